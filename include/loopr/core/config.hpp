@@ -1,0 +1,130 @@
+// The configuration of one repository: `.loopr/config.yml` (INTERFACE.md "Config") with every
+// default, environment overrides, and errors that name the key and its line.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <loopr/core/loop.hpp>
+#include <loopr/core/result.hpp>
+
+namespace loopr {
+
+using Duration = std::chrono::milliseconds;
+
+/// Parses `500ms`, `30s`, `10m`, `4h`, `1d`, `1h30m` (and a bare `0`). nullopt if malformed.
+std::optional<Duration> parse_duration(std::string_view text);
+/// The shortest exact spelling of a duration (`90s` → `90s`, `3600000ms` → `1h`).
+std::string format_duration(Duration d);
+
+struct LoopTypeConfig {
+  int max_iterations = 5;
+  std::string validation;  ///< code loops: shell command; plan/spec/phase: empty = format check
+  Duration iteration_timeout = std::chrono::minutes(10);
+  int max_turns_per_iteration = 50;
+};
+
+/// The `claude` CLI provider's settings (WIRE.md §3).
+struct ClaudeCodeConfig {
+  std::string command = "claude";
+  std::string permission_mode = "acceptEdits";
+  bool skip_permissions = false;  ///< passes --dangerously-skip-permissions; only when asked
+  int max_turns = 50;
+};
+
+struct LlmConfig {
+  std::string provider = "anthropic";  ///< anthropic | openai | claude-code
+  std::string model = "claude-sonnet-5-5";
+  int max_tokens = 16000;
+  std::string api_version = "2026-10-21";
+  bool judge = false;
+  std::string base_url;         ///< empty: the provider's default (or ANTHROPIC_/OPENAI_BASE_URL)
+  std::string auth_header = "bearer";  ///< bearer | x-api-key (Anthropic)
+  std::string ca_file;          ///< extra CA bundle for private gateways
+  bool stream = true;
+  std::string max_tokens_field = "max_completion_tokens";  ///< OpenAI; local servers: max_tokens
+  Duration connect_timeout = std::chrono::seconds(10);
+  Duration first_byte_timeout = std::chrono::minutes(5);
+  Duration idle_timeout = std::chrono::minutes(2);
+  int max_retries = 8;          ///< per request, before the iteration counts an error
+  ClaudeCodeConfig claude_code;
+};
+
+struct ConcurrencyConfig {
+  int max_loops = 100;
+  int llm_slots = 4;
+  int requests_per_minute = 50;
+  std::map<std::string, int> runners = {{"default", 8}, {"net", 2}, {"heavy", 1}};
+  /// Scheduler base priority per loop type (higher first; work in flight finishes first).
+  std::map<std::string, int> priority = {{"plan", 40}, {"spec", 60}, {"phase", 80}, {"code", 100}};
+};
+
+struct LimitsConfig {
+  double max_cost_usd = 25;          ///< per plan tree
+  double max_loop_cost_usd = 0;      ///< per loop; 0 = no per-loop limit
+  Duration max_runtime = std::chrono::hours(4);
+  int circuit_breaker = 5;
+  int no_progress_iterations = 5;
+  std::vector<std::string> stop_on_patterns;
+  std::vector<std::string> stop_scripts;
+  Duration cooldown = Duration::zero();
+  std::string completion_signal = "<promise>COMPLETE</promise>";
+  std::size_t feedback_bytes = 16 * 1024;  ///< `## Previous Iteration Feedback` budget
+};
+
+struct ArtifactsConfig {
+  int max_items = 12;                       ///< specs per plan, phases per spec
+  std::size_t max_bytes = 1024 * 1024;      ///< an artifact larger than this is refused
+};
+
+struct GitConfig {
+  std::size_t diff_max_bytes = 64 * 1024;   ///< `{{git-diff}}` is cut past this
+  int log_entries = 10;
+};
+
+/// Model prices in USD per million tokens.
+struct Price {
+  double input = 0, output = 0, cache_write = 0, cache_read = 0;
+};
+
+struct Config {
+  std::string base_branch = "main";
+  std::string merge = "auto";  ///< auto | manual
+  LlmConfig llm;
+  ConcurrencyConfig concurrency;
+  LimitsConfig limits;
+  bool attended = false;
+  std::map<LoopType, LoopTypeConfig> loops = default_loops();
+  std::map<std::string, Price> pricing = default_pricing();
+  ArtifactsConfig artifacts;
+  GitConfig git;
+  std::string on_failure = "finish_siblings";  ///< finish_siblings | stop_siblings
+
+  const LoopTypeConfig& loop(LoopType t) const { return loops.at(t); }
+
+  static std::map<LoopType, LoopTypeConfig> default_loops();
+  static std::map<std::string, Price> default_pricing();
+};
+
+/// Reads an environment variable; replaceable in tests.
+using EnvLookup = std::function<std::optional<std::string>(const char*)>;
+EnvLookup process_env();
+
+/// Parses YAML text; `source` names the file in error messages (`source:LINE: key: problem`).
+Result<Config> parse_config(std::string_view yaml_text, std::string_view source);
+
+/// Loads `path` (defaults if the file does not exist), then applies the environment.
+Result<Config> load_config(const std::string& path, const EnvLookup& env = process_env());
+
+/// LOOPR_PROVIDER, LOOPR_MODEL, ANTHROPIC_BASE_URL / OPENAI_BASE_URL (for the chosen provider).
+Result<void> apply_env(Config& config, const EnvLookup& env);
+
+/// The commented default `.loopr/config.yml` that `loopr init` writes.
+std::string default_config_yaml(std::string_view base_branch = "main");
+
+}  // namespace loopr

@@ -1,0 +1,119 @@
+// The TaskStore: every loop, iteration record, event and approval of one repository, in one
+// RocksDB at `.loopr/state/`. Writes that touch several keys are ONE atomic WriteBatch.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <loopr/core/event.hpp>
+#include <loopr/core/loop.hpp>
+#include <loopr/core/result.hpp>
+
+namespace loopr {
+
+/// What one iteration of a loop did (DESIGN.md "One iteration", step 6).
+struct IterationRecord {
+  std::string loop_id;
+  int n = 0;                      ///< 1-based iteration number
+  std::string status;             ///< passed | failed | error | stopped
+  std::optional<int> exit_code;   ///< of the validation command (code loops)
+  Usage usage;
+  std::int64_t duration_ms = 0;
+  std::string summary;            ///< one line: what happened
+  std::string output_excerpt;     ///< tail of the validation output / messages
+  TimestampMs started_at = 0;
+  TimestampMs finished_at = 0;
+  nlohmann::json details = nlohmann::json::object();
+};
+nlohmann::json to_json(const IterationRecord& record);
+Result<IterationRecord> iteration_from_json(const nlohmann::json& json);
+
+/// A user's decision at the plan gate.
+struct Approval {
+  std::string loop_id;
+  std::string decision;  ///< approve | reject | iterate
+  std::string text;      ///< reject reason / iterate feedback
+  TimestampMs at = 0;
+};
+nlohmann::json to_json(const Approval& approval);
+
+/// Everything one atomic write does. Loops in `updates` must carry the version they were read
+/// at (compare-and-set); `creates` must not exist yet. Events get their `seq` from the store.
+struct WriteSet {
+  std::vector<Loop> creates;
+  std::vector<Loop> updates;
+  std::vector<IterationRecord> iterations;
+  std::vector<Event> events;
+  std::vector<Approval> approvals;
+  std::vector<std::pair<std::string, std::string>> meta;
+};
+
+/// What an applied WriteSet produced: the stored loops (new versions) and the numbered events.
+struct WriteResult {
+  std::vector<Loop> loops;  ///< creates then updates, as stored
+  std::vector<Event> events;
+};
+
+struct StoreOptions {
+  bool sync = true;  ///< fdatasync every write (durable across a machine crash, not only a process crash)
+};
+
+class TaskStore {
+ public:
+  static constexpr int kSchemaVersion = 1;
+
+  /// Opens (creating if needed) the store in `dir`. Refuses a store written by a newer schema.
+  static Result<std::unique_ptr<TaskStore>> open(const std::string& dir, StoreOptions options = {});
+  ~TaskStore();
+  TaskStore(const TaskStore&) = delete;
+  TaskStore& operator=(const TaskStore&) = delete;
+
+  // -- loops
+  /// Stores a new loop (version 1, created_at/updated_at set if zero). already_exists if there.
+  Result<Loop> create_loop(Loop loop);
+  Result<Loop> get_loop(const std::string& id) const;
+  /// Compare-and-set: `loop.version` must be the stored version, else ErrorCode::conflict.
+  Result<Loop> update_loop(const Loop& loop);
+  Result<std::vector<Loop>> list_loops() const;
+  /// Direct children (specs of a plan, phases of a spec, the code loop of a phase), by index.
+  Result<std::vector<Loop>> children(const std::string& parent_id) const;
+  Result<std::vector<Loop>> loops_with_status(LoopStatus status) const;
+  /// Every loop of a plan's tree (the plan included).
+  Result<std::vector<Loop>> loops_of_plan(const std::string& plan_id) const;
+
+  // -- iterations
+  /// The loop's new state (CAS) and its iteration record (+ events) in ONE atomic write.
+  Result<Loop> commit_iteration(const Loop& loop, const IterationRecord& record,
+                                std::vector<Event> events = {});
+  Result<std::vector<IterationRecord>> iterations(const std::string& loop_id) const;
+  Result<IterationRecord> get_iteration(const std::string& loop_id, int n) const;
+
+  // -- events
+  Result<std::vector<Event>> append_events(std::vector<Event> events);
+  /// Events with seq > `after`, oldest first, at most `limit`.
+  Result<std::vector<Event>> events_since(std::uint64_t after, std::size_t limit = 10000) const;
+  std::uint64_t last_event_seq() const;
+
+  // -- approvals
+  Result<void> put_approval(const Approval& approval);
+  Result<std::optional<Approval>> get_approval(const std::string& loop_id) const;
+
+  // -- meta
+  /// The next plan number of this repository (1, 2, …); durable before it is returned.
+  Result<int> next_plan_number();
+  Result<std::optional<std::string>> get_meta(const std::string& key) const;
+  Result<void> put_meta(const std::string& key, const std::string& value);
+
+  /// The general atomic write every helper above uses.
+  Result<WriteResult> apply(WriteSet set);
+
+ private:
+  struct Impl;
+  explicit TaskStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace loopr

@@ -1,0 +1,42 @@
+#include "cli/context.hpp"
+
+namespace loopr::cli {
+
+int report(const CommandError& error) {
+  std::cerr << "loopr: " << error.what;
+  if (!error.hint.empty()) std::cerr << " (" << error.hint << ")";
+  std::cerr << "\n";
+  return error.exit_code;
+}
+
+std::optional<std::filesystem::path> find_repo_root(const std::filesystem::path& start) {
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::absolute(start, ec);
+  if (ec) return std::nullopt;
+  dir = dir.lexically_normal();
+  while (true) {
+    if (std::filesystem::exists(dir / ".git", ec)) return dir;
+    if (!dir.has_parent_path() || dir.parent_path() == dir) return std::nullopt;
+    dir = dir.parent_path();
+  }
+}
+
+std::filesystem::path require_repo(const GlobalOptions& opts) {
+  std::filesystem::path start = opts.directory.empty() ? std::filesystem::current_path() : std::filesystem::path(opts.directory);
+  std::error_code ec;
+  if (!opts.directory.empty() && !std::filesystem::is_directory(start, ec))
+    throw CommandError{kUsage, "no such folder: " + opts.directory, "check the path given to -C"};
+  auto root = find_repo_root(start);
+  if (!root)
+    throw CommandError{kUsage, "not inside a git repository: " + std::filesystem::absolute(start).string(),
+                       "run loopr inside a git repository, or pass -C DIR"};
+  return *root;
+}
+
+Config require_config(const RepoPaths& paths) {
+  auto config = load_config(paths.config_file().string());
+  if (!config) throw CommandError{kUsage, config.error().message, "fix the file; `loopr init` shows every key with its default"};
+  return std::move(config).value();
+}
+
+}  // namespace loopr::cli

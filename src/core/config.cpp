@@ -1,0 +1,381 @@
+// Config loading. The YAML is walked against a table of known keys, so an unknown key, a wrong
+// type or a bad value is reported as `FILE:LINE: key.path: what is wrong (what to write)`.
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include <loopr/core/config.hpp>
+
+namespace loopr {
+
+std::map<LoopType, LoopTypeConfig> Config::default_loops() {
+  LoopTypeConfig doc;  // plan, spec, phase: format check
+  LoopTypeConfig code;
+  code.max_iterations = 20;
+  code.validation = "make test";
+  return {{LoopType::plan, doc}, {LoopType::spec, doc}, {LoopType::phase, doc}, {LoopType::code, code}};
+}
+
+std::map<std::string, Price> Config::default_pricing() {
+  return {
+      {"claude-opus-5-5", {4.0, 20.0, 5.0, 0.20}},
+      {"claude-sonnet-5-5", {2.0, 10.0, 2.5, 0.20}},
+      {"claude-haiku-5-5", {0.10, 0.50, 0.125, 0.01}},
+  };
+}
+
+namespace {
+
+// Thrown inside the walker only; turned into an Error at the edge of parse_config.
+struct ConfigError {
+  std::string message;
+};
+
+class Walker {
+ public:
+  explicit Walker(std::string_view source) : source_(source) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& what) const {
+    std::ostringstream out;
+    out << source_;
+    if (node.IsDefined() && node.Mark().line >= 0) out << ':' << node.Mark().line + 1;
+    out << ": " << key << ": " << what;
+    throw ConfigError{out.str()};
+  }
+
+  using Handler = std::function<void(const YAML::Node& value, const std::string& key)>;
+
+  // Walks a mapping: every key must be in `handlers`.
+  void map(const YAML::Node& node, const std::string& path, const std::map<std::string, Handler>& handlers) const {
+    if (node.IsNull()) return;
+    if (!node.IsMap()) fail(node, path.empty() ? "(top level)" : path, "expected a mapping of keys");
+    std::set<std::string> seen;
+    for (const auto& kv : node) {
+      std::string name = kv.first.as<std::string>();
+      std::string key = path.empty() ? name : path + "." + name;
+      auto it = handlers.find(name);
+      if (it == handlers.end()) {
+        std::string known;
+        for (const auto& h : handlers) known += (known.empty() ? "" : ", ") + h.first;
+        fail(kv.first, key, "unknown key (known here: " + known + ")");
+      }
+      if (!seen.insert(name).second) fail(kv.first, key, "key given twice");
+      it->second(kv.second, key);
+    }
+  }
+
+  std::string scalar(const YAML::Node& n, const std::string& key, const char* expected) const {
+    if (!n.IsScalar()) fail(n, key, std::string("expected ") + expected);
+    return n.Scalar();
+  }
+
+  std::string str(const YAML::Node& n, const std::string& key) const {
+    if (n.IsNull()) return {};
+    return scalar(n, key, "a string");
+  }
+
+  long long integer(const YAML::Node& n, const std::string& key, long long min, long long max) const {
+    std::string s = scalar(n, key, "a whole number");
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(s, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used == 0 || used != s.size()) fail(n, key, "expected a whole number, got \"" + s + "\"");
+    if (v < min || v > max)
+      fail(n, key, "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + s);
+    return v;
+  }
+
+  double number(const YAML::Node& n, const std::string& key, double min) const {
+    std::string s = scalar(n, key, "a number");
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(s, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used == 0 || used != s.size()) fail(n, key, "expected a number, got \"" + s + "\"");
+    if (v < min) fail(n, key, "must be at least " + std::to_string(static_cast<long long>(min)) + ", got " + s);
+    return v;
+  }
+
+  bool boolean(const YAML::Node& n, const std::string& key) const {
+    std::string s = scalar(n, key, "true or false");
+    if (s == "true" || s == "yes" || s == "on") return true;
+    if (s == "false" || s == "no" || s == "off") return false;
+    fail(n, key, "expected true or false, got \"" + s + "\"");
+  }
+
+  Duration duration(const YAML::Node& n, const std::string& key) const {
+    std::string s = scalar(n, key, "a duration such as 30s, 10m or 4h");
+    auto d = parse_duration(s);
+    if (!d) fail(n, key, "bad duration \"" + s + "\" (write e.g. 500ms, 30s, 10m, 4h or 1h30m)");
+    return *d;
+  }
+
+  std::string choice(const YAML::Node& n, const std::string& key, std::initializer_list<const char*> allowed) const {
+    std::string s = scalar(n, key, "a string");
+    std::string list;
+    for (const char* a : allowed) {
+      if (s == a) return s;
+      list += (list.empty() ? "" : " | ") + std::string(a);
+    }
+    fail(n, key, "must be one of " + list + ", got \"" + s + "\"");
+  }
+
+  std::vector<std::string> strings(const YAML::Node& n, const std::string& key) const {
+    std::vector<std::string> out;
+    if (n.IsNull()) return out;
+    if (!n.IsSequence()) fail(n, key, "expected a list of strings, e.g. [\"a\", \"b\"]");
+    for (std::size_t i = 0; i < n.size(); ++i)
+      out.push_back(scalar(n[i], key + "[" + std::to_string(i) + "]", "a string"));
+    return out;
+  }
+
+ private:
+  std::string source_;
+};
+
+using H = Walker::Handler;
+
+void read_loop_type(const Walker& w, const YAML::Node& node, const std::string& path, LoopTypeConfig& c) {
+  w.map(node, path,
+        {
+            {"max_iterations", [&](const YAML::Node& v, const std::string& k) { c.max_iterations = static_cast<int>(w.integer(v, k, 1, 10000)); }},
+            {"validation", [&](const YAML::Node& v, const std::string& k) { c.validation = w.str(v, k); }},
+            {"iteration_timeout", [&](const YAML::Node& v, const std::string& k) { c.iteration_timeout = w.duration(v, k); }},
+            {"max_turns_per_iteration", [&](const YAML::Node& v, const std::string& k) { c.max_turns_per_iteration = static_cast<int>(w.integer(v, k, 1, 10000)); }},
+        });
+}
+
+void read_config(const Walker& w, const YAML::Node& root, Config& c) {
+  auto int_field = [&w](int& field, long long min, long long max) -> H {
+    return [&w, &field, min, max](const YAML::Node& v, const std::string& k) { field = static_cast<int>(w.integer(v, k, min, max)); };
+  };
+  auto str_field = [&w](std::string& field) -> H {
+    return [&w, &field](const YAML::Node& v, const std::string& k) { field = w.str(v, k); };
+  };
+  auto dur_field = [&w](Duration& field) -> H {
+    return [&w, &field](const YAML::Node& v, const std::string& k) { field = w.duration(v, k); };
+  };
+  auto bool_field = [&w](bool& field) -> H {
+    return [&w, &field](const YAML::Node& v, const std::string& k) { field = w.boolean(v, k); };
+  };
+  auto size_field = [&w](std::size_t& field, long long min, long long max) -> H {
+    return [&w, &field, min, max](const YAML::Node& v, const std::string& k) { field = static_cast<std::size_t>(w.integer(v, k, min, max)); };
+  };
+  auto named_ints = [&w](std::map<std::string, int>& field, long long min) -> H {
+    return [&w, &field, min](const YAML::Node& v, const std::string& k) {
+      std::map<std::string, H> hs;
+      for (auto& [name, value] : field) {
+        int* slot = &value;
+        hs[name] = [&w, slot, min](const YAML::Node& v2, const std::string& k2) { *slot = static_cast<int>(w.integer(v2, k2, min, 1'000'000)); };
+      }
+      w.map(v, k, hs);
+    };
+  };
+
+  LlmConfig& llm = c.llm;
+  w.map(root, "",
+        {
+            {"base_branch", str_field(c.base_branch)},
+            {"merge", [&](const YAML::Node& v, const std::string& k) { c.merge = w.choice(v, k, {"auto", "manual"}); }},
+            {"attended", bool_field(c.attended)},
+            {"on_failure", [&](const YAML::Node& v, const std::string& k) { c.on_failure = w.choice(v, k, {"finish_siblings", "stop_siblings"}); }},
+            {"llm", [&](const YAML::Node& v, const std::string& k) {
+               w.map(v, k,
+                     {
+                         {"provider", [&](const YAML::Node& v2, const std::string& k2) { llm.provider = w.choice(v2, k2, {"anthropic", "openai", "claude-code"}); }},
+                         {"model", str_field(llm.model)},
+                         {"max_tokens", int_field(llm.max_tokens, 1, 10'000'000)},
+                         {"api_version", str_field(llm.api_version)},
+                         {"judge", bool_field(llm.judge)},
+                         {"base_url", str_field(llm.base_url)},
+                         {"auth_header", [&](const YAML::Node& v2, const std::string& k2) { llm.auth_header = w.choice(v2, k2, {"bearer", "x-api-key"}); }},
+                         {"ca_file", str_field(llm.ca_file)},
+                         {"stream", bool_field(llm.stream)},
+                         {"max_tokens_field", [&](const YAML::Node& v2, const std::string& k2) { llm.max_tokens_field = w.choice(v2, k2, {"max_completion_tokens", "max_tokens"}); }},
+                         {"connect_timeout", dur_field(llm.connect_timeout)},
+                         {"first_byte_timeout", dur_field(llm.first_byte_timeout)},
+                         {"idle_timeout", dur_field(llm.idle_timeout)},
+                         {"max_retries", int_field(llm.max_retries, 0, 100)},
+                         {"claude_code", [&](const YAML::Node& v2, const std::string& k2) {
+                            ClaudeCodeConfig& cc = llm.claude_code;
+                            w.map(v2, k2,
+                                  {
+                                      {"command", str_field(cc.command)},
+                                      {"permission_mode", [&](const YAML::Node& v3, const std::string& k3) { cc.permission_mode = w.choice(v3, k3, {"manual", "default", "acceptEdits", "auto", "bypassPermissions", "dontAsk", "plan"}); }},
+                                      {"skip_permissions", bool_field(cc.skip_permissions)},
+                                      {"max_turns", int_field(cc.max_turns, 1, 10000)},
+                                  });
+                          }},
+                     });
+             }},
+            {"concurrency", [&](const YAML::Node& v, const std::string& k) {
+               ConcurrencyConfig& cc = c.concurrency;
+               w.map(v, k,
+                     {
+                         {"max_loops", int_field(cc.max_loops, 1, 1'000'000)},
+                         {"llm_slots", int_field(cc.llm_slots, 1, 10'000)},
+                         {"requests_per_minute", int_field(cc.requests_per_minute, 1, 1'000'000)},
+                         {"runners", named_ints(cc.runners, 1)},
+                         {"priority", named_ints(cc.priority, 0)},
+                     });
+             }},
+            {"limits", [&](const YAML::Node& v, const std::string& k) {
+               LimitsConfig& l = c.limits;
+               w.map(v, k,
+                     {
+                         {"max_cost_usd", [&](const YAML::Node& v2, const std::string& k2) { l.max_cost_usd = w.number(v2, k2, 0); }},
+                         {"max_loop_cost_usd", [&](const YAML::Node& v2, const std::string& k2) { l.max_loop_cost_usd = w.number(v2, k2, 0); }},
+                         {"max_runtime", dur_field(l.max_runtime)},
+                         {"circuit_breaker", int_field(l.circuit_breaker, 1, 10000)},
+                         {"no_progress_iterations", int_field(l.no_progress_iterations, 1, 10000)},
+                         {"stop_on_patterns", [&](const YAML::Node& v2, const std::string& k2) { l.stop_on_patterns = w.strings(v2, k2); }},
+                         {"stop_scripts", [&](const YAML::Node& v2, const std::string& k2) { l.stop_scripts = w.strings(v2, k2); }},
+                         {"cooldown", dur_field(l.cooldown)},
+                         {"completion_signal", str_field(l.completion_signal)},
+                         {"feedback_bytes", size_field(l.feedback_bytes, 256, 10'000'000)},
+                     });
+             }},
+            {"loops", [&](const YAML::Node& v, const std::string& k) {
+               std::map<std::string, H> hs;
+               for (LoopType t : kAllLoopTypes) {
+                 LoopTypeConfig* slot = &c.loops[t];
+                 hs[to_string(t)] = [&w, slot](const YAML::Node& v2, const std::string& k2) { read_loop_type(w, v2, k2, *slot); };
+               }
+               w.map(v, k, hs);
+             }},
+            {"pricing", [&](const YAML::Node& v, const std::string& k) {
+               if (v.IsNull()) return;
+               if (!v.IsMap()) w.fail(v, k, "expected a mapping of model name to prices");
+               for (const auto& kv : v) {
+                 std::string model = kv.first.as<std::string>();
+                 Price p = c.pricing.count(model) ? c.pricing[model] : Price{};
+                 auto price = [&w](double& field) -> H {
+                   return [&w, &field](const YAML::Node& v3, const std::string& k3) { field = w.number(v3, k3, 0); };
+                 };
+                 w.map(kv.second, k + "." + model,
+                       {{"input", price(p.input)}, {"output", price(p.output)}, {"cache_write", price(p.cache_write)}, {"cache_read", price(p.cache_read)}});
+                 c.pricing[model] = p;
+               }
+             }},
+            {"artifacts", [&](const YAML::Node& v, const std::string& k) {
+               w.map(v, k,
+                     {
+                         {"max_items", int_field(c.artifacts.max_items, 1, 1000)},
+                         {"max_bytes", size_field(c.artifacts.max_bytes, 1024, 1'000'000'000)},
+                     });
+             }},
+            {"git", [&](const YAML::Node& v, const std::string& k) {
+               w.map(v, k,
+                     {
+                         {"diff_max_bytes", size_field(c.git.diff_max_bytes, 256, 1'000'000'000)},
+                         {"log_entries", int_field(c.git.log_entries, 0, 1000)},
+                     });
+             }},
+        });
+}
+
+}  // namespace
+
+Result<Config> parse_config(std::string_view yaml_text, std::string_view source) {
+  Config config;
+  Walker walker(source);
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml_text));
+    if (root.IsDefined() && !root.IsNull()) read_config(walker, root, config);
+  } catch (const ConfigError& e) {
+    return make_error(ErrorCode::invalid_argument, e.message);
+  } catch (const YAML::Exception& e) {
+    std::ostringstream out;
+    out << source;
+    if (e.mark.line >= 0) out << ':' << e.mark.line + 1;
+    out << ": not valid YAML: " << e.msg;
+    return make_error(ErrorCode::invalid_argument, out.str());
+  }
+  return config;
+}
+
+EnvLookup process_env() {
+  return [](const char* name) -> std::optional<std::string> {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return std::nullopt;
+    return std::string(v);
+  };
+}
+
+Result<void> apply_env(Config& config, const EnvLookup& env) {
+  if (auto p = env("LOOPR_PROVIDER")) {
+    if (*p != "anthropic" && *p != "openai" && *p != "claude-code")
+      return make_error(ErrorCode::invalid_argument,
+                        "LOOPR_PROVIDER: must be one of anthropic | openai | claude-code, got \"" + *p + "\"");
+    config.llm.provider = *p;
+  }
+  if (auto m = env("LOOPR_MODEL")) config.llm.model = *m;
+  if (config.llm.provider == "anthropic" || config.llm.provider == "claude-code") {
+    if (auto u = env("ANTHROPIC_BASE_URL")) config.llm.base_url = *u;
+  } else if (config.llm.provider == "openai") {
+    if (auto u = env("OPENAI_BASE_URL")) config.llm.base_url = *u;
+  }
+  return ok();
+}
+
+Result<Config> load_config(const std::string& path, const EnvLookup& env) {
+  Config config;
+  std::ifstream in(path, std::ios::binary);
+  if (in) {
+    std::ostringstream text;
+    text << in.rdbuf();
+    LOOPR_ASSIGN(config, parse_config(text.str(), path));
+  }
+  LOOPR_TRY(apply_env(config, env));
+  return config;
+}
+
+std::string default_config_yaml(std::string_view base_branch) {
+  std::string out = R"(# loopr configuration. Every key is optional; the values below are the defaults.
+# Environment overrides: LOOPR_PROVIDER, LOOPR_MODEL, ANTHROPIC_BASE_URL, OPENAI_BASE_URL.
+base_branch: )" + std::string(base_branch) + R"(
+merge: auto                      # auto | manual (then `loopr merge PLAN_ID`)
+llm:
+  provider: anthropic            # anthropic | openai | claude-code
+  model: claude-sonnet-5-5
+  max_tokens: 16000
+  api_version: "2026-10-21"      # anthropic-version header
+  judge: false                   # LLM-as-judge after the format check for plan/spec/phase
+concurrency:
+  max_loops: 100                 # loops iterating at once; the rest wait as pending
+  llm_slots: 4                   # LLM calls in flight
+  requests_per_minute: 50
+  runners: {default: 8, net: 2, heavy: 1}
+limits:                          # per plan tree unless noted
+  max_cost_usd: 25
+  max_runtime: 4h
+  circuit_breaker: 5             # consecutive errors in one loop
+  no_progress_iterations: 5
+  stop_on_patterns: []           # RE2 patterns; a match in validation output stops the loop
+  stop_scripts: []               # commands; exit 0 stops the loop, output is the reason
+  cooldown: 0s                   # pause between iterations
+attended: false                  # true: every loop pauses after each iteration until `resume`
+loops:
+  plan:  {max_iterations: 5}
+  spec:  {max_iterations: 5}
+  phase: {max_iterations: 5}
+  code:  {max_iterations: 20, validation: "make test", iteration_timeout: 10m, max_turns_per_iteration: 50}
+pricing:                         # USD per million tokens
+  claude-opus-5-5:   {input: 4.0, output: 20.0, cache_write: 5.0, cache_read: 0.20}
+  claude-sonnet-5-5: {input: 2.0, output: 10.0, cache_write: 2.5, cache_read: 0.20}
+  claude-haiku-5-5:  {input: 0.10, output: 0.50, cache_write: 0.125, cache_read: 0.01}
+)";
+  return out;
+}
+
+}  // namespace loopr

@@ -1,0 +1,362 @@
+// RocksDB-backed TaskStore. One writer at a time (a mutex serialises compare-and-set and the
+// event counter); reads go straight to RocksDB, which is thread-safe.
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include <loopr/core/ids.hpp>
+#include <loopr/store/task_store.hpp>
+
+namespace loopr {
+namespace {
+
+constexpr const char* kFamilies[] = {"loops", "iterations", "events", "approvals", "meta"};
+enum Family { kLoops = 1, kIterations, kEvents, kApprovals, kMeta };  // 0 is the default CF
+
+constexpr const char* kSchemaKey = "schema_version";
+constexpr const char* kEventSeqKey = "event_seq";
+constexpr const char* kPlanCounterKey = "plan_counter";
+
+Error io_error(const rocksdb::Status& s, const std::string& what) {
+  return make_error(ErrorCode::io, what + ": " + s.ToString());
+}
+
+std::string iteration_key(const std::string& loop_id, int n) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08d", n);
+  return loop_id + "/" + buf;
+}
+
+std::string event_key(std::uint64_t seq) {
+  std::string k(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    k[static_cast<std::size_t>(i)] = static_cast<char>(seq & 0xff);
+    seq >>= 8;
+  }
+  return k;
+}
+
+std::uint64_t event_seq_of(const rocksdb::Slice& key) {
+  std::uint64_t seq = 0;
+  for (std::size_t i = 0; i < 8 && i < key.size(); ++i)
+    seq = (seq << 8) | static_cast<unsigned char>(key.data()[i]);
+  return seq;
+}
+
+}  // namespace
+
+struct TaskStore::Impl {
+  std::unique_ptr<rocksdb::DB> db;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::WriteOptions write_options;
+  mutable std::mutex write_mutex;
+  std::uint64_t event_seq = 0;  // guarded by write_mutex
+
+  ~Impl() {
+    for (auto* h : handles)
+      if (db && h) db->DestroyColumnFamilyHandle(h);
+    if (db) db->Close();
+  }
+
+  rocksdb::ColumnFamilyHandle* cf(Family f) const { return handles[static_cast<std::size_t>(f)]; }
+
+  Result<std::optional<std::string>> get(Family f, const std::string& key) const {
+    std::string value;
+    rocksdb::Status s = db->Get(rocksdb::ReadOptions(), cf(f), key, &value);
+    if (s.IsNotFound()) return std::optional<std::string>();
+    if (!s.ok()) return io_error(s, "reading the store");
+    return std::optional<std::string>(std::move(value));
+  }
+
+  // Calls fn(key, value) for every key with `prefix`; stops when fn returns false.
+  template <typename Fn>
+  Result<void> scan(Family f, const std::string& prefix, Fn&& fn) const {
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), cf(f)));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      if (!fn(it->key(), it->value())) break;
+    }
+    if (!it->status().ok()) return io_error(it->status(), "scanning the store");
+    return ok();
+  }
+
+  Result<Loop> decode_loop(const rocksdb::Slice& value) const {
+    auto json = nlohmann::json::parse(value.data(), value.data() + value.size(), nullptr, false);
+    if (json.is_discarded()) return make_error(ErrorCode::io, "a loop record in the store is not JSON");
+    return loop_from_store_json(json);
+  }
+
+  Result<std::vector<Loop>> scan_loops(const std::string& prefix, const std::function<bool(const Loop&)>& keep) const {
+    std::vector<Loop> out;
+    std::optional<Error> err;
+    LOOPR_TRY(scan(kLoops, prefix, [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
+      auto loop = decode_loop(v);
+      if (!loop) {
+        err = loop.take_error();
+        return false;
+      }
+      if (keep(*loop)) out.push_back(std::move(*loop));
+      return true;
+    }));
+    if (err) return *err;
+    return out;
+  }
+};
+
+TaskStore::TaskStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TaskStore::~TaskStore() = default;
+
+Result<std::unique_ptr<TaskStore>> TaskStore::open(const std::string& dir, StoreOptions options) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return make_error(ErrorCode::io, "cannot create the store folder " + dir + ": " + ec.message());
+
+  rocksdb::DBOptions db_options;
+  db_options.create_if_missing = true;
+  db_options.create_missing_column_families = true;
+  db_options.keep_log_file_num = 3;
+  db_options.max_manifest_file_size = 8 << 20;
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  families.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
+  for (const char* name : kFamilies) families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+
+  auto impl = std::make_unique<Impl>();
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(db_options, dir, families, &impl->handles, &raw);
+  if (!s.ok()) {
+    if (s.IsIOError() && s.ToString().find("lock") != std::string::npos)
+      return make_error(ErrorCode::io, "the store " + dir + " is in use by another process (is a loopr daemon running?)");
+    return io_error(s, "cannot open the store " + dir);
+  }
+  impl->db.reset(raw);
+  impl->write_options.sync = options.sync;
+
+  auto schema = impl->get(kMeta, kSchemaKey);
+  if (!schema) return schema.take_error();
+  if (schema->has_value()) {
+    int version = std::atoi((*schema)->c_str());
+    if (version > kSchemaVersion)
+      return make_error(ErrorCode::unsupported,
+                        "the store " + dir + " was written by a newer loopr (schema " + std::to_string(version) +
+                            ", this loopr reads up to " + std::to_string(kSchemaVersion) + "); upgrade loopr");
+  } else {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    s = impl->db->Put(wo, impl->cf(kMeta), kSchemaKey, std::to_string(kSchemaVersion));
+    if (!s.ok()) return io_error(s, "cannot initialise the store");
+  }
+  auto seq = impl->get(kMeta, kEventSeqKey);
+  if (!seq) return seq.take_error();
+  if (seq->has_value()) impl->event_seq = std::stoull(**seq);
+  return std::unique_ptr<TaskStore>(new TaskStore(std::move(impl)));
+}
+
+Result<WriteResult> TaskStore::apply(WriteSet set) {
+  std::lock_guard lock(impl_->write_mutex);
+  rocksdb::WriteBatch batch;
+  WriteResult result;
+  TimestampMs now = now_ms();
+
+  for (Loop& loop : set.creates) {
+    auto existing = impl_->get(kLoops, loop.id);
+    if (!existing) return existing.take_error();
+    if (existing->has_value()) return make_error(ErrorCode::already_exists, "loop " + loop.id + " already exists");
+    if (loop.created_at == 0) loop.created_at = now;
+    loop.updated_at = now;
+    loop.version = 1;
+    batch.Put(impl_->cf(kLoops), loop.id, to_store_json(loop).dump());
+    result.loops.push_back(loop);
+  }
+  for (Loop& loop : set.updates) {
+    auto existing = impl_->get(kLoops, loop.id);
+    if (!existing) return existing.take_error();
+    if (!existing->has_value()) return make_error(ErrorCode::not_found, "no loop " + loop.id);
+    LOOPR_ASSIGN(Loop stored, impl_->decode_loop(**existing));
+    if (stored.version != loop.version)
+      return make_error(ErrorCode::conflict, "loop " + loop.id + " changed meanwhile (version " +
+                                                 std::to_string(stored.version) + ", update was based on " +
+                                                 std::to_string(loop.version) + ")");
+    loop.version = stored.version + 1;
+    loop.updated_at = now;
+    batch.Put(impl_->cf(kLoops), loop.id, to_store_json(loop).dump());
+    result.loops.push_back(loop);
+  }
+  for (const IterationRecord& rec : set.iterations)
+    batch.Put(impl_->cf(kIterations), iteration_key(rec.loop_id, rec.n), to_json(rec).dump());
+  for (const Approval& a : set.approvals) batch.Put(impl_->cf(kApprovals), a.loop_id, to_json(a).dump());
+  for (const auto& [k, v] : set.meta) batch.Put(impl_->cf(kMeta), k, v);
+
+  std::uint64_t seq = impl_->event_seq;
+  for (Event& e : set.events) {
+    e.seq = ++seq;
+    if (e.time == 0) e.time = now;
+    batch.Put(impl_->cf(kEvents), event_key(e.seq), to_json(e).dump());
+    result.events.push_back(e);
+  }
+  if (!set.events.empty()) batch.Put(impl_->cf(kMeta), kEventSeqKey, std::to_string(seq));
+
+  rocksdb::Status s = impl_->db->Write(impl_->write_options, &batch);
+  if (!s.ok()) return io_error(s, "writing the store");
+  impl_->event_seq = seq;
+  return result;
+}
+
+Result<Loop> TaskStore::create_loop(Loop loop) {
+  WriteSet set;
+  set.creates.push_back(std::move(loop));
+  LOOPR_ASSIGN(WriteResult r, apply(std::move(set)));
+  return r.loops.front();
+}
+
+Result<Loop> TaskStore::get_loop(const std::string& id) const {
+  auto value = impl_->get(kLoops, id);
+  if (!value) return value.take_error();
+  if (!value->has_value()) return make_error(ErrorCode::not_found, "no loop " + id);
+  return impl_->decode_loop(**value);
+}
+
+Result<Loop> TaskStore::update_loop(const Loop& loop) {
+  WriteSet set;
+  set.updates.push_back(loop);
+  LOOPR_ASSIGN(WriteResult r, apply(std::move(set)));
+  return r.loops.front();
+}
+
+Result<std::vector<Loop>> TaskStore::list_loops() const {
+  return impl_->scan_loops("", [](const Loop&) { return true; });
+}
+
+Result<std::vector<Loop>> TaskStore::children(const std::string& parent_id) const {
+  // Children share the parent's id as a prefix (`001-` for specs of 001) or are `code-<phase>`.
+  auto type = type_of_id(parent_id);
+  if (type == LoopType::phase) {
+    auto code = get_loop(child_id(parent_id, LoopType::code, 1));
+    if (code) return std::vector<Loop>{*code};
+    if (code.error().code == ErrorCode::not_found) return std::vector<Loop>{};
+    return code.take_error();
+  }
+  auto result = impl_->scan_loops(parent_id + "-", [&](const Loop& l) { return l.parent_id == parent_id; });
+  if (!result) return result;
+  std::sort(result->begin(), result->end(), [](const Loop& a, const Loop& b) { return a.index < b.index; });
+  return result;
+}
+
+Result<std::vector<Loop>> TaskStore::loops_with_status(LoopStatus status) const {
+  return impl_->scan_loops("", [status](const Loop& l) { return l.status == status; });
+}
+
+Result<std::vector<Loop>> TaskStore::loops_of_plan(const std::string& plan_id) const {
+  return impl_->scan_loops("", [&](const Loop& l) { return l.plan_id == plan_id || l.id == plan_id; });
+}
+
+Result<Loop> TaskStore::commit_iteration(const Loop& loop, const IterationRecord& record, std::vector<Event> events) {
+  WriteSet set;
+  set.updates.push_back(loop);
+  set.iterations.push_back(record);
+  set.events = std::move(events);
+  LOOPR_ASSIGN(WriteResult r, apply(std::move(set)));
+  return r.loops.front();
+}
+
+Result<std::vector<IterationRecord>> TaskStore::iterations(const std::string& loop_id) const {
+  std::vector<IterationRecord> out;
+  std::optional<Error> err;
+  LOOPR_TRY(impl_->scan(kIterations, loop_id + "/", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
+    auto json = nlohmann::json::parse(v.data(), v.data() + v.size(), nullptr, false);
+    auto rec = json.is_discarded() ? Result<IterationRecord>(make_error(ErrorCode::io, "an iteration record is not JSON"))
+                                   : iteration_from_json(json);
+    if (!rec) {
+      err = rec.take_error();
+      return false;
+    }
+    out.push_back(std::move(*rec));
+    return true;
+  }));
+  if (err) return *err;
+  return out;
+}
+
+Result<IterationRecord> TaskStore::get_iteration(const std::string& loop_id, int n) const {
+  auto value = impl_->get(kIterations, iteration_key(loop_id, n));
+  if (!value) return value.take_error();
+  if (!value->has_value())
+    return make_error(ErrorCode::not_found, "loop " + loop_id + " has no iteration " + std::to_string(n));
+  auto json = nlohmann::json::parse(**value, nullptr, false);
+  if (json.is_discarded()) return make_error(ErrorCode::io, "an iteration record is not JSON");
+  return iteration_from_json(json);
+}
+
+Result<std::vector<Event>> TaskStore::append_events(std::vector<Event> events) {
+  WriteSet set;
+  set.events = std::move(events);
+  LOOPR_ASSIGN(WriteResult r, apply(std::move(set)));
+  return r.events;
+}
+
+Result<std::vector<Event>> TaskStore::events_since(std::uint64_t after, std::size_t limit) const {
+  std::vector<Event> out;
+  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions(), impl_->cf(kEvents)));
+  for (it->Seek(event_key(after + 1)); it->Valid() && out.size() < limit; it->Next()) {
+    auto json = nlohmann::json::parse(it->value().data(), it->value().data() + it->value().size(), nullptr, false);
+    if (json.is_discarded()) return make_error(ErrorCode::io, "an event record is not JSON");
+    LOOPR_ASSIGN(Event e, event_from_json(json));
+    e.seq = event_seq_of(it->key());
+    out.push_back(std::move(e));
+  }
+  if (!it->status().ok()) return io_error(it->status(), "reading events");
+  return out;
+}
+
+std::uint64_t TaskStore::last_event_seq() const {
+  std::lock_guard lock(impl_->write_mutex);
+  return impl_->event_seq;
+}
+
+Result<void> TaskStore::put_approval(const Approval& approval) {
+  WriteSet set;
+  set.approvals.push_back(approval);
+  LOOPR_TRY(apply(std::move(set)));
+  return ok();
+}
+
+Result<std::optional<Approval>> TaskStore::get_approval(const std::string& loop_id) const {
+  auto value = impl_->get(kApprovals, loop_id);
+  if (!value) return value.take_error();
+  if (!value->has_value()) return std::optional<Approval>();
+  auto j = nlohmann::json::parse(**value, nullptr, false);
+  if (j.is_discarded()) return make_error(ErrorCode::io, "an approval record is not JSON");
+  Approval a;
+  a.loop_id = j.value("loop_id", loop_id);
+  a.decision = j.value("decision", "");
+  a.text = j.value("text", "");
+  a.at = j.value("at", TimestampMs{0});
+  return std::optional<Approval>(std::move(a));
+}
+
+Result<int> TaskStore::next_plan_number() {
+  std::lock_guard lock(impl_->write_mutex);
+  auto current = impl_->get(kMeta, kPlanCounterKey);
+  if (!current) return current.take_error();
+  int next = current->has_value() ? std::atoi((*current)->c_str()) + 1 : 1;
+  rocksdb::WriteOptions wo;
+  wo.sync = true;  // a plan number handed out is never handed out again, even after a power cut
+  rocksdb::Status s = impl_->db->Put(wo, impl_->cf(kMeta), kPlanCounterKey, std::to_string(next));
+  if (!s.ok()) return io_error(s, "writing the plan counter");
+  return next;
+}
+
+Result<std::optional<std::string>> TaskStore::get_meta(const std::string& key) const {
+  return impl_->get(kMeta, key);
+}
+
+Result<void> TaskStore::put_meta(const std::string& key, const std::string& value) {
+  WriteSet set;
+  set.meta.emplace_back(key, value);
+  LOOPR_TRY(apply(std::move(set)));
+  return ok();
+}
+
+}  // namespace loopr

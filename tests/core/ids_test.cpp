@@ -1,0 +1,48 @@
+#include <gtest/gtest.h>
+
+#include <loopr/core/ids.hpp>
+#include <loopr/core/repo_paths.hpp>
+
+using namespace loopr;
+
+TEST(IdsTest, PlanIdsAreThreeDigitsAtLeast) {
+  EXPECT_EQ(plan_id(1), "001");
+  EXPECT_EQ(plan_id(42), "042");
+  EXPECT_EQ(plan_id(1234), "1234");
+}
+
+TEST(IdsTest, ChildIdsDependOnlyOnParentAndIndex) {
+  EXPECT_EQ(child_id("001", LoopType::spec, 2), "001-002");
+  EXPECT_EQ(child_id("001-002", LoopType::phase, 3), "001-002-003");
+  EXPECT_EQ(child_id("001-002-003", LoopType::code, 1), "code-001-002-003");
+  EXPECT_EQ(child_id("001", LoopType::spec, 2), child_id("001", LoopType::spec, 2));
+}
+
+TEST(IdsTest, ShapesAndParents) {
+  EXPECT_EQ(type_of_id("001"), LoopType::plan);
+  EXPECT_EQ(type_of_id("001-002"), LoopType::spec);
+  EXPECT_EQ(type_of_id("001-002-003"), LoopType::phase);
+  EXPECT_EQ(type_of_id("code-001-002-003"), LoopType::code);
+  EXPECT_FALSE(type_of_id("code-001").has_value());
+  EXPECT_FALSE(type_of_id("01").has_value());
+  EXPECT_FALSE(type_of_id("abc").has_value());
+  EXPECT_FALSE(type_of_id("001-002-003-004").has_value());
+  EXPECT_FALSE(type_of_id("../etc").has_value());
+  EXPECT_EQ(parent_of_id("001"), "");
+  EXPECT_EQ(parent_of_id("001-002"), "001");
+  EXPECT_EQ(parent_of_id("001-002-003"), "001-002");
+  EXPECT_EQ(parent_of_id("code-001-002-003"), "001-002-003");
+  EXPECT_EQ(root_plan_id("code-001-002-003"), "001");
+  EXPECT_EQ(root_plan_id("007-001"), "007");
+}
+
+TEST(IdsTest, SlugsAndArtifactPaths) {
+  EXPECT_EQ(slugify("Add OAuth login!"), "add-oauth-login");
+  EXPECT_EQ(slugify("  --  "), "untitled");
+  EXPECT_EQ(slugify("Ünïcode ok"), "n-code-ok");
+  EXPECT_LE(slugify(std::string(100, 'a')).size(), 40u);
+  EXPECT_EQ(artifact_path(LoopType::plan, "001", "Add OAuth"), ".loopr/plans/001-add-oauth.plan.md");
+  EXPECT_EQ(artifact_path(LoopType::spec, "001-001", "db-schema"), ".loopr/specs/001-001-db-schema.spec.md");
+  EXPECT_EQ(artifact_path(LoopType::phase, "001-001-001", "Migrations"), ".loopr/phases/001-001-001-migrations.phase.md");
+  EXPECT_EQ(artifact_path(LoopType::code, "code-001-001-001", "x"), "");
+}

@@ -1,0 +1,235 @@
+// TaskStore against a real RocksDB in a temp dir.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include <loopr/core/ids.hpp>
+#include <loopr/store/task_store.hpp>
+
+#include "support/temp_dir.hpp"
+
+using namespace loopr;
+using loopr::testing::TempDir;
+
+namespace {
+
+Loop make_loop(const std::string& id, LoopType type, const std::string& parent, int index) {
+  Loop l;
+  l.id = id;
+  l.type = type;
+  l.parent_id = parent;
+  l.plan_id = root_plan_id(id);
+  l.index = index;
+  l.max_iterations = 5;
+  return l;
+}
+
+std::unique_ptr<TaskStore> open_store(const TempDir& dir, StoreOptions o = {}) {
+  auto s = TaskStore::open((dir / "state").string(), o);
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+  return s.ok() ? std::move(s).value() : nullptr;
+}
+
+}  // namespace
+
+TEST(TaskStoreTest, CreateGetAndRefuseDuplicates) {
+  TempDir dir;
+  auto store = open_store(dir);
+  auto created = store->create_loop(make_loop("001", LoopType::plan, "", 0));
+  ASSERT_TRUE(created.ok());
+  EXPECT_EQ(created->version, 1u);
+  EXPECT_GT(created->created_at, 0);
+  auto got = store->get_loop("001");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(to_store_json(*got), to_store_json(*created));
+  auto again = store->create_loop(make_loop("001", LoopType::plan, "", 0));
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, ErrorCode::already_exists);
+  auto missing = store->get_loop("002");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::not_found);
+}
+
+TEST(TaskStoreTest, StaleUpdateIsRefusedNotLost) {
+  TempDir dir;
+  auto store = open_store(dir);
+  Loop v1 = *store->create_loop(make_loop("001", LoopType::plan, "", 0));
+  Loop a = v1, b = v1;
+  a.progress = "from writer a";
+  auto a2 = store->update_loop(a);
+  ASSERT_TRUE(a2.ok());
+  EXPECT_EQ(a2->version, 2u);
+  b.progress = "from writer b";
+  auto b2 = store->update_loop(b);
+  ASSERT_FALSE(b2.ok());
+  EXPECT_EQ(b2.error().code, ErrorCode::conflict);
+  EXPECT_EQ(store->get_loop("001")->progress, "from writer a");
+  Loop fresh = *store->get_loop("001");
+  fresh.progress = "b retried";
+  ASSERT_TRUE(store->update_loop(fresh).ok());
+  EXPECT_EQ(store->get_loop("001")->version, 3u);
+}
+
+TEST(TaskStoreTest, ChildrenStatusAndPlanQueries) {
+  TempDir dir;
+  auto store = open_store(dir);
+  ASSERT_TRUE(store->create_loop(make_loop("001", LoopType::plan, "", 0)).ok());
+  ASSERT_TRUE(store->create_loop(make_loop("001-002", LoopType::spec, "001", 2)).ok());
+  ASSERT_TRUE(store->create_loop(make_loop("001-001", LoopType::spec, "001", 1)).ok());
+  ASSERT_TRUE(store->create_loop(make_loop("001-001-001", LoopType::phase, "001-001", 1)).ok());
+  ASSERT_TRUE(store->create_loop(make_loop("code-001-001-001", LoopType::code, "001-001-001", 1)).ok());
+  ASSERT_TRUE(store->create_loop(make_loop("0010", LoopType::plan, "", 0)).ok());
+  ASSERT_TRUE(store->create_loop(make_loop("002", LoopType::plan, "", 0)).ok());
+  Loop running = *store->get_loop("001-002");
+  running.status = LoopStatus::running;
+  ASSERT_TRUE(store->update_loop(running).ok());
+
+  auto specs = store->children("001");
+  ASSERT_TRUE(specs.ok());
+  ASSERT_EQ(specs->size(), 2u);
+  EXPECT_EQ((*specs)[0].id, "001-001");
+  EXPECT_EQ((*specs)[1].id, "001-002");
+  EXPECT_EQ(store->children("001-001")->size(), 1u);
+  auto code = store->children("001-001-001");
+  ASSERT_EQ(code->size(), 1u);
+  EXPECT_EQ((*code)[0].id, "code-001-001-001");
+  EXPECT_TRUE(store->children("code-001-001-001")->empty());
+  EXPECT_TRUE(store->children("002")->empty());
+
+  auto run = store->loops_with_status(LoopStatus::running);
+  ASSERT_EQ(run->size(), 1u);
+  EXPECT_EQ((*run)[0].id, "001-002");
+  EXPECT_EQ(store->loops_with_status(LoopStatus::pending)->size(), 6u);
+  EXPECT_EQ(store->loops_of_plan("001")->size(), 5u);
+  EXPECT_EQ(store->list_loops()->size(), 7u);
+}
+
+TEST(TaskStoreTest, CommitIterationWritesLoopRecordAndEventsTogether) {
+  TempDir dir;
+  auto store = open_store(dir);
+  Loop loop = *store->create_loop(make_loop("code-001-001-001", LoopType::code, "001-001-001", 1));
+  loop.iteration = 1;
+  loop.usage.cost_usd = 0.5;
+  IterationRecord rec;
+  rec.loop_id = loop.id;
+  rec.n = 1;
+  rec.status = "failed";
+  rec.exit_code = 2;
+  rec.summary = "3 tests failed";
+  Event ev;
+  ev.loop_id = loop.id;
+  ev.type = "iteration_finished";
+  auto stored = store->commit_iteration(loop, rec, {ev});
+  ASSERT_TRUE(stored.ok()) << stored.error().message;
+  EXPECT_EQ(stored->iteration, 1);
+  auto recs = store->iterations(loop.id);
+  ASSERT_EQ(recs->size(), 1u);
+  EXPECT_EQ((*recs)[0].exit_code, 2);
+  EXPECT_EQ((*recs)[0].summary, "3 tests failed");
+  auto events = store->events_since(0);
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ((*events)[0].type, "iteration_finished");
+
+  // A stale commit writes nothing at all: not the record, not the event.
+  Loop stale = loop;  // still version 1
+  stale.iteration = 2;
+  rec.n = 2;
+  auto refused = store->commit_iteration(stale, rec, {ev});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::conflict);
+  EXPECT_EQ(store->iterations(loop.id)->size(), 1u);
+  EXPECT_EQ(store->events_since(0)->size(), 1u);
+  EXPECT_FALSE(store->get_iteration(loop.id, 2).ok());
+  EXPECT_EQ(store->get_iteration(loop.id, 1)->status, "failed");
+}
+
+TEST(TaskStoreTest, EventsAreNumberedMonotonicallyAcrossReopen) {
+  TempDir dir;
+  {
+    auto store = open_store(dir);
+    std::vector<Event> batch(3);
+    for (auto& e : batch) e.type = "tick";
+    auto stored = store->append_events(batch);
+    ASSERT_TRUE(stored.ok());
+    EXPECT_EQ((*stored)[0].seq, 1u);
+    EXPECT_EQ((*stored)[2].seq, 3u);
+  }
+  auto store = open_store(dir);
+  EXPECT_EQ(store->last_event_seq(), 3u);
+  Event e;
+  e.type = "after-reopen";
+  EXPECT_EQ((*store->append_events({e}))[0].seq, 4u);
+  auto since = store->events_since(2);
+  ASSERT_EQ(since->size(), 2u);
+  EXPECT_EQ((*since)[0].seq, 3u);
+  EXPECT_EQ((*since)[1].type, "after-reopen");
+  EXPECT_EQ(store->events_since(1, 1)->size(), 1u);
+  EXPECT_TRUE(store->events_since(4)->empty());
+}
+
+TEST(TaskStoreTest, EventSequenceStaysOrderedPast255) {
+  TempDir dir;
+  auto store = open_store(dir, {.sync = false});
+  std::vector<Event> many(600);
+  for (auto& e : many) e.type = "x";
+  ASSERT_TRUE(store->append_events(many).ok());
+  auto all = store->events_since(0, 100000);
+  ASSERT_EQ(all->size(), 600u);
+  for (std::size_t i = 0; i < all->size(); ++i) EXPECT_EQ((*all)[i].seq, i + 1);
+}
+
+TEST(TaskStoreTest, ApprovalsAndPlanCounterSurviveReopen) {
+  TempDir dir;
+  {
+    auto store = open_store(dir);
+    EXPECT_EQ(*store->next_plan_number(), 1);
+    EXPECT_EQ(*store->next_plan_number(), 2);
+    ASSERT_TRUE(store->put_approval({"001", "iterate", "split spec 2", 5}).ok());
+    EXPECT_FALSE(store->get_approval("002")->has_value());
+  }
+  auto store = open_store(dir);
+  EXPECT_EQ(*store->next_plan_number(), 3);
+  auto a = store->get_approval("001");
+  ASSERT_TRUE(a.ok() && a->has_value());
+  EXPECT_EQ((*a)->decision, "iterate");
+  EXPECT_EQ((*a)->text, "split spec 2");
+}
+
+TEST(TaskStoreTest, RefusesANewerSchema) {
+  TempDir dir;
+  {
+    auto store = open_store(dir);
+    ASSERT_TRUE(store->put_meta("schema_version", "99").ok());
+  }
+  auto reopened = TaskStore::open((dir / "state").string());
+  ASSERT_FALSE(reopened.ok());
+  EXPECT_EQ(reopened.error().code, ErrorCode::unsupported);
+  EXPECT_NE(reopened.error().message.find("newer loopr"), std::string::npos);
+}
+
+TEST(TaskStoreTest, SecondOpenSaysTheStoreIsInUse) {
+  TempDir dir;
+  auto store = open_store(dir);
+  auto second = TaskStore::open((dir / "state").string());
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().message.find("in use"), std::string::npos);
+}
+
+TEST(TaskStoreTest, ConcurrentWritersNeverLoseAnUpdate) {
+  TempDir dir;
+  auto store = open_store(dir, {.sync = false});
+  ASSERT_TRUE(store->create_loop(make_loop("001", LoopType::plan, "", 0)).ok());
+  constexpr int kThreads = 4, kIncrements = 50;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kIncrements;) {
+        Loop l = *store->get_loop("001");
+        l.iteration += 1;
+        if (store->update_loop(l).ok()) ++i;  // a conflict means: read again and retry
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(store->get_loop("001")->iteration, kThreads * kIncrements);
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs the offline demo on a fresh machine: installs what is missing, builds, `loopr demo --yes`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/install-deps.sh
+if [ ! -f build/build.ninja ]; then
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+fi
+cmake --build build -j "${LOOPR_JOBS:-$(nproc)}"
+if build/loopr demo --help >/dev/null 2>&1; then
+  exec build/loopr demo --yes "$@"
+fi
+echo "demo: \`loopr demo\` is not built yet; here is what loopr offers so far:" >&2
+exec build/loopr --help

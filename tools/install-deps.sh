@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages loopr builds and tests with. Idempotent: skips what is installed,
+# runs `apt-get update` at most once, never asks a question (works as root with no terminal).
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  libboost-dev libboost-system-dev libssl-dev openssl
+  libgit2-dev librocksdb-dev libre2-dev
+  libcmark-gfm-dev libcmark-gfm-extensions-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  curl procps
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo -n"; else
+    echo "loopr: packages missing: ${missing[*]} (run this script as root, or install them)" >&2
+    exit 2
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
