@@ -1,0 +1,60 @@
+// Child processes for validation commands, run_command and the `claude` CLI: blocking, in their
+// own process group (a timeout or cancel kills the whole group), output capped with head and
+// tail kept. Call from a worker thread (see loopr/net/asio.hpp run_blocking), never the io thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loopr {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;          ///< argv[0] is looked up in PATH
+  std::string cwd;                        ///< empty: the current folder
+  std::map<std::string, std::string> env_set;  ///< added to / replacing the inherited environment
+  std::vector<std::string> env_unset;     ///< removed from the inherited environment
+  std::optional<std::string> stdin_data;  ///< written then closed; none: stdin is /dev/null
+  std::chrono::milliseconds timeout{0};   ///< 0: none
+  std::size_t output_cap = 256 * 1024;    ///< bytes kept: the first half and the last half
+  bool merge_stderr = true;               ///< stderr into `output` (else into `error_output`)
+  /// Called with each complete stdout line (without '\n') as it arrives, before capping.
+  std::function<void(std::string_view line)> on_line;
+  const std::atomic<bool>* cancel = nullptr;  ///< set to true to kill the group
+};
+
+struct ProcessResult {
+  int exit_code = -1;        ///< -1 if killed by a signal or not started
+  int term_signal = 0;       ///< the signal that ended it, 0 if it exited
+  bool timed_out = false;
+  bool cancelled = false;
+  bool spawn_failed = false; ///< could not start (see `output` for why)
+  std::string output;        ///< capped: head + "\n[… N bytes omitted …]\n" + tail
+  std::string error_output;  ///< stderr when not merged (capped the same way)
+  std::size_t total_bytes = 0;  ///< bytes the process wrote to stdout (and stderr if merged)
+  std::chrono::milliseconds duration{0};
+
+  bool succeeded() const { return exit_code == 0 && !timed_out && !cancelled; }
+};
+
+/// Runs the process to its end (or timeout/cancel) and returns what happened. Never throws for
+/// the child's failures; a process that cannot start is `spawn_failed` with a message.
+ProcessResult run_process(const ProcessSpec& spec);
+
+/// `sh -c command`.
+inline ProcessSpec shell(std::string command, std::string cwd = {}) {
+  ProcessSpec s;
+  s.argv = {"/bin/sh", "-c", std::move(command)};
+  s.cwd = std::move(cwd);
+  return s;
+}
+
+/// Keeps the first and last `cap/2` bytes of `text` with a marker between (UTF-8 safe cut).
+std::string cap_head_tail(std::string_view text, std::size_t cap);
+
+}  // namespace loopr
