@@ -1,0 +1,301 @@
+// Child processes: fork + exec into a new process group, poll the pipes, enforce timeout and
+// cancel by killing the whole group, keep a bounded head+tail of the output.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+#include <loopr/core/process.hpp>
+
+extern char** environ;
+
+namespace loopr {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Keeps the first half of the budget verbatim and a rolling window of the last half.
+class CappedBuffer {
+ public:
+  explicit CappedBuffer(std::size_t cap) : head_cap_(cap / 2), tail_cap_(cap - cap / 2) {}
+
+  void append(const char* data, std::size_t n) {
+    total_ += n;
+    std::size_t to_head = std::min(n, head_cap_ - std::min(head_cap_, head_.size()));
+    head_.append(data, to_head);
+    data += to_head;
+    n -= to_head;
+    if (n == 0) return;
+    tail_.append(data, n);
+    if (tail_.size() > 2 * tail_cap_ + 4096) tail_.erase(0, tail_.size() - tail_cap_);
+  }
+
+  std::size_t total() const { return total_; }
+
+  std::string str() const {
+    if (tail_.size() <= tail_cap_) return head_ + tail_;
+    std::string_view kept(tail_);
+    kept.remove_prefix(tail_.size() - tail_cap_);
+    return cap_head_tail_join(head_, kept, total_ - head_.size() - kept.size());
+  }
+
+  static std::string cap_head_tail_join(std::string_view head, std::string_view tail, std::size_t omitted) {
+    // Cut on UTF-8 boundaries so the text stays valid for JSON and terminals.
+    while (!tail.empty() && (static_cast<unsigned char>(tail.front()) & 0xC0) == 0x80) {
+      tail.remove_prefix(1);
+      ++omitted;
+    }
+    while (!head.empty() && (static_cast<unsigned char>(head.back()) & 0x80)) {
+      // Drop a trailing partial multi-byte sequence (at most 3 bytes).
+      std::size_t i = head.size();
+      std::size_t back = 0;
+      while (i > 0 && back < 4 && (static_cast<unsigned char>(head[i - 1]) & 0xC0) == 0x80) {
+        --i;
+        ++back;
+      }
+      if (i == 0) break;
+      unsigned char lead = static_cast<unsigned char>(head[i - 1]);
+      std::size_t need = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : lead >= 0xC0 ? 1 : 0;
+      if (need == back) break;  // complete sequence
+      omitted += back + 1;
+      head.remove_suffix(back + 1);
+    }
+    std::string out(head);
+    out += "\n[… " + std::to_string(omitted) + " bytes omitted …]\n";
+    out += tail;
+    return out;
+  }
+
+ private:
+  std::size_t head_cap_, tail_cap_;
+  std::string head_, tail_;
+  std::size_t total_ = 0;
+};
+
+void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+std::vector<std::string> build_env(const ProcessSpec& spec) {
+  std::set<std::string> drop(spec.env_unset.begin(), spec.env_unset.end());
+  for (const auto& [k, v] : spec.env_set) drop.insert(k);
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view entry(*e);
+    std::string name(entry.substr(0, entry.find('=')));
+    if (!drop.count(name)) env.emplace_back(entry);
+  }
+  for (const auto& [k, v] : spec.env_set) env.push_back(k + "=" + v);
+  return env;
+}
+
+void kill_group(pid_t pgid, int sig) {
+  if (pgid > 0) ::kill(-pgid, sig);
+}
+
+}  // namespace
+
+std::string cap_head_tail(std::string_view text, std::size_t cap) {
+  if (text.size() <= cap) return std::string(text);
+  std::size_t head = cap / 2, tail = cap - head;
+  return CappedBuffer::cap_head_tail_join(text.substr(0, head), text.substr(text.size() - tail),
+                                          text.size() - head - tail);
+}
+
+ProcessResult run_process(const ProcessSpec& spec) {
+  ProcessResult result;
+  auto started = Clock::now();
+  if (spec.argv.empty()) {
+    result.spawn_failed = true;
+    result.output = "no command given";
+    return result;
+  }
+
+  int out_pipe[2], err_pipe[2] = {-1, -1}, in_pipe[2] = {-1, -1}, exec_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(exec_pipe, O_CLOEXEC) != 0 ||
+      (!spec.merge_stderr && pipe2(err_pipe, O_CLOEXEC) != 0) ||
+      (spec.stdin_data && pipe2(in_pipe, O_CLOEXEC) != 0)) {
+    result.spawn_failed = true;
+    result.output = std::string("cannot create pipes: ") + std::strerror(errno);
+    return result;
+  }
+
+  // Everything the child needs is prepared before fork: only async-signal-safe calls after it.
+  std::vector<std::string> env = build_env(spec);
+  std::vector<char*> envp, argv;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = spec.argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
+
+  pid_t pid = fork();
+  if (pid < 0) {
+    result.spawn_failed = true;
+    result.output = std::string("fork failed: ") + std::strerror(errno);
+    return result;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(spec.stdin_data ? in_pipe[0] : devnull, 0);
+    dup2(out_pipe[1], 1);
+    dup2(spec.merge_stderr ? out_pipe[1] : err_pipe[1], 2);
+    signal(SIGPIPE, SIG_DFL);
+    if (cwd && chdir(cwd) != 0) {
+      int e = errno;
+      (void)!write(exec_pipe[1], &e, sizeof e);
+      _exit(127);
+    }
+    execvpe(argv[0], argv.data(), envp.data());
+    int e = errno;
+    (void)!write(exec_pipe[1], &e, sizeof e);
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also from the parent: no race with an early kill
+  close(out_pipe[1]);
+  close(exec_pipe[1]);
+  if (err_pipe[1] >= 0) close(err_pipe[1]);
+  if (in_pipe[0] >= 0) close(in_pipe[0]);
+
+  int exec_errno = 0;
+  if (read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno) {
+    close(exec_pipe[0]);
+    close(out_pipe[0]);
+    if (err_pipe[0] >= 0) close(err_pipe[0]);
+    if (in_pipe[1] >= 0) close(in_pipe[1]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    result.spawn_failed = true;
+    result.output = std::string("cannot start ") + spec.argv[0] +
+                    (spec.cwd.empty() ? "" : " in " + spec.cwd) + ": " + std::strerror(exec_errno);
+    return result;
+  }
+  close(exec_pipe[0]);
+
+  CappedBuffer out(spec.output_cap), err(spec.output_cap);
+  std::string line;
+  constexpr std::size_t kMaxLine = 1 << 20;
+  bool line_overflow = false;
+  auto emit_lines = [&](const char* data, std::size_t n) {
+    if (!spec.on_line) return;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (data[i] == '\n') {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        spec.on_line(line);
+        line.clear();
+        line_overflow = false;
+      } else if (line.size() < kMaxLine) {
+        line += data[i];
+      } else {
+        line_overflow = true;  // an absurdly long line is cut, not buffered without bound
+      }
+    }
+  };
+
+  int out_fd = out_pipe[0], err_fd = err_pipe[0], in_fd = in_pipe[1];
+  set_nonblocking(out_fd);
+  if (err_fd >= 0) set_nonblocking(err_fd);
+  std::size_t in_off = 0;
+  if (in_fd >= 0) {
+    set_nonblocking(in_fd);
+    if (spec.stdin_data->empty()) {
+      close(in_fd);
+      in_fd = -1;
+    }
+  }
+
+  bool exited = false;
+  int status = 0;
+  auto deadline = spec.timeout.count() > 0 ? started + spec.timeout : Clock::time_point::max();
+  Clock::time_point drain_deadline = Clock::time_point::max();
+  char buf[65536];
+
+  while (out_fd >= 0 || err_fd >= 0) {
+    auto now = Clock::now();
+    if (!result.timed_out && !result.cancelled) {
+      if (now >= deadline) {
+        result.timed_out = true;
+      } else if (spec.cancel && spec.cancel->load()) {
+        result.cancelled = true;
+      }
+      if (result.timed_out || result.cancelled) {
+        kill_group(pid, SIGKILL);
+        drain_deadline = now + std::chrono::milliseconds(500);
+      }
+    }
+    if (!exited && waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      // Descendants that outlive the command would keep the pipe open forever: end the group.
+      kill_group(pid, SIGKILL);
+      if (drain_deadline == Clock::time_point::max()) drain_deadline = now + std::chrono::milliseconds(500);
+    }
+    if (now >= drain_deadline) break;
+
+    pollfd fds[3];
+    int nfds = 0;
+    if (out_fd >= 0) fds[nfds++] = {out_fd, POLLIN, 0};
+    if (err_fd >= 0) fds[nfds++] = {err_fd, POLLIN, 0};
+    if (in_fd >= 0) fds[nfds++] = {in_fd, POLLOUT, 0};
+    int wait_ms = 50;
+    if (deadline != Clock::time_point::max())
+      wait_ms = static_cast<int>(std::clamp<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count(), 0, 50));
+    int ready = poll(fds, static_cast<nfds_t>(nfds), wait_ms);
+    if (ready < 0 && errno != EINTR) break;
+    for (int i = 0; i < nfds && ready > 0; ++i) {
+      if (!fds[i].revents) continue;
+      if (fds[i].fd == in_fd) {
+        ssize_t w = write(in_fd, spec.stdin_data->data() + in_off, spec.stdin_data->size() - in_off);
+        if (w > 0) in_off += static_cast<std::size_t>(w);
+        if (w < 0 && errno != EAGAIN) in_off = spec.stdin_data->size();
+        if (in_off >= spec.stdin_data->size()) {
+          close(in_fd);
+          in_fd = -1;
+        }
+        continue;
+      }
+      ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        if (fds[i].fd == out_fd) {
+          out.append(buf, static_cast<std::size_t>(n));
+          emit_lines(buf, static_cast<std::size_t>(n));
+        } else {
+          err.append(buf, static_cast<std::size_t>(n));
+        }
+      } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        if (fds[i].fd == out_fd) {
+          close(out_fd);
+          out_fd = -1;
+        } else {
+          close(err_fd);
+          err_fd = -1;
+        }
+      }
+    }
+  }
+  if (out_fd >= 0) close(out_fd);
+  if (err_fd >= 0) close(err_fd);
+  if (in_fd >= 0) close(in_fd);
+  if (!line.empty() && spec.on_line) spec.on_line(line);
+  (void)line_overflow;
+
+  if (!exited) {
+    kill_group(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
+  if (result.timed_out || result.cancelled) result.exit_code = -1;
+  result.output = out.str();
+  result.error_output = err.str();
+  result.total_bytes = out.total();
+  result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  return result;
+}
+
+}  // namespace loopr
