@@ -227,6 +227,14 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                          {"requests_per_minute", int_field(cc.requests_per_minute, 1, 1'000'000)},
                          {"runners", named_ints(cc.runners, 1)},
                          {"priority", named_ints(cc.priority, 0)},
+                         {"runner_patterns", [&](const YAML::Node& v2, const std::string& k2) {
+                            std::map<std::string, H> hs;
+                            for (auto& [name, value] : cc.runner_patterns) {
+                              auto* slot = &value;
+                              hs[name] = [&w, slot](const YAML::Node& v3, const std::string& k3) { *slot = w.strings(v3, k3); };
+                            }
+                            w.map(v2, k2, hs);
+                          }},
                      });
              }},
             {"limits", [&](const YAML::Node& v, const std::string& k) {

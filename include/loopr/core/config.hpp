@@ -60,6 +60,12 @@ struct ConcurrencyConfig {
   int llm_slots = 4;
   int requests_per_minute = 50;
   std::map<std::string, int> runners = {{"default", 8}, {"net", 2}, {"heavy", 1}};
+  /// Which runner class a command (run_command, validation) uses: the first class whose RE2
+  /// pattern matches the command line; `default` otherwise.
+  std::map<std::string, std::vector<std::string>> runner_patterns = {
+      {"net", {R"(\b(curl|wget|npm (install|ci)|pip3? install|apt-get|git (fetch|pull|push|clone))\b)"}},
+      {"heavy", {R"(\b(make|cmake|ninja|ctest|cargo (build|test)|g\+\+|gcc|clang\+\+)\b)"}},
+  };
   /// Scheduler base priority per loop type (higher first; work in flight finishes first).
   std::map<std::string, int> priority = {{"plan", 40}, {"spec", 60}, {"phase", 80}, {"code", 100}};
 };

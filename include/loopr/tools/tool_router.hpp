@@ -1,0 +1,73 @@
+// The tools the model may call (DESIGN.md: read_file, write_file, edit_file, list_dir, search,
+// run_command), their JSON schemas (schemas/tools/, sent verbatim), and the router that runs a
+// call inside one worktree. A failing tool is a result the model can read, never an exception.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include <loopr/tools/runner_slots.hpp>
+#include <loopr/tools/sandbox.hpp>
+
+namespace loopr::tools {
+
+/// One tool as the model sees it.
+struct ToolDefinition {
+  std::string name;
+  std::string description;
+  nlohmann::json input_schema;
+};
+
+/// All six tools, parsed from the embedded schemas/tools/*.json (ordered by name).
+const std::vector<ToolDefinition>& tool_definitions();
+
+struct ToolCall {
+  std::string id;
+  std::string name;
+  nlohmann::json input;
+};
+
+struct ToolResult {
+  std::string content;
+  bool is_error = false;
+};
+
+struct ToolLimits {
+  std::size_t read_max_bytes = 256 * 1024;     ///< read_file returns at most this much
+  int read_default_lines = 2000;
+  std::size_t write_max_bytes = 8 * 1024 * 1024;
+  int list_max_entries = 1000;
+  int search_max_results = 200;
+  std::size_t search_max_file_bytes = 1024 * 1024;
+  std::size_t command_output_cap = 32 * 1024;  ///< head and tail kept
+  std::chrono::seconds command_default_timeout{120};
+  std::chrono::seconds command_max_timeout{3600};
+};
+
+class ToolRouter {
+ public:
+  ToolRouter(Sandbox sandbox, RunnerSlots& slots, ToolLimits limits = {});
+
+  /// Runs one call (blocking; run it on a worker thread). `cancel` kills a running command.
+  ToolResult call(const ToolCall& call, const std::atomic<bool>* cancel = nullptr);
+
+  const Sandbox& sandbox() const { return sandbox_; }
+
+ private:
+  ToolResult read_file(const nlohmann::json& input);
+  ToolResult write_file(const nlohmann::json& input);
+  ToolResult edit_file(const nlohmann::json& input);
+  ToolResult list_dir(const nlohmann::json& input);
+  ToolResult search(const nlohmann::json& input);
+  ToolResult run_command(const nlohmann::json& input, const std::atomic<bool>* cancel);
+
+  Sandbox sandbox_;
+  RunnerSlots& slots_;
+  ToolLimits limits_;
+};
+
+}  // namespace loopr::tools
