@@ -1,0 +1,120 @@
+#include <functional>
+#include <map>
+#include <mock_llm/conversation_registry.hpp>
+
+namespace loopr::mock_llm {
+namespace {
+
+using Json = nlohmann::json;
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  return h ^ (v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2));
+}
+
+std::uint64_t hash_json(const Json& j) { return std::hash<std::string>{}(j.dump()); }
+
+bool is_thinking(const Json& block) {
+  if (!block.is_object()) return false;
+  const std::string type = block.value("type", "");
+  return type == "thinking" || type == "redacted_thinking";
+}
+
+/// The key a thinking block is known by: its signature, or a redacted block's data.
+std::string thinking_key(const Json& block) {
+  const char* field = block.value("type", "") == "thinking" ? "signature" : "data";
+  return block.contains(field) && block[field].is_string() ? block[field].get<std::string>() : "";
+}
+
+/// The fields that must come back byte-identical (extra fields such as cache_control may be
+/// added by the client; the service ignores them too).
+Json essential(const Json& block) {
+  if (block.value("type", "") == "thinking")
+    return {{"type", "thinking"},
+            {"thinking", block.contains("thinking") ? block["thinking"] : Json()},
+            {"signature", block.contains("signature") ? block["signature"] : Json()}};
+  return {{"type", "redacted_thinking"}, {"data", block.contains("data") ? block["data"] : Json()}};
+}
+
+}  // namespace
+
+std::uint64_t conversation_hash(const Json& body, std::size_t count) {
+  std::uint64_t h = hash_json(body.contains("system") ? body["system"] : Json());
+  h = mix(h, hash_json(body.contains("tools") ? body["tools"] : Json()));
+  const Json& messages = body["messages"];
+  for (std::size_t i = 0; i < count && i < messages.size(); ++i) h = mix(h, hash_json(messages[i]));
+  return h;
+}
+
+void ConversationRegistry::record(const Json& body, const Json& content,
+                                  const std::string& stop_reason) {
+  Response r;
+  r.conversation = conversation_hash(body, body["messages"].size());
+  const std::size_t index = responses_.size();
+  for (const auto& block : content) {
+    if (is_thinking(block)) {
+      thinking_[thinking_key(block)] = Thinking{index, r.thinking_count++, essential(block)};
+    } else if (block.value("type", "") == "tool_use") {
+      tool_ids_[block.value("id", "")] = index;
+    }
+  }
+  responses_.push_back(r);
+  if (stop_reason == "pause_turn") paused_.insert(hash_json(content));
+}
+
+bool ConversationRegistry::is_paused_turn(const Json& content) const {
+  return paused_.count(hash_json(content)) > 0;
+}
+
+std::optional<std::string> ConversationRegistry::check(const Json& body) const {
+  const Json& messages = body["messages"];
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const Json& m = messages[i];
+    if (m.value("role", "") != "assistant" || !m.contains("content") || !m["content"].is_array())
+      continue;
+    const Json& content = m["content"];
+    const std::string where = "messages." + std::to_string(i) + ".content.";
+    // response index → positions of its thinking blocks seen in this message, in order
+    std::map<std::size_t, std::vector<std::size_t>> seen;
+    std::optional<std::size_t> first_response;
+    for (std::size_t k = 0; k < content.size(); ++k) {
+      const Json& block = content[k];
+      if (block.is_object() && block.value("type", "") == "tool_use") {
+        auto t = tool_ids_.find(block.value("id", ""));
+        if (t != tool_ids_.end()) seen[t->second];  // the response is referenced
+        continue;
+      }
+      if (!is_thinking(block)) continue;
+      const std::string type = block.value("type", "");
+      auto it = thinking_.find(thinking_key(block));
+      if (it == thinking_.end())
+        return where + std::to_string(k) + ": Invalid `" +
+               std::string(type == "thinking" ? "signature" : "data") + "` in `" + type + "` block";
+      if (essential(block) != it->second.block)
+        return where + std::to_string(k) +
+               ": `thinking` or `redacted_thinking` blocks in the latest assistant message cannot "
+               "be modified. These blocks must remain as they were in the original response.";
+      seen[it->second.response].push_back(it->second.position);
+      if (!first_response) {
+        first_response = it->second.response;
+        if (responses_[*first_response].conversation != conversation_hash(body, i))
+          return where + std::to_string(k) + ": this `" + type +
+                 "` block is bound to a different conversation (the system prompt, the tools or "
+                 "an earlier message changed since it was generated; requests must only append)";
+      }
+    }
+    for (const auto& [response, positions] : seen) {
+      const std::size_t expected = responses_[response].thinking_count;
+      bool in_order = positions.size() == expected;
+      for (std::size_t p = 0; in_order && p < positions.size(); ++p) in_order = positions[p] == p;
+      if (!in_order)
+        return "messages." + std::to_string(i) +
+               ": `thinking` or `redacted_thinking` blocks in the latest assistant message cannot "
+               "be modified. These blocks must remain as they were in the original response (" +
+               std::to_string(expected) + " expected in order, " +
+               std::to_string(positions.size()) + " found).";
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace loopr::mock_llm
