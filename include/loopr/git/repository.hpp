@@ -1,0 +1,104 @@
+// The git layer (libgit2): a user's repository, its branches, loopr's worktrees, merges.
+// Blocking calls meant for a thread pool; every call is safe from any thread at any time.
+//
+// Thread safety: a Repository holds only paths. Every call opens its own git_repository on the
+// calling thread and frees it before returning, so no libgit2 handle is ever shared between
+// threads (libgit2 objects are not thread-safe; its object database is). What several threads
+// or processes share on disk (refs, index files) is guarded by git's own lock files, and every
+// branch move is a compare-and-swap on the old tip: a lost race is reported, never a lost commit.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <loopr/core/result.hpp>
+#include <loopr/git/types.hpp>
+#include <loopr/git/worktree.hpp>
+
+namespace loopr::git {
+
+class Repository {
+ public:
+  /// Opens the repository containing `inside` (any folder in the main work tree or in one of its
+  /// linked worktrees; a linked worktree resolves to its main repository). Refuses a bare
+  /// repository and one without a commit (ErrorCode::invalid_argument, with what to do).
+  static Result<Repository> open(const std::filesystem::path& inside);
+
+  /// The main work tree (where `.loopr/` lives).
+  const std::filesystem::path& root() const { return root_; }
+  /// The shared git directory (`<root>/.git` for an ordinary repository).
+  const std::filesystem::path& git_dir() const { return git_dir_; }
+
+  /// The main work tree, for status/diff/log there.
+  Worktree main_worktree() const;
+
+  // -- branches
+
+  /// The branch checked out in the main work tree: the base branch a plan starts from and is
+  /// merged back into. Never guessed (no `main`/`master`); invalid_argument when HEAD is detached.
+  Result<std::string> current_branch() const;
+  /// Full sha of a branch's tip; not_found when there is no such branch.
+  Result<std::string> branch_sha(const std::string& branch) const;
+  Result<bool> has_branch(const std::string& branch) const;
+  /// Creates `name` at the tip of `from` (a branch) and returns that sha. already_exists if
+  /// `name` exists; invalid_argument for a name git refuses (also a ref below another ref).
+  Result<std::string> create_branch(const std::string& name, const std::string& from) const;
+  /// Deletes a branch; ErrorCode::conflict when it is checked out in a work tree.
+  Result<void> delete_branch(const std::string& name) const;
+  /// Local branches whose name starts with `prefix`, sorted.
+  Result<std::vector<std::string>> branches(const std::string& prefix = {}) const;
+  /// The last `n` commits reachable from `branch`, newest first, as `git log --oneline` prints
+  /// them.
+  Result<std::vector<std::string>> log(const std::string& branch, int n) const;
+  /// Who loopr's commits are by in this repository (git config, else `loopr <loopr@localhost>`).
+  Result<Identity> identity() const;
+
+  // -- worktrees (`.loopr/worktrees/<loop-id>`, registered with git so the CLI sees them)
+
+  /// Adds `.loopr/worktrees/<loop-id>` with `branch` (which must exist and not be checked out)
+  /// checked out. A stale registration whose folder was deleted by hand is pruned first; an
+  /// existing folder is never overwritten (already_exists).
+  Result<Worktree> add_worktree(const std::string& loop_id, const std::string& branch) const;
+  /// The existing worktree of a loop; not_found when git has none or its folder is gone.
+  Result<Worktree> worktree(const std::string& loop_id) const;
+  /// Every linked worktree git knows about (loopr's and the user's), sorted by name.
+  Result<std::vector<WorktreeInfo>> list_worktrees() const;
+  /// Retires a finished loop's worktree without losing anything: uncommitted work is first
+  /// checkpointed with `message`, then the folder and git's registration are removed, and the
+  /// branch is renamed to `loopr/archive/<loop-id>` (`-2`, `-3`… if taken). Git keeps the history
+  /// reviewable (`git log loopr/archive/<id>`), `git worktree list` stays short, no disk is spent
+  /// on old checkouts, and the loop's branch name is free for a re-run. Ignored files (build
+  /// output) go with the folder.
+  Result<ArchiveOutcome> archive_worktree(const std::string& loop_id,
+                                          const std::string& message) const;
+  /// Removes a worktree's folder and registration; the branch stays. refuse_if_dirty returns
+  /// ErrorCode::conflict when `git status` there would show anything.
+  Result<void> remove_worktree(const std::string& loop_id,
+                               RemoveMode mode = RemoveMode::refuse_if_dirty) const;
+
+  // -- merging
+
+  /// Merges branch `source` into branch `target`: fast-forward when target has nothing of its
+  /// own, else a merge commit (parents target, source; `message`, or git's default when empty).
+  /// A conflict leaves target untouched and lists the paths.
+  ///
+  /// When target is checked out in a work tree (the base branch usually is, in the user's main
+  /// work tree), that work tree's index and files are updated too, the way `git merge` would:
+  /// the user's uncommitted edits to files the merge does not touch are kept; if the merge would
+  /// overwrite any of them (or an untracked file), nothing changes and the outcome is
+  /// `local_changes` with those paths, so a user's edits are never lost. A concurrent move of
+  /// target (another merge, a user's commit) is detected by compare-and-swap and the merge is
+  /// recomputed on the new tip.
+  Result<MergeOutcome> merge(const std::string& source, const std::string& target,
+                             const std::string& message = {}) const;
+
+ private:
+  Repository(std::filesystem::path root, std::filesystem::path git_dir)
+      : root_(std::move(root)), git_dir_(std::move(git_dir)) {}
+
+  std::filesystem::path root_;
+  std::filesystem::path git_dir_;
+};
+
+}  // namespace loopr::git

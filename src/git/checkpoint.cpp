@@ -1,0 +1,66 @@
+// Checkpoint commits: everything changed in a work tree becomes one commit on its branch.
+#include <loopr/git/worktree.hpp>
+
+#include "git/history.hpp"
+#include "git/libgit2.hpp"
+
+namespace loopr::git {
+
+using namespace detail;
+
+namespace {
+
+// git_index_add_all callback: 0 stages the path, > 0 skips it.
+int skip_private_paths(const char* path, const char* /*matched_pathspec*/, void* /*payload*/) {
+  return is_loopr_private_path(path) ? 1 : 0;
+}
+
+// The message as `git commit` would store it: trailing whitespace trimmed, one final newline.
+// '#' lines are kept (an LLM's Markdown headings are content, not comments).
+Result<std::string> clean_message(const std::string& message) {
+  Buf out;
+  LOOPR_TRY(check(git_message_prettify(&out.buf, message.c_str(), /*strip_comments=*/0, '#'),
+                  "cleaning the commit message"));
+  if (out.str().empty()) {
+    return make_error(ErrorCode::invalid_argument, "a checkpoint needs a non-empty message");
+  }
+  return out.str();
+}
+
+}  // namespace
+
+Result<CommitOutcome> Worktree::checkpoint(const std::string& message) const {
+  LOOPR_ASSIGN(std::string text, clean_message(message));
+  LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
+  LOOPR_ASSIGN(IndexPtr index,
+               make<IndexPtr>("opening the index", git_repository_index, repo.get()));
+  // Like `git add -A`: new and modified files are staged, deleted ones removed, ignored skipped.
+  LOOPR_TRY(check(
+      git_index_add_all(index.get(), nullptr, GIT_INDEX_ADD_DEFAULT, skip_private_paths, nullptr),
+      "staging changes in " + path_.string()));
+  // Written even when nothing is committed, so the index's refreshed stat data is kept and the
+  // CLI's `git status` sees the same (clean) state.
+  LOOPR_TRY(check(git_index_write(index.get()), "writing the index"));
+  git_oid tree_id;
+  LOOPR_TRY(check(git_index_write_tree(&tree_id, index.get()), "writing the tree"));
+
+  LOOPR_ASSIGN(git_oid parent_id, head_id(repo.get()));
+  LOOPR_ASSIGN(CommitPtr parent, lookup_commit(repo.get(), parent_id));
+  if (git_oid_equal(git_commit_tree_id(parent.get()), &tree_id)) {
+    return CommitOutcome{CommitOutcome::Kind::nothing_to_commit, to_hex(parent_id)};
+  }
+
+  LOOPR_ASSIGN(TreePtr tree,
+               make<TreePtr>("reading the new tree", git_tree_lookup, repo.get(), &tree_id));
+  LOOPR_ASSIGN(SignaturePtr sig, default_signature(repo.get()));
+  const git_commit* parents[] = {parent.get()};
+  git_oid id;
+  // update_ref "HEAD" moves the checked-out branch only if its tip is still `parent` (libgit2
+  // checks), so a concurrent commit on the same branch fails instead of being overwritten.
+  LOOPR_TRY(check(git_commit_create(&id, repo.get(), "HEAD", sig.get(), sig.get(), nullptr,
+                                    text.c_str(), tree.get(), 1, parents),
+                  "committing in " + path_.string()));
+  return CommitOutcome{CommitOutcome::Kind::committed, to_hex(id)};
+}
+
+}  // namespace loopr::git

@@ -1,0 +1,183 @@
+#include "git/libgit2.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <stdexcept>
+
+#include <loopr/core/repo_paths.hpp>
+
+namespace loopr::git::detail {
+
+void ensure_libgit2() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (git_libgit2_init() < 0) throw std::runtime_error("git_libgit2_init failed");
+  });
+}
+
+namespace {
+
+ErrorCode code_for(int rc, const git_error* e) {
+  switch (rc) {
+    case GIT_ENOTFOUND:
+      return ErrorCode::not_found;
+    case GIT_EEXISTS:
+      return ErrorCode::already_exists;
+    case GIT_ECONFLICT:
+    case GIT_EMERGECONFLICT:
+    case GIT_EMODIFIED:
+    case GIT_ELOCKED:
+    case GIT_EUNMERGED:
+    case GIT_ENONFASTFORWARD:
+    case GIT_EUNCOMMITTED:
+    case GIT_EINDEXDIRTY:
+      return ErrorCode::conflict;
+    case GIT_EINVALIDSPEC:
+    case GIT_EBAREREPO:
+    case GIT_EUNBORNBRANCH:
+    case GIT_EINVALID:
+    case GIT_EAMBIGUOUS:
+    case GIT_EOWNER:
+      return ErrorCode::invalid_argument;
+    case GIT_EUSER:
+      return ErrorCode::cancelled;
+    default:
+      break;
+  }
+  if (e && (e->klass == GIT_ERROR_OS || e->klass == GIT_ERROR_FILESYSTEM)) return ErrorCode::io;
+  return ErrorCode::internal;
+}
+
+}  // namespace
+
+Error error_from(int rc, std::string_view what) {
+  const git_error* e = git_error_last();
+  std::string message(what);
+  message += ": ";
+  message += (e && e->message) ? e->message : "libgit2 error " + std::to_string(rc);
+  return Error{code_for(rc, e), std::move(message)};
+}
+
+Result<void> check(int rc, std::string_view what) {
+  if (rc >= 0) return ok();
+  return error_from(rc, what);
+}
+
+Result<RepoPtr> open_repo(const std::filesystem::path& path, OpenMode mode) {
+  ensure_libgit2();
+  unsigned flags = mode == OpenMode::exact ? GIT_REPOSITORY_OPEN_NO_SEARCH : 0;
+  git_repository* raw = nullptr;
+  int rc = git_repository_open_ext(&raw, path.c_str(), flags, nullptr);
+  RepoPtr repo(raw);
+  if (rc == GIT_ENOTFOUND) {
+    return make_error(ErrorCode::not_found, mode == OpenMode::exact
+                                                ? path.string() + " is not a git work tree"
+                                                : "no git repository at or above " + path.string());
+  }
+  LOOPR_TRY(check(rc, "opening " + path.string()));
+  return repo;
+}
+
+std::string to_hex(const git_oid& id) {
+  char buf[GIT_OID_HEXSZ + 1] = {};
+  git_oid_tostr(buf, sizeof buf, &id);
+  return buf;
+}
+
+Result<git_oid> parse_oid(const std::string& hex) {
+  git_oid id;
+  if (hex.size() != GIT_OID_HEXSZ || git_oid_fromstr(&id, hex.c_str()) < 0) {
+    return make_error(ErrorCode::invalid_argument, "not a full commit id: '" + hex + "'");
+  }
+  return id;
+}
+
+Result<std::string> branch_ref_name(const std::string& branch) {
+  ensure_libgit2();
+  int valid = 0;
+  LOOPR_TRY(check(git_branch_name_is_valid(&valid, branch.c_str()), "checking branch name"));
+  if (!valid)
+    return make_error(ErrorCode::invalid_argument, "invalid branch name '" + branch + "'");
+  return "refs/heads/" + branch;
+}
+
+Result<git_oid> branch_tip(git_repository* repo, const std::string& branch) {
+  LOOPR_ASSIGN(std::string name, branch_ref_name(branch));
+  git_oid id;
+  int rc = git_reference_name_to_id(&id, repo, name.c_str());
+  if (rc == GIT_ENOTFOUND) return make_error(ErrorCode::not_found, "no branch '" + branch + "'");
+  LOOPR_TRY(check(rc, "resolving branch '" + branch + "'"));
+  return id;
+}
+
+Result<CommitPtr> lookup_commit(git_repository* repo, const git_oid& id) {
+  return make<CommitPtr>("looking up commit " + to_hex(id), git_commit_lookup, repo, &id);
+}
+
+Result<TreePtr> commit_tree(git_repository* repo, const git_oid& commit_id) {
+  LOOPR_ASSIGN(CommitPtr commit, lookup_commit(repo, commit_id));
+  return make<TreePtr>("reading the tree of " + to_hex(commit_id), git_commit_tree, commit.get());
+}
+
+namespace {
+
+// One config value or `fallback` when unset/empty (a broken config file is still an error).
+Result<std::string> config_string(git_config* config, const char* key, const char* fallback) {
+  Buf value;
+  int rc = git_config_get_string_buf(&value.buf, config, key);
+  if (rc == GIT_ENOTFOUND) return std::string(fallback);
+  LOOPR_TRY(check(rc, std::string("reading ") + key));
+  std::string s = value.str();
+  return s.empty() ? std::string(fallback) : s;
+}
+
+}  // namespace
+
+Result<SignaturePtr> default_signature(git_repository* repo) {
+  LOOPR_ASSIGN(ConfigPtr config,
+               make<ConfigPtr>("reading git config", git_repository_config, repo));
+  // A snapshot so name and email come from one consistent read of the config files.
+  LOOPR_ASSIGN(ConfigPtr snap,
+               make<ConfigPtr>("reading git config", git_config_snapshot, config.get()));
+  LOOPR_ASSIGN(std::string name, config_string(snap.get(), "user.name", "loopr"));
+  LOOPR_ASSIGN(std::string email, config_string(snap.get(), "user.email", "loopr@localhost"));
+  return make<SignaturePtr>("making a signature for " + name + " <" + email + ">",
+                            git_signature_now, name.c_str(), email.c_str());
+}
+
+Result<std::vector<std::string>> conflict_paths(git_index* index) {
+  std::vector<std::string> paths;
+  LOOPR_ASSIGN(ConflictIterPtr it,
+               make<ConflictIterPtr>("listing conflicts", git_index_conflict_iterator_new, index));
+  const git_index_entry* ancestor = nullptr;
+  const git_index_entry* ours = nullptr;
+  const git_index_entry* theirs = nullptr;
+  int rc = 0;
+  while ((rc = git_index_conflict_next(&ancestor, &ours, &theirs, it.get())) == 0) {
+    const git_index_entry* e = ours ? ours : theirs ? theirs : ancestor;
+    if (e) paths.emplace_back(e->path);
+  }
+  if (rc != GIT_ITEROVER) LOOPR_TRY(check(rc, "listing conflicts"));
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  return paths;
+}
+
+std::filesystem::path workdir_of(git_repository* repo) {
+  const char* wd = git_repository_workdir(repo);
+  if (!wd) return {};
+  std::string s = wd;
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+bool is_loopr_private_path(std::string_view path) {
+  for (std::string_view dir : kIgnoredDirs) {
+    if (path.substr(0, dir.size()) == dir) return true;
+    // A folder itself ("`.loopr/state`" without the slash) is private too.
+    if (path.size() + 1 == dir.size() && dir.substr(0, path.size()) == path) return true;
+  }
+  return false;
+}
+
+}  // namespace loopr::git::detail

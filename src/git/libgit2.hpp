@@ -1,0 +1,119 @@
+// The one place that touches libgit2 directly: process-wide init, the error translation, RAII
+// handles for every libgit2 object we use, and small lookups shared by the git module's files.
+#pragma once
+
+#include <git2.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <loopr/core/result.hpp>
+
+namespace loopr::git::detail {
+
+/// Calls git_libgit2_init() exactly once per process (std::call_once); never shut down, so
+/// handles living in static objects stay valid until exit. Every entry point calls it.
+void ensure_libgit2();
+
+/// Translates a libgit2 return code into a Result, once: negative codes become an Error whose
+/// message is `what` plus git_error_last()'s text (thread-local in libgit2, so read right away).
+Result<void> check(int rc, std::string_view what);
+
+/// An Error with the code libgit2's `rc` maps to (for callers that branch on rc first).
+Error error_from(int rc, std::string_view what);
+
+template <typename T, void (*Free)(T*)>
+struct Deleter {
+  void operator()(T* p) const { Free(p); }
+};
+
+// Owning handles; nothing else in loopr calls a *_free function.
+using RepoPtr = std::unique_ptr<git_repository, Deleter<git_repository, git_repository_free>>;
+using IndexPtr = std::unique_ptr<git_index, Deleter<git_index, git_index_free>>;
+using TreePtr = std::unique_ptr<git_tree, Deleter<git_tree, git_tree_free>>;
+using CommitPtr = std::unique_ptr<git_commit, Deleter<git_commit, git_commit_free>>;
+using RefPtr = std::unique_ptr<git_reference, Deleter<git_reference, git_reference_free>>;
+using SignaturePtr = std::unique_ptr<git_signature, Deleter<git_signature, git_signature_free>>;
+using WorktreePtr = std::unique_ptr<git_worktree, Deleter<git_worktree, git_worktree_free>>;
+using StatusListPtr =
+    std::unique_ptr<git_status_list, Deleter<git_status_list, git_status_list_free>>;
+using DiffPtr = std::unique_ptr<git_diff, Deleter<git_diff, git_diff_free>>;
+using RevwalkPtr = std::unique_ptr<git_revwalk, Deleter<git_revwalk, git_revwalk_free>>;
+using RebasePtr = std::unique_ptr<git_rebase, Deleter<git_rebase, git_rebase_free>>;
+using AnnotatedPtr =
+    std::unique_ptr<git_annotated_commit, Deleter<git_annotated_commit, git_annotated_commit_free>>;
+using ConfigPtr = std::unique_ptr<git_config, Deleter<git_config, git_config_free>>;
+using ConflictIterPtr =
+    std::unique_ptr<git_index_conflict_iterator,
+                    Deleter<git_index_conflict_iterator, git_index_conflict_iterator_free>>;
+
+/// A git_buf that is disposed of at scope exit.
+struct Buf {
+  git_buf buf = GIT_BUF_INIT;
+  Buf() = default;
+  Buf(const Buf&) = delete;
+  Buf& operator=(const Buf&) = delete;
+  ~Buf() { git_buf_dispose(&buf); }
+  std::string str() const { return buf.ptr ? std::string(buf.ptr, buf.size) : std::string(); }
+};
+
+/// A git_strarray filled by libgit2, disposed of at scope exit.
+struct StrArray {
+  git_strarray arr{nullptr, 0};
+  StrArray() = default;
+  StrArray(const StrArray&) = delete;
+  StrArray& operator=(const StrArray&) = delete;
+  ~StrArray() { git_strarray_dispose(&arr); }
+};
+
+/// Calls `fn(&raw, args...)` and wraps the result; the handle is owned even when fn fails after
+/// setting it, so nothing leaks on an error path.
+template <typename Ptr, typename Fn, typename... Args>
+Result<Ptr> make(std::string_view what, Fn fn, Args&&... args) {
+  typename Ptr::pointer raw = nullptr;
+  int rc = fn(&raw, std::forward<Args>(args)...);
+  Ptr owned(raw);
+  if (rc < 0) return error_from(rc, what);
+  return owned;
+}
+
+/// How to open: a work tree given exactly (a loop's worktree: never walk up into the user's main
+/// repository by accident), or discovery from any folder inside a repository.
+enum class OpenMode { exact, discover };
+
+/// Opens a fresh git_repository for the calling thread. Each operation opens its own and frees
+/// it before returning: this is what makes the git module thread-safe (see repository.hpp).
+Result<RepoPtr> open_repo(const std::filesystem::path& path, OpenMode mode);
+
+/// 40 hex digits.
+std::string to_hex(const git_oid& id);
+Result<git_oid> parse_oid(const std::string& hex);
+
+/// `refs/heads/<branch>` after checking that `branch` is a valid branch name.
+Result<std::string> branch_ref_name(const std::string& branch);
+
+/// The commit a branch points at; not_found when there is no such branch.
+Result<git_oid> branch_tip(git_repository* repo, const std::string& branch);
+
+Result<CommitPtr> lookup_commit(git_repository* repo, const git_oid& id);
+Result<TreePtr> commit_tree(git_repository* repo, const git_oid& commit_id);
+
+/// The author/committer for commits loopr makes: user.name/user.email from the repository's git
+/// config (local, global, XDG, system), each missing field falling back to `loopr` /
+/// `loopr@localhost` so a machine without git identity still gets valid commits.
+Result<SignaturePtr> default_signature(git_repository* repo);
+
+/// The paths of every conflict in `index` (ours, else theirs, else ancestor path), sorted.
+Result<std::vector<std::string>> conflict_paths(git_index* index);
+
+/// The workdir of `repo` without a trailing slash.
+std::filesystem::path workdir_of(git_repository* repo);
+
+/// `.loopr/state/` etc. are loopr's own folders; a checkpoint never commits them even when a
+/// repository forgot to ignore them (they may hold RocksDB files or nested worktrees).
+bool is_loopr_private_path(std::string_view repo_relative_path);
+
+}  // namespace loopr::git::detail

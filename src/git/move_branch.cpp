@@ -1,0 +1,110 @@
+#include "git/move_branch.hpp"
+
+#include <algorithm>
+
+namespace loopr::git::detail {
+
+namespace {
+
+Result<std::optional<std::string>> symbolic_head(git_repository* repo) {
+  LOOPR_ASSIGN(RefPtr head, make<RefPtr>("reading HEAD", git_reference_lookup, repo, "HEAD"));
+  if (git_reference_type(head.get()) != GIT_REFERENCE_SYMBOLIC) return std::optional<std::string>();
+  return std::optional<std::string>(git_reference_symbolic_target(head.get()));
+}
+
+int collect_conflict(git_checkout_notify_t /*why*/, const char* path, const git_diff_file*,
+                     const git_diff_file*, const git_diff_file*, void* payload) {
+  static_cast<std::vector<std::string>*>(payload)->emplace_back(path);
+  return 0;
+}
+
+// Brings a work tree's index and files from tree `from` to tree `to`. Returns the paths whose
+// uncommitted state would be overwritten (then nothing was written: libgit2 computes every
+// conflict before it touches the disk), or an empty list on success.
+Result<std::vector<std::string>> checkout_tree(git_repository* repo, git_tree* from, git_tree* to) {
+  std::vector<std::string> blocked;
+  git_checkout_options opts = GIT_CHECKOUT_OPTIONS_INIT;
+  // SAFE is `git checkout`'s two-way merge: update what still matches `from`, keep the user's
+  // edits to anything else, refuse when an edit (or an untracked file) is in the way.
+  opts.checkout_strategy = GIT_CHECKOUT_SAFE;
+  opts.baseline = from;
+  opts.notify_flags = GIT_CHECKOUT_NOTIFY_CONFLICT;
+  opts.notify_cb = collect_conflict;
+  opts.notify_payload = &blocked;
+  int rc = git_checkout_tree(repo, reinterpret_cast<const git_object*>(to), &opts);
+  if (rc == GIT_ECONFLICT) {
+    std::sort(blocked.begin(), blocked.end());
+    blocked.erase(std::unique(blocked.begin(), blocked.end()), blocked.end());
+    if (blocked.empty()) blocked.emplace_back("(unnamed path)");
+    return blocked;
+  }
+  LOOPR_TRY(check(rc, "checking out in " + workdir_of(repo).string()));
+  blocked.clear();
+  return blocked;
+}
+
+}  // namespace
+
+Result<std::optional<std::filesystem::path>> find_checkout(git_repository* main_repo,
+                                                           const std::string& ref_name) {
+  using Found = std::optional<std::filesystem::path>;
+  LOOPR_ASSIGN(auto main_head, symbolic_head(main_repo));
+  if (main_head && *main_head == ref_name) return Found(workdir_of(main_repo));
+  StrArray names;
+  LOOPR_TRY(check(git_worktree_list(&names.arr, main_repo), "listing worktrees"));
+  for (std::size_t i = 0; i < names.arr.count; ++i) {
+    LOOPR_ASSIGN(WorktreePtr wt, make<WorktreePtr>("looking up a worktree", git_worktree_lookup,
+                                                   main_repo, names.arr.strings[i]));
+    // A registration whose folder is gone has no files to update.
+    if (git_worktree_validate(wt.get()) != 0) continue;
+    LOOPR_ASSIGN(RepoPtr repo,
+                 make<RepoPtr>("opening a worktree", git_repository_open_from_worktree, wt.get()));
+    LOOPR_ASSIGN(auto head, symbolic_head(repo.get()));
+    if (head && *head == ref_name) return Found(workdir_of(repo.get()));
+  }
+  return Found();
+}
+
+Result<MoveReport> move_branch(git_repository* repo, const std::string& ref_name,
+                               const git_oid& old_tip, const git_oid& new_tip,
+                               const std::optional<std::filesystem::path>& checkout,
+                               const std::string& reflog_message) {
+  RepoPtr checkout_repo;
+  TreePtr old_tree;
+  TreePtr new_tree;
+  git_repository* target = repo;
+  if (checkout) {
+    LOOPR_ASSIGN(checkout_repo, open_repo(*checkout, OpenMode::exact));
+    target = checkout_repo.get();
+    // Files are only touched for the tip we computed against; the CAS below catches later moves.
+    git_oid current;
+    LOOPR_TRY(check(git_reference_name_to_id(&current, target, ref_name.c_str()),
+                    "resolving " + ref_name));
+    if (!git_oid_equal(&current, &old_tip)) return MoveReport{MoveReport::Kind::ref_moved, {}};
+    LOOPR_ASSIGN(old_tree, commit_tree(target, old_tip));
+    LOOPR_ASSIGN(new_tree, commit_tree(target, new_tip));
+    LOOPR_ASSIGN(auto blocked, checkout_tree(target, old_tree.get(), new_tree.get()));
+    if (!blocked.empty()) return MoveReport{MoveReport::Kind::local_changes, std::move(blocked)};
+  }
+  // Through the checkout's own repository handle, so its HEAD reflog records the move too.
+  git_reference* raw = nullptr;
+  int rc = git_reference_create_matching(&raw, target, ref_name.c_str(), &new_tip, /*force=*/1,
+                                         &old_tip, reflog_message.c_str());
+  RefPtr moved(raw);
+  if (rc == GIT_EMODIFIED) {
+    if (checkout) {
+      // Someone moved the branch between our check and the swap: put the files back.
+      LOOPR_ASSIGN(auto blocked, checkout_tree(target, new_tree.get(), old_tree.get()));
+      if (!blocked.empty()) {
+        return make_error(ErrorCode::conflict,
+                          ref_name + " moved while its work tree was being updated; " + "check " +
+                              checkout->string());
+      }
+    }
+    return MoveReport{MoveReport::Kind::ref_moved, {}};
+  }
+  LOOPR_TRY(check(rc, "moving " + ref_name));
+  return MoveReport{MoveReport::Kind::moved, {}};
+}
+
+}  // namespace loopr::git::detail

@@ -1,0 +1,146 @@
+// Opening repositories, base-branch discovery and branches, against real repos and the git CLI.
+#include <loopr/git/branches.hpp>
+#include <loopr/git/repository.hpp>
+
+#include "git/git_test_repo.hpp"
+
+using namespace loopr;
+using namespace loopr::testing;
+using loopr::git::Repository;
+
+TEST(RepositoryTest, OpensFromAnyFolderInside) {
+  TestRepo t;
+  t.write("src/deep/file.txt", "x\n");
+  t.commit_all("add src");
+  for (const auto& from : {t.root(), t.root() / "src", t.root() / "src" / "deep"}) {
+    ASSERT_OK_AND_ASSIGN(Repository repo, Repository::open(from));
+    EXPECT_EQ(repo.root(), t.root()) << "opened from " << from;
+    EXPECT_EQ(repo.git_dir(), t.root() / ".git");
+  }
+}
+
+TEST(RepositoryTest, OpeningFromInsideALoopWorktreeFindsTheMainRepository) {
+  TestRepo t;
+  Repository repo = t.open();
+  ASSERT_OK(repo.create_branch("feature", "trunk"));
+  ASSERT_OK_AND_ASSIGN(git::Worktree wt, repo.add_worktree("001", "feature"));
+  std::filesystem::create_directories(wt.path() / "sub");
+  ASSERT_OK_AND_ASSIGN(Repository again, Repository::open(wt.path() / "sub"));
+  EXPECT_EQ(again.root(), t.root());
+}
+
+TEST(RepositoryTest, RefusesABareRepositoryClearly) {
+  TempDir dir;
+  run_git(dir.path(), "init -q --bare bare.git");
+  auto repo = Repository::open(dir.path() / "bare.git");
+  ASSERT_FALSE(repo.ok());
+  EXPECT_EQ(repo.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(repo.error().message.find("bare"), std::string::npos) << repo.error().message;
+}
+
+TEST(RepositoryTest, RefusesARepositoryWithoutACommitClearly) {
+  TempDir dir;
+  run_git(dir.path(), "init -q -b trunk");
+  auto repo = Repository::open(dir.path());
+  ASSERT_FALSE(repo.ok());
+  EXPECT_EQ(repo.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(repo.error().message.find("no commit"), std::string::npos) << repo.error().message;
+}
+
+TEST(RepositoryTest, NotFoundOutsideAnyRepository) {
+  TempDir dir;
+  auto repo = Repository::open(dir.path());
+  ASSERT_FALSE(repo.ok());
+  EXPECT_EQ(repo.error().code, ErrorCode::not_found);
+}
+
+TEST(RepositoryTest, BaseBranchIsWhateverHeadIsOnNeverAGuess) {
+  TestRepo t("trunk");
+  Repository repo = t.open();
+  ASSERT_OK_AND_ASSIGN(std::string base, repo.current_branch());
+  EXPECT_EQ(base, "trunk");
+  run_git(t.root(), "checkout -q -b develop");
+  ASSERT_OK_AND_ASSIGN(base, repo.current_branch());
+  EXPECT_EQ(base, "develop");
+  EXPECT_EQ(base, git_line(t.root(), "rev-parse --abbrev-ref HEAD"));
+}
+
+TEST(RepositoryTest, DetachedHeadHasNoBaseBranch) {
+  TestRepo t;
+  run_git(t.root(), "checkout -q --detach");
+  auto base = t.open().current_branch();
+  ASSERT_FALSE(base.ok());
+  EXPECT_EQ(base.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(base.error().message.find("detached"), std::string::npos);
+}
+
+TEST(RepositoryTest, CreatesIntegrationAndLoopBranchesSideBySide) {
+  TestRepo t;
+  Repository repo = t.open();
+  std::string integration = git::integration_branch("001");
+  std::string loop = git::loop_branch("001", "001-002");
+  ASSERT_OK_AND_ASSIGN(std::string sha, repo.create_branch(integration, "trunk"));
+  EXPECT_EQ(sha, git_line(t.root(), "rev-parse trunk"));
+  // The loop branch is made from the integration branch, after it moved on.
+  t.write("plan.md", "plan\n");
+  run_git(t.root(), "checkout -q " + integration);
+  std::string moved = t.commit_all("plan");
+  run_git(t.root(), "checkout -q trunk");
+  ASSERT_OK_AND_ASSIGN(std::string loop_sha, repo.create_branch(loop, integration));
+  EXPECT_EQ(loop_sha, moved);
+  EXPECT_EQ(git_line(t.root(), "rev-parse " + loop), moved);
+  EXPECT_EQ(git_line(t.root(), "rev-parse " + integration), moved);
+  ASSERT_OK_AND_ASSIGN(auto listed, repo.branches("loopr/"));
+  EXPECT_EQ(listed, (std::vector<std::string>{integration, loop}));
+  EXPECT_TRUE(fsck_clean(t.root()));
+}
+
+TEST(RepositoryTest, BranchCreationRefusals) {
+  TestRepo t;
+  Repository repo = t.open();
+  ASSERT_OK(repo.create_branch("loopr/001", "trunk"));
+  auto again = repo.create_branch("loopr/001", "trunk");
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, ErrorCode::already_exists);
+  auto missing = repo.create_branch("x", "no-such-branch");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::not_found);
+  auto invalid = repo.create_branch("bad..name", "trunk");
+  ASSERT_FALSE(invalid.ok());
+  EXPECT_EQ(invalid.error().code, ErrorCode::invalid_argument);
+  // The shape the issue first suggested: git cannot hold it next to `loopr/001`.
+  EXPECT_FALSE(repo.create_branch("loopr/001/001-002", "trunk").ok());
+  EXPECT_NE(run_git(t.root(), "branch --list").find("loopr/001"), std::string::npos);
+}
+
+TEST(RepositoryTest, DeleteBranchRefusesACheckedOutOne) {
+  TestRepo t;
+  Repository repo = t.open();
+  ASSERT_OK(repo.create_branch("gone", "trunk"));
+  ASSERT_OK(repo.delete_branch("gone"));
+  ASSERT_OK_AND_ASSIGN(bool has, repo.has_branch("gone"));
+  EXPECT_FALSE(has);
+  auto checked_out = repo.delete_branch("trunk");
+  ASSERT_FALSE(checked_out.ok());
+  EXPECT_EQ(checked_out.error().code, ErrorCode::conflict);
+  EXPECT_EQ(git_line(t.root(), "rev-parse --abbrev-ref HEAD"), "trunk");
+}
+
+TEST(RepositoryTest, LogMatchesGitOneline) {
+  TestRepo t;
+  for (int i = 0; i < 4; ++i) {
+    t.write("f.txt", std::to_string(i) + "\n");
+    t.commit_all("change " + std::to_string(i) + "\n\nbody text");
+  }
+  ASSERT_OK_AND_ASSIGN(auto log, t.open().log("trunk", 3));
+  EXPECT_EQ(log, lines_of(run_git(t.root(), "log --oneline --no-decorate -n 3 trunk")));
+  ASSERT_OK_AND_ASSIGN(auto all, t.open().log("trunk", 100));
+  EXPECT_EQ(all.size(), 5u);
+}
+
+TEST(RepositoryTest, IdentityComesFromGitConfig) {
+  TestRepo t;
+  ASSERT_OK_AND_ASSIGN(git::Identity who, t.open().identity());
+  EXPECT_EQ(who.name, "Test User");
+  EXPECT_EQ(who.email, "test@example.com");
+}
