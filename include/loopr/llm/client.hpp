@@ -1,0 +1,42 @@
+// loopr's one interface to a model: `complete(request)` over the Anthropic Messages API, an
+// OpenAI-compatible chat completions server or the Claude Code CLI, built from the Config.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <loopr/core/config.hpp>
+#include <loopr/core/result.hpp>
+#include <loopr/llm/types.hpp>
+#include <loopr/net/asio.hpp>
+
+namespace loopr::llm {
+
+class LlmClient {
+ public:
+  virtual ~LlmClient() = default;
+
+  /// One model call (one HTTP request, or one whole CLI session for claude-code). Run it on
+  /// the io_context the client was made with; `request` must live until the co_await returns.
+  /// Never throws for what the provider, network or CLI does: that comes back as an LlmError.
+  virtual awaitable<Outcome> complete(const Request& request) = 0;
+
+  /// True when the provider runs its tools itself (claude-code): the response is the end of a
+  /// whole agentic session and the engine skips its own tool loop.
+  virtual bool runs_own_tools() const = 0;
+
+  /// `anthropic`, `openai` or `claude-code`.
+  virtual const std::string& provider() const = 0;
+  /// The configured model (a Request may name another).
+  virtual const std::string& model() const = 0;
+};
+
+/// Builds the client `config.llm.provider` names. Keys come from `env` (ANTHROPIC_API_KEY,
+/// OPENAI_API_KEY); `config.llm.base_url` is already resolved by apply_env, empty meaning
+/// https://api.anthropic.com / https://api.openai.com. HTTP clients run on `io`; the
+/// claude-code client waits for its child process on `blocking`. Errors: an unknown provider,
+/// a malformed or non-loopback plain-http base URL, an unreadable ca_file.
+Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLookup& env,
+                                               net::io_context& io, net::thread_pool& blocking);
+
+}  // namespace loopr::llm

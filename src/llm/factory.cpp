@@ -1,0 +1,61 @@
+// Building the configured client: provider, base URL, key from the environment, timeouts.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "llm/providers.hpp"
+
+namespace loopr::llm {
+
+Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLookup& env,
+                                               net::io_context& io, net::thread_pool& blocking) {
+  const LlmConfig& c = config.llm;
+  auto pricing = std::make_shared<const Pricing>(config.pricing);
+
+  if (c.provider == "claude-code") {
+    ClaudeCodeSettings s;
+    s.command = c.claude_code.command;
+    s.model = c.model;
+    s.permission_mode = c.claude_code.permission_mode;
+    s.skip_permissions = c.claude_code.skip_permissions;
+    s.max_turns = c.claude_code.max_turns;
+    if (auto key = env("ANTHROPIC_API_KEY")) s.env["ANTHROPIC_API_KEY"] = *key;
+    if (!c.base_url.empty()) s.env["ANTHROPIC_BASE_URL"] = c.base_url;
+    // A whole CLI session is one call: without a per-request timeout it gets the longest
+    // iteration time any loop type may use.
+    for (const auto& [type, loop] : config.loops)
+      s.default_timeout = std::max(s.default_timeout, loop.iteration_timeout);
+    return make_claude_code_client(std::move(s), blocking, std::move(pricing));
+  }
+
+  bool anthropic = c.provider == "anthropic";
+  if (!anthropic && c.provider != "openai")
+    return make_error(
+        ErrorCode::invalid_argument,
+        "llm.provider '" + c.provider + "' is unknown (anthropic, openai, claude-code)");
+
+  std::string url = c.base_url;
+  if (url.empty()) url = anthropic ? "https://api.anthropic.com" : "https://api.openai.com";
+  LOOPR_ASSIGN(Endpoint endpoint, parse_base_url(url));
+  HttpOptions options;
+  options.connect_timeout = c.connect_timeout;
+  options.first_byte_timeout = c.first_byte_timeout;
+  options.idle_timeout = c.idle_timeout;
+  options.ca_file = c.ca_file;
+  LOOPR_ASSIGN(auto http, HttpClient::create(io, std::move(endpoint), std::move(options)));
+
+  WireSettings w;
+  w.model = c.model;
+  w.max_tokens = c.max_tokens;
+  w.key_env = anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+  w.api_key = env(w.key_env.c_str()).value_or("");
+  w.bearer = c.auth_header != "x-api-key";
+  w.api_version = c.api_version;
+  w.max_tokens_field = c.max_tokens_field;
+  if (w.api_key.empty() && anthropic)
+    spdlog::warn("ANTHROPIC_API_KEY is not set: requests to {} will be refused", url);
+  auto wire = anthropic ? make_anthropic_wire(std::move(w)) : make_openai_wire(std::move(w));
+  return make_http_llm_client(std::move(wire), std::move(http), c.stream, std::move(pricing));
+}
+
+}  // namespace loopr::llm

@@ -1,0 +1,38 @@
+// The concrete clients behind LlmClient, for the factory (and tests that build one directly).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <loopr/llm/client.hpp>
+#include <loopr/llm/pricing.hpp>
+
+#include "llm/http_client.hpp"
+#include "llm/wire.hpp"
+
+namespace loopr::llm {
+
+/// Anthropic or OpenAI-compatible, by `wire`, over `http`.
+std::unique_ptr<LlmClient> make_http_llm_client(std::unique_ptr<Wire> wire,
+                                                std::unique_ptr<HttpClient> http, bool stream,
+                                                std::shared_ptr<const Pricing> pricing);
+
+struct ClaudeCodeSettings {
+  std::string command = "claude";
+  std::string model;              ///< passed as --model (empty: the CLI's default)
+  std::string permission_mode;    ///< --permission-mode (empty: not passed)
+  bool skip_permissions = false;  ///< --dangerously-skip-permissions
+  int max_turns = 0;              ///< --max-turns (0: not passed)
+  /// Added to the CLI's environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL. The key travels
+  /// only this way, never on the command line (other users can read argv).
+  std::map<std::string, std::string> env;
+  std::chrono::milliseconds default_timeout{std::chrono::minutes(10)};
+};
+
+std::unique_ptr<LlmClient> make_claude_code_client(ClaudeCodeSettings settings,
+                                                   net::thread_pool& blocking,
+                                                   std::shared_ptr<const Pricing> pricing);
+
+}  // namespace loopr::llm
