@@ -15,6 +15,11 @@ void ensure_libgit2() {
   });
 }
 
+std::unique_lock<std::mutex> lock_worktree_registry() {
+  static std::mutex registry;
+  return std::unique_lock<std::mutex>(registry);
+}
+
 namespace {
 
 ErrorCode code_for(int rc, const git_error* e) {

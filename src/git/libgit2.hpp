@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,14 @@ namespace loopr::git::detail {
 /// Calls git_libgit2_init() exactly once per process (std::call_once); never shut down, so
 /// handles living in static objects stay valid until exit. Every entry point calls it.
 void ensure_libgit2();
+
+/// Held while git's worktree registry (`<git-dir>/worktrees/`) changes, and while loopr relies on
+/// knowing where a branch is checked out. libgit2 1.5 answers "is this branch checked out?" (also
+/// inside git_worktree_add) by opening every registered worktree, and a worktree that another
+/// thread is creating or pruning at that moment turns the answer into a false "yes" (an error in
+/// its per-worktree callback becomes 1: `error = cb(...) != 0`, libgit2 #7231). One lock per
+/// process: a daemon serves one repository, and adding a worktree is rare next to committing.
+std::unique_lock<std::mutex> lock_worktree_registry();
 
 /// Translates a libgit2 return code into a Result, once: negative codes become an Error whose
 /// message is `what` plus git_error_last()'s text (thread-local in libgit2, so read right away).

@@ -1,6 +1,9 @@
 // Landing work: a loop branch into its plan's integration branch, and that into the base branch.
 // The merge is computed without any work tree (git_merge_commits), so a conflict changes
 // nothing; only a clean result moves the target, and the target's checkout if it has one.
+#include <chrono>
+#include <thread>
+
 #include <loopr/git/repository.hpp>
 
 #include "git/libgit2.hpp"
@@ -77,6 +80,8 @@ Result<MergeOutcome> Repository::merge(const std::string& source, const std::str
     if (plan.kind == Kind::up_to_date || plan.kind == Kind::conflict) {
       return MergeOutcome{plan.kind, std::move(plan.conflicts), to_hex(tgt)};
     }
+    // Where target is checked out must stay true until it has moved.
+    auto registry = lock_worktree_registry();
     LOOPR_ASSIGN(auto checkout, find_checkout(repo.get(), ref_name));
     std::string reflog =
         "merge " + source +

@@ -91,7 +91,9 @@ Result<MoveReport> move_branch(git_repository* repo, const std::string& ref_name
   int rc = git_reference_create_matching(&raw, target, ref_name.c_str(), &new_tip, /*force=*/1,
                                          &old_tip, reflog_message.c_str());
   RefPtr moved(raw);
-  if (rc == GIT_EMODIFIED) {
+  // EMODIFIED: the tip is not old_tip any more. ELOCKED: someone holds the ref's lock file
+  // right now. Either way another writer got there first, and nothing here has moved.
+  if (rc == GIT_EMODIFIED || rc == GIT_ELOCKED) {
     if (checkout) {
       // Someone moved the branch between our check and the swap: put the files back.
       LOOPR_ASSIGN(auto blocked, checkout_tree(target, new_tree.get(), old_tree.get()));

@@ -85,6 +85,7 @@ Result<void> Repository::delete_branch(const std::string& name) const {
   RefPtr ref(raw);
   if (rc == GIT_ENOTFOUND) return make_error(ErrorCode::not_found, "no branch '" + name + "'");
   LOOPR_TRY(check(rc, "looking up branch '" + name + "'"));
+  auto registry = lock_worktree_registry();
   int out = git_branch_is_checked_out(ref.get());
   LOOPR_TRY(check(out, "checking where '" + name + "' is checked out"));
   if (out == 1) {

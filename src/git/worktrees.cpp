@@ -129,6 +129,7 @@ Result<Worktree> Repository::add_worktree(const std::string& loop_id,
   LOOPR_ASSIGN(std::string ref_name, branch_ref_name(branch));
   LOOPR_ASSIGN(RepoPtr repo, open_repo(root_, OpenMode::exact));
   std::filesystem::path path = RepoPaths(root_).worktree(loop_id);
+  auto registry = lock_worktree_registry();
 
   LOOPR_ASSIGN(bool known, has_worktree(repo.get(), loop_id));
   if (known) {
@@ -190,6 +191,7 @@ Result<Worktree> Repository::worktree(const std::string& loop_id) const {
 
 Result<std::vector<WorktreeInfo>> Repository::list_worktrees() const {
   LOOPR_ASSIGN(RepoPtr repo, open_repo(root_, OpenMode::exact));
+  auto registry = lock_worktree_registry();
   StrArray names;
   LOOPR_TRY(check(git_worktree_list(&names.arr, repo.get()), "listing worktrees"));
   std::vector<WorktreeInfo> list;
@@ -215,6 +217,7 @@ Result<ArchiveOutcome> Repository::archive_worktree(const std::string& loop_id,
                                                     const std::string& message) const {
   LOOPR_TRY(check_worktree_name(loop_id));
   LOOPR_ASSIGN(RepoPtr repo, open_repo(root_, OpenMode::exact));
+  auto registry = lock_worktree_registry();
   LOOPR_ASSIGN(WorktreePtr wt, lookup_worktree(repo.get(), loop_id));
   ArchiveOutcome outcome;
   if (git_worktree_validate(wt.get()) == 0) {
@@ -257,6 +260,7 @@ Result<ArchiveOutcome> Repository::archive_worktree(const std::string& loop_id,
 Result<void> Repository::remove_worktree(const std::string& loop_id, RemoveMode mode) const {
   LOOPR_TRY(check_worktree_name(loop_id));
   LOOPR_ASSIGN(RepoPtr repo, open_repo(root_, OpenMode::exact));
+  auto registry = lock_worktree_registry();
   LOOPR_ASSIGN(WorktreePtr wt, lookup_worktree(repo.get(), loop_id));
   if (mode == RemoveMode::refuse_if_dirty && git_worktree_validate(wt.get()) == 0) {
     LOOPR_ASSIGN(std::string status, Worktree(worktree_path(wt.get())).status());
