@@ -55,6 +55,7 @@ struct Engine::Context {
   Json body;  ///< parsed body, or the raw text when it is not JSON
   std::optional<std::string> rule;
   std::optional<std::string> fault;
+  Millis event_delay{0};  ///< between streamed events, from the reply or the defaults
 };
 
 Engine::Engine(Script script, EngineOptions options, RequestLog* log)
@@ -186,6 +187,7 @@ ResponsePlan Engine::answer(const RequestView& view, const Json& body, Context& 
   const Rule& rule = script_.rules[outcome->rule_index];
   const ReplySpec& spec = rule.replies[outcome->reply_index];
   ctx.rule = rule.name;
+  ctx.event_delay = spec.event_delay.count() >= 0 ? spec.event_delay : script_.defaults.event_delay;
 
   // A random fault answers instead of the reply and leaves the rule unconsumed, so the
   // client's retry gets the same scripted answer.
@@ -287,6 +289,7 @@ Reply Engine::resolve(const ReplySpec& spec, const MatchOutcome& outcome, const 
 ResponsePlan Engine::reply_plan(const Reply& reply, const RequestView& view, Context& ctx) {
   ResponsePlan plan;
   plan.delay = options_.latency.value_or(script_.defaults.latency);
+  plan.event_delay = ctx.event_delay;
   const std::uint64_t seed = ids_.next();
   if (view.api == Api::anthropic) {
     plan.headers = {{"request-id", ctx.request_id},

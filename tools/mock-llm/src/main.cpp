@@ -93,10 +93,11 @@ int main(int argc, char** argv) {
     if (!log_path.empty()) log.emplace(log_path);
     Engine engine(std::move(*script), options, log ? &*log : nullptr);
     Server server(engine, {host, static_cast<std::uint16_t>(port), tls_cert, tls_key});
+    server.stop_on_signals();
     if (!port_file.empty()) write_port_file(port_file, server.port());
     std::fprintf(stderr, "loopr-mock-llm: listening on %s://%s:%u (script %s)\n",
                  server.tls() ? "https" : "http", host.c_str(), server.port(), script_path.c_str());
-    server.run_until_signal();
+    server.run();
     std::fprintf(stderr, "loopr-mock-llm: stopped\n");
     return 0;
   } catch (const std::exception& e) {

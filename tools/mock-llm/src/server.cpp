@@ -231,6 +231,7 @@ struct Server::Impl {
   net::io_context ioc{1};
   std::optional<ssl::context> tls_context;
   tcp::acceptor acceptor{ioc};
+  std::optional<net::signal_set> signals;
 };
 
 Server::Server(Engine& engine, ServerOptions options)
@@ -269,12 +270,11 @@ void Server::run() {
   impl_->ioc.run();
 }
 
-void Server::run_until_signal() {
-  net::signal_set signals(impl_->ioc, SIGINT, SIGTERM);
-  signals.async_wait([this](const beast::error_code& ec, int) {
+void Server::stop_on_signals() {
+  impl_->signals.emplace(impl_->ioc, SIGINT, SIGTERM);
+  impl_->signals->async_wait([this](const beast::error_code& ec, int) {
     if (!ec) stop();
   });
-  run();
 }
 
 void Server::stop() { impl_->ioc.stop(); }

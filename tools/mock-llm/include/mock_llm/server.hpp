@@ -29,10 +29,11 @@ class Server {
   std::uint16_t port() const;
   bool tls() const;
 
+  /// Makes SIGINT and SIGTERM call `stop()` from now on (call before announcing the port, so
+  /// a signal sent right after never meets the default handler).
+  void stop_on_signals();
   /// Serves until `stop()`.
   void run();
-  /// Serves until `stop()`, SIGINT or SIGTERM.
-  void run_until_signal();
   /// Ends `run()` (callable from any thread); open connections are dropped.
   void stop();
 
