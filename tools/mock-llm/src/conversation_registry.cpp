@@ -1,6 +1,8 @@
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <mock_llm/conversation_registry.hpp>
+#include <string_view>
 
 namespace loopr::mock_llm {
 namespace {
@@ -11,7 +13,32 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   return h ^ (v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2));
 }
 
-std::uint64_t hash_json(const Json& j) { return std::hash<std::string>{}(j.dump()); }
+/// Hashes the value itself, walking it, rather than its dump: serialising every message of
+/// every request was the largest CPU cost per request. Objects hash in key order (sorted).
+std::uint64_t hash_json(const Json& j) {
+  std::uint64_t h = static_cast<std::uint64_t>(j.type()) * 0x100000001B3ULL;
+  switch (j.type()) {
+    case Json::value_t::string:
+      return mix(h, std::hash<std::string_view>{}(j.get_ref<const std::string&>()));
+    case Json::value_t::object:
+      for (const auto& [k, v] : j.items())
+        h = mix(mix(h, std::hash<std::string_view>{}(k)), hash_json(v));
+      return h;
+    case Json::value_t::array:
+      for (const auto& v : j) h = mix(h, hash_json(v));
+      return h;
+    case Json::value_t::boolean:
+      return mix(h, j.get<bool>() ? 1 : 2);
+    case Json::value_t::number_integer:
+      return mix(h, static_cast<std::uint64_t>(j.get<std::int64_t>()));
+    case Json::value_t::number_unsigned:
+      return mix(h, j.get<std::uint64_t>());
+    case Json::value_t::number_float:
+      return mix(h, std::hash<double>{}(j.get<double>()));
+    default:
+      return h;
+  }
+}
 
 bool is_thinking(const Json& block) {
   if (!block.is_object()) return false;
@@ -47,6 +74,9 @@ std::uint64_t conversation_hash(const Json& body, std::size_t count) {
 
 void ConversationRegistry::record(const Json& body, const Json& content,
                                   const std::string& stop_reason) {
+  if (stop_reason == "pause_turn") paused_.insert(hash_json(content));
+  // Without thinking blocks there is nothing a later request could alter or drop.
+  if (std::none_of(content.begin(), content.end(), is_thinking)) return;
   Response r;
   r.conversation = conversation_hash(body, body["messages"].size());
   const std::size_t index = responses_.size();
@@ -58,7 +88,6 @@ void ConversationRegistry::record(const Json& body, const Json& content,
     }
   }
   responses_.push_back(r);
-  if (stop_reason == "pause_turn") paused_.insert(hash_json(content));
 }
 
 bool ConversationRegistry::is_paused_turn(const Json& content) const {
