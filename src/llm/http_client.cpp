@@ -16,6 +16,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <cctype>
+#include <limits>
 #include <variant>
 
 #include <loopr/net/asio.hpp>
@@ -161,7 +162,9 @@ struct HttpClient::Impl {
                         "the connection to " + where() + " broke while sending: " + ec.message());
 
     http::response_parser<http::buffer_body> parser;
-    parser.body_limit(boost::none);  // SSE streams are long; the sink decides what to keep
+    // SSE streams are long; the sink decides what to keep. Not boost::none: Boost 1.74 compares
+    // a Content-Length against the empty optional and fails every such body with body_limit.
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     co_await http::async_read_header(stream, conn.buffer, parser,
                                      net::redirect_error(net::use_awaitable, ec));
     if (ec == beast::error::timeout)

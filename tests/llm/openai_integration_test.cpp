@@ -1,0 +1,110 @@
+// The OpenAI-compatible client against loopr-mock-llm's chat completions endpoint, streamed
+// and not: answers, a tool-call round trip, usage, errors.
+#include <gtest/gtest.h>
+
+#include "mock_llm_process.hpp"
+
+using namespace loopr;
+using namespace loopr::llm;
+using namespace loopr::llm::testing;
+using nlohmann::json;
+
+namespace {
+
+const char* kScript = R"(
+rules:
+  - name: hello
+    match: {api: openai, first_user: "^say hello$"}
+    reply:
+      text: "Hello from the chat endpoint."
+      usage: {input_tokens: 30, output_tokens: 6, cache_read_input_tokens: 10}
+  - name: call
+    match: {api: openai, first_user: "^run make$", turn: 1}
+    reply:
+      text: "Running it."
+      tool_use: {name: run_command, input: {command: make}}
+  - name: after-call
+    match: {api: openai, first_user: "^run make$", turn: 2, tool_result: "build ok"}
+    reply: {text: "The build passed."}
+  - name: rejected
+    match: {api: openai, first_user: "^bad$"}
+    reply: {fault: {status: 400, message: "messages: invalid"}}
+)";
+
+class OpenAiIntegrationTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { LOOPR_REQUIRE_MOCK(); }
+  Config config(const MockLlm& mock) const {
+    Config c = mock_config("openai", mock.url(), GetParam());
+    c.llm.max_tokens_field = "max_tokens";  // as for a local server
+    return c;
+  }
+  EnvLookup env() const { return env_with({{"OPENAI_API_KEY", "sk-local"}}); }
+};
+
+}  // namespace
+
+TEST_P(OpenAiIntegrationTest, PlainAnswerAndUsage) {
+  MockLlm mock(kScript);
+  ClientHarness h(config(mock), env());
+  Outcome o = h.call(user_request("say hello", "001", "plan"));
+  ASSERT_TRUE(o.ok()) << o.error().describe() << "\n" << mock.output();
+  EXPECT_EQ(o.response().text(), "Hello from the chat endpoint.");
+  EXPECT_EQ(o.response().stop_reason, StopReason::end_turn);
+  EXPECT_EQ(o.response().usage.output_tokens, 6);
+  EXPECT_EQ(o.response().usage.cache_read_tokens, 10);
+  EXPECT_FALSE(o.response().request_id.empty());
+
+  auto log = mock.requests();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0]["path"], "/v1/chat/completions");
+  EXPECT_EQ(log[0]["api"], "openai");
+  EXPECT_EQ(log[0]["headers"]["x-loopr-loop-id"], "001");
+  EXPECT_EQ(log[0]["headers"]["authorization"], "Bearer [redacted]");
+  EXPECT_TRUE(log[0]["body"].contains("max_tokens"));
+  EXPECT_FALSE(log[0]["body"].contains("max_completion_tokens"));
+  if (GetParam()) {
+    EXPECT_EQ(log[0]["body"]["stream_options"]["include_usage"], true);
+  }
+}
+
+TEST_P(OpenAiIntegrationTest, ToolCallRoundTrip) {
+  MockLlm mock(kScript);
+  ClientHarness h(config(mock), env());
+  Request req = user_request("run make", "code-001-001-001", "code");
+  req.tools = {{"run_command", "Runs a shell command",
+                json::parse(R"({"type":"object","properties":{"command":{"type":"string"}}})")}};
+  Outcome first = h.call(req);
+  ASSERT_TRUE(first.ok()) << first.error().describe() << "\n" << mock.output();
+  EXPECT_EQ(first.response().stop_reason, StopReason::tool_use);
+  ASSERT_EQ(first.response().tool_uses().size(), 1u);
+  const ContentBlock& call = *first.response().tool_uses()[0];
+  EXPECT_EQ(call.name, "run_command");
+  EXPECT_EQ(call.input, json({{"command", "make"}}));
+
+  req.messages.push_back(first.response().to_message());
+  req.messages.push_back(
+      Message{Role::user, {ContentBlock::make_tool_result(call.id, "build ok")}});
+  Outcome second = h.call(req);
+  ASSERT_TRUE(second.ok()) << second.error().describe() << "\n" << mock.output();
+  EXPECT_EQ(second.response().text(), "The build passed.");
+
+  const json messages = mock.requests().at(1)["body"]["messages"];
+  ASSERT_EQ(messages.size(), 4u);  // system, user, assistant with tool_calls, tool
+  EXPECT_EQ(messages[2]["tool_calls"][0]["id"], call.id);
+  EXPECT_EQ(messages[3],
+            json({{"role", "tool"}, {"tool_call_id", call.id}, {"content", "build ok"}}));
+}
+
+TEST_P(OpenAiIntegrationTest, BadRequestIsFatalWithTheServerMessage) {
+  MockLlm mock(kScript);
+  ClientHarness h(config(mock), env());
+  Outcome o = h.call(user_request("bad"));
+  ASSERT_FALSE(o.ok());
+  EXPECT_FALSE(o.error().retryable);
+  EXPECT_EQ(o.error().kind, ErrorKind::invalid_request);
+  EXPECT_NE(o.error().message.find("messages: invalid"), std::string::npos) << o.error().message;
+}
+
+INSTANTIATE_TEST_SUITE_P(StreamedAndNot, OpenAiIntegrationTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "stream" : "plain"; });
