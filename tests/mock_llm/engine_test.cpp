@@ -132,6 +132,43 @@ TEST(EngineTest, ToolUseRoundTripWithThinkingEchoed) {
   EXPECT_NE(p7.body.find("without `tool_result`"), std::string::npos) << p7.body;
 }
 
+TEST(EngineTest, MovedCacheBreakpointsAndStringContentAreTheSameConversation) {
+  // What the claude CLI does between turns: the cache breakpoint moves to the newest message,
+  // and a message sent as blocks comes back as a plain string. Still the same conversation.
+  Engine engine(load(kToolScript), {});
+  const Json cached = {{"type", "ephemeral"}};
+  Json first = {{"role", "user"},
+                {"content",
+                 {{{"type", "text"},
+                   {"text", "Write `.loopr/plans/001-x.plan.md`"},
+                   {"cache_control", cached}}}}};
+  Json body1 = messages_body({first});
+  body1["system"] =
+      Json::array({{{"type", "text"}, {"text", "You are loopr."}, {"cache_control", cached}}});
+  Json m1 = Json::parse(engine.handle(anthropic_request(body1)).body);
+  ASSERT_EQ(m1["stop_reason"], "tool_use");
+
+  Json echoed = m1["content"];
+  echoed[1].erase("citations");         // a client that drops null fields
+  echoed[2]["cache_control"] = cached;  // and marks its newest block
+  Json answer = {{"role", "user"},
+                 {"content",
+                  {{{"type", "tool_result"},
+                    {"tool_use_id", echoed[2]["id"]},
+                    {"content", "written"},
+                    {"cache_control", cached}}}}};
+  Json body2 = messages_body({{{"role", "user"}, {"content", "Write `.loopr/plans/001-x.plan.md`"}},
+                              {{"role", "assistant"}, {"content", echoed}},
+                              answer});
+  body2["system"] = "You are loopr.";
+  ResponsePlan p2 = engine.handle(anthropic_request(body2));
+  EXPECT_EQ(p2.status, 200) << p2.body;
+
+  // A changed word in the first message is a different conversation, though.
+  body2["messages"][0]["content"] = "Write `.loopr/plans/001-y.plan.md`";
+  EXPECT_EQ(engine.handle(anthropic_request(body2)).status, 400);
+}
+
 TEST(EngineTest, PauseTurnMayBeResentAsTheLastMessage) {
   Engine engine(load("rules:\n  - name: p\n    times: 1\n    reply: {text: searching, stop_reason: "
                      "pause_turn}\n"
@@ -380,7 +417,9 @@ TEST(EngineTest, RequestLogHasOneLinePerRequest) {
   EXPECT_EQ(a["fault"], "503");
   EXPECT_EQ(lines[1]["body"], "{not json");  // kept raw when it is not JSON
   EXPECT_EQ(lines[1]["status"], 400);
+  EXPECT_NE(lines[1]["error"].get<std::string>().find("not valid JSON"), std::string::npos);
   EXPECT_TRUE(lines[2]["rule"].is_null());
+  EXPECT_NE(lines[2]["error"].get<std::string>().find("no rule matches"), std::string::npos);
   EXPECT_TRUE(lines[2]["fault"].is_null());
   EXPECT_EQ(lines[2]["status"], 400);
 }

@@ -15,14 +15,19 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 
 /// Hashes the value itself, walking it, rather than its dump: serialising every message of
 /// every request was the largest CPU cost per request. Objects hash in key order (sorted).
+/// What is not content is left out, as the service leaves it out: `cache_control` (clients move
+/// their cache breakpoint to the newest message on every turn) and null fields (`"citations":
+/// null` and an absent field mean the same).
 std::uint64_t hash_json(const Json& j) {
   std::uint64_t h = static_cast<std::uint64_t>(j.type()) * 0x100000001B3ULL;
   switch (j.type()) {
     case Json::value_t::string:
       return mix(h, std::hash<std::string_view>{}(j.get_ref<const std::string&>()));
     case Json::value_t::object:
-      for (const auto& [k, v] : j.items())
+      for (const auto& [k, v] : j.items()) {
+        if (k == "cache_control" || v.is_null()) continue;
         h = mix(mix(h, std::hash<std::string_view>{}(k)), hash_json(v));
+      }
       return h;
     case Json::value_t::array:
       for (const auto& v : j) h = mix(h, hash_json(v));
@@ -38,6 +43,19 @@ std::uint64_t hash_json(const Json& j) {
     default:
       return h;
   }
+}
+
+/// Message content or system text: a string is the same as one text block holding it (the
+/// claude CLI sends a message as blocks with a cache breakpoint, then as a plain string).
+std::uint64_t hash_content(const Json& content) {
+  if (content.is_string()) return hash_json(Json::array({{{"type", "text"}, {"text", content}}}));
+  return hash_json(content);
+}
+
+std::uint64_t hash_message(const Json& message) {
+  if (!message.is_object()) return hash_json(message);
+  std::uint64_t h = hash_json(message.contains("role") ? message["role"] : Json());
+  return mix(h, hash_content(message.contains("content") ? message["content"] : Json()));
 }
 
 bool is_thinking(const Json& block) {
@@ -65,16 +83,17 @@ Json essential(const Json& block) {
 }  // namespace
 
 std::uint64_t conversation_hash(const Json& body, std::size_t count) {
-  std::uint64_t h = hash_json(body.contains("system") ? body["system"] : Json());
+  std::uint64_t h = hash_content(body.contains("system") ? body["system"] : Json());
   h = mix(h, hash_json(body.contains("tools") ? body["tools"] : Json()));
   const Json& messages = body["messages"];
-  for (std::size_t i = 0; i < count && i < messages.size(); ++i) h = mix(h, hash_json(messages[i]));
+  for (std::size_t i = 0; i < count && i < messages.size(); ++i)
+    h = mix(h, hash_message(messages[i]));
   return h;
 }
 
 void ConversationRegistry::record(const Json& body, const Json& content,
                                   const std::string& stop_reason) {
-  if (stop_reason == "pause_turn") paused_.insert(hash_json(content));
+  if (stop_reason == "pause_turn") paused_.insert(hash_content(content));
   // Without thinking blocks there is nothing a later request could alter or drop.
   if (std::none_of(content.begin(), content.end(), is_thinking)) return;
   Response r;
@@ -91,7 +110,7 @@ void ConversationRegistry::record(const Json& body, const Json& content,
 }
 
 bool ConversationRegistry::is_paused_turn(const Json& content) const {
-  return paused_.count(hash_json(content)) > 0;
+  return paused_.count(hash_content(content)) > 0;
 }
 
 std::optional<std::string> ConversationRegistry::check(const Json& body) const {

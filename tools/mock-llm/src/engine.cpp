@@ -55,7 +55,8 @@ struct Engine::Context {
   Json body;  ///< parsed body, or the raw text when it is not JSON
   std::optional<std::string> rule;
   std::optional<std::string> fault;
-  Millis event_delay{0};  ///< between streamed events, from the reply or the defaults
+  std::optional<std::string> error;  ///< the message of an error answer, for the log
+  Millis event_delay{0};             ///< between streamed events, from the reply or the defaults
 };
 
 Engine::Engine(Script script, EngineOptions options, RequestLog* log)
@@ -99,6 +100,7 @@ void Engine::log(const HttpRequest& request, const Context& ctx, const ResponseP
                 {"rule", ctx.rule ? Json(*ctx.rule) : Json(nullptr)},
                 {"status", plan.hang ? Json(nullptr) : Json(plan.status)},
                 {"fault", ctx.fault ? Json(*ctx.fault) : Json(nullptr)},
+                {"error", ctx.error ? Json(*ctx.error) : Json(nullptr)},
                 {"request_id", ctx.request_id}});
 }
 
@@ -120,6 +122,7 @@ ResponsePlan Engine::route(const HttpRequest& request, Context& ctx) {
 }
 
 ResponsePlan Engine::error_plan(const ApiError& error, Context& ctx) const {
+  ctx.error = error.message.empty() ? default_error_message(error.status) : error.message;
   ResponsePlan plan;
   plan.status = error.status;
   if (ctx.api == Api::openai) {
