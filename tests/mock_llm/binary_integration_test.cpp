@@ -5,6 +5,7 @@
 #include <fstream>
 #include <support/subprocess.hpp>
 #include <support/temp_dir.hpp>
+#include <thread>
 
 #include "mock_llm/test_http.hpp"
 
@@ -25,6 +26,12 @@ rules:
   - name: hello
     match: {user: "hello"}
     reply: {text: "Hello from mock-llm."}
+  - name: hang
+    match: {user: "hang"}
+    reply: {text: x, fault: {hang: true}}
+  - name: slow
+    match: {user: "slow"}
+    reply: {text: "slow but sure", event_delay: 200ms}
 )Y";
 
 Json hello_body(bool stream = false) {
@@ -86,6 +93,35 @@ TEST(MockLlmBinaryTest, ExitsOnSigintToo) {
   EXPECT_EQ(child.signal_and_wait(SIGINT), 0);
 }
 
+TEST(MockLlmBinaryTest, StopsCleanlyWithRequestsInFlight) {
+  TempDir dir;
+  write_file(dir / "script.yml", kScript);
+  const auto log = dir / "log.jsonl";
+  Child child({LOOPR_MOCK_LLM_BIN, "--script", (dir / "script.yml").string(), "--port-file",
+               (dir / "port").string(), "--log", log.string()});
+  const std::uint16_t port = wait_for_port(dir / "port");
+  ASSERT_NE(port, 0);
+  // One request that is never answered and one stream in the middle of its paced events.
+  auto ask = [&](const std::string& text, bool stream) {
+    Json body = hello_body(stream);
+    body["messages"][0]["content"] = text;
+    return std::thread([port, body] {
+      TestConnection c(port);
+      HttpResponse r = c.request("POST", "/v1/messages", anthropic_headers(), body.dump());
+      EXPECT_FALSE(r.complete);  // the server went away under it
+    });
+  };
+  std::thread hung = ask("hang", false);
+  std::thread slow = ask("slow", true);
+  ASSERT_TRUE(wait_until([&] {
+    std::ifstream in(log);
+    return std::count(std::istreambuf_iterator<char>(in), {}, '\n') == 2;
+  }));
+  EXPECT_EQ(child.signal_and_wait(SIGTERM), 0);
+  hung.join();
+  slow.join();
+}
+
 TEST(MockLlmBinaryTest, BadScriptIsReportedWithItsLine) {
   TempDir dir;
   write_file(dir / "bad.yml", "rules:\n  - reply: {text: hi}\n    tims: 2\n");
@@ -99,7 +135,7 @@ TEST(MockLlmBinaryTest, BadScriptIsReportedWithItsLine) {
   out = run_command(std::string(LOOPR_MOCK_LLM_BIN) + " --check --script " +
                     shell_quote((dir / "good.yml").string()));
   EXPECT_EQ(out.exit_code, 0) << out.output;
-  EXPECT_NE(out.output.find("1 rules, ok"), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find("3 rules, ok"), std::string::npos) << out.output;
 
   out = run_command(std::string(LOOPR_MOCK_LLM_BIN) + " --latency 200 --script " +
                     shell_quote((dir / "good.yml").string()));

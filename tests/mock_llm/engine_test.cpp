@@ -280,6 +280,36 @@ rules:
   EXPECT_GT(*p.cut_after, 0u);
 }
 
+TEST(EngineTest, OpenAiStreamFaults) {
+  Engine engine(load(R"Y(
+rules:
+  - name: f
+    replies:
+      - {text: "some words to stream", fault: {error_event: overloaded_error}}
+      - {text: "some words to stream", fault: {malformed_json: true}}
+      - {text: "some words to stream", fault: {cut_after_events: 2}}
+      - {text: x, fault: {status: 429, retry_after: 5}}
+)Y"),
+                {});
+  Json body = {{"model", "m"}, {"stream", true}, {"messages", {user("x")}}};
+  ResponsePlan p = engine.handle(openai_request(body));
+  EXPECT_EQ(p.status, 200);
+  ASSERT_GE(p.events.size(), 2u);
+  Json error = Json::parse(p.events.back().substr(6));
+  EXPECT_EQ(error["error"]["type"], "overloaded_error");
+  EXPECT_EQ(p.events.back().find("[DONE]"), std::string::npos);
+
+  p = engine.handle(openai_request(body));
+  EXPECT_TRUE(Json::parse(p.events.back().substr(6), nullptr, false).is_discarded());
+
+  p = engine.handle(openai_request(body));
+  EXPECT_EQ(p.cut_after, 2u);
+
+  p = engine.handle(openai_request(body));
+  EXPECT_EQ(p.status, 429);
+  EXPECT_EQ(Json::parse(p.body)["error"]["code"], "rate_limit_exceeded");
+}
+
 TEST(EngineTest, RandomFaultsLeaveTheRuleUnconsumed) {
   Engine engine(load(R"Y(
 faults: {rate: 0.5, seed: 7, kinds: [429, cut_stream, malformed_json, error_event, 529, 500]}

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <fstream>
 #include <mock_llm/server.hpp>
+#include <set>
 #include <support/temp_dir.hpp>
 #include <thread>
 
@@ -484,6 +485,57 @@ TEST_F(ServerFixture, LogLinesAreWrittenWhileServing) {
                        .count();
   EXPECT_LE(line["t_ms"].get<std::int64_t>(), now);
   EXPECT_GT(line["t_ms"].get<std::int64_t>(), now - 60'000);
+}
+
+class RandomFaultFixture : public ServerFixture {
+ protected:
+  void SetUp() override {
+    start(R"Y(
+faults: {rate: 0.3, seed: 11}
+rules:
+  - name: steps
+    per_loop: true
+    replies: [{text: "step one"}, {text: "step two"}, {text: "step three"}, {text: "step four"}]
+)Y");
+  }
+};
+
+TEST_F(RandomFaultFixture, AClientThatRetriesGetsTheFaultFreeAnswers) {
+  // The fault suite's situation: 30 % of answers are 429/500/529, cut streams, malformed JSON or
+  // error events. A client that retries every failure still gets every step, in order, once.
+  for (bool stream : {false, true}) {
+    const std::string loop = stream ? "streaming" : "plain";
+    std::vector<std::string> got;
+    std::set<int> statuses;
+    int attempts = 0;
+    while (got.size() < 4 && attempts < 100) {
+      ++attempts;
+      HttpResponse r = post(port_, "/v1/messages", anthropic_headers("code", loop),
+                            messages({user("go")}, stream));
+      statuses.insert(r.status);
+      if (r.status != 200 || !r.complete) continue;
+      Json m;
+      if (stream) {
+        auto events = parse_sse(r.body);
+        bool broken = events.empty() || events.back().event != "message_stop";
+        for (const auto& e : events) broken |= Json::parse(e.data, nullptr, false).is_discarded();
+        if (broken) continue;
+        m = assemble_anthropic_stream(r.body);
+      } else {
+        m = Json::parse(r.body, nullptr, false);
+        if (m.is_discarded()) continue;
+      }
+      got.push_back(m["content"][0]["text"]);
+    }
+    EXPECT_EQ(got, (std::vector<std::string>{"step one", "step two", "step three", "step four"}))
+        << loop;
+    EXPECT_GT(attempts, 4) << "no fault was injected for " << loop;
+  }
+  // Every injected fault is in the log by kind, and never consumed a reply.
+  std::map<std::string, int> faults;
+  for (const Json& line : log_lines())
+    if (!line["fault"].is_null()) ++faults[line["fault"].get<std::string>()];
+  EXPECT_GE(faults.size(), 3u);
 }
 
 class LatencyFixture : public ServerFixture {
