@@ -271,11 +271,13 @@ inline HttpResponse post(std::uint16_t port, const std::string& path,
 class Child {
  public:
   explicit Child(std::vector<std::string> argv) {
+    // Everything the child needs is built before fork: a forked copy of a threaded process
+    // may only call async-signal-safe functions (no malloc) before exec.
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
     pid_ = ::fork();
     if (pid_ == 0) {
-      std::vector<char*> args;
-      for (auto& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
       ::execv(args[0], args.data());
       ::_exit(127);
     }
