@@ -24,6 +24,10 @@ int run(int argc, char** argv) {
   auto* init = app.add_subcommand("init", "Write .loopr/config.yml (commented defaults) and ignore loopr's runtime folders in git");
   init->add_option("--base", base, "Base branch the plans' work merges into (default: the current branch)")->option_text("BRANCH");
   auto* config = app.add_subcommand("config", "Check .loopr/config.yml and print the effective settings (environment applied)");
+  std::string validate_kind, validate_file;
+  auto* validate = app.add_subcommand("validate", "Check the format of a plan, spec or phase artifact; prints FILE:LINE: message per problem (exit 1 if any)");
+  validate->add_option("kind", validate_kind, "plan | spec | phase")->required();
+  validate->add_option("file", validate_file, "The artifact's markdown file")->required();
 
   try {
     app.parse(argc, argv);
@@ -44,6 +48,7 @@ int run(int argc, char** argv) {
   try {
     if (init->parsed()) return run_init(opts, base);
     if (config->parsed()) return run_config(opts);
+    if (validate->parsed()) return run_validate(opts, validate_kind, validate_file);
     std::cout << app.help();
     return kOk;
   } catch (const CommandError& e) {

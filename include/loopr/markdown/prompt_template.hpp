@@ -1,0 +1,65 @@
+// Prompt templates (prompts/<type>.md): markdown text with `{{name}}` variables that the engine
+// fills in every iteration. Unknown variables are refused when a template is loaded, so a typo
+// in a user's `.loopr/prompts/<type>.md` is reported before any model call.
+#pragma once
+
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <loopr/core/result.hpp>
+
+namespace loopr::markdown {
+
+/// The variables a template may use, with what the engine puts in them:
+///   task               the user's request (plan) or the parent item's text (spec, phase, code)
+///   input              the input artifact's content (the user's request for a plan)
+///   input-path         the input artifact's repo-relative path (empty for a plan)
+///   artifact-path      where this loop writes its artifact (repo-relative; empty for code)
+///   artifact           the artifact's current content (the judge reads it)
+///   progress           feedback of earlier iterations; the engine passes a sentence such as
+///                      "None yet: this is the first iteration." when there is none
+///   git-status         `git status --short` of the loop's worktree
+///   git-diff           `git diff HEAD` of the worktree, cut to `git.diff_max_bytes`
+///   git-log            the last `git.log_entries` commits, one line each
+///   loop-id, parent-id, plan-id, loop-type
+///   iteration          this iteration's number (1-based), max-iterations its limit
+///   completion-signal  what the model prints when done (`limits.completion_signal`)
+///   validation-command the code loop's check (`loops.code.validation`)
+///   max-items          `artifacts.max_items`: the most specs per plan / phases per spec
+std::span<const std::string_view> prompt_variable_names();
+bool is_prompt_variable(std::string_view name);
+
+/// Values by variable name; `render` needs one for every variable the template uses.
+using PromptValues = std::map<std::string, std::string, std::less<>>;
+
+/// A parsed template. Syntax: `{{name}}` (spaces inside the braces allowed) is replaced by the
+/// value; `\{{` stands for a literal `{{`; anything else is literal text. Values are inserted
+/// verbatim and never expanded again.
+class PromptTemplate {
+ public:
+  /// Parses `text`. `source` names the template in errors (`plan.md:12: unknown variable
+  /// `{{foo}}` …`); every bad reference is listed, each with its line.
+  static Result<PromptTemplate> parse(std::string_view text, std::string_view source);
+
+  /// The text with every variable replaced; an error naming the first variable without a value.
+  Result<std::string> render(const PromptValues& values) const;
+
+  /// The variables the template uses, each once, in order of first use.
+  std::vector<std::string> variables() const;
+
+  const std::string& source() const { return source_; }
+
+ private:
+  struct Piece {
+    bool variable = false;
+    std::string text;  ///< literal text, or the variable's name
+    int line = 0;
+  };
+  std::vector<Piece> pieces_;
+  std::string source_;
+};
+
+}  // namespace loopr::markdown

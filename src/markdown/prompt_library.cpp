@@ -1,0 +1,60 @@
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <sstream>
+
+#include <loopr/core/embedded.hpp>
+#include <loopr/core/repo_paths.hpp>
+#include <loopr/markdown/prompt_library.hpp>
+
+namespace loopr::markdown {
+
+// Generated from prompts/*.md by loopr_embed (CMakeLists.txt).
+const std::vector<EmbeddedFile>& embedded_prompts();
+
+namespace {
+
+constexpr std::array<std::string_view, 5> kTypes = {"plan", "spec", "phase", "code", "judge"};
+
+}  // namespace
+
+std::span<const std::string_view> prompt_types() { return kTypes; }
+
+std::string_view shipped_prompt(std::string_view type) {
+  std::string name = std::string(type) + ".md";
+  for (const EmbeddedFile& f : embedded_prompts())
+    if (f.name == name) return f.content;
+  return {};
+}
+
+Result<LoadedPrompt> load_prompt(std::string_view type,
+                                 const std::vector<std::filesystem::path>& override_dirs) {
+  if (std::find(kTypes.begin(), kTypes.end(), type) == kTypes.end())
+    return make_error(ErrorCode::invalid_argument,
+                      "unknown prompt type `" + std::string(type) +
+                          "` (expected plan, spec, phase, code or judge)");
+  const std::string file = std::string(type) + ".md";
+  for (const auto& dir : override_dirs) {
+    std::filesystem::path path = dir / file;
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) continue;
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) return make_error(ErrorCode::io, "cannot read the prompt template " + path.string());
+    LOOPR_ASSIGN(PromptTemplate prompt, PromptTemplate::parse(text.str(), path.string()));
+    return LoadedPrompt{std::move(prompt), path.string(), true};
+  }
+  std::string_view shipped = shipped_prompt(type);
+  if (shipped.empty())
+    return make_error(ErrorCode::not_found, "loopr was built without the prompt " + file);
+  LOOPR_ASSIGN(PromptTemplate prompt, PromptTemplate::parse(shipped, "shipped:" + file));
+  return LoadedPrompt{std::move(prompt), "shipped:" + file, false};
+}
+
+Result<LoadedPrompt> load_prompt_for_repo(std::string_view type,
+                                          const std::filesystem::path& repo_root) {
+  return load_prompt(type, {RepoPaths(repo_root).prompts_dir()});
+}
+
+}  // namespace loopr::markdown

@@ -1,0 +1,69 @@
+// The phase format: four required sections, each non-empty.
+#include <gtest/gtest.h>
+
+#include <loopr/markdown/artifacts.hpp>
+
+#include "markdown/problem_matchers.hpp"
+
+using namespace loopr;
+using namespace loopr::markdown;
+using loopr::markdown::test::dump;
+using loopr::markdown::test::find_problem;
+
+namespace {
+
+const std::string kPhase = R"(# Parse the flag
+
+## Parent Spec
+`.loopr/specs/001-001-shout-flag.spec.md`
+
+## Task
+Make `greet` accept `--shout`.
+
+## Specific Work
+- Set `shout=0` before the loop.
+- `--shout` sets `shout=1`.
+
+## Success Criteria
+- `make test` passes.
+)";
+
+}  // namespace
+
+TEST(PhaseArtifactTest, ValidPhaseGivesEveryFieldWithItsLine) {
+  auto phase = check_phase(kPhase);
+  ASSERT_TRUE(phase.valid()) << dump(phase.problems);
+  EXPECT_EQ(phase.doc.title.text, "Parse the flag");
+  EXPECT_EQ(phase.doc.parent_spec.text, ".loopr/specs/001-001-shout-flag.spec.md");
+  EXPECT_EQ(phase.doc.parent_spec.line, 3);
+  EXPECT_EQ(phase.doc.task.text, "Make `greet` accept `--shout`.");
+  EXPECT_EQ(phase.doc.task.line, 6);
+  EXPECT_EQ(phase.doc.specific_work.text,
+            "- Set `shout=0` before the loop.\n- `--shout` sets `shout=1`.");
+  EXPECT_EQ(phase.doc.specific_work.line, 9);
+  EXPECT_EQ(phase.doc.success_criteria.text, "- `make test` passes.");
+  EXPECT_EQ(phase.doc.success_criteria.line, 13);
+}
+
+TEST(PhaseArtifactTest, EachSectionMissingOrEmptyIsReported) {
+  const std::pair<const char*, int> sections[] = {
+      {"## Parent Spec", 3}, {"## Task", 6}, {"## Specific Work", 9}, {"## Success Criteria", 13}};
+  for (auto [heading, line] : sections) {
+    std::string missing = kPhase;
+    missing.replace(missing.find(heading), std::string(heading).size(), "## Other");
+    auto m = check_phase(missing);
+    const Problem* p = find_problem(m.problems, Rule::missing_section, 1);
+    ASSERT_NE(p, nullptr) << heading << "\n" << dump(m.problems);
+    EXPECT_NE(p->message.find(std::string("`") + heading + "`"), std::string::npos);
+
+    // Empty: the heading directly followed by the next heading (or the end of the file).
+    std::string empty = kPhase;
+    std::size_t start = empty.find(heading) + std::string(heading).size() + 1;
+    std::size_t end = empty.find("\n## ", start);
+    empty.erase(start, end == std::string::npos ? std::string::npos : end + 1 - start);
+    auto e = check_phase(empty);
+    EXPECT_NE(find_problem(e.problems, Rule::empty_section, line), nullptr) << heading << "\n"
+                                                                            << dump(e.problems);
+    EXPECT_EQ(e.problems.size(), 1u) << dump(e.problems);
+  }
+}
