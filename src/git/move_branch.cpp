@@ -76,6 +76,14 @@ Result<MoveReport> move_branch(git_repository* repo, const std::string& ref_name
   if (checkout) {
     LOOPR_ASSIGN(checkout_repo, open_repo(*checkout, OpenMode::exact));
     target = checkout_repo.get();
+    // A user half-way through a merge, rebase or cherry-pick there owns that branch for now.
+    int state = git_repository_state(target);
+    LOOPR_TRY(check(state, "reading the state of " + checkout->string()));
+    if (state != GIT_REPOSITORY_STATE_NONE) {
+      return make_error(ErrorCode::conflict, "a merge, rebase or similar is in progress in " +
+                                                 checkout->string() + "; not moving " + ref_name +
+                                                 " under it");
+    }
     // Files are only touched for the tip we computed against; the CAS below catches later moves.
     git_oid current;
     LOOPR_TRY(check(git_reference_name_to_id(&current, target, ref_name.c_str()),

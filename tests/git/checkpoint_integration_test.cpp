@@ -122,6 +122,7 @@ TEST(CheckpointTest, NothingToCommitIsItsOwnOutcomeAndMakesNoCommit) {
   EXPECT_EQ(c.kind, CommitOutcome::Kind::nothing_to_commit);
   EXPECT_EQ(git_line(wt.path(), "rev-parse HEAD"), before);
   EXPECT_EQ(git_line(wt.path(), "rev-list --count HEAD"), "1");
+  EXPECT_TRUE(fsck_clean(t.root()));
 }
 
 TEST(CheckpointTest, EmptyMessageIsRefused) {
@@ -131,6 +132,8 @@ TEST(CheckpointTest, EmptyMessageIsRefused) {
   auto c = wt.checkpoint("  \n");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(git_line(wt.path(), "rev-list --count HEAD"), "1");
+  EXPECT_TRUE(fsck_clean(t.root()));
 }
 
 TEST(CheckpointTest, NeverCommitsLooprPrivateFoldersEvenWhenNotIgnored) {
@@ -146,6 +149,7 @@ TEST(CheckpointTest, NeverCommitsLooprPrivateFoldersEvenWhenNotIgnored) {
             ".gitignore\n.loopr/plans/001-x.plan.md\n");
   ASSERT_OK_AND_ASSIGN(std::string diff, wt.diff());
   EXPECT_EQ(diff.find(".loopr/state"), std::string::npos) << diff;
+  EXPECT_TRUE(fsck_clean(t.root()));
 }
 
 TEST(CheckpointTest, AuthorAndCommitterComeFromGitConfig) {
@@ -157,6 +161,7 @@ TEST(CheckpointTest, AuthorAndCommitterComeFromGitConfig) {
   ASSERT_OK(wt.checkpoint("by ada"));
   EXPECT_EQ(git_line(wt.path(), "log -1 --format='%an <%ae>|%cn <%ce>'"),
             "Ada Lovelace <ada@example.org>|Ada Lovelace <ada@example.org>");
+  EXPECT_TRUE(fsck_clean(t.root()));
 }
 
 TEST(CheckpointTest, FallsBackToLooprIdentityWithoutGitConfig) {
@@ -174,9 +179,16 @@ TEST(CheckpointTest, FallsBackToLooprIdentityWithoutGitConfig) {
   }
   EXPECT_EQ(git_line(wt.path(), "log -1 --format='%an <%ae>|%cn <%ce>'"),
             "loopr <loopr@localhost>|loopr <loopr@localhost>");
-  // The environment is back: the machine's own identity (if any) is seen again.
-  run_git(t.root(), "config user.name 'Back Again'");
+  // The environment is back: loopr sees whatever identity the CLI sees on this machine.
+  CommandOutput cli_name = run_command("git config user.name", t.root().string());
   ASSERT_OK_AND_ASSIGN(git::Identity restored, t.open().identity());
+  if (cli_name.exit_code == 0) {
+    EXPECT_EQ(restored.name + "\n", cli_name.output);
+  } else {
+    EXPECT_EQ(restored.name, "loopr");
+  }
+  run_git(t.root(), "config user.name 'Back Again'");
+  ASSERT_OK_AND_ASSIGN(restored, t.open().identity());
   EXPECT_EQ(restored.name, "Back Again");
   EXPECT_TRUE(fsck_clean(t.root()));
 }
@@ -211,6 +223,7 @@ TEST(StatusTest, AgreesWithGitStatusPorcelain) {
   ASSERT_OK_AND_ASSIGN(std::string status, wt.status());
   EXPECT_EQ(status, run_git(p, "status --porcelain"));
   EXPECT_NE(status, "");
+  EXPECT_TRUE(fsck_clean(t.root()));
 }
 
 TEST(StatusTest, AgreesWithGitOnConflictsLeftByAManualMerge) {
@@ -240,6 +253,7 @@ TEST(StatusTest, AgreesWithGitOnConflictsLeftByAManualMerge) {
   EXPECT_NE(status.find("UU shared.txt"), std::string::npos) << status;
   EXPECT_NE(status.find("AA both-added.txt"), std::string::npos) << status;
   run_git(p, "merge --abort");
+  EXPECT_TRUE(fsck_clean(t.root()));
 }
 
 TEST(StatusTest, MainWorkTreeWithLoopWorktreesInsideAgreesWithGit) {
@@ -249,6 +263,7 @@ TEST(StatusTest, MainWorkTreeWithLoopWorktreesInsideAgreesWithGit) {
   ASSERT_OK_AND_ASSIGN(std::string status, t.open().main_worktree().status());
   EXPECT_EQ(status, run_git(t.root(), "status --porcelain"));
   EXPECT_EQ(status, "?? user-edit.txt\n");
+  EXPECT_TRUE(fsck_clean(t.root()));
 }
 
 TEST(DiffTest, ShowsTrackedChangesLikeGitDiffHeadAndNewFilesToo) {
@@ -267,6 +282,7 @@ TEST(DiffTest, ShowsTrackedChangesLikeGitDiffHeadAndNewFilesToo) {
   ASSERT_OK(wt.checkpoint("commit it all"));
   ASSERT_OK_AND_ASSIGN(std::string after, wt.diff());
   EXPECT_EQ(after, "");
+  EXPECT_TRUE(fsck_clean(t.root()));
 }
 
 TEST(DiffTest, LongDiffIsCutWithAMarkerCountingTheRest) {
@@ -289,6 +305,7 @@ TEST(DiffTest, LongDiffIsCutWithAMarkerCountingTheRest) {
   ASSERT_OK_AND_ASSIGN(std::string by_bytes, wt.diff({100000, 2000}));
   EXPECT_LE(by_bytes.size(), 2000u + 40u);
   EXPECT_NE(by_bytes.find(" more lines\n"), std::string::npos);
+  EXPECT_TRUE(fsck_clean(t.root()));
 }
 
 TEST(LogTest, HeadShaAndLogMatchTheCli) {
@@ -303,4 +320,5 @@ TEST(LogTest, HeadShaAndLogMatchTheCli) {
   ASSERT_OK_AND_ASSIGN(auto log, wt.log(3));
   EXPECT_EQ(log, lines_of(run_git(wt.path(), "log --oneline --no-decorate -n 3")));
   EXPECT_NE(log[0].find("loop 001-002 iteration 3"), std::string::npos);
+  EXPECT_TRUE(fsck_clean(t.root()));
 }

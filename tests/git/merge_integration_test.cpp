@@ -67,6 +67,7 @@ TEST_F(MergeTest, CustomMessageIsUsed) {
                        repo_.merge(branch_of("001-002"), integration(), "loop 001-002 done\n"));
   EXPECT_EQ(m.kind, Kind::merged);
   EXPECT_EQ(git_line(t_.root(), "log -1 --format=%B " + integration()), "loop 001-002 done");
+  EXPECT_TRUE(fsck_clean(t_.root()));
 }
 
 TEST_F(MergeTest, ConflictOnTheSameLinesLeavesTheTargetUntouched) {
@@ -102,6 +103,7 @@ TEST_F(MergeTest, DeleteVersusEditConflictsBothWays) {
   // That target is checked out in b's worktree: its files and status did not change either.
   EXPECT_EQ(read_file(b.path() / "README.md"), "# b edits\n");
   EXPECT_EQ(run_git(b.path(), "status --porcelain"), "");
+  EXPECT_TRUE(fsck_clean(t_.root()));
 }
 
 TEST_F(MergeTest, BinaryFilesConflictOrMergeByteExact) {
@@ -157,6 +159,46 @@ TEST_F(MergeTest, IntoABaseThatMovedMakesAMergeCommitAndUpdatesTheWorkTree) {
   EXPECT_EQ(t_.read("feature.txt"), "feature\n");
   EXPECT_EQ(t_.read("user.txt"), "the user committed meanwhile\n");
   EXPECT_EQ(run_git(t_.root(), "status --porcelain"), "");
+  EXPECT_TRUE(fsck_clean(t_.root()));
+}
+
+TEST_F(MergeTest, ConflictIntoTheCheckedOutBaseLeavesTheUsersWorkTreeAlone) {
+  git::Worktree a = loop("001-001");
+  commit(a, {{"shared.txt", "line 1\nby loopr\nline 3\n"}}, "a");
+  land("001-001");
+  t_.write("shared.txt", "line 1\nby the user\nline 3\n");
+  std::string user_tip = t_.commit_all("user edits the same line");
+  ASSERT_OK_AND_ASSIGN(git::MergeOutcome m, repo_.merge(integration(), "trunk"));
+  EXPECT_EQ(m.kind, Kind::conflict);
+  EXPECT_EQ(m.conflicts, std::vector<std::string>{"shared.txt"});
+  EXPECT_EQ(m.sha, user_tip);
+  EXPECT_EQ(t_.read("shared.txt"), "line 1\nby the user\nline 3\n");
+  EXPECT_EQ(run_git(t_.root(), "status --porcelain"), "");
+  expect_target_untouched("trunk", user_tip);
+}
+
+TEST_F(MergeTest, RefusesToMoveABaseWhileTheUserIsMidMerge) {
+  git::Worktree a = loop("001-001");
+  commit(a, {{"feature.txt", "feature\n"}}, "a");
+  land("001-001");
+  // The user is resolving a conflicting merge of their own in the main work tree.
+  run_git(t_.root(), "checkout -q -b side");
+  t_.write("shared.txt", "side\n");
+  t_.commit_all("side");
+  run_git(t_.root(), "checkout -q trunk");
+  t_.write("shared.txt", "trunk\n");
+  std::string base_tip = t_.commit_all("trunk");
+  EXPECT_NE(run_command("git merge side", t_.root().string()).exit_code, 0);
+  std::string status_before = run_git(t_.root(), "status --porcelain");
+
+  auto m = repo_.merge(integration(), "trunk");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, ErrorCode::conflict);
+  EXPECT_NE(m.error().message.find("in progress"), std::string::npos) << m.error().message;
+  EXPECT_EQ(sha("trunk"), base_tip);
+  EXPECT_EQ(run_git(t_.root(), "status --porcelain"), status_before);
+  EXPECT_TRUE(std::filesystem::exists(t_.root() / ".git/MERGE_HEAD"));
+  run_git(t_.root(), "merge --abort");
   EXPECT_TRUE(fsck_clean(t_.root()));
 }
 

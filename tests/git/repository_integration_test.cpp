@@ -27,6 +27,7 @@ TEST(RepositoryTest, OpeningFromInsideALoopWorktreeFindsTheMainRepository) {
   std::filesystem::create_directories(wt.path() / "sub");
   ASSERT_OK_AND_ASSIGN(Repository again, Repository::open(wt.path() / "sub"));
   EXPECT_EQ(again.root(), t.root());
+  EXPECT_TRUE(fsck_clean(t.root()));
 }
 
 TEST(RepositoryTest, RefusesABareRepositoryClearly) {
@@ -111,6 +112,7 @@ TEST(RepositoryTest, BranchCreationRefusals) {
   // The shape the issue first suggested: git cannot hold it next to `loopr/001`.
   EXPECT_FALSE(repo.create_branch("loopr/001/001-002", "trunk").ok());
   EXPECT_NE(run_git(t.root(), "branch --list").find("loopr/001"), std::string::npos);
+  EXPECT_TRUE(fsck_clean(t.root()));
 }
 
 TEST(RepositoryTest, DeleteBranchRefusesACheckedOutOne) {
@@ -124,6 +126,7 @@ TEST(RepositoryTest, DeleteBranchRefusesACheckedOutOne) {
   ASSERT_FALSE(checked_out.ok());
   EXPECT_EQ(checked_out.error().code, ErrorCode::conflict);
   EXPECT_EQ(git_line(t.root(), "rev-parse --abbrev-ref HEAD"), "trunk");
+  EXPECT_TRUE(fsck_clean(t.root()));
 }
 
 TEST(RepositoryTest, LogMatchesGitOneline) {
@@ -136,6 +139,7 @@ TEST(RepositoryTest, LogMatchesGitOneline) {
   EXPECT_EQ(log, lines_of(run_git(t.root(), "log --oneline --no-decorate -n 3 trunk")));
   ASSERT_OK_AND_ASSIGN(auto all, t.open().log("trunk", 100));
   EXPECT_EQ(all.size(), 5u);
+  EXPECT_TRUE(fsck_clean(t.root()));
 }
 
 TEST(RepositoryTest, IdentityComesFromGitConfig) {

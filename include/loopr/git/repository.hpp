@@ -6,6 +6,9 @@
 // threads (libgit2 objects are not thread-safe; its object database is). What several threads
 // or processes share on disk (refs, index files) is guarded by git's own lock files, and every
 // branch move is a compare-and-swap on the old tip: a lost race is reported, never a lost commit.
+// Adding, archiving and removing worktrees, and a merge's update of a checked-out target, are
+// serialized within the process (libgit2 1.5 misjudges "is this branch checked out?" while a
+// worktree is half-created; see src/git/libgit2.hpp).
 #pragma once
 
 #include <filesystem>
@@ -89,7 +92,8 @@ class Repository {
   /// overwrite any of them (or an untracked file), nothing changes and the outcome is
   /// `local_changes` with those paths, so a user's edits are never lost. A concurrent move of
   /// target (another merge, a user's commit) is detected by compare-and-swap and the merge is
-  /// recomputed on the new tip.
+  /// recomputed on the new tip. A merge, rebase… in progress in that work tree is an error
+  /// (ErrorCode::conflict), never something to move the branch under.
   Result<MergeOutcome> merge(const std::string& source, const std::string& target,
                              const std::string& message = {}) const;
 

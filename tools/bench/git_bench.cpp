@@ -1,0 +1,155 @@
+// git_bench: loopr's git layer next to the git CLI on a repository of realistic size.
+// Adds 100 worktrees of a 5,000-file repository with loopr and with `git worktree add`, then
+// times checkpoint commits of a 1-file and a 1,000-file change. Prints figures; asserts nothing.
+//
+// Usage: git_bench [worktrees=100] [files=5000]
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <loopr/git/branches.hpp>
+#include <loopr/git/repository.hpp>
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void run(const std::string& command) {
+  if (std::system(command.c_str()) != 0) {
+    std::fprintf(stderr, "failed: %s\n", command.c_str());
+    std::exit(1);
+  }
+}
+
+void write(const fs::path& path, const std::string& content) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+}
+
+// A file of ~1 KiB of source-like text, distinct per index and version.
+std::string content(int index, int version) {
+  std::string s;
+  for (int line = 0; line < 24; ++line) {
+    s += "int f" + std::to_string(index) + "_" + std::to_string(line) + "() { return " +
+         std::to_string(index * 31 + line + version * 1000) + "; }\n";
+  }
+  return s;
+}
+
+fs::path file_path(const fs::path& root, int index) {
+  return root / ("src/dir" + std::to_string(index / 100)) /
+         ("file" + std::to_string(index) + ".cpp");
+}
+
+template <typename T>
+T must(loopr::Result<T> r, const char* what) {
+  if (!r.ok()) {
+    std::fprintf(stderr, "%s: %s\n", what, r.error().message.c_str());
+    std::exit(1);
+  }
+  return std::move(r).value();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int worktrees = argc > 1 ? std::atoi(argv[1]) : 100;
+  int files = argc > 2 ? std::atoi(argv[2]) : 5000;
+  std::string tmpl = (fs::temp_directory_path() / "loopr-git-bench-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) return 1;
+  fs::path dir = tmpl;
+  fs::path root = dir / "repo";
+
+  std::printf("repository: %d files (~1 KiB each) in %s\n", files, root.c_str());
+  std::fflush(stdout);
+  fs::create_directories(root);
+  for (int i = 0; i < files; ++i) write(file_path(root, i), content(i, 0));
+  write(root / ".gitignore", ".loopr/worktrees/\n.loopr/archive/\n.loopr/state/\n");
+  run("cd " + root.string() +
+      " && git init -q -b trunk && git config user.name bench && git config user.email b@x &&"
+      " git add -A && git commit -q -m initial");
+
+  auto repo = must(loopr::git::Repository::open(root), "open");
+  must(repo.create_branch(loopr::git::integration_branch("001"), "trunk"), "integration branch");
+
+  auto start = Clock::now();
+  for (int i = 0; i < worktrees; ++i) {
+    std::string id = "001-" + std::to_string(i);
+    std::string branch = loopr::git::loop_branch("001", id);
+    must(repo.create_branch(branch, loopr::git::integration_branch("001")), "create_branch");
+    must(repo.add_worktree(id, branch), "add_worktree");
+  }
+  double loopr_s = seconds_since(start);
+
+  start = Clock::now();
+  for (int i = 0; i < worktrees; ++i) {
+    run("cd " + root.string() + " && git worktree add -q -b cli/" + std::to_string(i) + " " +
+        (dir / "cli" / std::to_string(i)).string() + " trunk");
+  }
+  double git_s = seconds_since(start);
+
+  std::printf("%d worktrees, loopr (branch + add_worktree): %.2f s (%.1f ms each)\n", worktrees,
+              loopr_s, 1000 * loopr_s / worktrees);
+  std::printf("%d worktrees, git worktree add -b:           %.2f s (%.1f ms each)\n", worktrees,
+              git_s, 1000 * git_s / worktrees);
+  std::printf("ratio loopr / git: %.2f\n", loopr_s / git_s);
+  std::fflush(stdout);
+
+  // Checkpoints: each size is measured over several rounds (median), loopr and the CLI taking
+  // turns, so a busy machine skews both alike.
+  auto wt = must(repo.worktree("001-0"), "worktree");
+  fs::path cli_wt = dir / "cli" / "0";
+  int version = 1;
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  for (int changed : {1, std::min(1000, files)}) {
+    std::vector<double> loopr_ms;
+    std::vector<double> git_ms;
+    for (int round = 0; round < 5; ++round, ++version) {
+      for (int i = 0; i < changed; ++i) {
+        // Different content on each side: both worktrees share one object store, and git
+        // finding loopr's blobs already written would make it look faster than it is.
+        write(file_path(wt.path(), i), content(i, version));
+        write(file_path(cli_wt, i), content(i, -version));
+      }
+      start = Clock::now();
+      auto c = must(wt.checkpoint("bench: " + std::to_string(changed) + " files"), "checkpoint");
+      loopr_ms.push_back(1000 * seconds_since(start));
+      if (c.kind != loopr::git::CommitOutcome::Kind::committed) return 1;
+      start = Clock::now();
+      run("cd " + cli_wt.string() + " && git add -A && git commit -q -m bench");
+      git_ms.push_back(1000 * seconds_since(start));
+    }
+    std::printf(
+        "checkpoint of a %4d-file change: loopr %7.1f ms   git add -A && git commit %7.1f ms"
+        "   (median of 5)\n",
+        changed, median(loopr_ms), median(git_ms));
+  }
+  std::vector<double> nothing_ms;
+  for (int round = 0; round < 5; ++round) {
+    start = Clock::now();
+    auto nothing = must(wt.checkpoint("bench: nothing"), "checkpoint");
+    nothing_ms.push_back(1000 * seconds_since(start));
+    if (nothing.kind != loopr::git::CommitOutcome::Kind::nothing_to_commit) return 1;
+  }
+  std::printf("checkpoint with nothing changed:  loopr %7.1f ms (median of 5)\n",
+              median(nothing_ms));
+  std::fflush(stdout);
+
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return 0;
+}
