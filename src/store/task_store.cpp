@@ -198,7 +198,9 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
   }
   if (!set.events.empty()) batch.Put(impl_->cf(kMeta), kEventSeqKey, std::to_string(seq));
 
-  rocksdb::Status s = impl_->db->Write(impl_->write_options, &batch);
+  rocksdb::WriteOptions wo = impl_->write_options;
+  wo.sync = wo.sync && set.durable;
+  rocksdb::Status s = impl_->db->Write(wo, &batch);
   if (!s.ok()) return io_error(s, "writing the store");
   impl_->event_seq = seq;
   return result;

@@ -49,6 +49,9 @@ struct WriteSet {
   std::vector<Event> events;
   std::vector<Approval> approvals;
   std::vector<std::pair<std::string, std::string>> meta;
+  /// false: no fdatasync for this write (still crash-safe for a process crash, through the WAL;
+  /// a power cut may lose it). For high-rate, low-value writes such as `tool_called` events.
+  bool durable = true;
 };
 
 /// What an applied WriteSet produced: the stored loops (new versions) and the numbered events.

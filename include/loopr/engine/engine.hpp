@@ -1,0 +1,78 @@
+// The loop engine: runs one loop as a coroutine, iteration after iteration, each with a fresh
+// model context (DESIGN.md "One iteration" and "Stop conditions"). Every decision — continue,
+// complete, fail, stop, pause — is made here by deterministic code; the model only writes.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <loopr/core/config.hpp>
+#include <loopr/core/loop.hpp>
+#include <loopr/core/repo_paths.hpp>
+#include <loopr/engine/event_bus.hpp>
+#include <loopr/engine/loop_control.hpp>
+#include <loopr/engine/prompt_source.hpp>
+#include <loopr/engine/scheduler.hpp>
+#include <loopr/llm/client.hpp>
+#include <loopr/llm/retry.hpp>
+#include <loopr/net/asio.hpp>
+#include <loopr/store/task_store.hpp>
+#include <loopr/tools/runner_slots.hpp>
+
+namespace loopr::engine {
+
+/// What every loop of a repository shares. Owned by the daemon (or a test); all references
+/// outlive every running loop.
+struct EngineContext {
+  net::io_context& io;
+  net::thread_pool& pool;          ///< blocking work: RocksDB, libgit2, tools, processes
+  TaskStore& store;
+  std::shared_ptr<const Config> config;  ///< replaced on reload; read at each iteration start
+  RepoPaths paths;
+  llm::LlmClient& llm;
+  Scheduler& scheduler;
+  tools::RunnerSlots& runners;
+  EventBus& bus;
+  const PromptSource& prompts;
+  llm::RetryPolicy retry;          ///< per model call, before the iteration counts an error
+  /// After a model call failed for good, the same iteration waits this, doubled per
+  /// consecutive error (capped at a minute), before it is tried again.
+  std::chrono::milliseconds error_backoff{1000};
+  /// Sum of the costs of a plan's whole tree (for `limits.max_cost_usd`); default: from the store.
+  std::function<double(const std::string& plan_id)> tree_cost;
+};
+
+/// The manager's say at iteration boundaries.
+struct LoopHooks {
+  /// Called before each iteration with the loop's record (status running). The manager rebases
+  /// here after `integration_updated`. Return false to end the run; the hook has then stored the
+  /// loop's new status (e.g. blocked) itself.
+  std::function<awaitable<bool>(Loop&)> before_iteration;
+};
+
+/// How a run ended: the loop's final stored record (its status says why the run ended:
+/// complete / awaiting_approval / failed / stopped / paused / blocked).
+struct RunExit {
+  Loop loop;
+};
+
+class LoopRunner {
+ public:
+  explicit LoopRunner(EngineContext& ctx) : ctx_(ctx) {}
+
+  /// Runs loop `loop_id` from its stored state until it completes, fails, stops or pauses. A
+  /// pending/paused/blocked/stopped loop is set running first; iteration numbers continue from
+  /// the record, so a run after a daemon restart resumes where the store says.
+  awaitable<RunExit> run(std::string loop_id, std::shared_ptr<LoopControl> control, LoopHooks hooks = {});
+
+ private:
+  EngineContext& ctx_;
+};
+
+/// Stores a status change of `loop` (compare-and-set) with a `status_changed` event and
+/// publishes it. Returns the stored loop, or the error (illegal transition, lost race).
+awaitable<Result<Loop>> store_status(EngineContext& ctx, Loop loop, LoopStatus status, std::string reason,
+                                     std::vector<Event> extra_events = {});
+
+}  // namespace loopr::engine

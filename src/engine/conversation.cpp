@@ -1,0 +1,186 @@
+#include <random>
+
+#include <loopr/engine/event_bus.hpp>
+#include <loopr/llm/retry.hpp>
+
+#include "engine/conversation.hpp"
+#include "engine/until_stopped.hpp"
+
+namespace loopr::engine {
+namespace {
+
+constexpr const char* kContinue =
+    "Your reply was cut off because it reached the output token limit. Continue from where you "
+    "stopped; if you were in the middle of a tool call, make it again.";
+
+std::vector<llm::ToolDefinition> llm_tools() {
+  std::vector<llm::ToolDefinition> out;
+  for (const auto& d : tools::tool_definitions()) out.push_back({d.name, d.description, d.input_schema});
+  return out;
+}
+
+double random01() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+}
+
+// Publishes tool_called events as they happen (not durable: they are many and cheap to lose
+// in a power cut; the conversation log has them too).
+awaitable<void> emit_light(EngineContext& ctx, std::vector<Event> events) {
+  auto write = [&ctx, &events] {
+    WriteSet set;
+    set.events = std::move(events);
+    set.durable = false;
+    return ctx.store.apply(std::move(set));
+  };
+  auto stored = co_await run_blocking(ctx.pool, write);
+  if (stored) ctx.bus.publish(stored->events);
+}
+
+// The call and the slot it holds, owned by this coroutine's frame (by-value parameters), so an
+// abandoned call keeps both alive until it really ends.
+awaitable<llm::Outcome> complete_holding(llm::LlmClient& client, llm::Request request,
+                                         std::shared_ptr<Scheduler::Slot> slot) {
+  llm::Outcome out = co_await client.complete(request);
+  slot->reset();
+  co_return out;
+}
+
+awaitable<tools::ToolResult> run_tool(net::thread_pool& pool, std::shared_ptr<tools::ToolRouter> router,
+                                      tools::ToolCall call, std::shared_ptr<LoopControl> control) {
+  auto work = [&router, &call, &control] { return router->call(call, control->cancel_flag()); };
+  tools::ToolResult result = co_await run_blocking(pool, work);
+  co_return result;
+}
+
+// One model call: a scheduler slot, the call, and retries with backoff that release the slot
+// while waiting. A 429 pauses every loop of the provider.
+awaitable<std::optional<llm::Outcome>> call_model(EngineContext& ctx, const Loop& loop, LoopControl& control,
+                                                  const llm::Request& request, bool continuation) {
+  for (int attempt = 1;; ++attempt) {
+    auto slot = co_await ctx.scheduler.acquire(loop.type, continuation, loop.id);
+    if (!slot || control.stop_requested()) co_return std::nullopt;
+    // The slot travels with the call: an abandoned call keeps it until it really ends.
+    auto shared_slot = std::make_shared<Scheduler::Slot>(std::move(slot));
+    awaitable<llm::Outcome> call = complete_holding(ctx.llm, request, shared_slot);
+    auto outcome = co_await until_stopped<llm::Outcome>(control, std::move(call));
+    if (!outcome) co_return std::nullopt;
+    if (outcome->ok()) co_return outcome;
+    const llm::LlmError& err = outcome->error();
+    auto wait = llm::retry_delay(ctx.retry, err, attempt, random01());
+    if (!wait) co_return outcome;
+    if (err.kind == llm::ErrorKind::rate_limited)
+      ctx.scheduler.pause_until(std::chrono::system_clock::now() + *wait);
+    std::vector<Event> retry_events;
+    retry_events.push_back(make_event(loop.id, "llm_retry",
+                                      {{"attempt", attempt},
+                                       {"wait_ms", wait->count()},
+                                       {"kind", std::string(llm::to_string(err.kind))},
+                                       {"status", err.http_status},
+                                       {"message", err.describe()}}));
+    co_await emit_light(ctx, std::move(retry_events));
+    if (!co_await sleep_unless_stopped(control, *wait)) co_return std::nullopt;
+  }
+}
+
+}  // namespace
+
+awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control_ptr,
+                                 const std::string& prompt, std::shared_ptr<tools::ToolRouter> router,
+                                 const std::string& header_type, int max_turns) {
+  LoopControl& control = *control_ptr;
+  Conversation conv;
+  llm::Request request;
+  request.max_tokens = ctx.config->llm.max_tokens;
+  request.loop_id = loop.id;
+  request.loop_type = header_type;
+  request.working_dir = loop.worktree;
+  request.timeout = ctx.config->loop(loop.type).iteration_timeout;
+  if (router) request.tools = llm_tools();
+  request.messages.push_back(llm::Message::user_text(prompt));
+
+  while (true) {
+    if (conv.turns >= max_turns) {
+      conv.end = Conversation::End::max_turns;
+      break;
+    }
+    auto outcome = co_await call_model(ctx, loop, control, request, conv.turns > 0);
+    if (!outcome) {
+      conv.end = Conversation::End::stopped;
+      break;
+    }
+    ++conv.turns;
+    if (!outcome->ok()) {
+      conv.end = Conversation::End::error;
+      conv.error = outcome->error();
+      break;
+    }
+    llm::Response& resp = outcome->response();
+    conv.usage += resp.usage;
+    conv.calls.push_back({{"turn", conv.turns},
+                          {"stop_reason", resp.stop_reason_text.empty() ? llm::to_string(resp.stop_reason) : resp.stop_reason_text},
+                          {"model", resp.model},
+                          {"request_id", resp.request_id},
+                          {"input_tokens", resp.usage.input_tokens},
+                          {"output_tokens", resp.usage.output_tokens},
+                          {"cache_read_tokens", resp.usage.cache_read_tokens},
+                          {"cache_write_tokens", resp.usage.cache_write_tokens},
+                          {"cost_usd", resp.usage.cost_usd}});
+    std::string text = resp.text();
+    if (!text.empty()) conv.assistant_text += (conv.assistant_text.empty() ? "" : "\n") + text;
+    for (const auto& m : resp.transcript) conv.messages.push_back(m);  // claude-code's own session
+    request.messages.push_back(resp.to_message());
+
+    if (resp.stop_reason == llm::StopReason::refusal) {
+      conv.end = Conversation::End::refused;
+      conv.refusal = resp.stop_details.is_null() ? nlohmann::json::object() : resp.stop_details;
+      break;
+    }
+    if (resp.stop_reason == llm::StopReason::model_context_window_exceeded) {
+      conv.end = Conversation::End::context_exceeded;
+      break;
+    }
+
+    auto uses = resp.tool_uses();
+    bool cut = resp.stop_reason == llm::StopReason::max_tokens;
+    bool paused = resp.stop_reason == llm::StopReason::pause_turn;
+    if (uses.empty() && !cut && !paused) break;  // end_turn / stop_sequence: the model is done
+    if (ctx.llm.runs_own_tools()) break;          // the CLI already ran its tools
+
+    llm::Message results;
+    results.role = llm::Role::user;
+    for (const llm::ContentBlock* use : uses) {
+      if (control.stop_requested()) break;
+      tools::ToolResult result;
+      if (!router) {
+        result = {"no tools are available in this conversation", true};
+      } else if (cut && use == uses.back() && !use->input.is_object()) {
+        result = {"this call was cut off by the output token limit before it was complete; make it again", true};
+      } else {
+        std::vector<Event> called;
+        called.push_back(make_event(loop.id, "tool_called", {{"tool", use->name}, {"input", use->input}, {"turn", conv.turns}}));
+        co_await emit_light(ctx, std::move(called));
+        awaitable<tools::ToolResult> tool = run_tool(ctx.pool, router, tools::ToolCall{use->id, use->name, use->input}, control_ptr);
+        auto ran = co_await until_stopped<tools::ToolResult>(control, std::move(tool));
+        result = ran ? *ran : tools::ToolResult{"killed: the loop was stopped", true};
+      }
+      ++conv.tool_calls;
+      results.content.push_back(llm::ContentBlock::make_tool_result(use->id, result.content, result.is_error));
+    }
+    if (control.stop_requested()) {
+      conv.end = Conversation::End::stopped;
+      break;
+    }
+    if (cut || paused) {
+      results.content.push_back(llm::ContentBlock::make_text(cut ? kContinue : "Continue."));
+    }
+    request.messages.push_back(std::move(results));
+  }
+  // The conversation for the transcript: everything sent plus the last reply.
+  std::vector<llm::Message> all = std::move(request.messages);
+  for (auto& m : conv.messages) all.push_back(std::move(m));
+  conv.messages = std::move(all);
+  co_return conv;
+}
+
+}  // namespace loopr::engine

@@ -1,0 +1,43 @@
+// Step 4 of an iteration: the agentic tool loop. ONE user message starts it; tool_use turns run
+// tools in the worktree; the conversation exists only for this iteration.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <loopr/engine/engine.hpp>
+#include <loopr/llm/types.hpp>
+#include <loopr/tools/tool_router.hpp>
+
+namespace loopr::engine {
+
+struct Conversation {
+  enum class End {
+    done,              ///< the model ended its turn
+    max_turns,         ///< `max_turns_per_iteration` model calls were made
+    context_exceeded,  ///< the model's context window is full
+    refused,           ///< the model refused; `refusal` has the details
+    stopped,           ///< the user stopped the loop
+    error,             ///< a model call failed for good (fatal, or retries used up)
+  };
+  End end = End::done;
+  std::vector<llm::Message> messages;
+  std::vector<nlohmann::json> calls;  ///< per model call: stop reason, usage, request id
+  Usage usage;
+  int turns = 0;
+  int tool_calls = 0;
+  std::string assistant_text;         ///< every text block the model wrote, joined
+  std::optional<llm::LlmError> error;
+  nlohmann::json refusal;
+};
+
+/// Talks with the model until it is done (or a limit, an error or a stop ends it).
+/// Both shared pointers may outlive the call: a stopped tool call finishes in the background.
+/// `router` is null for calls without tools (the judge). `header_type` is the
+/// `x-loopr-loop-type` to send (the loop's type, or `judge`).
+awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control,
+                                 const std::string& prompt, std::shared_ptr<tools::ToolRouter> router,
+                                 const std::string& header_type, int max_turns);
+
+}  // namespace loopr::engine

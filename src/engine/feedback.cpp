@@ -1,0 +1,90 @@
+#include <loopr/core/process.hpp>
+#include <loopr/engine/feedback.hpp>
+
+namespace loopr::engine {
+
+nlohmann::json to_json(const FeedbackEntry& e) {
+  return {{"iteration", e.iteration}, {"source", e.source}, {"summary", e.summary}, {"text", e.text}};
+}
+
+FeedbackEntry feedback_from_json(const nlohmann::json& j) {
+  FeedbackEntry e;
+  if (!j.is_object()) return e;
+  e.iteration = j.value("iteration", 0);
+  e.source = j.value("source", "");
+  e.summary = j.value("summary", "");
+  e.text = j.value("text", "");
+  return e;
+}
+
+std::vector<FeedbackEntry> feedback_entries(const nlohmann::json& context) {
+  std::vector<FeedbackEntry> out;
+  if (context.is_object() && context.contains("feedback") && context["feedback"].is_array())
+    for (const auto& j : context["feedback"]) out.push_back(feedback_from_json(j));
+  return out;
+}
+
+void add_feedback(nlohmann::json& context, FeedbackEntry entry, std::size_t max_entries) {
+  if (!context.is_object()) context = nlohmann::json::object();
+  auto& list = context["feedback"];
+  if (!list.is_array()) list = nlohmann::json::array();
+  list.push_back(to_json(entry));
+  while (list.size() > max_entries) list.erase(list.begin());
+}
+
+std::string first_line(const std::string& text, std::size_t max_len) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r' || line.back() == '\t')) line.pop_back();
+    std::size_t lead = line.find_first_not_of(" \t");
+    if (lead != std::string::npos) {
+      line = line.substr(lead);
+      if (line.size() > max_len) {
+        std::size_t cut = max_len;
+        while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+        line = line.substr(0, cut) + "…";
+      }
+      return line;
+    }
+    start = end + 1;
+  }
+  return {};
+}
+
+namespace {
+
+std::string heading(const FeedbackEntry& e) {
+  if (e.source == "user") return "Feedback from the user";
+  return "Iteration " + std::to_string(e.iteration) + " (" + e.source + ")";
+}
+
+}  // namespace
+
+std::string render_feedback(const std::vector<FeedbackEntry>& entries, std::size_t budget) {
+  if (entries.empty()) return {};
+  const FeedbackEntry& newest = entries.back();
+  std::string head = "### " + heading(newest) + "\n\n";
+  std::size_t room = budget > head.size() + 64 ? budget - head.size() - 64 : 64;
+  std::string out = head + cap_head_tail(newest.text.empty() ? newest.summary : newest.text, room) + "\n";
+
+  std::string older;
+  std::size_t omitted = 0;
+  for (auto it = entries.rbegin() + 1; it != entries.rend(); ++it) {
+    std::string line = "- " + heading(*it) + ": " + (it->summary.empty() ? first_line(it->text) : it->summary) + "\n";
+    if (out.size() + older.size() + line.size() + 40 > budget) {
+      omitted = static_cast<std::size_t>(entries.rend() - it);
+      break;
+    }
+    older += line;
+  }
+  if (!older.empty() || omitted) {
+    out += "\n### Earlier iterations (newest first)\n\n" + older;
+    if (omitted) out += "- (" + std::to_string(omitted) + " older entries omitted)\n";
+  }
+  return out;
+}
+
+}  // namespace loopr::engine

@@ -1,0 +1,467 @@
+// One loop, iteration after iteration (DESIGN.md "One iteration"):
+//   1 read state · 2 render the prompt · 3+4 talk with the model (scheduler slots, tools)
+//   5 validate · 6 checkpoint-commit and record atomically · 7 decide: complete, go on, or stop.
+// The model never decides anything about the loop; every branch below is plain code.
+#include <re2/re2.h>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <functional>
+
+#include <loopr/core/ids.hpp>
+#include <loopr/core/process.hpp>
+#include <loopr/engine/engine.hpp>
+#include <loopr/engine/feedback.hpp>
+#include <loopr/git/worktree.hpp>
+
+#include "engine/conversation.hpp"
+#include "engine/transcript.hpp"
+#include "engine/until_stopped.hpp"
+#include "engine/validation.hpp"
+
+namespace loopr::engine {
+namespace {
+
+constexpr const char* kStoppedByUser = "stopped by the user";
+
+// What steps 1 reads: the input artifact and the worktree's git state.
+struct IterationState {
+  std::string input;
+  std::string status, diff, log;
+  std::string error;  // the worktree could not be read
+};
+
+IterationState read_state(const Loop& loop, const Config& config) {
+  IterationState s;
+  if (!loop.input_artifact.empty()) {
+    std::ifstream in(std::filesystem::path(loop.worktree) / loop.input_artifact, std::ios::binary);
+    if (in) {
+      std::ostringstream text;
+      text << in.rdbuf();
+      s.input = text.str();
+    } else {
+      s.input = "(the input artifact " + loop.input_artifact + " is missing from the working tree)";
+    }
+  }
+  auto wt = git::Worktree::open(loop.worktree);
+  if (!wt) {
+    s.error = wt.error().message;
+    return s;
+  }
+  if (auto st = wt->status()) s.status = st->empty() ? "(clean)" : *st;
+  git::DiffLimits limits;
+  limits.max_bytes = config.git.diff_max_bytes;
+  if (auto d = wt->diff(limits)) s.diff = d->empty() ? "(no changes)" : *d;
+  if (auto l = wt->log(config.git.log_entries)) {
+    for (const auto& line : *l) s.log += line + "\n";
+  }
+  return s;
+}
+
+std::string json_hash(const std::string& text) { return std::to_string(std::hash<std::string>{}(text)); }
+
+int ctx_int(const Loop& loop, const char* key) {
+  return loop.context.is_object() && loop.context.contains(key) && loop.context[key].is_number_integer()
+             ? loop.context[key].get<int>()
+             : 0;
+}
+
+double default_tree_cost(TaskStore& store, const std::string& plan_id) {
+  double total = 0;
+  if (auto loops = store.loops_of_plan(plan_id))
+    for (const auto& l : *loops) total += l.usage.cost_usd;
+  return total;
+}
+
+// A check that ends the run before another iteration starts; empty when none applies.
+struct Limit {
+  LoopStatus status = LoopStatus::running;
+  std::string reason;
+};
+
+Limit check_limits(EngineContext& ctx, const Loop& loop, const Config& config) {
+  if (loop.iteration >= loop.max_iterations)
+    return {LoopStatus::failed, "reached the maximum of " + std::to_string(loop.max_iterations) +
+                                    " iterations without passing validation"};
+  if (config.limits.max_loop_cost_usd > 0 && loop.usage.cost_usd >= config.limits.max_loop_cost_usd)
+    return {LoopStatus::failed, "the loop's cost limit of $" + std::to_string(config.limits.max_loop_cost_usd) +
+                                    " was reached (limits.max_loop_cost_usd)"};
+  if (config.limits.max_cost_usd > 0) {
+    double tree = ctx.tree_cost ? ctx.tree_cost(loop.plan_id) : default_tree_cost(ctx.store, loop.plan_id);
+    if (tree >= config.limits.max_cost_usd) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "plan %s has spent $%.2f, its cost limit is $%.2f (limits.max_cost_usd)",
+                    loop.plan_id.c_str(), tree, config.limits.max_cost_usd);
+      return {LoopStatus::failed, buf};
+    }
+  }
+  if (config.limits.max_runtime.count() > 0) {
+    TimestampMs plan_start = loop.created_at;
+    if (loop.plan_id != loop.id)
+      if (auto plan = ctx.store.get_loop(loop.plan_id)) plan_start = plan->created_at;
+    if (now_ms() - plan_start >= config.limits.max_runtime.count())
+      return {LoopStatus::failed, "plan " + loop.plan_id + " has run longer than its limit of " +
+                                      format_duration(config.limits.max_runtime) + " (limits.max_runtime)"};
+  }
+  return {};
+}
+
+std::map<std::string, std::string> prompt_vars(const Loop& loop, const Config& config, const IterationState& s,
+                                               int n) {
+  const LoopTypeConfig& lc = config.loop(loop.type);
+  std::string validation = loop.type == LoopType::code
+                               ? (loop.validation_command.empty() ? lc.validation : loop.validation_command)
+                               : std::string("the built-in format check");
+  return {
+      {"task", loop.task},
+      {"input", s.input},
+      {"input-path", loop.input_artifact},
+      {"progress", render_feedback(feedback_entries(loop.context), config.limits.feedback_bytes)},
+      {"git-status", s.status},
+      {"git-diff", s.diff},
+      {"git-log", s.log},
+      {"artifact-path", loop.output_artifacts.empty() ? std::string() : loop.output_artifacts.front()},
+      {"parent-id", loop.parent_id},
+      {"loop-id", loop.id},
+      {"plan-id", loop.plan_id},
+      {"loop-type", to_string(loop.type)},
+      {"iteration", std::to_string(n)},
+      {"max-iterations", std::to_string(loop.max_iterations)},
+      {"completion-signal", config.limits.completion_signal},
+      {"validation-command", validation},
+  };
+}
+
+// Stop scripts (`limits.stop_scripts`): exit 0 stops the loop, their output is the reason.
+std::optional<std::string> run_stop_scripts(const Loop& loop, const Config& config, const std::string& validation_log,
+                                            int n) {
+  for (const auto& script : config.limits.stop_scripts) {
+    ProcessSpec spec = shell(script, loop.worktree);
+    spec.timeout = std::chrono::minutes(1);
+    spec.output_cap = 4096;
+    spec.env_set = {{"LOOPR_LOOP_ID", loop.id}, {"LOOPR_ITERATION", std::to_string(n)}, {"LOOPR_LOOP_TYPE", to_string(loop.type)}};
+    spec.env_unset = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"};
+    spec.stdin_data = validation_log;
+    auto r = run_process(spec);
+    if (r.exit_code == 0 && !r.timed_out) {
+      std::string why = first_line(r.output, 200);
+      return "stop script `" + script + "`: " + (why.empty() ? std::string("(no output)") : why);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> match_stop_pattern(const Config& config, const std::string& output) {
+  for (const auto& pattern : config.limits.stop_on_patterns) {
+    re2::RE2 re(pattern, re2::RE2::Quiet);
+    if (re.ok() && re2::RE2::PartialMatch(output, re))
+      return "the validation output matched the stop pattern `" + pattern + "` (limits.stop_on_patterns)";
+  }
+  return std::nullopt;
+}
+
+awaitable<Result<Loop>> store_loop(EngineContext& ctx, Loop loop, std::vector<Event> events) {
+  auto write = [&ctx, &loop, &events] {
+    WriteSet set;
+    set.updates.push_back(std::move(loop));
+    set.events = std::move(events);
+    return ctx.store.apply(std::move(set));
+  };
+  auto stored = co_await run_blocking(ctx.pool, write);
+  if (!stored) co_return stored.take_error();
+  ctx.bus.publish(stored->events);
+  co_return stored->loops.front();
+}
+
+Event status_event(const Loop& loop, LoopStatus from, LoopStatus to, const std::string& reason) {
+  return make_event(loop.id, "status_changed", {{"from", to_string(from)}, {"to", to_string(to)}, {"reason", reason}});
+}
+
+class IterationRun {
+ public:
+  IterationRun(EngineContext& ctx, std::shared_ptr<LoopControl> control) : ctx_(ctx), control_(std::move(control)) {}
+
+  // Runs iteration `loop.iteration + 1`; returns the stored loop afterwards.
+  awaitable<Result<Loop>> run(Loop loop) {
+    std::shared_ptr<const Config> config_ptr = ctx_.config;
+    const Config& config = *config_ptr;
+    const int n = loop.iteration + 1;
+    const TimestampMs started = now_ms();
+    const RepoPaths& paths = ctx_.paths;
+
+    auto started_events = co_await run_blocking(ctx_.pool, [&] {
+      WriteSet set;
+      set.events.push_back(make_event(loop.id, "iteration_started", {{"n", n}}));
+      set.durable = false;
+      return ctx_.store.apply(std::move(set));
+    });
+    if (started_events) ctx_.bus.publish(started_events->events);
+
+    // 1. Read state.
+    IterationState state = co_await run_blocking(ctx_.pool, [&] { return read_state(loop, config); });
+    if (!state.error.empty())
+      co_return co_await finish(loop, LoopStatus::failed, "its worktree cannot be read: " + state.error, {});
+
+    // 2. Render the prompt; the feedback of earlier iterations is IN it, never a message history.
+    std::string template_name = loop.prompt_template.empty() ? to_string(loop.type) : loop.prompt_template;
+    auto prompt = ctx_.prompts.render(template_name, prompt_vars(loop, config, state, n));
+    if (!prompt) co_return co_await finish(loop, LoopStatus::failed, "its prompt template: " + prompt.error().message, {});
+    co_await run_blocking(ctx_.pool, [&] { write_iteration_file(paths, loop.id, n, "prompt.md", *prompt); });
+
+    // 3+4. The conversation (scheduler slots are taken per model call inside).
+    tools::ToolLimits limits;
+    limits.command_max_timeout = std::chrono::duration_cast<std::chrono::seconds>(config.loop(loop.type).iteration_timeout);
+    auto router = std::make_shared<tools::ToolRouter>(tools::Sandbox(loop.worktree), ctx_.runners, limits);
+    Conversation conv = co_await converse(ctx_, loop, control_, *prompt, router, to_string(loop.type),
+                                          config.loop(loop.type).max_turns_per_iteration);
+    co_await run_blocking(ctx_.pool, [&] {
+      write_iteration_file(paths, loop.id, n, "conversation.jsonl", conversation_jsonl(conv.messages, conv.calls));
+    });
+    loop.usage += conv.usage;
+
+    if (conv.end == Conversation::End::error) co_return co_await model_error(std::move(loop), conv);
+    if (conv.end == Conversation::End::stopped)
+      co_return co_await record(std::move(loop), n, started, "stopped", {}, conv, LoopStatus::stopped, control_->stop_reason());
+    if (conv.end == Conversation::End::refused) {
+      std::string why = "the model refused";
+      if (conv.refusal.contains("category") && conv.refusal["category"].is_string())
+        why += " (" + conv.refusal["category"].get<std::string>() + ")";
+      if (conv.refusal.contains("explanation") && conv.refusal["explanation"].is_string())
+        why += ": " + conv.refusal["explanation"].get<std::string>();
+      Validation none;
+      none.summary = why;
+      co_return co_await record(std::move(loop), n, started, "error", none, conv, LoopStatus::failed, why);
+    }
+
+    // 5. Validate.
+    Validation v = co_await validate(ctx_, loop, control_, state.input);
+    loop.usage += v.judge_usage;
+    co_await run_blocking(ctx_.pool, [&] { write_iteration_file(paths, loop.id, n, "validation.log", v.output); });
+    if (v.stopped)
+      co_return co_await record(std::move(loop), n, started, "stopped", v, conv, LoopStatus::stopped, control_->stop_reason());
+
+    // 7 (decided before 6 so the record and the commit message say the same thing).
+    re2::RE2 signal(config.limits.completion_signal, re2::RE2::Quiet);
+    bool signalled = signal.ok() && !config.limits.completion_signal.empty() &&
+                     re2::RE2::PartialMatch(conv.assistant_text, signal);
+    bool passed = v.passed && (v.has_check || signalled);
+    loop.context["consecutive_errors"] = 0;
+
+    LoopStatus next = LoopStatus::running;
+    std::string reason;
+    if (passed) {
+      next = loop.type == LoopType::plan ? LoopStatus::awaiting_approval : LoopStatus::complete;
+      reason = v.has_check ? v.summary : "completion signal matched";
+    } else {
+      FeedbackEntry fb{n, loop.type == LoopType::code ? "validation" : "format check", v.summary, v.feedback};
+      if (!v.has_check) {
+        fb.summary = "no completion signal";
+        fb.text = "There is no validation command for this loop, so it ends only when you write " +
+                  config.limits.completion_signal + " after finishing the task.";
+      }
+      if (conv.end == Conversation::End::context_exceeded)
+        fb.text += "\n\nThe conversation filled the model's context window. Do less per iteration and read only what you need.";
+      if (conv.end == Conversation::End::max_turns)
+        fb.text += "\n\nThe iteration ended after " + std::to_string(conv.turns) +
+                   " model turns (max_turns_per_iteration). Work in smaller steps.";
+      add_feedback(loop.context, fb);
+    }
+
+    // 6. Checkpoint commit, so git is the audit trail of every iteration.
+    std::string message = "loopr(" + loop.id + "): iteration " + std::to_string(n) + ": " +
+                          (passed ? "passed" : "failed: " + first_line(v.summary, 72));
+    auto commit = co_await run_blocking(ctx_.pool, [&] {
+      auto wt = git::Worktree::open(loop.worktree);
+      return wt ? wt->checkpoint(message) : Result<git::CommitOutcome>(wt.take_error());
+    });
+    if (!commit) co_return co_await finish(loop, LoopStatus::failed, "its checkpoint commit failed: " + commit.error().message, {});
+    bool changed = commit->kind == git::CommitOutcome::Kind::committed;
+    loop.context["head"] = commit->sha;
+
+    if (!passed) {
+      // Deterministic stop conditions, in order of how much they say about the loop.
+      std::string hash = json_hash(v.output);
+      int stale = (!changed && loop.context.value("last_validation_hash", "") == hash) ? ctx_int(loop, "no_progress") + 1 : 0;
+      loop.context["no_progress"] = stale;
+      loop.context["last_validation_hash"] = hash;
+      if (auto why = match_stop_pattern(config, v.output)) {
+        next = LoopStatus::stopped;
+        reason = *why;
+      } else if (auto script = co_await run_blocking(ctx_.pool, [&] { return run_stop_scripts(loop, config, v.output, n); })) {
+        next = LoopStatus::stopped;
+        reason = *script;
+      } else if (stale >= config.limits.no_progress_iterations) {
+        next = LoopStatus::failed;
+        reason = "no progress: " + std::to_string(stale) + " iterations in a row changed nothing and failed the same way";
+      } else if (n >= loop.max_iterations) {
+        next = LoopStatus::failed;
+        reason = "reached the maximum of " + std::to_string(loop.max_iterations) + " iterations; last: " + v.summary;
+      } else if (config.attended || control_->pause_requested()) {
+        next = LoopStatus::paused;
+        reason = config.attended ? "attended mode: `loopr resume " + loop.id + "` to run the next iteration"
+                                 : "paused by the user";
+      }
+    }
+    co_return co_await record(std::move(loop), n, started, passed ? "passed" : "failed", v, conv, next, reason,
+                              commit->sha);
+  }
+
+ private:
+  // Ends the run without an iteration record (setup problems).
+  awaitable<Result<Loop>> finish(Loop loop, LoopStatus status, std::string reason, std::vector<Event> events) {
+    LoopStatus from = loop.status;
+    if (auto t = loop.transition_to(status, reason); !t) co_return t.take_error();
+    events.push_back(status_event(loop, from, status, reason));
+    co_return co_await store_loop(ctx_, std::move(loop), std::move(events));
+  }
+
+  // A model call failed for good. Fatal: the loop fails with the provider's message. Retryable
+  // (retries used up): the iteration is not counted; the circuit breaker counts it. Its tokens
+  // were spent all the same, so they stay in the loop's cost.
+  awaitable<Result<Loop>> model_error(Loop loop, const Conversation& conv) {
+    const llm::LlmError& err = *conv.error;
+    const Config& config = *ctx_.config;
+    int errors = ctx_int(loop, "consecutive_errors") + 1;
+    loop.context["consecutive_errors"] = errors;
+    loop.context["last_error"] = err.describe();
+    std::vector<Event> events = {make_event(loop.id, "llm_error", {{"kind", llm::to_string(err.kind)},
+                                                                   {"retryable", err.retryable},
+                                                                   {"status", err.http_status},
+                                                                   {"message", err.describe()},
+                                                                   {"consecutive", errors}})};
+    if (!err.retryable)
+      co_return co_await finish(std::move(loop), LoopStatus::failed, "model call failed: " + err.describe(), std::move(events));
+    if (errors >= config.limits.circuit_breaker)
+      co_return co_await finish(std::move(loop), LoopStatus::failed,
+                                "circuit breaker: " + std::to_string(errors) + " consecutive errors; last: " + err.describe(),
+                                std::move(events));
+    auto stored = co_await store_loop(ctx_, std::move(loop), std::move(events));
+    if (!stored) co_return stored;
+    // Back off before the same iteration is tried again: 2 s, 4 s, … at most a minute.
+    auto wait = std::chrono::milliseconds(
+        std::min<long long>(60'000, ctx_.error_backoff.count() << std::min(errors - 1, 6)));
+    co_await sleep_unless_stopped(*control_, wait);
+    co_return stored;
+  }
+
+  awaitable<Result<Loop>> record(Loop loop, int n, TimestampMs started, std::string status, const Validation& v,
+                                 const Conversation& conv, LoopStatus next, std::string reason, std::string sha = {}) {
+    IterationRecord rec;
+    rec.loop_id = loop.id;
+    rec.n = n;
+    rec.status = std::move(status);
+    rec.exit_code = v.exit_code;
+    rec.usage = conv.usage;
+    rec.usage += v.judge_usage;
+    rec.started_at = started;
+    rec.finished_at = now_ms();
+    rec.duration_ms = rec.finished_at - started;
+    rec.summary = v.summary.empty() ? reason : v.summary;
+    rec.output_excerpt = cap_head_tail(v.output, 4096);
+    rec.details = {{"turns", conv.turns},
+                   {"tool_calls", conv.tool_calls},
+                   {"end", static_cast<int>(conv.end)},
+                   {"commit", sha},
+                   {"validation_command", v.command},
+                   {"timed_out", v.timed_out}};
+
+    loop.iteration = n;
+    loop.progress = render_feedback(feedback_entries(loop.context), ctx_.config->limits.feedback_bytes);
+    std::vector<Event> events;
+    events.push_back(make_event(loop.id, "validation_finished",
+                                {{"n", n}, {"passed", rec.status == "passed"}, {"summary", v.summary},
+                                 {"exit_code", v.exit_code ? nlohmann::json(*v.exit_code) : nlohmann::json(nullptr)}}));
+    events.push_back(make_event(loop.id, "cost", {{"n", n}, {"cost_usd", rec.usage.cost_usd},
+                                                  {"input_tokens", rec.usage.input_tokens},
+                                                  {"output_tokens", rec.usage.output_tokens},
+                                                  {"loop_cost_usd", loop.usage.cost_usd}}));
+    events.push_back(make_event(loop.id, "iteration_finished", {{"n", n}, {"status", rec.status}, {"summary", rec.summary},
+                                                                {"duration_ms", rec.duration_ms}}));
+    if (next != loop.status) {
+      LoopStatus from = loop.status;
+      if (auto t = loop.transition_to(next, reason); !t) co_return t.take_error();
+      events.push_back(status_event(loop, from, next, reason));
+    }
+    // The loop's new state, its iteration record and the events: ONE atomic write.
+    auto stored = co_await run_blocking(ctx_.pool, [&] {
+      WriteSet set;
+      set.updates.push_back(loop);
+      set.iterations.push_back(rec);
+      set.events = std::move(events);
+      return ctx_.store.apply(std::move(set));
+    });
+    if (!stored) co_return stored.take_error();
+    ctx_.bus.publish(stored->events);
+    co_return stored->loops.front();
+  }
+
+  EngineContext& ctx_;
+  std::shared_ptr<LoopControl> control_;
+};
+
+}  // namespace
+
+awaitable<Result<Loop>> store_status(EngineContext& ctx, Loop loop, LoopStatus status, std::string reason,
+                                     std::vector<Event> extra_events) {
+  LoopStatus from = loop.status;
+  if (auto t = loop.transition_to(status, reason); !t) co_return t.take_error();
+  extra_events.push_back(status_event(loop, from, status, reason));
+  co_return co_await store_loop(ctx, std::move(loop), std::move(extra_events));
+}
+
+awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopControl> control, LoopHooks hooks) {
+  auto loaded = co_await run_blocking(ctx_.pool, [&] { return ctx_.store.get_loop(loop_id); });
+  if (!loaded) {
+    spdlog::error("cannot run loop {}: {}", loop_id, loaded.error().message);
+    co_return RunExit{};
+  }
+  Loop loop = std::move(*loaded);
+  if (loop.status == LoopStatus::invalidated) co_return RunExit{loop};
+  if (loop.status != LoopStatus::running) {
+    auto started = co_await store_status(ctx_, loop, LoopStatus::running, "");
+    if (!started) {
+      spdlog::error("cannot start loop {}: {}", loop_id, started.error().message);
+      co_return RunExit{loop};
+    }
+    loop = std::move(*started);
+  }
+
+  IterationRun iteration(ctx_, control);
+  while (true) {
+    std::shared_ptr<const Config> config = ctx_.config;
+    if (control->stop_requested()) {
+      auto r = co_await store_status(ctx_, loop, LoopStatus::stopped, control->stop_reason());
+      co_return RunExit{r ? *r : loop};
+    }
+    if (control->pause_requested()) {
+      auto r = co_await store_status(ctx_, loop, LoopStatus::paused, "paused by the user");
+      co_return RunExit{r ? *r : loop};
+    }
+    if (hooks.before_iteration) {
+      bool go_on = co_await hooks.before_iteration(loop);
+      if (!go_on) {
+        auto fresh = co_await run_blocking(ctx_.pool, [&] { return ctx_.store.get_loop(loop_id); });
+        co_return RunExit{fresh ? *fresh : loop};
+      }
+    }
+    if (Limit limit = co_await run_blocking(ctx_.pool, [&] { return check_limits(ctx_, loop, *config); });
+        limit.status != LoopStatus::running) {
+      auto r = co_await store_status(ctx_, loop, limit.status, limit.reason);
+      co_return RunExit{r ? *r : loop};
+    }
+
+    auto after = co_await iteration.run(loop);
+    if (!after) {
+      // A store conflict or an illegal transition: a bug or a concurrent writer. Reload and end
+      // the run rather than overwrite what someone else stored.
+      spdlog::error("loop {}: {}", loop_id, after.error().message);
+      auto fresh = co_await run_blocking(ctx_.pool, [&] { return ctx_.store.get_loop(loop_id); });
+      co_return RunExit{fresh ? *fresh : loop};
+    }
+    loop = std::move(*after);
+    if (loop.status != LoopStatus::running) co_return RunExit{loop};
+    if (config->limits.cooldown.count() > 0) co_await sleep_unless_stopped(*control, config->limits.cooldown);
+  }
+}
+
+}  // namespace loopr::engine

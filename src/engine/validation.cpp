@@ -1,0 +1,187 @@
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <loopr/core/process.hpp>
+#include <loopr/markdown/artifacts.hpp>
+
+#include "engine/conversation.hpp"
+#include "engine/validation.hpp"
+#include <loopr/engine/feedback.hpp>
+#include "engine/until_stopped.hpp"
+
+namespace loopr::engine {
+namespace {
+
+constexpr std::size_t kValidationOutputCap = 64 * 1024;
+
+std::optional<std::string> read_small_file(const std::filesystem::path& p, std::size_t max) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(p, ec)) return std::nullopt;
+  std::ifstream in(p, std::ios::binary);
+  std::string out;
+  out.resize(max + 1);
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  out.resize(static_cast<std::size_t>(in.gcount()));
+  return out;
+}
+
+markdown::ArtifactKind kind_of(LoopType t) {
+  switch (t) {
+    case LoopType::spec: return markdown::ArtifactKind::spec;
+    case LoopType::phase: return markdown::ArtifactKind::phase;
+    default: return markdown::ArtifactKind::plan;
+  }
+}
+
+awaitable<Validation> validate_document(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control,
+                                        const std::string& input_text) {
+  Validation v;
+  const Config& config = *ctx.config;
+  std::string rel = loop.output_artifacts.empty() ? std::string() : loop.output_artifacts.front();
+  auto text = co_await run_blocking(ctx.pool, [&] {
+    return read_small_file(std::filesystem::path(loop.worktree) / rel, config.artifacts.max_bytes * 2);
+  });
+  if (!text) {
+    v.summary = "the artifact " + rel + " was not written";
+    v.feedback = "You did not write the artifact. Write it with write_file to exactly `" + rel +
+                 "` (relative to the working tree root), in the format the instructions give.";
+    v.output = v.feedback + "\n";
+    co_return v;
+  }
+  auto problems = markdown::validate_artifact(kind_of(loop.type), *text, config.artifacts);
+  if (!problems.empty()) {
+    v.output = markdown::format_problems(rel, problems);
+    v.summary = std::to_string(problems.size()) + " format problem" + (problems.size() == 1 ? "" : "s") + ": " +
+                first_line(problems.front().message, 100);
+    v.feedback = "The format check of `" + rel + "` found these problems; fix every one:\n\n" + v.output;
+    co_return v;
+  }
+  v.output = rel + ": format check passed\n";
+  if (!config.llm.judge) {
+    v.passed = true;
+    v.summary = "format check passed";
+    co_return v;
+  }
+
+  // The judge: one more model call, no tools, that answers PASS or FAIL: reason.
+  std::map<std::string, std::string> vars = {
+      {"task", loop.task},       {"input", input_text},      {"artifact", *text},
+      {"artifact-path", rel},    {"loop-id", loop.id},       {"loop-type", to_string(loop.type)},
+      {"parent-id", loop.parent_id}};
+  auto prompt = ctx.prompts.render("judge", vars);
+  if (!prompt) {
+    v.summary = "the judge prompt could not be rendered";
+    v.feedback = prompt.error().message;
+    v.output += v.feedback + "\n";
+    co_return v;
+  }
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    Conversation c = co_await converse(ctx, loop, control, *prompt, nullptr, "judge", 1);
+    v.judge_usage += c.usage;
+    if (c.end == Conversation::End::stopped) {
+      v.stopped = true;
+      co_return v;
+    }
+    if (c.end == Conversation::End::error) {
+      v.summary = "the judge could not be asked: " + first_line(c.error->describe());
+      v.feedback = v.summary;
+      v.output += v.summary + "\n";
+      co_return v;
+    }
+    if (auto verdict = parse_verdict(c.assistant_text)) {
+      v.output += "judge: " + c.assistant_text + "\n";
+      v.passed = verdict->first;
+      v.summary = v.passed ? "format check and judge passed" : "judge: " + first_line(verdict->second, 100);
+      if (!v.passed) v.feedback = "A reviewer read `" + rel + "` and rejected it:\n\n" + verdict->second;
+      co_return v;
+    }
+    // A reply without a verdict is a malformed reply: ask again (fresh context).
+  }
+  v.summary = "the judge gave no PASS/FAIL verdict in 3 tries";
+  v.feedback = v.summary;
+  v.output += v.summary + "\n";
+  co_return v;
+}
+
+awaitable<Validation> validate_code(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control) {
+  Validation v;
+  const LoopTypeConfig& lc = ctx.config->loop(LoopType::code);
+  v.command = loop.validation_command.empty() ? lc.validation : loop.validation_command;
+  if (v.command.empty()) {
+    v.has_check = false;
+    v.passed = true;
+    v.summary = "no validation command configured";
+    v.output = v.summary + "\n";
+    co_return v;
+  }
+  ProcessSpec spec = shell(v.command, loop.worktree);
+  spec.timeout = lc.iteration_timeout;
+  spec.output_cap = kValidationOutputCap;
+  spec.env_unset = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"};
+  spec.env_set = {{"LOOPR_LOOP_ID", loop.id}, {"LOOPR_ITERATION", std::to_string(loop.iteration + 1)}};
+  spec.cancel = control->cancel_flag();
+  auto run = [&ctx, &spec] {
+    auto lease = ctx.runners.acquire(ctx.runners.classify(spec.argv.back()));
+    return run_process(spec);
+  };
+  ProcessResult r = co_await run_blocking(ctx.pool, run);
+  v.output = r.output;
+  v.timed_out = r.timed_out;
+  if (r.cancelled) {
+    v.stopped = true;
+    v.summary = "validation was interrupted by a stop";
+    co_return v;
+  }
+  if (r.spawn_failed) {
+    v.summary = "the validation command could not start";
+    v.feedback = v.summary + ": " + r.output;
+    co_return v;
+  }
+  if (!r.timed_out) v.exit_code = r.exit_code;
+  v.passed = r.succeeded();
+  if (v.passed) {
+    v.summary = "`" + v.command + "` passed";
+    co_return v;
+  }
+  if (r.timed_out) {
+    v.summary = "`" + v.command + "` timed out after " + format_duration(lc.iteration_timeout);
+  } else if (r.term_signal) {
+    v.summary = "`" + v.command + "` was killed by signal " + std::to_string(r.term_signal);
+  } else {
+    v.summary = "`" + v.command + "` failed with exit code " + std::to_string(r.exit_code);
+  }
+  v.feedback = "The validation command `" + v.command + "` failed" +
+               (r.timed_out ? " (timed out after " + format_duration(lc.iteration_timeout) + ")"
+                            : " with exit code " + std::to_string(r.exit_code)) +
+               ". Its output (the end is what matters most):\n\n```\n" + cap_head_tail(r.output, 12 * 1024) + "\n```\n";
+  co_return v;
+}
+
+}  // namespace
+
+std::optional<std::pair<bool, std::string>> parse_verdict(const std::string& reply) {
+  static const std::regex verdict(R"(^\s*[*_#>\s]*(PASS|FAIL)\b[*_]*\s*[:\-–—]?\s*(.*)$)", std::regex::icase);
+  std::istringstream lines(reply);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, verdict)) {
+      bool pass = (m[1].str()[0] | 0x20) == 'p';
+      std::string reason = m[2].str();
+      // The reason may continue on the following lines.
+      for (std::string more; std::getline(lines, more);) reason += "\n" + more;
+      while (!reason.empty() && std::isspace(static_cast<unsigned char>(reason.back()))) reason.pop_back();
+      if (!pass && reason.empty()) reason = "(the reviewer gave no reason)";
+      return std::make_pair(pass, reason);
+    }
+  }
+  return std::nullopt;
+}
+
+awaitable<Validation> validate(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control,
+                               const std::string& input_text) {
+  if (loop.type == LoopType::code) co_return co_await validate_code(ctx, loop, control);
+  co_return co_await validate_document(ctx, loop, control, input_text);
+}
+
+}  // namespace loopr::engine

@@ -1,0 +1,148 @@
+// A whole engine for a test: a real git repository with a loop worktree, a real RocksDB, the
+// real mock-llm server over loopback, the real Anthropic client, scheduler, tools and events.
+#pragma once
+
+#include <future>
+
+#include <boost/asio/use_future.hpp>
+#include <map>
+
+#include <loopr/core/ids.hpp>
+#include <loopr/engine/engine.hpp>
+#include <loopr/git/branches.hpp>
+#include <loopr/git/repository.hpp>
+
+#include "support/mock_llm.hpp"
+#include "support/subprocess.hpp"
+#include "support/temp_dir.hpp"
+
+namespace loopr::testing {
+
+/// `{{name}}` substitution over fixed templates that carry the parts the engine promises:
+/// the task, the artifact path in backticks, and `## Previous Iteration Feedback`.
+class TestPrompts : public engine::PromptSource {
+ public:
+  std::map<std::string, std::string> templates = {
+      {"code", "# Code loop {{loop-id}}\nTask: {{task}}\nValidation: {{validation-command}}\n\n"
+               "## Previous Iteration Feedback\n{{progress}}\n## Git status\n{{git-status}}\n"},
+      {"plan", "# Plan loop {{loop-id}}\nRequest: {{task}}\nWrite the plan to `{{artifact-path}}`.\n\n"
+               "## Previous Iteration Feedback\n{{progress}}\n"},
+      {"spec", "# Spec loop {{loop-id}}\nWrite `{{artifact-path}}` from:\n{{input}}\n\n## Previous Iteration Feedback\n{{progress}}\n"},
+      {"phase", "# Phase loop {{loop-id}}\nWrite `{{artifact-path}}` from:\n{{input}}\n\n## Previous Iteration Feedback\n{{progress}}\n"},
+      {"judge", "# Judge\nArtifact `{{artifact-path}}`:\n{{artifact}}\nAnswer PASS or FAIL: reason.\n"},
+  };
+  Result<std::string> render(const std::string& name, const std::map<std::string, std::string>& vars) const override {
+    auto it = templates.find(name);
+    if (it == templates.end()) return make_error(ErrorCode::not_found, "no template " + name);
+    std::string out = it->second;
+    for (const auto& [k, v] : vars) {
+      std::string key = "{{" + k + "}}";
+      for (std::size_t pos = out.find(key); pos != std::string::npos; pos = out.find(key, pos + v.size()))
+        out.replace(pos, key.size(), v);
+    }
+    return out;
+  }
+};
+
+struct EngineHarness {
+  TempDir dir{"loopr-engine"};
+  std::unique_ptr<MockLlm> mock;
+  std::unique_ptr<TaskStore> store;
+  std::shared_ptr<Config> config = std::make_shared<Config>();
+  net::io_context io;
+  net::thread_pool pool{4};
+  std::unique_ptr<llm::LlmClient> client;
+  std::unique_ptr<engine::Scheduler> scheduler;
+  std::unique_ptr<tools::RunnerSlots> runners;
+  engine::EventBus bus;
+  TestPrompts prompts;
+  std::unique_ptr<engine::EngineContext> ctx;
+  std::vector<Event> published;
+  std::optional<engine::SchedulerOptions> scheduler_options;  ///< default: from config
+
+  /// `files` seed the repository's first commit.
+  EngineHarness(const std::string& script, const std::map<std::string, std::string>& files,
+                std::vector<std::string> mock_args = {}) {
+    for (const auto& [path, content] : files) write_file(dir / path, content);
+    auto init = run_command("git init -q -b main . && git config user.name test && git config user.email t@t && "
+                            "git add -A && git commit -q -m init",
+                            dir.str());
+    if (init.exit_code != 0) throw std::runtime_error(init.output);
+    mock = std::make_unique<MockLlm>(script, std::move(mock_args));
+    auto s = TaskStore::open((dir / ".loopr/state").string(), {.sync = false});
+    if (!s) throw std::runtime_error(s.error().message);
+    store = std::move(s).value();
+    config->llm.base_url = mock->url();
+    config->llm.max_retries = 3;
+    config->limits.max_runtime = std::chrono::hours(1);
+    bus.subscribe([this](const Event& e) { published.push_back(e); });
+  }
+
+  /// Builds the client and the rest once the test has set `config` the way it wants.
+  engine::EngineContext& engine() {
+    if (ctx) return *ctx;
+    auto env = [](const char* name) -> std::optional<std::string> {
+      if (std::string(name) == "ANTHROPIC_API_KEY" || std::string(name) == "OPENAI_API_KEY") return "test-key";
+      return std::nullopt;
+    };
+    auto c = llm::make_client(*config, env, io, pool);
+    if (!c) throw std::runtime_error(c.error().message);
+    client = std::move(c).value();
+    scheduler = std::make_unique<engine::Scheduler>(
+        io.get_executor(), scheduler_options.value_or(engine::SchedulerOptions::from_config(*config)));
+    runners = std::make_unique<tools::RunnerSlots>(config->concurrency);
+    llm::RetryPolicy retry;
+    retry.max_retries = config->llm.max_retries;
+    retry.initial_backoff = std::chrono::milliseconds(20);
+    retry.max_backoff = std::chrono::milliseconds(200);
+    ctx = std::make_unique<engine::EngineContext>(engine::EngineContext{
+        io, pool, *store, config, RepoPaths(dir.path()), *client, *scheduler, *runners, bus, prompts, retry,
+        std::chrono::milliseconds(10), {}});
+    return *ctx;
+  }
+
+  /// Creates loop `id` of `type` with its own branch and worktree, stored pending.
+  Loop add_loop(const std::string& id, LoopType type, const std::string& task, int max_iterations = 5) {
+    auto repo = git::Repository::open(dir.path());
+    if (!repo) throw std::runtime_error(repo.error().message);
+    std::string plan = root_plan_id(id);
+    if (!*repo->has_branch(git::integration_branch(plan))) repo->create_branch(git::integration_branch(plan), "main").value();
+    std::string branch = git::loop_branch(plan, id);
+    repo->create_branch(branch, git::integration_branch(plan)).value();
+    auto wt = repo->add_worktree(id, branch);
+    if (!wt) throw std::runtime_error(wt.error().message);
+    Loop l;
+    l.id = id;
+    l.type = type;
+    l.plan_id = plan;
+    l.parent_id = parent_of_id(id).value_or("");
+    l.task = task;
+    l.max_iterations = max_iterations;
+    l.worktree = wt->path().string();
+    l.branch = branch;
+    if (type != LoopType::code) l.output_artifacts = {artifact_path(type, id, task)};
+    return store->create_loop(l).value();
+  }
+
+  /// Runs one loop to the end of its run and returns its final record.
+  Loop run(const std::string& id, std::shared_ptr<engine::LoopControl> control = std::make_shared<engine::LoopControl>(),
+           engine::LoopHooks hooks = {}) {
+    engine::LoopRunner runner(engine());
+    auto fut = net::co_spawn(io, runner.run(id, control, hooks), net::use_future);
+    io.restart();
+    io.run();
+    return fut.get().loop;
+  }
+
+  std::vector<IterationRecord> iterations(const std::string& id) { return store->iterations(id).value(); }
+
+  /// The model requests of one loop (by the x-loopr-loop-id header), in order.
+  std::vector<nlohmann::json> requests_of(const std::string& id) {
+    std::vector<nlohmann::json> out;
+    for (auto& r : mock->requests())
+      if (r["headers"].value("x-loopr-loop-id", "") == id) out.push_back(r);
+    return out;
+  }
+};
+
+}  // namespace loopr::testing
