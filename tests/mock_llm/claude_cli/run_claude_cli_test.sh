@@ -12,6 +12,9 @@ command -v npm >/dev/null 2>&1 || { echo "SKIP: npm is not installed"; exit $SKI
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$1
 cache=$2
+# Absolute paths: the checks run from other folders.
+mkdir -p "$cache" && cache=$(cd "$cache" && pwd)
+case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
 mkdir -p "$cache"
 if ! cmp -s "$here/package.json" "$cache/package.json" || [ ! -x "$cache/node_modules/.bin/claude" ]; then
   echo "installing the claude CLI into $cache"

@@ -9,6 +9,9 @@ SKIP=77
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$1
 cache=$2
+# Absolute paths: the checks run from other folders.
+mkdir -p "$cache" && cache=$(cd "$cache" && pwd)
+case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
 
 command -v node >/dev/null 2>&1 || { echo "SKIP: node is not installed"; exit $SKIP; }
 command -v npm >/dev/null 2>&1 || { echo "SKIP: npm is not installed"; exit $SKIP; }

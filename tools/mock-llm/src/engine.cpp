@@ -46,6 +46,17 @@ std::int64_t pick(std::optional<std::int64_t> a, std::optional<std::int64_t> b) 
   return a ? *a : b ? *b : 0;
 }
 
+/// Parses a request body into `out`; an error in the service's words if it is not JSON.
+std::optional<ApiError> parse_body(const std::string& text, Json& out) {
+  try {
+    out = Json::parse(text);
+    return std::nullopt;
+  } catch (const Json::parse_error& e) {
+    return ApiError{400, "", std::string("The request body is not valid JSON: ") + e.what(), "",
+                    ""};
+  }
+}
+
 }  // namespace
 
 /// What one request turned into, for the log line.
@@ -133,17 +144,6 @@ ResponsePlan Engine::error_plan(const ApiError& error, Context& ctx) const {
     plan.headers = {{"content-type", "application/json"}, {"request-id", ctx.request_id}};
   }
   return plan;
-}
-
-/// Parses the body into ctx.body; an error in the service's words if it is not JSON.
-static std::optional<ApiError> parse_body(const std::string& text, Json& out) {
-  try {
-    out = Json::parse(text);
-    return std::nullopt;
-  } catch (const Json::parse_error& e) {
-    return ApiError{400, "", std::string("The request body is not valid JSON: ") + e.what(), "",
-                    ""};
-  }
 }
 
 ResponsePlan Engine::anthropic_messages(const HttpRequest& request, Context& ctx) {
