@@ -20,9 +20,10 @@ struct CmarkParserFree {
 using NodePtr = std::unique_ptr<cmark_node, CmarkNodeFree>;
 using ParserPtr = std::unique_ptr<cmark_parser, CmarkParserFree>;
 
-/// Parses `text` as GFM (tables, task lists, strikethrough, autolinks). Invalid UTF-8 is replaced
-/// by U+FFFD, so every literal in the tree is valid UTF-8 (the validator reports the bad bytes
-/// separately). Never fails on content; throws std::bad_alloc if cmark cannot allocate.
+/// Parses `text` as GFM (tables, task lists, strikethrough; see the .cpp for autolinks). Invalid
+/// UTF-8 is replaced by U+FFFD, so every literal in the tree is valid UTF-8 (the validator reports
+/// the bad bytes separately). Never fails on content; throws std::bad_alloc if cmark cannot
+/// allocate.
 NodePtr parse_gfm(std::string_view text);
 
 /// `for (cmark_node* child : children(node))` over the direct children of a node.

@@ -60,6 +60,10 @@ void check_utf8(std::string_view text, std::vector<Problem>& out) {
       line_start = ++i;
       continue;
     }
+    if (static_cast<unsigned char>(c) < 0x80) {  // the common case, without a call
+      ++i;
+      continue;
+    }
     std::size_t len = utf8_sequence_length(text, i);
     if (len > 0) {
       i += len;
