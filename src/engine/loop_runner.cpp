@@ -212,7 +212,8 @@ class IterationRun {
     tools::ToolLimits limits;
     limits.command_max_timeout = std::chrono::duration_cast<std::chrono::seconds>(config.loop(loop.type).iteration_timeout);
     auto router = std::make_shared<tools::ToolRouter>(tools::Sandbox(loop.worktree), ctx_.runners, limits);
-    Conversation conv = co_await converse(ctx_, loop, control_, *prompt, router, to_string(loop.type),
+    std::string header_type = to_string(loop.type);
+    Conversation conv = co_await converse(ctx_, loop, control_, *prompt, router, header_type,
                                           config.loop(loop.type).max_turns_per_iteration);
     co_await run_blocking(ctx_.pool, [&] {
       write_iteration_file(paths, loop.id, n, "conversation.jsonl", conversation_jsonl(conv.messages, conv.calls));
@@ -220,8 +221,11 @@ class IterationRun {
     loop.usage += conv.usage;
 
     if (conv.end == Conversation::End::error) co_return co_await model_error(std::move(loop), conv);
-    if (conv.end == Conversation::End::stopped)
-      co_return co_await record(std::move(loop), n, started, "stopped", {}, conv, LoopStatus::stopped, control_->stop_reason());
+    if (conv.end == Conversation::End::stopped) {
+      Validation not_run;  // a named value: g++ 12 destroys a `{}` temporary twice across co_await
+      co_return co_await record(std::move(loop), n, started, "stopped", not_run, conv, LoopStatus::stopped,
+                                control_->stop_reason());
+    }
     if (conv.end == Conversation::End::refused) {
       std::string why = "the model refused";
       if (conv.refusal.contains("category") && conv.refusal["category"].is_string())

@@ -129,9 +129,24 @@ struct EngineHarness {
            engine::LoopHooks hooks = {}) {
     engine::LoopRunner runner(engine());
     auto fut = net::co_spawn(io, runner.run(id, control, hooks), net::use_future);
-    io.restart();
-    io.run();
+    drive_until(fut);
     return fut.get().loop;
+  }
+
+  /// Runs the io_context until `fut` is ready (work abandoned by a stop may still be pending).
+  template <typename T>
+  void drive_until(std::future<T>& fut) {
+    io.restart();
+    while (fut.wait_for(std::chrono::seconds(0)) != std::future_status::ready) io.run_one_for(std::chrono::milliseconds(50));
+  }
+
+  /// Background work (a model call abandoned by a stop) refers to the scheduler and client:
+  /// end the server so it fails fast, and let it finish before members are destroyed.
+  ~EngineHarness() {
+    mock.reset();
+    io.restart();
+    io.run_for(std::chrono::seconds(10));
+    pool.join();
   }
 
   std::vector<IterationRecord> iterations(const std::string& id) { return store->iterations(id).value(); }

@@ -1,0 +1,475 @@
+// Every stop condition and retry path of the engine, each against the real mock-llm.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "engine/harness.hpp"
+
+using namespace loopr;
+using namespace loopr::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::map<std::string, std::string> kProject = {{"check.sh", "echo 'still failing'; exit 1\n"}};
+
+// A model that answers every code turn with text and does nothing.
+const char* kIdleModel = R"(
+defaults:
+  usage: {input_tokens: 1000, output_tokens: 100}
+rules:
+  - name: idle
+    match: {loop_type: code}
+    reply: {text: "I looked around."}
+)";
+
+EngineHarness& code_setup(EngineHarness& h, const std::string& validation, int max_iterations = 5) {
+  h.config->loops[LoopType::code].validation = validation;
+  h.add_loop("code-001-001-001", LoopType::code, "task", max_iterations);
+  return h;
+}
+
+}  // namespace
+
+TEST(StopConditionsTest, MaxIterationsFailsTheLoop) {
+  const char* script = R"(
+rules:
+  - name: churn
+    match: {loop_type: code, turn: 1}
+    reply:
+      tool_use: [{name: write_file, input: {path: "note-{{n}}.txt", content: "attempt {{n}}"}}]
+  - name: end
+    match: {loop_type: code}
+    reply: {text: "done"}
+)";
+  EngineHarness h(script, kProject);
+  code_setup(h, "sh check.sh", 3);
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_EQ(l.iteration, 3);
+  EXPECT_NE(l.status_reason.find("maximum of 3 iterations"), std::string::npos) << l.status_reason;
+  EXPECT_EQ(h.iterations(l.id).size(), 3u);
+}
+
+TEST(StopConditionsTest, NoProgressEndsALoopThatChangesNothing) {
+  EngineHarness h(kIdleModel, kProject);
+  h.config->limits.no_progress_iterations = 2;
+  code_setup(h, "sh check.sh", 10);
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_NE(l.status_reason.find("no progress"), std::string::npos) << l.status_reason;
+  EXPECT_EQ(l.iteration, 3);  // the first failure sets the baseline, two identical ones follow
+}
+
+TEST(StopConditionsTest, CompletionSignalEndsALoopWithoutValidationCommand) {
+  const char* script = R"(
+rules:
+  - name: finish
+    match: {loop_type: code, first_user: "ends only when you write"}
+    reply: {text: "All done. <promise>COMPLETE</promise>"}
+  - name: idle
+    match: {loop_type: code}
+    reply: {text: "working"}
+)";
+  EngineHarness h(script, kProject);
+  code_setup(h, "");
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::complete) << l.status_reason;
+  EXPECT_EQ(l.iteration, 2);
+  EXPECT_EQ(l.status_reason, "completion signal matched");
+}
+
+TEST(StopConditionsTest, CompletionSignalAloneDoesNotPassFailingValidation) {
+  const char* script = R"(
+rules:
+  - name: claims
+    match: {loop_type: code}
+    reply: {text: "<promise>COMPLETE</promise>"}
+)";
+  EngineHarness h(script, kProject);
+  code_setup(h, "sh check.sh", 2);
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_EQ(h.iterations(l.id).front().status, "failed");
+}
+
+TEST(StopConditionsTest, LoopCostLimit) {
+  EngineHarness h(kIdleModel, kProject);
+  h.config->limits.max_loop_cost_usd = 0.0001;  // one call of the default usage costs more
+  code_setup(h, "sh check.sh");
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_EQ(l.iteration, 1);
+  EXPECT_NE(l.status_reason.find("max_loop_cost_usd"), std::string::npos) << l.status_reason;
+}
+
+TEST(StopConditionsTest, PlanTreeCostLimit) {
+  EngineHarness h(kIdleModel, kProject);
+  h.config->limits.max_cost_usd = 0.0001;
+  code_setup(h, "sh check.sh");
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_NE(l.status_reason.find("limits.max_cost_usd"), std::string::npos) << l.status_reason;
+}
+
+TEST(StopConditionsTest, MaxRuntime) {
+  EngineHarness h(kIdleModel, kProject);
+  h.config->limits.max_runtime = 1ms;
+  code_setup(h, "sh check.sh");
+  std::this_thread::sleep_for(5ms);  // let the plan's clock pass its 1 ms budget
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_EQ(l.iteration, 0);
+  EXPECT_NE(l.status_reason.find("max_runtime"), std::string::npos) << l.status_reason;
+}
+
+TEST(StopConditionsTest, StopPatternInValidationOutput) {
+  EngineHarness h(kIdleModel, {{"check.sh", "echo 'LICENSE VIOLATION in x.c'; exit 1\n"}});
+  h.config->limits.stop_on_patterns = {"LICENSE\\s+VIOLATION"};
+  code_setup(h, "sh check.sh");
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::stopped);
+  EXPECT_EQ(l.iteration, 1);
+  EXPECT_NE(l.status_reason.find("LICENSE"), std::string::npos);
+}
+
+TEST(StopConditionsTest, StopScriptExitZeroStopsWithItsOutputAsReason) {
+  EngineHarness h(kIdleModel, kProject);
+  h.config->limits.stop_scripts = {"grep -q 'still failing' && echo \"giving up on $LOOPR_LOOP_ID\"", "exit 1"};
+  code_setup(h, "sh check.sh");
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::stopped);
+  EXPECT_NE(l.status_reason.find("giving up on code-001-001-001"), std::string::npos) << l.status_reason;
+}
+
+TEST(StopConditionsTest, AttendedModePausesAfterEachIterationUntilResumed) {
+  EngineHarness h(kIdleModel, kProject);
+  h.config->attended = true;
+  code_setup(h, "sh check.sh", 3);
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::paused);
+  EXPECT_EQ(l.iteration, 1);
+  l = h.run("code-001-001-001");  // resume
+  EXPECT_EQ(l.status, LoopStatus::paused);
+  EXPECT_EQ(l.iteration, 2);
+}
+
+TEST(StopConditionsTest, CooldownSeparatesIterations) {
+  EngineHarness h(kIdleModel, kProject);
+  h.config->limits.cooldown = 300ms;
+  code_setup(h, "sh check.sh", 2);
+  Loop l = h.run("code-001-001-001");
+  auto recs = h.iterations(l.id);
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_GE(recs[1].started_at - recs[0].finished_at, 290);
+}
+
+TEST(StopConditionsTest, PauseTakesEffectAtTheNextBoundary) {
+  const char* script = R"(
+rules:
+  - name: work
+    match: {loop_type: code, turn: 1}
+    reply:
+      tool_use: [{name: run_command, input: {command: "true"}}]
+  - name: end
+    match: {loop_type: code}
+    reply: {text: "done"}
+)";
+  EngineHarness h(script, kProject);
+  code_setup(h, "sh check.sh");
+  auto control = std::make_shared<engine::LoopControl>();
+  h.bus.subscribe([control](const Event& e) {
+    if (e.type == "tool_called") control->request_pause();
+  });
+  Loop l = h.run("code-001-001-001", control);
+  EXPECT_EQ(l.status, LoopStatus::paused);
+  EXPECT_EQ(l.iteration, 1);  // the iteration in flight finished and was recorded
+  EXPECT_EQ(h.iterations(l.id).size(), 1u);
+  l = h.run("code-001-001-001");  // resume with a fresh control: it runs on to its limit
+  EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_EQ(l.iteration, 5);
+}
+
+TEST(StopConditionsTest, StopCancelsAnInFlightModelCallWithinTwoSeconds) {
+  const char* script = R"(
+rules:
+  - name: slow
+    match: {loop_type: code}
+    reply:
+      text: "too late"
+      fault: {delay: 30s}
+)";
+  EngineHarness h(script, kProject);
+  code_setup(h, "sh check.sh");
+  auto control = std::make_shared<engine::LoopControl>();
+  net::steady_timer stopper(h.io, 300ms);
+  stopper.async_wait([control](auto) { control->request_stop(); });
+  auto started = std::chrono::steady_clock::now();
+  Loop l = h.run("code-001-001-001", control);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+  EXPECT_EQ(l.status, LoopStatus::stopped);
+  auto recs = h.iterations(l.id);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].status, "stopped");
+}
+
+TEST(StopConditionsTest, StopKillsARunningToolCommand) {
+  const char* script = R"(
+rules:
+  - name: sleepy
+    match: {loop_type: code, turn: 1}
+    reply:
+      tool_use: [{name: run_command, input: {command: "sleep 120"}}]
+  - name: end
+    match: {loop_type: code}
+    reply: {text: "done"}
+)";
+  EngineHarness h(script, kProject);
+  code_setup(h, "sh check.sh");
+  auto control = std::make_shared<engine::LoopControl>();
+  h.bus.subscribe([control, &h](const Event& e) {
+    if (e.type == "tool_called") {
+      auto t = std::make_shared<net::steady_timer>(h.io, 200ms);
+      t->async_wait([control, t](auto) { control->request_stop(); });
+    }
+  });
+  auto started = std::chrono::steady_clock::now();
+  Loop l = h.run("code-001-001-001", control);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 3s);
+  EXPECT_EQ(l.status, LoopStatus::stopped);
+  EXPECT_EQ(h.iterations(l.id).back().status, "stopped");
+}
+
+TEST(RetryTest, ServerErrorThenSuccessRetriesTheSameIteration) {
+  const char* script = R"(
+rules:
+  - name: flaky
+    match: {loop_type: code}
+    times: 1
+    reply: {fault: {status: 500}}
+  - name: ok
+    match: {loop_type: code}
+    reply: {text: "done"}
+)";
+  EngineHarness h(script, {{"ok.sh", "exit 0\n"}});
+  code_setup(h, "sh ok.sh");
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::complete) << l.status_reason;
+  EXPECT_EQ(l.iteration, 1);  // the 500 did not cost an iteration
+  auto reqs = h.requests_of(l.id);
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0]["status"], 500);
+  bool retried = false;
+  for (const auto& e : h.published) retried |= e.type == "llm_retry";
+  EXPECT_TRUE(retried);
+}
+
+TEST(RetryTest, RateLimitWaitsRetryAfter) {
+  const char* script = R"(
+rules:
+  - name: limited
+    match: {loop_type: code}
+    times: 1
+    reply: {fault: {status: 429, retry_after: 1}}
+  - name: ok
+    match: {loop_type: code}
+    reply: {text: "done"}
+)";
+  EngineHarness h(script, {{"ok.sh", "exit 0\n"}});
+  code_setup(h, "sh ok.sh");
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::complete);
+  auto reqs = h.requests_of(l.id);
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_GE(reqs[1]["t_ms"].get<long long>() - reqs[0]["t_ms"].get<long long>(), 950);
+}
+
+TEST(RetryTest, CircuitBreakerAfterConsecutiveErrors) {
+  const char* script = R"(
+rules:
+  - name: down
+    match: {loop_type: code}
+    reply: {fault: {status: 529}}
+)";
+  EngineHarness h(script, kProject);
+  h.config->llm.max_retries = 1;
+  h.config->limits.circuit_breaker = 3;
+  code_setup(h, "sh check.sh");
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_NE(l.status_reason.find("circuit breaker: 3 consecutive errors"), std::string::npos) << l.status_reason;
+  EXPECT_EQ(l.iteration, 0);  // errors are not iterations
+  EXPECT_TRUE(h.iterations(l.id).empty());
+  EXPECT_EQ(h.requests_of(l.id).size(), 6u);  // 3 attempts × (1 try + 1 retry)
+}
+
+TEST(RetryTest, FatalErrorFailsAtOnceWithTheProvidersMessage) {
+  const char* script = R"(
+rules:
+  - name: refused
+    match: {loop_type: code}
+    reply: {fault: {status: 401}}
+)";
+  EngineHarness h(script, kProject);
+  code_setup(h, "sh check.sh");
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_NE(l.status_reason.find("401"), std::string::npos) << l.status_reason;
+  EXPECT_EQ(h.requests_of(l.id).size(), 1u);
+}
+
+TEST(ModelTurnsTest, RefusalFailsTheLoopWithTheCategory) {
+  const char* script = R"(
+rules:
+  - name: no
+    match: {loop_type: code}
+    reply:
+      text: ""
+      stop_reason: refusal
+      stop_details: {type: refusal, category: cyber, explanation: "not this"}
+)";
+  EngineHarness h(script, kProject);
+  code_setup(h, "sh check.sh");
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_NE(l.status_reason.find("refused (cyber)"), std::string::npos) << l.status_reason;
+}
+
+TEST(ModelTurnsTest, MaxTokensAsksToContinue) {
+  const char* script = R"(
+rules:
+  - name: cut
+    match: {loop_type: code, turn: 1}
+    reply: {text: "I will now", stop_reason: max_tokens}
+  - name: rest
+    match: {loop_type: code, turn: 2}
+    reply: {text: "continue and finish."}
+)";
+  EngineHarness h(script, {{"ok.sh", "exit 0\n"}});
+  code_setup(h, "sh ok.sh");
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::complete);
+  auto reqs = h.requests_of(l.id);
+  ASSERT_EQ(reqs.size(), 2u);
+  auto last = reqs[1]["body"]["messages"].back();
+  EXPECT_EQ(last["role"], "user");
+  EXPECT_NE(last.dump().find("Continue from where you stopped"), std::string::npos);
+}
+
+TEST(ModelTurnsTest, MaxTurnsPerIterationEndsTheConversation) {
+  const char* script = R"(
+rules:
+  - name: forever
+    match: {loop_type: code}
+    reply:
+      tool_use: [{name: list_dir, input: {path: "."}}]
+)";
+  EngineHarness h(script, kProject);
+  h.config->loops[LoopType::code].max_turns_per_iteration = 3;
+  code_setup(h, "sh check.sh", 1);
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(h.requests_of(l.id).size(), 3u);
+  EXPECT_EQ(l.iteration, 1);
+  EXPECT_NE(l.progress.find("max_turns_per_iteration"), std::string::npos) << l.progress;
+}
+
+TEST(ModelTurnsTest, ToolFailuresAreResultsTheModelReads) {
+  const char* script = R"(
+rules:
+  - name: escape
+    match: {loop_type: code, turn: 1}
+    reply:
+      tool_use: [{name: read_file, input: {path: "../../etc/passwd"}}]
+  - name: end
+    match: {loop_type: code}
+    reply: {text: "ok"}
+)";
+  EngineHarness h(script, {{"ok.sh", "exit 0\n"}});
+  code_setup(h, "sh ok.sh");
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::complete);
+  auto reqs = h.requests_of(l.id);
+  ASSERT_EQ(reqs.size(), 2u);
+  auto result = reqs[1]["body"]["messages"][2]["content"][0];
+  EXPECT_EQ(result["type"], "tool_result");
+  EXPECT_EQ(result["is_error"], true);
+  EXPECT_NE(result.dump().find("refused path"), std::string::npos);
+}
+
+TEST(JudgeTest, JudgeFailureBecomesFeedbackThenPasses) {
+  const char* script = R"(
+rules:
+  - name: judge-fail
+    match: {loop_type: judge}
+    times: 1
+    reply: {text: "FAIL: the overview does not say who uses the flag"}
+  - name: judge-pass
+    match: {loop_type: judge}
+    reply: {text: "PASS"}
+  - name: write
+    match: {loop_type: spec, first_user: "`(\\.loopr/specs/[^`]+)`", turn: 1}
+    reply:
+      tool_use:
+        - name: write_file
+          input:
+            path: "{{first_user.1}}"
+            content: "# Spec: flag\n\n## Parent Plan\n.loopr/plans/001-x.plan.md\n\n## Overview\nParse --shout.\n\n## Phases\n1. **Parse**\n   Add the flag.\n   - Files: greet.sh\n"
+  - name: end
+    match: {loop_type: spec}
+    reply: {text: "written"}
+)";
+  EngineHarness h(script, {{"README", "x\n"}});
+  h.config->llm.judge = true;
+  h.add_loop("001-001", LoopType::spec, "cli-flag");
+  Loop l = h.run("001-001");
+  EXPECT_EQ(l.status, LoopStatus::complete) << l.status_reason;
+  EXPECT_EQ(l.iteration, 2);
+  auto recs = h.iterations(l.id);
+  EXPECT_NE(recs[0].summary.find("judge: the overview does not say"), std::string::npos) << recs[0].summary;
+  auto reqs = h.requests_of(l.id);
+  int judge_calls = 0;
+  for (const auto& r : reqs) judge_calls += r["headers"].value("x-loopr-loop-type", "") == "judge";
+  EXPECT_EQ(judge_calls, 2);
+}
+
+TEST(SchedulerTest, FiftyLoopsRespectSlotsAndRateAndNoneStarves) {
+  const char* script = R"(
+rules:
+  - name: done
+    match: {loop_type: code}
+    reply: {text: "done"}
+)";
+  EngineHarness h(script, {{"ok.sh", "exit 0\n"}}, {"--latency", "40ms"});
+  h.config->loops[LoopType::code].validation = "true";
+  engine::SchedulerOptions o;
+  o.slots = 3;
+  o.rate_limit = 20;
+  o.rate_window = 1s;
+  h.scheduler_options = o;
+  std::vector<std::string> ids;
+  for (int i = 1; i <= 50; ++i) {
+    char id[32];
+    std::snprintf(id, sizeof id, "code-001-%03d-001", i);
+    ids.push_back(id);
+    h.add_loop(id, LoopType::code, "t", 2);
+  }
+  engine::LoopRunner runner(h.engine());
+  std::vector<std::future<engine::RunExit>> futures;
+  for (const auto& id : ids)
+    futures.push_back(net::co_spawn(h.io, runner.run(id, std::make_shared<engine::LoopControl>()), net::use_future));
+  for (auto& f : futures) {
+    h.drive_until(f);
+    EXPECT_EQ(f.get().loop.status, LoopStatus::complete);
+  }
+
+  EXPECT_LE(h.scheduler->stats().peak_in_flight, 3);
+  auto reqs = h.mock->requests();
+  ASSERT_EQ(reqs.size(), 50u);
+  std::vector<long long> t;
+  for (const auto& r : reqs) t.push_back(r["t_ms"].get<long long>());
+  std::sort(t.begin(), t.end());
+  // At most 20 requests in any 1 s window (the mock's arrival times, a few ms of slack).
+  for (std::size_t i = 0; i + 20 < t.size(); ++i) EXPECT_GE(t[i + 20] - t[i], 980) << "window at " << i;
+  // 50 requests at 20/s take at least two full windows.
+  EXPECT_GE(t.back() - t.front(), 1980);
+}
