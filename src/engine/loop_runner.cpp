@@ -116,7 +116,9 @@ std::map<std::string, std::string> prompt_vars(const Loop& loop, const Config& c
       {"task", loop.task},
       {"input", s.input},
       {"input-path", loop.input_artifact},
-      {"progress", render_feedback(feedback_entries(loop.context), config.limits.feedback_bytes)},
+      {"progress", loop.context.contains("feedback") && !loop.context["feedback"].empty()
+                       ? render_feedback(feedback_entries(loop.context), config.limits.feedback_bytes)
+                       : std::string("None yet: this is the first iteration.")},
       {"git-status", s.status},
       {"git-diff", s.diff},
       {"git-log", s.log},
@@ -129,6 +131,7 @@ std::map<std::string, std::string> prompt_vars(const Loop& loop, const Config& c
       {"max-iterations", std::to_string(loop.max_iterations)},
       {"completion-signal", config.limits.completion_signal},
       {"validation-command", validation},
+      {"max-items", std::to_string(config.artifacts.max_items)},
   };
 }
 

@@ -1,6 +1,8 @@
 // The loop engine end to end: real git worktrees, real RocksDB, the real mock-llm over HTTP.
 #include <gtest/gtest.h>
 
+#include <loopr/engine/repo_prompts.hpp>
+
 #include "engine/harness.hpp"
 
 using namespace loopr;
@@ -162,4 +164,52 @@ rules:
   auto show = run_command("git show HEAD:.loopr/plans/001-add-a-shout-flag-to-greet.plan.md", done.worktree);
   EXPECT_EQ(show.exit_code, 0);
   EXPECT_NE(show.output.find("spec-cli-flag"), std::string::npos);
+}
+
+TEST(LoopRunnerTest, ShippedPromptsAndRepoOverridesAreWhatTheModelSees) {
+  const char* script = R"(
+rules:
+  - name: write
+    match: {loop_type: phase, first_user: "`(\\.loopr/phases/[^`]+)`", turn: 1}
+    reply:
+      tool_use:
+        - name: write_file
+          input:
+            path: "{{first_user.1}}"
+            content: "# Phase: parse\n\n## Parent Spec\n.loopr/specs/001-001-cli-flag.spec.md\n\n## Task\nParse --shout.\n\n## Specific Work\n- edit greet.sh\n\n## Success Criteria\n- greet --shout bob prints HELLO, BOB\n"
+  - name: end
+    match: {loop_type: phase}
+    reply: {text: "done"}
+)";
+  EngineHarness h(script, {{".loopr/specs/001-001-cli-flag.spec.md", "# Spec: cli flag\n\nParse it.\n"}});
+  engine::RepoPrompts real(h.dir.path());
+  h.engine();  // build the context, then point a copy of it at the real library
+  engine::EngineContext ctx = *h.ctx;
+  engine::EngineContext with_real{ctx.io, ctx.pool, ctx.store, ctx.config, ctx.paths, ctx.llm, ctx.scheduler,
+                                  ctx.runners, ctx.bus, real, ctx.retry, ctx.error_backoff, ctx.tree_cost};
+  Loop loop = h.add_loop("001-001-001", LoopType::phase, "parse");
+  loop.input_artifact = ".loopr/specs/001-001-cli-flag.spec.md";
+  loop = h.store->update_loop(loop).value();
+  engine::LoopRunner runner(with_real);
+  auto fut = net::co_spawn(h.io, runner.run(loop.id, std::make_shared<engine::LoopControl>()), net::use_future);
+  h.drive_until(fut);
+  Loop done = fut.get().loop;
+  EXPECT_EQ(done.status, LoopStatus::complete) << done.status_reason;
+  auto reqs = h.requests_of(loop.id);
+  ASSERT_FALSE(reqs.empty());
+  std::string prompt = first_user_text(reqs[0]);
+  EXPECT_NE(prompt.find("`" + done.output_artifacts.front() + "`"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("## Previous Iteration Feedback"), std::string::npos);
+  EXPECT_NE(prompt.find("Parse it."), std::string::npos);  // the input artifact
+  EXPECT_EQ(prompt.find("{{"), std::string::npos);
+
+  // An override in the repository replaces the shipped template.
+  write_file(h.dir / ".loopr/prompts/phase.md", "OVERRIDDEN for {{loop-id}}: write `{{artifact-path}}`.\n");
+  auto over = real.render("phase", {{"loop-id", "001-001-001"}, {"artifact-path", "x.md"}});
+  ASSERT_TRUE(over.ok()) << over.error().message;
+  EXPECT_EQ(*over, "OVERRIDDEN for 001-001-001: write `x.md`.\n");
+  write_file(h.dir / ".loopr/prompts/phase.md", "{{no-such-variable}}\n");
+  auto bad = real.render("phase", {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("no-such-variable"), std::string::npos);
 }
