@@ -78,11 +78,16 @@ class SpecListReader {
                                std::to_string(limits_.max_items)});
 
     cmark_node* first = cmark_node_first_child(item);
-    std::string text =
-        is_type(first, CMARK_NODE_PARAGRAPH) ? collapse_spaces(inline_text(first)) : "";
+    std::string text = first ? collapse_spaces(block_text(first)) : "";
     if (text.empty()) {
       problems_.push_back({line, Rule::malformed_item,
                            "empty list item: write " + std::string(kItemShape) + " or remove it"});
+      return;
+    }
+    if (!is_type(first, CMARK_NODE_PARAGRAPH)) {  // e.g. `- ## spec-x` or a code block
+      problems_.push_back({line, Rule::malformed_item,
+                           "`" + excerpt(text) + "` is not a spec item: write it as plain text, " +
+                               std::string(kItemShape)});
       return;
     }
     if (lower(text).rfind("spec-", 0) != 0) {

@@ -108,8 +108,11 @@ class PhaseListReader {
 
     cmark_node* first = cmark_node_first_child(item);
     if (!is_type(first, CMARK_NODE_PARAGRAPH)) {
-      problems_.push_back({line, Rule::malformed_item,
-                           "phase " + n + " is empty: write " + std::string(kItemShape)});
+      std::string text = first ? collapse_spaces(block_text(first)) : "";
+      problems_.push_back(
+          {line, Rule::malformed_item,
+           "phase " + n + (text.empty() ? " is empty" : " `" + excerpt(text) + "` is not text") +
+               ": write " + std::string(kItemShape)});
       return;
     }
     cmark_node* lead = cmark_node_first_child(first);

@@ -159,6 +159,20 @@ TEST(PlanArtifactTest, ItemWithoutColonOrDescription) {
   EXPECT_NE(p->message.find("`- spec-shout-tests: <one sentence"), std::string::npos) << p->message;
 }
 
+TEST(PlanArtifactTest, EmptyItemsAndItemsThatAreNotTextAreMalformed) {
+  auto empty = check_plan(replace(kPlan, "- spec-shout-tests: Test the flag.", "-"));
+  const Problem* p = find_problem(empty.problems, Rule::malformed_item, 15);
+  ASSERT_NE(p, nullptr) << dump(empty.problems);
+  EXPECT_NE(p->message.find("empty list item"), std::string::npos) << p->message;
+  // A heading inside an item is not a spec line, even when its words look like one.
+  auto heading = check_plan(
+      replace(kPlan, "- spec-shout-tests: Test the flag.", "- ## spec-shout-tests: Test"));
+  const Problem* q = find_problem(heading.problems, Rule::malformed_item, 15);
+  ASSERT_NE(q, nullptr) << dump(heading.problems);
+  EXPECT_NE(q->message.find("write it as plain text"), std::string::npos) << q->message;
+  EXPECT_EQ(heading.doc.specs.size(), 1u);
+}
+
 TEST(PlanArtifactTest, DuplicateSpecNamesPointToTheFirst) {
   auto plan = check_plan(replace(kPlan, "spec-shout-tests:", "spec-shout-flag:"));
   const Problem* p = find_problem(plan.problems, Rule::duplicate_name, 15);

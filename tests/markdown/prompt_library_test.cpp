@@ -57,7 +57,9 @@ TEST(PromptLibraryTest, EveryShippedTemplateLoadsAndRendersWithTheRequiredParts)
     EXPECT_FALSE(contains(text, "{{"));  // nothing left unrendered
     if (type == "judge") {
       EXPECT_TRUE(contains(text, "<artifact>"));
-      EXPECT_TRUE(contains(text, "VERDICT: PASS"));
+      // The verdict protocol the engine parses: a first line `PASS` or `FAIL: reason`.
+      EXPECT_TRUE(contains(text, "`PASS`"));
+      EXPECT_TRUE(contains(text, "`FAIL: "));
       continue;
     }
     // The tools the model has, by their fixed names.

@@ -128,6 +128,14 @@ TEST(SpecArtifactTest, ItemWithoutBoldNameIsMalformedWithASuggestion) {
   EXPECT_EQ(spec.doc.phases.size(), 1u);
 }
 
+TEST(SpecArtifactTest, ItemThatIsNotTextIsMalformed) {
+  auto spec = check_spec(replace(kSpec, "2. **Shout the greeting**\n   Upper-case the greeting.\n",
+                                 "2. ```\n   **Shout**\n   ```\n"));
+  const Problem* p = find_problem(spec.problems, Rule::malformed_item, 13);
+  ASSERT_NE(p, nullptr) << dump(spec.problems);
+  EXPECT_NE(p->message.find("phase 2 `**Shout**` is not text"), std::string::npos) << p->message;
+}
+
 TEST(SpecArtifactTest, ItemWithoutDescriptionIsReported) {
   auto spec = check_spec(replace(kSpec, "   Upper-case the greeting.\n", ""));
   const Problem* p = find_problem(spec.problems, Rule::missing_description, 13);
