@@ -1,6 +1,7 @@
 // The Anthropic Messages API (WIRE.md §1, version 2026-10-21): the request loopr sends, and
 // responses read by block type — streamed or not — with every block kept as received so that
 // thinking blocks, signatures and unknown blocks go back unchanged in the next turn.
+#include <algorithm>
 #include <map>
 
 #include "llm/json_util.hpp"
@@ -292,7 +293,12 @@ class AnthropicWire final : public Wire {
     if (request.messages.empty()) return refuse("no messages");
     if (request.messages.front().role != Role::user)
       return refuse("the first message is not from the user");
-    if (request.messages.back().role != Role::user)
+    // An assistant turn last is a prefill (refused by the API) unless it is a pause_turn answer
+    // resent as received, which is how the API continues a paused turn.
+    const Message& last = request.messages.back();
+    bool resent = std::all_of(last.content.begin(), last.content.end(),
+                              [](const ContentBlock& b) { return !b.raw.is_null(); });
+    if (last.role != Role::user && !resent)
       return refuse("the last message is from the assistant (prefill is refused by the API)");
     for (const auto& m : request.messages)
       if (m.content.empty()) return refuse("a message without content");

@@ -57,6 +57,12 @@ std::optional<std::chrono::system_clock::time_point> parse_http_date(std::string
 
 }  // namespace
 
+RetryPolicy retry_policy(const LlmConfig& config) {
+  RetryPolicy p;
+  p.max_retries = std::max(0, config.max_retries);
+  return p;
+}
+
 std::optional<bool> parse_should_retry(std::string_view value) {
   value = trim(value);
   if (value == "true") return true;

@@ -194,6 +194,7 @@ Outcome StreamJsonReader::finish(const ProcessResult& process, const Pricing& pr
       !r["modelUsage"].empty())
     out.model = r["modelUsage"].begin().key();
   out.id = session_id_;
+  out.request_id = session_id_;  // what `claude --resume` and the CLI's own logs know it by
   if (auto it = r.find("num_turns"); it != r.end() && it->is_number_integer())
     out.num_turns = it->get<int>();
   if (r.contains("usage")) {

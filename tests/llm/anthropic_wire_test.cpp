@@ -141,7 +141,7 @@ TEST(AnthropicWireTest, EchoesReceivedBlocksVerbatimAndSendsToolResults) {
       "tool_use_id":"toolu_1","content":"no such file","is_error":true}]})"));
 }
 
-TEST(AnthropicWireTest, RefusesPrefillAndRebuiltThinking) {
+TEST(AnthropicWireTest, RefusesPrefillAndRebuiltThinkingButResendsPausedTurns) {
   auto wire = make_anthropic_wire(settings());
   Request r = tool_request();
   r.messages.push_back(Message{Role::assistant, {ContentBlock::make_text("Sure, here")}});
@@ -149,6 +149,16 @@ TEST(AnthropicWireTest, RefusesPrefillAndRebuiltThinking) {
   ASSERT_TRUE(std::holds_alternative<LlmError>(b));
   EXPECT_FALSE(std::get<LlmError>(b).retryable);
   EXPECT_NE(std::get<LlmError>(b).message.find("prefill"), std::string::npos);
+
+  // A pause_turn answer resent as received is how a paused turn continues: not a prefill.
+  auto paused = wire->parse_response(
+      R"({"content":[{"type":"server_tool_use","id":"srv_1","name":"web_search","input":{}}],
+          "stop_reason":"pause_turn"})");
+  Request resend = tool_request();
+  resend.messages.push_back(std::get<Response>(paused).to_message());
+  auto ok = wire->build(resend, false);
+  ASSERT_TRUE(std::holds_alternative<HttpRequest>(ok)) << std::get<LlmError>(ok).message;
+  EXPECT_EQ(json::parse(std::get<HttpRequest>(ok).body)["messages"].back()["role"], "assistant");
 
   Request t = tool_request();
   ContentBlock thinking;

@@ -12,6 +12,8 @@
 
 namespace loopr::llm {
 
+/// Calls may overlap (many loops' coroutines on the one io thread share a client and its
+/// keep-alive connections); a client is not meant to be used from several threads at once.
 class LlmClient {
  public:
   virtual ~LlmClient() = default;

@@ -23,6 +23,9 @@ struct RetryPolicy {
   std::chrono::milliseconds max_server_wait{std::chrono::minutes(5)};
 };
 
+/// The policy the config asks for (`llm.max_retries`); the rest keeps the defaults above.
+RetryPolicy retry_policy(const LlmConfig& config);
+
 /// `x-should-retry: true|false`; nullopt if absent or anything else.
 std::optional<bool> parse_should_retry(std::string_view value);
 /// `retry-after-ms: 1500` (decimals allowed); nullopt if malformed or negative.
