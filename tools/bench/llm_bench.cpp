@@ -3,6 +3,7 @@
 // in its own process, so getrusage(RUSAGE_SELF) is the client alone). Prints figures.
 // Run: `build/tools/bench/llm_bench [path/to/loopr-mock-llm] [calls-per-stream]`; without a
 // path the mock is looked for next to this binary and in ../mock-llm/.
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -48,7 +49,14 @@ class Mock {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    if (posix_spawn(&pid_, binary.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+    // The mock's own messages go to a file, not between the figures.
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    std::string log = (dir / "mock.out").string();
+    posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int rc = posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) {
       pid_ = -1;
       return;
     }
