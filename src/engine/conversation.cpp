@@ -56,14 +56,17 @@ awaitable<tools::ToolResult> run_tool(net::thread_pool& pool, std::shared_ptr<to
 // One model call: a scheduler slot, the call, and retries with backoff that release the slot
 // while waiting. A 429 pauses every loop of the provider.
 awaitable<std::optional<llm::Outcome>> call_model(EngineContext& ctx, const Loop& loop, LoopControl& control,
-                                                  const llm::Request& request, bool continuation) {
+                                                  const llm::Request& request, bool continuation,
+                                                  std::int64_t& model_ms) {
   for (int attempt = 1;; ++attempt) {
     auto slot = co_await ctx.scheduler.acquire(loop.type, continuation, loop.id);
     if (!slot || control.stop_requested()) co_return std::nullopt;
     // The slot travels with the call: an abandoned call keeps it until it really ends.
     auto shared_slot = std::make_shared<Scheduler::Slot>(std::move(slot));
     awaitable<llm::Outcome> call = complete_holding(ctx.llm, request, shared_slot);
+    auto call_started = std::chrono::steady_clock::now();
     auto outcome = co_await until_stopped<llm::Outcome>(control, std::move(call));
+    model_ms += std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - call_started).count();
     if (!outcome) co_return std::nullopt;
     if (outcome->ok()) co_return outcome;
     const llm::LlmError& err = outcome->error();
@@ -104,7 +107,7 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shar
       conv.end = Conversation::End::max_turns;
       break;
     }
-    auto outcome = co_await call_model(ctx, loop, control, request, conv.turns > 0);
+    auto outcome = co_await call_model(ctx, loop, control, request, conv.turns > 0, conv.model_ms);
     if (!outcome) {
       conv.end = Conversation::End::stopped;
       break;

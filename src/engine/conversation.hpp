@@ -27,6 +27,7 @@ struct Conversation {
   Usage usage;
   int turns = 0;
   int tool_calls = 0;
+  std::int64_t model_ms = 0;          ///< time spent inside model calls (not waiting for a slot)
   std::string assistant_text;         ///< every text block the model wrote, joined
   std::optional<llm::LlmError> error;
   nlohmann::json refusal;

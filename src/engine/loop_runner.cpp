@@ -370,6 +370,8 @@ class IterationRun {
                    {"end", static_cast<int>(conv.end)},
                    {"commit", sha},
                    {"validation_command", v.command},
+                   {"model_ms", conv.model_ms},
+                   {"validation_ms", v.duration_ms},
                    {"timed_out", v.timed_out}};
 
     loop.iteration = n;

@@ -181,8 +181,15 @@ std::optional<std::pair<bool, std::string>> parse_verdict(const std::string& rep
 
 awaitable<Validation> validate(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control,
                                const std::string& input_text) {
-  if (loop.type == LoopType::code) co_return co_await validate_code(ctx, loop, control);
-  co_return co_await validate_document(ctx, loop, control, input_text);
+  auto started = std::chrono::steady_clock::now();
+  Validation v;  // co_await kept at statement level (never inside ?:), see API-NOTES.md
+  if (loop.type == LoopType::code) {
+    v = co_await validate_code(ctx, loop, control);
+  } else {
+    v = co_await validate_document(ctx, loop, control, input_text);
+  }
+  v.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+  co_return v;
 }
 
 }  // namespace loopr::engine

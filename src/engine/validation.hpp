@@ -21,6 +21,7 @@ struct Validation {
   std::string feedback;           ///< for the next prompt when it failed
   std::string summary;            ///< one line
   Usage judge_usage;              ///< tokens the judge spent
+  std::int64_t duration_ms = 0;   ///< time the check took (the command, or the judge)
 };
 
 awaitable<Validation> validate(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control,
