@@ -40,7 +40,10 @@ awaitable<void> emit_light(EngineContext& ctx, std::vector<Event> events) {
 // The call and the slot it holds, owned by this coroutine's frame (by-value parameters), so an
 // abandoned call keeps both alive until it really ends.
 awaitable<llm::Outcome> complete_holding(llm::LlmClient& client, llm::Request request,
-                                         std::shared_ptr<Scheduler::Slot> slot) {
+                                         std::shared_ptr<Scheduler::Slot> slot,
+                                         std::shared_ptr<LoopControl> control) {
+  // claude-code kills its CLI when the flag is set; the HTTP clients end on their timeouts.
+  request.cancel = control->cancel_flag();
   llm::Outcome out = co_await client.complete(request);
   slot->reset();
   co_return out;
@@ -55,15 +58,17 @@ awaitable<tools::ToolResult> run_tool(net::thread_pool& pool, std::shared_ptr<to
 
 // One model call: a scheduler slot, the call, and retries with backoff that release the slot
 // while waiting. A 429 pauses every loop of the provider.
-awaitable<std::optional<llm::Outcome>> call_model(EngineContext& ctx, const Loop& loop, LoopControl& control,
+awaitable<std::optional<llm::Outcome>> call_model(EngineContext& ctx, const Loop& loop,
+                                                  std::shared_ptr<LoopControl> control_ptr,
                                                   const llm::Request& request, bool continuation,
                                                   std::int64_t& model_ms) {
+  LoopControl& control = *control_ptr;
   for (int attempt = 1;; ++attempt) {
     auto slot = co_await ctx.scheduler.acquire(loop.type, continuation, loop.id);
     if (!slot || control.stop_requested()) co_return std::nullopt;
     // The slot travels with the call: an abandoned call keeps it until it really ends.
     auto shared_slot = std::make_shared<Scheduler::Slot>(std::move(slot));
-    awaitable<llm::Outcome> call = complete_holding(ctx.llm, request, shared_slot);
+    awaitable<llm::Outcome> call = complete_holding(ctx.llm, request, shared_slot, control_ptr);
     auto call_started = std::chrono::steady_clock::now();
     auto outcome = co_await until_stopped<llm::Outcome>(control, std::move(call));
     model_ms += std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - call_started).count();
@@ -107,7 +112,7 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shar
       conv.end = Conversation::End::max_turns;
       break;
     }
-    auto outcome = co_await call_model(ctx, loop, control, request, conv.turns > 0, conv.model_ms);
+    auto outcome = co_await call_model(ctx, loop, control_ptr, request, conv.turns > 0, conv.model_ms);
     if (!outcome) {
       conv.end = Conversation::End::stopped;
       break;
