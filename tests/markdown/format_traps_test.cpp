@@ -225,6 +225,11 @@ TEST(FormatTrapsTest, ASubHeadingInsideASectionKeepsItsItems) {
   auto plan = check_plan(replace(kPlan, "- spec-shout-tests", "### Tests\n- spec-shout-tests"));
   ASSERT_TRUE(plan.valid()) << dump(plan.problems);
   EXPECT_EQ(spec_names(plan.doc), kTwoSpecs);
+  // Level-3 headings belong to the section's text; only `#` and `##` end a section.
+  auto sub =
+      check_plan(replace(kPlan, "Users want it louder.\n", "### Why\nUsers want it louder.\n"));
+  ASSERT_TRUE(sub.valid()) << dump(sub.problems);
+  EXPECT_EQ(sub.doc.overview.text, "### Why\nUsers want it louder.");
 }
 
 TEST(FormatTrapsTest, ByteOrderMarkIsIgnored) {
