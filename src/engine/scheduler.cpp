@@ -153,4 +153,25 @@ void Scheduler::arm_wakeup(Clock::time_point at) {
   });
 }
 
+namespace {
+std::string pause_key(const std::string& provider) { return "provider_pause_until:" + provider; }
+}  // namespace
+
+TimestampMs stored_provider_pause(const TaskStore& store, const std::string& provider) {
+  auto value = store.get_meta(pause_key(provider));
+  if (!value || !value->has_value()) return 0;
+  try {
+    return std::stoll(**value);
+  } catch (...) {
+    return 0;  // a damaged value only loses a pause, which the next 429 sets again
+  }
+}
+
+Scheduler::PersistPause persist_provider_pause(TaskStore& store, std::string provider) {
+  return [&store, provider = std::move(provider)](TimestampMs until) {
+    // Rare (once per 429) and small: a direct write keeps the pause durable before any retry.
+    (void)store.put_meta(pause_key(provider), std::to_string(until));
+  };
+}
+
 }  // namespace loopr::engine

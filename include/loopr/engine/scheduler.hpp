@@ -16,6 +16,7 @@
 #include <loopr/core/config.hpp>
 #include <loopr/core/loop.hpp>
 #include <loopr/net/asio.hpp>
+#include <loopr/store/task_store.hpp>
 
 namespace loopr::engine {
 
@@ -97,5 +98,10 @@ class Scheduler {
   std::uint64_t next_seq_ = 0;
   Stats stats_;
 };
+
+/// The provider-wide pause kept in the store's meta (`provider_pause_until:<provider>`), so a
+/// 429's retry-after still holds after a daemon restart.
+TimestampMs stored_provider_pause(const TaskStore& store, const std::string& provider);
+Scheduler::PersistPause persist_provider_pause(TaskStore& store, std::string provider);
 
 }  // namespace loopr::engine
