@@ -7,7 +7,8 @@ if [ ! -f build/build.ninja ]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fi
 cmake --build build -j "${LOOPR_JOBS:-$(nproc)}"
-if build/loopr demo --help >/dev/null 2>&1; then
+# `loopr demo` exists once the CLI lists it among its subcommands.
+if build/loopr --help 2>/dev/null | grep -Eq '^\s+demo\b'; then
   exec build/loopr demo --yes "$@"
 fi
 echo "demo: \`loopr demo\` is not built yet; here is what loopr offers so far:" >&2
