@@ -24,19 +24,6 @@ double random01() {
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
 }
 
-// Publishes tool_called events as they happen (not durable: they are many and cheap to lose
-// in a power cut; the conversation log has them too).
-awaitable<void> emit_light(EngineContext& ctx, std::vector<Event> events) {
-  auto write = [&ctx, &events] {
-    WriteSet set;
-    set.events = std::move(events);
-    set.durable = false;
-    return ctx.store.apply(std::move(set));
-  };
-  auto stored = co_await run_blocking(ctx.pool, write);
-  if (stored) ctx.bus.publish(stored->events);
-}
-
 // The call and the slot it holds, owned by this coroutine's frame (by-value parameters), so an
 // abandoned call keeps both alive until it really ends.
 awaitable<llm::Outcome> complete_holding(llm::LlmClient& client, llm::Request request,
@@ -92,6 +79,17 @@ awaitable<std::optional<llm::Outcome>> call_model(EngineContext& ctx, const Loop
 }
 
 }  // namespace
+
+awaitable<void> emit_light(EngineContext& ctx, std::vector<Event> events) {
+  auto write = [&ctx, &events] {
+    WriteSet set;
+    set.events = std::move(events);
+    set.durable = false;
+    return ctx.store.apply(std::move(set));
+  };
+  auto stored = co_await run_blocking(ctx.pool, write);
+  if (stored) ctx.bus.publish(stored->events);
+}
 
 awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control_ptr,
                                  const std::string& prompt, std::shared_ptr<tools::ToolRouter> router,

@@ -58,7 +58,7 @@ IterationState read_state(const Loop& loop, const Config& config) {
   return s;
 }
 
-std::string json_hash(const std::string& text) { return std::to_string(std::hash<std::string>{}(text)); }
+std::string text_hash(const std::string& text) { return std::to_string(std::hash<std::string>{}(text)); }
 
 int ctx_int(const Loop& loop, const char* key) {
   return loop.context.is_object() && loop.context.contains(key) && loop.context[key].is_number_integer()
@@ -192,13 +192,9 @@ class IterationRun {
     const TimestampMs started = now_ms();
     const RepoPaths& paths = ctx_.paths;
 
-    auto started_events = co_await run_blocking(ctx_.pool, [&] {
-      WriteSet set;
-      set.events.push_back(make_event(loop.id, "iteration_started", {{"n", n}}));
-      set.durable = false;
-      return ctx_.store.apply(std::move(set));
-    });
-    if (started_events) ctx_.bus.publish(started_events->events);
+    std::vector<Event> started_events;
+    started_events.push_back(make_event(loop.id, "iteration_started", {{"n", n}}));
+    co_await emit_light(ctx_, std::move(started_events));
 
     // 1. Read state.
     IterationState state = co_await run_blocking(ctx_.pool, [&] { return read_state(loop, config); });
@@ -287,7 +283,7 @@ class IterationRun {
 
     if (!passed) {
       // Deterministic stop conditions, in order of how much they say about the loop.
-      std::string hash = json_hash(v.output);
+      std::string hash = text_hash(v.output);
       int stale = (!changed && loop.context.value("last_validation_hash", "") == hash) ? ctx_int(loop, "no_progress") + 1 : 0;
       loop.context["no_progress"] = stale;
       loop.context["last_validation_hash"] = hash;
@@ -316,10 +312,7 @@ class IterationRun {
  private:
   // Ends the run without an iteration record (setup problems).
   awaitable<Result<Loop>> finish(Loop loop, LoopStatus status, std::string reason, std::vector<Event> events) {
-    LoopStatus from = loop.status;
-    if (auto t = loop.transition_to(status, reason); !t) co_return t.take_error();
-    events.push_back(status_event(loop, from, status, reason));
-    co_return co_await store_loop(ctx_, std::move(loop), std::move(events));
+    co_return co_await store_status(ctx_, std::move(loop), status, std::move(reason), std::move(events));
   }
 
   // A model call failed for good. Fatal: the loop fails with the provider's message. Retryable
