@@ -1,0 +1,27 @@
+// `loopr daemon --foreground`: the service of one repository (DESIGN.md "Processes and
+// interfaces"). Runs every loop as a coroutine on one io_context, serves the control API
+// (src/daemon/API.md) on `.loopr/run/loopr.sock`, and is the only writer of `.loopr/state/`.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <loopr/core/result.hpp>
+
+namespace loopr::daemon {
+
+struct DaemonOptions {
+  std::filesystem::path repo;  ///< the repository's work tree root (has .loopr/config.yml)
+  /// Environment lookup (API keys, LOOPR_* overrides); default: getenv.
+  std::function<std::optional<std::string>(const char*)> env;
+};
+
+/// Runs the daemon in this process until SIGTERM/SIGINT or `POST /v1/shutdown`, then stops
+/// gracefully. Errors before it serves: another live daemon (ErrorCode::already_exists, the
+/// message names its pid), a bad config (ErrorCode::invalid_argument, `FILE:LINE: key: problem`),
+/// the store or the socket (ErrorCode::io).
+Result<void> run_daemon(const DaemonOptions& options);
+
+}  // namespace loopr::daemon
