@@ -28,7 +28,9 @@ struct Edge {
 //              failed, invalidated
 //  awaiting_approval → complete (approve), failed (reject), running (iterate with feedback),
 //              stopped, invalidated
-//  complete  → running (a plan iterated after approval), invalidated (an ancestor iterated)
+//  complete  → running (a plan iterated after approval), invalidated (an ancestor iterated),
+//              failed (a descendant failed for good: the roll-up), blocked (its merge into the
+//              integration branch conflicts)
 //  failed    → pending (retry), invalidated
 //  stopped   → pending (resume), invalidated
 //  invalidated → nothing: it is kept only for reference.
@@ -61,6 +63,7 @@ constexpr Edge kEdges[] = {
     {S::awaiting_approval, S::invalidated},
 
     {S::complete, S::running},       {S::complete, S::invalidated},
+    {S::complete, S::failed},        {S::complete, S::blocked},
 
     {S::failed, S::pending},         {S::failed, S::invalidated},
 

@@ -22,7 +22,7 @@ static const std::set<std::pair<S, S>> kLegal = {
     {S::blocked, S::stopped}, {S::blocked, S::failed}, {S::blocked, S::invalidated},
     {S::awaiting_approval, S::complete}, {S::awaiting_approval, S::failed}, {S::awaiting_approval, S::running},
     {S::awaiting_approval, S::stopped}, {S::awaiting_approval, S::invalidated},
-    {S::complete, S::running}, {S::complete, S::invalidated},
+    {S::complete, S::running}, {S::complete, S::invalidated}, {S::complete, S::failed}, {S::complete, S::blocked},
     {S::failed, S::pending}, {S::failed, S::invalidated},
     {S::stopped, S::pending}, {S::stopped, S::invalidated},
 };
@@ -57,7 +57,7 @@ TEST(StatusMachineTest, IllegalTransitionLeavesTheLoopUnchanged) {
   Loop loop;
   loop.status = S::complete;
   loop.status_reason = "validation passed";
-  auto r = loop.transition_to(S::blocked, "conflict");
+  auto r = loop.transition_to(S::paused, "pause");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(loop.status, S::complete);
   EXPECT_EQ(loop.status_reason, "validation passed");

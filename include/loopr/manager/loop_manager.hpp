@@ -1,0 +1,83 @@
+// The hierarchy (DESIGN.md "The hierarchy", "Git model"): turns completed loops into children,
+// holds plans at the user's gate, invalidates the descendants of a loop that iterates again,
+// merges completed loops into their plan's integration branch (and the finished tree into the
+// base branch), has the other loops of the plan rebase at their next boundary, applies the
+// failure policy, and on start picks up whatever a crash interrupted.
+//
+// Every decision here is plain code over the store and git; the model is never asked. All public
+// coroutines run on the io thread of the EngineContext; blocking work goes to its pool.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <loopr/engine/engine.hpp>
+
+namespace loopr::manager {
+
+/// What a user action answers. Errors: not_found (unknown id), illegal_transition (not allowed in
+/// the loop's current state; the message says what is), invalid_argument (bad input).
+using ActionResult = Result<Loop>;
+
+/// A plan's integration branch merged into the base branch.
+struct MergeInfo {
+  std::string plan_id;
+  std::string base_branch;
+  std::string sha;
+};
+
+class LoopManager {
+ public:
+  explicit LoopManager(engine::EngineContext& ctx);
+  ~LoopManager();
+  LoopManager(const LoopManager&) = delete;
+  LoopManager& operator=(const LoopManager&) = delete;
+
+  /// Crash recovery, once, before serving: loops that were running or pending run again from
+  /// their last recorded iteration; completed loops whose merge or children were interrupted
+  /// get them (idempotently: child ids come from the parent's id and the item's index); failed
+  /// loops get the failure policy; worktrees of invalidated loops are archived.
+  awaitable<Result<void>> start();
+
+  /// A new plan loop for `request` (its integration branch and worktree made from the base branch).
+  awaitable<ActionResult> submit(std::string request);
+
+  awaitable<ActionResult> approve(std::string id);
+  awaitable<ActionResult> reject(std::string id, std::string reason);
+  /// One more iteration with `feedback`. A plan that already has children invalidates them first.
+  awaitable<ActionResult> iterate(std::string id, std::string feedback);
+  /// Pause / resume / stop act on the loop and all its descendants.
+  awaitable<ActionResult> pause(std::string id);
+  awaitable<ActionResult> resume(std::string id);
+  awaitable<ActionResult> stop(std::string id);
+  /// Merges a complete plan's integration branch into the base branch (`merge: manual`).
+  awaitable<Result<MergeInfo>> merge(std::string plan_id);
+
+  /// Graceful stop: no new runs; every run is stopped (model calls abandoned, tool and validation
+  /// processes killed) and waited for up to `grace`; loops it stopped are stored `pending` so the
+  /// next start resumes them.
+  awaitable<void> shutdown(std::chrono::milliseconds grace);
+
+  /// Loops with a run in this process (iterating or waiting for a loop slot).
+  std::size_t active_runs() const;
+  /// Cost of a plan's whole tree (cached; thread-safe: the engine asks from pool threads).
+  double tree_cost(const std::string& plan_id) const;
+  /// Called when the config was reloaded (loop slots follow `concurrency.max_loops`).
+  void config_changed();
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+/// True if `id` is a descendant of `ancestor` (`001-002-003` and `code-001-002-003` of `001`).
+bool is_descendant(const std::string& id, const std::string& ancestor);
+
+/// Tree order: a plan, then each spec followed by its phases, each phase followed by its code loop.
+std::string tree_sort_key(const std::string& id);
+
+}  // namespace loopr::manager
