@@ -1,0 +1,325 @@
+// The control API's routes. Every route answers JSON; user actions go to the LoopManager, reads
+// go to the store on the pool. `GET /v1/events` replays stored events, then streams live ones.
+#include "daemon/api.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <loopr/core/ids.hpp>
+
+namespace loopr::daemon {
+
+nlohmann::json loop_json(const Loop& loop) {
+  nlohmann::json j = to_api_json(loop);
+  j["plan_id"] = loop.plan_id;
+  j["task"] = loop.task;
+  j["status_reason"] = loop.status_reason;
+  return j;
+}
+
+int http_status(const Error& error) {
+  switch (error.code) {
+    case ErrorCode::not_found: return 404;
+    case ErrorCode::illegal_transition:
+    case ErrorCode::conflict:
+    case ErrorCode::already_exists: return 409;
+    case ErrorCode::invalid_argument: return 400;
+    case ErrorCode::unsupported: return 503;
+    default: return 500;
+  }
+}
+
+namespace {
+
+Response error_of(const Error& e) {
+  std::string msg = e.message;
+  if (e.code == ErrorCode::not_found && msg.find("(") == std::string::npos) msg += " (see `loopr list --all`)";
+  return error_response(http_status(e), msg);
+}
+
+// Splits "/v1/loops/001/approve" into {"v1","loops","001","approve"}.
+std::vector<std::string> segments(const std::string& path) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t slash = path.find('/', start);
+    std::string part = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (!part.empty()) out.push_back(part);
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  return out;
+}
+
+// The body as a JSON object (an empty body is `{}`); nullopt + a 400 response if it is not one.
+std::optional<nlohmann::json> body_object(const Request& req, Response& bad) {
+  if (req.body.find_first_not_of(" \t\r\n") == std::string::npos) return nlohmann::json::object();
+  auto j = nlohmann::json::parse(req.body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    bad = error_response(400, "the request body is not a JSON object (send e.g. {\"request\": \"...\"})");
+    return std::nullopt;
+  }
+  return j;
+}
+
+std::optional<std::string> string_field(const nlohmann::json& body, const char* key, Response& bad) {
+  if (!body.contains(key) || body[key].is_null()) return std::string();
+  if (!body[key].is_string()) {
+    bad = error_response(400, std::string("`") + key + "` must be a string");
+    return std::nullopt;
+  }
+  return body[key].get<std::string>();
+}
+
+bool valid_id(const std::string& id) { return type_of_id(id).has_value(); }
+
+}  // namespace
+
+struct Api::State {
+  engine::EngineContext& ctx;
+  manager::LoopManager& manager;
+  ApiInfo info;
+  State(engine::EngineContext& c, manager::LoopManager& m, ApiInfo i) : ctx(c), manager(m), info(std::move(i)) {}
+};
+
+Api::Api(engine::EngineContext& ctx, manager::LoopManager& manager, ApiInfo info)
+    : state_(std::make_shared<State>(ctx, manager, std::move(info))) {}
+Api::~Api() = default;
+
+Routes Api::routes() {
+  Routes r;
+  r.handle = [this](Request req) { return handle(std::move(req)); };
+  r.is_stream = [](const Request& req) { return is_stream(req); };
+  r.stream = [this](Request req, std::shared_ptr<EventStream> out) { return stream(std::move(req), std::move(out)); };
+  return r;
+}
+
+bool Api::is_stream(const Request& req) { return req.method == "GET" && req.path == "/v1/events"; }
+
+awaitable<Response> Api::handle(Request req) {
+  State& s = *state_;
+  auto parts = segments(req.path);
+  Response bad;
+  if (parts.size() < 2 || parts[0] != "v1") co_return error_response(404, "no such route: " + req.path + " (see src/daemon/API.md)");
+  const std::string& what = parts[1];
+  auto method_not_allowed = [&](const char* allowed) {
+    return error_response(405, req.method + " " + req.path + " is not allowed (use " + allowed + ")");
+  };
+
+  if (what == "health" && parts.size() == 2) {
+    if (req.method != "GET") co_return method_not_allowed("GET");
+    auto list = [&s] { return s.ctx.store.list_loops(); };
+    auto loops = co_await run_blocking(s.ctx.pool, list);
+    nlohmann::json counts = nlohmann::json::object();
+    std::size_t total = 0;
+    if (loops)
+      for (const auto& l : *loops) {
+        ++total;
+        std::string key = to_string(l.status);
+        counts[key] = counts.value(key, 0) + 1;
+      }
+    counts["total"] = total;
+    TimestampMs now = now_ms();
+    co_return Response{200,
+                       {{"ok", true},
+                        {"pid", s.info.pid},
+                        {"started_at", format_timestamp(s.info.started_at)},
+                        {"uptime_s", (now - s.info.started_at) / 1000},
+                        {"repo", s.info.repo},
+                        {"active_runs", s.manager.active_runs()},
+                        {"stopping", s.info.shutting_down ? s.info.shutting_down() : false},
+                        {"loops", counts}}};
+  }
+
+  if (what == "shutdown" && parts.size() == 2) {
+    if (req.method != "POST") co_return method_not_allowed("POST");
+    if (s.info.request_shutdown) s.info.request_shutdown();
+    co_return Response{200, {{"ok", true}}};
+  }
+
+  if (s.info.shutting_down && s.info.shutting_down() && req.method == "POST")
+    co_return error_response(503, "the daemon is shutting down (start it again with `loopr daemon`)");
+
+  if (what == "plans" && parts.size() == 2) {
+    if (req.method != "POST") co_return method_not_allowed("POST");
+    auto body = body_object(req, bad);
+    if (!body) co_return bad;
+    if (!body->contains("request") || !(*body)["request"].is_string())
+      co_return error_response(400, "the body needs a string field `request` (the feature to build)");
+    std::string request = (*body)["request"].get<std::string>();
+    auto made = co_await s.manager.submit(request);
+    if (!made) co_return error_of(made.error());
+    co_return Response{201, {{"id", made->id}}};
+  }
+
+  if (what == "plans" && parts.size() == 4 && parts[3] == "merge") {
+    if (req.method != "POST") co_return method_not_allowed("POST");
+    std::string id = parts[2];
+    if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
+    auto merged = co_await s.manager.merge(id);
+    if (!merged) co_return error_of(merged.error());
+    co_return Response{200, {{"id", merged->plan_id}, {"merged", true}, {"sha", merged->sha}, {"base_branch", merged->base_branch}}};
+  }
+
+  if (what == "loops" && parts.size() == 2) {
+    if (req.method != "GET") co_return method_not_allowed("GET");
+    bool all = req.query.count("all") && req.query["all"] != "false" && req.query["all"] != "0";
+    auto list = [&s] { return s.ctx.store.list_loops(); };
+    auto loops = co_await run_blocking(s.ctx.pool, list);
+    if (!loops) co_return error_of(loops.error());
+    std::vector<const Loop*> shown;
+    for (const auto& l : *loops)
+      if (all || l.status != LoopStatus::invalidated) shown.push_back(&l);
+    std::sort(shown.begin(), shown.end(), [](const Loop* a, const Loop* b) {
+      return manager::tree_sort_key(a->id) < manager::tree_sort_key(b->id);
+    });
+    nlohmann::json out = nlohmann::json::array();
+    for (const Loop* l : shown) {
+      nlohmann::json j = loop_json(*l);
+      if (l->type == LoopType::plan) j["tree_cost_usd"] = s.manager.tree_cost(l->id);
+      out.push_back(std::move(j));
+    }
+    co_return Response{200, {{"loops", std::move(out)}}};
+  }
+
+  if (what == "loops" && (parts.size() == 3 || parts.size() == 4)) {
+    std::string id = parts[2];
+    if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
+    if (parts.size() == 3) {
+      if (req.method != "GET") co_return method_not_allowed("GET");
+      auto get = [&s, &id]() -> Result<std::pair<Loop, std::vector<IterationRecord>>> {
+        LOOPR_ASSIGN(Loop l, s.ctx.store.get_loop(id));
+        LOOPR_ASSIGN(std::vector<IterationRecord> its, s.ctx.store.iterations(id));
+        return std::make_pair(std::move(l), std::move(its));
+      };
+      auto got = co_await run_blocking(s.ctx.pool, get);
+      if (!got) co_return error_of(got.error());
+      const auto& [loop, iterations] = *got;
+      nlohmann::json j = loop_json(loop);
+      nlohmann::json its = nlohmann::json::array();
+      for (const auto& it : iterations)
+        its.push_back({{"n", it.n},
+                       {"status", it.status},
+                       {"exit_code", it.exit_code ? nlohmann::json(*it.exit_code) : nlohmann::json(nullptr)},
+                       {"cost_usd", it.usage.cost_usd},
+                       {"duration_ms", it.duration_ms},
+                       {"summary", it.summary}});
+      j["iterations"] = std::move(its);
+      j["validation_output"] = iterations.empty() ? std::string() : iterations.back().output_excerpt;
+      j["progress"] = loop.progress;
+      j["input_artifact"] = loop.input_artifact;
+      j["tree_cost_usd"] = s.manager.tree_cost(loop.plan_id);
+      if (loop.context.contains("conflicts")) j["conflicts"] = loop.context["conflicts"];
+      co_return Response{200, std::move(j)};
+    }
+    const std::string& action = parts[3];
+    if (req.method != "POST") co_return method_not_allowed("POST");
+    auto body = body_object(req, bad);
+    if (!body) co_return bad;
+    manager::ActionResult result = make_error(ErrorCode::not_found, "no such action");
+    if (action == "approve") {
+      result = co_await s.manager.approve(id);
+    } else if (action == "reject") {
+      auto reason = string_field(*body, "reason", bad);
+      if (!reason) co_return bad;
+      result = co_await s.manager.reject(id, *reason);
+    } else if (action == "iterate") {
+      auto feedback = string_field(*body, "feedback", bad);
+      if (!feedback) co_return bad;
+      if (feedback->find_first_not_of(" \t\r\n") == std::string::npos)
+        co_return error_response(400, "the body needs a non-empty string field `feedback` (what to change)");
+      result = co_await s.manager.iterate(id, *feedback);
+    } else if (action == "pause") {
+      result = co_await s.manager.pause(id);
+    } else if (action == "resume") {
+      result = co_await s.manager.resume(id);
+    } else if (action == "stop") {
+      result = co_await s.manager.stop(id);
+    } else {
+      co_return error_response(404, "no action " + action + " (approve, reject, iterate, pause, resume, stop)");
+    }
+    if (!result) co_return error_of(result.error());
+    co_return Response{200, loop_json(*result)};
+  }
+
+  co_return error_response(404, "no such route: " + req.method + " " + req.path + " (see src/daemon/API.md)");
+}
+
+namespace {
+
+struct Subscription {
+  engine::EventBus& bus;
+  int id;
+  ~Subscription() { bus.unsubscribe(id); }
+};
+
+bool wanted(const Event& e, const std::string& loop) {
+  return loop.empty() || e.loop_id == loop || manager::is_descendant(e.loop_id, loop);
+}
+
+}  // namespace
+
+awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
+  std::shared_ptr<State> keep = state_;
+  State& s = *keep;
+  std::uint64_t since = 0;
+  if (auto it = req.query.find("since"); it != req.query.end() && !it->second.empty()) {
+    try {
+      since = std::stoull(it->second);
+    } catch (...) {
+      since = 0;
+    }
+  }
+  std::string loop_filter = req.query.count("loop") ? req.query["loop"] : std::string();
+
+  // Subscribe first, then replay: nothing stored in between is missed (duplicates are dropped
+  // by seq).
+  auto queue = std::make_shared<std::deque<Event>>();
+  auto wake = std::make_shared<net::steady_timer>(s.ctx.io);
+  int sub_id = s.ctx.bus.subscribe([queue, wake, loop_filter](const Event& e) {
+    if (!wanted(e, loop_filter)) return;
+    if (queue->size() > 100000) queue->pop_front();  // a client that does not read loses the oldest
+    queue->push_back(e);
+    wake->cancel();
+  });
+  Subscription sub{s.ctx.bus, sub_id};
+
+  std::uint64_t last = since;
+  while (!out->closed()) {
+    std::uint64_t after = last;
+    auto read = [&s, after] { return s.ctx.store.events_since(after, 1000); };
+    auto batch = co_await run_blocking(s.ctx.pool, read);
+    if (!batch || batch->empty()) break;
+    for (const auto& e : *batch) {
+      last = e.seq;
+      if (!wanted(e, loop_filter)) continue;
+      bool sent = co_await out->send(std::to_string(e.seq), e.type, to_json(e).dump());
+      if (!sent) co_return;
+    }
+  }
+  const std::uint64_t replayed = last;
+  auto last_ping = std::chrono::steady_clock::now();
+  while (!out->closed()) {
+    if (queue->empty()) {
+      wake->expires_after(std::chrono::seconds(1));
+      boost::system::error_code ec;
+      co_await wake->async_wait(net::redirect_error(net::use_awaitable, ec));
+      if (queue->empty() && std::chrono::steady_clock::now() - last_ping > std::chrono::seconds(15)) {
+        last_ping = std::chrono::steady_clock::now();
+        bool ok = co_await out->comment("ping");
+        if (!ok) co_return;
+      }
+      continue;
+    }
+    Event e = std::move(queue->front());
+    queue->pop_front();
+    if (e.seq <= replayed) continue;
+    bool sent = co_await out->send(std::to_string(e.seq), e.type, to_json(e).dump());
+    if (!sent) co_return;
+  }
+}
+
+}  // namespace loopr::daemon

@@ -1,0 +1,44 @@
+// The control API's routes (src/daemon/API.md) over the LoopManager and the store.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <loopr/daemon/http.hpp>
+#include <loopr/engine/engine.hpp>
+#include <loopr/manager/loop_manager.hpp>
+
+namespace loopr::daemon {
+
+struct ApiInfo {
+  int pid = 0;
+  TimestampMs started_at = 0;
+  std::string repo;
+  std::function<void()> request_shutdown;  ///< `POST /v1/shutdown`
+  std::function<bool()> shutting_down;
+};
+
+class Api {
+ public:
+  Api(engine::EngineContext& ctx, manager::LoopManager& manager, ApiInfo info);
+  ~Api();
+
+  Routes routes();
+
+  awaitable<Response> handle(Request request);
+  static bool is_stream(const Request& request);
+  awaitable<void> stream(Request request, std::shared_ptr<EventStream> out);
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+/// The API's JSON of a loop: INTERFACE.md's shape plus `plan_id`, `task`, `status_reason`.
+nlohmann::json loop_json(const Loop& loop);
+
+/// HTTP status for an Error from the manager or the store.
+int http_status(const Error& error);
+
+}  // namespace loopr::daemon

@@ -1,0 +1,239 @@
+// `loopr daemon --foreground`: one process per repository. The pid file is flock()ed for the
+// daemon's whole life, so a second daemon learns which pid serves, and a crashed one's stale pid
+// file and socket are simply taken over (the kernel dropped its lock).
+#include <loopr/daemon/daemon.hpp>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <boost/asio/signal_set.hpp>
+#include <spdlog/spdlog.h>
+
+#include <loopr/core/config.hpp>
+#include <loopr/core/log.hpp>
+#include <loopr/daemon/http.hpp>
+#include <loopr/engine/repo_prompts.hpp>
+#include <loopr/engine/scheduler.hpp>
+#include <loopr/manager/loop_manager.hpp>
+#include <loopr/store/task_store.hpp>
+#include <loopr/tools/runner_slots.hpp>
+
+#include "daemon/api.hpp"
+
+namespace loopr::daemon {
+namespace {
+
+// Holds `.loopr/run/loopr.pid` locked; the lock is the "a daemon serves this repo" fact.
+class PidLock {
+ public:
+  ~PidLock() {
+    if (fd_ >= 0) {
+      ::unlink(path_.c_str());
+      ::close(fd_);
+    }
+  }
+
+  Result<void> acquire(const std::filesystem::path& path) {
+    path_ = path;
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ < 0) return make_error(ErrorCode::io, "cannot open " + path.string() + ": " + std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      std::string pid = read_pid();
+      ::close(fd_);
+      fd_ = -1;
+      return make_error(ErrorCode::already_exists,
+                        "the daemon already serves this repository (pid " + (pid.empty() ? "unknown" : pid) + ")");
+    }
+    std::string me = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size()))
+      return make_error(ErrorCode::io, "cannot write " + path.string() + ": " + std::strerror(errno));
+    return ok();
+  }
+
+ private:
+  std::string read_pid() const {
+    char buf[32] = {};
+    ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
+    std::string s(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+  }
+
+  std::filesystem::path path_;
+  int fd_ = -1;
+};
+
+// One file of events per loop: `.loopr/logs/loops/<id>/events.log`.
+void append_loop_log(const RepoPaths& paths, const Event& e) {
+  if (e.loop_id.empty()) return;
+  std::error_code ec;
+  auto dir = paths.loop_log_dir(e.loop_id);
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream out(dir / "events.log", std::ios::app);
+  out << format_timestamp(e.time) << " #" << e.seq << " " << e.type << " " << e.data.dump() << "\n";
+}
+
+struct Daemon {
+  DaemonOptions options;
+  RepoPaths paths;
+  std::shared_ptr<Config> config;
+  net::io_context io{1};
+  net::thread_pool pool{4};
+  std::unique_ptr<TaskStore> store;
+  std::unique_ptr<llm::LlmClient> llm;
+  std::unique_ptr<engine::Scheduler> scheduler;
+  std::unique_ptr<tools::RunnerSlots> runners;
+  engine::EventBus bus;
+  std::unique_ptr<engine::RepoPrompts> prompts;
+  std::unique_ptr<engine::EngineContext> ctx;
+  std::unique_ptr<manager::LoopManager> manager;
+  std::unique_ptr<Api> api;
+  std::unique_ptr<HttpServer> server;
+  bool stopping = false;
+  TimestampMs started_at = now_ms();
+
+  explicit Daemon(DaemonOptions o) : options(std::move(o)), paths(options.repo) {}
+
+  EnvLookup env() const { return options.env ? EnvLookup(options.env) : process_env(); }
+
+  Result<void> open() {
+    auto cfg = load_config(paths.config_file().string(), env());
+    if (!cfg) return cfg.take_error();
+    config = std::make_shared<Config>(std::move(*cfg));
+    LOOPR_ASSIGN(store, TaskStore::open(paths.state_dir().string(), {.sync = true}));
+    LOOPR_ASSIGN(llm, llm::make_client(*config, env(), io, pool));
+    std::string provider = config->llm.provider;
+    scheduler = std::make_unique<engine::Scheduler>(io.get_executor(), engine::SchedulerOptions::from_config(*config),
+                                                    engine::stored_provider_pause(*store, provider),
+                                                    engine::persist_provider_pause(*store, provider));
+    runners = std::make_unique<tools::RunnerSlots>(config->concurrency);
+    prompts = std::make_unique<engine::RepoPrompts>(paths.root);
+    ctx = std::make_unique<engine::EngineContext>(engine::EngineContext{
+        io, pool, *store, config, paths, *llm, *scheduler, *runners, bus, *prompts,
+        llm::retry_policy(config->llm), std::chrono::milliseconds(1000), {}});
+    manager = std::make_unique<manager::LoopManager>(*ctx);
+    bus.subscribe([this](const Event& e) { append_loop_log(paths, e); });
+    ApiInfo info;
+    info.pid = ::getpid();
+    info.started_at = started_at;
+    info.repo = paths.root.string();
+    info.request_shutdown = [this] { begin_shutdown("shutdown requested over the API"); };
+    info.shutting_down = [this] { return stopping; };
+    api = std::make_unique<Api>(*ctx, *manager, info);
+    server = std::make_unique<HttpServer>(io, api->routes());
+    return ok();
+  }
+
+  void reload() {
+    auto cfg = load_config(paths.config_file().string(), env());
+    if (!cfg) {
+      spdlog::error("SIGHUP: the config was not reloaded: {}", cfg.error().message);
+      return;
+    }
+    auto next = std::make_shared<Config>(std::move(*cfg));
+    ctx->config = next;
+    config = next;
+    scheduler->set_options(engine::SchedulerOptions::from_config(*next));
+    manager->config_changed();
+    spdlog::info("SIGHUP: config reloaded from {}", paths.config_file().string());
+  }
+
+  void begin_shutdown(std::string why) {
+    if (stopping) return;
+    stopping = true;
+    spdlog::info("stopping: {}", why);
+    net::co_spawn(io, shutdown(this), net::detached);
+  }
+
+  static awaitable<void> shutdown(Daemon* self) {
+    // Answer the request that asked for it before the connections close.
+    net::steady_timer t(self->io, std::chrono::milliseconds(50));
+    boost::system::error_code ec;
+    co_await t.async_wait(net::redirect_error(net::use_awaitable, ec));
+    std::vector<Event> events = {engine::make_event("", "daemon_stopping", {{"pid", ::getpid()}})};
+    if (auto stored = self->store->append_events(std::move(events)); stored) self->bus.publish(*stored);
+    co_await self->manager->shutdown(std::chrono::milliseconds(3500));
+    self->server->stop();
+    self->io.stop();
+  }
+
+  static awaitable<void> watch_signals(Daemon* self, std::shared_ptr<net::signal_set> signals) {
+    while (true) {
+      boost::system::error_code ec;
+      int sig = co_await signals->async_wait(net::redirect_error(net::use_awaitable, ec));
+      if (ec) co_return;
+      if (sig == SIGHUP) self->reload();
+      else self->begin_shutdown(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    }
+  }
+
+  static awaitable<void> boot(Daemon* self, std::shared_ptr<Result<void>> result) {
+    auto started = co_await self->manager->start();
+    if (!started) {
+      *result = started.take_error();
+      self->io.stop();
+      co_return;
+    }
+    auto listening = self->server->listen(self->paths.socket());
+    if (!listening) {
+      *result = listening.take_error();
+      self->io.stop();
+      co_return;
+    }
+    std::vector<Event> events = {engine::make_event("", "daemon_started", {{"pid", ::getpid()}})};
+    auto stored = self->store->append_events(std::move(events));
+    if (stored) self->bus.publish(*stored);
+    spdlog::info("serving {} on {}", self->paths.root.string(), self->paths.socket().string());
+  }
+};
+
+}  // namespace
+
+Result<void> run_daemon(const DaemonOptions& options) {
+  RepoPaths paths(options.repo);
+  if (!std::filesystem::exists(paths.config_file()))
+    return make_error(ErrorCode::invalid_argument,
+                      paths.config_file().string() + " does not exist (run `loopr init` in the repository first)");
+  std::error_code ec;
+  std::filesystem::create_directories(paths.run_dir(), ec);
+  std::filesystem::create_directories(paths.logs_dir(), ec);
+  std::filesystem::create_directories(paths.state_dir(), ec);
+
+  PidLock lock;
+  LOOPR_TRY(lock.acquire(paths.pid_file()));
+
+  spdlog::drop("loopr");
+  setup_logging(spdlog::level::info, (paths.logs_dir() / "daemon.log").string());
+  spdlog::flush_every(std::chrono::seconds(1));
+
+  auto daemon = std::make_unique<Daemon>(options);
+  if (auto opened = daemon->open(); !opened) {
+    spdlog::error("cannot start: {}", opened.error().message);
+    return opened;
+  }
+  // Ignore SIGPIPE: a client that goes away must not end the daemon.
+  std::signal(SIGPIPE, SIG_IGN);
+  auto signals = std::make_shared<net::signal_set>(daemon->io, SIGTERM, SIGINT, SIGHUP);
+  net::co_spawn(daemon->io, Daemon::watch_signals(daemon.get(), signals), net::detached);
+  auto result = std::make_shared<Result<void>>(ok());
+  net::co_spawn(daemon->io, Daemon::boot(daemon.get(), result), net::detached);
+  daemon->io.run();
+  signals->cancel();
+  if (daemon->server) daemon->server->stop();
+  std::filesystem::remove(paths.socket(), ec);
+  // Work abandoned by stopped loops (a model call in flight) ends against closed sockets; give
+  // it a moment, then tear down in order.
+  daemon->io.restart();
+  daemon->io.run_for(std::chrono::milliseconds(500));
+  daemon->pool.join();
+  spdlog::info("stopped");
+  spdlog::default_logger()->flush();
+  return *result;
+}
+
+}  // namespace loopr::daemon

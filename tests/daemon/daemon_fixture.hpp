@@ -1,0 +1,254 @@
+// A real daemon for a test: a temp git repository with `.loopr/config.yml`, the real mock-llm
+// server, and `run_daemon` in a forked child process serving the real Unix socket. Tests talk
+// to it only through the HTTP client, the way the CLI does, and check git with the git CLI.
+#pragma once
+
+#include <csignal>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <loopr/core/repo_paths.hpp>
+#include <loopr/daemon/daemon.hpp>
+#include <loopr/daemon/http.hpp>
+
+#include "support/mock_llm.hpp"
+#include "support/subprocess.hpp"
+#include "support/temp_dir.hpp"
+
+namespace loopr::testing {
+
+/// A mock-llm script that plays every loop of a tree: plans with `specs`, specs with `phases`
+/// phases each, phases, and code loops that write `code/<id>.txt` and pass on iteration
+/// `code_iterations` (earlier iterations leave `wip/<id>.txt` saying WIP, which fails
+/// `check.sh`). `extra_rules` (YAML list items) go first, so they win.
+struct TreeScript {
+  std::vector<std::string> specs = {"alpha", "beta"};
+  int phases = 2;
+  std::vector<std::string> iterated_specs = {"gamma", "delta"};  ///< when the feedback says USE-GAMMA
+  int code_iterations = 1;
+  std::string code_delay = "0ms";
+  std::string spec_delay = "0ms";
+  std::string extra_rules;
+
+  std::string yaml() const {
+    auto indent = [](const std::string& text, int n) {
+      std::string pad(n, ' '), out;
+      std::size_t pos = 0;
+      while (pos < text.size()) {
+        std::size_t nl = text.find('\n', pos);
+        std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+        out += line.empty() ? "\n" : pad + line + "\n";
+        if (nl == std::string::npos) break;
+        pos = nl + 1;
+      }
+      return out;
+    };
+    auto delay = [](const std::string& d) { return d == "0ms" ? std::string() : "      fault: {delay: " + d + "}\n"; };
+    auto plan = [](const std::vector<std::string>& names) {
+      std::string s = "# A plan for the test\n\n## Overview\nMake files.\n\n## Phases\n1. Write the files.\n\n"
+                      "## Success Criteria\n- check.sh passes.\n\n## Specs to Create\n";
+      for (const auto& name : names) s += "- spec-" + name + ": Write the " + name + " files.\n";
+      return s;
+    };
+    static const char* kNames[] = {"one", "two", "three", "four", "five", "six"};
+    std::string spec_body = "# Spec {{loop_id}}\n\n## Parent Plan\nThe plan.\n\n## Overview\nFiles for {{loop_id}}.\n\n## Phases\n";
+    for (int i = 0; i < phases; ++i)
+      spec_body += std::to_string(i + 1) + ". **Part " + kNames[i] + "**\n   Write part " + kNames[i] +
+                   ".\n   - Files: code/x.txt\n";
+    std::string phase_body = "# Phase {{loop_id}}\n\n## Parent Spec\nThe spec.\n\n## Task\nWrite the file of {{loop_id}}.\n\n"
+                             "## Specific Work\n- Write it.\n\n## Success Criteria\n- check.sh passes.\n";
+    auto writer = [&](const std::string& capture, const std::string& body) {
+      return "      tool_use:\n        name: write_file\n        input:\n          path: \"{{first_user.1}}\"\n"
+             "          content: |\n" + indent(body, 12);
+      (void)capture;
+    };
+    std::string wip_iterations = code_iterations <= 1 ? "" : "[1-" + std::to_string(code_iterations - 1) + "]";
+    std::string y = "defaults:\n  usage: {input_tokens: 1000, output_tokens: 200}\n  thinking: false\nrules:\n";
+    y += extra_rules;
+    y += "  - name: finish\n    match: {turn: 2}\n    reply: {text: \"Done.\"}\n";
+    y += "  - name: plan-iterated\n    match: {loop_type: plan, user: \"USE-GAMMA\", first_user: \"`(\\\\.loopr/plans/[^`]+)`\"}\n"
+         "    reply:\n" + writer("", plan(iterated_specs));
+    y += "  - name: plan\n    match: {loop_type: plan, first_user: \"`(\\\\.loopr/plans/[^`]+)`\"}\n    reply:\n" +
+         writer("", plan(specs));
+    y += "  - name: spec\n    match: {loop_type: spec, first_user: \"`(\\\\.loopr/specs/[^`]+)`\"}\n    reply:\n" +
+         delay(spec_delay) + writer("", spec_body);
+    y += "  - name: phase\n    match: {loop_type: phase, first_user: \"`(\\\\.loopr/phases/[^`]+)`\"}\n    reply:\n" +
+         writer("", phase_body);
+    if (!wip_iterations.empty())
+      y += "  - name: code-wip\n    match: {loop_type: code, first_user: \"iteration " + wip_iterations + " of\"}\n"
+           "    reply:\n" + delay(code_delay) +
+           "      tool_use:\n        name: write_file\n        input: {path: \"wip/{{loop_id}}.txt\", content: \"WIP\\n\"}\n";
+    y += "  - name: code\n    match: {loop_type: code}\n    reply:\n" + delay(code_delay) +
+         "      tool_use:\n        - name: write_file\n          input: {path: \"code/{{loop_id}}.txt\", content: \"made by {{loop_id}}\\n\"}\n"
+         "        - name: write_file\n          input: {path: \"wip/{{loop_id}}.txt\", content: \"done\\n\"}\n";
+    return y;
+  }
+};
+
+class DaemonFixture : public ::testing::Test {
+ protected:
+  TempDir dir{"loopr-daemon"};
+  std::unique_ptr<MockLlm> mock;
+  pid_t daemon_pid = -1;
+
+  RepoPaths paths() const { return RepoPaths(dir.path()); }
+  daemon::Client client() const { return daemon::Client(paths().socket()); }
+
+  /// The repository: `check.sh` fails while any `wip/*.txt` says WIP; `shared.txt` has 20 lines.
+  void make_repo(const std::string& config_extra = {}, const std::string& merge = "auto") {
+    std::string shared;
+    for (int i = 1; i <= 20; ++i) shared += "line " + std::to_string(i) + "\n";
+    write_file(dir / "shared.txt", shared);
+    write_file(dir / "check.sh", "if grep -rqs WIP wip; then echo 'still WIP:'; grep -rl WIP wip; exit 1; fi\necho ok\n");
+    write_file(dir / ".gitignore", ".loopr/state/\n.loopr/run/\n.loopr/worktrees/\n.loopr/archive/\n.loopr/logs/\n");
+    auto init = run_command("git init -q -b main . && git config user.name test && git config user.email t@t && "
+                            "git add -A && git commit -q -m init",
+                            dir.str());
+    ASSERT_EQ(init.exit_code, 0) << init.output;
+    config_tail = config_extra;
+    merge_mode = merge;
+  }
+
+  void start_mock(const TreeScript& script, std::vector<std::string> args = {}) {
+    mock = std::make_unique<MockLlm>(script.yaml(), std::move(args));
+    write_config();
+  }
+
+  void write_config() {
+    std::string yaml = "base_branch: main\nmerge: " + merge_mode +
+                       "\nllm:\n  provider: anthropic\n  model: claude-sonnet-5-5\n  base_url: " + mock->url() +
+                       "\n  max_retries: 3\nconcurrency:\n  max_loops: 20\n  llm_slots: 16\n  requests_per_minute: 100000\n"
+                       "loops:\n  code: {max_iterations: 6, validation: \"sh check.sh\", iteration_timeout: 1m}\n" +
+                       config_tail;
+    write_file(dir / ".loopr/config.yml", yaml);
+  }
+
+  /// Forks a child that runs the daemon; returns once `GET /v1/health` answers.
+  void start_daemon() {
+    std::string repo = dir.str();
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      daemon::DaemonOptions options;
+      options.repo = repo;
+      options.env = [](const char* name) -> std::optional<std::string> {
+        std::string n = name;
+        if (n == "ANTHROPIC_API_KEY") return std::string("test-key");
+        if (n.rfind("LOOPR_", 0) == 0 || n.rfind("ANTHROPIC_", 0) == 0 || n.rfind("OPENAI_", 0) == 0) return std::nullopt;
+        const char* v = std::getenv(name);
+        return v ? std::optional<std::string>(v) : std::nullopt;
+      };
+      auto r = daemon::run_daemon(options);
+      if (!r) std::fprintf(stderr, "daemon: %s\n", r.error().message.c_str());
+      _exit(r ? 0 : 1);
+    }
+    daemon_pid = pid;
+    bool up = wait_until([&] {
+      auto h = client().call("GET", "/v1/health", nullptr, std::chrono::seconds(2));
+      return h && h->status == 200;
+    }, std::chrono::seconds(20));
+    ASSERT_TRUE(up) << "the daemon did not answer; log:\n" << tail_log();
+  }
+
+  /// SIGKILL, as a crash would.
+  void kill_daemon() {
+    if (daemon_pid <= 0) return;
+    ::kill(daemon_pid, SIGKILL);
+    int status = 0;
+    ::waitpid(daemon_pid, &status, 0);
+    daemon_pid = -1;
+  }
+
+  /// SIGTERM and wait; returns the child's exit status and how long it took.
+  std::pair<int, std::chrono::milliseconds> stop_daemon() {
+    auto t0 = std::chrono::steady_clock::now();
+    ::kill(daemon_pid, SIGTERM);
+    int status = 0;
+    ::waitpid(daemon_pid, &status, 0);
+    daemon_pid = -1;
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)};
+  }
+
+  void TearDown() override {
+    if (daemon_pid > 0) {
+      ::kill(daemon_pid, SIGTERM);
+      bool gone = wait_until([&] { return ::waitpid(daemon_pid, nullptr, WNOHANG) == daemon_pid; }, std::chrono::seconds(8));
+      if (!gone) kill_daemon();
+      daemon_pid = -1;
+    }
+    if (HasFailure()) std::cerr << "daemon log tail:\n" << tail_log() << "\n";
+  }
+
+  std::string tail_log() const {
+    auto r = run_command("tail -n 60 " + shell_quote((paths().logs_dir() / "daemon.log").string()) + " 2>&1");
+    return r.output;
+  }
+
+  daemon::ClientResponse api(const std::string& method, const std::string& target, const nlohmann::json& body = nullptr) {
+    auto r = client().call(method, target, body, std::chrono::seconds(30));
+    EXPECT_TRUE(r.ok()) << method << " " << target << ": " << (r.ok() ? "" : r.error().message);
+    return r.ok() ? *r : daemon::ClientResponse{};
+  }
+
+  std::map<std::string, nlohmann::json> loops(bool all = false) {
+    auto r = client().call("GET", all ? "/v1/loops?all=true" : "/v1/loops", nullptr, std::chrono::seconds(30));
+    std::map<std::string, nlohmann::json> out;
+    if (!r || r->status != 200) return out;
+    for (const auto& l : r->body["loops"]) out[l["id"].get<std::string>()] = l;
+    return out;
+  }
+
+  std::string status_of(const std::string& id) {
+    auto l = loops(true);
+    return l.count(id) ? l[id]["status"].get<std::string>() : std::string("(none)");
+  }
+
+  /// Polls the loop list until `cond` holds.
+  bool wait_loops(const std::function<bool(std::map<std::string, nlohmann::json>&)>& cond,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+    return wait_until([&] {
+      auto l = loops(true);
+      return cond(l);
+    }, timeout);
+  }
+
+  bool wait_status(const std::string& id, const std::string& status,
+                   std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+    return wait_loops([&](auto& l) { return l.count(id) && l[id]["status"] == status; }, timeout);
+  }
+
+  std::string dump_loops() {
+    std::string s;
+    for (auto& [id, l] : loops(true))
+      s += id + " " + l["status"].get<std::string>() + " it=" + std::to_string(l["iteration"].get<int>()) + " " +
+           l.value("status_reason", "") + "\n";
+    return s;
+  }
+
+  std::string git(const std::string& args) { return run_command("git " + args + " 2>&1", dir.str()).output; }
+
+  std::string submit(const std::string& request) {
+    auto r = api("POST", "/v1/plans", {{"request", request}});
+    EXPECT_EQ(r.status, 201) << r.body.dump();
+    return r.body.value("id", "");
+  }
+
+ private:
+  std::string config_tail;
+  std::string merge_mode = "auto";
+};
+
+}  // namespace loopr::testing

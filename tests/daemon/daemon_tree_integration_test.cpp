@@ -1,0 +1,124 @@
+// The whole tree through a real daemon process: submit → plan → approve over the API → specs →
+// phases → code loops → merges → the base branch has everything, and git log names the loops.
+#include "daemon/daemon_fixture.hpp"
+
+using namespace loopr;
+using namespace loopr::testing;
+using nlohmann::json;
+
+namespace {
+
+bool all_complete(std::map<std::string, json>& loops, std::size_t expected) {
+  std::size_t complete = 0;
+  for (auto& [id, l] : loops)
+    if (l["status"] == "complete") ++complete;
+  return complete == expected && loops.size() >= expected;
+}
+
+}  // namespace
+
+class DaemonTreeTest : public DaemonFixture {};
+
+TEST_F(DaemonTreeTest, SubmitApproveAndTheWholeTreeLandsOnTheBaseBranch) {
+  make_repo();
+  start_mock(TreeScript{});
+  start_daemon();
+
+  std::string id = submit("Write the alpha and beta files");
+  EXPECT_EQ(id, "001");
+  ASSERT_TRUE(wait_status("001", "awaiting_approval")) << dump_loops();
+  // The gate holds: nothing is spawned before approval.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(loops().size(), 1u);
+  auto plan = api("GET", "/v1/loops/001");
+  ASSERT_EQ(plan.status, 200);
+  EXPECT_EQ(plan.body["type"], "plan");
+  ASSERT_EQ(plan.body["iterations"].size(), 1u);
+  EXPECT_EQ(plan.body["iterations"][0]["status"], "passed");
+  ASSERT_FALSE(plan.body["worktree"].is_null());
+  std::string plan_file = plan.body["artifacts"][0].get<std::string>();
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(plan.body["worktree"].get<std::string>()) / plan_file));
+
+  auto approved = api("POST", "/v1/loops/001/approve");
+  ASSERT_EQ(approved.status, 200) << approved.body.dump();
+  EXPECT_EQ(approved.body["status"], "complete");
+
+  // 1 plan + 2 specs + 4 phases + 4 code loops.
+  ASSERT_TRUE(wait_loops([](auto& l) { return all_complete(l, 11); }, std::chrono::seconds(90))) << dump_loops();
+  std::set<std::string> ids;
+  for (auto& [lid, l] : loops(true)) ids.insert(lid);
+  std::set<std::string> expected = {"001",         "001-001",         "001-002",         "001-001-001",
+                                    "001-001-002", "001-002-001",     "001-002-002",     "code-001-001-001",
+                                    "code-001-001-002", "code-001-002-001", "code-001-002-002"};
+  EXPECT_EQ(ids, expected);
+
+  // The base branch gets the tree once it is complete (merge: auto).
+  ASSERT_TRUE(wait_until([&] { return git("show main:code/code-001-002-002.txt").find("made by") != std::string::npos; },
+                         std::chrono::seconds(20)))
+      << git("log --oneline --graph --all");
+  for (const auto& c : {"code-001-001-001", "code-001-001-002", "code-001-002-001", "code-001-002-002"})
+    EXPECT_EQ(git(std::string("show main:code/") + c + ".txt"), std::string("made by ") + c + "\n");
+  EXPECT_NE(git("show main:" + plan_file).find("## Specs to Create"), std::string::npos);
+  EXPECT_NE(git("ls-tree -r --name-only main .loopr/specs").find("001-001-alpha.spec.md"), std::string::npos);
+  EXPECT_NE(git("ls-tree -r --name-only main .loopr/phases").find("001-002-002-part-two.phase.md"), std::string::npos);
+  // The main work tree was updated like `git merge` would.
+  EXPECT_TRUE(std::filesystem::exists(dir / "code/code-001-001-001.txt"));
+
+  std::string log = git("log --format=%s main");
+  for (const auto& l : expected) EXPECT_NE(log.find("loopr(" + l + ")"), std::string::npos) << l << "\n" << log;
+  // main had nothing of its own, so it fast-forwarded to the integration branch.
+  EXPECT_EQ(git("rev-parse main"), git("rev-parse loopr/001"));
+  EXPECT_EQ(run_command("sh check.sh", dir.str()).exit_code, 0);
+
+  // Finished loops leave no worktrees behind; the repository is sound.
+  EXPECT_EQ(git("worktree list").find(".loopr/worktrees"), std::string::npos) << git("worktree list");
+  auto fsck = run_command("git fsck --strict", dir.str());
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.output;
+
+  // The event stream replays the history (a loop_created per loop, the merges).
+  std::vector<daemon::SseMessage> events;
+  auto streamed = client().stream("/v1/events?since=0", [&](const daemon::SseMessage& m) {
+    events.push_back(m);
+    return m.event != "tree_complete";
+  });
+  ASSERT_TRUE(streamed.ok()) << streamed.error().message;
+  std::size_t created = 0;
+  for (const auto& e : events) created += e.event == "loop_created";
+  EXPECT_EQ(created, 11u);
+
+  auto [code, took] = stop_daemon();
+  EXPECT_EQ(code, 0);
+  EXPECT_LT(took.count(), 5000);
+  EXPECT_FALSE(std::filesystem::exists(paths().socket()));
+}
+
+TEST_F(DaemonTreeTest, RejectFailsThePlanAndIterateRunsAnotherIterationWithTheFeedback) {
+  make_repo();
+  start_mock(TreeScript{});
+  start_daemon();
+  submit("first");
+  submit("second");
+  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
+  ASSERT_TRUE(wait_status("002", "awaiting_approval"));
+
+  auto rejected = api("POST", "/v1/loops/001/reject", {{"reason", "not what I meant"}});
+  ASSERT_EQ(rejected.status, 200);
+  EXPECT_EQ(rejected.body["status"], "failed");
+  EXPECT_NE(rejected.body["status_reason"].get<std::string>().find("not what I meant"), std::string::npos);
+  // A decided gate cannot be decided again.
+  EXPECT_EQ(api("POST", "/v1/loops/001/approve").status, 409);
+
+  auto iterated = api("POST", "/v1/loops/002/iterate", {{"feedback", "Please USE-GAMMA instead."}});
+  ASSERT_EQ(iterated.status, 200) << iterated.body.dump();
+  ASSERT_TRUE(wait_loops([](auto& l) { return l["002"]["status"] == "awaiting_approval" && l["002"]["iteration"] == 2; }))
+      << dump_loops();
+  // The second iteration's prompt carried the feedback; the plan now names the new specs.
+  auto requests = mock->requests();
+  bool feedback_seen = false;
+  for (auto& r : requests)
+    if (r["headers"].value("x-loopr-loop-id", "") == "002" && r["body"].dump().find("USE-GAMMA") != std::string::npos)
+      feedback_seen = true;
+  EXPECT_TRUE(feedback_seen);
+  std::vector<daemon::SseMessage> none;
+  EXPECT_EQ(api("POST", "/v1/loops/002/iterate", {{"feedback", ""}}).status, 400);
+}
