@@ -2,6 +2,8 @@
 
 namespace loopr::cli {
 
+std::ostream& ui_stream(const GlobalOptions& opts) { return opts.json ? std::cerr : std::cout; }
+
 int report(const CommandError& error) {
   std::cerr << "loopr: " << error.what;
   if (!error.hint.empty()) std::cerr << " (" << error.hint << ")";

@@ -18,12 +18,18 @@ struct GlobalOptions {
   bool quiet = false;
 };
 
+/// Ctrl-C ended a command that was waiting or asking (the shell's convention, 128 + SIGINT).
+inline constexpr int kInterrupted = 130;
+
 /// Thrown by commands to end with a one-line error and an exit code.
 struct CommandError {
   int exit_code;
   std::string what;  ///< what went wrong
   std::string hint;  ///< what to do
 };
+
+/// Where text for people goes: stdout, or stderr under `--json` (stdout holds the document).
+std::ostream& ui_stream(const GlobalOptions& opts);
 
 /// Prints `loopr: what (hint)` to stderr and returns the exit code.
 int report(const CommandError& error);

@@ -1,0 +1,105 @@
+// `loopr daemon [--foreground]`, `loopr daemon status`, `loopr daemon stop`.
+#include <signal.h>
+
+#include <cerrno>
+#include <fstream>
+#include <thread>
+
+#include <loopr/daemon/daemon.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/daemon_client.hpp"
+#include "cli/format.hpp"
+
+namespace loopr::cli {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr auto kStopTimeout = std::chrono::seconds(10);
+
+// A zombie counts as gone: the daemon is no child of ours, and not every init reaps at once.
+bool process_alive(long pid) {
+  if (pid <= 0) return false;
+  if (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
+}  // namespace
+
+int run_daemon_command(const GlobalOptions& opts, bool foreground) {
+  RepoPaths paths(require_repo(opts));
+  require_config(paths);
+  if (foreground) {
+    auto r = daemon::run_daemon({paths.root, {}});
+    if (r) return kOk;
+    const Error& e = r.error();
+    if (e.code == ErrorCode::already_exists)
+      throw CommandError{kFailed, e.message, "`loopr daemon status` shows it; `loopr daemon stop` stops it"};
+    if (e.code == ErrorCode::invalid_argument)
+      throw CommandError{kUsage, e.message, "fix the file; `loopr init` shows every key with its default"};
+    throw CommandError{kFailed, "the daemon failed: " + e.message, "see the lines above; LOOPR_LOG=debug says more"};
+  }
+  DaemonStart s = start_daemon(paths);
+  if (opts.json) {
+    std::cout << json{{"pid", s.pid}, {"started", s.started}, {"socket", paths.socket().string()}}.dump() << "\n";
+  } else if (!opts.quiet) {
+    if (s.started)
+      std::cout << "loopr daemon started (pid " << s.pid << "), serving " << paths.root.string()
+                << "; its log: " << daemon_out_file(paths).string() << "\n";
+    else
+      std::cout << "the loopr daemon already serves this repository (pid " << s.pid << ")\n";
+  }
+  return kOk;
+}
+
+int run_daemon_status(const GlobalOptions& opts) {
+  RepoPaths paths(require_repo(opts));
+  Api api(paths);
+  auto h = api.health();
+  if (!h) {
+    if (opts.json) std::cout << json{{"running", false}}.dump() << "\n";
+    throw daemon_not_running(paths);
+  }
+  if (opts.json) {
+    json out = *h;
+    out.erase("ok");
+    out["running"] = true;
+    std::cout << out.dump() << "\n";
+  } else if (!opts.quiet) {
+    std::cout << render_health(*h, Style{stdout_color(opts)});
+  }
+  return kOk;
+}
+
+int run_daemon_stop(const GlobalOptions& opts) {
+  RepoPaths paths(require_repo(opts));
+  Api api(paths);
+  auto h = api.health();
+  if (!h) throw daemon_not_running(paths);
+  long pid = h->value("pid", 0L);
+  api.post("/v1/shutdown");
+  auto deadline = std::chrono::steady_clock::now() + kStopTimeout;
+  while (true) {
+    bool answering = api.health(std::chrono::seconds(1)).has_value();
+    bool alive = process_alive(pid);
+    if (!answering && !alive) break;
+    if (std::chrono::steady_clock::now() > deadline)
+      throw CommandError{kFailed,
+                         "the daemon (pid " + std::to_string(pid) + ") did not stop within 10 s",
+                         "see " + daemon_out_file(paths).string() + "; `kill " + std::to_string(pid) + "` ends it"};
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (opts.json)
+    std::cout << json{{"stopped", true}, {"pid", pid}}.dump() << "\n";
+  else if (!opts.quiet)
+    std::cout << "loopr daemon stopped (pid " << pid << ")\n";
+  return kOk;
+}
+
+}  // namespace loopr::cli

@@ -1,0 +1,161 @@
+// The commands about loops: submit, list, show, review, approve/reject/iterate,
+// pause/resume/stop and merge. Each is one or two calls of the control API.
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "cli/daemon_client.hpp"
+#include "cli/format.hpp"
+#include "cli/iteration_log.hpp"
+#include "cli/review.hpp"
+#include "cli/tree_view.hpp"
+
+namespace loopr::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::string loop_target(const std::string& id) { return "/v1/loops/" + url_encode(id); }
+
+void print_loop_json(const json& loop) { std::cout << interface_loop_json(loop).dump() << "\n"; }
+
+}  // namespace
+
+int run_submit(const GlobalOptions& opts, const std::string& request, bool wait, bool yes) {
+  if (request.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw CommandError{kUsage, "the request is empty", "write `loopr submit \"what you want built\"`"};
+  RepoPaths paths(require_repo(opts));
+  require_config(paths);
+  Api api = connect_or_start(paths, opts);
+  std::string id = submit_plan(api, request);
+  // The id is the command's result: printed even with -q, so `id=$(loopr -q submit …)` works.
+  if (opts.json)
+    std::cout << json{{"id", id}}.dump() << "\n" << std::flush;
+  else
+    std::cout << id << "\n" << std::flush;
+  if (!wait) return kOk;
+  return wait_for_plan(api, opts, id, yes);
+}
+
+int run_list(const GlobalOptions& opts, bool all) {
+  RepoPaths paths(require_repo(opts));
+  Api api = connect(paths);
+  json r = api.get(all ? "/v1/loops?all=true" : "/v1/loops");
+  json loops = r.value("loops", json::array());
+  if (opts.json) {
+    json out = json::array();
+    for (const auto& l : loops) out.push_back(interface_loop_json(l));
+    std::cout << json{{"loops", out}}.dump() << "\n";
+    return kOk;
+  }
+  if (opts.quiet) return kOk;
+  if (loops.empty()) {
+    std::cout << "no loops yet; `loopr submit \"…\"` starts a plan\n";
+    return kOk;
+  }
+  std::cout << render_tree_table(loops, Style{stdout_color(opts)}, now_ms());
+  return kOk;
+}
+
+int run_show(const GlobalOptions& opts, const std::string& id, std::optional<int> iteration) {
+  RepoPaths paths(require_repo(opts));
+  if (iteration) {
+    // The transcript is files: readable without the daemon.
+    if (*iteration < 1) throw CommandError{kUsage, "--iteration counts from 1", "write `--iteration 1` for the first"};
+    auto dir = iteration_log_dir(paths, id, *iteration);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+      json loop = connect(paths).get(loop_target(id));  // unknown id → exit 4
+      throw CommandError{kUnknownId,
+                         "loop " + id + " has no iteration " + std::to_string(*iteration) + " (it has " +
+                             std::to_string(loop.value("iteration", 0)) + ")",
+                         "`loopr show " + id + "` lists its iterations"};
+    }
+    IterationLog log = read_iteration_log(paths, id, *iteration);
+    if (opts.json)
+      std::cout << iteration_log_json(log).dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    else if (!opts.quiet)
+      std::cout << render_iteration_log(log, Style{stdout_color(opts)});
+    return kOk;
+  }
+  Api api = connect(paths);
+  json detail = api.get(loop_target(id));
+  if (opts.json)
+    std::cout << interface_show_json(detail).dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+  else if (!opts.quiet)
+    std::cout << render_loop_details(detail, Style{stdout_color(opts)}, now_ms());
+  return kOk;
+}
+
+int run_review(const GlobalOptions& opts, const std::string& id) {
+  RepoPaths paths(require_repo(opts));
+  Api api = connect(paths);
+  install_interrupt_handlers();
+  Prompter prompter(STDIN_FILENO, ui_stream(opts));
+  auto decisions = review_pending(api, opts, id, prompter);
+  if (opts.json) {
+    json list = json::array();
+    for (const auto& d : decisions) {
+      json item{{"id", d.id}, {"decision", d.decision}};
+      if (!d.text.empty()) item["text"] = d.text;
+      list.push_back(std::move(item));
+    }
+    std::cout << json{{"reviewed", list}}.dump() << "\n";
+  }
+  return kOk;
+}
+
+int run_gate(const GlobalOptions& opts, const std::string& action, const std::string& id, const std::string& text) {
+  json body = json::object();
+  if (action == "iterate") {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+      throw CommandError{kUsage, "the feedback is empty", "write `loopr iterate " + id + " --feedback \"what to change\"`"};
+    body["feedback"] = text;
+  } else if (action == "reject" && !text.empty()) {
+    body["reason"] = text;
+  }
+  RepoPaths paths(require_repo(opts));
+  Api api = connect(paths);
+  json loop = api.post(loop_target(id) + "/" + action, body);
+  if (opts.json) {
+    print_loop_json(loop);
+  } else if (!opts.quiet) {
+    if (action == "approve") std::cout << "approved " << id << "; its specs start now\n";
+    if (action == "reject") std::cout << "rejected " << id << "\n";
+    if (action == "iterate") std::cout << id << " iterates again with your feedback\n";
+  }
+  return kOk;
+}
+
+int run_control(const GlobalOptions& opts, const std::string& action, const std::string& id) {
+  RepoPaths paths(require_repo(opts));
+  Api api = connect(paths);
+  json loop = api.post(loop_target(id) + "/" + action);
+  if (opts.json) {
+    print_loop_json(loop);
+  } else if (!opts.quiet) {
+    const char* done = action == "pause" ? "paused" : action == "resume" ? "resumed" : "stopped";
+    std::cout << done << " " << id << " and its descendants (now " << str_field(loop, "status") << ")\n";
+  }
+  return kOk;
+}
+
+int run_merge(const GlobalOptions& opts, const std::string& plan_id) {
+  RepoPaths paths(require_repo(opts));
+  Api api = connect(paths);
+  json r = api.post("/v1/plans/" + url_encode(plan_id) + "/merge");
+  if (opts.json) {
+    std::cout << r.dump() << "\n";
+  } else if (!opts.quiet) {
+    std::cout << "merged " << plan_id << " into " << str_field(r, "base_branch");
+    std::string sha = str_field(r, "sha");
+    if (!sha.empty()) std::cout << " at " << sha.substr(0, 10);
+    std::cout << "\n";
+  }
+  return kOk;
+}
+
+}  // namespace loopr::cli

@@ -1,0 +1,37 @@
+// The user gate in the terminal (`loopr review`, and `submit --wait` when a plan is ready): shows
+// a plan awaiting approval as rendered markdown and asks `[a]pprove [r]eject [i]terate [s]kip`.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/daemon_client.hpp"
+#include "cli/prompter.hpp"
+#include "cli/terminal.hpp"
+
+namespace loopr::cli {
+
+/// What the person decided about one plan.
+struct ReviewDecision {
+  std::string id;
+  std::string decision;  ///< approve | reject | iterate | skip
+  std::string text;      ///< the reason or the feedback
+  bool end_of_input = false;  ///< input ended (Ctrl-D, end of a pipe) before a decision
+};
+
+/// The text of a plan loop's artifact: read from its worktree (API fields `worktree` and
+/// `artifacts`), else from the repository's work tree. CommandError (exit 1) if neither has it.
+std::string read_plan_artifact(const RepoPaths& paths, const nlohmann::json& loop);
+
+/// Shows one plan (`loop` is its API JSON), asks, and tells the daemon. Text goes to `ui`.
+ReviewDecision review_plan(const Api& api, const nlohmann::json& loop, Prompter& prompter,
+                           std::ostream& ui, const Style& style);
+
+/// The plans awaiting approval (`only_id`: just that one; exit 4 if unknown, 5 if it does not
+/// wait for approval), one after another until all are decided or input ends.
+std::vector<ReviewDecision> review_pending(const Api& api, const GlobalOptions& opts,
+                                           const std::string& only_id, Prompter& prompter);
+
+}  // namespace loopr::cli

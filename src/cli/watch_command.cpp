@@ -1,0 +1,188 @@
+// `loopr logs [ID] [-f]` (the event log, following across daemon restarts) and `loopr watch`
+// (the live tree).
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "cli/daemon_client.hpp"
+#include "cli/format.hpp"
+#include "cli/terminal.hpp"
+#include "cli/tree_view.hpp"
+
+namespace loopr::cli {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// How long `logs` without -f waits for more stored events before it decides it has them all.
+constexpr auto kFirstEventWait = std::chrono::milliseconds(1500);
+constexpr auto kQuietGap = std::chrono::milliseconds(400);
+
+}  // namespace
+
+int run_logs(const GlobalOptions& opts, const std::string& id, bool follow) {
+  RepoPaths paths(require_repo(opts));
+  Api api = connect(paths);
+  if (!id.empty()) api.get("/v1/loops/" + url_encode(id));  // unknown id → exit 4
+  install_interrupt_handlers();
+  Style style{stdout_color(opts)};
+  std::string query = id.empty() ? "" : "&loop=" + url_encode(id);
+  std::uint64_t last_seq = 0;
+  json collected = json::array();
+  std::atomic<bool> cancel{false};
+  std::atomic<std::int64_t> last_activity{0};
+  auto now_ticks = [] { return Clock::now().time_since_epoch().count(); };
+
+  auto on_message = [&](const StreamMessage& m) {
+    last_activity.store(now_ticks());
+    json e = json::parse(m.data, nullptr, false);
+    if (!e.is_object()) return true;
+    std::uint64_t seq = e.value("seq", std::uint64_t{0});
+    if (seq != 0 && seq <= last_seq) return true;
+    last_seq = std::max(last_seq, seq);
+    if (opts.json) {
+      if (follow)
+        std::cout << e.dump(-1, ' ', false, json::error_handler_t::replace) << "\n" << std::flush;
+      else
+        collected.push_back(std::move(e));
+    } else if (!opts.quiet) {
+      std::cout << format_event_line(e, style) << "\n" << std::flush;
+    }
+    return true;
+  };
+
+  if (!follow) {
+    // The stream sends the stored events first, all at once, then live ones: stop at the
+    // first quiet moment after them.
+    auto started = Clock::now();
+    std::thread watchdog([&] {
+      while (!cancel.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        std::int64_t last = last_activity.load();
+        bool idle = last == 0 ? Clock::now() - started > kFirstEventWait
+                              : Clock::now() - Clock::time_point(Clock::duration(last)) > kQuietGap;
+        if (idle || g_interrupted.load()) cancel.store(true);
+      }
+    });
+    auto r = api.stream("/v1/events?since=0" + query, on_message, &cancel);
+    cancel.store(true);
+    watchdog.join();
+    if (!r && r.error().code == ErrorCode::not_found) throw daemon_not_running(paths);
+    if (opts.json) std::cout << json{{"events", collected}}.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    return kOk;
+  }
+
+  // -f: follow until Ctrl-C; when the daemon goes away, wait for it and resume after the last
+  // event seen.
+  bool first = true;
+  bool announced = false;
+  while (!g_interrupted.load()) {
+    auto r = api.stream("/v1/events?since=" + std::to_string(last_seq) + query,
+                        [&](const StreamMessage& m) {
+                          if (announced && !opts.quiet) std::cerr << "loopr: reconnected to the daemon\n";
+                          announced = false;
+                          return on_message(m);
+                        },
+                        &g_interrupted);
+    if (g_interrupted.load()) break;
+    if (first && !r && r.error().code == ErrorCode::not_found) throw daemon_not_running(paths);
+    first = false;
+    if (!announced && !opts.quiet)
+      std::cerr << "loopr: lost the daemon (" << (r ? "stream ended" : r.error().message)
+                << "); reconnecting when it is back (Ctrl-C to quit)\n";
+    announced = true;
+    for (int i = 0; i < 5 && !g_interrupted.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return kOk;
+}
+
+int run_watch(const GlobalOptions& opts) {
+  RepoPaths paths(require_repo(opts));
+  Api api = connect(paths);
+  json loops = api.get("/v1/loops").value("loops", json::array());  // not running → exit 3
+  install_interrupt_handlers();
+  Style style{stdout_color(opts)};
+  bool live = !opts.json && is_terminal(STDOUT_FILENO);
+  EventWatcher events(api, "");
+  LiveView view(std::cout);
+  std::optional<HiddenCursor> cursor;
+  if (live) cursor.emplace();
+  auto last_fetch = Clock::now();
+  std::string last_printed;
+  bool daemon_gone = false;
+  int frame = 0;
+  static const char* const spinner[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
+
+  auto signature = [&] {
+    std::string s = daemon_gone ? "gone;" : "";
+    for (const auto& l : loops)
+      s += str_field(l, "id") + ":" + str_field(l, "status") + ":" + std::to_string(l.value("iteration", 0)) + ":" +
+           std::to_string(l.value("cost_usd", 0.0)) + ";";
+    return s;
+  };
+  auto render = [&](bool animate) {
+    double cost = 0;
+    for (const auto& l : loops) cost += l.value("cost_usd", 0.0);
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char clock[16];
+    std::strftime(clock, sizeof clock, "%H:%M:%S", &tm);
+    std::string head = style.bold("loopr watch") + "  " + std::to_string(loops.size()) + " loops  " + format_cost(cost) +
+                       "  " + style.dim(clock);
+    if (live) head += style.dim("  Ctrl-C quits");
+    if (daemon_gone) head += "  " + style.red("daemon not reachable, retrying…");
+    std::string out = head + "\n";
+    if (loops.empty())
+      out += "no loops yet; `loopr submit \"…\"` starts a plan\n";
+    else
+      out += render_tree_table(loops, style, now_ms(), [&](const json& l) -> std::string {
+        if (!animate) return "";
+        return str_field(l, "status") == "running" ? std::string(spinner[frame % 10]) + " " : "  ";
+      });
+    return out;
+  };
+
+  while (!g_interrupted.load()) {
+    if (events.take_changed() || Clock::now() - last_fetch > std::chrono::seconds(1)) {
+      last_fetch = Clock::now();
+      try {
+        loops = api.get("/v1/loops").value("loops", json::array());
+        daemon_gone = false;
+      } catch (const CommandError& e) {
+        if (e.exit_code != kDaemonUnreachable) throw;
+        daemon_gone = true;
+      }
+      std::string sig = signature();
+      if (!live && sig != last_printed) {
+        if (opts.json) {
+          json out = json::array();
+          for (const auto& l : loops) out.push_back(interface_loop_json(l));
+          std::cout << json{{"loops", out}}.dump() << "\n" << std::flush;
+        } else if (!opts.quiet) {
+          std::cout << render(false) << "\n" << std::flush;
+        }
+      }
+      last_printed = sig;
+    }
+    if (live) {
+      std::vector<std::string> lines;
+      std::istringstream in(render(true));
+      for (std::string line; std::getline(in, line);) lines.push_back(line);
+      view.show(lines);
+    }
+    ++frame;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (live) view.finish();
+  return kOk;
+}
+
+}  // namespace loopr::cli

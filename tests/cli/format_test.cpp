@@ -1,0 +1,186 @@
+// The CLI's formatting: INTERFACE.md's --json shapes, the aligned tree, costs and ages, event
+// lines, tree completion, and the API error → exit code mapping.
+#include <gtest/gtest.h>
+
+#include "cli/daemon_client.hpp"
+#include "cli/format.hpp"
+
+using namespace loopr;
+using namespace loopr::cli;
+using nlohmann::json;
+
+namespace {
+
+json api_loop(const std::string& id, const std::string& type, const std::string& status, json parent = nullptr) {
+  return {{"id", id},
+          {"type", type},
+          {"status", status},
+          {"parent_id", parent},
+          {"iteration", 2},
+          {"max_iterations", 5},
+          {"cost_usd", 0.1234},
+          {"input_tokens", 1000},
+          {"output_tokens", 200},
+          {"artifacts", json::array({".loopr/plans/001-x.plan.md"})},
+          {"worktree", "/r/.loopr/worktrees/" + id},
+          {"branch", "loopr/001"},
+          {"created_at", "2026-11-21T08:00:00.000Z"},
+          {"updated_at", "2026-11-21T08:05:00.000Z"},
+          {"plan_id", "001"},
+          {"task", "Add OAuth"},
+          {"status_reason", ""}};
+}
+
+}  // namespace
+
+TEST(FormatTest, InterfaceLoopJsonHasExactlyTheContractFields) {
+  json out = interface_loop_json(api_loop("001", "plan", "running"));
+  std::vector<std::string> keys;
+  for (auto it = out.begin(); it != out.end(); ++it) keys.push_back(it.key());
+  std::sort(keys.begin(), keys.end());
+  std::vector<std::string> expected = {"artifacts",  "branch",         "cost_usd",   "created_at", "id",
+                                       "input_tokens", "iteration",    "max_iterations", "output_tokens", "parent_id",
+                                       "status",     "type",           "updated_at", "worktree"};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(keys, expected);
+  EXPECT_TRUE(out["parent_id"].is_null());
+  EXPECT_EQ(out["iteration"], 2);
+  EXPECT_EQ(out["artifacts"][0], ".loopr/plans/001-x.plan.md");
+}
+
+TEST(FormatTest, InterfaceShowJsonKeepsOnlyTheIterationFields) {
+  json d = api_loop("001", "plan", "running");
+  d["iterations"] = json::array({{{"n", 1}, {"status", "failed"}, {"exit_code", 1}, {"cost_usd", 0.1},
+                                  {"duration_ms", 1200}, {"summary", "missing ## Overview"}, {"extra", true}}});
+  d["validation_output"] = "x";
+  json out = interface_show_json(d);
+  EXPECT_FALSE(out.contains("validation_output"));
+  EXPECT_FALSE(out.contains("task"));
+  ASSERT_EQ(out["iterations"].size(), 1u);
+  EXPECT_EQ(out["iterations"][0].size(), 6u);
+  EXPECT_EQ(out["iterations"][0]["summary"], "missing ## Overview");
+  EXPECT_FALSE(out["iterations"][0].contains("extra"));
+}
+
+TEST(FormatTest, CostsAgesCounts) {
+  EXPECT_EQ(format_cost(0), "$0");
+  EXPECT_EQ(format_cost(0.004), "$0.004");
+  EXPECT_EQ(format_cost(1.5), "$1.50");
+  EXPECT_EQ(format_age(42'000), "42s");
+  EXPECT_EQ(format_age(5 * 60'000 + 10'000), "5m");
+  EXPECT_EQ(format_age(3 * 3600'000), "3h");
+  EXPECT_EQ(format_age(2 * 86400'000LL), "2d");
+  EXPECT_EQ(format_age(-5), "0s");
+  EXPECT_EQ(format_elapsed(65'000), "1m05s");
+  EXPECT_EQ(format_elapsed(2 * 3600'000 + 3 * 60'000), "2h03m");
+  EXPECT_EQ(format_count(1234567), "1,234,567");
+  EXPECT_EQ(format_count(12), "12");
+}
+
+TEST(FormatTest, TreeRowsNestChildrenUnderParents) {
+  json loops = json::array({api_loop("001", "plan", "complete"), api_loop("001-001", "spec", "running", "001"),
+                            api_loop("001-001-001", "phase", "pending", "001-001"),
+                            api_loop("001-002", "spec", "pending", "001")});
+  auto rows = tree_rows(loops, false);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].prefix, "");
+  EXPECT_EQ(rows[1].prefix, "|- ");
+  EXPECT_EQ(rows[2].prefix, "|  `- ");
+  EXPECT_EQ(rows[3].prefix, "`- ");
+  EXPECT_EQ(rows[3].loop["id"], "001-002");
+  auto unicode = tree_rows(loops, true);
+  EXPECT_EQ(unicode[2].prefix, "│  └─ ");
+}
+
+TEST(FormatTest, TreeTableAlignsColumnsWithoutColour) {
+  json loops = json::array({api_loop("001", "plan", "complete"), api_loop("001-001", "spec", "running", "001")});
+  TimestampMs now = *parse_timestamp("2026-11-21T08:10:00.000Z");
+  std::string table = render_tree_table(loops, Style{false}, now);
+  EXPECT_EQ(table,
+            "ID          TYPE  STATUS    ITER   COST  AGE\n"
+            "001         plan  complete   2/5  $0.12  10m\n"
+            "`- 001-001  spec  running    2/5  $0.12  10m\n");
+  EXPECT_EQ(table.find('\x1b'), std::string::npos);
+}
+
+TEST(FormatTest, TreeTableColoursStatusesOnATerminal) {
+  json loops = json::array({api_loop("001", "plan", "failed")});
+  std::string table = render_tree_table(loops, Style{true}, 0);
+  EXPECT_NE(table.find("\x1b[31mfailed\x1b[0m"), std::string::npos) << table;
+  // Colour codes do not break the alignment: every row is as wide on screen.
+  std::istringstream in(table);
+  std::string head, row;
+  std::getline(in, head);
+  std::getline(in, row);
+  EXPECT_EQ(visible_width(head) <= visible_width(row) + 3, true);
+}
+
+TEST(FormatTest, TreeFinishedNeedsEveryLoopEndedAndChildrenSpawned) {
+  bool failed = false;
+  json loops = json::array({api_loop("001", "plan", "complete")});
+  EXPECT_FALSE(tree_finished(loops, failed)) << "a complete plan without specs has not spawned them yet";
+  loops.push_back(api_loop("001-001", "spec", "complete", "001"));
+  loops.push_back(api_loop("001-001-001", "phase", "complete", "001-001"));
+  loops.push_back(api_loop("code-001-001-001", "code", "running", "001-001-001"));
+  EXPECT_FALSE(tree_finished(loops, failed));
+  loops[3]["status"] = "complete";
+  EXPECT_TRUE(tree_finished(loops, failed));
+  EXPECT_FALSE(failed);
+  loops[3]["status"] = "failed";
+  EXPECT_TRUE(tree_finished(loops, failed));
+  EXPECT_TRUE(failed);
+  json rejected = json::array({api_loop("001", "plan", "failed")});
+  EXPECT_TRUE(tree_finished(rejected, failed));
+  EXPECT_TRUE(failed);
+  json waiting = json::array({api_loop("001", "plan", "awaiting_approval")});
+  EXPECT_FALSE(tree_finished(waiting, failed));
+}
+
+TEST(FormatTest, LoopDetailsShowFieldsArtifactsValidationAndIterations) {
+  json d = api_loop("001", "plan", "awaiting_approval");
+  d["validation_output"] = "line one\nline two";
+  d["tree_cost_usd"] = 1.0;
+  d["iterations"] = json::array({{{"n", 1}, {"status", "failed"}, {"exit_code", 1}, {"cost_usd", 0.05},
+                                  {"duration_ms", 3000}, {"summary", "missing section"}},
+                                 {{"n", 2}, {"status", "passed"}, {"exit_code", 0}, {"cost_usd", 0.07},
+                                  {"duration_ms", 65000}, {"summary", "valid plan"}}});
+  std::string out = render_loop_details(d, Style{false}, *parse_timestamp("2026-11-21T08:10:00.000Z"));
+  for (const char* s : {"001  plan  awaiting_approval", "task:", "Add OAuth", "iteration:  2/5",
+                        "1,000 tokens in, 200 out", "whole tree $1.00", ".loopr/plans/001-x.plan.md",
+                        "last validation output:", "  line two", "N  RESULT  EXIT", "1m05s", "valid plan"})
+    EXPECT_NE(out.find(s), std::string::npos) << s << "\n" << out;
+}
+
+TEST(FormatTest, EventLines) {
+  Style plain{false};
+  json e{{"seq", 3}, {"time", "2026-11-21T08:00:00.000Z"}, {"loop_id", "001"}, {"type", "status_changed"},
+         {"data", {{"from", "running"}, {"to", "failed"}, {"reason", "max iterations"}}}};
+  std::string line = format_event_line(e, plain);
+  EXPECT_NE(line.find("001  status_changed  running → failed: max iterations"), std::string::npos) << line;
+  json v{{"seq", 4}, {"time", "2026-11-21T08:00:00.000Z"}, {"loop_id", "code-001-001-001"}, {"type", "validation_finished"},
+         {"data", {{"n", 2}, {"passed", false}, {"exit_code", 1}, {"summary", "1 test failed"}}}};
+  EXPECT_NE(format_event_line(v, plain).find("validation 2 failed (exit 1): 1 test failed"), std::string::npos);
+  json m{{"seq", 5}, {"time", "2026-11-21T08:00:00.000Z"}, {"loop_id", "001"}, {"type", "merged"},
+         {"data", {{"into", "main"}, {"sha", "0123456789abcdef"}}}};
+  EXPECT_NE(format_event_line(m, plain).find("merged into main at 0123456789"), std::string::npos);
+  json d{{"seq", 1}, {"time", "2026-11-21T08:00:00.000Z"}, {"loop_id", ""}, {"type", "daemon_started"}, {"data", json::object()}};
+  EXPECT_NE(format_event_line(d, plain).find("daemon  daemon_started"), std::string::npos);
+}
+
+TEST(FormatTest, ApiErrorsMapToExitCodesAndSplitTheHint) {
+  auto e = api_error(404, json{{"error", "no loop 009 (`loopr list` shows the loops)"}});
+  EXPECT_EQ(e.exit_code, kUnknownId);
+  EXPECT_EQ(e.what, "no loop 009");
+  EXPECT_EQ(e.hint, "`loopr list` shows the loops");
+  EXPECT_EQ(api_error(409, json{{"error", "x"}}).exit_code, kWrongState);
+  EXPECT_EQ(api_error(409, json{{"error", "x"}}).what, "x");
+  EXPECT_FALSE(api_error(409, json{{"error", "x"}}).hint.empty());
+  EXPECT_EQ(api_error(400, json{{"error", "bad (a (nested) hint)"}}).hint, "a (nested) hint");
+  EXPECT_EQ(api_error(400, nullptr).exit_code, kUsage);
+  EXPECT_EQ(api_error(503, nullptr).exit_code, kDaemonUnreachable);
+  EXPECT_EQ(api_error(500, nullptr).exit_code, kFailed);
+  EXPECT_EQ(api_error(500, nullptr).what, "the daemon answered HTTP 500");
+  EXPECT_EQ(url_encode("a b/ü"), "a%20b%2F%C3%BC");
+  EXPECT_EQ(daemon_not_running(RepoPaths("/r")).exit_code, kDaemonUnreachable);
+  EXPECT_EQ(daemon_not_running(RepoPaths("/r")).hint, "start it with `loopr daemon`");
+}
