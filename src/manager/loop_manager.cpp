@@ -123,6 +123,14 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
   std::map<std::string, std::shared_ptr<Run>> runs;
   bool stopping = false;
   int bus_subscription = -1;
+  /// Loops the user paused: children spawned under them meanwhile start paused too.
+  std::set<std::string> paused_roots;
+
+  bool under_paused_root(const std::string& id) const {
+    for (const auto& root : paused_roots)
+      if (id == root || is_descendant(id, root)) return true;
+    return false;
+  }
 
   mutable std::mutex cost_mu;
   std::map<std::string, double> tree_costs;
@@ -564,7 +572,16 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
     }
     for (const auto& c : *wanted) {
       auto have = co_await load(c.id);
-      if (have && (have->status == LoopStatus::pending || have->status == LoopStatus::running)) spawn_run(c.id);
+      if (!have || (have->status != LoopStatus::pending && have->status != LoopStatus::running)) continue;
+      if (under_paused_root(c.id)) {
+        co_await update(c.id, [](Loop& l, std::vector<Event>& events) -> std::optional<Error> {
+          if (!move_to(l, LoopStatus::paused, "paused by the user (its ancestor is paused)", events))
+            return not_allowed(l, "cannot pause");
+          return std::nullopt;
+        });
+        continue;
+      }
+      spawn_run(c.id);
     }
     co_return true;
   }
@@ -966,6 +983,7 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
       }
     }
     if (acted == 0) co_return not_allowed(*loaded, "neither it nor its descendants are running or waiting to run");
+    paused_roots.insert(id);
     if (!set.updates.empty()) {
       auto stored = co_await write(std::move(set));
       if (!stored) co_return stored.take_error();
@@ -993,6 +1011,8 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
         start.push_back(l.id);
       }
     }
+    for (auto it = paused_roots.begin(); it != paused_roots.end();)
+      it = (*it == id || is_descendant(*it, id)) ? paused_roots.erase(it) : std::next(it);
     if (start.empty())
       co_return not_allowed(*loaded, "neither it nor its descendants are paused, stopped or blocked");
     if (!set.updates.empty()) {

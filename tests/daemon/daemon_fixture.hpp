@@ -39,6 +39,7 @@ struct TreeScript {
   int code_iterations = 1;
   std::string code_delay = "0ms";
   std::string spec_delay = "0ms";
+  std::string phase_delay = "0ms";
   std::string extra_rules;
 
   std::string yaml() const {
@@ -68,10 +69,9 @@ struct TreeScript {
                    ".\n   - Files: code/x.txt\n";
     std::string phase_body = "# Phase {{loop_id}}\n\n## Parent Spec\nThe spec.\n\n## Task\nWrite the file of {{loop_id}}.\n\n"
                              "## Specific Work\n- Write it.\n\n## Success Criteria\n- check.sh passes.\n";
-    auto writer = [&](const std::string& capture, const std::string& body) {
+    auto writer = [&](const std::string&, const std::string& body) {
       return "      tool_use:\n        name: write_file\n        input:\n          path: \"{{first_user.1}}\"\n"
              "          content: |\n" + indent(body, 12);
-      (void)capture;
     };
     std::string wip_iterations = code_iterations <= 1 ? "" : "[1-" + std::to_string(code_iterations - 1) + "]";
     std::string y = "defaults:\n  usage: {input_tokens: 1000, output_tokens: 200}\n  thinking: false\nrules:\n";
@@ -84,7 +84,7 @@ struct TreeScript {
     y += "  - name: spec\n    match: {loop_type: spec, first_user: \"`(\\\\.loopr/specs/[^`]+)`\"}\n    reply:\n" +
          delay(spec_delay) + writer("", spec_body);
     y += "  - name: phase\n    match: {loop_type: phase, first_user: \"`(\\\\.loopr/phases/[^`]+)`\"}\n    reply:\n" +
-         writer("", phase_body);
+         delay(phase_delay) + writer("", phase_body);
     if (!wip_iterations.empty())
       y += "  - name: code-wip\n    match: {loop_type: code, first_user: \"iteration " + wip_iterations + " of\"}\n"
            "    reply:\n" + delay(code_delay) +
