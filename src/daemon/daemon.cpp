@@ -231,9 +231,15 @@ Result<void> run_daemon(const DaemonOptions& options) {
   daemon->io.restart();
   daemon->io.run_for(std::chrono::milliseconds(500));
   daemon->pool.join();
+  // Model calls abandoned by the stop may still be parked in the io_context; destroying them
+  // would touch the client and scheduler they belong to. The store is closed cleanly (nothing
+  // runs any more: the io_context is stopped, the pool joined); the rest is left to the exit.
+  daemon->store.reset();
   spdlog::info("stopped");
   spdlog::default_logger()->flush();
-  return *result;
+  Result<void> out = *result;
+  (void)daemon.release();
+  return out;
 }
 
 }  // namespace loopr::daemon

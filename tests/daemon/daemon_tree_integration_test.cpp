@@ -122,3 +122,61 @@ TEST_F(DaemonTreeTest, RejectFailsThePlanAndIterateRunsAnotherIterationWithTheFe
   std::vector<daemon::SseMessage> none;
   EXPECT_EQ(api("POST", "/v1/loops/002/iterate", {{"feedback", ""}}).status, 400);
 }
+
+TEST_F(DaemonTreeTest, SighupReloadsTheConfigAndManualMergeWaitsForTheMergeCommand) {
+  make_repo();
+  start_mock(TreeScript{});
+  start_daemon();
+  // The daemon started with `merge: auto`; switch to manual and reload.
+  std::string cfg = read_file(dir / ".loopr/config.yml");
+  cfg.replace(cfg.find("merge: auto"), 11, "merge: manual");
+  write_file(dir / ".loopr/config.yml", cfg);
+  ::kill(daemon_pid, SIGHUP);
+  ASSERT_TRUE(wait_until([&] { return read_file(paths().logs_dir() / "daemon.log").find("config reloaded") != std::string::npos; }));
+
+  submit("Manual merge please");
+  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
+  EXPECT_EQ(api("POST", "/v1/plans/001/merge").status, 409);  // not complete yet
+  ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
+  ASSERT_TRUE(wait_loops([](auto& l) {
+    std::size_t complete = 0;
+    for (auto& [id, x] : l) complete += x["status"] == "complete";
+    return complete == 11;
+  })) << dump_loops();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(git("show main:code/code-001-001-001.txt").find("made by"), std::string::npos) << "merged without `merge`";
+  auto merged = api("POST", "/v1/plans/001/merge");
+  ASSERT_EQ(merged.status, 200) << merged.body.dump();
+  EXPECT_EQ(merged.body["base_branch"], "main");
+  EXPECT_EQ(git("rev-parse main"), merged.body["sha"].get<std::string>() + "\n");
+  EXPECT_EQ(git("show main:code/code-001-001-001.txt"), "made by code-001-001-001\n");
+  EXPECT_EQ(api("POST", "/v1/plans/001/merge").status, 409);  // already merged
+  EXPECT_EQ(api("POST", "/v1/plans/001-001/merge").status, 400);
+}
+
+TEST_F(DaemonTreeTest, SigtermWhileLoopsRunExitsWithinFiveSecondsAndTheNextStartResumes) {
+  make_repo();
+  TreeScript script;
+  script.code_iterations = 3;
+  script.code_delay = "1500ms";
+  start_mock(script);
+  start_daemon();
+  submit("Slow");
+  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
+  ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
+  ASSERT_TRUE(wait_loops([](auto& l) {
+    std::size_t running = 0;
+    for (auto& [id, x] : l) running += x["type"] == "code" && x["status"] == "running";
+    return running >= 2;
+  })) << dump_loops();
+  auto [code, took] = stop_daemon();
+  EXPECT_EQ(code, 0);
+  EXPECT_LT(took.count(), 5000);
+  EXPECT_FALSE(std::filesystem::exists(paths().socket()));
+  EXPECT_FALSE(std::filesystem::exists(paths().pid_file()));
+  start_daemon();
+  // Stopped by the shutdown, they are pending again and resume on their own.
+  ASSERT_TRUE(wait_until([&] { return git("show main:code/code-001-002-002.txt").find("made by") != std::string::npos; },
+                         std::chrono::seconds(90)))
+      << dump_loops();
+}
