@@ -41,4 +41,12 @@ Config require_config(const RepoPaths& paths) {
   return std::move(config).value();
 }
 
+Config require_existing_config(const RepoPaths& paths) {
+  std::error_code ec;
+  if (!std::filesystem::exists(paths.config_file(), ec))
+    throw CommandError{kUsage, "loopr is not set up in " + paths.root.string() + " (no .loopr/config.yml)",
+                       "run `loopr init` there first"};
+  return require_config(paths);
+}
+
 }  // namespace loopr::cli

@@ -43,4 +43,8 @@ std::filesystem::path require_repo(const GlobalOptions& opts);
 /// Loads `.loopr/config.yml` of the repo; a bad file is a CommandError with exit 2.
 Config require_config(const RepoPaths& paths);
 
+/// `require_config`, and the file must exist (the daemon needs it): exit 2 with "run `loopr
+/// init`" otherwise.
+Config require_existing_config(const RepoPaths& paths);
+
 }  // namespace loopr::cli

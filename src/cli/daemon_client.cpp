@@ -187,7 +187,7 @@ DaemonStart start_daemon(const RepoPaths& paths) {
 Api connect_or_start(const RepoPaths& paths, const GlobalOptions& opts) {
   Api api(paths);
   if (api.health()) return api;
-  require_config(paths);  // a bad config is exit 2 here, not a daemon that dies
+  require_existing_config(paths);  // a bad config is exit 2 here, not a daemon that dies
   DaemonStart s = start_daemon(paths);
   if (s.started && !opts.quiet) std::cerr << "started the loopr daemon (pid " << s.pid << ")\n";
   return api;

@@ -34,7 +34,7 @@ bool process_alive(long pid) {
 
 int run_daemon_command(const GlobalOptions& opts, bool foreground) {
   RepoPaths paths(require_repo(opts));
-  require_config(paths);
+  require_existing_config(paths);
   if (foreground) {
     auto r = daemon::run_daemon({paths.root, {}});
     if (r) return kOk;

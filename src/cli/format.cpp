@@ -165,22 +165,26 @@ static bool is_terminal_status(const std::string& s) {
   return st && loopr::is_terminal(*st);
 }
 
-bool tree_finished(const json& loops, bool& failed) {
-  failed = false;
-  if (!loops.is_array() || loops.empty()) return false;
+TreeState tree_state(const json& loops, const std::string& plan_id) {
+  if (!loops.is_array() || loops.empty()) return TreeState::running;
   std::map<std::string, int> children;
   for (const auto& l : loops) {
     std::string parent = str_field(l, "parent_id");
-    if (!parent.empty()) children[parent]++;
+    if (!parent.empty() && str_field(l, "status") != "invalidated") children[parent]++;
   }
+  bool failures = false, plan_failed = false, unspawned = false;
   for (const auto& l : loops) {
     std::string status = str_field(l, "status");
     if (status == "invalidated") continue;
-    if (!is_terminal_status(status)) return false;
-    if (status == "failed" || status == "stopped") failed = true;
-    if (status == "complete" && str_field(l, "type") != "code" && children[str_field(l, "id")] == 0) return false;
+    if (!is_terminal_status(status)) return TreeState::running;
+    bool bad = status == "failed" || status == "stopped";
+    failures = failures || bad;
+    if (bad && str_field(l, "id") == plan_id) plan_failed = true;
+    if (status == "complete" && str_field(l, "type") != "code" && children[str_field(l, "id")] == 0) unspawned = true;
   }
-  return true;
+  if (plan_failed) return TreeState::failed;
+  if (failures) return TreeState::settled_with_failures;
+  return unspawned ? TreeState::running : TreeState::complete;
 }
 
 std::string render_tree_table(const json& loops, const Style& style, TimestampMs now,

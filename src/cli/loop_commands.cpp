@@ -28,7 +28,7 @@ int run_submit(const GlobalOptions& opts, const std::string& request, bool wait,
   if (request.find_first_not_of(" \t\r\n") == std::string::npos)
     throw CommandError{kUsage, "the request is empty", "write `loopr submit \"what you want built\"`"};
   RepoPaths paths(require_repo(opts));
-  require_config(paths);
+  require_existing_config(paths);
   Api api = connect_or_start(paths, opts);
   std::string id = submit_plan(api, request);
   // The id is the command's result: printed even with -q, so `id=$(loopr -q submit …)` works.

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include <loopr/core/config.hpp>
 #include <loopr/core/ids.hpp>
 
 #include "cli/format.hpp"
@@ -78,7 +79,7 @@ void EventWatcher::run() {
           if (e.is_object()) {
             last_seq = std::max<std::uint64_t>(last_seq, e.value("seq", std::uint64_t{0}));
             std::string type = e.value("type", "");
-            if (type == "merged" || type == "status_changed" || type == "approval") {
+            if (type == "merged" || type == "merge_failed" || type == "tree_complete" || type == "approval") {
               std::lock_guard lock(mutex_);
               notable_.push_back(std::move(e));
             }
@@ -144,6 +145,7 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
   json loops = json::array();
   int frame = 0;
   bool daemon_gone = false;
+  Clock::time_point settled_since{};  // when the tree settled with failures (epoch: it has not)
 
   auto render = [&](bool spinner) {
     std::vector<std::string> lines;
@@ -210,14 +212,34 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
         break;
       }
 
-      bool failed = false;
-      if (tree_finished(loops, failed)) {
+      TreeState state = tree_state(loops, plan_id);
+      if (state == TreeState::settled_with_failures) {
+        // A failed code loop is retried once and a failure rolls up to the plan: give the
+        // daemon a moment before calling it the end.
+        if (settled_since == Clock::time_point{}) settled_since = Clock::now();
+        if (Clock::now() - settled_since > std::chrono::seconds(5)) state = TreeState::failed;
+      } else {
+        settled_since = Clock::time_point{};
+      }
+      if (state == TreeState::complete || state == TreeState::failed) {
+        bool failed = state == TreeState::failed;
+        // The daemon merges a complete tree into the base branch (`merge: auto`): say where it
+        // landed, or why it could not.
+        auto base_merge = [&]() -> std::optional<json> {
+          for (const char* type : {"merged", "merge_failed"})
+            for (const auto& e : events.events_of_type(type))
+              if (str_field(e, "loop_id") == plan_id && e.contains("data") &&
+                  str_field(e["data"], "into") == config.base_branch)
+                return e;
+          return std::nullopt;
+        };
         if (!failed && config.merge == "auto") {
-          // The daemon merges a complete tree into the base branch; say where it landed.
           auto deadline = Clock::now() + std::chrono::seconds(15);
-          while (events.events_of_type("merged").empty() && Clock::now() < deadline && !g_interrupted.load())
+          while (!base_merge() && Clock::now() < deadline && !g_interrupted.load())
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
         }
+        auto merge = base_merge();
+        bool merge_failed = merge && str_field(*merge, "type") == "merge_failed";
         if (live) {
           view.show(render(false));
           view.finish();
@@ -241,17 +263,18 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
           } else {
             ui << style.green("plan " + plan_id + " complete") << " in " << format_elapsed(elapsed) << ", "
                << format_cost(tree_cost(loops));
-            auto merged = events.events_of_type("merged");
-            if (!merged.empty()) {
-              const json& d = merged.back()["data"];
-              ui << "; merged into " << str_field(d, "into") << " at " << str_field(d, "sha").substr(0, 10);
+            if (merge && !merge_failed) {
+              ui << "; merged into " << config.base_branch << " at " << str_field((*merge)["data"], "sha").substr(0, 10);
+            } else if (merge_failed) {
+              ui << "; " << style.red("not merged into " + config.base_branch) << ": "
+                 << str_field((*merge)["data"], "message") << " (resolve it, then `loopr merge " << plan_id << "`)";
             } else if (config.merge != "auto") {
               ui << "; `loopr merge " << plan_id << "` merges it into " << config.base_branch;
             }
             ui << "\n";
           }
         }
-        return failed ? kFailed : kOk;
+        return failed || merge_failed ? kFailed : kOk;
       }
     }
     if (live) view.show(render(true));

@@ -53,14 +53,15 @@ class EventWatcher {
   std::atomic<bool> changed_{false};
   std::atomic<bool> connected_{false};
   std::mutex mutex_;
-  std::vector<nlohmann::json> notable_;  ///< events worth keeping (merged, status_changed of plans)
+  std::vector<nlohmann::json> notable_;  ///< events worth keeping (merges, tree_complete, approvals)
   std::thread thread_;
   void run();
 };
 
 /// Waits for the tree of `plan_id` to end, showing it live (unless quiet/json). At the gate it
-/// approves (`yes`) or asks like `loopr review` (stdin). Exit code: 0 complete, 1 failed or
-/// stopped; 0 when the person skips the gate or input ends there (the plan stays waiting).
+/// approves (`yes`) or asks like `loopr review` (stdin). Exit code: 0 complete (and merged
+/// with `merge: auto`), 1 failed, stopped or not mergeable; 0 when the person skips the gate or
+/// input ends there (the plan stays waiting); CommandError{kInterrupted} on Ctrl-C.
 int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& plan_id, bool yes);
 
 /// POSTs the request, returns the new plan's id.
