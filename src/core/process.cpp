@@ -287,6 +287,10 @@ ProcessResult run_process(const ProcessSpec& spec) {
   if (!exited) {
     kill_group(pid, SIGKILL);
     waitpid(pid, &status, 0);
+  } else {
+    // Whatever the command left running in its group (`cmd &`, a daemonised server) goes with
+    // it: nothing a validation or tool command starts outlives the call.
+    kill_group(pid, SIGKILL);
   }
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);

@@ -184,6 +184,20 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
 
   Result<git::Repository> repo() const { return git::Repository::open(ctx.paths.root); }
 
+  // A folder in `.loopr/worktrees/` that git does not know as a worktree (a crash between
+  // creating and registering it, or between unregistering and deleting it) is moved to
+  // `.loopr/archive/` so nothing in it is lost and the loop's worktree can be made again.
+  void set_aside_stray_folder(const git::Repository& r, const std::string& id) const {
+    auto folder = ctx.paths.worktree(id);
+    std::error_code ec;
+    if (!std::filesystem::exists(folder, ec) || r.worktree(id)) return;
+    std::filesystem::create_directories(ctx.paths.archive_dir(), ec);
+    auto target = ctx.paths.archive_dir() / (id + "-stray-" + std::to_string(now_ms()));
+    std::filesystem::rename(folder, target, ec);
+    if (ec) spdlog::warn("loop {}: cannot move the stray folder {} aside: {}", id, folder.string(), ec.message());
+    else spdlog::warn("loop {}: moved a folder git did not know as a worktree to {}", id, target.string());
+  }
+
   // The loop's worktree, made (with its branch from the integration tip) when it has none.
   Result<Loop> prepare_worktree(Loop loop) {
     if (!loop.worktree.empty() && std::filesystem::exists(loop.worktree)) return loop;
@@ -196,6 +210,7 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
     std::string branch = loop.branch.empty() ? git::loop_branch(loop.plan_id, loop.id) : loop.branch;
     LOOPR_ASSIGN(bool has, r.has_branch(branch));
     if (!has) LOOPR_TRY(r.create_branch(branch, integration));
+    set_aside_stray_folder(r, loop.id);
     auto existing = r.worktree(loop.id);
     Result<git::Worktree> wt = existing ? std::move(existing) : r.add_worktree(loop.id, branch);
     if (!wt) return wt.take_error();
@@ -375,7 +390,9 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
       std::string wid = loop.id;
       auto remove = [this, wid]() -> Result<void> {
         LOOPR_ASSIGN(git::Repository r, repo());
-        return r.remove_worktree(wid, git::RemoveMode::refuse_if_dirty);
+        auto removed = r.remove_worktree(wid, git::RemoveMode::refuse_if_dirty);
+        if (!removed && removed.error().code == ErrorCode::not_found) set_aside_stray_folder(r, wid);
+        return removed;
       };
       auto removed = co_await run_blocking(ctx.pool, remove);
       if (removed || removed.error().code == ErrorCode::not_found) {
@@ -1091,6 +1108,22 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
         default: break;
       }
     }
+    // Folders git does not know as worktrees, of loops that need none now.
+    std::map<std::string, LoopStatus> status_of;
+    for (const auto& l : *all) status_of[l.id] = l.status;
+    auto sweep = [this, status_of]() -> Result<void> {
+      LOOPR_ASSIGN(git::Repository r, repo());
+      std::error_code ec;
+      for (auto it = std::filesystem::directory_iterator(ctx.paths.worktrees_dir(), ec);
+           !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+        std::string id = it->path().filename().string();
+        auto st = status_of.find(id);
+        if (st == status_of.end() || st->second == LoopStatus::complete || st->second == LoopStatus::invalidated)
+          set_aside_stray_folder(r, id);
+      }
+      return ok();
+    };
+    co_await run_blocking(ctx.pool, sweep);
     spdlog::info("recovery: {} loops in the store; {} to run, {} to finish, {} worktrees to archive", all->size(),
                  run.size(), finish.size(), archive.size());
     for (const auto& id : archive) co_await archive_worktree(id, "loopr(" + id + "): invalidated");

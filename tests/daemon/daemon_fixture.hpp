@@ -41,6 +41,7 @@ struct TreeScript {
   std::string spec_delay = "0ms";
   std::string phase_delay = "0ms";
   std::string extra_rules;
+  std::string faults;  ///< a `faults:` block (random fault injection), or empty
 
   std::string yaml() const {
     auto indent = [](const std::string& text, int n) {
@@ -74,7 +75,7 @@ struct TreeScript {
              "          content: |\n" + indent(body, 12);
     };
     std::string wip_iterations = code_iterations <= 1 ? "" : "[1-" + std::to_string(code_iterations - 1) + "]";
-    std::string y = "defaults:\n  usage: {input_tokens: 1000, output_tokens: 200}\n  thinking: false\nrules:\n";
+    std::string y = "defaults:\n  usage: {input_tokens: 1000, output_tokens: 200}\n  thinking: false\n" + faults + "rules:\n";
     y += extra_rules;
     y += "  - name: finish\n    match: {turn: 2}\n    reply: {text: \"Done.\"}\n";
     y += "  - name: plan-iterated\n    match: {loop_type: plan, user: \"USE-GAMMA\", first_user: \"`(\\\\.loopr/plans/[^`]+)`\"}\n"
