@@ -174,7 +174,7 @@ RawMode::RawMode(int fd) : fd_(fd) {
 
 RawMode::~RawMode() {
   if (!active_) return;
-  if (g_raw_fd == fd_) tcsetattr(fd_, TCSAFLUSH, &g_saved_termios);
+  if (g_raw_fd == fd_) tcsetattr(fd_, TCSADRAIN, &g_saved_termios);  // keeps what was typed ahead
   g_raw_fd = -1;
 }
 

@@ -145,6 +145,7 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
   json loops = json::array();
   int frame = 0;
   bool daemon_gone = false;
+  int decided_at = 0;  // the plan iteration the gate was last answered for
   Clock::time_point settled_since{};  // when the tree settled with failures (epoch: it has not)
 
   auto render = [&](bool spinner) {
@@ -186,9 +187,13 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
       }
       last_signature = sig;
 
-      // The gate.
+      // The gate (once per plan iteration: the list may still show the plan waiting right after
+      // a decision).
+      bool gated = false;
       for (const auto& l : loops) {
         if (str_field(l, "id") != plan_id || str_field(l, "status") != "awaiting_approval") continue;
+        if (l.value("iteration", 0) <= decided_at) continue;
+        decided_at = l.value("iteration", 0);
         if (live) {
           view.show(render(false));
           view.finish();
@@ -208,8 +213,12 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
           }
           if (live) cursor.emplace();
         }
-        last_fetch = Clock::time_point{};
+        gated = true;
         break;
+      }
+      if (gated) {
+        last_fetch = Clock::time_point{};  // look again before drawing
+        continue;
       }
 
       TreeState state = tree_state(loops, plan_id);

@@ -115,7 +115,7 @@ int run_watch(const GlobalOptions& opts) {
   std::optional<HiddenCursor> cursor;
   if (live) cursor.emplace();
   auto last_fetch = Clock::now();
-  std::string last_printed;
+  std::string last_printed = "\x01";  // nothing printed yet
   bool daemon_gone = false;
   int frame = 0;
   static const char* const spinner[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
