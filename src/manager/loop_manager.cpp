@@ -199,12 +199,13 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
   }
 
   // The loop's worktree, made (with its branch from the integration tip) when it has none.
-  Result<Loop> prepare_worktree(Loop loop) {
+  // Runs on the pool: `config` is the snapshot the io thread took (a reload swaps ctx.config).
+  Result<Loop> prepare_worktree(Loop loop, std::shared_ptr<const Config> config) {
     if (!loop.worktree.empty() && std::filesystem::exists(loop.worktree)) return loop;
     LOOPR_ASSIGN(git::Repository r, repo());
     std::string integration = git::integration_branch(loop.plan_id);
     if (!*r.has_branch(integration)) {
-      auto made = r.create_branch(integration, ctx.config->base_branch);
+      auto made = r.create_branch(integration, config->base_branch);
       if (!made) return made.take_error();
     }
     std::string branch = loop.branch.empty() ? git::loop_branch(loop.plan_id, loop.id) : loop.branch;
@@ -268,7 +269,7 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
       co_return;
 
     if (loop.worktree.empty() || !std::filesystem::exists(loop.worktree)) {
-      auto make = [this, loop] { return prepare_worktree(loop); };
+      auto make = [this, loop, config = ctx.config] { return prepare_worktree(loop, config); };
       auto prepared = co_await run_blocking(ctx.pool, make);
       if (!prepared) {
         std::string why = "its worktree could not be made: " + prepared.error().message;
@@ -487,10 +488,10 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
 
   // The artifact of a completed plan/spec/phase, read from its worktree or (if that is gone)
   // from its branch.
-  Result<std::string> read_artifact(const Loop& loop) const {
+  Result<std::string> read_artifact(const Loop& loop, const Config& config) const {
     if (loop.output_artifacts.empty()) return make_error(ErrorCode::invalid_argument, "loop " + loop.id + " has no artifact");
     const std::string& rel = loop.output_artifacts.front();
-    std::size_t max = ctx.config->artifacts.max_bytes;
+    std::size_t max = config.artifacts.max_bytes;
     if (!loop.worktree.empty()) {
       auto text = read_text_file(std::filesystem::path(loop.worktree) / rel, max);
       if (text) return text;
@@ -500,9 +501,8 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
   }
 
   // The children a completed loop's artifact asks for (not yet stored).
-  Result<std::vector<Loop>> children_of(const Loop& parent) const {
-    LOOPR_ASSIGN(std::string text, read_artifact(parent));
-    const Config& config = *ctx.config;
+  Result<std::vector<Loop>> children_of(const Loop& parent, const Config& config) const {
+    LOOPR_ASSIGN(std::string text, read_artifact(parent, config));
     const std::string& file = parent.output_artifacts.front();
     const int base = ctx_int(parent, "children_base", 0);
     std::vector<Loop> out;
@@ -545,7 +545,7 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
   }
 
   awaitable<bool> spawn_children(Loop& parent) {
-    auto read = [this, parent] { return children_of(parent); };
+    auto read = [this, parent, config = ctx.config] { return children_of(parent, *config); };
     auto wanted = co_await run_blocking(ctx.pool, read);
     if (!wanted) {
       // The artifact passed validation when the loop completed, so this is the file system or
@@ -783,8 +783,9 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
     if (request.empty()) co_return make_error(ErrorCode::invalid_argument, "the request is empty (say what to build)");
     if (stopping) co_return make_error(ErrorCode::unsupported, "the daemon is shutting down (start it again)");
     auto guard = co_await tree_lock.lock();
-    const Config& config = *ctx.config;
-    auto make = [this, request, &config]() -> Result<Loop> {
+    std::shared_ptr<const Config> config_ptr = ctx.config;
+    auto make = [this, request, config_ptr]() -> Result<Loop> {
+      const Config& config = *config_ptr;
       LOOPR_ASSIGN(git::Repository r, repo());
       LOOPR_ASSIGN(bool has_base, r.has_branch(config.base_branch));
       if (!has_base)
@@ -811,7 +812,7 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
       l.status = LoopStatus::pending;
       l.context["base_branch"] = config.base_branch;
       LOOPR_TRY(r.create_branch(git::integration_branch(id), config.base_branch));
-      return prepare_worktree(l);
+      return prepare_worktree(l, config_ptr);
     };
     auto made = co_await run_blocking(ctx.pool, make);
     if (!made) co_return made.take_error();
