@@ -356,6 +356,14 @@ std::string format_event_line(const json& e, const Style& style) {
   } else if (type == "merged") {
     std::string sha = str_field(d, "sha");
     text = "merged into " + str_field(d, "into") + (sha.empty() ? "" : " at " + sha.substr(0, 10));
+  } else if (type == "merge_failed") {
+    text = style.red("merge into " + str_field(d, "into") + " failed") + ": " + one_line(str_field(d, "message"));
+  } else if (type == "retry") {
+    text = "fresh attempt " + std::to_string(int_field(d, "attempt"));
+    std::string kept = str_field(d, "archived_branch");
+    if (!kept.empty()) text += " (the first attempt's commits are on " + kept + ")";
+  } else if (type == "tree_complete") {
+    text = style.green("every loop of the tree is complete");
   } else if (type == "rebased") {
     text = "rebased onto " + str_field(d, "onto");
   } else if (type == "rebase_conflict") {

@@ -163,6 +163,12 @@ TEST(FormatTest, EventLines) {
   json m{{"seq", 5}, {"time", "2026-11-21T08:00:00.000Z"}, {"loop_id", "001"}, {"type", "merged"},
          {"data", {{"into", "main"}, {"sha", "0123456789abcdef"}}}};
   EXPECT_NE(format_event_line(m, plain).find("merged into main at 0123456789"), std::string::npos);
+  json f{{"seq", 6}, {"time", "2026-11-21T08:00:00.000Z"}, {"loop_id", "001"}, {"type", "merge_failed"},
+         {"data", {{"into", "main"}, {"message", "it conflicts with main in a.txt"}}}};
+  EXPECT_NE(format_event_line(f, plain).find("merge into main failed: it conflicts with main in a.txt"), std::string::npos);
+  json r{{"seq", 7}, {"time", "2026-11-21T08:00:00.000Z"}, {"loop_id", "code-001-001-001"}, {"type", "retry"},
+         {"data", {{"attempt", 2}, {"archived_branch", "loopr/archive/code-001-001-001"}}}};
+  EXPECT_NE(format_event_line(r, plain).find("fresh attempt 2 (the first attempt's commits are on loopr/archive/"), std::string::npos);
   json d{{"seq", 1}, {"time", "2026-11-21T08:00:00.000Z"}, {"loop_id", ""}, {"type", "daemon_started"}, {"data", json::object()}};
   EXPECT_NE(format_event_line(d, plain).find("daemon  daemon_started"), std::string::npos);
 }
