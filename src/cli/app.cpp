@@ -56,7 +56,9 @@ int run(int argc, char** argv) {
   daemon->require_subcommand(0, 1);
   auto* daemon_status = daemon->add_subcommand("status", "Is the daemon up: pid, uptime, loops by status (exit 3 if not running)");
   auto* daemon_stop = daemon->add_subcommand(
-      "stop", "Stop the daemon gracefully (running iterations are checkpointed first) and wait until it has exited (exit 3 if not running)");
+      "stop",
+      "Stop the daemon gracefully and wait until it has exited (exit 3 if not running); running iterations are cut "
+      "short and their loops resume from their last recorded iteration when the daemon starts again");
 
   std::vector<std::string> request;
   bool wait = false, yes = false;
@@ -118,6 +120,13 @@ int run(int argc, char** argv) {
   auto* demo = app.add_subcommand("demo", "Run the bundled example end to end, offline, with the scripted model (.loopr-example/)");
   demo->add_flag("--yes", demo_yes, "Approve the plan without asking");
 #endif
+
+  // Subcommand help shows only the subcommand's own options: point at the global ones.
+  const std::string footer = "Global options (before or after the command): -C DIR, --json, -q; see `loopr --help`.";
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    sub->footer(footer);
+    for (CLI::App* nested : sub->get_subcommands([](CLI::App*) { return true; })) nested->footer(footer);
+  }
 
   try {
     app.parse(argc, argv);

@@ -243,3 +243,17 @@ TEST_F(CliE2E, WatchOnATerminalRedrawsInPlaceAndRestoresTheCursor) {
   std::string out = pty.output();
   EXPECT_GT(out.rfind("\x1b[?25h"), out.rfind("\x1b[?25l"));
 }
+
+TEST_F(CliE2E, CtrlCWhileSubmitWaitsLeavesTheLoopsRunningAndExits130) {
+  CliScript slow;
+  slow.plan_delay = "2s";
+  make_repo(slow);
+  Pty pty("exec " + loopr_command("submit --wait 'Slow one'"));
+  ASSERT_TRUE(pty.wait_for("running")) << pty.output();
+  pty.interrupt();
+  EXPECT_EQ(pty.wait_exit(), 130) << pty.output();
+  EXPECT_NE(pty.output().find("stopped waiting for 001; its loops go on in the daemon"), std::string::npos) << pty.output();
+  std::string out = pty.output();
+  EXPECT_GT(out.rfind("\x1b[?25h"), out.rfind("\x1b[?25l")) << "the cursor is shown again";
+  EXPECT_TRUE(wait_status("001", "awaiting_approval")) << "the daemon went on without the CLI";
+}
