@@ -1141,13 +1141,17 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
       slots.cancel(run->slot);
       all.push_back(run);
     }
-    co_await wait_for_runs(all, grace);
-    // Loops the shutdown stopped run again at the next start.
+    auto deadline = std::chrono::steady_clock::now() + grace;
+    co_await wait_for_runs(all, grace * 3 / 4);
+    // Loops the shutdown stopped run again at the next start. What their interrupted iteration
+    // had written is checkpointed first (while time is left; otherwise it stays in the worktree).
     WriteSet set;
+    std::vector<std::string> to_checkpoint;
     for (auto& run : all) {
       auto l = co_await load(run->id);
       if (!l || l->status != LoopStatus::stopped || l->status_reason != "the daemon is stopping") continue;
       Loop loop = std::move(*l);
+      if (!loop.worktree.empty()) to_checkpoint.push_back(loop.worktree + "\n" + loop.id);
       if (move_to(loop, LoopStatus::pending, "the daemon stopped; it resumes at the next start", set.events))
         set.updates.push_back(loop);
     }
@@ -1155,6 +1159,18 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
       auto stored = co_await write(std::move(set));
       if (!stored) spdlog::error("shutdown: storing stopped loops as pending: {}", stored.error().message);
     }
+    auto checkpoint = [to_checkpoint, deadline] {
+      std::size_t done = 0;
+      for (const auto& entry : to_checkpoint) {
+        if (std::chrono::steady_clock::now() >= deadline) break;
+        std::string worktree = entry.substr(0, entry.find('\n')), id = entry.substr(entry.find('\n') + 1);
+        auto wt = git::Worktree::open(worktree);
+        if (wt && wt->checkpoint("loopr(" + id + "): work in progress when the daemon stopped")) ++done;
+      }
+      return done;
+    };
+    std::size_t checkpointed = co_await run_blocking(ctx.pool, checkpoint);
+    spdlog::info("shutdown: {} of {} stopped loops checkpointed", checkpointed, to_checkpoint.size());
   }
 };
 
