@@ -116,6 +116,16 @@ pid_t spawn_detached(const RepoPaths& paths, int out_fd) {
 
 }  // namespace
 
+bool process_alive(long pid) {
+  if (pid <= 0) return false;
+  if (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
 std::filesystem::path daemon_out_file(const RepoPaths& paths) { return paths.logs_dir() / "daemon.out"; }
 
 json Api::get(const std::string& target) const { return call_or_throw(paths_, "GET", target, nullptr); }
@@ -168,7 +178,7 @@ DaemonStart start_daemon(const RepoPaths& paths) {
   auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (auto h = api.health(std::chrono::seconds(2))) return {h->value("pid", static_cast<long>(pid)), true};
-    if (kill(pid, 0) != 0 && errno == ESRCH) {
+    if (!process_alive(pid)) {
       // It ended: another daemon may have won a race to start (then that one answers).
       if (auto h = api.health()) return {h->value("pid", 0L), false};
       std::string tail = tail_since(out, start_size, 3);

@@ -73,6 +73,10 @@ DaemonStart start_daemon(const RepoPaths& paths);
 /// `connect`, starting the daemon first when none answers (says so on stderr unless quiet).
 Api connect_or_start(const RepoPaths& paths, const GlobalOptions& opts);
 
+/// True while `pid` runs (a zombie counts as gone: a detached daemon is no child of ours and
+/// not every init reaps at once).
+bool process_alive(long pid);
+
 /// The daemon's output file for detached starts.
 std::filesystem::path daemon_out_file(const RepoPaths& paths);
 

@@ -1,8 +1,4 @@
 // `loopr daemon [--foreground]`, `loopr daemon status`, `loopr daemon stop`.
-#include <signal.h>
-
-#include <cerrno>
-#include <fstream>
 #include <thread>
 
 #include <loopr/daemon/daemon.hpp>
@@ -18,17 +14,6 @@ using nlohmann::json;
 namespace {
 
 constexpr auto kStopTimeout = std::chrono::seconds(10);
-
-// A zombie counts as gone: the daemon is no child of ours, and not every init reaps at once.
-bool process_alive(long pid) {
-  if (pid <= 0) return false;
-  if (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return true;
-  auto close = line.rfind(')');
-  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
-}
 
 }  // namespace
 
