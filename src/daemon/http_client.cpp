@@ -189,16 +189,14 @@ std::string request_text(const std::string& method, const std::string& target,
   return out;
 }
 
-/// A non-2xx answer to a stream request as an Error: the daemon's own message, a code by status.
+/// A non-200 answer to a stream request as an Error with the daemon's own message. Never
+/// ErrorCode::not_found: callers read that as "no daemon is listening".
 Error stream_refused(int status, const std::string& body) {
   auto json = nlohmann::json::parse(body, nullptr, false);
   std::string message = "the daemon answered " + std::to_string(status);
   if (json.is_object() && json.contains("error") && json["error"].is_string())
     message += ": " + json["error"].get<std::string>();
-  ErrorCode code = ErrorCode::io;
-  if (status == 400) code = ErrorCode::invalid_argument;
-  if (status == 404) code = ErrorCode::not_found;
-  if (status == 409) code = ErrorCode::conflict;
+  auto code = status >= 400 && status < 500 ? ErrorCode::invalid_argument : ErrorCode::io;
   return make_error(code, std::move(message));
 }
 

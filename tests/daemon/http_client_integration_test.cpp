@@ -97,6 +97,30 @@ TEST(HttpClientTest, SseMessagesArriveInOrderThenTheStreamEnds) {
   EXPECT_TRUE(wait_until([&] { return server.log().streams_ended == 1; }));
 }
 
+TEST(HttpClientTest, ConcurrentSendersKeepMessagesWholeAndInOrder) {
+  TestServer server;
+  ASSERT_TRUE(server.listening());
+  std::vector<int> next(3, 0);
+  int total = 0;
+  bool whole = true;
+  auto r = Client(server.socket()).stream("/events/burst", [&](const SseMessage& m) {
+    int sender = m.event.back() - '0';
+    EXPECT_EQ(m.id, std::to_string(next[sender])) << m.event;
+    ++next[sender];
+    ++total;
+    auto colon = m.data.find(':');
+    whole =
+        whole && colon != std::string::npos && m.data.size() == colon + 1 + (16 << 10) &&
+        m.data.find_first_not_of(static_cast<char>('a' + sender), colon + 1) == std::string::npos;
+    return true;
+  });
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "the daemon closed the stream");
+  EXPECT_EQ(total, 120);
+  EXPECT_TRUE(whole);
+  EXPECT_EQ(next, (std::vector<int>{40, 40, 40}));
+}
+
 TEST(HttpClientTest, StreamIsChunkedEventStream) {
   TestServer server;
   ASSERT_TRUE(server.listening());
@@ -202,7 +226,7 @@ TEST(HttpClientTest, StreamRefusedByTheDaemonCarriesItsMessage) {
   ASSERT_TRUE(server.listening());
   auto r = Client(server.socket()).stream("/missing", [](const SseMessage&) { return true; });
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().code, ErrorCode::not_found);
+  EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);  // not not_found: that means "no daemon"
   EXPECT_EQ(r.error().message, "the daemon answered 404: no loop 999 (see loopr list)");
 
   auto not_sse = Client(server.socket()).stream("/echo", [](const SseMessage&) { return true; });

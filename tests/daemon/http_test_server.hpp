@@ -13,6 +13,11 @@
 #include "support/temp_dir.hpp"
 
 namespace loopr::testing {
+// Internal linkage on purpose: with these coroutines inline and shared by two test translation
+// units, g++ 12 put a co_spawn frame's destroy function into the COMDAT group of a route
+// lambda, the linker kept the other unit's group, and the link failed ("defined in discarded
+// section"). Each test unit gets its own copy instead.
+namespace {
 
 struct RouteLog {
   std::atomic<int> streams_started{0};
@@ -61,6 +66,20 @@ inline awaitable<daemon::Response> test_handle(std::shared_ptr<RouteLog> log, da
   co_return daemon::error_response(404, "no such route " + req.path);
 }
 
+/// One of /events/burst's concurrent senders: 40 messages of ~16 KB, event "s<sender>".
+inline awaitable<void> burst_sender(std::shared_ptr<daemon::EventStream> out, int sender,
+                                    std::shared_ptr<int> running) {
+  for (int i = 0; i < 40; ++i) {
+    std::string id = std::to_string(i);
+    std::string event = "s" + std::to_string(sender);
+    std::string data =
+        std::to_string(i) + ":" + std::string(16 << 10, static_cast<char>('a' + sender));
+    bool sent = co_await out->send(id, event, data);
+    if (!sent) break;
+  }
+  --*running;
+}
+
 /// /events?n=N sends N messages (message 2 has two data lines) and returns; /events/forever
 /// sends every 10 ms until send() fails; /events/idle sends nothing until closed().
 inline awaitable<void> test_stream(std::shared_ptr<RouteLog> log, daemon::Request req,
@@ -79,6 +98,15 @@ inline awaitable<void> test_stream(std::shared_ptr<RouteLog> log, daemon::Reques
         std::string ping = "ping";
         co_await out->comment(ping);
       }
+    }
+  } else if (req.path == "/events/burst") {
+    // Three coroutines send at once: the writer must keep each message whole and in order.
+    auto running = std::make_shared<int>(3);
+    auto ex = co_await net::this_coro::executor;
+    for (int k = 0; k < 3; ++k) net::co_spawn(ex, burst_sender(out, k, running), net::detached);
+    while (*running > 0) {
+      timer.expires_after(std::chrono::milliseconds(5));
+      co_await timer.async_wait(net::use_awaitable);
     }
   } else if (req.path == "/events/forever") {
     for (int i = 1;; ++i) {
@@ -161,4 +189,5 @@ class TestServer {
   std::thread thread_;
 };
 
+}  // namespace
 }  // namespace loopr::testing
