@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -189,6 +190,8 @@ class MockModel {
   MockModel& operator=(const MockModel&) = delete;
 
   int port() const { return port_; }
+  /// One JSON line per request received (`--log`): what to read when a run goes astray.
+  fs::path request_log() const { return log_.parent_path() / "requests.jsonl"; }
 
   void stop() {
     if (pid_ <= 0) return;
@@ -298,16 +301,18 @@ std::string event_line(const json& e, const Style& style) {
   return format_event_line(brief, style);
 }
 
-// Prints the plan loop's events until it reaches the gate (or ends some other way); returns
-// the plan's status then.
-std::string follow_plan(const Api& api, const std::string& plan_id, std::ostream& ui,
-                        const Style& style, bool quiet) {
+// Prints the plan loop's events after `seen` (updated) until it reaches the gate or ends some
+// other way; returns the plan's status then.
+std::string follow_plan(const Api& api, const std::string& plan_id, std::uint64_t& seen,
+                        std::ostream& ui, const Style& style, bool quiet) {
   std::string status;
   auto r = api.stream(
-      "/v1/events?since=0&loop=" + url_encode(plan_id),
+      "/v1/events?since=" + std::to_string(seen) + "&loop=" + url_encode(plan_id),
       [&](const StreamMessage& m) {
         json e = json::parse(m.data, nullptr, false);
         if (e.is_discarded()) return true;
+        if (e.contains("seq") && e["seq"].is_number_unsigned())
+          seen = e["seq"].get<std::uint64_t>();
         std::string type = str_field(e, "type");
         if (!quiet && type != "cost") ui << "  " << event_line(e, style) << "\n" << std::flush;
         if (type == "status_changed" && str_field(e, "loop_id") == plan_id) {
@@ -328,15 +333,13 @@ std::string follow_plan(const Api& api, const std::string& plan_id, std::ostream
   return status;
 }
 
-// Approves the plan (showing it) with --yes, else asks like `loopr review`. True if approved.
-bool gate(const Api& api, const std::string& plan_id, bool yes, std::ostream& ui,
-          const Style& style, bool quiet) {
+// Approves the plan (showing it) with --yes, else asks like `loopr review`. Returns the
+// decision: approve | reject | iterate | skip. `prompter` (without --yes) lives across gates:
+// it keeps what it read ahead.
+std::string gate(const Api& api, const std::string& plan_id, Prompter* prompter, std::ostream& ui,
+                 const Style& style, bool quiet) {
   json loop = api.get("/v1/loops/" + plan_id);
-  if (!yes) {
-    Prompter prompter(STDIN_FILENO, ui);
-    ReviewDecision d = review_plan(api, loop, prompter, ui, style);
-    return d.decision == "approve";
-  }
+  if (prompter) return review_plan(api, loop, *prompter, ui, style).decision;
   if (!quiet) {
     int width = std::min(terminal_width(), 100);
     std::string rule(static_cast<std::size_t>(std::min(width, 72)), '-');
@@ -350,7 +353,7 @@ bool gate(const Api& api, const std::string& plan_id, bool yes, std::ostream& ui
   api.post("/v1/loops/" + plan_id + "/approve");
   if (!quiet)
     ui << style.green("approved") << " " << plan_id << " (--yes): its specs start now\n\n";
-  return true;
+  return "approve";
 }
 
 // The loops that needed more than one iteration, with what each iteration said.
@@ -378,18 +381,20 @@ int run_tree(const Api& api, const GlobalOptions& opts, bool yes, const fs::path
   // 4. Submit, watch the plan being written, pass the gate.
   std::string plan_id = submit_plan(api, kRequest);
   if (!quiet) ui << "$ loopr submit \"" << kRequest << "\"  →  plan " << plan_id << "\n";
-  std::string status = follow_plan(api, plan_id, ui, style, quiet || opts.json);
+  std::uint64_t seen = 0;
+  std::string status = follow_plan(api, plan_id, seen, ui, style, quiet || opts.json);
   int rc = kFailed;
   bool approved = false;
+  std::optional<Prompter> prompter;
+  if (!yes) prompter.emplace(STDIN_FILENO, ui);
   while (status == "awaiting_approval") {
-    approved = gate(api, plan_id, yes, ui, style, quiet || opts.json);
-    if (approved) break;
-    status = str_field(api.get("/v1/loops/" + plan_id), "status");
-    if (status == "running" || status == "pending")
-      status = follow_plan(api, plan_id, ui, style, quiet || opts.json);
-    else
-      break;  // rejected, or skipped: the plan stays where it is
+    std::string decision =
+        gate(api, plan_id, prompter ? &*prompter : nullptr, ui, style, quiet || opts.json);
+    approved = decision == "approve";
+    if (decision != "iterate") break;  // approved, rejected, or left waiting (skip, no input)
+    status = follow_plan(api, plan_id, seen, ui, style, quiet || opts.json);
   }
+  if (!approved) status = str_field(api.get("/v1/loops/" + plan_id), "status");
 
   // 5. The tree, live, until it completes and merges into main.
   if (approved) {
@@ -417,23 +422,27 @@ int run_tree(const Api& api, const GlobalOptions& opts, bool yes, const fs::path
     return rc;
   }
   if (!quiet) {
-    ui << "\n"
-       << style.bold("git log --oneline --graph main") << "\n"
-       << git(repo, {"log", "--oneline", "--graph", "main"});
-    ui << "\n"
-       << style.bold("what the tree merged") << " (git diff --stat " << base.substr(0, 7)
-       << " main)\n"
-       << git(repo, {"diff", "--stat", base, "main"});
+    if (rc == kOk) {
+      ui << "\n" << style.bold("git log --oneline --graph main") << "\n";
+      ui << git(repo, {"log", "--oneline", "--graph", "main"});
+      ui << "\n" << style.bold("what the tree merged");
+      ui << " (git diff --stat " << base.substr(0, 7) << " main)\n";
+      ui << git(repo, {"diff", "--stat", base, "main"});
+    }
     ui << "\nrepo: " << repo.string() << "   (" << format_elapsed(elapsed)
-       << "; daemon and scripted model stopped)\n"
-       << "  try:     cd " << repo.string() << " && ./greet --shout Ada && sh tests/run.sh\n"
-       << "  inspect: git log --stat main; .loopr/plans, .loopr/specs, .loopr/phases; "
-          ".loopr/logs/loops/<id>/ has\n"
-       << "           every iteration's prompt, conversation and test output\n"
-       << "With a real model: in your own repository, `loopr init`, set loops.code.validation to "
-          "your test\n"
-       << "command in .loopr/config.yml, export ANTHROPIC_API_KEY, then `loopr submit \"...\" "
-          "--wait`.\n";
+       << "; daemon and scripted model stopped)\n";
+    if (rc == kOk) {
+      ui << "  try:     cd " << repo.string() << " && ./greet --shout Ada && sh tests/run.sh\n";
+    } else {
+      ui << "  logs:    " << daemon_out_file(api.paths()).parent_path().string() << "\n";
+      ui << "  model:   the requests it got are in " << mock.request_log().string() << "\n";
+    }
+    ui << "  inspect: git log --stat main; .loopr/{plans,specs,phases}/; every iteration's\n"
+       << "           prompt, conversation and test output in .loopr/logs/loops/<id>/;\n"
+       << "           the tree: loopr -C " << repo.string() << " daemon, then list, show ID\n"
+       << "With a real model: in your own repository run `loopr init`, set\n"
+       << "loops.code.validation in .loopr/config.yml to your test command, export\n"
+       << "ANTHROPIC_API_KEY, then `loopr submit \"<request>\" --wait`.\n";
   }
   return rc;
 }
