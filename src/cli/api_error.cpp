@@ -34,17 +34,30 @@ CommandError api_error(int status, const json& body) {
   }
   int code = kFailed;
   switch (status) {
-    case 400: code = kUsage; break;
-    case 404: code = kUnknownId; break;
-    case 409: code = kWrongState; break;
-    case 503: code = kDaemonUnreachable; break;
-    default: break;
+    case 400:
+      code = kUsage;
+      break;
+    case 404:
+      code = kUnknownId;
+      break;
+    case 409:
+      code = kWrongState;
+      break;
+    case 503:
+      code = kDaemonUnreachable;
+      break;
+    default:
+      break;
   }
   if (hint.empty()) {
-    if (code == kUnknownId) hint = "`loopr list --all` shows every loop";
-    else if (code == kWrongState) hint = "`loopr show ID` shows its status";
-    else if (code == kDaemonUnreachable) hint = "start it again with `loopr daemon`";
-    else hint = "see .loopr/logs/daemon.out";
+    if (code == kUnknownId)
+      hint = "`loopr list --all` shows every loop";
+    else if (code == kWrongState)
+      hint = "`loopr show ID` shows its status";
+    else if (code == kDaemonUnreachable)
+      hint = "start it again with `loopr daemon`";
+    else
+      hint = "see .loopr/logs/daemon.out";
   }
   return CommandError{code, what, hint};
 }

@@ -23,109 +23,144 @@ std::string join_words(const std::vector<std::string>& words) {
 
 int run(int argc, char** argv) {
   setup_logging();
-  CLI::App app{"loopr: turns a one-line feature request into reviewed, tested code in a git repository.\n"
-               "A daemon runs a tree of LLM loops (plan -> spec -> phase -> code); you approve plans,\n"
-               "review artifacts and commits in git.\n"
-               "Exit codes: 0 ok, 1 failed, 2 usage or config error, 3 daemon not reachable,\n"
-               "4 unknown id, 5 not allowed in the loop's current state, 130 interrupted.",
-               "loopr"};
+  CLI::App app{
+      "loopr: turns a one-line feature request into reviewed, tested code in a git repository.\n"
+      "A daemon runs a tree of LLM loops (plan -> spec -> phase -> code); you approve plans,\n"
+      "review artifacts and commits in git.\n"
+      "Exit codes: 0 ok, 1 failed, 2 usage or config error, 3 daemon not reachable,\n"
+      "4 unknown id, 5 not allowed in the loop's current state, 130 interrupted.",
+      "loopr"};
   app.set_version_flag("--version", "loopr 0.1.0");
   app.require_subcommand(0, 1);
   GlobalOptions opts;
   app.add_option("-C", opts.directory, "Run as if started in DIR")->option_text("DIR");
   app.add_flag("--json", opts.json, "Print one JSON document on stdout (no colour), for scripts");
-  app.add_flag("-q,--quiet", opts.quiet, "Print nothing but errors (and a command's result, e.g. submit's id)");
+  app.add_flag("-q,--quiet", opts.quiet,
+               "Print nothing but errors (and a command's result, e.g. submit's id)");
   app.fallthrough();
 
   std::string base;
-  auto* init = app.add_subcommand("init", "Write .loopr/config.yml (commented defaults) and ignore loopr's runtime folders in git");
-  init->add_option("--base", base, "Base branch the plans' work merges into (default: the current branch)")->option_text("BRANCH");
-  auto* config = app.add_subcommand("config", "Check .loopr/config.yml and print the effective settings (environment applied)");
+  auto* init = app.add_subcommand(
+      "init",
+      "Write .loopr/config.yml (commented defaults) and ignore loopr's runtime folders in git");
+  init->add_option("--base", base,
+                   "Base branch the plans' work merges into (default: the current branch)")
+      ->option_text("BRANCH");
+  auto* config = app.add_subcommand(
+      "config", "Check .loopr/config.yml and print the effective settings (environment applied)");
   std::string validate_kind, validate_file;
-  auto* validate = app.add_subcommand("validate", "Check the format of a plan, spec or phase artifact; prints FILE:LINE: message per problem (exit 1 if any)");
+  auto* validate = app.add_subcommand("validate",
+                                      "Check the format of a plan, spec or phase artifact; prints "
+                                      "FILE:LINE: message per problem (exit 1 if any)");
   validate->add_option("kind", validate_kind, "plan | spec | phase")->required();
   validate->add_option("file", validate_file, "The artifact's markdown file")->required();
 
   bool foreground = false;
-  auto* daemon = app.add_subcommand(
-      "daemon",
-      "Run the service for this repository; without --foreground it starts in the background and returns once it "
-      "answers (exit 0 also when it already runs)");
+  auto* daemon = app.add_subcommand("daemon",
+                                    "Run the service for this repository; without --foreground it "
+                                    "starts in the background and returns once it "
+                                    "answers (exit 0 also when it already runs)");
   daemon->add_flag("--foreground", foreground,
-                   "Run in this process until Ctrl-C, SIGTERM or `loopr daemon stop` (exit 1 if another daemon serves the repository)");
+                   "Run in this process until Ctrl-C, SIGTERM or `loopr daemon stop` (exit 1 if "
+                   "another daemon serves the repository)");
   daemon->require_subcommand(0, 1);
-  auto* daemon_status = daemon->add_subcommand("status", "Is the daemon up: pid, uptime, loops by status (exit 3 if not running)");
-  auto* daemon_stop = daemon->add_subcommand(
-      "stop",
-      "Stop the daemon gracefully and wait until it has exited (exit 3 if not running); running iterations are cut "
-      "short and their loops resume from their last recorded iteration when the daemon starts again");
+  auto* daemon_status = daemon->add_subcommand(
+      "status", "Is the daemon up: pid, uptime, loops by status (exit 3 if not running)");
+  auto* daemon_stop =
+      daemon->add_subcommand("stop",
+                             "Stop the daemon gracefully and wait until it has exited (exit 3 if "
+                             "not running); running iterations are cut "
+                             "short and their loops resume from their last recorded iteration when "
+                             "the daemon starts again");
 
   std::vector<std::string> request;
   bool wait = false, yes = false;
-  auto* submit = app.add_subcommand("submit", "Create a plan loop for REQUEST and print its id; starts the daemon if needed");
+  auto* submit = app.add_subcommand(
+      "submit", "Create a plan loop for REQUEST and print its id; starts the daemon if needed");
   submit->add_option("request", request, "What you want built, in one line (quote it)")->required();
   submit->add_flag("--wait", wait,
-                   "Show the tree live until it ends (exit 0 complete, 1 failed or stopped); ask at the approval gate");
+                   "Show the tree live until it ends (exit 0 complete, 1 failed or stopped); ask "
+                   "at the approval gate");
   submit->add_flag("--yes", yes, "With --wait: approve the plan at the gate without asking");
 
   bool all = false;
-  auto* list = app.add_subcommand("list", "The loop tree: id, type, status, iteration/max, cost, age");
+  auto* list =
+      app.add_subcommand("list", "The loop tree: id, type, status, iteration/max, cost, age");
   list->add_flag("--all", all, "Include invalidated loops");
 
   std::string id;
   int iteration = 0;
-  auto* show = app.add_subcommand("show", "One loop: fields, artifacts, last validation output, iterations table (exit 4 unknown id)");
+  auto* show = app.add_subcommand(
+      "show",
+      "One loop: fields, artifacts, last validation output, iterations table (exit 4 unknown id)");
   show->add_option("id", id, "The loop's id, e.g. 001 or code-001-001-001")->required();
-  auto* iteration_opt = show->add_option("--iteration", iteration,
-                                         "Print that iteration's prompt, conversation and validation log instead")
-                            ->option_text("N");
+  auto* iteration_opt =
+      show->add_option("--iteration", iteration,
+                       "Print that iteration's prompt, conversation and validation log instead")
+          ->option_text("N");
 
-  auto* review = app.add_subcommand(
-      "review",
-      "The approval gate: shows each plan awaiting approval and asks [a]pprove [r]eject [i]terate [s]kip (from stdin "
-      "line by line when it is not a terminal)");
+  auto* review = app.add_subcommand("review",
+                                    "The approval gate: shows each plan awaiting approval and asks "
+                                    "[a]pprove [r]eject [i]terate [s]kip (from stdin "
+                                    "line by line when it is not a terminal)");
   review->add_option("id", id, "Only this plan");
 
-  auto* approve = app.add_subcommand("approve", "Approve a plan awaiting approval: its specs start (exit 4 unknown id, 5 not awaiting approval)");
+  auto* approve = app.add_subcommand("approve",
+                                     "Approve a plan awaiting approval: its specs start (exit 4 "
+                                     "unknown id, 5 not awaiting approval)");
   approve->add_option("id", id, "The plan's id")->required();
   std::string reason;
-  auto* reject = app.add_subcommand("reject", "Reject a plan awaiting approval: it fails (exit 4, 5)");
+  auto* reject =
+      app.add_subcommand("reject", "Reject a plan awaiting approval: it fails (exit 4, 5)");
   reject->add_option("id", id, "The plan's id")->required();
   reject->add_option("--reason", reason, "Why, for the record")->option_text("TEXT");
   std::string feedback;
-  auto* iterate = app.add_subcommand("iterate", "Run another iteration of a plan with your feedback (exit 4, 5)");
+  auto* iterate = app.add_subcommand(
+      "iterate", "Run another iteration of a plan with your feedback (exit 4, 5)");
   iterate->add_option("id", id, "The plan's id")->required();
   iterate->add_option("--feedback", feedback, "What to change")->option_text("TEXT")->required();
 
-  auto* pause = app.add_subcommand("pause", "Pause a loop and all its descendants after their current iteration (exit 4, 5)");
+  auto* pause = app.add_subcommand(
+      "pause", "Pause a loop and all its descendants after their current iteration (exit 4, 5)");
   pause->add_option("id", id, "The loop's id")->required();
-  auto* resume = app.add_subcommand("resume", "Resume a paused or stopped loop and its descendants (exit 4, 5)");
+  auto* resume = app.add_subcommand(
+      "resume", "Resume a paused or stopped loop and its descendants (exit 4, 5)");
   resume->add_option("id", id, "The loop's id")->required();
   auto* stop = app.add_subcommand("stop", "Stop a loop and all its descendants now (exit 4, 5)");
   stop->add_option("id", id, "The loop's id")->required();
 
   bool follow = false;
-  auto* logs = app.add_subcommand("logs", "The event log, of everything or of one loop and its descendants");
+  auto* logs =
+      app.add_subcommand("logs", "The event log, of everything or of one loop and its descendants");
   logs->add_option("id", id, "Only this loop and its descendants");
   logs->add_flag("-f,--follow", follow,
-                 "Keep printing new events until Ctrl-C; survives a daemon restart (--json: one event per line)");
+                 "Keep printing new events until Ctrl-C; survives a daemon restart (--json: one "
+                 "event per line)");
 
-  auto* watch = app.add_subcommand("watch", "The live loop tree, redrawn in place until Ctrl-C (printed on change when not a terminal)");
+  auto* watch = app.add_subcommand(
+      "watch",
+      "The live loop tree, redrawn in place until Ctrl-C (printed on change when not a terminal)");
 
-  auto* merge = app.add_subcommand("merge", "Merge a complete plan's integration branch into the base branch, for `merge: manual` (exit 4, 5)");
+  auto* merge = app.add_subcommand("merge",
+                                   "Merge a complete plan's integration branch into the base "
+                                   "branch, for `merge: manual` (exit 4, 5)");
   merge->add_option("plan_id", id, "The plan's id")->required();
 
 #ifdef LOOPR_HAS_DEMO
   bool demo_yes = false;
-  auto* demo = app.add_subcommand("demo", "Run the bundled example end to end, offline, with the scripted model (.loopr-example/)");
+  auto* demo = app.add_subcommand(
+      "demo",
+      "Run the bundled example end to end, offline, with the scripted model (.loopr-example/)");
   demo->add_flag("--yes", demo_yes, "Approve the plan without asking");
 #endif
 
   // Subcommand help shows only the subcommand's own options: point at the global ones.
-  const std::string footer = "Global options (before or after the command): -C DIR, --json, -q; see `loopr --help`.";
+  const std::string footer =
+      "Global options (before or after the command): -C DIR, --json, -q; see `loopr --help`.";
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     sub->footer(footer);
-    for (CLI::App* nested : sub->get_subcommands([](CLI::App*) { return true; })) nested->footer(footer);
+    for (CLI::App* nested : sub->get_subcommands([](CLI::App*) { return true; }))
+      nested->footer(footer);
   }
 
   try {
@@ -156,7 +191,8 @@ int run(int argc, char** argv) {
     if (submit->parsed()) return run_submit(opts, join_words(request), wait, yes);
     if (list->parsed()) return run_list(opts, all);
     if (show->parsed())
-      return run_show(opts, id, iteration_opt->count() ? std::optional<int>(iteration) : std::nullopt);
+      return run_show(opts, id,
+                      iteration_opt->count() ? std::optional<int>(iteration) : std::nullopt);
     if (review->parsed()) return run_review(opts, id);
     if (approve->parsed()) return run_gate(opts, "approve", id, "");
     if (reject->parsed()) return run_gate(opts, "reject", id, reason);

@@ -24,27 +24,32 @@ std::optional<std::filesystem::path> find_repo_root(const std::filesystem::path&
 }
 
 std::filesystem::path require_repo(const GlobalOptions& opts) {
-  std::filesystem::path start = opts.directory.empty() ? std::filesystem::current_path() : std::filesystem::path(opts.directory);
+  std::filesystem::path start = opts.directory.empty() ? std::filesystem::current_path()
+                                                       : std::filesystem::path(opts.directory);
   std::error_code ec;
   if (!opts.directory.empty() && !std::filesystem::is_directory(start, ec))
     throw CommandError{kUsage, "no such folder: " + opts.directory, "check the path given to -C"};
   auto root = find_repo_root(start);
   if (!root)
-    throw CommandError{kUsage, "not inside a git repository: " + std::filesystem::absolute(start).string(),
+    throw CommandError{kUsage,
+                       "not inside a git repository: " + std::filesystem::absolute(start).string(),
                        "run loopr inside a git repository, or pass -C DIR"};
   return *root;
 }
 
 Config require_config(const RepoPaths& paths) {
   auto config = load_config(paths.config_file().string());
-  if (!config) throw CommandError{kUsage, config.error().message, "fix the file; `loopr init` shows every key with its default"};
+  if (!config)
+    throw CommandError{kUsage, config.error().message,
+                       "fix the file; `loopr init` shows every key with its default"};
   return std::move(config).value();
 }
 
 Config require_existing_config(const RepoPaths& paths) {
   std::error_code ec;
   if (!std::filesystem::exists(paths.config_file(), ec))
-    throw CommandError{kUsage, "loopr is not set up in " + paths.root.string() + " (no .loopr/config.yml)",
+    throw CommandError{kUsage,
+                       "loopr is not set up in " + paths.root.string() + " (no .loopr/config.yml)",
                        "run `loopr init` there first"};
   return require_config(paths);
 }

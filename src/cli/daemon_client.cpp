@@ -8,8 +8,8 @@
 
 #include <cctype>
 #include <cerrno>
-#include <cstring>
 #include <climits>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -31,8 +31,9 @@ CommandError transport_error(const RepoPaths& paths, const Error& e) {
   if (e.code == ErrorCode::timeout)
     return CommandError{kDaemonUnreachable, "the daemon did not answer in time: " + e.message,
                         "check `loopr daemon status`; its log is .loopr/logs/daemon.out"};
-  return CommandError{kDaemonUnreachable, "cannot talk to the daemon: " + e.message,
-                      "check `loopr daemon status`; restart it with `loopr daemon stop` and `loopr daemon`"};
+  return CommandError{
+      kDaemonUnreachable, "cannot talk to the daemon: " + e.message,
+      "check `loopr daemon status`; restart it with `loopr daemon stop` and `loopr daemon`"};
 }
 
 json call_or_throw(const RepoPaths& paths, const std::string& method, const std::string& target,
@@ -63,7 +64,9 @@ std::string tail_since(const std::filesystem::path& file, std::uintmax_t from, s
 std::string self_exe() {
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw CommandError{kFailed, "cannot find the loopr binary (/proc/self/exe)", "run `loopr daemon` by hand"};
+  if (n <= 0)
+    throw CommandError{kFailed, "cannot find the loopr binary (/proc/self/exe)",
+                       "run `loopr daemon` by hand"};
   return std::string(buf, static_cast<std::size_t>(n));
 }
 
@@ -79,11 +82,14 @@ pid_t spawn_detached(const RepoPaths& paths, int out_fd) {
   int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   int pipefd[2];
   if (devnull < 0 || pipe2(pipefd, O_CLOEXEC) != 0)
-    throw CommandError{kFailed, std::string("cannot start the daemon: ") + std::strerror(errno), "check the system's limits"};
+    throw CommandError{kFailed, std::string("cannot start the daemon: ") + std::strerror(errno),
+                       "check the system's limits"};
   std::cout.flush();
   std::cerr.flush();
   pid_t child = fork();
-  if (child < 0) throw CommandError{kFailed, std::string("cannot fork: ") + std::strerror(errno), "check the system's limits"};
+  if (child < 0)
+    throw CommandError{kFailed, std::string("cannot fork: ") + std::strerror(errno),
+                       "check the system's limits"};
   if (child == 0) {
     setsid();
     pid_t daemon = fork();
@@ -110,7 +116,8 @@ pid_t spawn_detached(const RepoPaths& paths, int out_fd) {
   int status = 0;
   waitpid(child, &status, 0);
   if (n != static_cast<ssize_t>(sizeof daemon) || daemon <= 0)
-    throw CommandError{kFailed, "cannot start the daemon (fork failed)", "run `loopr daemon --foreground` to see why"};
+    throw CommandError{kFailed, "cannot start the daemon (fork failed)",
+                       "run `loopr daemon --foreground` to see why"};
   return daemon;
 }
 
@@ -126,9 +133,13 @@ bool process_alive(long pid) {
   return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
 }
 
-std::filesystem::path daemon_out_file(const RepoPaths& paths) { return paths.logs_dir() / "daemon.out"; }
+std::filesystem::path daemon_out_file(const RepoPaths& paths) {
+  return paths.logs_dir() / "daemon.out";
+}
 
-json Api::get(const std::string& target) const { return call_or_throw(paths_, "GET", target, nullptr); }
+json Api::get(const std::string& target) const {
+  return call_or_throw(paths_, "GET", target, nullptr);
+}
 
 json Api::post(const std::string& target, const json& body) const {
   return call_or_throw(paths_, "POST", target, body.is_null() ? json::object() : body);
@@ -141,11 +152,16 @@ std::optional<json> Api::health(std::chrono::milliseconds timeout) const {
   return std::move(r->body);
 }
 
-Result<void> Api::stream(const std::string& target, const std::function<bool(const StreamMessage&)>& on_message,
+Result<void> Api::stream(const std::string& target,
+                         const std::function<bool(const StreamMessage&)>& on_message,
                          const std::atomic<bool>* cancel) const {
   daemon::Client client(paths_.socket());
   return client.stream(
-      target, [&](const daemon::SseMessage& m) { return on_message(StreamMessage{m.id, m.event, m.data}); }, cancel);
+      target,
+      [&](const daemon::SseMessage& m) {
+        return on_message(StreamMessage{m.id, m.event, m.data});
+      },
+      cancel);
 }
 
 Api connect(const RepoPaths& paths) {
@@ -163,7 +179,8 @@ DaemonStart start_daemon(const RepoPaths& paths) {
   std::filesystem::create_directories(out.parent_path(), ec);
   int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (out_fd < 0)
-    throw CommandError{kFailed, "cannot open " + out.string() + ": " + std::strerror(errno), "check the folder's permissions"};
+    throw CommandError{kFailed, "cannot open " + out.string() + ": " + std::strerror(errno),
+                       "check the folder's permissions"};
   struct stat st {};
   std::uintmax_t start_size = fstat(out_fd, &st) == 0 ? static_cast<std::uintmax_t>(st.st_size) : 0;
   pid_t pid;
@@ -177,12 +194,14 @@ DaemonStart start_daemon(const RepoPaths& paths) {
 
   auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   while (std::chrono::steady_clock::now() < deadline) {
-    if (auto h = api.health(std::chrono::seconds(2))) return {h->value("pid", static_cast<long>(pid)), true};
+    if (auto h = api.health(std::chrono::seconds(2)))
+      return {h->value("pid", static_cast<long>(pid)), true};
     if (!process_alive(pid)) {
       // It ended: another daemon may have won a race to start (then that one answers).
       if (auto h = api.health()) return {h->value("pid", 0L), false};
       std::string tail = tail_since(out, start_size, 3);
-      throw CommandError{kDaemonUnreachable, "the daemon did not start" + (tail.empty() ? std::string() : ": " + tail),
+      throw CommandError{kDaemonUnreachable,
+                         "the daemon did not start" + (tail.empty() ? std::string() : ": " + tail),
                          "see " + out.string() + ", or run `loopr daemon --foreground`"};
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -37,11 +37,13 @@ class Api {
   nlohmann::json post(const std::string& target, const nlohmann::json& body = nullptr) const;
 
   /// `GET /v1/health`, or nullopt when no daemon answers (nothing listens, or it is shutting down).
-  std::optional<nlohmann::json> health(std::chrono::milliseconds timeout = std::chrono::seconds(5)) const;
+  std::optional<nlohmann::json> health(
+      std::chrono::milliseconds timeout = std::chrono::seconds(5)) const;
 
   /// Reads the SSE stream `target` until `on_message` returns false or `cancel` becomes true
   /// (ok), or the connection fails or ends (the error: ErrorCode::not_found when nothing listens).
-  Result<void> stream(const std::string& target, const std::function<bool(const StreamMessage&)>& on_message,
+  Result<void> stream(const std::string& target,
+                      const std::function<bool(const StreamMessage&)>& on_message,
                       const std::atomic<bool>* cancel) const;
 
  private:

@@ -25,14 +25,19 @@ int run_daemon_command(const GlobalOptions& opts, bool foreground) {
     if (r) return kOk;
     const Error& e = r.error();
     if (e.code == ErrorCode::already_exists)
-      throw CommandError{kFailed, e.message, "`loopr daemon status` shows it; `loopr daemon stop` stops it"};
+      throw CommandError{kFailed, e.message,
+                         "`loopr daemon status` shows it; `loopr daemon stop` stops it"};
     if (e.code == ErrorCode::invalid_argument)
-      throw CommandError{kUsage, e.message, "fix the file; `loopr init` shows every key with its default"};
-    throw CommandError{kFailed, "the daemon failed: " + e.message, "see the lines above; LOOPR_LOG=debug says more"};
+      throw CommandError{kUsage, e.message,
+                         "fix the file; `loopr init` shows every key with its default"};
+    throw CommandError{kFailed, "the daemon failed: " + e.message,
+                       "see the lines above; LOOPR_LOG=debug says more"};
   }
   DaemonStart s = start_daemon(paths);
   if (opts.json) {
-    std::cout << json{{"pid", s.pid}, {"started", s.started}, {"socket", paths.socket().string()}}.dump() << "\n";
+    std::cout
+        << json{{"pid", s.pid}, {"started", s.started}, {"socket", paths.socket().string()}}.dump()
+        << "\n";
   } else if (!opts.quiet) {
     if (s.started)
       std::cout << "loopr daemon started (pid " << s.pid << "), serving " << paths.root.string()
@@ -77,7 +82,8 @@ int run_daemon_stop(const GlobalOptions& opts) {
     if (std::chrono::steady_clock::now() > deadline)
       throw CommandError{kFailed,
                          "the daemon (pid " + std::to_string(pid) + ") did not stop within 10 s",
-                         "see " + daemon_out_file(paths).string() + "; `kill " + std::to_string(pid) + "` ends it"};
+                         "see " + daemon_out_file(paths).string() + "; `kill " +
+                             std::to_string(pid) + "` ends it"};
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   if (opts.json)

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -16,11 +16,12 @@ using nlohmann::json;
 
 namespace {
 
-const char* const kLoopFields[] = {"id",           "type",          "status",     "parent_id",
-                                   "iteration",    "max_iterations", "cost_usd",  "input_tokens",
-                                   "output_tokens", "artifacts",    "worktree",   "branch",
-                                   "created_at",   "updated_at"};
-const char* const kIterationFields[] = {"n", "status", "exit_code", "cost_usd", "duration_ms", "summary"};
+const char* const kLoopFields[] = {
+    "id",         "type",         "status",        "parent_id", "iteration", "max_iterations",
+    "cost_usd",   "input_tokens", "output_tokens", "artifacts", "worktree",  "branch",
+    "created_at", "updated_at"};
+const char* const kIterationFields[] = {"n",        "status",      "exit_code",
+                                        "cost_usd", "duration_ms", "summary"};
 
 double num_field(const json& j, const char* key) {
   auto it = j.find(key);
@@ -34,7 +35,8 @@ std::int64_t int_field(const json& j, const char* key) {
 
 // Compact JSON of a value, cut to `max` characters.
 std::string compact(const json& j, std::size_t max = 200) {
-  std::string s = j.is_string() ? j.get<std::string>() : j.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string s =
+      j.is_string() ? j.get<std::string>() : j.dump(-1, ' ', false, json::error_handler_t::replace);
   if (s.size() > max) s = s.substr(0, max) + "…";
   return s;
 }
@@ -47,7 +49,8 @@ std::string one_line(std::string s, std::size_t max = 160) {
 }
 
 std::string iteration_of(const json& loop) {
-  return std::to_string(int_field(loop, "iteration")) + "/" + std::to_string(int_field(loop, "max_iterations"));
+  return std::to_string(int_field(loop, "iteration")) + "/" +
+         std::to_string(int_field(loop, "max_iterations"));
 }
 
 }  // namespace
@@ -180,7 +183,8 @@ TreeState tree_state(const json& loops, const std::string& plan_id) {
     bool bad = status == "failed" || status == "stopped";
     failures = failures || bad;
     if (bad && str_field(l, "id") == plan_id) plan_failed = true;
-    if (status == "complete" && str_field(l, "type") != "code" && children[str_field(l, "id")] == 0) unspawned = true;
+    if (status == "complete" && str_field(l, "type") != "code" && children[str_field(l, "id")] == 0)
+      unspawned = true;
   }
   if (plan_failed) return TreeState::failed;
   if (failures) return TreeState::settled_with_failures;
@@ -199,7 +203,8 @@ std::string render_tree_table(const json& loops, const Style& style, TimestampMs
     if (marker) shown = marker(l) + shown;
     std::int64_t created = time_field(l, "created_at");
     cells.push_back({row.prefix + str_field(l, "id"), str_field(l, "type"), shown, iteration_of(l),
-                     format_cost(num_field(l, "cost_usd")), created ? format_age(now - created) : "-"});
+                     format_cost(num_field(l, "cost_usd")),
+                     created ? format_age(now - created) : "-"});
   }
   std::array<std::size_t, 6> widths{};
   for (const auto& c : cells)
@@ -229,7 +234,8 @@ std::string render_loop_details(const json& d, const Style& style, TimestampMs n
   std::ostringstream out;
   auto field = [&](const std::string& name, const std::string& value) {
     if (value.empty()) return;
-    out << style.dim(name + ":") << std::string(name.size() < 11 ? 11 - name.size() : 1, ' ') << value << "\n";
+    out << style.dim(name + ":") << std::string(name.size() < 11 ? 11 - name.size() : 1, ' ')
+        << value << "\n";
   };
   out << style.bold(str_field(d, "id")) << "  " << str_field(d, "type") << "  "
       << style.status(str_field(d, "status")) << "\n";
@@ -246,8 +252,10 @@ std::string render_loop_details(const json& d, const Style& style, TimestampMs n
   field("branch", str_field(d, "branch"));
   field("worktree", str_field(d, "worktree"));
   std::int64_t created = time_field(d, "created_at"), updated = time_field(d, "updated_at");
-  if (created) field("created", str_field(d, "created_at") + " (" + format_age(now - created) + " ago)");
-  if (updated) field("updated", str_field(d, "updated_at") + " (" + format_age(now - updated) + " ago)");
+  if (created)
+    field("created", str_field(d, "created_at") + " (" + format_age(now - created) + " ago)");
+  if (updated)
+    field("updated", str_field(d, "updated_at") + " (" + format_age(now - updated) + " ago)");
   if (auto a = d.find("artifacts"); a != d.end() && a->is_array() && !a->empty()) {
     out << style.dim("artifacts:") << "\n";
     for (const auto& p : *a)
@@ -286,7 +294,8 @@ std::string render_loop_details(const json& d, const Style& style, TimestampMs n
     }
     std::vector<std::size_t> widths(head.size(), 0);
     for (const auto& r : rows)
-      for (std::size_t i = 0; i < r.size(); ++i) widths[i] = std::max(widths[i], visible_width(r[i]));
+      for (std::size_t i = 0; i < r.size(); ++i)
+        widths[i] = std::max(widths[i], visible_width(r[i]));
     out << style.dim("iterations:") << "\n";
     for (std::size_t k = 0; k < rows.size(); ++k) {
       std::string line = "  ";
@@ -294,7 +303,9 @@ std::string render_loop_details(const json& d, const Style& style, TimestampMs n
         std::string cell = rows[k][i];
         if (k > 0 && i == 1) {
           std::string s = cell;
-          cell = s == "passed" ? style.green(s) : (s == "failed" || s == "error") ? style.red(s) : style.yellow(s);
+          cell = s == "passed"                     ? style.green(s)
+                 : (s == "failed" || s == "error") ? style.red(s)
+                                                   : style.yellow(s);
         }
         if (k == 0) cell = style.dim(cell);
         line += i + 1 < rows[k].size() ? pad_visible(cell, widths[i]) + "  " : cell;
@@ -331,18 +342,23 @@ std::string format_event_line(const json& e, const Style& style) {
   } else if (type == "iteration_finished") {
     std::string st = str_field(d, "status");
     text = "iteration " + std::to_string(int_field(d, "n")) + " " +
-           (st == "passed" ? style.green(st) : st == "failed" ? style.red(st) : st);
+           (st == "passed"   ? style.green(st)
+            : st == "failed" ? style.red(st)
+                             : st);
     if (d.contains("duration_ms")) text += " in " + format_elapsed(int_field(d, "duration_ms"));
     std::string summary = str_field(d, "summary");
     if (!summary.empty()) text += ": " + one_line(summary);
   } else if (type == "validation_finished") {
     bool passed = d.value("passed", false);
-    text = "validation " + std::to_string(int_field(d, "n")) + " " + (passed ? style.green("passed") : style.red("failed"));
-    if (d.contains("exit_code") && d["exit_code"].is_number()) text += " (exit " + std::to_string(d["exit_code"].get<int>()) + ")";
+    text = "validation " + std::to_string(int_field(d, "n")) + " " +
+           (passed ? style.green("passed") : style.red("failed"));
+    if (d.contains("exit_code") && d["exit_code"].is_number())
+      text += " (exit " + std::to_string(d["exit_code"].get<int>()) + ")";
     std::string summary = str_field(d, "summary");
     if (!summary.empty()) text += ": " + one_line(summary);
   } else if (type == "cost") {
-    text = "iteration " + std::to_string(int_field(d, "n")) + " cost " + format_cost(num_field(d, "cost_usd"));
+    text = "iteration " + std::to_string(int_field(d, "n")) + " cost " +
+           format_cost(num_field(d, "cost_usd"));
     if (d.contains("input_tokens"))
       text += " (" + format_count(int_field(d, "input_tokens")) + " tokens in, " +
               format_count(int_field(d, "output_tokens")) + " out)";
@@ -357,7 +373,8 @@ std::string format_event_line(const json& e, const Style& style) {
     std::string sha = str_field(d, "sha");
     text = "merged into " + str_field(d, "into") + (sha.empty() ? "" : " at " + sha.substr(0, 10));
   } else if (type == "merge_failed") {
-    text = style.red("merge into " + str_field(d, "into") + " failed") + ": " + one_line(str_field(d, "message"));
+    text = style.red("merge into " + str_field(d, "into") + " failed") + ": " +
+           one_line(str_field(d, "message"));
   } else if (type == "retry") {
     text = "fresh attempt " + std::to_string(int_field(d, "attempt"));
     std::string kept = str_field(d, "archived_branch");
@@ -388,7 +405,8 @@ std::string format_event_line(const json& e, const Style& style) {
   } else if (!d.empty()) {
     text = compact(d);
   }
-  std::string line = style.dim(clock) + "  " + (loop.empty() ? std::string("daemon") : loop) + "  " + style.bold(type);
+  std::string line = style.dim(clock) + "  " + (loop.empty() ? std::string("daemon") : loop) +
+                     "  " + style.bold(type);
   if (!text.empty()) line += "  " + text;
   return line;
 }
@@ -405,7 +423,8 @@ std::string render_health(const json& h, const Style& style) {
     std::string parts;
     for (auto it = l->begin(); it != l->end(); ++it) {
       if (it.key() == "total" || !it->is_number() || it->get<std::int64_t>() == 0) continue;
-      parts += (parts.empty() ? "" : ", ") + std::to_string(it->get<std::int64_t>()) + " " + style.status(it.key());
+      parts += (parts.empty() ? "" : ", ") + std::to_string(it->get<std::int64_t>()) + " " +
+               style.status(it.key());
     }
     if (!parts.empty()) out << " (" << parts << ")";
     out << "\n";

@@ -54,7 +54,8 @@ void render_block(std::ostringstream& out, const json& b, const Style& style) {
   } else if (type == "redacted_thinking") {
     out << style.dim("(redacted thinking)") << "\n";
   } else if (type == "tool_use") {
-    out << style.cyan("→ " + b.value("name", std::string("?"))) << " " << dump(b.value("input", json::object())) << "\n";
+    out << style.cyan("→ " + b.value("name", std::string("?"))) << " "
+        << dump(b.value("input", json::object())) << "\n";
   } else if (type == "tool_result") {
     bool error = b.value("is_error", false);
     out << (error ? style.red("← error") : style.cyan("←")) << " "
@@ -125,7 +126,8 @@ std::string render_iteration_log(const IterationLog& log, const Style& style) {
       for (const auto& b : content) render_block(out, b, style);
   }
   heading("validation", "validation.log");
-  out << (log.validation_log ? ensure_newline(*log.validation_log) : style.dim("(no validation.log)") + "\n");
+  out << (log.validation_log ? ensure_newline(*log.validation_log)
+                             : style.dim("(no validation.log)") + "\n");
   return out.str();
 }
 

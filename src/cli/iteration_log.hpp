@@ -33,7 +33,8 @@ IterationLog read_iteration_log(const RepoPaths& paths, const std::string& id, i
 /// `{"id","iteration","prompt","conversation":[…],"validation_log"}` (null for a missing file).
 nlohmann::json iteration_log_json(const IterationLog& log);
 
-/// The prompt, each message (text, tool calls and results, model-call receipts), the validation log.
+/// The prompt, each message (text, tool calls and results, model-call receipts), the validation
+/// log.
 std::string render_iteration_log(const IterationLog& log, const Style& style);
 
 }  // namespace loopr::cli

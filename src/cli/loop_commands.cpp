@@ -26,7 +26,8 @@ void print_loop_json(const json& loop) { std::cout << interface_loop_json(loop).
 
 int run_submit(const GlobalOptions& opts, const std::string& request, bool wait, bool yes) {
   if (request.find_first_not_of(" \t\r\n") == std::string::npos)
-    throw CommandError{kUsage, "the request is empty", "write `loopr submit \"what you want built\"`"};
+    throw CommandError{kUsage, "the request is empty",
+                       "write `loopr submit \"what you want built\"`"};
   RepoPaths paths(require_repo(opts));
   require_existing_config(paths);
   Api api = connect_or_start(paths, opts);
@@ -64,19 +65,22 @@ int run_show(const GlobalOptions& opts, const std::string& id, std::optional<int
   RepoPaths paths(require_repo(opts));
   if (iteration) {
     // The transcript is files: readable without the daemon.
-    if (*iteration < 1) throw CommandError{kUsage, "--iteration counts from 1", "write `--iteration 1` for the first"};
+    if (*iteration < 1)
+      throw CommandError{kUsage, "--iteration counts from 1",
+                         "write `--iteration 1` for the first"};
     auto dir = iteration_log_dir(paths, id, *iteration);
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) {
       json loop = connect(paths).get(loop_target(id));  // unknown id → exit 4
       throw CommandError{kUnknownId,
-                         "loop " + id + " has no iteration " + std::to_string(*iteration) + " (it has " +
-                             std::to_string(loop.value("iteration", 0)) + ")",
+                         "loop " + id + " has no iteration " + std::to_string(*iteration) +
+                             " (it has " + std::to_string(loop.value("iteration", 0)) + ")",
                          "`loopr show " + id + "` lists its iterations"};
     }
     IterationLog log = read_iteration_log(paths, id, *iteration);
     if (opts.json)
-      std::cout << iteration_log_json(log).dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+      std::cout << iteration_log_json(log).dump(-1, ' ', false, json::error_handler_t::replace)
+                << "\n";
     else if (!opts.quiet)
       std::cout << render_iteration_log(log, Style{stdout_color(opts)});
     return kOk;
@@ -84,7 +88,8 @@ int run_show(const GlobalOptions& opts, const std::string& id, std::optional<int
   Api api = connect(paths);
   json detail = api.get(loop_target(id));
   if (opts.json)
-    std::cout << interface_show_json(detail).dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    std::cout << interface_show_json(detail).dump(-1, ' ', false, json::error_handler_t::replace)
+              << "\n";
   else if (!opts.quiet)
     std::cout << render_loop_details(detail, Style{stdout_color(opts)}, now_ms());
   return kOk;
@@ -108,11 +113,13 @@ int run_review(const GlobalOptions& opts, const std::string& id) {
   return kOk;
 }
 
-int run_gate(const GlobalOptions& opts, const std::string& action, const std::string& id, const std::string& text) {
+int run_gate(const GlobalOptions& opts, const std::string& action, const std::string& id,
+             const std::string& text) {
   json body = json::object();
   if (action == "iterate") {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-      throw CommandError{kUsage, "the feedback is empty", "write `loopr iterate " + id + " --feedback \"what to change\"`"};
+      throw CommandError{kUsage, "the feedback is empty",
+                         "write `loopr iterate " + id + " --feedback \"what to change\"`"};
     body["feedback"] = text;
   } else if (action == "reject" && !text.empty()) {
     body["reason"] = text;
@@ -138,7 +145,8 @@ int run_control(const GlobalOptions& opts, const std::string& action, const std:
     print_loop_json(loop);
   } else if (!opts.quiet) {
     const char* done = action == "pause" ? "paused" : action == "resume" ? "resumed" : "stopped";
-    std::cout << done << " " << id << " and its descendants (now " << str_field(loop, "status") << ")\n";
+    std::cout << done << " " << id << " and its descendants (now " << str_field(loop, "status")
+              << ")\n";
   }
   return kOk;
 }

@@ -68,10 +68,18 @@ class Renderer {
 
   void block(cmark_node* node, const std::string& first, const std::string& rest, bool tight) {
     switch (cmark_node_get_type(node)) {
-      case CMARK_NODE_HEADING: heading(node, first); return;
-      case CMARK_NODE_PARAGRAPH: paragraph(inlines(node), first, rest); return;
-      case CMARK_NODE_LIST: list(node, first, rest); return;
-      case CMARK_NODE_CODE_BLOCK: code_block(node, first, rest); return;
+      case CMARK_NODE_HEADING:
+        heading(node, first);
+        return;
+      case CMARK_NODE_PARAGRAPH:
+        paragraph(inlines(node), first, rest);
+        return;
+      case CMARK_NODE_LIST:
+        list(node, first, rest);
+        return;
+      case CMARK_NODE_CODE_BLOCK:
+        code_block(node, first, rest);
+        return;
       case CMARK_NODE_HTML_BLOCK: {
         bool f = true;
         for (const auto& l : split_lines(literal(node))) {
@@ -109,13 +117,20 @@ class Renderer {
 
   std::string inline_node(cmark_node* n) {
     switch (cmark_node_get_type(n)) {
-      case CMARK_NODE_TEXT: return literal(n);
-      case CMARK_NODE_SOFTBREAK: return " ";
-      case CMARK_NODE_LINEBREAK: return "\n";
-      case CMARK_NODE_CODE: return style_.color ? style_.dim(literal(n)) : "`" + literal(n) + "`";
-      case CMARK_NODE_HTML_INLINE: return literal(n);
-      case CMARK_NODE_EMPH: return style_.color ? style_.italic(inlines(n)) : "_" + inlines(n) + "_";
-      case CMARK_NODE_STRONG: return style_.color ? style_.bold(inlines(n)) : "**" + inlines(n) + "**";
+      case CMARK_NODE_TEXT:
+        return literal(n);
+      case CMARK_NODE_SOFTBREAK:
+        return " ";
+      case CMARK_NODE_LINEBREAK:
+        return "\n";
+      case CMARK_NODE_CODE:
+        return style_.color ? style_.dim(literal(n)) : "`" + literal(n) + "`";
+      case CMARK_NODE_HTML_INLINE:
+        return literal(n);
+      case CMARK_NODE_EMPH:
+        return style_.color ? style_.italic(inlines(n)) : "_" + inlines(n) + "_";
+      case CMARK_NODE_STRONG:
+        return style_.color ? style_.bold(inlines(n)) : "**" + inlines(n) + "**";
       case CMARK_NODE_LINK:
       case CMARK_NODE_IMAGE: {
         std::string text = inlines(n);
@@ -127,7 +142,8 @@ class Renderer {
       default:
         break;
     }
-    if (type_string(n) == "strikethrough") return style_.color ? style_.wrap("9", inlines(n)) : "~~" + inlines(n) + "~~";
+    if (type_string(n) == "strikethrough")
+      return style_.color ? style_.wrap("9", inlines(n)) : "~~" + inlines(n) + "~~";
     return inlines(n);
   }
 
@@ -216,7 +232,8 @@ class Renderer {
 
 }  // namespace
 
-std::string wrap_text(std::string_view text, std::string_view first, std::string_view rest, int width) {
+std::string wrap_text(std::string_view text, std::string_view first, std::string_view rest,
+                      int width) {
   std::string out;
   std::string line(first);
   std::size_t line_width = visible_width(first);

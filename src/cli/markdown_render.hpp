@@ -16,6 +16,7 @@ std::string render_markdown(std::string_view markdown, const Style& style, int w
 
 /// Greedy word wrap of `text` (may contain escape codes and '\n' for hard breaks): the first
 /// line starts with `first`, the others with `rest`; words longer than a line stay whole.
-std::string wrap_text(std::string_view text, std::string_view first, std::string_view rest, int width);
+std::string wrap_text(std::string_view text, std::string_view first, std::string_view rest,
+                      int width);
 
 }  // namespace loopr::cli

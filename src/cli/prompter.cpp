@@ -19,7 +19,8 @@ namespace {
 
 }  // namespace
 
-Prompter::Prompter(int in_fd, std::ostream& out) : fd_(in_fd), out_(out), tty_(is_terminal(in_fd)) {}
+Prompter::Prompter(int in_fd, std::ostream& out)
+    : fd_(in_fd), out_(out), tty_(is_terminal(in_fd)) {}
 
 std::optional<char> Prompter::next_byte() {
   if (!pending_.empty()) {

@@ -13,11 +13,13 @@ using nlohmann::json;
 
 std::string read_plan_artifact(const RepoPaths& paths, const json& loop) {
   std::string rel;
-  if (auto a = loop.find("artifacts"); a != loop.end() && a->is_array() && !a->empty() && (*a)[0].is_string())
+  if (auto a = loop.find("artifacts");
+      a != loop.end() && a->is_array() && !a->empty() && (*a)[0].is_string())
     rel = (*a)[0].get<std::string>();
   std::string id = str_field(loop, "id");
   if (rel.empty())
-    throw CommandError{kFailed, "plan " + id + " names no artifact", "`loopr show " + id + "` shows the loop"};
+    throw CommandError{kFailed, "plan " + id + " names no artifact",
+                       "`loopr show " + id + "` shows the loop"};
   std::vector<std::filesystem::path> candidates;
   std::string worktree = str_field(loop, "worktree");
   if (!worktree.empty()) candidates.push_back(std::filesystem::path(worktree) / rel);
@@ -39,7 +41,8 @@ ReviewDecision review_plan(const Api& api, const json& loop, Prompter& prompter,
   ReviewDecision d{id, "skip", {}, false};
   std::string text = read_plan_artifact(api.paths(), loop);
   std::string path;
-  if (auto a = loop.find("artifacts"); a != loop.end() && a->is_array() && !a->empty()) path = (*a)[0].get<std::string>();
+  if (auto a = loop.find("artifacts"); a != loop.end() && a->is_array() && !a->empty())
+    path = (*a)[0].get<std::string>();
   int width = std::min(terminal_width(), 100);
   std::string rule(static_cast<std::size_t>(std::min(width, 72)), '-');
   ui << "\n" << style.dim(rule) << "\n";
@@ -47,11 +50,13 @@ ReviewDecision review_plan(const Api& api, const json& loop, Prompter& prompter,
   ui << style.dim(path + " · iteration " + std::to_string(loop.value("iteration", 0)) + "/" +
                   std::to_string(loop.value("max_iterations", 0)) + " · " +
                   format_cost(loop.value("cost_usd", 0.0)))
-     << "\n" << style.dim(rule) << "\n\n";
+     << "\n"
+     << style.dim(rule) << "\n\n";
   ui << render_markdown(text, style, width) << "\n";
 
   while (true) {
-    auto key = prompter.choose(style.bold("[a]pprove [r]eject [i]terate [s]kip") + " " + id + "? ", "aris");
+    auto key = prompter.choose(style.bold("[a]pprove [r]eject [i]terate [s]kip") + " " + id + "? ",
+                               "aris");
     if (!key) {
       d.end_of_input = true;
       ui << "no answer: " << id << " still awaits approval\n";
@@ -78,7 +83,8 @@ ReviewDecision review_plan(const Api& api, const json& loop, Prompter& prompter,
       return d;
     }
     // 'i'
-    std::string feedback = prompter.read_text("feedback for the next iteration (end with an empty line or Ctrl-D):\n");
+    std::string feedback =
+        prompter.read_text("feedback for the next iteration (end with an empty line or Ctrl-D):\n");
     if (feedback.empty()) {
       ui << "no feedback given; choose again\n";
       continue;
@@ -91,23 +97,27 @@ ReviewDecision review_plan(const Api& api, const json& loop, Prompter& prompter,
   }
 }
 
-std::vector<ReviewDecision> review_pending(const Api& api, const GlobalOptions& opts, const std::string& only_id,
-                                           Prompter& prompter) {
+std::vector<ReviewDecision> review_pending(const Api& api, const GlobalOptions& opts,
+                                           const std::string& only_id, Prompter& prompter) {
   std::vector<json> plans;
   if (!only_id.empty()) {
     json loop = api.get("/v1/loops/" + url_encode(only_id));
     std::string status = str_field(loop, "status");
     if (str_field(loop, "type") != "plan")
-      throw CommandError{kWrongState, only_id + " is a " + str_field(loop, "type") + " loop; only plans wait for approval",
-                         "`loopr review` without an id shows every plan that waits"};
+      throw CommandError{
+          kWrongState,
+          only_id + " is a " + str_field(loop, "type") + " loop; only plans wait for approval",
+          "`loopr review` without an id shows every plan that waits"};
     if (status != "awaiting_approval")
-      throw CommandError{kWrongState, "plan " + only_id + " is not awaiting approval (it is " + status + ")",
+      throw CommandError{kWrongState,
+                         "plan " + only_id + " is not awaiting approval (it is " + status + ")",
                          "`loopr show " + only_id + "` shows why"};
     plans.push_back(std::move(loop));
   } else {
     json all = api.get("/v1/loops");
     for (const auto& l : all.value("loops", json::array()))
-      if (str_field(l, "type") == "plan" && str_field(l, "status") == "awaiting_approval") plans.push_back(l);
+      if (str_field(l, "type") == "plan" && str_field(l, "status") == "awaiting_approval")
+        plans.push_back(l);
   }
   std::ostream& ui = ui_stream(opts);
   Style style{stdout_color(opts)};

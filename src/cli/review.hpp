@@ -16,8 +16,8 @@ namespace loopr::cli {
 /// What the person decided about one plan.
 struct ReviewDecision {
   std::string id;
-  std::string decision;  ///< approve | reject | iterate | skip
-  std::string text;      ///< the reason or the feedback
+  std::string decision;       ///< approve | reject | iterate | skip
+  std::string text;           ///< the reason or the feedback
   bool end_of_input = false;  ///< input ended (Ctrl-D, end of a pipe) before a decision
 };
 

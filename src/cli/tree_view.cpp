@@ -51,7 +51,8 @@ void LiveView::show(const std::vector<std::string>& lines) {
   shown_ = count;
 }
 
-EventWatcher::EventWatcher(const Api& api, std::string query) : api_(api), query_(std::move(query)) {
+EventWatcher::EventWatcher(const Api& api, std::string query)
+    : api_(api), query_(std::move(query)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -79,7 +80,8 @@ void EventWatcher::run() {
           if (e.is_object()) {
             last_seq = std::max<std::uint64_t>(last_seq, e.value("seq", std::uint64_t{0}));
             std::string type = e.value("type", "");
-            if (type == "merged" || type == "merge_failed" || type == "tree_complete" || type == "approval") {
+            if (type == "merged" || type == "merge_failed" || type == "tree_complete" ||
+                type == "approval") {
               std::lock_guard lock(mutex_);
               notable_.push_back(std::move(e));
             }
@@ -91,14 +93,16 @@ void EventWatcher::run() {
     connected_.store(false);
     changed_.store(true);
     (void)r;
-    for (int i = 0; i < 5 && !stop_.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < 5 && !stop_.load(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
 
 std::string submit_plan(const Api& api, const std::string& request) {
   json r = api.post("/v1/plans", json{{"request", request}});
   std::string id = str_field(r, "id");
-  if (id.empty()) throw CommandError{kFailed, "the daemon answered without an id", "see .loopr/logs/daemon.out"};
+  if (id.empty())
+    throw CommandError{kFailed, "the daemon answered without an id", "see .loopr/logs/daemon.out"};
   return id;
 }
 
@@ -116,7 +120,8 @@ json tree_of(const Api& api, const std::string& plan_id) {
 std::string tree_signature(const json& loops) {
   std::string s;
   for (const auto& l : loops)
-    s += str_field(l, "id") + ":" + str_field(l, "status") + ":" + std::to_string(l.value("iteration", 0)) + ";";
+    s += str_field(l, "id") + ":" + str_field(l, "status") + ":" +
+         std::to_string(l.value("iteration", 0)) + ";";
   return s;
 }
 
@@ -145,20 +150,23 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
   json loops = json::array();
   int frame = 0;
   bool daemon_gone = false;
-  int decided_at = 0;  // the plan iteration the gate was last answered for
+  int decided_at = 0;                 // the plan iteration the gate was last answered for
   Clock::time_point settled_since{};  // when the tree settled with failures (epoch: it has not)
 
   auto render = [&](bool spinner) {
     std::vector<std::string> lines;
-    std::int64_t elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
+    std::int64_t elapsed =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
     std::string head = style.bold("plan " + plan_id) + "  " + format_elapsed(elapsed) + "  " +
                        format_cost(tree_cost(loops));
     if (daemon_gone) head += "  " + style.red("daemon not reachable, retrying…");
     lines.push_back(head);
-    std::string table = render_tree_table(loops, style, now_ms(), [&](const json& l) -> std::string {
-      if (!spinner) return "";
-      return str_field(l, "status") == "running" ? std::string(kSpinner[frame % 10]) + " " : "  ";
-    });
+    std::string table =
+        render_tree_table(loops, style, now_ms(), [&](const json& l) -> std::string {
+          if (!spinner) return "";
+          return str_field(l, "status") == "running" ? std::string(kSpinner[frame % 10]) + " "
+                                                     : "  ";
+        });
     std::istringstream in(table);
     for (std::string line; std::getline(in, line);) lines.push_back(line);
     return lines;
@@ -167,7 +175,8 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
   while (true) {
     if (g_interrupted.load()) {
       if (live) view.finish();
-      throw CommandError{kInterrupted, "stopped waiting for " + plan_id + "; its loops go on in the daemon",
+      throw CommandError{kInterrupted,
+                         "stopped waiting for " + plan_id + "; its loops go on in the daemon",
                          "`loopr watch` shows them, `loopr stop " + plan_id + "` stops them"};
     }
     bool changed = events.take_changed();
@@ -191,7 +200,8 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
       // a decision).
       bool gated = false;
       for (const auto& l : loops) {
-        if (str_field(l, "id") != plan_id || str_field(l, "status") != "awaiting_approval") continue;
+        if (str_field(l, "id") != plan_id || str_field(l, "status") != "awaiting_approval")
+          continue;
         if (l.value("iteration", 0) <= decided_at) continue;
         decided_at = l.value("iteration", 0);
         if (live) {
@@ -254,7 +264,8 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
           view.finish();
         }
         cursor.reset();
-        std::int64_t elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
+        std::int64_t elapsed =
+            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
         if (!opts.quiet) {
           if (failed) {
             std::string why;
@@ -267,16 +278,19 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
                 break;
               }
             }
-            ui << style.red("plan " + plan_id + " ended without completing") << " after " << format_elapsed(elapsed)
-               << ", " << format_cost(tree_cost(loops)) << (why.empty() ? "" : " (" + why + ")") << "\n";
+            ui << style.red("plan " + plan_id + " ended without completing") << " after "
+               << format_elapsed(elapsed) << ", " << format_cost(tree_cost(loops))
+               << (why.empty() ? "" : " (" + why + ")") << "\n";
           } else {
-            ui << style.green("plan " + plan_id + " complete") << " in " << format_elapsed(elapsed) << ", "
-               << format_cost(tree_cost(loops));
+            ui << style.green("plan " + plan_id + " complete") << " in " << format_elapsed(elapsed)
+               << ", " << format_cost(tree_cost(loops));
             if (merge && !merge_failed) {
-              ui << "; merged into " << config.base_branch << " at " << str_field((*merge)["data"], "sha").substr(0, 10);
+              ui << "; merged into " << config.base_branch << " at "
+                 << str_field((*merge)["data"], "sha").substr(0, 10);
             } else if (merge_failed) {
               ui << "; " << style.red("not merged into " + config.base_branch) << ": "
-                 << str_field((*merge)["data"], "message") << " (resolve it, then `loopr merge " << plan_id << "`)";
+                 << str_field((*merge)["data"], "message") << " (resolve it, then `loopr merge "
+                 << plan_id << "`)";
             } else if (config.merge != "auto") {
               ui << "; `loopr merge " << plan_id << "` merges it into " << config.base_branch;
             }

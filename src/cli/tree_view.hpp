@@ -53,7 +53,8 @@ class EventWatcher {
   std::atomic<bool> changed_{false};
   std::atomic<bool> connected_{false};
   std::mutex mutex_;
-  std::vector<nlohmann::json> notable_;  ///< events worth keeping (merges, tree_complete, approvals)
+  std::vector<nlohmann::json>
+      notable_;  ///< events worth keeping (merges, tree_complete, approvals)
   std::thread thread_;
   void run();
 };

@@ -75,7 +75,9 @@ int run_logs(const GlobalOptions& opts, const std::string& id, bool follow) {
     cancel.store(true);
     watchdog.join();
     if (!r && r.error().code == ErrorCode::not_found) throw daemon_not_running(paths);
-    if (opts.json) std::cout << json{{"events", collected}}.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    if (opts.json)
+      std::cout << json{{"events", collected}}.dump(-1, ' ', false, json::error_handler_t::replace)
+                << "\n";
     return kOk;
   }
 
@@ -84,13 +86,14 @@ int run_logs(const GlobalOptions& opts, const std::string& id, bool follow) {
   bool first = true;
   bool announced = false;
   while (!g_interrupted.load()) {
-    auto r = api.stream("/v1/events?since=" + std::to_string(last_seq) + query,
-                        [&](const StreamMessage& m) {
-                          if (announced && !opts.quiet) std::cerr << "loopr: reconnected to the daemon\n";
-                          announced = false;
-                          return on_message(m);
-                        },
-                        &g_interrupted);
+    auto r = api.stream(
+        "/v1/events?since=" + std::to_string(last_seq) + query,
+        [&](const StreamMessage& m) {
+          if (announced && !opts.quiet) std::cerr << "loopr: reconnected to the daemon\n";
+          announced = false;
+          return on_message(m);
+        },
+        &g_interrupted);
     if (g_interrupted.load()) break;
     if (first && !r && r.error().code == ErrorCode::not_found) throw daemon_not_running(paths);
     first = false;
@@ -98,7 +101,8 @@ int run_logs(const GlobalOptions& opts, const std::string& id, bool follow) {
       std::cerr << "loopr: lost the daemon (" << (r ? "stream ended" : r.error().message)
                 << "); reconnecting when it is back (Ctrl-C to quit)\n";
     announced = true;
-    for (int i = 0; i < 5 && !g_interrupted.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (int i = 0; i < 5 && !g_interrupted.load(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return kOk;
 }
@@ -123,7 +127,8 @@ int run_watch(const GlobalOptions& opts) {
   auto signature = [&] {
     std::string s = daemon_gone ? "gone;" : "";
     for (const auto& l : loops)
-      s += str_field(l, "id") + ":" + str_field(l, "status") + ":" + std::to_string(l.value("iteration", 0)) + ":" +
+      s += str_field(l, "id") + ":" + str_field(l, "status") + ":" +
+           std::to_string(l.value("iteration", 0)) + ":" +
            std::to_string(l.value("cost_usd", 0.0)) + ";";
     return s;
   };
@@ -135,8 +140,8 @@ int run_watch(const GlobalOptions& opts) {
     localtime_r(&t, &tm);
     char clock[16];
     std::strftime(clock, sizeof clock, "%H:%M:%S", &tm);
-    std::string head = style.bold("loopr watch") + "  " + std::to_string(loops.size()) + " loops  " + format_cost(cost) +
-                       "  " + style.dim(clock);
+    std::string head = style.bold("loopr watch") + "  " + std::to_string(loops.size()) +
+                       " loops  " + format_cost(cost) + "  " + style.dim(clock);
     if (live) head += style.dim("  Ctrl-C quits");
     if (daemon_gone) head += "  " + style.red("daemon not reachable, retrying…");
     std::string out = head + "\n";

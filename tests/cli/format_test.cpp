@@ -1,9 +1,10 @@
 // The CLI's formatting: INTERFACE.md's --json shapes, the aligned tree, costs and ages, event
 // lines, tree completion, and the API error → exit code mapping.
+#include "cli/format.hpp"
+
 #include <gtest/gtest.h>
 
 #include "cli/daemon_client.hpp"
-#include "cli/format.hpp"
 
 using namespace loopr;
 using namespace loopr::cli;
@@ -11,7 +12,8 @@ using nlohmann::json;
 
 namespace {
 
-json api_loop(const std::string& id, const std::string& type, const std::string& status, json parent = nullptr) {
+json api_loop(const std::string& id, const std::string& type, const std::string& status,
+              json parent = nullptr) {
   return {{"id", id},
           {"type", type},
           {"status", status},
@@ -38,9 +40,10 @@ TEST(FormatTest, InterfaceLoopJsonHasExactlyTheContractFields) {
   std::vector<std::string> keys;
   for (auto it = out.begin(); it != out.end(); ++it) keys.push_back(it.key());
   std::sort(keys.begin(), keys.end());
-  std::vector<std::string> expected = {"artifacts",  "branch",         "cost_usd",   "created_at", "id",
-                                       "input_tokens", "iteration",    "max_iterations", "output_tokens", "parent_id",
-                                       "status",     "type",           "updated_at", "worktree"};
+  std::vector<std::string> expected = {
+      "artifacts",    "branch",    "cost_usd",       "created_at",    "id",
+      "input_tokens", "iteration", "max_iterations", "output_tokens", "parent_id",
+      "status",       "type",      "updated_at",     "worktree"};
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(keys, expected);
   EXPECT_TRUE(out["parent_id"].is_null());
@@ -50,8 +53,13 @@ TEST(FormatTest, InterfaceLoopJsonHasExactlyTheContractFields) {
 
 TEST(FormatTest, InterfaceShowJsonKeepsOnlyTheIterationFields) {
   json d = api_loop("001", "plan", "running");
-  d["iterations"] = json::array({{{"n", 1}, {"status", "failed"}, {"exit_code", 1}, {"cost_usd", 0.1},
-                                  {"duration_ms", 1200}, {"summary", "missing ## Overview"}, {"extra", true}}});
+  d["iterations"] = json::array({{{"n", 1},
+                                  {"status", "failed"},
+                                  {"exit_code", 1},
+                                  {"cost_usd", 0.1},
+                                  {"duration_ms", 1200},
+                                  {"summary", "missing ## Overview"},
+                                  {"extra", true}}});
   d["validation_output"] = "x";
   json out = interface_show_json(d);
   EXPECT_FALSE(out.contains("validation_output"));
@@ -78,7 +86,8 @@ TEST(FormatTest, CostsAgesCounts) {
 }
 
 TEST(FormatTest, TreeRowsNestChildrenUnderParents) {
-  json loops = json::array({api_loop("001", "plan", "complete"), api_loop("001-001", "spec", "running", "001"),
+  json loops = json::array({api_loop("001", "plan", "complete"),
+                            api_loop("001-001", "spec", "running", "001"),
                             api_loop("001-001-001", "phase", "pending", "001-001"),
                             api_loop("001-002", "spec", "pending", "001")});
   auto rows = tree_rows(loops, false);
@@ -93,7 +102,8 @@ TEST(FormatTest, TreeRowsNestChildrenUnderParents) {
 }
 
 TEST(FormatTest, TreeTableAlignsColumnsWithoutColour) {
-  json loops = json::array({api_loop("001", "plan", "complete"), api_loop("001-001", "spec", "running", "001")});
+  json loops = json::array(
+      {api_loop("001", "plan", "complete"), api_loop("001-001", "spec", "running", "001")});
   TimestampMs now = *parse_timestamp("2026-11-21T08:10:00.000Z");
   std::string table = render_tree_table(loops, Style{false}, now);
   EXPECT_EQ(table,
@@ -117,7 +127,8 @@ TEST(FormatTest, TreeTableColoursStatusesOnATerminal) {
 
 TEST(FormatTest, TreeStateNeedsEveryLoopEndedAndChildrenSpawned) {
   json loops = json::array({api_loop("001", "plan", "complete")});
-  EXPECT_EQ(tree_state(loops, "001"), TreeState::running) << "a complete plan without specs has not spawned them yet";
+  EXPECT_EQ(tree_state(loops, "001"), TreeState::running)
+      << "a complete plan without specs has not spawned them yet";
   loops.push_back(api_loop("001-001", "spec", "complete", "001"));
   loops.push_back(api_loop("001-001-001", "phase", "complete", "001-001"));
   loops.push_back(api_loop("code-001-001-001", "code", "running", "001-001-001"));
@@ -131,45 +142,83 @@ TEST(FormatTest, TreeStateNeedsEveryLoopEndedAndChildrenSpawned) {
   loops.push_back(api_loop("001-002", "spec", "running", "001"));
   EXPECT_EQ(tree_state(loops, "001"), TreeState::running) << "siblings finish first";
   EXPECT_EQ(tree_state(json::array({api_loop("001", "plan", "failed")}), "001"), TreeState::failed);
-  EXPECT_EQ(tree_state(json::array({api_loop("001", "plan", "awaiting_approval")}), "001"), TreeState::running);
-  json invalidated = json::array({api_loop("001", "plan", "complete"), api_loop("001-001", "spec", "invalidated", "001")});
-  EXPECT_EQ(tree_state(invalidated, "001"), TreeState::running) << "invalidated children do not count as spawned";
+  EXPECT_EQ(tree_state(json::array({api_loop("001", "plan", "awaiting_approval")}), "001"),
+            TreeState::running);
+  json invalidated = json::array(
+      {api_loop("001", "plan", "complete"), api_loop("001-001", "spec", "invalidated", "001")});
+  EXPECT_EQ(tree_state(invalidated, "001"), TreeState::running)
+      << "invalidated children do not count as spawned";
 }
 
 TEST(FormatTest, LoopDetailsShowFieldsArtifactsValidationAndIterations) {
   json d = api_loop("001", "plan", "awaiting_approval");
   d["validation_output"] = "line one\nline two";
   d["tree_cost_usd"] = 1.0;
-  d["iterations"] = json::array({{{"n", 1}, {"status", "failed"}, {"exit_code", 1}, {"cost_usd", 0.05},
-                                  {"duration_ms", 3000}, {"summary", "missing section"}},
-                                 {{"n", 2}, {"status", "passed"}, {"exit_code", 0}, {"cost_usd", 0.07},
-                                  {"duration_ms", 65000}, {"summary", "valid plan"}}});
-  std::string out = render_loop_details(d, Style{false}, *parse_timestamp("2026-11-21T08:10:00.000Z"));
-  for (const char* s : {"001  plan  awaiting_approval", "task:", "Add OAuth", "iteration:  2/5",
-                        "1,000 tokens in, 200 out", "whole tree $1.00", ".loopr/plans/001-x.plan.md",
-                        "last validation output:", "  line two", "N  RESULT  EXIT", "1m05s", "valid plan"})
+  d["iterations"] = json::array({{{"n", 1},
+                                  {"status", "failed"},
+                                  {"exit_code", 1},
+                                  {"cost_usd", 0.05},
+                                  {"duration_ms", 3000},
+                                  {"summary", "missing section"}},
+                                 {{"n", 2},
+                                  {"status", "passed"},
+                                  {"exit_code", 0},
+                                  {"cost_usd", 0.07},
+                                  {"duration_ms", 65000},
+                                  {"summary", "valid plan"}}});
+  std::string out =
+      render_loop_details(d, Style{false}, *parse_timestamp("2026-11-21T08:10:00.000Z"));
+  for (const char* s :
+       {"001  plan  awaiting_approval", "task:", "Add OAuth", "iteration:  2/5",
+        "1,000 tokens in, 200 out", "whole tree $1.00", ".loopr/plans/001-x.plan.md",
+        "last validation output:", "  line two", "N  RESULT  EXIT", "1m05s", "valid plan"})
     EXPECT_NE(out.find(s), std::string::npos) << s << "\n" << out;
 }
 
 TEST(FormatTest, EventLines) {
   Style plain{false};
-  json e{{"seq", 3}, {"time", "2026-11-21T08:00:00.000Z"}, {"loop_id", "001"}, {"type", "status_changed"},
+  json e{{"seq", 3},
+         {"time", "2026-11-21T08:00:00.000Z"},
+         {"loop_id", "001"},
+         {"type", "status_changed"},
          {"data", {{"from", "running"}, {"to", "failed"}, {"reason", "max iterations"}}}};
   std::string line = format_event_line(e, plain);
-  EXPECT_NE(line.find("001  status_changed  running → failed: max iterations"), std::string::npos) << line;
-  json v{{"seq", 4}, {"time", "2026-11-21T08:00:00.000Z"}, {"loop_id", "code-001-001-001"}, {"type", "validation_finished"},
+  EXPECT_NE(line.find("001  status_changed  running → failed: max iterations"), std::string::npos)
+      << line;
+  json v{{"seq", 4},
+         {"time", "2026-11-21T08:00:00.000Z"},
+         {"loop_id", "code-001-001-001"},
+         {"type", "validation_finished"},
          {"data", {{"n", 2}, {"passed", false}, {"exit_code", 1}, {"summary", "1 test failed"}}}};
-  EXPECT_NE(format_event_line(v, plain).find("validation 2 failed (exit 1): 1 test failed"), std::string::npos);
-  json m{{"seq", 5}, {"time", "2026-11-21T08:00:00.000Z"}, {"loop_id", "001"}, {"type", "merged"},
+  EXPECT_NE(format_event_line(v, plain).find("validation 2 failed (exit 1): 1 test failed"),
+            std::string::npos);
+  json m{{"seq", 5},
+         {"time", "2026-11-21T08:00:00.000Z"},
+         {"loop_id", "001"},
+         {"type", "merged"},
          {"data", {{"into", "main"}, {"sha", "0123456789abcdef"}}}};
   EXPECT_NE(format_event_line(m, plain).find("merged into main at 0123456789"), std::string::npos);
-  json f{{"seq", 6}, {"time", "2026-11-21T08:00:00.000Z"}, {"loop_id", "001"}, {"type", "merge_failed"},
+  json f{{"seq", 6},
+         {"time", "2026-11-21T08:00:00.000Z"},
+         {"loop_id", "001"},
+         {"type", "merge_failed"},
          {"data", {{"into", "main"}, {"message", "it conflicts with main in a.txt"}}}};
-  EXPECT_NE(format_event_line(f, plain).find("merge into main failed: it conflicts with main in a.txt"), std::string::npos);
-  json r{{"seq", 7}, {"time", "2026-11-21T08:00:00.000Z"}, {"loop_id", "code-001-001-001"}, {"type", "retry"},
+  EXPECT_NE(
+      format_event_line(f, plain).find("merge into main failed: it conflicts with main in a.txt"),
+      std::string::npos);
+  json r{{"seq", 7},
+         {"time", "2026-11-21T08:00:00.000Z"},
+         {"loop_id", "code-001-001-001"},
+         {"type", "retry"},
          {"data", {{"attempt", 2}, {"archived_branch", "loopr/archive/code-001-001-001"}}}};
-  EXPECT_NE(format_event_line(r, plain).find("fresh attempt 2 (the first attempt's commits are on loopr/archive/"), std::string::npos);
-  json d{{"seq", 1}, {"time", "2026-11-21T08:00:00.000Z"}, {"loop_id", ""}, {"type", "daemon_started"}, {"data", json::object()}};
+  EXPECT_NE(format_event_line(r, plain).find(
+                "fresh attempt 2 (the first attempt's commits are on loopr/archive/"),
+            std::string::npos);
+  json d{{"seq", 1},
+         {"time", "2026-11-21T08:00:00.000Z"},
+         {"loop_id", ""},
+         {"type", "daemon_started"},
+         {"data", json::object()}};
   EXPECT_NE(format_event_line(d, plain).find("daemon  daemon_started"), std::string::npos);
 }
 

@@ -1,7 +1,8 @@
 // `loopr show ID --iteration N` reads the transcript files the engine writes.
+#include "cli/iteration_log.hpp"
+
 #include <gtest/gtest.h>
 
-#include "cli/iteration_log.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace loopr;
@@ -14,20 +15,26 @@ TEST(IterationLogTest, ReadsAndRendersPromptConversationAndValidation) {
   auto d = dir / ".loopr/logs/loops/code-001-001-001/iterations/002";
   EXPECT_EQ(iteration_log_dir(paths, "code-001-001-001", 2), d);
   write_file(d / "prompt.md", "# Task\nMake add.sh add\n");
-  write_file(d / "conversation.jsonl",
-             R"({"role":"user","content":[{"type":"text","text":"Make add.sh add"}]})" "\n"
-             R"({"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"s"},{"type":"tool_use","id":"t1","name":"write_file","input":{"path":"add.sh"}}]})" "\n"
-             R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"wrote 10 bytes","is_error":false}]})" "\n"
-             R"({"receipt":{"stop_reason":"end_turn"}})" "\n"
-             "not json\n");
+  write_file(
+      d / "conversation.jsonl",
+      R"({"role":"user","content":[{"type":"text","text":"Make add.sh add"}]})"
+      "\n"
+      R"({"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"s"},{"type":"tool_use","id":"t1","name":"write_file","input":{"path":"add.sh"}}]})"
+      "\n"
+      R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"wrote 10 bytes","is_error":false}]})"
+      "\n"
+      R"({"receipt":{"stop_reason":"end_turn"}})"
+      "\n"
+      "not json\n");
   write_file(d / "validation.log", "ok\n");
   IterationLog log = read_iteration_log(paths, "code-001-001-001", 2);
   ASSERT_EQ(log.conversation.size(), 5u);
   EXPECT_TRUE(log.conversation[4].is_string());
   std::string out = render_iteration_log(log, Style{false});
-  for (const char* s : {"code-001-001-001 iteration 2", "== prompt", "Make add.sh add", "-- assistant",
-                        "(thinking) hmm", "→ write_file {\"path\":\"add.sh\"}", "← wrote 10 bytes",
-                        "model call: {\"stop_reason\":\"end_turn\"}", "not json", "== validation", "ok\n"})
+  for (const char* s :
+       {"code-001-001-001 iteration 2", "== prompt", "Make add.sh add", "-- assistant",
+        "(thinking) hmm", "→ write_file {\"path\":\"add.sh\"}", "← wrote 10 bytes",
+        "model call: {\"stop_reason\":\"end_turn\"}", "not json", "== validation", "ok\n"})
     EXPECT_NE(out.find(s), std::string::npos) << s << "\n" << out;
   auto j = iteration_log_json(log);
   EXPECT_EQ(j["iteration"], 2);

@@ -1,7 +1,7 @@
 // The terminal rendering of plans: plain without a terminal, styled on one, wrapped and indented.
-#include <gtest/gtest.h>
-
 #include "cli/markdown_render.hpp"
+
+#include <gtest/gtest.h>
 
 using namespace loopr::cli;
 
@@ -58,7 +58,8 @@ TEST(MarkdownRenderTest, ColourBoldsHeadingsAndDimsCode) {
 }
 
 TEST(MarkdownRenderTest, WrapsParagraphsAndListItemsWithHangingIndent) {
-  std::string out = render_markdown("1. one two three four five six seven\n2. x\n", Style{false}, 20);
+  std::string out =
+      render_markdown("1. one two three four five six seven\n2. x\n", Style{false}, 20);
   EXPECT_EQ(out,
             "1. one two three\n"
             "   four five six\n"
@@ -67,7 +68,8 @@ TEST(MarkdownRenderTest, WrapsParagraphsAndListItemsWithHangingIndent) {
 }
 
 TEST(MarkdownRenderTest, TablesAlignAndTaskListsShowTheirState) {
-  std::string out = render_markdown("| a | bb |\n|---|---|\n| ccc | d |\n\n- [x] done\n- [ ] todo\n", Style{false}, 80);
+  std::string out = render_markdown(
+      "| a | bb |\n|---|---|\n| ccc | d |\n\n- [x] done\n- [ ] todo\n", Style{false}, 80);
   EXPECT_NE(out.find("a    bb\n---  --\nccc  d\n"), std::string::npos) << out;
   EXPECT_NE(out.find("- [x] done\n- [ ] todo\n"), std::string::npos) << out;
 }

@@ -1,11 +1,10 @@
 // The review prompt without a terminal: answers line by line from a pipe, as scripts send them.
-#include <unistd.h>
+#include "cli/prompter.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <sstream>
-
-#include "cli/prompter.hpp"
 
 using namespace loopr::cli;
 
@@ -31,7 +30,8 @@ TEST(PrompterTest, ReadsChoicesFeedbackAndReasonsLineByLine) {
   std::ostringstream out;
   Prompter p(in.fd, out);
   EXPECT_FALSE(p.interactive());
-  EXPECT_EQ(p.choose("[a]pprove [r]eject [i]terate [s]kip ", "aris"), 'i');  // blank and `x` asked again
+  EXPECT_EQ(p.choose("[a]pprove [r]eject [i]terate [s]kip ", "aris"),
+            'i');  // blank and `x` asked again
   EXPECT_NE(out.str().find("please answer with one of: a, r, i, s"), std::string::npos);
   EXPECT_EQ(p.read_text("feedback:\n"), "more tests\nand docs");
   EXPECT_EQ(p.choose("? ", "aris"), 'a');

@@ -15,9 +15,10 @@ void expect_one_error_line(const CliRun& r, const std::string& contains) {
   EXPECT_EQ(r.err.find('\x1b'), std::string::npos);
 }
 
-const char* const kLoopFields[] = {"id", "type", "status", "parent_id", "iteration", "max_iterations", "cost_usd",
-                                   "input_tokens", "output_tokens", "artifacts", "worktree", "branch", "created_at",
-                                   "updated_at"};
+const char* const kLoopFields[] = {
+    "id",         "type",         "status",        "parent_id", "iteration", "max_iterations",
+    "cost_usd",   "input_tokens", "output_tokens", "artifacts", "worktree",  "branch",
+    "created_at", "updated_at"};
 
 void expect_interface_loop(const json& l) {
   EXPECT_EQ(l.size(), std::size(kLoopFields)) << l.dump();
@@ -36,9 +37,9 @@ void expect_interface_loop(const json& l) {
 
 TEST_F(CliE2E, WithoutADaemonEveryCommandExits3AndSaysHowToStartIt) {
   make_repo();
-  for (const char* args : {"list", "show 001", "daemon status", "daemon stop", "logs", "watch", "approve 001",
-                           "reject 001", "iterate 001 --feedback x", "pause 001", "resume 001", "stop 001", "merge 001",
-                           "review"}) {
+  for (const char* args : {"list", "show 001", "daemon status", "daemon stop", "logs", "watch",
+                           "approve 001", "reject 001", "iterate 001 --feedback x", "pause 001",
+                           "resume 001", "stop 001", "merge 001", "review"}) {
     CliRun r = loopr(args);
     EXPECT_EQ(r.exit_code, 3) << args << "\n" << r.out << r.err;
     expect_one_error_line(r, "start it with `loopr daemon`");
@@ -50,8 +51,9 @@ TEST_F(CliE2E, WithoutADaemonEveryCommandExits3AndSaysHowToStartIt) {
 
 TEST_F(CliE2E, UsageErrorsExit2) {
   make_repo();
-  for (const char* args : {"show", "iterate 001", "iterate 001 --feedback ''", "submit", "submit '  '", "list extra",
-                           "show 001 --iteration 0", "--frobnicate", "daemon --foreground extra"}) {
+  for (const char* args :
+       {"show", "iterate 001", "iterate 001 --feedback ''", "submit", "submit '  '", "list extra",
+        "show 001 --iteration 0", "--frobnicate", "daemon --foreground extra"}) {
     CliRun r = loopr(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
     EXPECT_EQ(r.err.rfind("loopr: ", 0), 0u) << args << ": " << r.err;
@@ -78,7 +80,9 @@ TEST_F(CliE2E, DaemonStartsDetachedReportsStatusAndStops) {
 
   CliRun again = loopr("daemon");
   EXPECT_EQ(again.exit_code, 0);
-  EXPECT_NE(again.out.find("already serves this repository (pid " + std::to_string(pid) + ")"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("already serves this repository (pid " + std::to_string(pid) + ")"),
+            std::string::npos)
+      << again.out;
   CliRun fg = loopr("daemon --foreground");
   EXPECT_EQ(fg.exit_code, 1);
   expect_one_error_line(fg, "already serves this repository");
@@ -157,14 +161,16 @@ TEST_F(CliE2E, SubmitListShowJsonAndTheGateExitCodes) {
   EXPECT_NE(it["summary"].get<std::string>().find("format check passed"), std::string::npos);
 
   CliRun text = loopr("show 001");
-  for (const char* s : {"001  plan  awaiting_approval", "Add a thing", ".loopr/plans/001-add-a-thing.plan.md",
-                        "last validation output:", "iterations:", "format check passed"})
+  for (const char* s :
+       {"001  plan  awaiting_approval", "Add a thing", ".loopr/plans/001-add-a-thing.plan.md",
+        "last validation output:", "iterations:", "format check passed"})
     EXPECT_NE(text.out.find(s), std::string::npos) << s << "\n" << text.out;
 
   // 4: unknown ids, for every command that takes one.
-  for (const char* args : {"show 999", "show code-001-009-009", "approve 999", "reject 999", "iterate 999 --feedback x",
-                           "pause 999", "resume 999", "stop 999", "merge 999", "review 999", "logs 999",
-                           "show 999 --iteration 1", "show 001 --iteration 7"}) {
+  for (const char* args :
+       {"show 999", "show code-001-009-009", "approve 999", "reject 999",
+        "iterate 999 --feedback x", "pause 999", "resume 999", "stop 999", "merge 999",
+        "review 999", "logs 999", "show 999 --iteration 1", "show 001 --iteration 7"}) {
     CliRun r = loopr(args);
     EXPECT_EQ(r.exit_code, 4) << args << "\n" << r.err;
     expect_one_error_line(r, "");
@@ -214,11 +220,13 @@ TEST_F(CliE2E, SubmitWaitYesRunsTheTreeToTheEndAndExits0) {
   EXPECT_NE(r.out.find("approved 001 (--yes)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("plan 001 complete"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("merged into main at"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("code-001-002-001"), std::string::npos) << "the tree was printed as it changed";
+  EXPECT_NE(r.out.find("code-001-002-001"), std::string::npos)
+      << "the tree was printed as it changed";
   auto l = loops();
   EXPECT_EQ(l.size(), 7u);
   for (auto& [id, loop] : l) EXPECT_EQ(loop["status"], "complete") << id;
-  EXPECT_TRUE(on_branch(dir.str(), "main", "code/code-001-002-001.txt")) << git("log --format=%s main");
+  EXPECT_TRUE(on_branch(dir.str(), "main", "code/code-001-002-001.txt"))
+      << git("log --format=%s main");
 
   // --json: one document, the id; -q: the id alone.
   CliRun quiet = loopr("-q submit --wait --yes 'A second thing'");
@@ -279,8 +287,8 @@ TEST_F(CliE2E, ShowIterationPrintsPromptConversationAndValidation) {
   ASSERT_EQ(loopr("submit --wait --yes 'Show me'").exit_code, 0);
   CliRun text = loopr("show code-001-001-001 --iteration 1");
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  for (const char* s : {"code-001-001-001 iteration 1", "== prompt", "== conversation", "-- assistant",
-                        "→ write_file", "== validation", "ok"})
+  for (const char* s : {"code-001-001-001 iteration 1", "== prompt", "== conversation",
+                        "-- assistant", "→ write_file", "== validation", "ok"})
     EXPECT_NE(text.out.find(s), std::string::npos) << s << "\n" << text.out;
   CliRun j = loopr("--json show code-001-001-001 --iteration 1");
   ASSERT_EQ(j.exit_code, 0);

@@ -3,16 +3,15 @@
 // stdout and stderr kept apart. The daemon is stopped (or killed) after each test.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "support/mock_llm.hpp"
 #include "support/subprocess.hpp"
@@ -45,34 +44,44 @@ struct CliScript {
 
   static std::string plan(const std::vector<std::string>& names) {
     std::string s =
-        "# Plan for the e2e test\n\n## Overview\nMake **files** with `code` in them.\n\n## Phases\n1. Write the files.\n\n"
+        "# Plan for the e2e test\n\n## Overview\nMake **files** with `code` in them.\n\n## "
+        "Phases\n1. Write the files.\n\n"
         "## Success Criteria\n- check.sh passes.\n\n## Specs to Create\n";
     for (const auto& name : names) s += "- spec-" + name + ": Write the " + name + " files.\n";
     return s;
   }
 
   static std::string writer(const std::string& body) {
-    return "      tool_use:\n        name: write_file\n        input:\n          path: \"{{first_user.1}}\"\n"
+    return "      tool_use:\n        name: write_file\n        input:\n          path: "
+           "\"{{first_user.1}}\"\n"
            "          content: |\n" +
            indent(body, 12);
   }
 
   std::string yaml() const {
     std::string delay = plan_delay == "0ms" ? "" : "      fault: {delay: " + plan_delay + "}\n";
-    std::string y = "defaults:\n  usage: {input_tokens: 1000, output_tokens: 200}\n  thinking: false\nrules:\n";
+    std::string y =
+        "defaults:\n  usage: {input_tokens: 1000, output_tokens: 200}\n  thinking: false\nrules:\n";
     y += "  - name: finish\n    match: {turn: 2}\n    reply: {text: \"Done.\"}\n";
     y += "  - name: plan-iterated\n    match: {loop_type: plan, user: \"" + trigger +
-         "\", first_user: \"`(\\\\.loopr/plans/[^`]+)`\"}\n    reply:\n" + delay + writer(plan(iterated_specs));
-    y += "  - name: plan\n    match: {loop_type: plan, first_user: \"`(\\\\.loopr/plans/[^`]+)`\"}\n    reply:\n" + delay +
-         writer(invalid_plan ? "# Not a plan\n\nNo sections at all.\n" : plan(specs));
-    y += "  - name: spec\n    match: {loop_type: spec, first_user: \"`(\\\\.loopr/specs/[^`]+)`\"}\n    reply:\n" +
-         writer("# Spec {{loop_id}}\n\n## Parent Plan\nThe plan.\n\n## Overview\nFiles.\n\n## Phases\n"
-                "1. **Part one**\n   Write part one.\n   - Files: code/x.txt\n");
-    y += "  - name: phase\n    match: {loop_type: phase, first_user: \"`(\\\\.loopr/phases/[^`]+)`\"}\n    reply:\n" +
-         writer("# Phase {{loop_id}}\n\n## Parent Spec\nThe spec.\n\n## Task\nWrite the file.\n\n"
-                "## Specific Work\n- Write it.\n\n## Success Criteria\n- check.sh passes.\n");
+         "\", first_user: \"`(\\\\.loopr/plans/[^`]+)`\"}\n    reply:\n" + delay +
+         writer(plan(iterated_specs));
+    y += "  - name: plan\n    match: {loop_type: plan, first_user: "
+         "\"`(\\\\.loopr/plans/[^`]+)`\"}\n    reply:\n" +
+         delay + writer(invalid_plan ? "# Not a plan\n\nNo sections at all.\n" : plan(specs));
+    y += "  - name: spec\n    match: {loop_type: spec, first_user: "
+         "\"`(\\\\.loopr/specs/[^`]+)`\"}\n    reply:\n" +
+         writer(
+             "# Spec {{loop_id}}\n\n## Parent Plan\nThe plan.\n\n## Overview\nFiles.\n\n## Phases\n"
+             "1. **Part one**\n   Write part one.\n   - Files: code/x.txt\n");
+    y += "  - name: phase\n    match: {loop_type: phase, first_user: "
+         "\"`(\\\\.loopr/phases/[^`]+)`\"}\n    reply:\n" +
+         writer(
+             "# Phase {{loop_id}}\n\n## Parent Spec\nThe spec.\n\n## Task\nWrite the file.\n\n"
+             "## Specific Work\n- Write it.\n\n## Success Criteria\n- check.sh passes.\n");
     y += "  - name: code\n    match: {loop_type: code}\n    reply:\n"
-         "      tool_use:\n        - name: write_file\n          input: {path: \"code/{{loop_id}}.txt\", content: \"made by {{loop_id}}\\n\"}\n";
+         "      tool_use:\n        - name: write_file\n          input: {path: "
+         "\"code/{{loop_id}}.txt\", content: \"made by {{loop_id}}\\n\"}\n";
     return y;
   }
 };
@@ -84,7 +93,9 @@ struct CliRun {
   std::string err;
   nlohmann::json json() const {
     auto j = nlohmann::json::parse(out, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n" << out << "\nstderr:\n" << err;
+    EXPECT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n"
+                                   << out << "\nstderr:\n"
+                                   << err;
     return j;
   }
 };
@@ -110,25 +121,33 @@ class CliE2E : public ::testing::Test {
   std::unique_ptr<MockLlm> mock;
 
   /// The repository: `check.sh` passes (or, with `code_passes` false, always fails).
-  void make_repo(const CliScript& script = {}, const std::string& merge = "auto", bool code_passes = true) {
-    write_file(dir / "check.sh", code_passes ? "echo ok\n" : "echo 'the test fails on purpose'; exit 1\n");
-    write_file(dir / ".gitignore", ".loopr/state/\n.loopr/run/\n.loopr/worktrees/\n.loopr/archive/\n.loopr/logs/\n");
+  void make_repo(const CliScript& script = {}, const std::string& merge = "auto",
+                 bool code_passes = true) {
+    write_file(dir / "check.sh",
+               code_passes ? "echo ok\n" : "echo 'the test fails on purpose'; exit 1\n");
+    write_file(dir / ".gitignore",
+               ".loopr/state/\n.loopr/run/\n.loopr/worktrees/\n.loopr/archive/\n.loopr/logs/\n");
     mock = std::make_unique<MockLlm>(script.yaml());
     write_file(dir / ".loopr/config.yml",
-               "base_branch: main\nmerge: " + merge + "\nllm:\n  provider: anthropic\n  model: claude-sonnet-5-5\n  base_url: " +
+               "base_branch: main\nmerge: " + merge +
+                   "\nllm:\n  provider: anthropic\n  model: claude-sonnet-5-5\n  base_url: " +
                    mock->url() +
-                   "\n  max_retries: 2\nconcurrency:\n  max_loops: 20\n  llm_slots: 8\n  requests_per_minute: 100000\n"
-                   "limits:\n  no_progress_iterations: 2\nloops:\n  code: {max_iterations: 2, validation: \"sh check.sh\", "
+                   "\n  max_retries: 2\nconcurrency:\n  max_loops: 20\n  llm_slots: 8\n  "
+                   "requests_per_minute: 100000\n"
+                   "limits:\n  no_progress_iterations: 2\nloops:\n  code: {max_iterations: 2, "
+                   "validation: \"sh check.sh\", "
                    "iteration_timeout: 1m}\n");
-    auto init = run_command("git init -q -b main . && git config user.name test && git config user.email t@t && "
-                            "git add -A && git commit -q -m init",
-                            dir.str());
+    auto init = run_command(
+        "git init -q -b main . && git config user.name test && git config user.email t@t && "
+        "git add -A && git commit -q -m init",
+        dir.str());
     ASSERT_EQ(init.exit_code, 0) << init.output;
   }
 
   /// The environment every loopr command (and so the daemon it starts) runs with.
   static std::string env_prefix() {
-    return "env -u LOOPR_PROVIDER -u LOOPR_MODEL -u LOOPR_LOG -u ANTHROPIC_BASE_URL -u OPENAI_BASE_URL "
+    return "env -u LOOPR_PROVIDER -u LOOPR_MODEL -u LOOPR_LOG -u ANTHROPIC_BASE_URL -u "
+           "OPENAI_BASE_URL "
            "-u OPENAI_API_KEY ANTHROPIC_API_KEY=test ";
   }
 
@@ -139,9 +158,10 @@ class CliE2E : public ::testing::Test {
   /// `loopr -C REPO args` with `input` on stdin; at most `timeout_s` seconds.
   CliRun loopr(const std::string& args, const std::string& input = "", int timeout_s = 120) {
     write_file(io / "in", input);
-    auto r = run_command("timeout " + std::to_string(timeout_s) + " " + loopr_command(args) + " < " +
-                         shell_quote((io / "in").string()) + " > " + shell_quote((io / "out").string()) + " 2> " +
-                         shell_quote((io / "err").string()));
+    auto r =
+        run_command("timeout " + std::to_string(timeout_s) + " " + loopr_command(args) + " < " +
+                    shell_quote((io / "in").string()) + " > " + shell_quote((io / "out").string()) +
+                    " 2> " + shell_quote((io / "err").string()));
     CliRun out{r.exit_code, read_file(io / "out"), read_file(io / "err")};
     return out;
   }
@@ -156,14 +176,19 @@ class CliE2E : public ::testing::Test {
     return out;
   }
 
-  bool wait_status(const std::string& id, const std::string& status, std::chrono::seconds timeout = std::chrono::seconds(60)) {
-    return wait_until([&] {
-      auto l = loops();
-      return l.count(id) && l[id]["status"] == status;
-    }, timeout);
+  bool wait_status(const std::string& id, const std::string& status,
+                   std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    return wait_until(
+        [&] {
+          auto l = loops();
+          return l.count(id) && l[id]["status"] == status;
+        },
+        timeout);
   }
 
-  std::string git(const std::string& args) { return run_command("git " + args + " 2>&1", dir.str()).output; }
+  std::string git(const std::string& args) {
+    return run_command("git " + args + " 2>&1", dir.str()).output;
+  }
 
   long daemon_pid() {
     std::ifstream in(dir / ".loopr/run/loopr.pid");
@@ -180,8 +205,14 @@ class CliE2E : public ::testing::Test {
       if (pid > 0) ::kill(static_cast<pid_t>(pid), SIGKILL);
     }
     if (HasFailure()) {
-      std::cerr << "daemon.out:\n" << run_command("tail -n 30 " + shell_quote((dir / ".loopr/logs/daemon.out").string())).output;
-      std::cerr << "daemon.log:\n" << run_command("tail -n 60 " + shell_quote((dir / ".loopr/logs/daemon.log").string())).output;
+      std::cerr << "daemon.out:\n"
+                << run_command("tail -n 30 " +
+                               shell_quote((dir / ".loopr/logs/daemon.out").string()))
+                       .output;
+      std::cerr << "daemon.log:\n"
+                << run_command("tail -n 60 " +
+                               shell_quote((dir / ".loopr/logs/daemon.log").string()))
+                       .output;
     }
   }
 };

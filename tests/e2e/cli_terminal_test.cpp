@@ -84,7 +84,9 @@ class Pty {
 
   // Reads what is there (waiting up to `ms`); false once the command has ended and nothing is left.
   bool read_some(int ms) {
-    struct pollfd p {master_, POLLIN, 0};
+    struct pollfd p {
+      master_, POLLIN, 0
+    };
     if (poll(&p, 1, ms) > 0) {
       char buf[4096];
       ssize_t n = read(master_, buf, sizeof buf);
@@ -119,7 +121,8 @@ TEST_F(CliE2E, ReviewOnATerminalTakesSingleKeysAndMultiLineFeedback) {
   // Gate 1: `i`, two lines of feedback, an empty line.
   ASSERT_TRUE(pty.wait_for("[a]pprove [r]eject [i]terate [s]kip")) << pty.output();
   EXPECT_NE(pty.output().find("Plan 001"), std::string::npos);
-  EXPECT_NE(pty.output().find("\x1b[1mOverview\x1b[0m"), std::string::npos) << "headings are bold on a terminal";
+  EXPECT_NE(pty.output().find("\x1b[1mOverview\x1b[0m"), std::string::npos)
+      << "headings are bold on a terminal";
   pty.type("i");
   ASSERT_TRUE(pty.wait_for("feedback for the next iteration")) << pty.output();
   pty.type("Please USE-GAMMA instead\r");
@@ -128,7 +131,8 @@ TEST_F(CliE2E, ReviewOnATerminalTakesSingleKeysAndMultiLineFeedback) {
   ASSERT_TRUE(pty.wait_for("001 with your feedback")) << pty.output();
   // Gate 2, on the new plan: approve with one key.
   ASSERT_TRUE(pty.wait_for("[a]pprove [r]eject [i]terate [s]kip", 2)) << pty.output();
-  EXPECT_NE(pty.output().find("spec-gamma"), std::string::npos) << "the plan iterated with the feedback";
+  EXPECT_NE(pty.output().find("spec-gamma"), std::string::npos)
+      << "the plan iterated with the feedback";
   pty.type("a");
   EXPECT_EQ(pty.wait_exit(), 0) << pty.output();
   EXPECT_NE(pty.output().find("plan 001 complete"), std::string::npos) << pty.output();
@@ -145,7 +149,8 @@ TEST_F(CliE2E, ReviewOnATerminalTakesSingleKeysAndMultiLineFeedback) {
   // The feedback reached the model in the plan's second prompt.
   bool seen = false;
   for (const auto& r : mock->requests())
-    if (r["headers"].value("x-loopr-loop-type", "") == "plan" && r["body"].dump().find("and keep it short") != std::string::npos)
+    if (r["headers"].value("x-loopr-loop-type", "") == "plan" &&
+        r["body"].dump().find("and keep it short") != std::string::npos)
       seen = true;
   EXPECT_TRUE(seen);
 }
@@ -193,18 +198,25 @@ TEST_F(CliE2E, LogsFollowSurvivesADaemonRestart) {
   make_repo();
   ASSERT_EQ(loopr("daemon").exit_code, 0);
   std::string out = (io / "follow.out").string(), err = (io / "follow.err").string();
-  auto bg = run_command(loopr_command("logs -f") + " > " + shell_quote(out) + " 2> " + shell_quote(err) +
-                        " < /dev/null & echo $!");
+  auto bg = run_command(loopr_command("logs -f") + " > " + shell_quote(out) + " 2> " +
+                        shell_quote(err) + " < /dev/null & echo $!");
   pid_t follower = static_cast<pid_t>(std::stol(bg.output));
   ASSERT_GT(follower, 0);
-  ASSERT_TRUE(wait_until([&] { return read_file(out).find("daemon_started") != std::string::npos; })) << read_file(out);
+  ASSERT_TRUE(wait_until([&] {
+    return read_file(out).find("daemon_started") != std::string::npos;
+  })) << read_file(out);
 
   ASSERT_EQ(loopr("daemon stop").exit_code, 0);
-  ASSERT_TRUE(wait_until([&] { return read_file(err).find("lost the daemon") != std::string::npos; })) << read_file(err);
+  ASSERT_TRUE(wait_until([&] {
+    return read_file(err).find("lost the daemon") != std::string::npos;
+  })) << read_file(err);
   ASSERT_EQ(loopr("daemon").exit_code, 0);
   ASSERT_EQ(loopr("submit 'After the restart'").exit_code, 0);
-  EXPECT_TRUE(wait_until([&] { return read_file(out).find("001  status_changed  running → awaiting_approval") != std::string::npos; }))
-      << read_file(out) << read_file(err);
+  EXPECT_TRUE(wait_until([&] {
+    return read_file(out).find("001  status_changed  running → awaiting_approval") !=
+           std::string::npos;
+  })) << read_file(out)
+      << read_file(err);
   EXPECT_NE(read_file(err).find("reconnected"), std::string::npos) << read_file(err);
   // Each event once: the first daemon_started is not repeated after the reconnect.
   std::string text = read_file(out);
@@ -220,12 +232,15 @@ TEST_F(CliE2E, WatchWithoutATerminalPrintsTheTreeOnChangeUntilInterrupted) {
   make_repo();
   ASSERT_EQ(loopr("daemon").exit_code, 0);
   std::string out = (io / "watch.out").string();
-  auto bg = run_command(loopr_command("watch") + " > " + shell_quote(out) + " 2>&1 < /dev/null & echo $!");
+  auto bg = run_command(loopr_command("watch") + " > " + shell_quote(out) +
+                        " 2>&1 < /dev/null & echo $!");
   pid_t watcher = static_cast<pid_t>(std::stol(bg.output));
-  ASSERT_TRUE(wait_until([&] { return read_file(out).find("no loops yet") != std::string::npos; })) << read_file(out);
-  ASSERT_EQ(loopr("submit --wait --yes 'Watch this'").exit_code, 0);
-  EXPECT_TRUE(wait_until([&] { return read_file(out).find("code-001-001-001  code   complete") != std::string::npos; }))
+  ASSERT_TRUE(wait_until([&] { return read_file(out).find("no loops yet") != std::string::npos; }))
       << read_file(out);
+  ASSERT_EQ(loopr("submit --wait --yes 'Watch this'").exit_code, 0);
+  EXPECT_TRUE(wait_until([&] {
+    return read_file(out).find("code-001-001-001  code   complete") != std::string::npos;
+  })) << read_file(out);
   EXPECT_EQ(read_file(out).find("\x1b["), std::string::npos);
   ::kill(watcher, SIGINT);
   EXPECT_TRUE(wait_until([&] { return process_gone(watcher); }, 5s));
@@ -252,7 +267,9 @@ TEST_F(CliE2E, CtrlCWhileSubmitWaitsLeavesTheLoopsRunningAndExits130) {
   ASSERT_TRUE(pty.wait_for("running")) << pty.output();
   pty.interrupt();
   EXPECT_EQ(pty.wait_exit(), 130) << pty.output();
-  EXPECT_NE(pty.output().find("stopped waiting for 001; its loops go on in the daemon"), std::string::npos) << pty.output();
+  EXPECT_NE(pty.output().find("stopped waiting for 001; its loops go on in the daemon"),
+            std::string::npos)
+      << pty.output();
   std::string out = pty.output();
   EXPECT_GT(out.rfind("\x1b[?25h"), out.rfind("\x1b[?25l")) << "the cursor is shown again";
   EXPECT_TRUE(wait_status("001", "awaiting_approval")) << "the daemon went on without the CLI";
