@@ -69,9 +69,8 @@ int run(int argc, char** argv) {
   auto* daemon_stop =
       daemon->add_subcommand("stop",
                              "Stop the daemon gracefully and wait until it has exited (exit 3 if "
-                             "not running); running iterations are cut "
-                             "short and their loops resume from their last recorded iteration when "
-                             "the daemon starts again");
+                             "not running): running iterations are cut short, what they wrote is "
+                             "checkpointed, and their loops resume when the daemon starts again");
 
   std::vector<std::string> request;
   bool wait = false, yes = false;
