@@ -212,8 +212,27 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
     LOOPR_ASSIGN(bool has, r.has_branch(branch));
     if (!has) LOOPR_TRY(r.create_branch(branch, integration));
     set_aside_stray_folder(r, loop.id);
+    // A registered worktree the record does not name was being made when a daemon died: its
+    // checkout may be half done, and nothing of the loop's work is in it yet. Make it again.
+    if (loop.worktree.empty() && r.worktree(loop.id)) {
+      auto removed = r.remove_worktree(loop.id, git::RemoveMode::force);
+      if (!removed) return removed.take_error();
+      spdlog::warn("loop {}: remade the worktree an interrupted start left behind", loop.id);
+    }
     auto existing = r.worktree(loop.id);
     Result<git::Worktree> wt = existing ? std::move(existing) : r.add_worktree(loop.id, branch);
+    if (!wt) {
+      // A registration a killed daemon left half made (`.git/worktrees/<id>` without what git
+      // needs to open it) blocks the name: drop it and try once more.
+      std::error_code ec;
+      auto admin = r.git_dir() / "worktrees" / loop.id;
+      if (std::filesystem::exists(admin, ec) && !r.worktree(loop.id)) {
+        spdlog::warn("loop {}: removing the half-made worktree registration {}", loop.id, admin.string());
+        std::filesystem::remove_all(admin, ec);
+        set_aside_stray_folder(r, loop.id);
+        wt = r.add_worktree(loop.id, branch);
+      }
+    }
     if (!wt) return wt.take_error();
     loop.worktree = wt->path().string();
     loop.branch = branch;
@@ -1115,6 +1134,27 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
     auto sweep = [this, status_of]() -> Result<void> {
       LOOPR_ASSIGN(git::Repository r, repo());
       std::error_code ec;
+      // Lock files a killed daemon left on loopr's own refs and worktrees: only this daemon
+      // writes those (it holds the pid lock), so any lock there now is stale and would fail
+      // every later branch or worktree change.
+      std::vector<std::filesystem::path> locks;
+      for (auto it = std::filesystem::recursive_directory_iterator(r.git_dir() / "refs/heads/loopr", ec);
+           !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
+        if (it->path().extension() == ".lock") locks.push_back(it->path());
+      ec.clear();
+      for (auto it = std::filesystem::directory_iterator(r.git_dir() / "worktrees", ec);
+           !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+        if (!type_of_id(it->path().filename().string())) continue;
+        std::error_code inner;
+        for (auto f = std::filesystem::directory_iterator(it->path(), inner);
+             !inner && f != std::filesystem::directory_iterator(); f.increment(inner))
+          if (f->path().extension() == ".lock") locks.push_back(f->path());
+      }
+      for (const auto& lock : locks) {
+        std::filesystem::remove(lock, ec);
+        spdlog::warn("recovery: removed the stale git lock {}", lock.string());
+      }
+      ec.clear();
       for (auto it = std::filesystem::directory_iterator(ctx.paths.worktrees_dir(), ec);
            !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
         std::string id = it->path().filename().string();

@@ -52,6 +52,19 @@ const std::set<std::string> kTreeIds = {"001",         "001-001",          "001-
 
 class FaultTest : public DaemonFixture {
  protected:
+  // The rules mock-llm answered one loop's requests with, in order (for failure messages).
+  std::string model_calls(const std::string& id) {
+    std::string out;
+    for (auto& r : mock->requests()) {
+      if (r["headers"].value("x-loopr-loop-id", "") != id) continue;
+      std::string body = r["body"].dump();
+      auto at = body.find("(iteration ");
+      out += std::to_string(r.value("t_ms", 0LL)) + " " + (r["rule"].is_string() ? r["rule"].get<std::string>() : "-") + " " +
+             (at == std::string::npos ? "" : body.substr(at, 20)) + " status=" + r["status"].dump() + "\n";
+    }
+    return out;
+  }
+
   // Every loop of the 11-loop tree complete, each with exactly `code_iterations` (code) or 1
   // iteration, numbered 1..n, the last passed; main has the four code files.
   void expect_clean_result(int code_iterations) {
@@ -64,7 +77,7 @@ class FaultTest : public DaemonFixture {
       auto shown = api("GET", "/v1/loops/" + id);
       const auto& its = shown.body["iterations"];
       int expected = l["type"] == "code" ? code_iterations : 1;
-      EXPECT_EQ(l["iteration"], expected) << id;
+      EXPECT_EQ(l["iteration"], expected) << id << "\n" << its.dump() << "\n" << model_calls(id);
       ASSERT_EQ(static_cast<int>(its.size()), expected) << id << ": " << its.dump();
       for (std::size_t i = 0; i < its.size(); ++i) EXPECT_EQ(its[i]["n"], static_cast<int>(i + 1)) << id;
       EXPECT_EQ(its.back()["status"], "passed") << id;
