@@ -366,8 +366,19 @@ std::string format_event_line(const json& e, const Style& style) {
     std::string name = str_field(d, "name");
     if (name.empty()) name = str_field(d, "tool");
     text = name.empty() ? compact(d) : name;
-    for (const char* k : {"input", "summary"})
-      if (d.contains(k)) text += " " + one_line(compact(d[k], 120), 120);
+    // The argument that says what the call did (a path, a command, a pattern) rather than the
+    // whole input, which for write_file is the file.
+    const json& in = d.contains("input") && d["input"].is_object() ? d["input"] : empty;
+    std::string what;
+    for (const char* k : {"path", "command", "pattern"})
+      if (in.contains(k) && in[k].is_string()) {
+        what = in[k].get<std::string>();
+        break;
+      }
+    if (!what.empty())
+      text += " " + one_line(what, 120);
+    else if (d.contains("input"))
+      text += " " + one_line(compact(d["input"], 120), 120);
     if (d.value("is_error", false)) text += " " + style.red("(error)");
   } else if (type == "merged") {
     std::string sha = str_field(d, "sha");

@@ -198,6 +198,22 @@ TEST(FormatTest, EventLines) {
          {"type", "merged"},
          {"data", {{"into", "main"}, {"sha", "0123456789abcdef"}}}};
   EXPECT_NE(format_event_line(m, plain).find("merged into main at 0123456789"), std::string::npos);
+  json t{{"seq", 8},
+         {"time", "2026-11-21T08:00:00.000Z"},
+         {"loop_id", "code-001-001-001"},
+         {"type", "tool_called"},
+         {"data",
+          {{"tool", "write_file"},
+           {"input", {{"path", "add.sh"}, {"content", "echo hi"}}},
+           {"turn", 1}}}};
+  EXPECT_NE(format_event_line(t, plain).find("tool_called  write_file add.sh"), std::string::npos)
+      << format_event_line(t, plain);
+  json c{{"seq", 9},
+         {"time", "2026-11-21T08:00:00.000Z"},
+         {"loop_id", "code-001-001-001"},
+         {"type", "tool_called"},
+         {"data", {{"tool", "run_command"}, {"input", {{"command", "make test"}}}}}};
+  EXPECT_NE(format_event_line(c, plain).find("run_command make test"), std::string::npos);
   json f{{"seq", 6},
          {"time", "2026-11-21T08:00:00.000Z"},
          {"loop_id", "001"},
