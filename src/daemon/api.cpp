@@ -205,6 +205,8 @@ awaitable<Response> Api::handle(Request req) {
                        {"status", it.status},
                        {"exit_code", it.exit_code ? nlohmann::json(*it.exit_code) : nlohmann::json(nullptr)},
                        {"cost_usd", it.usage.cost_usd},
+                       {"input_tokens", it.usage.input_tokens},
+                       {"output_tokens", it.usage.output_tokens},
                        {"duration_ms", it.duration_ms},
                        {"summary", it.summary}});
       j["iterations"] = std::move(its);
@@ -300,6 +302,8 @@ awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
       if (!sent) co_return;
     }
   }
+  // `follow=false`: the stored history only (what `loopr logs` without -f prints).
+  if (auto f = req.query.find("follow"); f != req.query.end() && (f->second == "false" || f->second == "0")) co_return;
   const std::uint64_t replayed = last;
   auto last_ping = std::chrono::steady_clock::now();
   while (!out->closed()) {

@@ -85,9 +85,23 @@ TEST_F(DaemonTreeTest, SubmitApproveAndTheWholeTreeLandsOnTheBaseBranch) {
   std::size_t created = 0;
   for (const auto& e : events) created += e.event == "loop_created";
   EXPECT_EQ(created, 11u);
+  // follow=false: the stored history, then the stream ends.
+  std::size_t history = 0;
+  auto ended = client().stream("/v1/events?since=0&follow=false", [&](const daemon::SseMessage&) {
+    ++history;
+    return true;
+  });
+  ASSERT_FALSE(ended.ok());
+  EXPECT_EQ(ended.error().code, ErrorCode::io);
+  EXPECT_GE(history, events.size());
+  // Iterations carry their tokens (two model calls of 1,000 in / 200 out each).
+  auto code = api("GET", "/v1/loops/code-001-001-001");
+  ASSERT_EQ(code.body["iterations"].size(), 1u);
+  EXPECT_EQ(code.body["iterations"][0]["input_tokens"], 2000);
+  EXPECT_EQ(code.body["iterations"][0]["output_tokens"], 400);
 
-  auto [code, took] = stop_daemon();
-  EXPECT_EQ(code, 0);
+  auto [exit_code, took] = stop_daemon();
+  EXPECT_EQ(exit_code, 0);
   EXPECT_LT(took.count(), 5000);
   EXPECT_FALSE(std::filesystem::exists(paths().socket()));
 }
