@@ -38,9 +38,11 @@ class CappedBuffer {
   std::size_t total() const { return total_; }
 
   std::string str() const {
-    if (tail_.size() <= tail_cap_) return head_ + tail_;
+    // Nothing dropped: the text as it came. (A trimmed tail can be exactly `tail_cap_` long, so
+    // its size alone does not say whether bytes were dropped.)
+    if (total_ == head_.size() + tail_.size() && tail_.size() <= tail_cap_) return head_ + tail_;
     std::string_view kept(tail_);
-    kept.remove_prefix(tail_.size() - tail_cap_);
+    if (kept.size() > tail_cap_) kept.remove_prefix(kept.size() - tail_cap_);
     return cap_head_tail_join(head_, kept, total_ - head_.size() - kept.size());
   }
 
