@@ -104,6 +104,60 @@ TEST(TaskStoreTest, ChildrenStatusAndPlanQueries) {
   EXPECT_EQ(store->list_loops()->size(), 7u);
 }
 
+// loops_of_plan reads the tree's key ranges only; plans whose ids share a prefix stay apart.
+TEST(TaskStoreTest, LoopsOfPlanKeepsTreesWithSimilarIdsApart) {
+  TempDir dir;
+  auto store = open_store(dir);
+  for (const char* plan : {"001", "0010", "002"}) {
+    std::string p = plan;
+    ASSERT_TRUE(store->create_loop(make_loop(p, LoopType::plan, "", 0)).ok());
+    ASSERT_TRUE(store->create_loop(make_loop(p + "-001", LoopType::spec, p, 1)).ok());
+    ASSERT_TRUE(store->create_loop(make_loop(p + "-001-001", LoopType::phase, p + "-001", 1)).ok());
+    ASSERT_TRUE(
+        store->create_loop(make_loop("code-" + p + "-001-001", LoopType::code, p + "-001-001", 1))
+            .ok());
+  }
+  auto ids = [&](const std::string& plan) {
+    std::vector<std::string> out;
+    auto loops = store->loops_of_plan(plan);
+    EXPECT_TRUE(loops.ok());
+    if (loops.ok())
+      for (const auto& l : *loops) out.push_back(l.id);
+    return out;
+  };
+  EXPECT_EQ(ids("001"),
+            (std::vector<std::string>{"001", "001-001", "001-001-001", "code-001-001-001"}));
+  EXPECT_EQ(ids("0010"),
+            (std::vector<std::string>{"0010", "0010-001", "0010-001-001", "code-0010-001-001"}));
+  EXPECT_TRUE(ids("003").empty());
+  EXPECT_EQ(store->list_loops()->size(), 12u);
+}
+
+// count_by_status reads only the top-level status: a "status" inside the context is not it.
+TEST(TaskStoreTest, CountByStatusMatchesTheRecords) {
+  TempDir dir;
+  auto store = open_store(dir);
+  EXPECT_TRUE(store->count_by_status()->empty());
+  ASSERT_TRUE(store->create_loop(make_loop("001", LoopType::plan, "", 0)).ok());
+  ASSERT_TRUE(store->create_loop(make_loop("001-001", LoopType::spec, "001", 1)).ok());
+  Loop spec = make_loop("001-002", LoopType::spec, "001", 2);
+  spec.status = LoopStatus::complete;
+  spec.context["status"] = "failed";
+  spec.context["nested"] = {{"status", "blocked"}, {"list", {{{"status", "paused"}}}}};
+  spec.task = "quotes \\\"status\\\":\\\"stopped\\\" and \\\\ in the text\"status\":\"failed\"";
+  spec.progress = "{\"status\": \"failed\"} [\"status\"]";
+  ASSERT_TRUE(store->create_loop(spec).ok());
+  Loop running = *store->get_loop("001");
+  ASSERT_TRUE(running.transition_to(LoopStatus::running).ok());
+  ASSERT_TRUE(store->update_loop(running).ok());
+
+  auto counts = store->count_by_status();
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(*counts,
+            (std::map<LoopStatus, std::size_t>{
+                {LoopStatus::pending, 1}, {LoopStatus::running, 1}, {LoopStatus::complete, 1}}));
+}
+
 TEST(TaskStoreTest, CommitIterationWritesLoopRecordAndEventsTogether) {
   TempDir dir;
   auto store = open_store(dir);

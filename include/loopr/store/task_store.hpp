@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -86,6 +87,9 @@ class TaskStore {
   Result<std::vector<Loop>> loops_with_status(LoopStatus status) const;
   /// Every loop of a plan's tree (the plan included).
   Result<std::vector<Loop>> loops_of_plan(const std::string& plan_id) const;
+  /// How many loops have each status (statuses with none are left out). Reads only each record's
+  /// status, several times faster than list_loops() (GET /v1/health with 10,000 loops).
+  Result<std::map<LoopStatus, std::size_t>> count_by_status() const;
 
   // -- iterations
   /// The loop's new state (CAS) and its iteration record (+ events) in ONE atomic write.
