@@ -1,6 +1,8 @@
 #include "git/move_branch.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <fstream>
 
 namespace loopr::git::detail {
 
@@ -10,6 +12,15 @@ Result<std::optional<std::string>> symbolic_head(git_repository* repo) {
   LOOPR_ASSIGN(RefPtr head, make<RefPtr>("reading HEAD", git_reference_lookup, repo, "HEAD"));
   if (git_reference_type(head.get()) != GIT_REFERENCE_SYMBOLIC) return std::optional<std::string>();
   return std::optional<std::string>(git_reference_symbolic_target(head.get()));
+}
+
+// The first line of a small file, trailing whitespace dropped; empty if it cannot be read.
+std::string read_first_line(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  if (!in || !std::getline(in, line)) return {};
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+  return line;
 }
 
 int collect_conflict(git_checkout_notify_t /*why*/, const char* path, const git_diff_file*,
@@ -50,11 +61,30 @@ Result<std::optional<std::filesystem::path>> find_checkout(git_repository* main_
   using Found = std::optional<std::filesystem::path>;
   LOOPR_ASSIGN(auto main_head, symbolic_head(main_repo));
   if (main_head && *main_head == ref_name) return Found(workdir_of(main_repo));
-  StrArray names;
-  LOOPR_TRY(check(git_worktree_list(&names.arr, main_repo), "listing worktrees"));
-  for (std::size_t i = 0; i < names.arr.count; ++i) {
+  // Each linked worktree's HEAD is git's file `<common-dir>/worktrees/<name>/HEAD`: read those (as
+  // git does) and open only a worktree that names the branch. Opening every registered worktree
+  // as a repository (what git_branch_is_checked_out does) costs ~40 system calls and three config
+  // files each, at every merge: quadratic with a daemon's 1,000 worktrees (tools/bench/RESULTS.md).
+  const std::filesystem::path registry =
+      std::filesystem::path(git_repository_commondir(main_repo)) / "worktrees";
+  const std::string wanted = "ref: " + ref_name;
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(registry, ec)) {
+    std::string head = read_first_line(entry.path() / "HEAD");
+    // An unreadable HEAD gets libgit2's full look below rather than a guess.
+    if (head.empty() || head == wanted) names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  if (names.empty()) return Found();
+  StrArray known;  // the folders git counts as worktrees (a lookup of any other fails)
+  LOOPR_TRY(check(git_worktree_list(&known.arr, main_repo), "listing worktrees"));
+  for (const auto& name : names) {
+    if (std::none_of(known.arr.strings, known.arr.strings + known.arr.count,
+                     [&](const char* k) { return name == k; }))
+      continue;
     LOOPR_ASSIGN(WorktreePtr wt, make<WorktreePtr>("looking up a worktree", git_worktree_lookup,
-                                                   main_repo, names.arr.strings[i]));
+                                                   main_repo, name.c_str()));
     // A registration whose folder is gone has no files to update.
     if (git_worktree_validate(wt.get()) != 0) continue;
     LOOPR_ASSIGN(RepoPtr repo,

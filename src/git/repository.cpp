@@ -5,6 +5,7 @@
 
 #include "git/history.hpp"
 #include "git/libgit2.hpp"
+#include "git/move_branch.hpp"
 
 namespace loopr::git {
 
@@ -86,9 +87,8 @@ Result<void> Repository::delete_branch(const std::string& name) const {
   if (rc == GIT_ENOTFOUND) return make_error(ErrorCode::not_found, "no branch '" + name + "'");
   LOOPR_TRY(check(rc, "looking up branch '" + name + "'"));
   auto registry = lock_worktree_registry();
-  int out = git_branch_is_checked_out(ref.get());
-  LOOPR_TRY(check(out, "checking where '" + name + "' is checked out"));
-  if (out == 1) {
+  LOOPR_ASSIGN(auto checked_out, find_checkout(repo.get(), git_reference_name(ref.get())));
+  if (checked_out) {
     return make_error(ErrorCode::conflict,
                       "branch '" + name + "' is checked out in a work tree; not deleting it");
   }

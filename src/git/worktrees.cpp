@@ -10,6 +10,7 @@
 #include <loopr/git/repository.hpp>
 
 #include "git/libgit2.hpp"
+#include "git/move_branch.hpp"
 
 namespace loopr::git {
 
@@ -81,14 +82,17 @@ Result<void> prune(git_worktree* wt, unsigned flags) {
 }
 
 // libgit2 1.5 answers a lookup of an unknown worktree with a bare -1 (no GIT_ENOTFOUND, no
-// message), so whether git knows the name is asked from its list first.
+// message), so whether git knows the name is asked first, the way git_worktree_list decides it
+// for each entry: `<common-dir>/worktrees/<name>` holds the files commondir, gitdir and HEAD.
+// Three stats for the one name, not three per registered worktree (a daemon has 1,000).
 Result<bool> has_worktree(git_repository* repo, const std::string& name) {
-  StrArray names;
-  LOOPR_TRY(check(git_worktree_list(&names.arr, repo), "listing worktrees"));
-  for (std::size_t i = 0; i < names.arr.count; ++i) {
-    if (name == names.arr.strings[i]) return true;
+  const std::filesystem::path dir =
+      std::filesystem::path(git_repository_commondir(repo)) / "worktrees" / name;
+  std::error_code ec;
+  for (const char* file : {"commondir", "gitdir", "HEAD"}) {
+    if (!std::filesystem::is_regular_file(dir / file, ec)) return false;
   }
-  return false;
+  return true;
 }
 
 Result<WorktreePtr> lookup_worktree(git_repository* repo, const std::string& name) {
@@ -113,6 +117,55 @@ void discard_partial_worktree(git_repository* repo, const std::string& name,
   }
   std::error_code ec;
   std::filesystem::remove_all(path, ec);
+}
+
+Result<void> write_text(const std::filesystem::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return make_error(ErrorCode::io, "cannot write " + file.string());
+  return loopr::ok();
+}
+
+// What git_worktree_add does (libgit2 1.5 src/libgit2/worktree.c: the same files, contents and
+// checkout), without its git_branch_is_checked_out: that opens every registered worktree as a
+// repository (~40 system calls and three config files each), which made adding the 1,000th
+// worktree of a daemon several times slower than the first (tools/bench/RESULTS.md). The caller
+// has asked find_checkout instead, under the registry lock. Returns the work tree's path.
+Result<std::filesystem::path> write_worktree(git_repository* repo, const std::string& name,
+                                             const std::filesystem::path& path,
+                                             const std::string& ref_name) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path common = fs::canonical(git_repository_commondir(repo), ec);
+  if (ec) return make_error(ErrorCode::io, "resolving the git directory: " + ec.message());
+  const fs::path gitdir = common / "worktrees" / name;
+  // Both folders must be new (libgit2: GIT_MKDIR_EXCL).
+  if (!fs::create_directory(gitdir, ec) || ec) {
+    return make_error(
+        ec ? ErrorCode::io : ErrorCode::already_exists,
+        "cannot create " + gitdir.string() + (ec ? ": " + ec.message() : ": it exists"));
+  }
+  auto fill = [&]() -> Result<fs::path> {
+    if (!fs::create_directory(path, ec) || ec) {
+      return make_error(
+          ec ? ErrorCode::io : ErrorCode::already_exists,
+          "cannot create " + path.string() + (ec ? ": " + ec.message() : ": it exists"));
+    }
+    const fs::path workdir = fs::canonical(path, ec);
+    if (ec) return make_error(ErrorCode::io, "resolving " + path.string() + ": " + ec.message());
+    LOOPR_TRY(write_text(workdir / ".git", "gitdir: " + gitdir.string() + "/\n"));
+    LOOPR_TRY(write_text(gitdir / "commondir", common.string() + "/\n"));
+    LOOPR_TRY(write_text(gitdir / "gitdir", (workdir / ".git").string() + "\n"));
+    LOOPR_TRY(write_text(gitdir / "HEAD", "ref: " + ref_name + "\n"));
+    LOOPR_ASSIGN(RepoPtr wt, open_repo(workdir, OpenMode::exact));
+    git_checkout_options opts = GIT_CHECKOUT_OPTIONS_INIT;  // SAFE, git_worktree_add's default
+    LOOPR_TRY(check(git_checkout_head(wt.get(), &opts), "checking out " + workdir.string()));
+    return workdir;
+  };
+  auto made = fill();
+  if (!made) fs::remove_all(gitdir, ec);  // the caller removes the work tree's folder
+  return made;
 }
 
 std::filesystem::path worktree_path(git_worktree* wt) {
@@ -152,30 +205,22 @@ Result<Worktree> Repository::add_worktree(const std::string& loop_id,
   RefPtr ref(ref_raw);
   if (rc == GIT_ENOTFOUND) return make_error(ErrorCode::not_found, "no branch '" + branch + "'");
   LOOPR_TRY(check(rc, "looking up branch '" + branch + "'"));
-  int out = git_branch_is_checked_out(ref.get());
-  LOOPR_TRY(check(out, "checking where '" + branch + "' is checked out"));
-  if (out == 1) {
+  LOOPR_ASSIGN(auto checked_out, find_checkout(repo.get(), ref_name));
+  if (checked_out) {
     return make_error(ErrorCode::conflict, "branch '" + branch + "' is already checked out");
   }
-  // Made here, not by libgit2: it creates `<git-dir>/worktrees` with O_EXCL semantics, which
-  // fails when two threads add the first worktrees at once.
+  // Folders that exist once the first worktree is made (two threads may both make them).
   std::filesystem::create_directories(path.parent_path(), ec);
   if (!ec) std::filesystem::create_directories(git_dir_ / "worktrees", ec);
   if (ec) {
     return make_error(ErrorCode::io, "creating folders for " + path.string() + ": " + ec.message());
   }
-
-  git_worktree_add_options opts = GIT_WORKTREE_ADD_OPTIONS_INIT;
-  opts.ref = ref.get();
-  git_worktree* added_raw = nullptr;
-  rc = git_worktree_add(&added_raw, repo.get(), loop_id.c_str(), path.c_str(), &opts);
-  WorktreePtr added(added_raw);
-  if (rc < 0) {
-    Error error = error_from(rc, "adding worktree " + path.string());
+  auto made = write_worktree(repo.get(), loop_id, path, ref_name);
+  if (!made) {
     discard_partial_worktree(repo.get(), loop_id, path);
-    return error;
+    return made.take_error();
   }
-  return Worktree(worktree_path(added.get()));
+  return Worktree(*made);
 }
 
 Result<Worktree> Repository::worktree(const std::string& loop_id) const {

@@ -125,6 +125,43 @@ TEST(WorktreeTest, AddRefusesWhatWouldClobberOrCannotWork) {
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 
+// Where a branch is checked out is read from git's HEAD files (not by opening every worktree):
+// the main work tree and a linked one count, a registration whose folder is gone does not, and a
+// worktree the git CLI made is seen like loopr's own. The files loopr writes for a worktree are
+// the ones the CLI reads (`git -C <worktree> status` works, `git worktree list` names the branch).
+TEST(WorktreeTest, CheckedOutBranchesAreFoundFromHeadFiles) {
+  TestRepo t;
+  Repository repo = t.open();
+  auto in_main = repo.add_worktree("main-branch", "trunk");
+  ASSERT_FALSE(in_main.ok());
+  EXPECT_EQ(in_main.error().code, ErrorCode::conflict);
+
+  ASSERT_OK(repo.create_branch("by-cli", "trunk"));
+  run_git(t.root(), "worktree add -q " + (t.root().parent_path() / "cli-wt").string() + " by-cli");
+  auto in_cli = repo.add_worktree("cli-branch", "by-cli");
+  ASSERT_FALSE(in_cli.ok());
+  EXPECT_EQ(in_cli.error().code, ErrorCode::conflict);
+  auto delete_cli = repo.delete_branch("by-cli");
+  ASSERT_FALSE(delete_cli.ok());
+  EXPECT_EQ(delete_cli.error().code, ErrorCode::conflict);
+
+  Worktree wt = add_loop(repo, "001");
+  EXPECT_EQ(run_git(wt.path(), "rev-parse --abbrev-ref HEAD"),
+            git::loop_branch("001", "001") + "\n");
+  EXPECT_EQ(run_git(wt.path(), "status --porcelain"), "");
+  EXPECT_EQ(cli_worktrees(t.root())[wt.path().string()], git::loop_branch("001", "001"));
+  auto delete_loop = repo.delete_branch(git::loop_branch("001", "001"));
+  ASSERT_FALSE(delete_loop.ok());
+  EXPECT_EQ(delete_loop.error().code, ErrorCode::conflict);
+
+  // Its folder deleted by hand: the branch is free again (git itself would say "prunable").
+  std::filesystem::remove_all(wt.path());
+  ASSERT_OK(repo.delete_branch(git::loop_branch("001", "001")));
+  run_git(t.root(), "worktree remove --force " + (t.root().parent_path() / "cli-wt").string());
+  run_git(t.root(), "worktree prune");
+  EXPECT_TRUE(fsck_clean(t.root()));
+}
+
 TEST(WorktreeTest, AFolderDeletedByHandCanBeAddedAgain) {
   TestRepo t;
   Repository repo = t.open();
