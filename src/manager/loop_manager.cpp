@@ -125,6 +125,8 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
   int bus_subscription = -1;
   /// Loops the user paused: children spawned under them meanwhile start paused too.
   std::set<std::string> paused_roots;
+  /// on_complete calls under way (waiting for the tree lock or holding it), per plan.
+  std::map<std::string, int> completions;
 
   bool under_paused_root(const std::string& id) const {
     for (const auto& root : paused_roots)
@@ -391,6 +393,16 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
   // merge the tree into the base branch when it is all complete. Each step checks the store
   // first, so calling it again (after a crash, twice) does nothing twice.
   awaitable<void> on_complete(std::string id) {
+    // Counted before the lock: completions queued behind this one make check_tree_complete wait
+    // for the last of them.
+    struct Completing {
+      std::map<std::string, int>& count;
+      std::string plan;
+      ~Completing() {
+        if (--count[plan] == 0) count.erase(plan);
+      }
+    } completing{completions, root_plan_id(id)};
+    ++completions[completing.plan];
     auto guard = co_await tree_lock.lock();
     auto loaded = co_await load(id);
     if (!loaded || loaded->status != LoopStatus::complete) co_return;
@@ -625,6 +637,13 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
   // Every loop of the tree complete (and every parent's children spawned): merge into the base
   // branch (`merge: auto`) or wait for `loopr merge` (`merge: manual`).
   awaitable<void> check_tree_complete(std::string plan) {
+    // A loop of this tree still has a run: the tree is not complete, and that run's own
+    // after_run checks again when it ends. Skipping the store read here keeps a tree of 1,000
+    // code loops from decoding the whole tree at each of its 1,000 completions (quadratic).
+    for (const auto& [rid, run] : runs)
+      if (root_plan_id(rid) == plan) co_return;
+    // Another completion of this tree waits for the tree lock: it checks after its own merge.
+    if (auto it = completions.find(plan); it != completions.end() && it->second > 1) co_return;
     auto loops = co_await plan_loops(plan);
     if (!loops) co_return;
     const Loop* root = nullptr;
