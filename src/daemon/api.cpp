@@ -83,6 +83,7 @@ struct Api::State {
   manager::LoopManager& manager;
   ApiInfo info;
   State(engine::EngineContext& c, manager::LoopManager& m, ApiInfo i) : ctx(c), manager(m), info(std::move(i)) {}
+  net::thread_pool& reads() { return info.read_pool ? *info.read_pool : ctx.pool; }
 };
 
 Api::Api(engine::EngineContext& ctx, manager::LoopManager& manager, ApiInfo info)
@@ -111,15 +112,14 @@ awaitable<Response> Api::handle(Request req) {
 
   if (what == "health" && parts.size() == 2) {
     if (req.method != "GET") co_return method_not_allowed("GET");
-    auto list = [&s] { return s.ctx.store.list_loops(); };
-    auto loops = co_await run_blocking(s.ctx.pool, list);
+    auto count = [&s] { return s.ctx.store.count_by_status(); };
+    auto by_status = co_await run_blocking(s.reads(), count);
     nlohmann::json counts = nlohmann::json::object();
     std::size_t total = 0;
-    if (loops)
-      for (const auto& l : *loops) {
-        ++total;
-        std::string key = to_string(l.status);
-        counts[key] = counts.value(key, 0) + 1;
+    if (by_status)
+      for (const auto& [status, n] : *by_status) {
+        total += n;
+        counts[to_string(status)] = n;
       }
     counts["total"] = total;
     TimestampMs now = now_ms();
@@ -168,7 +168,7 @@ awaitable<Response> Api::handle(Request req) {
     if (req.method != "GET") co_return method_not_allowed("GET");
     bool all = req.query.count("all") && req.query["all"] != "false" && req.query["all"] != "0";
     auto list = [&s] { return s.ctx.store.list_loops(); };
-    auto loops = co_await run_blocking(s.ctx.pool, list);
+    auto loops = co_await run_blocking(s.reads(), list);
     if (!loops) co_return error_of(loops.error());
     std::vector<const Loop*> shown;
     for (const auto& l : *loops)
@@ -195,7 +195,7 @@ awaitable<Response> Api::handle(Request req) {
         LOOPR_ASSIGN(std::vector<IterationRecord> its, s.ctx.store.iterations(id));
         return std::make_pair(std::move(l), std::move(its));
       };
-      auto got = co_await run_blocking(s.ctx.pool, get);
+      auto got = co_await run_blocking(s.reads(), get);
       if (!got) co_return error_of(got.error());
       const auto& [loop, iterations] = *got;
       nlohmann::json j = loop_json(loop);
@@ -293,7 +293,7 @@ awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
   while (!out->closed()) {
     std::uint64_t after = last;
     auto read = [&s, after] { return s.ctx.store.events_since(after, 1000); };
-    auto batch = co_await run_blocking(s.ctx.pool, read);
+    auto batch = co_await run_blocking(s.reads(), read);
     if (!batch || batch->empty()) break;
     for (const auto& e : *batch) {
       last = e.seq;

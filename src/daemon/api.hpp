@@ -17,6 +17,9 @@ struct ApiInfo {
   std::string repo;
   std::function<void()> request_shutdown;  ///< `POST /v1/shutdown`
   std::function<bool()> shutting_down;
+  /// Where the routes read the store. Its own pool, so that `loopr list` and health answer while
+  /// the engine's pool is queued up with git work (1,000 worktrees at start); null: the engine's.
+  net::thread_pool* read_pool = nullptr;
 };
 
 class Api {

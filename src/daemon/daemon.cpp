@@ -84,6 +84,7 @@ struct Daemon {
   std::shared_ptr<Config> config;
   net::io_context io{1};
   net::thread_pool pool{4};
+  net::thread_pool api_reads{2};  ///< the control API's store reads (ApiInfo::read_pool)
   std::unique_ptr<TaskStore> store;
   std::unique_ptr<llm::LlmClient> llm;
   std::unique_ptr<engine::Scheduler> scheduler;
@@ -124,6 +125,7 @@ struct Daemon {
     info.repo = paths.root.string();
     info.request_shutdown = [this] { begin_shutdown("shutdown requested over the API"); };
     info.shutting_down = [this] { return stopping; };
+    info.read_pool = &api_reads;
     api = std::make_unique<Api>(*ctx, *manager, info);
     server = std::make_unique<HttpServer>(io, api->routes());
     return ok();
@@ -231,6 +233,7 @@ Result<void> run_daemon(const DaemonOptions& options) {
   daemon->io.restart();
   daemon->io.run_for(std::chrono::milliseconds(500));
   daemon->pool.join();
+  daemon->api_reads.join();
   // Model calls abandoned by the stop may still be parked in the io_context; destroying them
   // would touch the client and scheduler they belong to. The store is closed cleanly (nothing
   // runs any more: the io_context is stopped, the pool joined); the rest is left to the exit.
