@@ -2,7 +2,7 @@
 // Adds 100 worktrees of a 5,000-file repository with loopr and with `git worktree add`, then
 // times checkpoint commits of a 1-file and a 1,000-file change. Prints figures; asserts nothing.
 //
-// Usage: git_bench [worktrees=100] [files=5000]
+// Usage: git_bench [worktrees=100] [files=5000] [merges=300]
 #include <stdlib.h>
 
 #include <algorithm>
@@ -148,6 +148,44 @@ int main(int argc, char** argv) {
   std::printf("checkpoint with nothing changed:  loopr %7.1f ms (median of 5)\n",
               median(nothing_ms));
   std::fflush(stdout);
+
+  // Merges into a moving integration branch: `merges` loop branches, each one commit (a new
+  // file) on the same integration tip, merged one after the other as a plan's code loops are.
+  // Each merge walks back through the merge commits made before it to find the merge base.
+  int merges = argc > 3 ? std::atoi(argv[3]) : 300;
+  if (merges > 0) {
+    std::string tip = must(repo.branch_sha(loopr::git::integration_branch("001")), "tip");
+    std::string script;
+    for (int i = 0; i < merges; ++i) {
+      std::string body = "work " + std::to_string(i) + "\n";
+      script += "commit refs/heads/merge-bench/" + std::to_string(i) +
+                "\ncommitter bench <b@x> 1700000000 +0000\ndata 5\nwork\nfrom " + tip +
+                "\nM 100644 inline work/" + std::to_string(i) + ".txt\ndata " +
+                std::to_string(body.size()) + "\n" + body + "\n";
+    }
+    write(dir / "fast-import.txt", script);
+    run("cd " + root.string() + " && git fast-import --quiet < " +
+        (dir / "fast-import.txt").string());
+    std::vector<double> ms;
+    for (int i = 0; i < merges; ++i) {
+      start = Clock::now();
+      auto m = must(repo.merge("merge-bench/" + std::to_string(i),
+                               loopr::git::integration_branch("001"), "merge " + std::to_string(i)),
+                    "merge");
+      ms.push_back(1000 * seconds_since(start));
+      if (m.kind == loopr::git::MergeOutcome::Kind::conflict) return 1;
+    }
+    int n = std::max(1, std::min(50, merges / 4));
+    auto avg = [&](int from) {
+      double s = 0;
+      for (int i = from; i < from + n; ++i) s += ms[static_cast<std::size_t>(i)];
+      return s / n;
+    };
+    std::printf(
+        "merge %d branches one by one into the integration branch: first %d %.1f ms each, last %d "
+        "%.1f ms each\n",
+        merges, n, avg(0), n, avg(merges - n));
+  }
 
   std::error_code ec;
   fs::remove_all(dir, ec);

@@ -76,6 +76,10 @@ int main(int argc, char** argv) {
     auto all = store->list_loops();
     std::printf("list 10,000 loops: %.1f ms (%zu loops)\n", seconds_since(t) * 1000, all->size());
     t = Clock::now();
+    auto counts = store->count_by_status();
+    std::printf("count_by_status of 10,000 loops: %.1f ms (%zu statuses)\n",
+                seconds_since(t) * 1000, counts->size());
+    t = Clock::now();
     auto kids = store->children("050");
     std::printf("children of one plan among 10,000 loops: %.2f ms (%zu loops)\n", seconds_since(t) * 1000, kids->size());
   }

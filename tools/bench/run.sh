@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Every loopr benchmark, one table. Builds what it needs (RelWithDebInfo, -j2) in a build folder
+# of its own (build-bench/; LOOPR_BENCH_BUILD=DIR reuses another configured one), runs the
+# benches, prints ONE Markdown table with the machine and its load. Figures only: nothing here
+# asserts on time, and none of it is in ctest. Results and what they mean: tools/bench/RESULTS.md.
+#
+#   tools/bench/run.sh [--quick] [--no-build]
+#     --quick     skip the 1,000-loop run and use smaller git/engine sizes (about a minute)
+#     --no-build  use the binaries already built
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${LOOPR_BENCH_BUILD:-$root/build-bench}
+quick=0
+do_build=1
+for a in "$@"; do
+  case $a in
+    --quick) quick=1 ;;
+    --no-build) do_build=0 ;;
+    *) echo "usage: $0 [--quick] [--no-build]" >&2; exit 2 ;;
+  esac
+done
+
+if [ $do_build = 1 ]; then
+  if [ ! -f "$build/build.ninja" ]; then
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOPR_TESTS=OFF >/dev/null
+  fi
+  nice ninja -C "$build" -j2 loopr loopr-mock-llm daemon_bench engine_bench git_bench store_bench >&2
+fi
+bench=$build/tools/bench
+mock=$build/tools/mock-llm/loopr-mock-llm
+out=$(mktemp -d /tmp/loopr-bench-run-XXXXXX)
+trap 'rm -rf "$out"' EXIT
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+t0=$(date +%s)
+step() { echo "== $* ($(( $(date +%s) - t0 )) s, load $(cut -d' ' -f1 /proc/loadavg))" >&2; }
+
+rows=$out/rows
+: > "$rows"
+
+step "daemon_bench scale 1 / 100$([ $quick = 1 ] || echo ' / 1000')"
+for n in 1 100 $([ $quick = 1 ] || echo 1000); do
+  "$bench/daemon_bench" scale "$n" --iterations 3 --latency-ms 200 --calls 2 >> "$rows"
+done
+
+step "bash while loop baseline"
+bash "$root/tools/bench/bash_loop.sh" "$mock" 3 2 200 10 >> "$rows"
+
+step "daemon_bench recovery 10000"
+"$bench/daemon_bench" recovery 10000 --pending 0 >> "$rows"
+"$bench/daemon_bench" recovery 10000 --pending 100 >> "$rows"
+
+step "engine_bench"
+"$bench/engine_bench" $([ $quick = 1 ] && echo 20 || echo 60) "$mock" > "$out/engine" 2>&1
+awk '/orchestration/ {printf "| 1 loop, 1,000-file repo, no model latency: orchestration per iteration p50 / p99 | %s / %s ms | engine_bench, %s\n", $3, $6, "all but model + validation |"}
+     /iteration wall/ {printf "| 1 loop, 1,000-file repo: iteration wall p50 / p99 | %s / %s ms | engine_bench (2 model calls, 1 write_file, validation `false`) |\n", $4, $7}' \
+  "$out/engine" >> "$rows"
+
+if [ $quick = 1 ]; then git_args="20 1000 300"; else git_args="100 5000 1000"; fi
+step "git_bench $git_args"
+"$bench/git_bench" $git_args > "$out/git" 2>&1
+awk -v args="$git_args" '
+  /loopr \(branch \+ add_worktree\)/ {split(args, a, " "); loopr = $0; sub(/.*: /, "", loopr)}
+  /git worktree add -b/ {git = $0; sub(/.*: +/, "", git)}
+  /ratio loopr/ {printf "| worktree creation (%s worktrees of a %s-file repo): loopr / git worktree add | %s | loopr %s, git %s |\n", a[1], a[2], $5, loopr, git}
+  /checkpoint of a/ {printf "| checkpoint commit, %s change: loopr / git add -A && git commit | %.2f | loopr %s ms, git %s ms (median of 5) |\n", $4, $7 / $15, $7, $15}
+  /nothing changed/ {printf "| checkpoint commit, nothing changed | %s ms | loopr (median of 5) |\n", $6}
+  /^merge .* branches/ {printf "| merge into the integration branch, %s branches one by one | %s → %s ms | first %s merges → last %s (each walks back over the merges before it) |\n", $2, $13, $18, $12, $17}' \
+  "$out/git" >> "$rows"
+
+step "store_bench"
+"$bench/store_bench" > "$out/store" 2>&1
+awk '/^sync/ {printf "| store: synced loop updates/s, iteration appends/s | %s, %s | store_bench (fdatasync each) |\n", $4, $8}
+     /^list 10,000/ {printf "| store: list_loops() of 10,000 loops | %s ms | store_bench (full decode) |\n", $4}
+     /^count_by_status/ {printf "| store: count_by_status() of 10,000 loops | %s ms | store_bench (what GET /v1/health reads) |\n", $5}' "$out/store" >> "$rows"
+
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+ram=$(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)
+echo
+echo "loopr benchmarks, $started: $(nproc) cores ($cpu), $ram RAM, Linux $(uname -r);"
+echo "load average before $load_before, after $load_after; $(( $(date +%s) - t0 )) s; build $(grep -m1 CMAKE_BUILD_TYPE: "$build/CMakeCache.txt" | cut -d= -f2), commit $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- src include || echo ' + uncommitted src changes')"
+echo
+echo "| figure | value | how |"
+echo "|---|---|---|"
+cat "$rows"
