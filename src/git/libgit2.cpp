@@ -1,6 +1,11 @@
 #include "git/libgit2.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <list>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 
@@ -17,6 +22,10 @@ void ensure_libgit2() {
     // measured by tools/bench/git_bench). Our trees come from an index whose blobs libgit2 has
     // just written or from trees already in the repository; `git fsck` in the tests checks it.
     git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
+    // The object caches of every open repository together (256 MiB by default): the kept
+    // handles of lease_object_repo() live as long as the daemon, so their cache is bounded
+    // below what a daemon should hold; commits are a few hundred bytes each.
+    git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, static_cast<ssize_t>(64) << 20);
   });
 }
 
@@ -86,6 +95,68 @@ Result<RepoPtr> open_repo(const std::filesystem::path& path, OpenMode mode) {
   }
   LOOPR_TRY(check(rc, "opening " + path.string()));
   return repo;
+}
+
+namespace {
+
+struct KeptRepo {
+  std::filesystem::path root;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::mutex use;
+  RepoPtr repo;
+};
+
+// Enough for a daemon (one repository) and a test process juggling a few at once.
+constexpr std::size_t kKeptRepos = 4;
+
+}  // namespace
+
+Result<ObjectRepoLease> lease_object_repo(const std::filesystem::path& root) {
+  ensure_libgit2();
+  // The object folder's identity: a repository deleted and made again at the same path (tests
+  // do) must not be served from the old one's handle (its pack list and cache).
+  struct stat st {};
+  std::filesystem::path objects = root / ".git" / "objects";
+  if (::stat(objects.c_str(), &st) != 0) {
+    // An unusual layout (a .git file, core.objectsDir…): no keeping, a handle of its own.
+    st = {};
+  }
+  static std::mutex kept_mutex;
+  static std::list<std::shared_ptr<KeptRepo>> kept;  // most recently used first
+  std::shared_ptr<KeptRepo> entry;
+  {
+    std::lock_guard<std::mutex> guard(kept_mutex);
+    for (auto it = kept.begin(); it != kept.end(); ++it) {
+      if ((*it)->root == root && (*it)->dev == st.st_dev && (*it)->ino == st.st_ino &&
+          st.st_ino != 0) {
+        entry = *it;
+        kept.splice(kept.begin(), kept, it);
+        break;
+      }
+    }
+    if (!entry) {
+      entry = std::make_shared<KeptRepo>();
+      entry->root = root;
+      entry->dev = st.st_dev;
+      entry->ino = st.st_ino;
+      if (st.st_ino != 0) {
+        // Drop stale handles of the same path, then the least recently used beyond the limit
+        // (a leased one stays alive through its lease's shared_ptr).
+        kept.remove_if([&](const auto& e) { return e->root == root; });
+        kept.push_front(entry);
+        while (kept.size() > kKeptRepos) kept.pop_back();
+      }
+    }
+  }
+  ObjectRepoLease lease;
+  lease.lock_ = std::unique_lock<std::mutex>(entry->use);
+  if (!entry->repo) {
+    LOOPR_ASSIGN(entry->repo, open_repo(root, OpenMode::exact));
+  }
+  lease.repo_ = entry->repo.get();
+  lease.entry_ = std::move(entry);
+  return lease;
 }
 
 std::string to_hex(const git_oid& id) {

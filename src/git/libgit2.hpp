@@ -97,6 +97,35 @@ enum class OpenMode { exact, discover };
 /// it before returning: this is what makes the git module thread-safe (see repository.hpp).
 Result<RepoPtr> open_repo(const std::filesystem::path& path, OpenMode mode);
 
+/// A git_repository kept open across operations for object-database work only: reading commits
+/// and trees, walking history, writing objects. Each operation that opens a fresh repository
+/// starts with an empty object cache, so a merge-base walk over the integration branch re-reads
+/// (and re-inflates) every merge made before it: O(merges made) per merge, quadratic over a
+/// plan. A kept handle keeps the parsed commits cached (libgit2 caches commits and trees up to
+/// 4 KiB; GIT_OPT_SET_CACHE_MAX_SIZE bounds the total). Never use it for refs, the index, the
+/// work tree or config: those stay with a fresh open_repo(), so nothing read from them is stale.
+/// Objects are immutable and found by id, so a kept handle sees every object written since
+/// (loose objects are looked up on disk; a miss in the pack list refreshes it).
+///
+/// The lease holds the handle's mutex: one thread uses a handle at a time (libgit2 handles are
+/// not thread-safe). Handles are keyed by the work tree and the identity (device, inode) of its
+/// object folder, so a repository deleted and made again at the same path gets a fresh one; a
+/// few are kept, least recently used dropped first.
+class ObjectRepoLease {
+ public:
+  git_repository* get() const { return repo_; }
+
+ private:
+  friend Result<ObjectRepoLease> lease_object_repo(const std::filesystem::path& root);
+  std::shared_ptr<void> entry_;  // keeps the handle alive while leased
+  std::unique_lock<std::mutex> lock_;
+  git_repository* repo_ = nullptr;
+};
+
+/// Leases the kept handle of the repository whose main work tree is `root`, opening it first
+/// if needed. Do not call with the lease of another repository held (one lease at a time).
+Result<ObjectRepoLease> lease_object_repo(const std::filesystem::path& root);
+
 /// 40 hex digits.
 std::string to_hex(const git_oid& id);
 Result<git_oid> parse_oid(const std::string& hex);

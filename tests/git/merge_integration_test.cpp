@@ -279,3 +279,93 @@ TEST_F(MergeTest, LoopsFinishingAtTheSameTimeAllLand) {
   }
   EXPECT_TRUE(fsck_clean(t_.root()));
 }
+
+// Criss-cross history has two merge bases; the merge goes through git_merge_commits' recursive
+// merge there, and must give the tree git itself gives (`git merge-tree --write-tree`).
+TEST_F(MergeTest, CrissCrossHistoryMergesToTheTreeGitMakes) {
+  git::Worktree a = loop("001-001");
+  commit(a, {{"shared.txt", "1\n2\n3\n4\n5\n6\n7\n8\n"}}, "shared");
+  land("001-001");
+  run_git(t_.root(), "branch x " + integration());
+  run_git(t_.root(), "branch y " + integration());
+  git::Worktree x = loop("001-002");
+  run_git(x.path(), "checkout -q x");
+  write_file(x.path() / "shared.txt", "one\n2\n3\n4\n5\n6\n7\n8\n");
+  run_git(x.path(), "commit -qam x1");
+  run_git(x.path(), "checkout -q y");
+  write_file(x.path() / "shared.txt", "1\n2\n3\n4\n5\n6\n7\neight\n");
+  run_git(x.path(), "commit -qam y1");
+  std::string x1 = sha("x"), y1 = sha("y");
+  // x merges y1, y merges x1: two merge bases from here on.
+  run_git(x.path(), "checkout -q x");
+  run_git(x.path(), "merge -q --no-edit " + y1);
+  run_git(x.path(), "checkout -q y");
+  run_git(x.path(), "merge -q --no-edit " + x1);
+  run_git(x.path(), "checkout -q x");
+  write_file(x.path() / "x.txt", "x\n");
+  run_git(x.path(), "add -A");
+  run_git(x.path(), "commit -qm x2");
+  run_git(x.path(), "checkout -q y");
+  write_file(x.path() / "shared.txt", "one\n2\n3\nfour\n5\n6\n7\neight\n");
+  run_git(x.path(), "commit -qam y2");
+  run_git(x.path(), "checkout -q --detach");
+  ASSERT_EQ(lines_of(run_git(t_.root(), "merge-base --all x y")).size(), 2u);
+
+  std::string git_tree = lines_of(run_git(t_.root(), "merge-tree --write-tree x y")).at(0);
+  std::string x_tip = sha("x");
+  ASSERT_OK_AND_ASSIGN(git::MergeOutcome m, repo_.merge("y", "x"));
+  EXPECT_EQ(m.kind, Kind::merged);
+  EXPECT_EQ(git_line(t_.root(), "rev-parse x^{tree}"), git_tree);
+  EXPECT_EQ(git_line(t_.root(), "rev-parse x^1"), x_tip);
+  EXPECT_EQ(run_git(t_.root(), "show x:shared.txt"), "one\n2\n3\nfour\n5\n6\n7\neight\n");
+  EXPECT_EQ(run_git(t_.root(), "show x:x.txt"), "x\n");
+  EXPECT_TRUE(fsck_clean(t_.root()));
+}
+
+// Merges read history through a repository handle kept open between merges. Whatever git does
+// to the object database meanwhile (new commits, `git gc` packing and pruning every loose object,
+// the handle's own merge commits included) must be seen by the next merge.
+TEST_F(MergeTest, MergesSeeHistoryMadeAndRepackedByGitInBetween) {
+  git::Worktree a = loop("001-001");
+  git::Worktree b = loop("001-002");
+  commit(a, {{"a.txt", "a\n"}}, "a");
+  commit(b, {{"b.txt", "b\n"}}, "b");
+  land("001-001");
+  land("001-002");  // a merge commit written through the kept handle
+  std::string after_b = sha(integration());
+  // The user works with git meanwhile: a branch of commits from the integration tip, then a gc
+  // that packs everything into a new pack and deletes the loose objects.
+  run_git(t_.root(), "branch side " + integration());
+  git::Worktree c = loop("001-003");
+  run_git(c.path(), "checkout -q side");
+  for (int i = 0; i < 3; ++i) {
+    write_file(c.path() / ("side-" + std::to_string(i) + ".txt"), std::to_string(i) + "\n");
+    run_git(c.path(), "add -A");
+    run_git(c.path(), "commit -qm side" + std::to_string(i));
+  }
+  run_git(c.path(), "checkout -q --detach");
+  git::Worktree d = loop("001-004");
+  commit(d, {{"d.txt", "d\n"}}, "d");
+  land("001-004");  // the integration branch moves on, so side needs a real merge
+  run_git(t_.root(), "gc -q --prune=now");
+  ASSERT_EQ(run_git(t_.root(), "count-objects").substr(0, 2), "0 ");  // no loose object left
+
+  ASSERT_OK_AND_ASSIGN(git::MergeOutcome m, repo_.merge("side", integration()));
+  EXPECT_EQ(m.kind, Kind::merged);
+  EXPECT_EQ(git_line(t_.root(), "merge-base " + integration() + " side"), sha("side"));
+  EXPECT_EQ(run_command("git merge-base --is-ancestor " + after_b + " " + integration(),
+                        t_.root().string())
+                .exit_code,
+            0);
+  for (const char* f : {"a.txt", "b.txt", "d.txt", "side-0.txt", "side-2.txt"}) {
+    EXPECT_EQ(
+        run_command(std::string("git cat-file -e ") + integration() + ":" + f, t_.root().string())
+            .exit_code,
+        0)
+        << f;
+  }
+  // And a fast-forward and an up-to-date answer after the gc, from the same kept handle.
+  ASSERT_OK_AND_ASSIGN(m, repo_.merge("side", integration()));
+  EXPECT_EQ(m.kind, Kind::up_to_date);
+  EXPECT_TRUE(fsck_clean(t_.root()));
+}
