@@ -206,13 +206,22 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
     if (!loop.worktree.empty() && std::filesystem::exists(loop.worktree)) return loop;
     LOOPR_ASSIGN(git::Repository r, repo());
     std::string integration = git::integration_branch(loop.plan_id);
-    if (!*r.has_branch(integration)) {
+    LOOPR_ASSIGN(bool has_integration, r.has_branch(integration));
+    if (!has_integration) {
+      // Two loops of the plan preparing at once may both find it missing: the second one's
+      // already_exists is the branch the first one made, which is what it wanted.
       auto made = r.create_branch(integration, config->base_branch);
-      if (!made) return made.take_error();
+      if (!made && made.error().code != ErrorCode::already_exists) return made.take_error();
     }
     std::string branch = loop.branch.empty() ? git::loop_branch(loop.plan_id, loop.id) : loop.branch;
     LOOPR_ASSIGN(bool has, r.has_branch(branch));
-    if (!has) LOOPR_TRY(r.create_branch(branch, integration));
+    // The integration tip the branch starts from, as create_branch made it. Not read again
+    // later: a merge landing meanwhile would make it name a tip the branch does not have, and
+    // the rebase at the loop's next iteration boundary would be skipped.
+    std::string based_on;
+    if (!has) {
+      LOOPR_ASSIGN(based_on, r.create_branch(branch, integration));
+    }
     set_aside_stray_folder(r, loop.id);
     // A registered worktree the record does not name was being made when a daemon died: its
     // checkout may be half done, and nothing of the loop's work is in it yet. Make it again.
@@ -238,10 +247,7 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
     if (!wt) return wt.take_error();
     loop.worktree = wt->path().string();
     loop.branch = branch;
-    if (!has && loop.type != LoopType::plan) {
-      auto tip = r.branch_sha(integration);
-      if (tip) loop.context["based_on"] = *tip;
-    }
+    if (!has && loop.type != LoopType::plan) loop.context["based_on"] = based_on;
     return loop;
   }
 
