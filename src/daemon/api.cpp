@@ -167,7 +167,7 @@ awaitable<Response> Api::handle(Request req) {
   if (what == "loops" && parts.size() == 2) {
     if (req.method != "GET") co_return method_not_allowed("GET");
     bool all = req.query.count("all") && req.query["all"] != "false" && req.query["all"] != "0";
-    auto list = [&s] { return s.ctx.store.list_loops(); };
+    auto list = [&s] { return s.ctx.store.list_loop_summaries(); };
     auto loops = co_await run_blocking(s.reads(), list);
     if (!loops) co_return error_of(loops.error());
     std::vector<const Loop*> shown;

@@ -191,6 +191,12 @@ struct Daemon {
     auto stored = self->store->append_events(std::move(events));
     if (stored) self->bus.publish(*stored);
     spdlog::info("serving {} on {}", self->paths.root.string(), self->paths.socket().string());
+    // The store keeps loop summaries in memory from their first listing on (`loopr list`,
+    // health's counts); make them now, off the io thread, rather than in the user's first list.
+    net::post(self->api_reads, [store = self->store.get()] {
+      if (auto made = store->list_loop_summaries(); !made)
+        spdlog::warn("listing the loops: {}", made.error().message);
+    });
   }
 };
 

@@ -1,12 +1,15 @@
 // RocksDB-backed TaskStore. One writer at a time (a mutex serialises compare-and-set and the
 // event counter); reads go straight to RocksDB, which is thread-safe.
-#include <cstring>
-#include <filesystem>
-#include <mutex>
-
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
 
 #include <loopr/core/ids.hpp>
 #include <loopr/store/task_store.hpp>
@@ -56,6 +59,45 @@ struct TaskStore::Impl {
   mutable std::mutex write_mutex;
   std::uint64_t event_seq = 0;  // guarded by write_mutex
 
+  // list_loop_summaries(): every loop without progress/context, once the first call has made
+  // them. Made and updated with write_mutex held (so no write slips between the scan and the
+  // first update); read under the shared lock.
+  mutable std::shared_mutex summaries_mutex;
+  mutable bool summaries_kept = false;
+  mutable std::unordered_map<std::string, Loop> summaries;
+
+  static Loop summary_of(const Loop& loop) {
+    Loop s;
+    s.id = loop.id;
+    s.type = loop.type;
+    s.parent_id = loop.parent_id;
+    s.plan_id = loop.plan_id;
+    s.index = loop.index;
+    s.task = loop.task;
+    s.input_artifact = loop.input_artifact;
+    s.output_artifacts = loop.output_artifacts;
+    s.prompt_template = loop.prompt_template;
+    s.validation_command = loop.validation_command;
+    s.max_iterations = loop.max_iterations;
+    s.worktree = loop.worktree;
+    s.branch = loop.branch;
+    s.iteration = loop.iteration;
+    s.status = loop.status;
+    s.status_reason = loop.status_reason;
+    s.usage = loop.usage;
+    s.created_at = loop.created_at;
+    s.updated_at = loop.updated_at;
+    s.version = loop.version;
+    return s;
+  }
+
+  // Called with write_mutex held, after the write reached RocksDB.
+  void keep_summaries(const std::vector<Loop>& written) {
+    std::unique_lock lock(summaries_mutex);
+    if (!summaries_kept) return;
+    for (const Loop& l : written) summaries[l.id] = summary_of(l);
+  }
+
   ~Impl() {
     for (auto* h : handles)
       if (db && h) db->DestroyColumnFamilyHandle(h);
@@ -85,11 +127,13 @@ struct TaskStore::Impl {
 
   Result<Loop> decode_loop(const rocksdb::Slice& value) const {
     auto json = nlohmann::json::parse(value.data(), value.data() + value.size(), nullptr, false);
-    if (json.is_discarded()) return make_error(ErrorCode::io, "a loop record in the store is not JSON");
+    if (json.is_discarded())
+      return make_error(ErrorCode::io, "a loop record in the store is not JSON");
     return loop_from_store_json(json);
   }
 
-  Result<std::vector<Loop>> scan_loops(const std::string& prefix, const std::function<bool(const Loop&)>& keep) const {
+  Result<std::vector<Loop>> scan_loops(const std::string& prefix,
+                                       const std::function<bool(const Loop&)>& keep) const {
     std::vector<Loop> out;
     std::optional<Error> err;
     LOOPR_TRY(scan(kLoops, prefix, [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
@@ -112,7 +156,8 @@ TaskStore::~TaskStore() = default;
 Result<std::unique_ptr<TaskStore>> TaskStore::open(const std::string& dir, StoreOptions options) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return make_error(ErrorCode::io, "cannot create the store folder " + dir + ": " + ec.message());
+  if (ec)
+    return make_error(ErrorCode::io, "cannot create the store folder " + dir + ": " + ec.message());
 
   rocksdb::DBOptions db_options;
   db_options.create_if_missing = true;
@@ -128,7 +173,9 @@ Result<std::unique_ptr<TaskStore>> TaskStore::open(const std::string& dir, Store
   rocksdb::Status s = rocksdb::DB::Open(db_options, dir, families, &impl->handles, &raw);
   if (!s.ok()) {
     if (s.IsIOError() && s.ToString().find("lock") != std::string::npos)
-      return make_error(ErrorCode::io, "the store " + dir + " is in use by another process (is a loopr daemon running?)");
+      return make_error(
+          ErrorCode::io,
+          "the store " + dir + " is in use by another process (is a loopr daemon running?)");
     return io_error(s, "cannot open the store " + dir);
   }
   impl->db.reset(raw);
@@ -140,8 +187,9 @@ Result<std::unique_ptr<TaskStore>> TaskStore::open(const std::string& dir, Store
     int version = std::atoi((*schema)->c_str());
     if (version > kSchemaVersion)
       return make_error(ErrorCode::unsupported,
-                        "the store " + dir + " was written by a newer loopr (schema " + std::to_string(version) +
-                            ", this loopr reads up to " + std::to_string(kSchemaVersion) + "); upgrade loopr");
+                        "the store " + dir + " was written by a newer loopr (schema " +
+                            std::to_string(version) + ", this loopr reads up to " +
+                            std::to_string(kSchemaVersion) + "); upgrade loopr");
   } else {
     rocksdb::WriteOptions wo;
     wo.sync = true;
@@ -163,7 +211,8 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
   for (Loop& loop : set.creates) {
     auto existing = impl_->get(kLoops, loop.id);
     if (!existing) return existing.take_error();
-    if (existing->has_value()) return make_error(ErrorCode::already_exists, "loop " + loop.id + " already exists");
+    if (existing->has_value())
+      return make_error(ErrorCode::already_exists, "loop " + loop.id + " already exists");
     if (loop.created_at == 0) loop.created_at = now;
     loop.updated_at = now;
     loop.version = 1;
@@ -177,7 +226,8 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
     LOOPR_ASSIGN(Loop stored, impl_->decode_loop(**existing));
     if (stored.version != loop.version)
       return make_error(ErrorCode::conflict, "loop " + loop.id + " changed meanwhile (version " +
-                                                 std::to_string(stored.version) + ", update was based on " +
+                                                 std::to_string(stored.version) +
+                                                 ", update was based on " +
                                                  std::to_string(loop.version) + ")");
     loop.version = stored.version + 1;
     loop.updated_at = now;
@@ -186,7 +236,8 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
   }
   for (const IterationRecord& rec : set.iterations)
     batch.Put(impl_->cf(kIterations), iteration_key(rec.loop_id, rec.n), to_json(rec).dump());
-  for (const Approval& a : set.approvals) batch.Put(impl_->cf(kApprovals), a.loop_id, to_json(a).dump());
+  for (const Approval& a : set.approvals)
+    batch.Put(impl_->cf(kApprovals), a.loop_id, to_json(a).dump());
   for (const auto& [k, v] : set.meta) batch.Put(impl_->cf(kMeta), k, v);
 
   std::uint64_t seq = impl_->event_seq;
@@ -203,6 +254,7 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
   rocksdb::Status s = impl_->db->Write(wo, &batch);
   if (!s.ok()) return io_error(s, "writing the store");
   impl_->event_seq = seq;
+  impl_->keep_summaries(result.loops);
   return result;
 }
 
@@ -231,6 +283,44 @@ Result<std::vector<Loop>> TaskStore::list_loops() const {
   return impl_->scan_loops("", [](const Loop&) { return true; });
 }
 
+Result<std::vector<Loop>> TaskStore::list_loop_summaries() const {
+  {
+    std::shared_lock lock(impl_->summaries_mutex);
+    if (impl_->summaries_kept) {
+      std::vector<Loop> out;
+      out.reserve(impl_->summaries.size());
+      for (const auto& [id, l] : impl_->summaries) out.push_back(l);
+      std::sort(out.begin(), out.end(), [](const Loop& a, const Loop& b) { return a.id < b.id; });
+      return out;
+    }
+  }
+  // First call: one scan with writes held off, so the copy starts exactly at the stored state.
+  std::lock_guard write(impl_->write_mutex);
+  std::unique_lock lock(impl_->summaries_mutex);
+  std::vector<Loop> out;
+  if (!impl_->summaries_kept) {
+    std::unordered_map<std::string, Loop> made;
+    std::optional<Error> err;
+    LOOPR_TRY(impl_->scan(kLoops, "", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
+      auto loop = impl_->decode_loop(v);
+      if (!loop) {
+        err = loop.take_error();
+        return false;
+      }
+      out.push_back(Impl::summary_of(*loop));
+      return true;
+    }));
+    if (err) return *err;
+    for (const Loop& l : out) made.emplace(l.id, l);
+    impl_->summaries = std::move(made);
+    impl_->summaries_kept = true;
+    return out;  // the scan's key order is id order
+  }
+  for (const auto& [id, l] : impl_->summaries) out.push_back(l);
+  std::sort(out.begin(), out.end(), [](const Loop& a, const Loop& b) { return a.id < b.id; });
+  return out;
+}
+
 Result<std::vector<Loop>> TaskStore::children(const std::string& parent_id) const {
   // Children share the parent's id as a prefix (`001-` for specs of 001) or are `code-<phase>`.
   auto type = type_of_id(parent_id);
@@ -240,9 +330,11 @@ Result<std::vector<Loop>> TaskStore::children(const std::string& parent_id) cons
     if (code.error().code == ErrorCode::not_found) return std::vector<Loop>{};
     return code.take_error();
   }
-  auto result = impl_->scan_loops(parent_id + "-", [&](const Loop& l) { return l.parent_id == parent_id; });
+  auto result =
+      impl_->scan_loops(parent_id + "-", [&](const Loop& l) { return l.parent_id == parent_id; });
   if (!result) return result;
-  std::sort(result->begin(), result->end(), [](const Loop& a, const Loop& b) { return a.index < b.index; });
+  std::sort(result->begin(), result->end(),
+            [](const Loop& a, const Loop& b) { return a.index < b.index; });
   return result;
 }
 
@@ -302,6 +394,13 @@ std::optional<std::string_view> top_level_status(std::string_view j) {
 
 Result<std::map<LoopStatus, std::size_t>> TaskStore::count_by_status() const {
   std::map<LoopStatus, std::size_t> counts;
+  {
+    std::shared_lock lock(impl_->summaries_mutex);
+    if (impl_->summaries_kept) {
+      for (const auto& [id, l] : impl_->summaries) ++counts[l.status];
+      return counts;
+    }
+  }
   std::optional<Error> err;
   LOOPR_TRY(impl_->scan(kLoops, "", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
     auto text = top_level_status(std::string_view(v.data(), v.size()));
@@ -318,7 +417,8 @@ Result<std::map<LoopStatus, std::size_t>> TaskStore::count_by_status() const {
   return counts;
 }
 
-Result<Loop> TaskStore::commit_iteration(const Loop& loop, const IterationRecord& record, std::vector<Event> events) {
+Result<Loop> TaskStore::commit_iteration(const Loop& loop, const IterationRecord& record,
+                                         std::vector<Event> events) {
   WriteSet set;
   set.updates.push_back(loop);
   set.iterations.push_back(record);
@@ -330,17 +430,19 @@ Result<Loop> TaskStore::commit_iteration(const Loop& loop, const IterationRecord
 Result<std::vector<IterationRecord>> TaskStore::iterations(const std::string& loop_id) const {
   std::vector<IterationRecord> out;
   std::optional<Error> err;
-  LOOPR_TRY(impl_->scan(kIterations, loop_id + "/", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
-    auto json = nlohmann::json::parse(v.data(), v.data() + v.size(), nullptr, false);
-    auto rec = json.is_discarded() ? Result<IterationRecord>(make_error(ErrorCode::io, "an iteration record is not JSON"))
-                                   : iteration_from_json(json);
-    if (!rec) {
-      err = rec.take_error();
-      return false;
-    }
-    out.push_back(std::move(*rec));
-    return true;
-  }));
+  LOOPR_TRY(
+      impl_->scan(kIterations, loop_id + "/", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
+        auto json = nlohmann::json::parse(v.data(), v.data() + v.size(), nullptr, false);
+        auto rec = json.is_discarded() ? Result<IterationRecord>(make_error(
+                                             ErrorCode::io, "an iteration record is not JSON"))
+                                       : iteration_from_json(json);
+        if (!rec) {
+          err = rec.take_error();
+          return false;
+        }
+        out.push_back(std::move(*rec));
+        return true;
+      }));
   if (err) return *err;
   return out;
 }
@@ -349,7 +451,8 @@ Result<IterationRecord> TaskStore::get_iteration(const std::string& loop_id, int
   auto value = impl_->get(kIterations, iteration_key(loop_id, n));
   if (!value) return value.take_error();
   if (!value->has_value())
-    return make_error(ErrorCode::not_found, "loop " + loop_id + " has no iteration " + std::to_string(n));
+    return make_error(ErrorCode::not_found,
+                      "loop " + loop_id + " has no iteration " + std::to_string(n));
   auto json = nlohmann::json::parse(**value, nullptr, false);
   if (json.is_discarded()) return make_error(ErrorCode::io, "an iteration record is not JSON");
   return iteration_from_json(json);
@@ -364,9 +467,11 @@ Result<std::vector<Event>> TaskStore::append_events(std::vector<Event> events) {
 
 Result<std::vector<Event>> TaskStore::events_since(std::uint64_t after, std::size_t limit) const {
   std::vector<Event> out;
-  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions(), impl_->cf(kEvents)));
+  std::unique_ptr<rocksdb::Iterator> it(
+      impl_->db->NewIterator(rocksdb::ReadOptions(), impl_->cf(kEvents)));
   for (it->Seek(event_key(after + 1)); it->Valid() && out.size() < limit; it->Next()) {
-    auto json = nlohmann::json::parse(it->value().data(), it->value().data() + it->value().size(), nullptr, false);
+    auto json = nlohmann::json::parse(it->value().data(), it->value().data() + it->value().size(),
+                                      nullptr, false);
     if (json.is_discarded()) return make_error(ErrorCode::io, "an event record is not JSON");
     LOOPR_ASSIGN(Event e, event_from_json(json));
     e.seq = event_seq_of(it->key());

@@ -1,6 +1,7 @@
 // TaskStore against a real RocksDB in a temp dir.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include <loopr/core/ids.hpp>
@@ -77,7 +78,8 @@ TEST(TaskStoreTest, ChildrenStatusAndPlanQueries) {
   ASSERT_TRUE(store->create_loop(make_loop("001-002", LoopType::spec, "001", 2)).ok());
   ASSERT_TRUE(store->create_loop(make_loop("001-001", LoopType::spec, "001", 1)).ok());
   ASSERT_TRUE(store->create_loop(make_loop("001-001-001", LoopType::phase, "001-001", 1)).ok());
-  ASSERT_TRUE(store->create_loop(make_loop("code-001-001-001", LoopType::code, "001-001-001", 1)).ok());
+  ASSERT_TRUE(
+      store->create_loop(make_loop("code-001-001-001", LoopType::code, "001-001-001", 1)).ok());
   ASSERT_TRUE(store->create_loop(make_loop("0010", LoopType::plan, "", 0)).ok());
   ASSERT_TRUE(store->create_loop(make_loop("002", LoopType::plan, "", 0)).ok());
   Loop running = *store->get_loop("001-002");
@@ -286,4 +288,142 @@ TEST(TaskStoreTest, ConcurrentWritersNeverLoseAnUpdate) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(store->get_loop("001")->iteration, kThreads * kIncrements);
+}
+
+namespace {
+
+// A loop as list_loop_summaries() must show it: everything list_loops() has but progress/context.
+void expect_summary_of(const Loop& summary, const Loop& full) {
+  EXPECT_EQ(summary.id, full.id);
+  EXPECT_EQ(summary.type, full.type);
+  EXPECT_EQ(summary.parent_id, full.parent_id);
+  EXPECT_EQ(summary.plan_id, full.plan_id);
+  EXPECT_EQ(summary.index, full.index);
+  EXPECT_EQ(summary.task, full.task);
+  EXPECT_EQ(summary.input_artifact, full.input_artifact);
+  EXPECT_EQ(summary.output_artifacts, full.output_artifacts);
+  EXPECT_EQ(summary.validation_command, full.validation_command);
+  EXPECT_EQ(summary.max_iterations, full.max_iterations);
+  EXPECT_EQ(summary.worktree, full.worktree);
+  EXPECT_EQ(summary.branch, full.branch);
+  EXPECT_EQ(summary.iteration, full.iteration);
+  EXPECT_EQ(summary.status, full.status);
+  EXPECT_EQ(summary.status_reason, full.status_reason);
+  EXPECT_EQ(summary.usage.cost_usd, full.usage.cost_usd);
+  EXPECT_EQ(summary.usage.input_tokens, full.usage.input_tokens);
+  EXPECT_EQ(summary.created_at, full.created_at);
+  EXPECT_EQ(summary.updated_at, full.updated_at);
+  EXPECT_EQ(summary.version, full.version);
+  EXPECT_TRUE(summary.progress.empty());
+  EXPECT_TRUE(summary.context.empty());
+}
+
+void expect_summaries_match(const TaskStore& store) {
+  auto full = store.list_loops();
+  auto summaries = store.list_loop_summaries();
+  ASSERT_TRUE(full.ok() && summaries.ok());
+  ASSERT_EQ(summaries->size(), full->size());
+  for (std::size_t i = 0; i < full->size(); ++i) expect_summary_of((*summaries)[i], (*full)[i]);
+  auto counts = store.count_by_status();
+  ASSERT_TRUE(counts.ok());
+  std::map<LoopStatus, std::size_t> expected;
+  for (const Loop& l : *full) ++expected[l.status];
+  EXPECT_EQ(*counts, expected);
+}
+
+}  // namespace
+
+// The summaries are kept in memory after the first call; every kind of write after it (create,
+// update, commit_iteration, apply with several loops) must show in the next listing, and a
+// reopened store must list the same.
+TEST(TaskStoreTest, LoopSummariesFollowEveryWrite) {
+  TempDir dir;
+  {
+    auto store = open_store(dir);
+    EXPECT_TRUE(store->list_loop_summaries()->empty());  // kept from here on
+    Loop plan = make_loop("001", LoopType::plan, "", 0);
+    plan.task = "add a greeting";
+    plan.progress = "feedback of earlier iterations";
+    plan.context["based_on"] = "abc";
+    ASSERT_TRUE(store->create_loop(plan).ok());
+    expect_summaries_match(*store);
+
+    Loop stored = *store->get_loop("001");
+    ASSERT_TRUE(stored.transition_to(LoopStatus::running).ok());
+    stored.worktree = "/tmp/wt/001";
+    stored.usage.cost_usd = 0.25;
+    IterationRecord rec;
+    rec.loop_id = "001";
+    rec.n = 1;
+    stored.iteration = 1;
+    ASSERT_TRUE(store->commit_iteration(stored, rec).ok());
+    expect_summaries_match(*store);
+    EXPECT_EQ(store->list_loop_summaries()->front().iteration, 1);
+    EXPECT_EQ(store->list_loop_summaries()->front().status, LoopStatus::running);
+
+    WriteSet set;
+    set.creates.push_back(make_loop("001-002", LoopType::spec, "001", 2));
+    set.creates.push_back(make_loop("001-001", LoopType::spec, "001", 1));
+    Loop again = *store->get_loop("001");
+    again.status_reason = "waiting for specs";
+    set.updates.push_back(again);
+    ASSERT_TRUE(store->apply(std::move(set)).ok());
+    expect_summaries_match(*store);
+    auto ids = *store->list_loop_summaries();
+    ASSERT_EQ(ids.size(), 3u);
+    EXPECT_EQ(ids[1].id, "001-001");  // sorted by id like list_loops()
+    EXPECT_EQ(ids[0].status_reason, "waiting for specs");
+
+    // A refused write (stale version) changes nothing in the summaries either.
+    Loop stale = stored;
+    stale.status_reason = "never stored";
+    EXPECT_FALSE(store->update_loop(stale).ok());
+    expect_summaries_match(*store);
+  }
+  auto reopened = open_store(dir);
+  expect_summaries_match(*reopened);
+  EXPECT_EQ(reopened->list_loop_summaries()->size(), 3u);
+}
+
+// Listings while writers run: every listing is a state the store was in (no torn summary), and
+// the last one shows every update.
+TEST(TaskStoreTest, LoopSummariesStayExactUnderConcurrentWriters) {
+  TempDir dir;
+  auto store = open_store(dir, {.sync = false});
+  for (int i = 1; i <= 4; ++i) {
+    ASSERT_TRUE(
+        store->create_loop(make_loop("00" + std::to_string(i), LoopType::plan, "", 0)).ok());
+  }
+  constexpr int kIncrements = 100;
+  std::atomic<bool> done{false};
+  std::vector<std::thread> writers;
+  for (int i = 1; i <= 4; ++i) {
+    writers.emplace_back([&, i] {
+      std::string id = "00" + std::to_string(i);
+      for (int n = 0; n < kIncrements;) {
+        Loop l = *store->get_loop(id);
+        l.iteration += 1;
+        l.task = "iteration " + std::to_string(l.iteration);
+        if (store->update_loop(l).ok()) ++n;
+      }
+    });
+  }
+  std::thread reader([&] {
+    while (!done) {
+      auto list = store->list_loop_summaries();
+      ASSERT_TRUE(list.ok());
+      ASSERT_EQ(list->size(), 4u);
+      for (const Loop& l : *list) {
+        EXPECT_EQ(l.task, l.iteration == 0 ? "" : "iteration " + std::to_string(l.iteration));
+        EXPECT_EQ(l.version, static_cast<std::uint64_t>(l.iteration) + 1);
+      }
+    }
+  });
+  for (auto& th : writers) th.join();
+  done = true;
+  reader.join();
+  auto last = store->list_loop_summaries();
+  ASSERT_TRUE(last.ok());
+  for (const Loop& l : *last) EXPECT_EQ(l.iteration, kIncrements);
+  expect_summaries_match(*store);
 }
