@@ -91,6 +91,15 @@ struct TaskStore::Impl {
     return s;
   }
 
+  // A copy in id order (list_loops()'s), with summaries_mutex held.
+  std::vector<Loop> sorted_summaries() const {
+    std::vector<Loop> out;
+    out.reserve(summaries.size());
+    for (const auto& [id, l] : summaries) out.push_back(l);
+    std::sort(out.begin(), out.end(), [](const Loop& a, const Loop& b) { return a.id < b.id; });
+    return out;
+  }
+
   // Called with write_mutex held, after the write reached RocksDB.
   void keep_summaries(const std::vector<Loop>& written) {
     std::unique_lock lock(summaries_mutex);
@@ -286,39 +295,35 @@ Result<std::vector<Loop>> TaskStore::list_loops() const {
 Result<std::vector<Loop>> TaskStore::list_loop_summaries() const {
   {
     std::shared_lock lock(impl_->summaries_mutex);
-    if (impl_->summaries_kept) {
-      std::vector<Loop> out;
-      out.reserve(impl_->summaries.size());
-      for (const auto& [id, l] : impl_->summaries) out.push_back(l);
-      std::sort(out.begin(), out.end(), [](const Loop& a, const Loop& b) { return a.id < b.id; });
-      return out;
-    }
+    if (impl_->summaries_kept) return impl_->sorted_summaries();
   }
   // First call: one scan with writes held off, so the copy starts exactly at the stored state.
+  // The summaries lock is taken only to install the result: count_by_status() and other readers
+  // meanwhile read the records themselves instead of waiting for the scan.
   std::lock_guard write(impl_->write_mutex);
-  std::unique_lock lock(impl_->summaries_mutex);
   std::vector<Loop> out;
-  if (!impl_->summaries_kept) {
-    std::unordered_map<std::string, Loop> made;
-    std::optional<Error> err;
-    LOOPR_TRY(impl_->scan(kLoops, "", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
-      auto loop = impl_->decode_loop(v);
-      if (!loop) {
-        err = loop.take_error();
-        return false;
-      }
-      out.push_back(Impl::summary_of(*loop));
-      return true;
-    }));
-    if (err) return *err;
-    for (const Loop& l : out) made.emplace(l.id, l);
-    impl_->summaries = std::move(made);
-    impl_->summaries_kept = true;
-    return out;  // the scan's key order is id order
+  {
+    std::shared_lock lock(impl_->summaries_mutex);
+    // Another first caller made them while this one waited.
+    if (impl_->summaries_kept) return impl_->sorted_summaries();
   }
-  for (const auto& [id, l] : impl_->summaries) out.push_back(l);
-  std::sort(out.begin(), out.end(), [](const Loop& a, const Loop& b) { return a.id < b.id; });
-  return out;
+  std::optional<Error> err;
+  LOOPR_TRY(impl_->scan(kLoops, "", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
+    auto loop = impl_->decode_loop(v);
+    if (!loop) {
+      err = loop.take_error();
+      return false;
+    }
+    out.push_back(Impl::summary_of(*loop));
+    return true;
+  }));
+  if (err) return *err;
+  std::unordered_map<std::string, Loop> made;
+  for (const Loop& l : out) made.emplace(l.id, l);
+  std::unique_lock lock(impl_->summaries_mutex);
+  impl_->summaries = std::move(made);
+  impl_->summaries_kept = true;
+  return out;  // the scan's key order is id order
 }
 
 Result<std::vector<Loop>> TaskStore::children(const std::string& parent_id) const {

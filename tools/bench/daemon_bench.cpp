@@ -687,7 +687,7 @@ int recovery(const Binaries& bin, int n, int pending) {
   row(tag + ": GET /v1/health afterwards", fmt("%.0f ms", pct(again, 0.5)),
       "median of 3 (it counts loops by status)");
   row(tag + ": GET /v1/loops", fmt("%.0f ms", list_ms),
-      std::to_string(list_n) + " loops listed (every record decoded)");
+      std::to_string(list_n) + " loops listed (the store's in-memory summaries)");
   if (!recovery_line.empty()) {
     auto at = recovery_line.find("recovery:");
     std::fprintf(stderr, "  daemon.log: %s\n", recovery_line.substr(at).c_str());
