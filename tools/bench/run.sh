@@ -66,7 +66,7 @@ awk -v args="$git_args" '
   /ratio loopr/ {printf "| worktree creation (%s worktrees of a %s-file repo): loopr / git worktree add | %s | loopr %s, git %s |\n", a[1], a[2], $5, loopr, git}
   /checkpoint of a/ {printf "| checkpoint commit, %s change: loopr / git add -A && git commit | %.2f | loopr %s ms, git %s ms (median of 5) |\n", $4, $7 / $15, $7, $15}
   /nothing changed/ {printf "| checkpoint commit, nothing changed | %s ms | loopr (median of 5) |\n", $6}
-  /^merge .* branches/ {printf "| merge into the integration branch, %s branches one by one | %s → %s ms | first %s merges → last %s (each walks back over the merges before it) |\n", $2, $13, $18, $12, $17}' \
+  /^merge .* branches/ {printf "| merge into the integration branch, %s branches one by one | %s → %s ms | first %s merges → last %s (the merge-base walks read history cached on a kept handle) |\n", $2, $13, $18, $12, $17}' \
   "$out/git" >> "$rows"
 
 step "store_bench"
