@@ -1,6 +1,7 @@
 // A real process writes loop-update + iteration-record pairs as fast as it can and is SIGKILLed
 // at a random moment; the reopened store must hold only whole pairs.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,7 +22,8 @@ constexpr int kLoops = 4;
 
 std::string loop_id(int i) { return "code-001-001-00" + std::to_string(i + 1); }
 
-[[noreturn]] void writer(const std::string& dir) {
+// Writes pairs until killed; sends one byte on `ready` after its first pair is stored.
+[[noreturn]] void writer(const std::string& dir, int ready) {
   auto opened = TaskStore::open(dir, {.sync = false});
   if (!opened) _exit(3);
   auto& store = *opened;
@@ -50,7 +52,16 @@ std::string loop_id(int i) { return "code-001-001-00" + std::to_string(i + 1); }
     ev.type = "iteration_finished";
     ev.data = {{"n", rec.n}};
     if (!store->commit_iteration(l, rec, {ev})) _exit(5);
+    if (n == 0 && ::write(ready, "w", 1) != 1) _exit(6);
   }
+}
+
+// Waits up to 60 s for the writer's byte; false if it did not come.
+bool wait_for_byte(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, 60'000) != 1) return false;
+  char c = 0;
+  return ::read(fd, &c, 1) == 1;
 }
 
 }  // namespace
@@ -60,13 +71,28 @@ TEST(StoreCrashTest, KillNineNeverLeavesAHalfWrittenPair) {
   loopr::testing::TempDir dir;
   std::string path = (dir / "state").string();
   int runs_with_writes = 0;
+  std::size_t total_before = 0;
   for (int run = 0; run < 25; ++run) {
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
-    if (pid == 0) writer(path);
-    // A random moment in the child's life: some runs die while opening, most mid-write.
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(5, 120)(rng)));
+    if (pid == 0) {
+      close(ready[0]);
+      writer(path, ready[1]);
+    }
+    close(ready[1]);
+    // Every fifth run dies at a random moment of its life, opening the store included; the
+    // others a random moment after their first write, so that (however loaded the machine)
+    // most kills land mid-write.
+    const bool anywhere = run % 5 == 0;
+    if (!anywhere) {
+      ASSERT_TRUE(wait_for_byte(ready[0])) << "the writer never wrote, run " << run;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(
+        std::uniform_int_distribution<int>(anywhere ? 0 : 1, anywhere ? 120 : 40)(rng)));
     kill(pid, SIGKILL);
+    close(ready[0]);
     int status = 0;
     waitpid(pid, &status, 0);
     ASSERT_TRUE(WIFSIGNALED(status)) << "writer exited by itself with " << WEXITSTATUS(status);
@@ -89,7 +115,11 @@ TEST(StoreCrashTest, KillNineNeverLeavesAHalfWrittenPair) {
     auto events = store->events_since(0, 10'000'000);
     ASSERT_TRUE(events.ok());
     ASSERT_EQ(events->size(), total) << "events and iterations disagree in run " << run;
-    if (total > 0) ++runs_with_writes;
+    if (total > total_before) ++runs_with_writes;
+    if (!anywhere) {
+      EXPECT_GT(total, total_before) << "run " << run << " wrote, the store lost it";
+    }
+    total_before = total;
   }
   EXPECT_GE(runs_with_writes, 20) << "the writer should have written before most kills";
 }
