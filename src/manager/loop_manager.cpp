@@ -1139,7 +1139,11 @@ struct LoopManager::Impl : std::enable_shared_from_this<LoopManager::Impl> {
         case LoopStatus::complete:
           if (ctx_int(l, "merged_iteration", -1) != l.iteration ||
               (l.type != LoopType::code && ctx_int(l, "spawned_iteration", -1) != l.iteration) || !l.worktree.empty() ||
-              (l.type == LoopType::plan && !l.context.value("tree_complete", false)))
+              (l.type == LoopType::plan && !l.context.value("tree_complete", false)) ||
+              // Killed between storing tree_complete and storing the merge into the base
+              // branch: the merge is still owed (made again it is up to date if it happened).
+              (l.type == LoopType::plan && ctx.config->merge == "auto" &&
+               ctx_str(l, "merged_into_base").empty() && ctx_str(l, "merge_error").empty()))
             finish.push_back(l.id);
           break;
         case LoopStatus::failed:

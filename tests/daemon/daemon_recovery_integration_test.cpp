@@ -9,6 +9,8 @@
 #include <cstring>
 #include <random>
 
+#include <loopr/store/task_store.hpp>
+
 #include "daemon/daemon_fixture.hpp"
 
 using namespace loopr;
@@ -104,6 +106,50 @@ TEST_F(DaemonRecoveryTest, KilledAtFourMomentsTheTreeStillCompletesWithEveryIter
   auto fsck = run_command("git fsck --strict", dir.str());
   EXPECT_EQ(fsck.exit_code, 0) << fsck.output;
   EXPECT_EQ(git("worktree list").find(".loopr/worktrees"), std::string::npos) << git("worktree list");
+}
+
+// The last moment of a tree: the daemon stored `tree_complete` and was killed before the merge
+// into the base branch was stored (or made). Found by the fault suite's random kills: the next
+// daemon saw every loop complete and the tree marked complete, and never merged it.
+TEST_F(DaemonRecoveryTest, KilledBetweenTreeCompleteAndTheMergeIntoMainTheNextDaemonMerges) {
+  make_repo();
+  std::string before = git("rev-parse main");
+  while (!before.empty() && std::isspace(static_cast<unsigned char>(before.back()))) before.pop_back();
+  TreeScript script;
+  start_mock(script);
+  start_daemon();
+  submit("Finish me");
+  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
+  ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
+  ASSERT_TRUE(wait_until([&] { return git("ls-tree -r --name-only main code").find("code-001-002-002.txt") != std::string::npos; },
+                         std::chrono::seconds(60)))
+      << dump_loops();
+  kill_daemon();
+
+  // Put the repository and the store back to that moment: main before the merge, the plan's
+  // record without its merge.
+  ASSERT_EQ(run_command("git reset -q --hard " + before, dir.str()).exit_code, 0);
+  {
+    auto store = TaskStore::open(paths().state_dir().string());
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    auto plan = (*store)->get_loop("001");
+    ASSERT_TRUE(plan.ok());
+    ASSERT_TRUE(plan->context.value("tree_complete", false));
+    ASSERT_FALSE(plan->context.value("merged_into_base", std::string()).empty());
+    plan->context.erase("merged_into_base");
+    ASSERT_TRUE((*store)->update_loop(*plan).ok());
+  }
+  ASSERT_EQ(git("ls-tree -r --name-only main code"), "");
+
+  start_daemon();
+  ASSERT_TRUE(wait_until([&] { return git("ls-tree -r --name-only main code").find("code-001-002-002.txt") != std::string::npos; },
+                         std::chrono::seconds(30)))
+      << tail_log();
+  for (const auto& c : {"code-001-001-001", "code-001-001-002", "code-001-002-001", "code-001-002-002"})
+    EXPECT_EQ(git("show main:code/" + std::string(c) + ".txt"), "made by " + std::string(c) + "\n") << c;
+  EXPECT_EQ(run_command("git merge-base --is-ancestor loopr/001 main", dir.str()).exit_code, 0);
+  auto fsck = run_command("git fsck --strict", dir.str());
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.output;
 }
 
 TEST_F(DaemonRecoveryTest, OneDaemonPerRepositoryAndAStaleSocketIsTakenOver) {
