@@ -468,8 +468,10 @@ rules:
   std::vector<long long> t;
   for (const auto& r : reqs) t.push_back(r["t_ms"].get<long long>());
   std::sort(t.begin(), t.end());
-  // At most 20 requests in any 1 s window (the mock's arrival times, a few ms of slack).
-  for (std::size_t i = 0; i + 20 < t.size(); ++i) EXPECT_GE(t[i + 20] - t[i], 980) << "window at " << i;
+  // At most 20 requests in any 1 s window. These are the mock's arrival times, which a loaded
+  // machine delays by tens of ms apiece (977 ms was seen under a parallel test run), hence the
+  // 100 ms of slack; without the limiter 3 slots at 40 ms would put 21 requests in ~300 ms.
+  for (std::size_t i = 0; i + 20 < t.size(); ++i) EXPECT_GE(t[i + 20] - t[i], 900) << "window at " << i;
   // 50 requests at 20/s take at least two full windows.
-  EXPECT_GE(t.back() - t.front(), 1980);
+  EXPECT_GE(t.back() - t.front(), 1900);
 }
