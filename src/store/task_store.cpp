@@ -307,17 +307,9 @@ Result<std::vector<Loop>> TaskStore::list_loop_summaries() const {
     // Another first caller made them while this one waited.
     if (impl_->summaries_kept) return impl_->sorted_summaries();
   }
-  std::optional<Error> err;
-  LOOPR_TRY(impl_->scan(kLoops, "", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
-    auto loop = impl_->decode_loop(v);
-    if (!loop) {
-      err = loop.take_error();
-      return false;
-    }
-    out.push_back(Impl::summary_of(*loop));
-    return true;
-  }));
-  if (err) return *err;
+  LOOPR_ASSIGN(std::vector<Loop> all, impl_->scan_loops("", [](const Loop&) { return true; }));
+  out.reserve(all.size());
+  for (const Loop& l : all) out.push_back(Impl::summary_of(l));
   std::unordered_map<std::string, Loop> made;
   for (const Loop& l : out) made.emplace(l.id, l);
   std::unique_lock lock(impl_->summaries_mutex);

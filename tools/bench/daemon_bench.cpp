@@ -217,6 +217,30 @@ nlohmann::json wait_health(const fs::path& repo, pid_t daemon, double timeout_ms
   return nullptr;
 }
 
+// The daemon started on `repo` and its first health answer.
+struct Started {
+  Clock::time_point t0;  ///< just before the exec
+  TimestampMs exec_ms = 0;
+  pid_t pid = -1;
+  nlohmann::json health;  ///< null when it never answered (its output is printed then)
+  double health_ms = 0;   ///< exec → first health answer
+};
+
+Started start_and_wait(const Binaries& bin, const fs::path& repo, const fs::path& dir,
+                       double timeout_ms) {
+  Started s;
+  s.t0 = Clock::now();
+  s.exec_ms = now_ms();
+  s.pid = start_daemon(bin, repo, dir / "daemon.out");
+  s.health = wait_health(repo, s.pid, timeout_ms);
+  s.health_ms = ms_since(s.t0);
+  if (s.health.is_null()) {
+    std::fprintf(stderr, "daemon_bench: the daemon did not answer: %s\n",
+                 read_file(dir / "daemon.out").c_str());
+  }
+  return s;
+}
+
 // ------------------------------------------------------------------ repository and store
 
 // A small repository: `files` source files, the phase artifact every code loop reads, and
@@ -440,16 +464,12 @@ int scale(const Binaries& bin, int n, int iterations, int latency_ms, int calls,
 
   const std::string main_before = main_sha(repo);
   ProcStats mock_before = proc_stats(mock.pid);
-  auto t0 = Clock::now();
-  TimestampMs exec_ms = now_ms();
-  pid_t d = start_daemon(bin, repo, dir / "daemon.out");
-  nlohmann::json health = wait_health(repo, d, 1200e3);
-  double health_ms = ms_since(t0);
-  if (health.is_null()) {
-    std::fprintf(stderr, "daemon_bench: the daemon did not answer: %s\n",
-                 read_file(dir / "daemon.out").c_str());
-    return 1;
-  }
+  const Started started = start_and_wait(bin, repo, dir, 1200e3);
+  if (started.health.is_null()) return 1;
+  const auto t0 = started.t0;
+  const TimestampMs exec_ms = started.exec_ms;
+  const pid_t d = started.pid;
+  const double health_ms = started.health_ms;
   ProcStats at_start = proc_stats(d);
   // Done when every code loop is complete or failed and the tree was merged into main (or it
   // failed).
@@ -638,16 +658,12 @@ int recovery(const Binaries& bin, int n, int pending) {
     run("git -C " + repo.string() + " branch " + git::integration_branch(plan_id(t)) + " main");
   double seed_ms = ms_since(t_seed);
 
-  auto t0 = Clock::now();
-  TimestampMs exec_ms = now_ms();
-  pid_t d = start_daemon(bin, repo, dir / "daemon.out");
-  nlohmann::json health = wait_health(repo, d, 600000);
-  double health_ms = ms_since(t0);
-  if (health.is_null()) {
-    std::fprintf(stderr, "daemon_bench: the daemon did not answer: %s\n",
-                 read_file(dir / "daemon.out").c_str());
-    return 1;
-  }
+  const Started started = start_and_wait(bin, repo, dir, 600000);
+  if (started.health.is_null()) return 1;
+  const TimestampMs exec_ms = started.exec_ms;
+  const pid_t d = started.pid;
+  const nlohmann::json& health = started.health;
+  const double health_ms = started.health_ms;
   ProcStats ds = proc_stats(d);
   // A second health call: what `loopr daemon status` costs with this many loops.
   daemon::Client client(RepoPaths(repo).socket());
