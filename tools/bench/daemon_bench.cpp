@@ -217,6 +217,15 @@ nlohmann::json wait_health(const fs::path& repo, pid_t daemon, double timeout_ms
   return nullptr;
 }
 
+// Deletes a run's folder, or keeps it (and says where) with LOOPR_BENCH_KEEP set.
+void remove_unless_kept(const fs::path& dir) {
+  std::error_code ec;
+  if (!std::getenv("LOOPR_BENCH_KEEP"))
+    fs::remove_all(dir, ec);
+  else
+    std::fprintf(stderr, "kept %s\n", dir.c_str());
+}
+
 // The daemon started on `repo` and its first health answer.
 struct Started {
   Clock::time_point t0;  ///< just before the exec
@@ -617,11 +626,7 @@ int scale(const Binaries& bin, int n, int iterations, int latency_ms, int calls,
             std::to_string(list_bytes / 1024) + " KiB");
   row(tag + ": GET /v1/loops (daemon::Client)", fmt("%.0f ms", pct(list_api, 0.5)),
       "median of 5, " + std::to_string(listed) + " loops");
-  std::error_code ec;
-  if (!std::getenv("LOOPR_BENCH_KEEP"))
-    fs::remove_all(dir, ec);
-  else
-    std::fprintf(stderr, "kept %s\n", dir.c_str());
+  remove_unless_kept(dir);
   return 0;
 }
 
@@ -708,11 +713,7 @@ int recovery(const Binaries& bin, int n, int pending) {
     auto at = recovery_line.find("recovery:");
     std::fprintf(stderr, "  daemon.log: %s\n", recovery_line.substr(at).c_str());
   }
-  std::error_code ec;
-  if (!std::getenv("LOOPR_BENCH_KEEP"))
-    fs::remove_all(dir, ec);
-  else
-    std::fprintf(stderr, "kept %s\n", dir.c_str());
+  remove_unless_kept(dir);
   return 0;
 }
 
