@@ -66,28 +66,11 @@ struct TaskStore::Impl {
   mutable bool summaries_kept = false;
   mutable std::unordered_map<std::string, Loop> summaries;
 
+  // The loop without its two big fields; every other field (and any added later) is kept.
   static Loop summary_of(const Loop& loop) {
-    Loop s;
-    s.id = loop.id;
-    s.type = loop.type;
-    s.parent_id = loop.parent_id;
-    s.plan_id = loop.plan_id;
-    s.index = loop.index;
-    s.task = loop.task;
-    s.input_artifact = loop.input_artifact;
-    s.output_artifacts = loop.output_artifacts;
-    s.prompt_template = loop.prompt_template;
-    s.validation_command = loop.validation_command;
-    s.max_iterations = loop.max_iterations;
-    s.worktree = loop.worktree;
-    s.branch = loop.branch;
-    s.iteration = loop.iteration;
-    s.status = loop.status;
-    s.status_reason = loop.status_reason;
-    s.usage = loop.usage;
-    s.created_at = loop.created_at;
-    s.updated_at = loop.updated_at;
-    s.version = loop.version;
+    Loop s = loop;
+    std::string().swap(s.progress);  // frees it (assigning "" would keep the capacity)
+    s.context = nlohmann::json::object();
     return s;
   }
 
