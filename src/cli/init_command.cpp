@@ -94,7 +94,8 @@ int run_config(const GlobalOptions& opts) {
                                 {"provider", config.llm.provider},
                                 {"model", config.llm.model},
                                 {"sandbox", config.sandbox.mode},
-                                {"sandbox_network", config.sandbox.network}}
+                                {"sandbox_network", config.sandbox.network},
+                                {"needs_restart", std::vector<std::string>(std::begin(kRestartKeys), std::end(kRestartKeys))}}
                      .dump()
               << "\n";
   } else if (!opts.quiet) {
@@ -111,6 +112,10 @@ int run_config(const GlobalOptions& opts) {
       std::cout << "sandbox: bubblewrap (commands confined to their worktree; network for "
                 << (net.empty() ? std::string("no runner class") : "runner classes " + net) << ")\n";
     }
+    std::string restart;
+    for (const char* k : kRestartKeys) restart += (restart.empty() ? "" : ", ") + std::string(k);
+    std::cout << "a running daemon applies changes on SIGHUP (`kill -HUP $(cat .loopr/run/loopr.pid)`), except "
+              << restart << ": those need a restart (`loopr daemon stop`, then `loopr daemon`)\n";
   }
   return kOk;
 }

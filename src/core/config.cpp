@@ -453,6 +453,19 @@ Result<Config> load_config(const std::string& path, const EnvLookup& env) {
   return config;
 }
 
+std::vector<std::string> restart_keys_changed(const Config& a, const Config& b) {
+  std::vector<std::string> out;
+  if (a.base_branch != b.base_branch) out.push_back("base_branch");
+  if (a.llm.provider != b.llm.provider) out.push_back("llm.provider");
+  const SandboxConfig &x = a.sandbox, &y = b.sandbox;
+  if (x.mode != y.mode || x.network != y.network || x.env != y.env || x.read_only != y.read_only ||
+      x.hide != y.hide || x.limits.processes != y.limits.processes || x.limits.open_files != y.limits.open_files ||
+      x.limits.file_size != y.limits.file_size || x.limits.memory != y.limits.memory ||
+      x.limits.tmp_size != y.limits.tmp_size)
+    out.push_back("sandbox");
+  return out;
+}
+
 std::string default_config_yaml(std::string_view base_branch) {
   std::string out = R"(# loopr configuration. Every key is optional; the values below are the defaults.
 # Environment overrides: LOOPR_PROVIDER, LOOPR_MODEL, ANTHROPIC_BASE_URL, OPENAI_BASE_URL.

@@ -4,6 +4,7 @@
 #include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -181,6 +182,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   argv.push_back(nullptr);
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
 
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     result.spawn_failed = true;
@@ -189,6 +191,10 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   if (pid == 0) {
     setpgid(0, 0);
+    // A parent that dies (a daemon killed with SIGKILL) takes its commands with it: bubblewrap
+    // then ends its sandbox (--die-with-parent), so nothing runs on unwatched.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     // Out of the way of the numbers the passed descriptors get (3, 4, …) first.
     int report = fcntl(exec_pipe[1], F_DUPFD_CLOEXEC, 64);
     int moved[kMaxPassedFds];

@@ -88,7 +88,7 @@ struct Daemon {
   net::thread_pool pool{4};
   net::thread_pool api_reads{2};  ///< the control API's store reads (ApiInfo::read_pool)
   std::unique_ptr<TaskStore> store;
-  std::unique_ptr<llm::LlmClient> llm;
+  std::unique_ptr<llm::ReloadableClient> llm;
   std::unique_ptr<engine::Scheduler> scheduler;
   std::unique_ptr<tools::RunnerSlots> runners;
   std::unique_ptr<exec::Executor> executor;
@@ -138,7 +138,8 @@ struct Daemon {
     config = std::make_shared<Config>(std::move(*cfg));
     LOOPR_ASSIGN(store, TaskStore::open(paths.state_dir().string(), {.sync = true}));
     open_executor();
-    LOOPR_ASSIGN(llm, llm::make_client(*config, env(), io, pool, executor.get()));
+    LOOPR_ASSIGN(auto first, llm::make_client(*config, env(), io, pool, executor.get()));
+    llm = std::make_unique<llm::ReloadableClient>(std::move(first));
     std::string provider = config->llm.provider;
     scheduler = std::make_unique<engine::Scheduler>(io.get_executor(), engine::SchedulerOptions::from_config(*config),
                                                     engine::stored_provider_pause(*store, provider),
@@ -163,6 +164,10 @@ struct Daemon {
     return ok();
   }
 
+  // SIGHUP: every setting that can change while loops run takes effect at once (the model
+  // client with its URL, model, timeouts and prices; retries; runner slots; the scheduler; loop
+  // slots; limits and loop settings, read per iteration); what cannot (kRestartKeys) keeps its
+  // start value until a restart, and the log says which changed.
   void reload() {
     auto cfg = load_config(paths.config_file().string(), env());
     if (!cfg) {
@@ -170,20 +175,27 @@ struct Daemon {
       return;
     }
     auto next = std::make_shared<Config>(std::move(*cfg));
-    const SandboxConfig& was = config->sandbox;
-    const SandboxConfig& now = next->sandbox;
-    if (was.mode != now.mode || was.network != now.network || was.env != now.env || was.read_only != now.read_only ||
-        was.hide != now.hide || was.limits.processes != now.limits.processes ||
-        was.limits.memory != now.limits.memory || was.limits.file_size != now.limits.file_size ||
-        was.limits.open_files != now.limits.open_files || was.limits.tmp_size != now.limits.tmp_size)
-      spdlog::warn("SIGHUP: the sandbox settings changed; they apply after a restart (`loopr daemon stop`, then "
-                   "`loopr daemon`); commands keep the settings the daemon started with");
+    auto pending = restart_keys_changed(*config, *next);
+    next->base_branch = config->base_branch;
+    next->llm.provider = config->llm.provider;
     next->sandbox = config->sandbox;
+    auto client = llm::make_client(*next, env(), io, pool, executor.get());
+    if (!client) {
+      spdlog::error("SIGHUP: the config was not reloaded: the model client: {}", client.error().message);
+      return;
+    }
+    llm->replace(std::move(*client));
     ctx->config = next;
     config = next;
+    ctx->retry.max_retries = next->llm.max_retries;
+    runners->reconfigure(next->concurrency);
     scheduler->set_options(engine::SchedulerOptions::from_config(*next));
     manager->config_changed();
     spdlog::info("SIGHUP: config reloaded from {}", paths.config_file().string());
+    for (const auto& key : pending)
+      spdlog::warn("SIGHUP: {} changed in the file but needs a restart (`loopr daemon stop`, then `loopr daemon`); "
+                   "the daemon keeps the value it started with",
+                   key);
   }
 
   void begin_shutdown(std::string why) {

@@ -34,27 +34,28 @@ std::vector<int> read_pids(const fs::path& procs) {
 
 bool pid_alive(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
-// Removes `dir` and its sub-groups, killing their members first; waits a little for the
-// kernel to let go of dying processes.
-void remove_tree(const fs::path& dir) {
+// Removes `dir` and its sub-groups, killing their members first. With `wait`, gives dying
+// processes up to a few seconds to go; without, tries once and leaves what is still busy for
+// the next sweep (a daemon's start must not wait for another's leftovers).
+void remove_tree(const fs::path& dir, bool wait = true) {
   std::error_code ec;
   std::vector<fs::path> groups;
-  for (auto it = fs::recursive_directory_iterator(dir, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
     if (it->is_directory(ec)) groups.push_back(it->path());
   groups.push_back(dir);
   std::sort(groups.begin(), groups.end(), [](const fs::path& a, const fs::path& b) {
     return a.string().size() > b.string().size();  // deepest first
   });
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (const auto& g : groups)
+    for (int pid : read_pids(g / "cgroup.procs")) ::kill(pid, SIGKILL);
+  auto deadline = std::chrono::steady_clock::now() + (wait ? std::chrono::seconds(3) : std::chrono::seconds(0));
   for (const auto& g : groups) {
     while (true) {
       auto pids = read_pids(g / "cgroup.procs");
       for (int pid : pids) ::kill(pid, SIGKILL);
       if (::rmdir(g.c_str()) == 0 || errno == ENOENT) break;
       if (std::chrono::steady_clock::now() >= deadline) {
-        spdlog::warn("sandbox: cannot remove the control group {}: {}", g.string(),
-                     std::strerror(errno));
+        if (wait) spdlog::warn("sandbox: cannot remove the control group {}: {}", g.string(), std::strerror(errno));
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(pids.empty() ? 5 : 20));

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -301,4 +302,19 @@ TEST_F(SandboxTest, SandboxNoneRunsUnconfinedAndSaysSo) {
   auto r = sh("echo x > " + shell_quote((repo / "OUTSIDE").string()) + "; echo ok");
   EXPECT_EQ(r.output, "ok\n");
   EXPECT_TRUE(fs::exists(repo / "OUTSIDE"));
+}
+
+TEST_F(SandboxTest, ACommandDoesNotOutliveADaemonKilledWithSigkill) {
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Plays the daemon: runs a long command, and is killed while it runs.
+    sh("sleep 7601", 60s);
+    _exit(0);
+  }
+  ASSERT_TRUE(loopr::testing::wait_until([] { return processes_with("sleep 7601") > 0; }, 10s));
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_TRUE(loopr::testing::wait_until([] { return processes_with("sleep 7601") == 0; }, 5s))
+      << "the sandboxed command outlived its daemon";
 }

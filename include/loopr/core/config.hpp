@@ -164,6 +164,14 @@ Result<Config> load_config(const std::string& path, const EnvLookup& env = proce
 /// LOOPR_PROVIDER, LOOPR_MODEL, ANTHROPIC_BASE_URL / OPENAI_BASE_URL (for the chosen provider).
 Result<void> apply_env(Config& config, const EnvLookup& env);
 
+/// The settings a running daemon cannot take on a SIGHUP (they shape what exists already: the
+/// integration branches' base, the provider of conversations in flight, the sandbox of commands
+/// that run), as config keys.
+inline constexpr const char* kRestartKeys[] = {"base_branch", "llm.provider", "sandbox"};
+
+/// Which of kRestartKeys differ between two configs (for the daemon's log on SIGHUP).
+std::vector<std::string> restart_keys_changed(const Config& before, const Config& after);
+
 /// The commented default `.loopr/config.yml` that `loopr init` writes.
 std::string default_config_yaml(std::string_view base_branch = "main");
 

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include <loopr/core/config.hpp>
 #include <loopr/exec/executor.hpp>
@@ -43,5 +45,27 @@ class LlmClient {
 Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLookup& env,
                                                net::io_context& io, net::thread_pool& blocking,
                                                exec::Executor* commands = nullptr);
+
+/// A client whose settings can be replaced while calls run (the daemon's SIGHUP): each call
+/// uses the client that was current when it started, and finishes on it.
+class ReloadableClient final : public LlmClient {
+ public:
+  explicit ReloadableClient(std::unique_ptr<LlmClient> first);
+
+  /// From the next call on, `next` answers. The one replaced stays alive (calls in flight).
+  void replace(std::unique_ptr<LlmClient> next);
+
+  awaitable<Outcome> complete(const Request& request) override;
+  bool runs_own_tools() const override;
+  const std::string& provider() const override;
+  const std::string& model() const override;
+
+ private:
+  std::shared_ptr<LlmClient> current() const;
+
+  mutable std::mutex mutex_;
+  std::shared_ptr<LlmClient> current_;
+  std::vector<std::shared_ptr<LlmClient>> retired_;  ///< what provider()/model() may still refer to
+};
 
 }  // namespace loopr::llm

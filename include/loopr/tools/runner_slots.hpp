@@ -25,6 +25,10 @@ class RunnerSlots {
   /// `net`, `heavy` or `default` for a command line.
   std::string classify(const std::string& command) const;
 
+  /// New limits and patterns (the daemon's SIGHUP). Commands holding a slot keep it; a lower
+  /// limit holds new ones back until enough have finished.
+  void reconfigure(const ConcurrencyConfig& config);
+
   /// Holds one slot of a class until destroyed. Blocking: call from a worker thread.
   class Lease {
    public:
