@@ -130,7 +130,11 @@ Result<Config> load_config(const std::string& path, const EnvLookup& env = proce
 /// LOOPR_PROVIDER, LOOPR_MODEL, ANTHROPIC_BASE_URL / OPENAI_BASE_URL (for the chosen provider).
 Result<void> apply_env(Config& config, const EnvLookup& env);
 
-/// The commented default `.loopr/config.yml` that `loopr init` writes.
-std::string default_config_yaml(std::string_view base_branch = "main");
+/// The commented default `.loopr/config.yml` that `loopr init` writes; `code_validation` (the
+/// test command `loopr init` found) is loops.code.validation, with `validation_comment`'s lines
+/// as comments above it.
+std::string default_config_yaml(std::string_view base_branch = "main",
+                                std::string_view code_validation = "make test",
+                                const std::vector<std::string>& validation_comment = {});
 
 }  // namespace loopr
