@@ -3,6 +3,7 @@
 #include <loopr/core/log.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/docgen.hpp"
 #if __has_include("cli/demo.hpp")
 #include "cli/demo.hpp"
 #define LOOPR_HAS_DEMO 1
@@ -38,11 +39,15 @@ int run(int argc, char** argv) {
   app.add_flag("-q,--quiet", opts.quiet,
                "Print nothing but errors (and a command's result, e.g. submit's id)");
   app.fallthrough();
+  // The build makes the man page and the shell completions from this definition (docgen.hpp).
+  std::string generate_docs;
+  app.add_option("--generate-docs", generate_docs, "man | bash | zsh")->group("");
 
   std::string base;
   auto* init = app.add_subcommand(
       "init",
-      "Write .loopr/config.yml (commented defaults) and ignore loopr's runtime folders in git");
+      "Write .loopr/config.yml (commented defaults, and the test command found in the "
+      "repository) and ignore loopr's runtime folders in git");
   init->add_option("--base", base,
                    "Base branch the plans' work merges into (default: the current branch)")
       ->option_text("BRANCH");
@@ -50,7 +55,8 @@ int run(int argc, char** argv) {
   auto* init_validation_opt =
       init->add_option("--validation", init_validation,
                        "The command that runs your tests (loops.code.validation); default: found "
-                       "from the repository (package.json, Cargo.toml, go.mod, CMakeLists.txt, …)")
+                       "from the repository (package.json, Cargo.toml, go.mod, CMakeLists.txt and "
+                       "others; see the README)")
           ->option_text("CMD");
   auto* config = app.add_subcommand(
       "config", "Check .loopr/config.yml and print the effective settings (environment applied)");
@@ -199,6 +205,8 @@ int run(int argc, char** argv) {
     std::string msg = e.what();
     return report(CommandError{kUsage, msg, "see loopr --help"});
   }
+
+  if (!generate_docs.empty()) return print_generated_doc(app, generate_docs, "loopr 0.1.0");
 
   try {
     if (init->parsed())
