@@ -65,9 +65,11 @@ install(TARGETS loopr RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET loopr-mock-llm)
   install(TARGETS loopr-mock-llm RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+# The demo's files; the sample artifacts are for loopr's own tests.
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/.loopr-example/
         DESTINATION ${CMAKE_INSTALL_DATADIR}/loopr/example
-        USE_SOURCE_PERMISSIONS)
+        USE_SOURCE_PERMISSIONS
+        PATTERN artifacts EXCLUDE)
 install(FILES ${LOOPR_DOCS_DIR}/loopr.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 if(HELP2MAN AND TARGET loopr-mock-llm)
   install(FILES ${LOOPR_DOCS_DIR}/loopr-mock-llm.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
@@ -103,16 +105,15 @@ set(CPACK_PACKAGE_CONTACT
     "loopr maintainers <maintainers@users.noreply.a-seed-354c98d4.example>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "tree of fresh-context LLM loops that turns a request into tested code")
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-    "tree of fresh-context LLM loops that turns a request into tested code
- loopr runs a daemon per git repository that splits a one-line feature request
- into a tree of typed loops (plan, spec, phase, code). Every iteration starts
- from a fresh model context, works in its own git worktree, and is checked by a
- deterministic validation: a format check for documents, the project's own test
- command for code. Plans wait for approval in the terminal.
- .
- Works with the Anthropic API, OpenAI-compatible servers or the claude CLI.
- loopr-mock-llm, a scripted model server, runs the offline demo (loopr demo).")
+set(CPACK_PACKAGE_DESCRIPTION
+    "loopr runs a daemon per git repository that splits a one-line feature
+request into a tree of typed loops (plan, spec, phase, code). Every iteration
+starts from a fresh model context, works in its own git worktree, and is
+checked by a deterministic validation: a format check for documents, the
+project's own test command for code. Plans wait for approval in the terminal.
+
+Works with the Anthropic API, OpenAI-compatible servers or the claude CLI.
+loopr-mock-llm, a scripted model server, runs the offline demo (loopr demo).")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
