@@ -25,7 +25,7 @@ void add_git_problems(const RepoPaths& paths, const Config& config,
     auto current = repo->current_branch();
     out.push_back({"the base branch " + config.base_branch + " does not exist",
                    "set base_branch in .loopr/config.yml" +
-                       (current ? " (this checkout is on " + *current + ")" : std::string()),
+                       (current ? "; this checkout is on " + *current : std::string()),
                    false});
   } else if (!has_base) {
     out.push_back(
@@ -33,11 +33,16 @@ void add_git_problems(const RepoPaths& paths, const Config& config,
          "check the repository with `git status`", false});
   }
   auto operation = git::operation_in_progress(paths.root);
-  if (operation && !operation->empty())
+  if (operation && !operation->empty()) {
+    std::string git_command = *operation == "apply-mailbox" ? "am" : *operation;
+    std::string hint = *operation == "bisect"
+                           ? "end it with `git bisect reset`"
+                           : "finish it with `git " + git_command +
+                                 " --continue` or undo it with `git " + git_command + " --abort`";
     out.push_back({"a " + *operation + " is in progress in " + paths.root.string() +
                        ": loopr could not merge finished work into " + config.base_branch,
-                   "finish it or abort it (`git " + *operation + " --continue` or `--abort`)",
-                   false});
+                   hint, false});
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <regex>
 
 #include <loopr/core/preflight.hpp>
 
@@ -189,7 +190,10 @@ bool is_loopback_url(std::string_view url) {
   }
   std::string h(host);
   std::transform(h.begin(), h.end(), h.begin(), [](unsigned char c) { return std::tolower(c); });
-  return h == "localhost" || h == "::1" || h.rfind("127.", 0) == 0;
+  if (h == "localhost" || h == "::1") return true;
+  // 127.0.0.0/8: four dotted numbers, the first 127 (not a name such as 127.example.com).
+  static const std::regex loopback_v4(R"(127(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3})");
+  return std::regex_match(h, loopback_v4);
 }
 
 std::string effective_base_url(const Config& config) {
