@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages loopr builds and tests with (bubblewrap: the sandbox for commands;
-# dpkg-dev, help2man, man-db, lintian, zsh: the Debian package, the man pages, the completions).
+# dpkg-dev, help2man, man-db, lintian, zsh, bash-completion: the Debian package, the man pages,
+# the completions).
 # Idempotent: skips what is installed, runs `apt-get update` at most once, never asks a question
 # (works as root with no terminal).
 set -euo pipefail
@@ -14,7 +15,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   curl procps
   bubblewrap
-  dpkg-dev help2man man-db lintian zsh
+  dpkg-dev help2man man-db lintian zsh bash-completion
 )
 
 missing=()

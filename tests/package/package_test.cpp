@@ -87,6 +87,24 @@ void expect_installed_loopr_works(const fs::path& prefix, const fs::path& work) 
   fs::remove_all(fs::path(demo_repo).parent_path());
 }
 
+/// bash-completion and zsh's compinit find the installed completions in `share` (the folders
+/// under /usr/share or ~/.local/share they look in), with nothing else on their search paths.
+void expect_completions_load(const fs::path& share, const std::string& zsh_dir) {
+  auto bash = run_command(
+      "XDG_DATA_DIRS=" + shell_quote(share.string()) + " XDG_DATA_HOME=/nonexistent bash -c " +
+      shell_quote("source /usr/share/bash-completion/bash_completion && __load_completion loopr "
+                  "&& complete -p loopr") +
+      " 2>&1");
+  EXPECT_EQ(bash.output, "complete -F _loopr loopr\n") << bash.output;
+  TempDir home{"loopr-zsh-home"};
+  auto zsh = run_command("HOME=" + home.str() + " zsh -f -c " +
+                         shell_quote("fpath=(" + (share / zsh_dir).string() +
+                                     " $fpath); autoload -Uz compinit && compinit -u -d " +
+                                     home.str() + "/dump && echo ${_comps[loopr]}") +
+                         " 2>&1");
+  EXPECT_EQ(zsh.output, "_loopr\n") << zsh.output;
+}
+
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -118,6 +136,7 @@ TEST(PackageTest, CMakeInstallPutsEverythingUnderThePrefixAndItRuns) {
   auto man = run_command("MANWIDTH=80 man -l " +
                          shell_quote((prefix / "share/man/man1/loopr.1.gz").string()));
   EXPECT_NE(man.output.find("loopr doctor [--offline]"), std::string::npos) << man.output;
+  expect_completions_load(prefix / "share", "zsh/site-functions");
   fs::path work = t / "work";
   fs::create_directories(work);
   expect_installed_loopr_works(prefix, work);
@@ -188,6 +207,7 @@ TEST(PackageTest, DebianPackageInstallsIntoARootAndRuns) {
   fs::path root = t / "root";
   auto extract = run_command("dpkg-deb -x " + q + " " + shell_quote(root.string()));
   ASSERT_EQ(extract.exit_code, 0) << extract.output;
+  expect_completions_load(root / "usr/share", "zsh/vendor-completions");
   fs::path work = t / "work";
   fs::create_directories(work);
   expect_installed_loopr_works(root / "usr", work);
