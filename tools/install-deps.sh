@@ -13,8 +13,7 @@ PACKAGES=(
   libcmark-gfm-dev libcmark-gfm-extensions-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  curl procps
-  bubblewrap
+  curl procps bubblewrap
   dpkg-dev help2man man-db lintian zsh bash-completion
 )
 

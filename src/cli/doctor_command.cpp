@@ -1,12 +1,14 @@
 // `loopr doctor [--offline]`: is this machine (and this repository) ready for loopr? One line
 // per check, ✓ or ✗ with what to do, in the order a new user would fix things. Exit 0 when
 // ready, 1 when not.
+#include <stdlib.h>
 #include <sys/statvfs.h>
 
 #include <fstream>
 
 #include <loopr/core/preflight.hpp>
 #include <loopr/core/process.hpp>
+#include <loopr/exec/executor.hpp>
 #include <loopr/git/repository.hpp>
 #include <loopr/llm/probe.hpp>
 
@@ -108,30 +110,32 @@ Check check_config(const std::optional<fs::path>& root, std::optional<Config>& c
                           config->llm.model + ", base branch " + config->base_branch + ")");
 }
 
-// bubblewrap with every namespace loopr's command executor uses; until the exec module's own
-// self-test is wired in, this is the same call it makes.
-Check check_sandbox() {
-  ProcessSpec spec;
-  spec.argv = {"bwrap",
-               "--unshare-all",
-               "--unshare-user",
-               "--die-with-parent",
-               "--new-session",
-               "--ro-bind",
-               "/",
-               "/",
-               "true"};
-  spec.timeout = std::chrono::seconds(5);
-  ProcessResult r = run_process(spec);
-  if (r.succeeded()) return ok("sandbox", "bubblewrap runs commands in their own namespaces");
-  if (r.spawn_failed || r.exit_code == 127)
-    return fail("sandbox", "bubblewrap (bwrap) is not installed",
-                "install it (Debian/Ubuntu: apt install bubblewrap); loopr confines the "
-                "commands the model makes it run");
-  std::string why = r.output.substr(0, r.output.find('\n'));
-  return fail("sandbox", "bubblewrap cannot make a sandbox here" + (why.empty() ? "" : ": " + why),
-              "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 or "
-              "the container's seccomp/AppArmor profile)");
+// The exec module's own self-test: a trivial command through the executor the daemon would
+// make from this config, in a scratch folder outside the repository.
+Check check_sandbox(const std::optional<fs::path>& root, const Config& config) {
+  if (!config.sandbox.confined())
+    return ok("sandbox",
+              "OFF (sandbox: none in .loopr/config.yml): the model's commands, the "
+              "validation and stop scripts run unconfined");
+  std::error_code ec;
+  fs::path scratch_base = fs::temp_directory_path(ec);
+  std::string pattern = (scratch_base / "loopr-doctor-XXXXXX").string();
+  if (ec || !::mkdtemp(pattern.data()))
+    return fail("sandbox", "cannot make a scratch folder in " + scratch_base.string(),
+                "check TMPDIR and its free space");
+  fs::path scratch(pattern);
+  exec::ExecutorOptions options{RepoPaths(root ? *root : scratch), process_env()};
+  auto executor = exec::make_executor(config.sandbox, options);
+  auto tested = exec::self_test(*executor, scratch);
+  fs::remove_all(scratch, ec);
+  if (tested) return ok("sandbox", executor->info().description);
+  // The executor's words are "what: what to do" (or "what (detail): what to do").
+  const std::string& problem = tested.error().message;
+  auto cut = problem.find("): ");
+  cut = cut == std::string::npos ? problem.find(": ") : cut + 1;
+  if (cut == std::string::npos)
+    return fail("sandbox", problem, "see the README's security model, or `sandbox: none`");
+  return fail("sandbox", problem.substr(0, cut), problem.substr(cut + 2));
 }
 
 Check check_provider_setup(const Config& config) {
@@ -235,10 +239,10 @@ int run_doctor(const GlobalOptions& opts, bool offline) {
   checks.push_back(check_git());
   checks.push_back(check_repository(opts, root));
   checks.push_back(check_config(root, config));
-  checks.push_back(check_sandbox());
-  // Outside a set-up repository, the provider checks use the defaults and the environment.
+  // Outside a set-up repository, the other checks use the defaults and the environment.
   Config effective = config ? *config : Config{};
   if (!config) (void)apply_env(effective, process_env());
+  checks.push_back(check_sandbox(root, effective));
   checks.push_back(check_provider_setup(effective));
   checks.push_back(check_validation(root, config));
   checks.push_back(check_endpoint(effective, offline));

@@ -11,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/project_detect.hpp"
+#include "cli/terminal.hpp"
 
 namespace loopr::cli {
 namespace {
@@ -172,13 +173,25 @@ int run_config(const GlobalOptions& opts) {
                                 {"base_branch", config.base_branch},
                                 {"merge", config.merge},
                                 {"provider", config.llm.provider},
-                                {"model", config.llm.model}}
+                                {"model", config.llm.model},
+                                {"sandbox", config.sandbox.mode},
+                                {"sandbox_network", config.sandbox.network}}
                      .dump()
               << "\n";
   } else if (!opts.quiet) {
     std::cout << (exists ? paths.config_file().string() + " is valid" : std::string("no .loopr/config.yml: using the defaults"))
               << "\nprovider " << config.llm.provider << ", model " << config.llm.model << ", base branch "
               << config.base_branch << ", merge " << config.merge << "\n";
+    if (!config.sandbox.confined()) {
+      Style style{stdout_color(opts)};
+      std::cout << style.red(style.bold("sandbox: none")) << " — the model's commands, the validation and stop "
+                << "scripts run UNCONFINED, with your user's files, environment and network\n";
+    } else {
+      std::string net;
+      for (const auto& c : config.sandbox.network) net += (net.empty() ? "" : ", ") + c;
+      std::cout << "sandbox: bubblewrap (commands confined to their worktree; network for "
+                << (net.empty() ? std::string("no runner class") : "runner classes " + net) << ")\n";
+    }
   }
   return kOk;
 }

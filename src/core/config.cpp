@@ -1,5 +1,6 @@
 // Config loading. The YAML is walked against a table of known keys, so an unknown key, a wrong
 // type or a bad value is reported as `FILE:LINE: key.path: what is wrong (what to write)`.
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -145,14 +146,91 @@ class Walker {
 
 using H = Walker::Handler;
 
-void read_loop_type(const Walker& w, const YAML::Node& node, const std::string& path, LoopTypeConfig& c) {
+// `loops.<type>.tools`: known names, no repeats, and only a narrowing of what the type has.
+std::vector<std::string> read_tools(const Walker& w, const YAML::Node& v, const std::string& k, LoopType type) {
+  std::vector<std::string> out = w.strings(v, k);
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::string& name = out[i];
+    bool known = false;
+    std::string list;
+    for (const char* t : kToolNames) {
+      known = known || name == t;
+      list += (list.empty() ? "" : ", ") + std::string(t);
+    }
+    const YAML::Node item = v[i];
+    if (!known) w.fail(item, k, "unknown tool \"" + name + "\" (the tools are " + list + ")");
+    if (!seen.insert(name).second) w.fail(item, k, "\"" + name + "\" is listed twice");
+    if (name == "run_command" && type != LoopType::code)
+      w.fail(item, k, std::string("run_command is not available to ") + to_string(type) +
+                          " loops (they only write their markdown artifact; only code loops run commands)");
+  }
+  return out;
+}
+
+void read_loop_type(const Walker& w, const YAML::Node& node, const std::string& path, LoopTypeConfig& c,
+                    LoopType type) {
   w.map(node, path,
         {
+            {"tools", [&](const YAML::Node& v, const std::string& k) { c.tools = read_tools(w, v, k, type); }},
             {"max_iterations", [&](const YAML::Node& v, const std::string& k) { c.max_iterations = static_cast<int>(w.integer(v, k, 1, 10000)); }},
             {"validation", [&](const YAML::Node& v, const std::string& k) { c.validation = w.str(v, k); }},
             {"iteration_timeout", [&](const YAML::Node& v, const std::string& k) { c.iteration_timeout = w.duration(v, k); }},
             {"max_turns_per_iteration", [&](const YAML::Node& v, const std::string& k) { c.max_turns_per_iteration = static_cast<int>(w.integer(v, k, 1, 10000)); }},
         });
+}
+
+// `sandbox: none` (the explicit opt-out) or a mapping of settings.
+void read_sandbox(const Walker& w, const YAML::Node& v, const std::string& k, SandboxConfig& s) {
+  if (v.IsScalar()) {
+    s.mode = w.choice(v, k, {"bubblewrap", "none"});
+    return;
+  }
+  auto size = [&w](std::uint64_t& field, std::uint64_t min) -> Walker::Handler {
+    return [&w, &field, min](const YAML::Node& n, const std::string& key) {
+      std::string text = w.scalar(n, key, "a size such as 512M or 1G");
+      auto parsed = parse_size(text);
+      if (!parsed) w.fail(n, key, "bad size \"" + text + "\" (write e.g. 4096, 512K, 64M or 1G)");
+      if (*parsed < min) w.fail(n, key, "must be at least " + format_size(min) + ", got " + text);
+      field = *parsed;
+    };
+  };
+  auto count = [&w](std::uint64_t& field, long long min) -> Walker::Handler {
+    return [&w, &field, min](const YAML::Node& n, const std::string& key) {
+      field = static_cast<std::uint64_t>(w.integer(n, key, min, 1'000'000'000));
+    };
+  };
+  w.map(v, k,
+        {
+            {"mode", [&](const YAML::Node& n, const std::string& key) { s.mode = w.choice(n, key, {"bubblewrap", "none"}); }},
+            {"network", [&](const YAML::Node& n, const std::string& key) { s.network = w.strings(n, key); }},
+            {"env", [&](const YAML::Node& n, const std::string& key) { s.env = w.strings(n, key); }},
+            {"read_only", [&](const YAML::Node& n, const std::string& key) { s.read_only = w.strings(n, key); }},
+            {"hide", [&](const YAML::Node& n, const std::string& key) { s.hide = w.strings(n, key); }},
+            {"limits", [&](const YAML::Node& n, const std::string& key) {
+               SandboxLimits& l = s.limits;
+               w.map(n, key,
+                     {
+                         {"processes", count(l.processes, 16)},
+                         {"open_files", count(l.open_files, 64)},
+                         {"file_size", size(l.file_size, 1 << 20)},
+                         {"memory", size(l.memory, 64 << 20)},
+                         {"tmp_size", size(l.tmp_size, 1 << 20)},
+                     });
+             }},
+        });
+  for (std::size_t i = 0; i < s.env.size(); ++i) {
+    const std::string& name = s.env[i];
+    bool valid = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+    for (char ch : name) valid = valid && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+    if (!valid) w.fail(v["env"][i], k + ".env", "\"" + name + "\" is not a variable name");
+  }
+  for (const auto* list : {&s.read_only, &s.hide}) {
+    for (const auto& p : *list)
+      if (p.empty() || (p[0] != '/' && !p.starts_with("~/") && p != "~"))
+        w.fail(v[list == &s.read_only ? "read_only" : "hide"], k,
+               "\"" + p + "\" must be an absolute path (or start with ~/)");
+  }
 }
 
 void read_config(const Walker& w, const YAML::Node& root, Config& c) {
@@ -257,7 +335,7 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                std::map<std::string, H> hs;
                for (LoopType t : kAllLoopTypes) {
                  LoopTypeConfig* slot = &c.loops[t];
-                 hs[to_string(t)] = [&w, slot](const YAML::Node& v2, const std::string& k2) { read_loop_type(w, v2, k2, *slot); };
+                 hs[to_string(t)] = [&w, slot, t](const YAML::Node& v2, const std::string& k2) { read_loop_type(w, v2, k2, *slot, t); };
                }
                w.map(v, k, hs);
              }},
@@ -282,6 +360,7 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                          {"max_bytes", size_field(c.artifacts.max_bytes, 1024, 1'000'000'000)},
                      });
              }},
+            {"sandbox", [&](const YAML::Node& v, const std::string& k) { read_sandbox(w, v, k, c.sandbox); }},
             {"git", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k,
                      {
@@ -394,6 +473,13 @@ limits:                          # per plan tree unless noted
   stop_scripts: []               # commands; exit 0 stops the loop, output is the reason
   cooldown: 0s                   # pause between iterations
 attended: false                  # true: every loop pauses after each iteration until `resume`
+sandbox:                         # every command run for a loop (run_command, validation, stop_scripts)
+  mode: bubblewrap               # bubblewrap | none (`none` runs the model's commands UNCONFINED)
+  network: []                    # runner classes whose commands may use the network, e.g. [net]
+  env: []                        # extra environment variables passed to commands, e.g. [CARGO_HOME]
+  read_only: []                  # extra paths visible read-only, e.g. [~/.cargo, ~/.rustup]
+  hide: []                       # extra paths hidden from commands
+  limits: {processes: 1024, open_files: 4096, file_size: 1G, memory: 8G, tmp_size: 1G}
 loops:
   plan:  {max_iterations: 5}
   spec:  {max_iterations: 5}

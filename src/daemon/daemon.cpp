@@ -20,6 +20,8 @@
 #include <loopr/daemon/http.hpp>
 #include <loopr/engine/repo_prompts.hpp>
 #include <loopr/engine/scheduler.hpp>
+#include <loopr/exec/executor.hpp>
+#include <loopr/exec/secrets.hpp>
 #include <loopr/manager/loop_manager.hpp>
 #include <loopr/store/task_store.hpp>
 #include <loopr/tools/runner_slots.hpp>
@@ -90,6 +92,7 @@ struct Daemon {
   std::unique_ptr<llm::LlmClient> llm;
   std::unique_ptr<engine::Scheduler> scheduler;
   std::unique_ptr<tools::RunnerSlots> runners;
+  std::unique_ptr<exec::Executor> executor;
   engine::EventBus bus;
   std::unique_ptr<engine::RepoPrompts> prompts;
   std::unique_ptr<engine::EngineContext> ctx;
@@ -99,9 +102,36 @@ struct Daemon {
   bool stopping = false;
   TimestampMs started_at = now_ms();
 
-  explicit Daemon(DaemonOptions o) : options(std::move(o)), paths(options.repo) {}
+  Daemon(DaemonOptions o, exec::SecretEnv s) : options(std::move(o)), paths(options.repo), secrets(std::move(s)) {}
 
-  EnvLookup env() const { return options.env ? EnvLookup(options.env) : process_env(); }
+  exec::SecretEnv secrets;  ///< provider keys, taken out of the process environment at start
+
+  EnvLookup env() const { return options.env ? EnvLookup(options.env) : secrets.lookup(); }
+
+  // Every command of a loop goes through the executor; check at once that it works, and say
+  // loudly when the config turned confinement off.
+  void open_executor() {
+    exec::ExecutorOptions eo{paths, env()};
+    executor = exec::make_executor(config->sandbox, eo);
+    if (!executor->info().confined) {
+      spdlog::warn("SANDBOX OFF (sandbox: none in .loopr/config.yml): the model's commands, the validation and "
+                   "stop scripts run UNCONFINED with this daemon's user, files, environment and network");
+      return;
+    }
+    if (auto problem = executor->unavailable())
+      spdlog::error("sandbox: commands cannot run, loops that need them will be blocked: {}", *problem);
+    else
+      spdlog::info("sandbox: {}", executor->info().description);
+  }
+
+  nlohmann::json sandbox_status() {
+    const auto& i = executor->info();
+    nlohmann::json j = {{"kind", i.kind}, {"confined", i.confined}, {"description", i.description}};
+    auto problem = executor->unavailable();
+    j["available"] = !problem.has_value();
+    j["problem"] = problem ? nlohmann::json(*problem) : nlohmann::json(nullptr);
+    return j;
+  }
 
   Result<void> open() {
     auto cfg = load_config(paths.config_file().string(), env());
@@ -109,7 +139,8 @@ struct Daemon {
     config = std::make_shared<Config>(std::move(*cfg));
     LOOPR_TRY(check_prerequisites());
     LOOPR_ASSIGN(store, TaskStore::open(paths.state_dir().string(), {.sync = true}));
-    LOOPR_ASSIGN(llm, llm::make_client(*config, env(), io, pool));
+    open_executor();
+    LOOPR_ASSIGN(llm, llm::make_client(*config, env(), io, pool, executor.get()));
     std::string provider = config->llm.provider;
     scheduler = std::make_unique<engine::Scheduler>(io.get_executor(), engine::SchedulerOptions::from_config(*config),
                                                     engine::stored_provider_pause(*store, provider),
@@ -117,7 +148,7 @@ struct Daemon {
     runners = std::make_unique<tools::RunnerSlots>(config->concurrency);
     prompts = std::make_unique<engine::RepoPrompts>(paths.root);
     ctx = std::make_unique<engine::EngineContext>(engine::EngineContext{
-        io, pool, *store, config, paths, *llm, *scheduler, *runners, bus, *prompts,
+        io, pool, *store, config, paths, *llm, *scheduler, *runners, *executor, bus, *prompts,
         llm::retry_policy(config->llm), std::chrono::milliseconds(1000), {}});
     manager = std::make_unique<manager::LoopManager>(*ctx);
     bus.subscribe([this](const Event& e) { append_loop_log(paths, e); });
@@ -128,6 +159,7 @@ struct Daemon {
     info.request_shutdown = [this] { begin_shutdown("shutdown requested over the API"); };
     info.shutting_down = [this] { return stopping; };
     info.read_pool = &api_reads;
+    info.sandbox = [this] { return sandbox_status(); };
     api = std::make_unique<Api>(*ctx, *manager, info);
     server = std::make_unique<HttpServer>(io, api->routes());
     return ok();
@@ -153,6 +185,15 @@ struct Daemon {
       return;
     }
     auto next = std::make_shared<Config>(std::move(*cfg));
+    const SandboxConfig& was = config->sandbox;
+    const SandboxConfig& now = next->sandbox;
+    if (was.mode != now.mode || was.network != now.network || was.env != now.env || was.read_only != now.read_only ||
+        was.hide != now.hide || was.limits.processes != now.limits.processes ||
+        was.limits.memory != now.limits.memory || was.limits.file_size != now.limits.file_size ||
+        was.limits.open_files != now.limits.open_files || was.limits.tmp_size != now.limits.tmp_size)
+      spdlog::warn("SIGHUP: the sandbox settings changed; they apply after a restart (`loopr daemon stop`, then "
+                   "`loopr daemon`); commands keep the settings the daemon started with");
+    next->sandbox = config->sandbox;
     ctx->config = next;
     config = next;
     scheduler->set_options(engine::SchedulerOptions::from_config(*next));
@@ -218,6 +259,10 @@ struct Daemon {
 }  // namespace
 
 Result<void> run_daemon(const DaemonOptions& options) {
+  // First of all: no provider key stays in this process's environment, where a command (or
+  // anything that can read /proc/<pid>/environ) could find it.
+  std::vector<std::string> secret_names(std::begin(exec::kSecretVariables), std::end(exec::kSecretVariables));
+  exec::SecretEnv secrets = exec::SecretEnv::take(secret_names);
   RepoPaths paths(options.repo);
   if (!std::filesystem::exists(paths.config_file()))
     return make_error(ErrorCode::invalid_argument,
@@ -234,7 +279,7 @@ Result<void> run_daemon(const DaemonOptions& options) {
   setup_logging(spdlog::level::info, (paths.logs_dir() / "daemon.log").string());
   spdlog::flush_every(std::chrono::seconds(1));
 
-  auto daemon = std::make_unique<Daemon>(options);
+  auto daemon = std::make_unique<Daemon>(options, std::move(secrets));
   if (auto opened = daemon->open(); !opened) {
     spdlog::error("cannot start: {}", opened.error().message);
     return opened;

@@ -54,6 +54,7 @@ struct EngineHarness {
   std::unique_ptr<llm::LlmClient> client;
   std::unique_ptr<engine::Scheduler> scheduler;
   std::unique_ptr<tools::RunnerSlots> runners;
+  std::unique_ptr<exec::Executor> executor;  ///< the configured sandbox (bubblewrap by default)
   engine::EventBus bus;
   TestPrompts prompts;
   std::unique_ptr<engine::EngineContext> ctx;
@@ -91,12 +92,13 @@ struct EngineHarness {
     scheduler = std::make_unique<engine::Scheduler>(
         io.get_executor(), scheduler_options.value_or(engine::SchedulerOptions::from_config(*config)));
     runners = std::make_unique<tools::RunnerSlots>(config->concurrency);
+    executor = exec::make_executor(config->sandbox, exec::ExecutorOptions{RepoPaths(dir.path())});
     llm::RetryPolicy retry;
     retry.max_retries = config->llm.max_retries;
     retry.initial_backoff = std::chrono::milliseconds(20);
     retry.max_backoff = std::chrono::milliseconds(200);
     ctx = std::make_unique<engine::EngineContext>(engine::EngineContext{
-        io, pool, *store, config, RepoPaths(dir.path()), *client, *scheduler, *runners, bus, prompts, retry,
+        io, pool, *store, config, RepoPaths(dir.path()), *client, *scheduler, *runners, *executor, bus, prompts, retry,
         std::chrono::milliseconds(10), {}});
     return *ctx;
   }

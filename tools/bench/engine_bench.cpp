@@ -79,7 +79,8 @@ rules:
   tools::RunnerSlots runners(config->concurrency);
   engine::EventBus bus;
   engine::RepoPrompts prompts(repo);
-  engine::EngineContext ctx{io, pool, *store, config, RepoPaths(repo), *client, scheduler, runners, bus, prompts, {}, std::chrono::milliseconds(10), {}};
+  auto executor = exec::make_executor(config->sandbox, exec::ExecutorOptions{RepoPaths(repo)});
+  engine::EngineContext ctx{io, pool, *store, config, RepoPaths(repo), *client, scheduler, runners, *executor, bus, prompts, {}, std::chrono::milliseconds(10), {}};
 
   auto r = git::Repository::open(repo).value();
   r.create_branch(git::integration_branch("001"), "main").value();

@@ -14,6 +14,7 @@
 #include <loopr/engine/loop_control.hpp>
 #include <loopr/engine/prompt_source.hpp>
 #include <loopr/engine/scheduler.hpp>
+#include <loopr/exec/executor.hpp>
 #include <loopr/llm/client.hpp>
 #include <loopr/llm/retry.hpp>
 #include <loopr/net/asio.hpp>
@@ -33,6 +34,7 @@ struct EngineContext {
   llm::LlmClient& llm;
   Scheduler& scheduler;
   tools::RunnerSlots& runners;
+  exec::Executor& executor;        ///< every command of a loop: run_command, validation, stop scripts
   EventBus& bus;
   const PromptSource& prompts;
   llm::RetryPolicy retry;          ///< per model call, before the iteration counts an error

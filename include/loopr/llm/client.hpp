@@ -6,6 +6,7 @@
 #include <string>
 
 #include <loopr/core/config.hpp>
+#include <loopr/exec/executor.hpp>
 #include <loopr/core/result.hpp>
 #include <loopr/llm/types.hpp>
 #include <loopr/net/asio.hpp>
@@ -37,8 +38,10 @@ class LlmClient {
 /// OPENAI_API_KEY); `config.llm.base_url` is already resolved by apply_env, empty meaning
 /// https://api.anthropic.com / https://api.openai.com. HTTP clients run on `io`; the
 /// claude-code client waits for its child process on `blocking`. Errors: an unknown provider,
-/// a malformed or non-loopback plain-http base URL, an unreadable ca_file.
+/// a malformed or non-loopback plain-http base URL, an unreadable ca_file. The claude-code
+/// client runs the `claude` CLI through `commands` (the sandbox, with the network) when given.
 Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLookup& env,
-                                               net::io_context& io, net::thread_pool& blocking);
+                                               net::io_context& io, net::thread_pool& blocking,
+                                               exec::Executor* commands = nullptr);
 
 }  // namespace loopr::llm

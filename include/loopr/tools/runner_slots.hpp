@@ -28,7 +28,9 @@ class RunnerSlots {
   /// Holds one slot of a class until destroyed. Blocking: call from a worker thread.
   class Lease {
    public:
-    Lease(Lease&& other) noexcept : slots_(other.slots_), cls_(std::move(other.cls_)) { other.slots_ = nullptr; }
+    Lease(Lease&& other) noexcept : slots_(other.slots_), cls_(std::move(other.cls_)) {
+      other.slots_ = nullptr;
+    }
     Lease& operator=(Lease&&) = delete;
     ~Lease();
     const std::string& runner_class() const { return cls_; }
