@@ -227,3 +227,13 @@ TEST_F(Doctor, LittleFreeDiskFails) {
         << c.dump();
   }
 }
+
+TEST_F(Doctor, SandboxIsTheExecutorsSelfTestAndNoneIsSaidLoudly) {
+  make_repo();
+  auto checks = doctor("ANTHROPIC_API_KEY=test", "--offline", 0);
+  expect_status(checks, "sandbox", "ok", "bubblewrap: each command in its own");
+  write_file(dir / ".loopr/config.yml",
+             read_file(dir / ".loopr/config.yml") + "sandbox: none\n");
+  checks = doctor("ANTHROPIC_API_KEY=test", "--offline", 0);
+  expect_status(checks, "sandbox", "ok", "OFF (sandbox: none");
+}
