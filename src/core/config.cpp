@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include <re2/re2.h>
 #include <yaml-cpp/yaml.h>
 
 #include <loopr/core/config.hpp>
@@ -131,6 +132,22 @@ class Walker {
     fail(n, key, "must be one of " + list + ", got \"" + s + "\"");
   }
 
+  /// A string that must be a valid RE2 pattern (checked here, at load, not where it is used).
+  std::string pattern(const YAML::Node& n, const std::string& key) const {
+    std::string s = scalar(n, key, "an RE2 pattern");
+    re2::RE2 re(s, re2::RE2::Quiet);
+    if (!re.ok()) fail(n, key, "bad RE2 pattern \"" + s + "\": " + re.error());
+    return s;
+  }
+
+  std::vector<std::string> patterns(const YAML::Node& n, const std::string& key) const {
+    std::vector<std::string> out;
+    if (n.IsNull()) return out;
+    if (!n.IsSequence()) fail(n, key, "expected a list of RE2 patterns, e.g. [\"error: .*\"]");
+    for (std::size_t i = 0; i < n.size(); ++i) out.push_back(pattern(n[i], key + "[" + std::to_string(i) + "]"));
+    return out;
+  }
+
   std::vector<std::string> strings(const YAML::Node& n, const std::string& key) const {
     std::vector<std::string> out;
     if (n.IsNull()) return out;
@@ -174,7 +191,14 @@ void read_loop_type(const Walker& w, const YAML::Node& node, const std::string& 
         {
             {"tools", [&](const YAML::Node& v, const std::string& k) { c.tools = read_tools(w, v, k, type); }},
             {"max_iterations", [&](const YAML::Node& v, const std::string& k) { c.max_iterations = static_cast<int>(w.integer(v, k, 1, 10000)); }},
-            {"validation", [&](const YAML::Node& v, const std::string& k) { c.validation = w.str(v, k); }},
+            {"validation", [&](const YAML::Node& v, const std::string& k) {
+               // Plan, spec and phase loops are checked by the built-in format check: a command
+               // here would be accepted and never run.
+               if (type != LoopType::code)
+                 w.fail(v, k, std::string("a ") + to_string(type) + " loop is checked by the built-in format check "
+                              "(and the judge, llm.judge); only loops.code.validation runs a command");
+               c.validation = w.str(v, k);
+             }},
             {"iteration_timeout", [&](const YAML::Node& v, const std::string& k) { c.iteration_timeout = w.duration(v, k); }},
             {"max_turns_per_iteration", [&](const YAML::Node& v, const std::string& k) { c.max_turns_per_iteration = static_cast<int>(w.integer(v, k, 1, 10000)); }},
         });
@@ -309,7 +333,7 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                             std::map<std::string, H> hs;
                             for (auto& [name, value] : cc.runner_patterns) {
                               auto* slot = &value;
-                              hs[name] = [&w, slot](const YAML::Node& v3, const std::string& k3) { *slot = w.strings(v3, k3); };
+                              hs[name] = [&w, slot](const YAML::Node& v3, const std::string& k3) { *slot = w.patterns(v3, k3); };
                             }
                             w.map(v2, k2, hs);
                           }},
@@ -324,10 +348,12 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                          {"max_runtime", dur_field(l.max_runtime)},
                          {"circuit_breaker", int_field(l.circuit_breaker, 1, 10000)},
                          {"no_progress_iterations", int_field(l.no_progress_iterations, 1, 10000)},
-                         {"stop_on_patterns", [&](const YAML::Node& v2, const std::string& k2) { l.stop_on_patterns = w.strings(v2, k2); }},
+                         {"stop_on_patterns", [&](const YAML::Node& v2, const std::string& k2) { l.stop_on_patterns = w.patterns(v2, k2); }},
                          {"stop_scripts", [&](const YAML::Node& v2, const std::string& k2) { l.stop_scripts = w.strings(v2, k2); }},
                          {"cooldown", dur_field(l.cooldown)},
-                         {"completion_signal", str_field(l.completion_signal)},
+                         {"completion_signal", [&](const YAML::Node& v2, const std::string& k2) {
+                            l.completion_signal = v2.IsNull() ? std::string() : w.pattern(v2, k2);
+                          }},
                          {"feedback_bytes", size_field(l.feedback_bytes, 256, 10'000'000)},
                      });
              }},

@@ -280,3 +280,28 @@ TEST(ConfigTest, TheDefaultFileSaysHowCommandsAreConfined) {
   ASSERT_TRUE(parsed) << parsed.error().message;
   EXPECT_EQ(parsed->sandbox.mode, "bubblewrap");
 }
+
+TEST(ConfigTest, EveryRe2PatternIsCheckedAtLoadWithRe2sMessage) {
+  std::string e = error_of("limits:\n  stop_on_patterns: [\"ok\", \"(unclosed\"]\n");
+  EXPECT_NE(e.find(".loopr/config.yml:2: limits.stop_on_patterns[1]: bad RE2 pattern \"(unclosed\": missing )"),
+            std::string::npos)
+      << e;
+  e = error_of("limits:\n  completion_signal: \"<promise>[COMPLETE\"\n");
+  EXPECT_NE(e.find(".loopr/config.yml:2: limits.completion_signal: bad RE2 pattern"), std::string::npos) << e;
+  EXPECT_NE(e.find("missing ]"), std::string::npos) << e;
+  e = error_of("concurrency:\n  runner_patterns:\n    heavy: [\"make\", \"*cargo\"]\n");
+  EXPECT_NE(e.find(".loopr/config.yml:3: concurrency.runner_patterns.heavy[1]: bad RE2 pattern \"*cargo\""),
+            std::string::npos)
+      << e;
+  // Valid ones load.
+  auto ok = parse_config("limits:\n  stop_on_patterns: [\"FATAL: .*\"]\n  completion_signal: \"DONE\"\n", "c.yml");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->limits.completion_signal, "DONE");
+}
+
+TEST(ConfigTest, AValidationCommandForADocumentLoopIsRefusedNotIgnored) {
+  std::string e = error_of("loops:\n  spec: {validation: \"make lint\"}\n");
+  EXPECT_NE(e.find("loops.spec.validation: a spec loop is checked by the built-in format check"), std::string::npos)
+      << e;
+  EXPECT_TRUE(parse_config("loops:\n  code: {validation: \"make check\"}\n", "c.yml"));
+}
