@@ -466,7 +466,28 @@ std::vector<std::string> restart_keys_changed(const Config& a, const Config& b) 
   return out;
 }
 
-std::string default_config_yaml(std::string_view base_branch) {
+namespace {
+
+// A YAML double-quoted scalar.
+std::string yaml_quoted(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string default_config_yaml(std::string_view base_branch, std::string_view code_validation,
+                                const std::vector<std::string>& validation_comment) {
+  std::string code_comment;
+  for (const auto& line : validation_comment) code_comment += "  # " + line + "\n";
   std::string out = R"(# loopr configuration. Every key is optional; the values below are the defaults.
 # Environment overrides: LOOPR_PROVIDER, LOOPR_MODEL, ANTHROPIC_BASE_URL, OPENAI_BASE_URL.
 base_branch: )" + std::string(base_branch) + R"(
@@ -502,7 +523,8 @@ loops:
   plan:  {max_iterations: 5}
   spec:  {max_iterations: 5}
   phase: {max_iterations: 5}
-  code:  {max_iterations: 20, validation: "make test", iteration_timeout: 10m, max_turns_per_iteration: 50}
+)" + code_comment + R"(  code:  {max_iterations: 20, validation: )" + yaml_quoted(code_validation) +
+                    R"(, iteration_timeout: 10m, max_turns_per_iteration: 50}
 pricing:                         # USD per million tokens
   claude-opus-5-5:   {input: 4.0, output: 20.0, cache_write: 5.0, cache_read: 0.20}
   claude-sonnet-5-5: {input: 2.0, output: 10.0, cache_write: 2.5, cache_read: 0.20}

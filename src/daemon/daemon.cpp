@@ -16,6 +16,7 @@
 
 #include <loopr/core/config.hpp>
 #include <loopr/core/log.hpp>
+#include <loopr/core/preflight.hpp>
 #include <loopr/daemon/http.hpp>
 #include <loopr/engine/repo_prompts.hpp>
 #include <loopr/engine/scheduler.hpp>
@@ -136,6 +137,7 @@ struct Daemon {
     auto cfg = load_config(paths.config_file().string(), env());
     if (!cfg) return cfg.take_error();
     config = std::make_shared<Config>(std::move(*cfg));
+    LOOPR_TRY(check_prerequisites());
     LOOPR_ASSIGN(store, TaskStore::open(paths.state_dir().string(), {.sync = true}));
     open_executor();
     LOOPR_ASSIGN(auto first, llm::make_client(*config, env(), io, pool, executor.get()));
@@ -161,6 +163,19 @@ struct Daemon {
     info.sandbox = [this] { return sandbox_status(); };
     api = std::make_unique<Api>(*ctx, *manager, info);
     server = std::make_unique<HttpServer>(io, api->routes());
+    return ok();
+  }
+
+  // Refuses to serve a provider that cannot work (a missing key, no `claude`), unless forced;
+  // a validation program that is missing now may be installed before a code loop runs.
+  Result<void> check_prerequisites() const {
+    if (auto p = check_provider(*config, env())) {
+      if (!options.force || !p->forceable)
+        return make_error(ErrorCode::invalid_argument, p->what + " (" + p->hint + ")");
+      spdlog::warn("{} (started with --force)", p->what);
+    }
+    if (auto p = check_validation_command(*config, paths.root, env()))
+      spdlog::warn("{} ({})", p->what, p->hint);
     return ok();
   }
 

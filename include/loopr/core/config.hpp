@@ -172,7 +172,11 @@ inline constexpr const char* kRestartKeys[] = {"base_branch", "llm.provider", "s
 /// Which of kRestartKeys differ between two configs (for the daemon's log on SIGHUP).
 std::vector<std::string> restart_keys_changed(const Config& before, const Config& after);
 
-/// The commented default `.loopr/config.yml` that `loopr init` writes.
-std::string default_config_yaml(std::string_view base_branch = "main");
+/// The commented default `.loopr/config.yml` that `loopr init` writes; `code_validation` (the
+/// test command `loopr init` found) is loops.code.validation, with `validation_comment`'s lines
+/// as comments above it.
+std::string default_config_yaml(std::string_view base_branch = "main",
+                                std::string_view code_validation = "make test",
+                                const std::vector<std::string>& validation_comment = {});
 
 }  // namespace loopr
