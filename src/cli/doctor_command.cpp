@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include <loopr/core/preflight.hpp>
+#include <loopr/exec/program_check.hpp>
 #include <loopr/core/process.hpp>
 #include <loopr/exec/executor.hpp>
 #include <loopr/git/repository.hpp>
@@ -162,6 +163,8 @@ Check check_provider_setup(const Config& config) {
 Check check_validation(const std::optional<fs::path>& root, const std::optional<Config>& config) {
   if (!config) return skip("validation", "no .loopr/config.yml, so no test command");
   if (auto p = check_validation_command(*config, *root, process_env()))
+    return fail("validation", p->what, p->hint);
+  if (auto p = exec::check_validation_in_sandbox(*config, RepoPaths(*root), process_env()))
     return fail("validation", p->what, p->hint);
   return ok("validation", "test command `" + config->loop(LoopType::code).validation +
                               "`: its programs are installed");

@@ -1,5 +1,6 @@
 #include "cli/preflight.hpp"
 
+#include <loopr/exec/program_check.hpp>
 #include <loopr/git/repository.hpp>
 #include <loopr/git/work_tree_state.hpp>
 
@@ -53,7 +54,10 @@ std::vector<PreflightProblem> submit_problems(const RepoPaths& paths, const Conf
   EnvLookup env = process_env();
   if (provider_checked)
     if (auto p = check_provider(config, env)) out.push_back(*p);
-  if (auto p = check_validation_command(config, paths.root, env)) out.push_back(*p);
+  if (auto p = check_validation_command(config, paths.root, env))
+    out.push_back(*p);
+  else if (auto q = exec::check_validation_in_sandbox(config, paths, env))
+    out.push_back(*q);
   add_git_problems(paths, config, out);
   if (force) std::erase_if(out, [](const PreflightProblem& p) { return p.forceable; });
   return out;

@@ -21,6 +21,7 @@
 #include <loopr/engine/repo_prompts.hpp>
 #include <loopr/engine/scheduler.hpp>
 #include <loopr/exec/executor.hpp>
+#include <loopr/exec/program_check.hpp>
 #include <loopr/exec/secrets.hpp>
 #include <loopr/manager/loop_manager.hpp>
 #include <loopr/store/task_store.hpp>
@@ -176,6 +177,8 @@ struct Daemon {
     }
     if (auto p = check_validation_command(*config, paths.root, env()))
       spdlog::warn("{} ({})", p->what, p->hint);
+    else if (auto q = exec::check_validation_in_sandbox(*config, paths, env()))
+      spdlog::warn("{} ({})", q->what, q->hint);
     return ok();
   }
 

@@ -9,6 +9,7 @@
 
 using namespace loopr::testing;
 using nlohmann::json;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -227,4 +228,28 @@ TEST_F(SubmitPreflight, DaemonRefusesToStartWithoutTheKeyUnlessForced) {
   CliRun forced = loopr_with_env(no_keys(), "--json daemon --force");
   ASSERT_EQ(forced.exit_code, 0) << forced.err;
   EXPECT_EQ(forced.json()["started"], true);
+}
+
+// The test command runs in the sandbox, which hides the home: a toolchain installed there (as
+// rustup, nvm or pyenv do) is on the user's PATH but not where the test runs.
+TEST_F(SubmitPreflight, AProgramInTheHiddenHomeIsNamedWithTheSettingThatShowsIt) {
+  make_repo();
+  fs::path home = fs::canonical(io.path()) / "home";
+  write_file(home / ".toolchain/bin/mytest", "#!/bin/sh\necho tested\n");
+  ::chmod((home / ".toolchain/bin/mytest").c_str(), 0755);
+  write_config(mock_llm_yaml(), "validation: \"mytest --all\"");
+  std::string env = "env HOME=" + shell_quote(home.string()) + " PATH=" +
+                    shell_quote((home / ".toolchain/bin").string() + ":/usr/bin:/bin") +
+                    " ANTHROPIC_API_KEY=test";
+  CliRun r = loopr_with_env(env, "submit 'Add a flag'");
+  expect_refused(r, {"`mytest` (" + (home / ".toolchain/bin/mytest").string() +
+                     ") is on your PATH but not inside the sandbox"});
+  EXPECT_NE(r.err.find("sandbox: {read_only: [~/.toolchain]}"), std::string::npos) << r.err;
+  expect_nothing_created();
+  // With the folder made visible, the same check passes (and a plan is made).
+  write_file(dir / ".loopr/config.yml",
+             read_file(dir / ".loopr/config.yml") + "sandbox:\n  read_only: [~/.toolchain]\n");
+  CliRun ok = loopr_with_env(env, "submit 'Add a flag'");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ok.out, "001\n");
 }
