@@ -69,6 +69,20 @@ std::optional<std::string> parent_of_id(std::string_view id) {
   return std::string(id.substr(0, id.rfind('-')));
 }
 
+bool is_descendant(std::string_view id, std::string_view ancestor) {
+  if (id == ancestor) return false;
+  if (id.starts_with(kCodePrefix)) {
+    id.remove_prefix(kCodePrefix.size());
+    if (id == ancestor) return true;  // the code loop of a phase
+  }
+  return id.size() > ancestor.size() && id.starts_with(ancestor) && id[ancestor.size()] == '-';
+}
+
+std::string tree_sort_key(std::string_view id) {
+  if (id.starts_with(kCodePrefix)) return std::string(id.substr(kCodePrefix.size())) + "!";
+  return std::string(id);
+}
+
 std::string slugify(std::string_view text, std::size_t max_len) {
   std::string out;
   bool dash = false;

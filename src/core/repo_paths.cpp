@@ -1,7 +1,15 @@
+#include <cstdio>
+
 #include <loopr/core/ids.hpp>
 #include <loopr/core/repo_paths.hpp>
 
 namespace loopr {
+
+std::filesystem::path RepoPaths::iteration_dir(const std::string& loop_id, int n) const {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%03d", n);
+  return loop_log_dir(loop_id) / "iterations" / buf;
+}
 
 std::string artifact_path(LoopType type, const std::string& loop_id, const std::string& title) {
   std::string slug = slugify(title);

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/manager/tree_verdict.hpp>
 
 namespace loopr::daemon {
 
@@ -18,6 +20,14 @@ nlohmann::json loop_json(const Loop& loop) {
   j["task"] = loop.task;
   j["status_reason"] = loop.status_reason;
   return j;
+}
+
+void add_tree_fields(nlohmann::json& row, const Loop& plan, std::span<const Loop> tree, MergeMode mode) {
+  auto or_null = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
+  row["tree_verdict"] = manager::to_string(manager::tree_verdict(tree, plan.id, mode));
+  row["base_branch"] = or_null(plan.tree.base_branch);
+  row["merged_into_base"] = or_null(plan.tree.merged_into_base);
+  row["merge_error"] = or_null(plan.tree.merge_error);
 }
 
 int http_status(const Error& error) {
@@ -112,7 +122,7 @@ awaitable<Response> Api::handle(Request req) {
 
   if (what == "health" && parts.size() == 2) {
     if (req.method != "GET") co_return method_not_allowed("GET");
-    auto count = [&s] { return s.ctx.store.count_by_status(); };
+    auto count = [&s] { return s.ctx.journal.store().count_by_status(); };
     auto by_status = co_await run_blocking(s.reads(), count);
     nlohmann::json counts = nlohmann::json::object();
     std::size_t total = 0;
@@ -167,19 +177,27 @@ awaitable<Response> Api::handle(Request req) {
   if (what == "loops" && parts.size() == 2) {
     if (req.method != "GET") co_return method_not_allowed("GET");
     bool all = req.query.count("all") && req.query["all"] != "false" && req.query["all"] != "0";
-    auto list = [&s] { return s.ctx.store.list_loop_summaries(); };
+    auto list = [&s] { return s.ctx.journal.store().list_loop_summaries(); };
     auto loops = co_await run_blocking(s.reads(), list);
     if (!loops) co_return error_of(loops.error());
+    // Grouped by tree (moved, not copied): a plan row shows its tree's verdict, for which the
+    // invalidated loops are there too (the verdict skips them).
+    std::map<std::string, std::vector<Loop>> trees;
+    for (auto& l : *loops) trees[l.plan_id].push_back(std::move(l));
     std::vector<const Loop*> shown;
-    for (const auto& l : *loops)
-      if (all || l.status != LoopStatus::invalidated) shown.push_back(&l);
-    std::sort(shown.begin(), shown.end(), [](const Loop* a, const Loop* b) {
-      return manager::tree_sort_key(a->id) < manager::tree_sort_key(b->id);
-    });
+    for (const auto& [plan, tree] : trees)
+      for (const Loop& l : tree)
+        if (all || l.status != LoopStatus::invalidated) shown.push_back(&l);
+    std::sort(shown.begin(), shown.end(),
+              [](const Loop* a, const Loop* b) { return tree_sort_key(a->id) < tree_sort_key(b->id); });
+    const MergeMode mode = s.ctx.config->merge;
     nlohmann::json out = nlohmann::json::array();
     for (const Loop* l : shown) {
       nlohmann::json j = loop_json(*l);
-      if (l->type == LoopType::plan) j["tree_cost_usd"] = s.manager.tree_cost(l->id);
+      if (l->type == LoopType::plan) {
+        j["tree_cost_usd"] = s.manager.tree_cost(l->id);
+        add_tree_fields(j, *l, trees[l->id], mode);
+      }
       out.push_back(std::move(j));
     }
     co_return Response{200, {{"loops", std::move(out)}}};
@@ -190,15 +208,27 @@ awaitable<Response> Api::handle(Request req) {
     if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
     if (parts.size() == 3) {
       if (req.method != "GET") co_return method_not_allowed("GET");
-      auto get = [&s, &id]() -> Result<std::pair<Loop, std::vector<IterationRecord>>> {
-        LOOPR_ASSIGN(Loop l, s.ctx.store.get_loop(id));
-        LOOPR_ASSIGN(std::vector<IterationRecord> its, s.ctx.store.iterations(id));
-        return std::make_pair(std::move(l), std::move(its));
+      struct Detail {
+        Loop loop;
+        std::vector<IterationRecord> iterations;
+        std::vector<Loop> tree;  ///< a plan's tree, for its verdict
+      };
+      auto get = [&s, &id]() -> Result<Detail> {
+        TaskStore& store = s.ctx.journal.store();
+        Detail d;
+        LOOPR_ASSIGN(d.loop, store.get_loop(id));
+        LOOPR_ASSIGN(d.iterations, store.iterations(id));
+        if (d.loop.type == LoopType::plan) {
+          LOOPR_ASSIGN(d.tree, store.loops_of_plan(id));
+        }
+        return d;
       };
       auto got = co_await run_blocking(s.reads(), get);
       if (!got) co_return error_of(got.error());
-      const auto& [loop, iterations] = *got;
+      const Loop& loop = got->loop;
+      const auto& iterations = got->iterations;
       nlohmann::json j = loop_json(loop);
+      if (loop.type == LoopType::plan) add_tree_fields(j, loop, got->tree, s.ctx.config->merge);
       nlohmann::json its = nlohmann::json::array();
       for (const auto& it : iterations)
         its.push_back({{"n", it.n},
@@ -214,7 +244,7 @@ awaitable<Response> Api::handle(Request req) {
       j["progress"] = loop.progress;
       j["input_artifact"] = loop.input_artifact;
       j["tree_cost_usd"] = s.manager.tree_cost(loop.plan_id);
-      if (loop.context.contains("conflicts")) j["conflicts"] = loop.context["conflicts"];
+      if (!loop.tree.conflicts.empty()) j["conflicts"] = loop.tree.conflicts;
       co_return Response{200, std::move(j)};
     }
     const std::string& action = parts[3];
@@ -259,7 +289,7 @@ struct Subscription {
 };
 
 bool wanted(const Event& e, const std::string& loop) {
-  return loop.empty() || e.loop_id == loop || manager::is_descendant(e.loop_id, loop);
+  return loop.empty() || e.loop_id == loop || is_descendant(e.loop_id, loop);
 }
 
 }  // namespace
@@ -281,18 +311,18 @@ awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
   // by seq).
   auto queue = std::make_shared<std::deque<Event>>();
   auto wake = std::make_shared<net::steady_timer>(s.ctx.io);
-  int sub_id = s.ctx.bus.subscribe([queue, wake, loop_filter](const Event& e) {
+  int sub_id = s.ctx.journal.bus().subscribe([queue, wake, loop_filter](const Event& e) {
     if (!wanted(e, loop_filter)) return;
     if (queue->size() > 100000) queue->pop_front();  // a client that does not read loses the oldest
     queue->push_back(e);
     wake->cancel();
   });
-  Subscription sub{s.ctx.bus, sub_id};
+  Subscription sub{s.ctx.journal.bus(), sub_id};
 
   std::uint64_t last = since;
   while (!out->closed()) {
     std::uint64_t after = last;
-    auto read = [&s, after] { return s.ctx.store.events_since(after, 1000); };
+    auto read = [&s, after] { return s.ctx.journal.store().events_since(after, 1000); };
     auto batch = co_await run_blocking(s.reads(), read);
     if (!batch || batch->empty()) break;
     for (const auto& e : *batch) {

@@ -33,10 +33,6 @@ struct Conversation {
   nlohmann::json refusal;
 };
 
-/// Stores and publishes frequent, low-value events (iteration_started, tool_called, llm_retry)
-/// without an fdatasync: a process crash keeps them (WAL), a power cut may lose them.
-awaitable<void> emit_light(EngineContext& ctx, std::vector<Event> events);
-
 /// Talks with the model until it is done (or a limit, an error or a stop ends it).
 /// Both shared pointers may outlive the call: a stopped tool call finishes in the background.
 /// `router` is null for calls without tools (the judge). `header_type` is the

@@ -3,33 +3,11 @@
 
 namespace loopr::engine {
 
-nlohmann::json to_json(const FeedbackEntry& e) {
-  return {{"iteration", e.iteration}, {"source", e.source}, {"summary", e.summary}, {"text", e.text}};
-}
-
-FeedbackEntry feedback_from_json(const nlohmann::json& j) {
-  FeedbackEntry e;
-  if (!j.is_object()) return e;
-  e.iteration = j.value("iteration", 0);
-  e.source = j.value("source", "");
-  e.summary = j.value("summary", "");
-  e.text = j.value("text", "");
-  return e;
-}
-
-std::vector<FeedbackEntry> feedback_entries(const nlohmann::json& context) {
-  std::vector<FeedbackEntry> out;
-  if (context.is_object() && context.contains("feedback") && context["feedback"].is_array())
-    for (const auto& j : context["feedback"]) out.push_back(feedback_from_json(j));
-  return out;
-}
-
-void add_feedback(nlohmann::json& context, FeedbackEntry entry, std::size_t max_entries) {
-  if (!context.is_object()) context = nlohmann::json::object();
-  auto& list = context["feedback"];
-  if (!list.is_array()) list = nlohmann::json::array();
-  list.push_back(to_json(entry));
-  while (list.size() > max_entries) list.erase(list.begin());
+void add_feedback(RunMarks& marks, FeedbackEntry entry, std::size_t max_entries) {
+  marks.feedback.push_back(std::move(entry));
+  if (marks.feedback.size() > max_entries)
+    marks.feedback.erase(marks.feedback.begin(),
+                         marks.feedback.begin() + static_cast<std::ptrdiff_t>(marks.feedback.size() - max_entries));
 }
 
 std::string first_line(const std::string& text, std::size_t max_len) {

@@ -22,8 +22,6 @@
 namespace loopr::engine {
 namespace {
 
-constexpr const char* kStoppedByUser = "stopped by the user";
-
 // What steps 1 reads: the input artifact and the worktree's git state.
 struct IterationState {
   std::string input;
@@ -60,26 +58,14 @@ IterationState read_state(const Loop& loop, const Config& config) {
 
 std::string text_hash(const std::string& text) { return std::to_string(std::hash<std::string>{}(text)); }
 
-int ctx_int(const Loop& loop, const char* key) {
-  return loop.context.is_object() && loop.context.contains(key) && loop.context[key].is_number_integer()
-             ? loop.context[key].get<int>()
-             : 0;
-}
-
-double default_tree_cost(TaskStore& store, const std::string& plan_id) {
-  double total = 0;
-  if (auto loops = store.loops_of_plan(plan_id))
-    for (const auto& l : *loops) total += l.usage.cost_usd;
-  return total;
-}
-
 // A check that ends the run before another iteration starts; empty when none applies.
 struct Limit {
   LoopStatus status = LoopStatus::running;
   std::string reason;
 };
 
-Limit check_limits(EngineContext& ctx, const Loop& loop, const Config& config) {
+// `plan_start`: when the loop's plan was submitted (`limits.max_runtime` counts from there).
+Limit check_limits(EngineContext& ctx, const Loop& loop, const Config& config, TimestampMs plan_start) {
   if (loop.iteration >= loop.max_iterations)
     return {LoopStatus::failed, "reached the maximum of " + std::to_string(loop.max_iterations) +
                                     " iterations without passing validation"};
@@ -87,7 +73,7 @@ Limit check_limits(EngineContext& ctx, const Loop& loop, const Config& config) {
     return {LoopStatus::failed, "the loop's cost limit of $" + std::to_string(config.limits.max_loop_cost_usd) +
                                     " was reached (limits.max_loop_cost_usd)"};
   if (config.limits.max_cost_usd > 0) {
-    double tree = ctx.tree_cost ? ctx.tree_cost(loop.plan_id) : default_tree_cost(ctx.store, loop.plan_id);
+    double tree = ctx.costs.total(loop.plan_id);
     if (tree >= config.limits.max_cost_usd) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "plan %s has spent $%.2f, its cost limit is $%.2f (limits.max_cost_usd)",
@@ -96,9 +82,6 @@ Limit check_limits(EngineContext& ctx, const Loop& loop, const Config& config) {
     }
   }
   if (config.limits.max_runtime.count() > 0) {
-    TimestampMs plan_start = loop.created_at;
-    if (loop.plan_id != loop.id)
-      if (auto plan = ctx.store.get_loop(loop.plan_id)) plan_start = plan->created_at;
     if (now_ms() - plan_start >= config.limits.max_runtime.count())
       return {LoopStatus::failed, "plan " + loop.plan_id + " has run longer than its limit of " +
                                       format_duration(config.limits.max_runtime) + " (limits.max_runtime)"};
@@ -116,8 +99,8 @@ std::map<std::string, std::string> prompt_vars(const Loop& loop, const Config& c
       {"task", loop.task},
       {"input", s.input},
       {"input-path", loop.input_artifact},
-      {"progress", loop.context.contains("feedback") && !loop.context["feedback"].empty()
-                       ? render_feedback(feedback_entries(loop.context), config.limits.feedback_bytes)
+      {"progress", !loop.run.feedback.empty()
+                       ? render_feedback(loop.run.feedback, config.limits.feedback_bytes)
                        : std::string("None yet: this is the first iteration.")},
       {"git-status", s.status},
       {"git-diff", s.diff},
@@ -163,23 +146,6 @@ std::optional<std::string> match_stop_pattern(const Config& config, const std::s
   return std::nullopt;
 }
 
-awaitable<Result<Loop>> store_loop(EngineContext& ctx, Loop loop, std::vector<Event> events) {
-  auto write = [&ctx, &loop, &events] {
-    WriteSet set;
-    set.updates.push_back(std::move(loop));
-    set.events = std::move(events);
-    return ctx.store.apply(std::move(set));
-  };
-  auto stored = co_await run_blocking(ctx.pool, write);
-  if (!stored) co_return stored.take_error();
-  ctx.bus.publish(stored->events);
-  co_return stored->loops.front();
-}
-
-Event status_event(const Loop& loop, LoopStatus from, LoopStatus to, const std::string& reason) {
-  return make_event(loop.id, "status_changed", {{"from", to_string(from)}, {"to", to_string(to)}, {"reason", reason}});
-}
-
 class IterationRun {
  public:
   IterationRun(EngineContext& ctx, std::shared_ptr<LoopControl> control) : ctx_(ctx), control_(std::move(control)) {}
@@ -194,7 +160,7 @@ class IterationRun {
 
     std::vector<Event> started_events;
     started_events.push_back(make_event(loop.id, "iteration_started", {{"n", n}}));
-    co_await emit_light(ctx_, std::move(started_events));
+    co_await ctx_.journal.note(std::move(started_events));
 
     // 1. Read state.
     IterationState state = co_await run_blocking(ctx_.pool, [&] { return read_state(loop, config); });
@@ -248,7 +214,7 @@ class IterationRun {
     bool signalled = signal.ok() && !config.limits.completion_signal.empty() &&
                      re2::RE2::PartialMatch(conv.assistant_text, signal);
     bool passed = v.passed && (v.has_check || signalled);
-    loop.context["consecutive_errors"] = 0;
+    loop.run.consecutive_errors = 0;
 
     LoopStatus next = LoopStatus::running;
     std::string reason;
@@ -267,7 +233,7 @@ class IterationRun {
       if (conv.end == Conversation::End::max_turns)
         fb.text += "\n\nThe iteration ended after " + std::to_string(conv.turns) +
                    " model turns (max_turns_per_iteration). Work in smaller steps.";
-      add_feedback(loop.context, fb);
+      add_feedback(loop.run, fb);
     }
 
     // 6. Checkpoint commit, so git is the audit trail of every iteration.
@@ -279,14 +245,14 @@ class IterationRun {
     });
     if (!commit) co_return co_await finish(loop, LoopStatus::failed, "its checkpoint commit failed: " + commit.error().message, {});
     bool changed = commit->kind == git::CommitOutcome::Kind::committed;
-    loop.context["head"] = commit->sha;
+    loop.run.head = commit->sha;
 
     if (!passed) {
       // Deterministic stop conditions, in order of how much they say about the loop.
       std::string hash = text_hash(v.output);
-      int stale = (!changed && loop.context.value("last_validation_hash", "") == hash) ? ctx_int(loop, "no_progress") + 1 : 0;
-      loop.context["no_progress"] = stale;
-      loop.context["last_validation_hash"] = hash;
+      int stale = (!changed && loop.run.last_validation_hash == hash) ? loop.run.no_progress + 1 : 0;
+      loop.run.no_progress = stale;
+      loop.run.last_validation_hash = hash;
       if (auto why = match_stop_pattern(config, v.output)) {
         next = LoopStatus::stopped;
         reason = *why;
@@ -312,7 +278,7 @@ class IterationRun {
  private:
   // Ends the run without an iteration record (setup problems).
   awaitable<Result<Loop>> finish(Loop loop, LoopStatus status, std::string reason, std::vector<Event> events) {
-    co_return co_await store_status(ctx_, std::move(loop), status, std::move(reason), std::move(events));
+    co_return co_await ctx_.journal.save_status(std::move(loop), status, std::move(reason), std::move(events));
   }
 
   // A model call failed for good. Fatal: the loop fails with the provider's message. Retryable
@@ -321,9 +287,9 @@ class IterationRun {
   awaitable<Result<Loop>> model_error(Loop loop, const Conversation& conv) {
     const llm::LlmError& err = *conv.error;
     const Config& config = *ctx_.config;
-    int errors = ctx_int(loop, "consecutive_errors") + 1;
-    loop.context["consecutive_errors"] = errors;
-    loop.context["last_error"] = err.describe();
+    int errors = loop.run.consecutive_errors + 1;
+    loop.run.consecutive_errors = errors;
+    loop.run.last_error = err.describe();
     std::vector<Event> events = {make_event(loop.id, "llm_error", {{"kind", llm::to_string(err.kind)},
                                                                    {"retryable", err.retryable},
                                                                    {"status", err.http_status},
@@ -335,7 +301,7 @@ class IterationRun {
       co_return co_await finish(std::move(loop), LoopStatus::failed,
                                 "circuit breaker: " + std::to_string(errors) + " consecutive errors; last: " + err.describe(),
                                 std::move(events));
-    auto stored = co_await store_loop(ctx_, std::move(loop), std::move(events));
+    auto stored = co_await ctx_.journal.save(std::move(loop), std::move(events));
     if (!stored) co_return stored;
     // Back off before the same iteration is tried again: 2 s, 4 s, … at most a minute.
     auto wait = std::chrono::milliseconds(
@@ -368,7 +334,7 @@ class IterationRun {
                    {"timed_out", v.timed_out}};
 
     loop.iteration = n;
-    loop.progress = render_feedback(feedback_entries(loop.context), ctx_.config->limits.feedback_bytes);
+    loop.progress = render_feedback(loop.run.feedback, ctx_.config->limits.feedback_bytes);
     std::vector<Event> events;
     events.push_back(make_event(loop.id, "validation_finished",
                                 {{"n", n}, {"passed", rec.status == "passed"}, {"summary", v.summary},
@@ -380,21 +346,17 @@ class IterationRun {
     events.push_back(make_event(loop.id, "iteration_finished", {{"n", n}, {"status", rec.status}, {"summary", rec.summary},
                                                                 {"duration_ms", rec.duration_ms}}));
     if (next != loop.status) {
-      LoopStatus from = loop.status;
-      if (auto t = loop.transition_to(next, reason); !t) co_return t.take_error();
-      events.push_back(status_event(loop, from, next, reason));
+      if (auto t = transition(loop, next, reason, events); !t) co_return t.take_error();
     }
     // The loop's new state, its iteration record and the events: ONE atomic write.
-    auto stored = co_await run_blocking(ctx_.pool, [&] {
-      WriteSet set;
-      set.updates.push_back(loop);
-      set.iterations.push_back(rec);
-      set.events = std::move(events);
-      return ctx_.store.apply(std::move(set));
-    });
+    WriteSet set;
+    set.updates.push_back(loop);
+    set.iterations.push_back(rec);
+    set.events = std::move(events);
+    auto stored = co_await ctx_.journal.commit(std::move(set));
     if (!stored) co_return stored.take_error();
-    ctx_.bus.publish(stored->events);
-    co_return stored->loops.front();
+    ctx_.costs.add(loop.plan_id, rec.usage.cost_usd);
+    co_return std::move(stored->loops.front());
   }
 
   EngineContext& ctx_;
@@ -403,16 +365,10 @@ class IterationRun {
 
 }  // namespace
 
-awaitable<Result<Loop>> store_status(EngineContext& ctx, Loop loop, LoopStatus status, std::string reason,
-                                     std::vector<Event> extra_events) {
-  LoopStatus from = loop.status;
-  if (auto t = loop.transition_to(status, reason); !t) co_return t.take_error();
-  extra_events.push_back(status_event(loop, from, status, reason));
-  co_return co_await store_loop(ctx, std::move(loop), std::move(extra_events));
-}
-
-awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopControl> control, LoopHooks hooks) {
-  auto loaded = co_await run_blocking(ctx_.pool, [&] { return ctx_.store.get_loop(loop_id); });
+awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopControl> control,
+                                   IterationGate* gate) {
+  LoopJournal& journal = ctx_.journal;
+  auto loaded = co_await journal.load(loop_id);
   if (!loaded) {
     spdlog::error("cannot run loop {}: {}", loop_id, loaded.error().message);
     co_return RunExit{};
@@ -420,35 +376,39 @@ awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopCont
   Loop loop = std::move(*loaded);
   if (loop.status == LoopStatus::invalidated) co_return RunExit{loop};
   if (loop.status != LoopStatus::running) {
-    auto started = co_await store_status(ctx_, loop, LoopStatus::running, "");
+    auto started = co_await journal.save_status(loop, LoopStatus::running, "");
     if (!started) {
       spdlog::error("cannot start loop {}: {}", loop_id, started.error().message);
       co_return RunExit{loop};
     }
     loop = std::move(*started);
   }
+  // When the plan was submitted: its record does not change, so it is read once per run.
+  TimestampMs plan_start = loop.created_at;
+  if (loop.plan_id != loop.id) {
+    auto plan = co_await journal.load(loop.plan_id);
+    if (plan) plan_start = plan->created_at;
+  }
 
   IterationRun iteration(ctx_, control);
   while (true) {
     std::shared_ptr<const Config> config = ctx_.config;
     if (control->stop_requested()) {
-      auto r = co_await store_status(ctx_, loop, LoopStatus::stopped, control->stop_reason());
+      auto r = co_await journal.save_status(loop, LoopStatus::stopped, control->stop_reason());
       co_return RunExit{r ? *r : loop};
     }
     if (control->pause_requested()) {
-      auto r = co_await store_status(ctx_, loop, LoopStatus::paused, "paused by the user");
+      auto r = co_await journal.save_status(loop, LoopStatus::paused, "paused by the user");
       co_return RunExit{r ? *r : loop};
     }
-    if (hooks.before_iteration) {
-      bool go_on = co_await hooks.before_iteration(loop);
-      if (!go_on) {
-        auto fresh = co_await run_blocking(ctx_.pool, [&] { return ctx_.store.get_loop(loop_id); });
-        co_return RunExit{fresh ? *fresh : loop};
-      }
+    if (gate) {
+      IterationGate::Verdict verdict = co_await gate->before_iteration(loop);
+      loop = std::move(verdict.loop);
+      if (!verdict.go_on) co_return RunExit{loop};
     }
-    if (Limit limit = co_await run_blocking(ctx_.pool, [&] { return check_limits(ctx_, loop, *config); });
-        limit.status != LoopStatus::running) {
-      auto r = co_await store_status(ctx_, loop, limit.status, limit.reason);
+    // Plain arithmetic on the record, the config and the cost ledger: no store read.
+    if (Limit limit = check_limits(ctx_, loop, *config, plan_start); limit.status != LoopStatus::running) {
+      auto r = co_await journal.save_status(loop, limit.status, limit.reason);
       co_return RunExit{r ? *r : loop};
     }
 
@@ -457,7 +417,7 @@ awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopCont
       // A store conflict or an illegal transition: a bug or a concurrent writer. Reload and end
       // the run rather than overwrite what someone else stored.
       spdlog::error("loop {}: {}", loop_id, after.error().message);
-      auto fresh = co_await run_blocking(ctx_.pool, [&] { return ctx_.store.get_loop(loop_id); });
+      auto fresh = co_await journal.load(loop_id);
       co_return RunExit{fresh ? *fresh : loop};
     }
     loop = std::move(*after);

@@ -1,5 +1,7 @@
 #include <loopr/engine/scheduler.hpp>
 
+#include <loopr/engine/loop_journal.hpp>
+
 namespace loopr::engine {
 
 SchedulerOptions SchedulerOptions::from_config(const Config& config) {
@@ -167,10 +169,10 @@ TimestampMs stored_provider_pause(const TaskStore& store, const std::string& pro
   }
 }
 
-Scheduler::PersistPause persist_provider_pause(TaskStore& store, std::string provider) {
-  return [&store, provider = std::move(provider)](TimestampMs until) {
-    // Rare (once per 429) and small: a direct write keeps the pause durable before any retry.
-    (void)store.put_meta(pause_key(provider), std::to_string(until));
+Scheduler::PersistPause persist_provider_pause(LoopJournal& journal, std::string provider) {
+  return [&journal, provider = std::move(provider)](TimestampMs until) {
+    // Rare (once per 429) and small: written at once, so the pause is durable before any retry.
+    (void)journal.put_meta(pause_key(provider), std::to_string(until));
   };
 }
 

@@ -7,12 +7,6 @@
 
 namespace loopr::engine {
 
-std::filesystem::path iteration_dir(const RepoPaths& paths, const std::string& loop_id, int n) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%03d", n);
-  return paths.loop_log_dir(loop_id) / "iterations" / buf;
-}
-
 nlohmann::json message_json(const llm::Message& m) {
   nlohmann::json content = nlohmann::json::array();
   for (const auto& b : m.content) {
@@ -37,7 +31,7 @@ nlohmann::json message_json(const llm::Message& m) {
 void write_iteration_file(const RepoPaths& paths, const std::string& loop_id, int n, const std::string& name,
                           const std::string& content) {
   std::error_code ec;
-  auto dir = iteration_dir(paths, loop_id, n);
+  auto dir = paths.iteration_dir(loop_id, n);
   std::filesystem::create_directories(dir, ec);
   std::ofstream out(dir / name, std::ios::binary | std::ios::trunc);
   out << content;

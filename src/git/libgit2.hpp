@@ -43,6 +43,8 @@ struct Deleter {
 using RepoPtr = std::unique_ptr<git_repository, Deleter<git_repository, git_repository_free>>;
 using IndexPtr = std::unique_ptr<git_index, Deleter<git_index, git_index_free>>;
 using TreePtr = std::unique_ptr<git_tree, Deleter<git_tree, git_tree_free>>;
+using TreeEntryPtr = std::unique_ptr<git_tree_entry, Deleter<git_tree_entry, git_tree_entry_free>>;
+using BlobPtr = std::unique_ptr<git_blob, Deleter<git_blob, git_blob_free>>;
 using CommitPtr = std::unique_ptr<git_commit, Deleter<git_commit, git_commit_free>>;
 using RefPtr = std::unique_ptr<git_reference, Deleter<git_reference, git_reference_free>>;
 using SignaturePtr = std::unique_ptr<git_signature, Deleter<git_signature, git_signature_free>>;

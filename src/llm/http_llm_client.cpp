@@ -4,7 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "llm/providers.hpp"
-#include "llm/sse.hpp"
+#include <loopr/core/sse.hpp>
 
 namespace loopr::llm {
 

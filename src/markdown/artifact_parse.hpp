@@ -8,7 +8,7 @@
 #include <loopr/core/config.hpp>
 #include <loopr/markdown/problem.hpp>
 
-#include "markdown/cmark_document.hpp"
+#include <loopr/markdown/gfm.hpp>
 #include "markdown/line_index.hpp"
 #include "markdown/outline.hpp"
 

@@ -125,31 +125,6 @@ TEST(FormatTest, TreeTableColoursStatusesOnATerminal) {
   EXPECT_EQ(visible_width(head) <= visible_width(row) + 3, true);
 }
 
-TEST(FormatTest, TreeStateNeedsEveryLoopEndedAndChildrenSpawned) {
-  json loops = json::array({api_loop("001", "plan", "complete")});
-  EXPECT_EQ(tree_state(loops, "001"), TreeState::running)
-      << "a complete plan without specs has not spawned them yet";
-  loops.push_back(api_loop("001-001", "spec", "complete", "001"));
-  loops.push_back(api_loop("001-001-001", "phase", "complete", "001-001"));
-  loops.push_back(api_loop("code-001-001-001", "code", "running", "001-001-001"));
-  EXPECT_EQ(tree_state(loops, "001"), TreeState::running);
-  loops[3]["status"] = "complete";
-  EXPECT_EQ(tree_state(loops, "001"), TreeState::complete);
-  loops[3]["status"] = "failed";  // may be retried: not final while the plan stands
-  EXPECT_EQ(tree_state(loops, "001"), TreeState::settled_with_failures);
-  loops[0]["status"] = "failed";
-  EXPECT_EQ(tree_state(loops, "001"), TreeState::failed);
-  loops.push_back(api_loop("001-002", "spec", "running", "001"));
-  EXPECT_EQ(tree_state(loops, "001"), TreeState::running) << "siblings finish first";
-  EXPECT_EQ(tree_state(json::array({api_loop("001", "plan", "failed")}), "001"), TreeState::failed);
-  EXPECT_EQ(tree_state(json::array({api_loop("001", "plan", "awaiting_approval")}), "001"),
-            TreeState::running);
-  json invalidated = json::array(
-      {api_loop("001", "plan", "complete"), api_loop("001-001", "spec", "invalidated", "001")});
-  EXPECT_EQ(tree_state(invalidated, "001"), TreeState::running)
-      << "invalidated children do not count as spawned";
-}
-
 TEST(FormatTest, LoopDetailsShowFieldsArtifactsValidationAndIterations) {
   json d = api_loop("001", "plan", "awaiting_approval");
   d["validation_output"] = "line one\nline two";

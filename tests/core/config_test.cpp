@@ -30,7 +30,7 @@ std::string error_of(const std::string& yaml) {
 TEST(ConfigTest, DefaultsMatchInterface) {
   Config c;
   EXPECT_EQ(c.base_branch, "main");
-  EXPECT_EQ(c.merge, "auto");
+  EXPECT_EQ(c.merge, MergeMode::automatic);
   EXPECT_EQ(c.llm.provider, "anthropic");
   EXPECT_EQ(c.llm.model, "claude-sonnet-5-5");
   EXPECT_EQ(c.llm.max_tokens, 16000);
@@ -99,7 +99,7 @@ pricing:
   qwen: {input: 0, output: 0.5}
 )", "x.yml");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->merge, "manual");
+  EXPECT_EQ(r->merge, MergeMode::manual);
   EXPECT_TRUE(r->attended);
   EXPECT_EQ(r->llm.provider, "openai");
   EXPECT_TRUE(r->llm.judge);

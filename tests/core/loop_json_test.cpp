@@ -23,7 +23,7 @@ static Loop sample_loop() {
   l.status = LoopStatus::blocked;
   l.status_reason = "conflict in a.txt";
   l.progress = "iteration 2 failed: ## Overview missing";
-  l.context = {{"blocked_paths", {"a.txt"}}};
+  l.unknown_marks = {{"blocked_paths", {"a.txt"}}};
   l.usage = {100, 200, 30, 40, 0.125};
   l.created_at = 1763700000123;
   l.updated_at = 1763700005456;
@@ -37,7 +37,7 @@ TEST(LoopJsonTest, StoreJsonRoundTripsEveryField) {
   ASSERT_TRUE(b.ok()) << b.error().message;
   EXPECT_EQ(to_store_json(*b), to_store_json(a));
   EXPECT_EQ(b->status, LoopStatus::blocked);
-  EXPECT_EQ(b->context["blocked_paths"][0], "a.txt");
+  EXPECT_EQ(b->unknown_marks["blocked_paths"][0], "a.txt");
   EXPECT_EQ(b->usage.cache_write_tokens, 40);
   EXPECT_EQ(b->version, 7u);
 }

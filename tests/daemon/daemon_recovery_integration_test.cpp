@@ -134,9 +134,9 @@ TEST_F(DaemonRecoveryTest, KilledBetweenTreeCompleteAndTheMergeIntoMainTheNextDa
     ASSERT_TRUE(store.ok()) << store.error().message;
     auto plan = (*store)->get_loop("001");
     ASSERT_TRUE(plan.ok());
-    ASSERT_TRUE(plan->context.value("tree_complete", false));
-    ASSERT_FALSE(plan->context.value("merged_into_base", std::string()).empty());
-    plan->context.erase("merged_into_base");
+    ASSERT_TRUE(plan->tree.tree_complete);
+    ASSERT_FALSE(plan->tree.merged_into_base.empty());
+    plan->tree.merged_into_base.clear();
     ASSERT_TRUE((*store)->update_loop(*plan).ok());
   }
   ASSERT_EQ(git("ls-tree -r --name-only main code"), "");

@@ -28,14 +28,14 @@ TEST(FeedbackTest, StaysWithinTheBudget) {
 }
 
 TEST(FeedbackTest, UserFeedbackAndStorage) {
-  nlohmann::json context = nlohmann::json::object();
+  loopr::RunMarks context;
   add_feedback(context, {0, "user", "split spec 2", "Please split spec 2 into two."}, 3);
   for (int i = 1; i <= 4; ++i) add_feedback(context, {i, "validation", "s", "t"}, 3);
-  auto entries = feedback_entries(context);
+  auto entries = context.feedback;
   ASSERT_EQ(entries.size(), 3u);
   EXPECT_EQ(entries.front().iteration, 2);
   add_feedback(context, {0, "user", "more tests", "Add tests."}, 3);
-  EXPECT_NE(render_feedback(feedback_entries(context), 4096).find("### Feedback from the user\n\nAdd tests."), std::string::npos);
+  EXPECT_NE(render_feedback(context.feedback, 4096).find("### Feedback from the user\n\nAdd tests."), std::string::npos);
   EXPECT_EQ(first_line("\n\n   hello world  \nsecond"), "hello world");
   EXPECT_EQ(first_line(std::string(200, 'a'), 10), std::string(10, 'a') + "…");
 }

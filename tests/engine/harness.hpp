@@ -48,6 +48,8 @@ struct EngineHarness {
   TempDir dir{"loopr-engine"};
   std::unique_ptr<MockLlm> mock;
   std::unique_ptr<TaskStore> store;
+  std::unique_ptr<engine::LoopJournal> journal;
+  engine::CostLedger costs;
   std::shared_ptr<Config> config = std::make_shared<Config>();
   net::io_context io;
   net::thread_pool pool{4};
@@ -72,6 +74,7 @@ struct EngineHarness {
     auto s = TaskStore::open((dir / ".loopr/state").string(), {.sync = false});
     if (!s) throw std::runtime_error(s.error().message);
     store = std::move(s).value();
+    journal = std::make_unique<engine::LoopJournal>(*store, pool, bus);
     config->llm.base_url = mock->url();
     config->llm.max_retries = 3;
     config->limits.max_runtime = std::chrono::hours(1);
@@ -96,8 +99,8 @@ struct EngineHarness {
     retry.initial_backoff = std::chrono::milliseconds(20);
     retry.max_backoff = std::chrono::milliseconds(200);
     ctx = std::make_unique<engine::EngineContext>(engine::EngineContext{
-        io, pool, *store, config, RepoPaths(dir.path()), *client, *scheduler, *runners, bus, prompts, retry,
-        std::chrono::milliseconds(10), {}});
+        io, pool, *journal, config, RepoPaths(dir.path()), *client, *scheduler, *runners, prompts, costs, retry,
+        std::chrono::milliseconds(10)});
     return *ctx;
   }
 
@@ -126,9 +129,9 @@ struct EngineHarness {
 
   /// Runs one loop to the end of its run and returns its final record.
   Loop run(const std::string& id, std::shared_ptr<engine::LoopControl> control = std::make_shared<engine::LoopControl>(),
-           engine::LoopHooks hooks = {}) {
+           engine::IterationGate* gate = nullptr) {
     engine::LoopRunner runner(engine());
-    auto fut = net::co_spawn(io, runner.run(id, control, hooks), net::use_future);
+    auto fut = net::co_spawn(io, runner.run(id, control, gate), net::use_future);
     drive_until(fut);
     return fut.get().loop;
   }

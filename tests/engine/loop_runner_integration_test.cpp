@@ -185,8 +185,8 @@ rules:
   engine::RepoPrompts real(h.dir.path());
   h.engine();  // build the context, then point a copy of it at the real library
   engine::EngineContext ctx = *h.ctx;
-  engine::EngineContext with_real{ctx.io, ctx.pool, ctx.store, ctx.config, ctx.paths, ctx.llm, ctx.scheduler,
-                                  ctx.runners, ctx.bus, real, ctx.retry, ctx.error_backoff, ctx.tree_cost};
+  engine::EngineContext with_real{ctx.io,      ctx.pool, ctx.journal, ctx.config, ctx.paths,         ctx.llm,
+                                  ctx.scheduler, ctx.runners, real,     ctx.costs, ctx.retry, ctx.error_backoff};
   Loop loop = h.add_loop("001-001-001", LoopType::phase, "parse");
   loop.input_artifact = ".loopr/specs/001-001-cli-flag.spec.md";
   loop = h.store->update_loop(loop).value();

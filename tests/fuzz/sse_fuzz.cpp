@@ -6,10 +6,10 @@
 #include <string_view>
 #include <vector>
 
-#include "llm/sse.hpp"
+#include <loopr/core/sse.hpp>
 
-using loopr::llm::SseEvent;
-using loopr::llm::SseParser;
+using loopr::SseEvent;
+using loopr::SseParser;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;

@@ -78,8 +78,11 @@ rules:
   engine::Scheduler scheduler(io.get_executor(), engine::SchedulerOptions::from_config(*config));
   tools::RunnerSlots runners(config->concurrency);
   engine::EventBus bus;
+  engine::LoopJournal journal(*store, pool, bus);
+  engine::CostLedger costs;
   engine::RepoPrompts prompts(repo);
-  engine::EngineContext ctx{io, pool, *store, config, RepoPaths(repo), *client, scheduler, runners, bus, prompts, {}, std::chrono::milliseconds(10), {}};
+  engine::EngineContext ctx{io,      pool,    journal, config, RepoPaths(repo), *client, scheduler,
+                            runners, prompts, costs,   {},     std::chrono::milliseconds(10)};
 
   auto r = git::Repository::open(repo).value();
   r.create_branch(git::integration_branch("001"), "main").value();

@@ -26,7 +26,7 @@ static void bench(const std::string& dir, bool sync, int n) {
 
   auto t = Clock::now();
   for (int i = 0; i < n; ++i) {
-    loop.context["i"] = i;
+    loop.iteration = i;
     loop = *store->update_loop(loop);
   }
   double updates = n / seconds_since(t);

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include <loopr/core/loop_marks.hpp>
 #include <loopr/core/result.hpp>
 
 namespace loopr {
@@ -88,7 +89,11 @@ struct Loop {
   LoopStatus status = LoopStatus::pending;
   std::string status_reason;      ///< why it is failed/blocked/stopped (shown to the user)
   std::string progress;           ///< accumulated feedback of earlier iterations (bounded)
-  nlohmann::json context = nlohmann::json::object();  ///< free-form per-type state
+  TreeMarks tree;                 ///< the manager's marks (stored under "context")
+  RunMarks run;                   ///< the engine's marks (stored under "context")
+  /// Keys under "context" this loopr does not know (a newer one wrote them): kept as they are,
+  /// so reading and writing a record back never drops them.
+  nlohmann::json unknown_marks = nlohmann::json::object();
   Usage usage;
   TimestampMs created_at = 0;
   TimestampMs updated_at = 0;
@@ -102,7 +107,13 @@ struct Loop {
 nlohmann::json to_store_json(const Loop& loop);
 Result<Loop> loop_from_store_json(const nlohmann::json& json);
 
-/// INTERFACE.md's `--json` shape of a loop (exactly its field names).
+/// INTERFACE.md's `--json` shape of a loop: exactly these fields, in this order.
+inline constexpr const char* kApiLoopFields[] = {
+    "id",       "type",         "status",        "parent_id", "iteration", "max_iterations",
+    "cost_usd", "input_tokens", "output_tokens", "artifacts", "worktree",  "branch",
+    "created_at", "updated_at"};
+
+/// INTERFACE.md's `--json` shape of a loop (the fields of kApiLoopFields).
 nlohmann::json to_api_json(const Loop& loop);
 
 }  // namespace loopr

@@ -25,6 +25,9 @@ struct RepoPaths {
   std::filesystem::path logs_dir() const { return dot_loopr() / "logs"; }
   std::filesystem::path prompts_dir() const { return dot_loopr() / "prompts"; }
   std::filesystem::path loop_log_dir(const std::string& loop_id) const { return logs_dir() / "loops" / loop_id; }
+  /// `.loopr/logs/loops/<id>/iterations/NNN/` (NNN zero-padded to 3): iteration `n`'s prompt,
+  /// conversation and validation log.
+  std::filesystem::path iteration_dir(const std::string& loop_id, int n) const;
 };
 
 /// Repo-relative artifact path for a loop: `.loopr/plans/001-add-oauth.plan.md`,

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <loopr/core/result.hpp>
+#include <loopr/core/sse.hpp>
 #include <loopr/net/asio.hpp>
 
 namespace loopr::daemon {
@@ -88,11 +89,8 @@ struct ClientResponse {
   nlohmann::json body;  ///< parsed JSON (null if the body was empty or not JSON)
 };
 
-struct SseMessage {
-  std::string id;
-  std::string event;
-  std::string data;
-};
+/// One message of an SSE stream (`id`, `event`, `data`), as the one parser reads it.
+using SseMessage = SseEvent;
 
 /// A blocking client of the daemon's socket. Each call opens its own connection.
 class Client {

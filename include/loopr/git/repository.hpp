@@ -80,6 +80,30 @@ class Repository {
   Result<void> remove_worktree(const std::string& loop_id,
                                RemoveMode mode = RemoveMode::refuse_if_dirty) const;
 
+  // -- files
+
+  /// The content of `path` (relative to the repository root) as committed at the tip of
+  /// `branch`, at most `max_bytes + 1` bytes (so a caller can tell a larger file). not_found when
+  /// the branch or the file does not exist (or the path is a folder).
+  Result<std::string> read_file(const std::string& branch, const std::string& path,
+                                std::size_t max_bytes) const;
+
+  // -- what a killed process leaves in the git folder (only call when nothing else writes it)
+
+  /// Removes git's record of worktree `name` when git cannot use it (a registration killed
+  /// while it was being made: the folder is there without the files git needs), so the name can
+  /// be used again. False when there was nothing to remove; a usable registration is never
+  /// touched.
+  Result<bool> drop_broken_worktree_registration(const std::string& name) const;
+
+  /// Removes the lock files of the given branches (`refs/heads/<branch>.lock`) and worktrees
+  /// (the lock files git and libgit2 take inside a worktree's record: index, HEAD, ORIG_HEAD,
+  /// config) that a killed process left behind; a stale lock fails every later change of what it
+  /// locks. Only for names no other process writes (loopr's own branches while its daemon holds
+  /// the pid lock). Returns the files removed.
+  Result<std::vector<std::string>> remove_stale_locks(const std::vector<std::string>& branches,
+                                                      const std::vector<std::string>& worktrees) const;
+
   // -- merging
 
   /// Merges branch `source` into branch `target`: fast-forward when target has nothing of its

@@ -1,4 +1,4 @@
-#include "markdown/cmark_document.hpp"
+#include <loopr/markdown/gfm.hpp>
 
 #include <cmark-gfm-core-extensions.h>
 #include <cmark-gfm-extension_api.h>
