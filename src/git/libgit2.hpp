@@ -52,6 +52,8 @@ using WorktreePtr = std::unique_ptr<git_worktree, Deleter<git_worktree, git_work
 using StatusListPtr =
     std::unique_ptr<git_status_list, Deleter<git_status_list, git_status_list_free>>;
 using DiffPtr = std::unique_ptr<git_diff, Deleter<git_diff, git_diff_free>>;
+using DiffStatsPtr = std::unique_ptr<git_diff_stats, Deleter<git_diff_stats, git_diff_stats_free>>;
+using ObjectPtr = std::unique_ptr<git_object, Deleter<git_object, git_object_free>>;
 using RevwalkPtr = std::unique_ptr<git_revwalk, Deleter<git_revwalk, git_revwalk_free>>;
 using RebasePtr = std::unique_ptr<git_rebase, Deleter<git_rebase, git_rebase_free>>;
 using AnnotatedPtr =

@@ -177,6 +177,11 @@ Result<std::string> LoopWorktrees::archive(const std::string& loop_id, const std
   return archived.take_error();
 }
 
+bool LoopWorktrees::folder_exists(const std::string& worktree) const {
+  std::error_code ec;
+  return !worktree.empty() && std::filesystem::exists(worktree, ec);
+}
+
 Result<bool> LoopWorktrees::checkpoint(const std::string& worktree, const std::string& message) const {
   LOOPR_ASSIGN(Worktree wt, Worktree::open(worktree));
   LOOPR_ASSIGN(CommitOutcome out, wt.checkpoint(message));

@@ -5,8 +5,6 @@
 // (tree_rules.hpp: plan_recovery), after clearing what git work a kill cut short.
 #include <spdlog/spdlog.h>
 
-#include <filesystem>
-
 #include "manager/driver.hpp"
 #include "manager/tree_rules.hpp"
 
@@ -25,10 +23,11 @@ awaitable<Result<void>> start(State s) {
 
   // On the pool: git's stale locks and stray folders; which invalidated loops still have a
   // worktree folder to archive.
-  std::vector<std::string> archive_candidates;
+  std::map<std::string, std::string> recorded;  // loop id → the worktree it had
   for (const Loop& l : *all)
-    if (l.status == LoopStatus::invalidated && !l.tree.invalidated_worktree.empty())
-      archive_candidates.push_back(l.tree.invalidated_worktree + "\n" + l.id);
+    if (l.status == LoopStatus::invalidated) recorded[l.id] = l.tree.invalidated_worktree;
+  std::vector<std::pair<std::string, std::string>> archive_candidates;  // worktree, loop id
+  for (const auto& id : plan.archive) archive_candidates.emplace_back(recorded[id], id);
   auto sweep = [wt = s->worktrees, interrupted = std::move(plan.interrupted), folders = plan.may_have_folder,
                 archive_candidates] {
     if (auto cleared = wt.clear_locks(interrupted); !cleared)
@@ -36,11 +35,8 @@ awaitable<Result<void>> start(State s) {
     if (auto strays = wt.set_aside_strays(folders); !strays)
       spdlog::warn("recovery: setting stray worktree folders aside: {}", strays.error().message);
     std::vector<std::string> to_archive;
-    for (const auto& entry : archive_candidates) {
-      std::error_code ec;
-      if (std::filesystem::exists(entry.substr(0, entry.find('\n')), ec))
-        to_archive.push_back(entry.substr(entry.find('\n') + 1));
-    }
+    for (const auto& [worktree, id] : archive_candidates)
+      if (wt.folder_exists(worktree)) to_archive.push_back(id);
     return to_archive;
   };
   std::vector<std::string> to_archive = co_await run_blocking(s->ctx.pool, sweep);

@@ -90,6 +90,9 @@ class LoopWorktrees {
   /// are kept now, or empty when the loop had no worktree.
   Result<std::string> archive(const std::string& loop_id, const std::string& message) const;
 
+  /// Whether a worktree folder (a path a record names) is still on disk.
+  bool folder_exists(const std::string& worktree) const;
+
   /// Commits what the worktree holds (a run stopped mid-iteration); true when there was some.
   Result<bool> checkpoint(const std::string& worktree, const std::string& message) const;
 

@@ -28,6 +28,12 @@ class Repository {
   /// repository and one without a commit (ErrorCode::invalid_argument, with what to do).
   static Result<Repository> open(const std::filesystem::path& inside);
 
+  /// Makes a repository in `root` (a folder that may hold files already) with `branch` as its
+  /// first branch and `identity` in its own config, and commits every file in it (`.gitignore`
+  /// honoured) as the first commit with `message`. already_exists when `root` is a repository.
+  static Result<Repository> create(const std::filesystem::path& root, const std::string& branch,
+                                   const Identity& identity, const std::string& message);
+
   /// The main work tree (where `.loopr/` lives).
   const std::filesystem::path& root() const { return root_; }
   /// The shared git directory (`<root>/.git` for an ordinary repository).
@@ -79,6 +85,9 @@ class Repository {
   /// ErrorCode::conflict when `git status` there would show anything.
   Result<void> remove_worktree(const std::string& loop_id,
                                RemoveMode mode = RemoveMode::refuse_if_dirty) const;
+
+  /// What changed from `from` to `to` (branches or shas), as `git diff --stat` prints it.
+  Result<std::string> diff_stat(const std::string& from, const std::string& to) const;
 
   // -- files
 
