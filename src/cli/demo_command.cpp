@@ -16,8 +16,8 @@
 #include <sstream>
 #include <thread>
 
-#include <loopr/git/repository.hpp>
 #include <loopr/core/process.hpp>
+#include <loopr/git/repository.hpp>
 
 #include "cli/daemon_client.hpp"
 #include "cli/demo.hpp"
@@ -126,7 +126,9 @@ T git_step(Result<T> r, const std::string& what) {
   return std::move(*r);
 }
 
-git::Repository open_repo(const fs::path& repo) { return git_step(git::Repository::open(repo), "opening " + repo.string()); }
+git::Repository open_repo(const fs::path& repo) {
+  return git_step(git::Repository::open(repo), "opening " + repo.string());
+}
 
 // The scripted model: loopr-mock-llm on a free loopback port, in its own process group (Ctrl-C
 // reaches only `loopr demo`, which stops everything in order). Stopped by the destructor.
@@ -416,7 +418,8 @@ int run_tree(const Api& api, const GlobalOptions& opts, bool yes, const fs::path
     if (rc == kOk) {
       git::Repository r = open_repo(repo);
       ui << "\n" << style.bold("git log --oneline main") << "\n";
-      for (const auto& line : git_step(r.log("main", 40), "reading the log of main")) ui << line << "\n";
+      for (const auto& line : git_step(r.log("main", 40), "reading the log of main"))
+        ui << line << "\n";
       ui << "\n" << style.bold("what the tree merged");
       ui << " (git diff --stat " << base.substr(0, 7) << " main)\n";
       ui << git_step(r.diff_stat(base, "main"), "comparing with main");
@@ -478,9 +481,10 @@ int run_demo(const GlobalOptions& opts, bool yes) {
   std::string ignore;
   for (const char* dir : kIgnoredDirs) ignore += std::string(dir) + "\n";
   write_text(repo / ".gitignore", ignore);
-  std::string base = git_step(
-      made.main_worktree().checkpoint("loopr: settings for the demo (scripted model on 127.0.0.1)"),
-      "committing the demo's settings").sha;
+  std::string base = git_step(made.main_worktree().checkpoint(
+                                  "loopr: settings for the demo (scripted model on 127.0.0.1)"),
+                              "committing the demo's settings")
+                         .sha;
   check_interrupt();
 
   // 3. The daemon (its own session: Ctrl-C here stops it through the guard, in order).

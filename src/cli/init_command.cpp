@@ -1,9 +1,8 @@
 // `loopr init [--base BRANCH]`: writes `.loopr/config.yml` with commented defaults and keeps
 // loopr's runtime folders out of git. Idempotent: an existing config is checked, not replaced.
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/commands.hpp"
 
@@ -34,19 +33,24 @@ int run_init(const GlobalOptions& opts, const std::string& base) {
   std::vector<std::string> done;
   std::error_code ec;
   std::filesystem::create_directories(paths.dot_loopr(), ec);
-  if (ec) throw CommandError{kFailed, "cannot create " + paths.dot_loopr().string() + ": " + ec.message(), "check the folder's permissions"};
+  if (ec)
+    throw CommandError{kFailed, "cannot create " + paths.dot_loopr().string() + ": " + ec.message(),
+                       "check the folder's permissions"};
 
   if (std::filesystem::exists(paths.config_file())) {
     Config config = require_config(paths);  // a bad existing file is reported, never overwritten
     if (!base.empty() && base != config.base_branch)
-      throw CommandError{kUsage, ".loopr/config.yml already sets base_branch: " + config.base_branch,
+      throw CommandError{kUsage,
+                         ".loopr/config.yml already sets base_branch: " + config.base_branch,
                          "edit base_branch in the file to change it"};
   } else {
     std::string branch = base.empty() ? current_branch(paths.root) : base;
     if (branch.empty()) branch = "main";
     std::ofstream out(paths.config_file());
     out << default_config_yaml(branch);
-    if (!out) throw CommandError{kFailed, "cannot write " + paths.config_file().string(), "check the folder's permissions"};
+    if (!out)
+      throw CommandError{kFailed, "cannot write " + paths.config_file().string(),
+                         "check the folder's permissions"};
     done.push_back("wrote .loopr/config.yml (base branch " + branch + ")");
   }
 
@@ -73,7 +77,8 @@ int run_init(const GlobalOptions& opts, const std::string& base) {
   }
 
   if (opts.json) {
-    std::cout << nlohmann::json{{"config", paths.config_file().string()}, {"changed", done}}.dump() << "\n";
+    std::cout << nlohmann::json{{"config", paths.config_file().string()}, {"changed", done}}.dump()
+              << "\n";
   } else if (!opts.quiet) {
     if (done.empty()) std::cout << "loopr is already set up in " << paths.root.string() << "\n";
     for (const auto& line : done) std::cout << line << "\n";
@@ -95,9 +100,11 @@ int run_config(const GlobalOptions& opts) {
                      .dump()
               << "\n";
   } else if (!opts.quiet) {
-    std::cout << (exists ? paths.config_file().string() + " is valid" : std::string("no .loopr/config.yml: using the defaults"))
-              << "\nprovider " << config.llm.provider << ", model " << config.llm.model << ", base branch "
-              << config.base_branch << ", merge " << to_string(config.merge) << "\n";
+    std::cout << (exists ? paths.config_file().string() + " is valid"
+                         : std::string("no .loopr/config.yml: using the defaults"))
+              << "\nprovider " << config.llm.provider << ", model " << config.llm.model
+              << ", base branch " << config.base_branch << ", merge " << to_string(config.merge)
+              << "\n";
   }
   return kOk;
 }

@@ -218,7 +218,8 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
       for (const auto& l : loops)
         if (str_field(l, "id") == plan_id) plan = l;
       const std::string verdict = str_field(plan, "tree_verdict");
-      if (verdict == "failed" || verdict == "merged" || verdict == "complete" || verdict == "merge_failed") {
+      if (verdict == "failed" || verdict == "merged" || verdict == "complete" ||
+          verdict == "merge_failed") {
         const bool failed = verdict == "failed";
         const std::string base = str_field(plan, "base_branch");
         if (live) {

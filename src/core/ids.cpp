@@ -18,7 +18,8 @@ bool split_parts(std::string_view id, std::vector<std::string_view>& parts) {
   std::size_t start = 0;
   while (true) {
     std::size_t dash = id.find('-', start);
-    std::string_view part = id.substr(start, dash == std::string_view::npos ? id.npos : dash - start);
+    std::string_view part =
+        id.substr(start, dash == std::string_view::npos ? id.npos : dash - start);
     if (part.size() < 3) return false;
     for (char c : part)
       if (!std::isdigit(static_cast<unsigned char>(c))) return false;
@@ -54,10 +55,14 @@ std::optional<LoopType> type_of_id(std::string_view id) {
   }
   if (!split_parts(id, parts)) return std::nullopt;
   switch (parts.size()) {
-    case 1: return LoopType::plan;
-    case 2: return LoopType::spec;
-    case 3: return LoopType::phase;
-    default: return std::nullopt;
+    case 1:
+      return LoopType::plan;
+    case 2:
+      return LoopType::spec;
+    case 3:
+      return LoopType::phase;
+    default:
+      return std::nullopt;
   }
 }
 

@@ -8,26 +8,40 @@ namespace loopr {
 
 const char* to_string(LoopType type) {
   switch (type) {
-    case LoopType::plan: return "plan";
-    case LoopType::spec: return "spec";
-    case LoopType::phase: return "phase";
-    case LoopType::code: return "code";
+    case LoopType::plan:
+      return "plan";
+    case LoopType::spec:
+      return "spec";
+    case LoopType::phase:
+      return "phase";
+    case LoopType::code:
+      return "code";
   }
   return "plan";
 }
 
 const char* to_string(LoopStatus status) {
   switch (status) {
-    case LoopStatus::pending: return "pending";
-    case LoopStatus::running: return "running";
-    case LoopStatus::paused: return "paused";
-    case LoopStatus::rebasing: return "rebasing";
-    case LoopStatus::blocked: return "blocked";
-    case LoopStatus::awaiting_approval: return "awaiting_approval";
-    case LoopStatus::complete: return "complete";
-    case LoopStatus::failed: return "failed";
-    case LoopStatus::stopped: return "stopped";
-    case LoopStatus::invalidated: return "invalidated";
+    case LoopStatus::pending:
+      return "pending";
+    case LoopStatus::running:
+      return "running";
+    case LoopStatus::paused:
+      return "paused";
+    case LoopStatus::rebasing:
+      return "rebasing";
+    case LoopStatus::blocked:
+      return "blocked";
+    case LoopStatus::awaiting_approval:
+      return "awaiting_approval";
+    case LoopStatus::complete:
+      return "complete";
+    case LoopStatus::failed:
+      return "failed";
+    case LoopStatus::stopped:
+      return "stopped";
+    case LoopStatus::invalidated:
+      return "invalidated";
   }
   return "pending";
 }

@@ -13,13 +13,27 @@ namespace {
 using nlohmann::json;
 
 // Every key the marks use; whatever else is under "context" is kept in `unknown_marks`.
-constexpr const char* kMarkKeys[] = {
-    "merged_iteration", "merged_sha",      "based_on",        "spawned_iteration",
-    "children_base",    "integration_generation", "conflicts", "attempt",
-    "rolled_up",        "user_rejected",   "invalidated_worktree", "base_branch",
-    "tree_complete",    "merged_into_base", "merge_error",    "consecutive_errors",
-    "no_progress",      "last_error",      "last_validation_hash", "head",
-    "feedback"};
+constexpr const char* kMarkKeys[] = {"merged_iteration",
+                                     "merged_sha",
+                                     "based_on",
+                                     "spawned_iteration",
+                                     "children_base",
+                                     "integration_generation",
+                                     "conflicts",
+                                     "attempt",
+                                     "rolled_up",
+                                     "user_rejected",
+                                     "invalidated_worktree",
+                                     "base_branch",
+                                     "tree_complete",
+                                     "merged_into_base",
+                                     "merge_error",
+                                     "consecutive_errors",
+                                     "no_progress",
+                                     "last_error",
+                                     "last_validation_hash",
+                                     "head",
+                                     "feedback"};
 
 void read(const json& c, const char* key, int& out) {
   if (auto it = c.find(key); it != c.end() && it->is_number_integer()) out = it->get<int>();
@@ -72,7 +86,10 @@ void write(json& c, const char* key, const std::vector<FeedbackEntry>& value) {
   if (value.empty()) return;
   json list = json::array();
   for (const auto& e : value)
-    list.push_back({{"iteration", e.iteration}, {"source", e.source}, {"summary", e.summary}, {"text", e.text}});
+    list.push_back({{"iteration", e.iteration},
+                    {"source", e.source},
+                    {"summary", e.summary},
+                    {"text", e.text}});
   c[key] = std::move(list);
 }
 
@@ -173,7 +190,8 @@ Result<Loop> loop_from_store_json(const nlohmann::json& j) {
     auto type = parse_loop_type(j.at("type").get<std::string>());
     auto status = parse_loop_status(j.at("status").get<std::string>());
     if (!type || !status)
-      return make_error(ErrorCode::invalid_argument, "loop record " + l.id + " has a bad type or status");
+      return make_error(ErrorCode::invalid_argument,
+                        "loop record " + l.id + " has a bad type or status");
     l.type = *type;
     l.status = *status;
     l.parent_id = j.value("parent_id", "");
@@ -201,7 +219,8 @@ Result<Loop> loop_from_store_json(const nlohmann::json& j) {
     l.version = j.value("version", std::uint64_t{0});
     return l;
   } catch (const nlohmann::json::exception& e) {
-    return make_error(ErrorCode::invalid_argument, std::string("malformed loop record: ") + e.what());
+    return make_error(ErrorCode::invalid_argument,
+                      std::string("malformed loop record: ") + e.what());
   }
 }
 

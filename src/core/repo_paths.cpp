@@ -14,10 +14,14 @@ std::filesystem::path RepoPaths::iteration_dir(const std::string& loop_id, int n
 std::string artifact_path(LoopType type, const std::string& loop_id, const std::string& title) {
   std::string slug = slugify(title);
   switch (type) {
-    case LoopType::plan: return ".loopr/plans/" + loop_id + "-" + slug + ".plan.md";
-    case LoopType::spec: return ".loopr/specs/" + loop_id + "-" + slug + ".spec.md";
-    case LoopType::phase: return ".loopr/phases/" + loop_id + "-" + slug + ".phase.md";
-    case LoopType::code: return {};
+    case LoopType::plan:
+      return ".loopr/plans/" + loop_id + "-" + slug + ".plan.md";
+    case LoopType::spec:
+      return ".loopr/specs/" + loop_id + "-" + slug + ".spec.md";
+    case LoopType::phase:
+      return ".loopr/phases/" + loop_id + "-" + slug + ".phase.md";
+    case LoopType::code:
+      return {};
   }
   return {};
 }

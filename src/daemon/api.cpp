@@ -2,12 +2,12 @@
 // go to the store on the pool. `GET /v1/events` replays stored events, then streams live ones.
 #include "daemon/api.hpp"
 
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <deque>
 #include <map>
-#include <unistd.h>
-
-#include <spdlog/spdlog.h>
 
 #include <loopr/core/ids.hpp>
 #include <loopr/manager/tree_verdict.hpp>
@@ -22,8 +22,11 @@ nlohmann::json loop_json(const Loop& loop) {
   return j;
 }
 
-void add_tree_fields(nlohmann::json& row, const Loop& plan, std::span<const Loop> tree, MergeMode mode) {
-  auto or_null = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
+void add_tree_fields(nlohmann::json& row, const Loop& plan, std::span<const Loop> tree,
+                     MergeMode mode) {
+  auto or_null = [](const std::string& s) {
+    return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
+  };
   row["tree_verdict"] = manager::to_string(manager::tree_verdict(tree, plan.id, mode));
   row["base_branch"] = or_null(plan.tree.base_branch);
   row["merged_into_base"] = or_null(plan.tree.merged_into_base);
@@ -32,13 +35,18 @@ void add_tree_fields(nlohmann::json& row, const Loop& plan, std::span<const Loop
 
 int http_status(const Error& error) {
   switch (error.code) {
-    case ErrorCode::not_found: return 404;
+    case ErrorCode::not_found:
+      return 404;
     case ErrorCode::illegal_transition:
     case ErrorCode::conflict:
-    case ErrorCode::already_exists: return 409;
-    case ErrorCode::invalid_argument: return 400;
-    case ErrorCode::unsupported: return 503;
-    default: return 500;
+    case ErrorCode::already_exists:
+      return 409;
+    case ErrorCode::invalid_argument:
+      return 400;
+    case ErrorCode::unsupported:
+      return 503;
+    default:
+      return 500;
   }
 }
 
@@ -46,7 +54,8 @@ namespace {
 
 Response error_of(const Error& e) {
   std::string msg = e.message;
-  if (e.code == ErrorCode::not_found && msg.find("(") == std::string::npos) msg += " (see `loopr list --all`)";
+  if (e.code == ErrorCode::not_found && msg.find("(") == std::string::npos)
+    msg += " (see `loopr list --all`)";
   return error_response(http_status(e), msg);
 }
 
@@ -56,7 +65,8 @@ std::vector<std::string> segments(const std::string& path) {
   std::size_t start = 0;
   while (start <= path.size()) {
     std::size_t slash = path.find('/', start);
-    std::string part = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    std::string part =
+        path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
     if (!part.empty()) out.push_back(part);
     if (slash == std::string::npos) break;
     start = slash + 1;
@@ -69,13 +79,15 @@ std::optional<nlohmann::json> body_object(const Request& req, Response& bad) {
   if (req.body.find_first_not_of(" \t\r\n") == std::string::npos) return nlohmann::json::object();
   auto j = nlohmann::json::parse(req.body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
-    bad = error_response(400, "the request body is not a JSON object (send e.g. {\"request\": \"...\"})");
+    bad = error_response(
+        400, "the request body is not a JSON object (send e.g. {\"request\": \"...\"})");
     return std::nullopt;
   }
   return j;
 }
 
-std::optional<std::string> string_field(const nlohmann::json& body, const char* key, Response& bad) {
+std::optional<std::string> string_field(const nlohmann::json& body, const char* key,
+                                        Response& bad) {
   if (!body.contains(key) || body[key].is_null()) return std::string();
   if (!body[key].is_string()) {
     bad = error_response(400, std::string("`") + key + "` must be a string");
@@ -92,7 +104,8 @@ struct Api::State {
   engine::EngineContext& ctx;
   manager::LoopManager& manager;
   ApiInfo info;
-  State(engine::EngineContext& c, manager::LoopManager& m, ApiInfo i) : ctx(c), manager(m), info(std::move(i)) {}
+  State(engine::EngineContext& c, manager::LoopManager& m, ApiInfo i)
+      : ctx(c), manager(m), info(std::move(i)) {}
   net::thread_pool& reads() { return info.read_pool ? *info.read_pool : ctx.pool; }
 };
 
@@ -104,7 +117,9 @@ Routes Api::routes() {
   Routes r;
   r.handle = [this](Request req) { return handle(std::move(req)); };
   r.is_stream = [](const Request& req) { return is_stream(req); };
-  r.stream = [this](Request req, std::shared_ptr<EventStream> out) { return stream(std::move(req), std::move(out)); };
+  r.stream = [this](Request req, std::shared_ptr<EventStream> out) {
+    return stream(std::move(req), std::move(out));
+  };
   return r;
 }
 
@@ -114,10 +129,12 @@ awaitable<Response> Api::handle(Request req) {
   State& s = *state_;
   auto parts = segments(req.path);
   Response bad;
-  if (parts.size() < 2 || parts[0] != "v1") co_return error_response(404, "no such route: " + req.path + " (see src/daemon/API.md)");
+  if (parts.size() < 2 || parts[0] != "v1")
+    co_return error_response(404, "no such route: " + req.path + " (see src/daemon/API.md)");
   const std::string& what = parts[1];
   auto method_not_allowed = [&](const char* allowed) {
-    return error_response(405, req.method + " " + req.path + " is not allowed (use " + allowed + ")");
+    return error_response(405,
+                          req.method + " " + req.path + " is not allowed (use " + allowed + ")");
   };
 
   if (what == "health" && parts.size() == 2) {
@@ -151,14 +168,16 @@ awaitable<Response> Api::handle(Request req) {
   }
 
   if (s.info.shutting_down && s.info.shutting_down() && req.method == "POST")
-    co_return error_response(503, "the daemon is shutting down (start it again with `loopr daemon`)");
+    co_return error_response(503,
+                             "the daemon is shutting down (start it again with `loopr daemon`)");
 
   if (what == "plans" && parts.size() == 2) {
     if (req.method != "POST") co_return method_not_allowed("POST");
     auto body = body_object(req, bad);
     if (!body) co_return bad;
     if (!body->contains("request") || !(*body)["request"].is_string())
-      co_return error_response(400, "the body needs a string field `request` (the feature to build)");
+      co_return error_response(400,
+                               "the body needs a string field `request` (the feature to build)");
     std::string request = (*body)["request"].get<std::string>();
     auto made = co_await s.manager.submit(request);
     if (!made) co_return error_of(made.error());
@@ -171,7 +190,11 @@ awaitable<Response> Api::handle(Request req) {
     if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
     auto merged = co_await s.manager.merge(id);
     if (!merged) co_return error_of(merged.error());
-    co_return Response{200, {{"id", merged->plan_id}, {"merged", true}, {"sha", merged->sha}, {"base_branch", merged->base_branch}}};
+    co_return Response{200,
+                       {{"id", merged->plan_id},
+                        {"merged", true},
+                        {"sha", merged->sha},
+                        {"base_branch", merged->base_branch}}};
   }
 
   if (what == "loops" && parts.size() == 2) {
@@ -188,8 +211,9 @@ awaitable<Response> Api::handle(Request req) {
     for (const auto& [plan, tree] : trees)
       for (const Loop& l : tree)
         if (all || l.status != LoopStatus::invalidated) shown.push_back(&l);
-    std::sort(shown.begin(), shown.end(),
-              [](const Loop* a, const Loop* b) { return tree_sort_key(a->id) < tree_sort_key(b->id); });
+    std::sort(shown.begin(), shown.end(), [](const Loop* a, const Loop* b) {
+      return tree_sort_key(a->id) < tree_sort_key(b->id);
+    });
     const MergeMode mode = s.ctx.config->merge;
     nlohmann::json out = nlohmann::json::array();
     for (const Loop* l : shown) {
@@ -231,16 +255,18 @@ awaitable<Response> Api::handle(Request req) {
       if (loop.type == LoopType::plan) add_tree_fields(j, loop, got->tree, s.ctx.config->merge);
       nlohmann::json its = nlohmann::json::array();
       for (const auto& it : iterations)
-        its.push_back({{"n", it.n},
-                       {"status", it.status},
-                       {"exit_code", it.exit_code ? nlohmann::json(*it.exit_code) : nlohmann::json(nullptr)},
-                       {"cost_usd", it.usage.cost_usd},
-                       {"input_tokens", it.usage.input_tokens},
-                       {"output_tokens", it.usage.output_tokens},
-                       {"duration_ms", it.duration_ms},
-                       {"summary", it.summary}});
+        its.push_back(
+            {{"n", it.n},
+             {"status", it.status},
+             {"exit_code", it.exit_code ? nlohmann::json(*it.exit_code) : nlohmann::json(nullptr)},
+             {"cost_usd", it.usage.cost_usd},
+             {"input_tokens", it.usage.input_tokens},
+             {"output_tokens", it.usage.output_tokens},
+             {"duration_ms", it.duration_ms},
+             {"summary", it.summary}});
       j["iterations"] = std::move(its);
-      j["validation_output"] = iterations.empty() ? std::string() : iterations.back().output_excerpt;
+      j["validation_output"] =
+          iterations.empty() ? std::string() : iterations.back().output_excerpt;
       j["progress"] = loop.progress;
       j["input_artifact"] = loop.input_artifact;
       j["tree_cost_usd"] = s.manager.tree_cost(loop.plan_id);
@@ -262,7 +288,8 @@ awaitable<Response> Api::handle(Request req) {
       auto feedback = string_field(*body, "feedback", bad);
       if (!feedback) co_return bad;
       if (feedback->find_first_not_of(" \t\r\n") == std::string::npos)
-        co_return error_response(400, "the body needs a non-empty string field `feedback` (what to change)");
+        co_return error_response(
+            400, "the body needs a non-empty string field `feedback` (what to change)");
       result = co_await s.manager.iterate(id, *feedback);
     } else if (action == "pause") {
       result = co_await s.manager.pause(id);
@@ -271,13 +298,15 @@ awaitable<Response> Api::handle(Request req) {
     } else if (action == "stop") {
       result = co_await s.manager.stop(id);
     } else {
-      co_return error_response(404, "no action " + action + " (approve, reject, iterate, pause, resume, stop)");
+      co_return error_response(
+          404, "no action " + action + " (approve, reject, iterate, pause, resume, stop)");
     }
     if (!result) co_return error_of(result.error());
     co_return Response{200, loop_json(*result)};
   }
 
-  co_return error_response(404, "no such route: " + req.method + " " + req.path + " (see src/daemon/API.md)");
+  co_return error_response(
+      404, "no such route: " + req.method + " " + req.path + " (see src/daemon/API.md)");
 }
 
 namespace {
@@ -333,7 +362,9 @@ awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
     }
   }
   // `follow=false`: the stored history only (what `loopr logs` without -f prints).
-  if (auto f = req.query.find("follow"); f != req.query.end() && (f->second == "false" || f->second == "0")) co_return;
+  if (auto f = req.query.find("follow");
+      f != req.query.end() && (f->second == "false" || f->second == "0"))
+    co_return;
   const std::uint64_t replayed = last;
   auto last_ping = std::chrono::steady_clock::now();
   while (!out->closed()) {
@@ -341,7 +372,8 @@ awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
       wake->expires_after(std::chrono::seconds(1));
       boost::system::error_code ec;
       co_await wake->async_wait(net::redirect_error(net::use_awaitable, ec));
-      if (queue->empty() && std::chrono::steady_clock::now() - last_ping > std::chrono::seconds(15)) {
+      if (queue->empty() &&
+          std::chrono::steady_clock::now() - last_ping > std::chrono::seconds(15)) {
         last_ping = std::chrono::steady_clock::now();
         bool ok = co_await out->comment("ping");
         if (!ok) co_return;

@@ -50,15 +50,19 @@ awaitable<std::optional<llm::Outcome>> call_once(EngineContext& ctx, const Loop&
   awaitable<llm::Outcome> call = complete_holding(ctx.llm, request, shared_slot, control_ptr);
   auto call_started = std::chrono::steady_clock::now();
   auto outcome = co_await until_stopped<llm::Outcome>(control, std::move(call));
-  model_ms += std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - call_started).count();
+  model_ms += std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - call_started)
+                  .count();
   co_return outcome;
 }
 
 // Between two attempts: the slot is released already; a 429 pauses every loop of the provider;
 // the wait is an `llm_retry` event and ends early (false) when the loop is stopped.
-awaitable<bool> pause_before_retry(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control,
-                                   llm::LlmError err, int attempt, std::chrono::milliseconds wait) {
-  if (err.kind == llm::ErrorKind::rate_limited) ctx.scheduler.pause_until(std::chrono::system_clock::now() + wait);
+awaitable<bool> pause_before_retry(EngineContext& ctx, const Loop& loop,
+                                   std::shared_ptr<LoopControl> control, llm::LlmError err,
+                                   int attempt, std::chrono::milliseconds wait) {
+  if (err.kind == llm::ErrorKind::rate_limited)
+    ctx.scheduler.pause_until(std::chrono::system_clock::now() + wait);
   std::vector<Event> retry_events;
   retry_events.push_back(make_event(loop.id, "llm_retry",
                                     {{"attempt", attempt},
@@ -77,7 +81,9 @@ awaitable<std::optional<llm::Outcome>> call_model(EngineContext& ctx, const Loop
                                                   std::shared_ptr<LoopControl> control_ptr,
                                                   const llm::Request& request, bool continuation,
                                                   std::int64_t& model_ms) {
-  auto attempt = [&](int) { return call_once(ctx, loop, control_ptr, request, continuation, model_ms); };
+  auto attempt = [&](int) {
+    return call_once(ctx, loop, control_ptr, request, continuation, model_ms);
+  };
   auto pause = [&](const llm::LlmError& err, int n, std::chrono::milliseconds wait) {
     return pause_before_retry(ctx, loop, control_ptr, err, n, wait);
   };

@@ -12,8 +12,9 @@ constexpr int kEditAttempts = 8;
 Result<void> transition(Loop& loop, LoopStatus to, std::string reason, std::vector<Event>& out) {
   const LoopStatus from = loop.status;
   LOOPR_TRY(loop.transition_to(to, reason));
-  out.push_back(make_event(loop.id, "status_changed",
-                           {{"from", to_string(from)}, {"to", to_string(to)}, {"reason", std::move(reason)}}));
+  out.push_back(make_event(
+      loop.id, "status_changed",
+      {{"from", to_string(from)}, {"to", to_string(to)}, {"reason", std::move(reason)}}));
   return ok();
 }
 
@@ -50,7 +51,8 @@ awaitable<Result<Loop>> LoopJournal::save(Loop loop, std::vector<Event> events) 
 
 awaitable<Result<Loop>> LoopJournal::save_status(Loop loop, LoopStatus to, std::string reason,
                                                  std::vector<Event> events) {
-  if (auto moved = transition(loop, to, std::move(reason), events); !moved) co_return moved.take_error();
+  if (auto moved = transition(loop, to, std::move(reason), events); !moved)
+    co_return moved.take_error();
   co_return co_await save(std::move(loop), std::move(events));
 }
 
@@ -78,7 +80,8 @@ awaitable<Result<WriteResult>> LoopJournal::edit_tree(std::string plan_id, TreeE
     auto stored = co_await commit(std::move(set));
     if (stored || stored.error().code != ErrorCode::conflict) co_return stored;
   }
-  co_return make_error(ErrorCode::conflict, "the tree of plan " + plan_id + " kept changing; try again");
+  co_return make_error(ErrorCode::conflict,
+                       "the tree of plan " + plan_id + " kept changing; try again");
 }
 
 awaitable<void> LoopJournal::note(std::vector<Event> events) {

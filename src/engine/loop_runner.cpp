@@ -65,7 +65,8 @@ struct Limit {
 };
 
 // `plan_start`: when the loop's plan was submitted (`limits.max_runtime` counts from there).
-Limit check_limits(EngineContext& ctx, const Loop& loop, const Config& config, TimestampMs plan_start) {
+Limit check_limits(EngineContext& ctx, const Loop& loop, const Config& config,
+                   TimestampMs plan_start) {
   if (loop.iteration >= loop.max_iterations)
     return {LoopStatus::failed, "reached the maximum of " + std::to_string(loop.max_iterations) +
                                     " iterations without passing validation"};
@@ -105,7 +106,8 @@ std::map<std::string, std::string> prompt_vars(const Loop& loop, const Config& c
       {"git-status", s.status},
       {"git-diff", s.diff},
       {"git-log", s.log},
-      {"artifact-path", loop.output_artifacts.empty() ? std::string() : loop.output_artifacts.front()},
+      {"artifact-path",
+       loop.output_artifacts.empty() ? std::string() : loop.output_artifacts.front()},
       {"parent-id", loop.parent_id},
       {"loop-id", loop.id},
       {"plan-id", loop.plan_id},
@@ -250,7 +252,8 @@ class IterationRun {
     if (!passed) {
       // Deterministic stop conditions, in order of how much they say about the loop.
       std::string hash = text_hash(v.output);
-      int stale = (!changed && loop.run.last_validation_hash == hash) ? loop.run.no_progress + 1 : 0;
+      int stale =
+          (!changed && loop.run.last_validation_hash == hash) ? loop.run.no_progress + 1 : 0;
       loop.run.no_progress = stale;
       loop.run.last_validation_hash = hash;
       if (auto why = match_stop_pattern(config, v.output)) {
@@ -278,7 +281,8 @@ class IterationRun {
  private:
   // Ends the run without an iteration record (setup problems).
   awaitable<Result<Loop>> finish(Loop loop, LoopStatus status, std::string reason, std::vector<Event> events) {
-    co_return co_await ctx_.journal.save_status(std::move(loop), status, std::move(reason), std::move(events));
+    co_return co_await ctx_.journal.save_status(std::move(loop), status, std::move(reason),
+                                                std::move(events));
   }
 
   // A model call failed for good. Fatal: the loop fails with the provider's message. Retryable
@@ -407,7 +411,8 @@ awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopCont
       if (!verdict.go_on) co_return RunExit{loop};
     }
     // Plain arithmetic on the record, the config and the cost ledger: no store read.
-    if (Limit limit = check_limits(ctx_, loop, *config, plan_start); limit.status != LoopStatus::running) {
+    if (Limit limit = check_limits(ctx_, loop, *config, plan_start);
+        limit.status != LoopStatus::running) {
       auto r = co_await journal.save_status(loop, limit.status, limit.reason);
       co_return RunExit{r ? *r : loop};
     }

@@ -1,6 +1,5 @@
-#include <loopr/engine/scheduler.hpp>
-
 #include <loopr/engine/loop_journal.hpp>
+#include <loopr/engine/scheduler.hpp>
 
 namespace loopr::engine {
 
@@ -26,12 +25,15 @@ struct Scheduler::Waiter {
   explicit Waiter(net::any_io_executor ex) : timer(ex, Clock::time_point::max()) {}
 };
 
-Scheduler::Scheduler(net::any_io_executor executor, SchedulerOptions options, TimestampMs paused_until,
-                     PersistPause persist)
-    : executor_(executor), options_(std::move(options)), persist_(std::move(persist)),
+Scheduler::Scheduler(net::any_io_executor executor, SchedulerOptions options,
+                     TimestampMs paused_until, PersistPause persist)
+    : executor_(executor),
+      options_(std::move(options)),
+      persist_(std::move(persist)),
       wakeup_(std::make_unique<net::steady_timer>(executor)) {
   TimestampMs now = now_ms();
-  if (paused_until > now) paused_until_ = Clock::now() + std::chrono::milliseconds(paused_until - now);
+  if (paused_until > now)
+    paused_until_ = Clock::now() + std::chrono::milliseconds(paused_until - now);
 }
 
 Scheduler::~Scheduler() = default;
@@ -53,7 +55,8 @@ void Scheduler::Slot::reset() {
   }
 }
 
-awaitable<Scheduler::Slot> Scheduler::acquire(LoopType type, bool continuation, std::string cancel_key) {
+awaitable<Scheduler::Slot> Scheduler::acquire(LoopType type, bool continuation,
+                                              std::string cancel_key) {
   auto waiter = std::make_shared<Waiter>(executor_);
   waiter->base = options_.base_priority[type] + (continuation ? options_.continuation_bonus : 0);
   waiter->enqueued = Clock::now();
@@ -87,7 +90,8 @@ void Scheduler::pause_until(std::chrono::system_clock::time_point until) {
   if (at <= paused_until_) return;
   paused_until_ = at;
   if (persist_)
-    persist_(std::chrono::duration_cast<std::chrono::milliseconds>(until.time_since_epoch()).count());
+    persist_(
+        std::chrono::duration_cast<std::chrono::milliseconds>(until.time_since_epoch()).count());
   pump();
 }
 

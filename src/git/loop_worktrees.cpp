@@ -1,7 +1,5 @@
 // Loops' branches and worktrees over Repository / Worktree. Every step is safe to redo after a
 // crash: branches that exist are taken as they are, a merge made before is `up_to_date`.
-#include <loopr/git/loop_worktrees.hpp>
-
 #include <spdlog/spdlog.h>
 
 #include <fstream>
@@ -9,6 +7,7 @@
 
 #include <loopr/core/ids.hpp>
 #include <loopr/git/branches.hpp>
+#include <loopr/git/loop_worktrees.hpp>
 #include <loopr/git/repository.hpp>
 #include <loopr/git/worktree.hpp>
 
@@ -30,7 +29,8 @@ bool set_aside_if_stray(const Repository& repo, const RepoPaths& paths, const st
   auto target = paths.archive_dir() / (id + "-stray-" + std::to_string(now_ms()));
   std::filesystem::rename(folder, target, ec);
   if (ec) {
-    spdlog::warn("loop {}: cannot move the stray folder {} aside: {}", id, folder.string(), ec.message());
+    spdlog::warn("loop {}: cannot move the stray folder {} aside: {}", id, folder.string(),
+                 ec.message());
     return false;
   }
   spdlog::warn("loop {}: moved a folder git did not know as a worktree to {}", id, target.string());
@@ -53,8 +53,9 @@ Result<void> LoopWorktrees::check_base(const std::string& base_branch) const {
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
   LOOPR_ASSIGN(bool has_base, r.has_branch(base_branch));
   if (!has_base)
-    return make_error(ErrorCode::invalid_argument, "the base branch " + base_branch +
-                                                       " does not exist (set base_branch in .loopr/config.yml)");
+    return make_error(ErrorCode::invalid_argument,
+                      "the base branch " + base_branch +
+                          " does not exist (set base_branch in .loopr/config.yml)");
   return ok();
 }
 
@@ -63,13 +64,15 @@ Result<bool> LoopWorktrees::plan_branches_exist(const std::string& plan_id) cons
   return r.has_branch(integration_branch(plan_id));
 }
 
-Result<void> LoopWorktrees::start_plan(const std::string& plan_id, const std::string& base_branch) const {
+Result<void> LoopWorktrees::start_plan(const std::string& plan_id,
+                                       const std::string& base_branch) const {
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
   LOOPR_TRY(r.create_branch(integration_branch(plan_id), base_branch));
   return ok();
 }
 
-Result<PreparedWorktree> LoopWorktrees::prepare(const Loop& loop, const std::string& base_branch) const {
+Result<PreparedWorktree> LoopWorktrees::prepare(const Loop& loop,
+                                                const std::string& base_branch) const {
   std::error_code ec;
   if (!loop.worktree.empty() && std::filesystem::exists(loop.worktree, ec))
     return PreparedWorktree{loop.worktree, branch_of(loop), std::nullopt};
@@ -165,11 +168,13 @@ Result<MergeOutcome> LoopWorktrees::merge_plan_into_base(const std::string& plan
 Result<void> LoopWorktrees::retire(const std::string& loop_id) const {
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
   auto removed = r.remove_worktree(loop_id, RemoveMode::refuse_if_dirty);
-  if (!removed && removed.error().code == ErrorCode::not_found) set_aside_if_stray(r, paths_, loop_id);
+  if (!removed && removed.error().code == ErrorCode::not_found)
+    set_aside_if_stray(r, paths_, loop_id);
   return removed;
 }
 
-Result<std::string> LoopWorktrees::archive(const std::string& loop_id, const std::string& message) const {
+Result<std::string> LoopWorktrees::archive(const std::string& loop_id,
+                                           const std::string& message) const {
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
   auto archived = r.archive_worktree(loop_id, message);
   if (archived) return archived->branch;
@@ -182,7 +187,8 @@ bool LoopWorktrees::folder_exists(const std::string& worktree) const {
   return !worktree.empty() && std::filesystem::exists(worktree, ec);
 }
 
-Result<bool> LoopWorktrees::checkpoint(const std::string& worktree, const std::string& message) const {
+Result<bool> LoopWorktrees::checkpoint(const std::string& worktree,
+                                       const std::string& message) const {
   LOOPR_ASSIGN(Worktree wt, Worktree::open(worktree));
   LOOPR_ASSIGN(CommitOutcome out, wt.checkpoint(message));
   return out.kind == CommitOutcome::Kind::committed;
@@ -199,8 +205,8 @@ Result<std::string> LoopWorktrees::read_artifact(const Loop& loop, std::size_t m
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
   auto committed = r.read_file(branch_of(loop), rel, max_bytes);
   if (!committed)
-    return make_error(ErrorCode::not_found, "cannot read " + rel + " on branch " + branch_of(loop) + ": " +
-                                                committed.error().message);
+    return make_error(ErrorCode::not_found, "cannot read " + rel + " on branch " + branch_of(loop) +
+                                                ": " + committed.error().message);
   return committed;
 }
 
@@ -214,12 +220,14 @@ Result<std::vector<std::string>> LoopWorktrees::clear_locks(std::span<const Loop
   }
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
   LOOPR_ASSIGN(std::vector<std::string> removed,
-               r.remove_stale_locks({branches.begin(), branches.end()}, {worktrees.begin(), worktrees.end()}));
+               r.remove_stale_locks({branches.begin(), branches.end()},
+                                    {worktrees.begin(), worktrees.end()}));
   for (const auto& file : removed) spdlog::warn("recovery: removed the stale git lock {}", file);
   return removed;
 }
 
-Result<std::vector<std::string>> LoopWorktrees::set_aside_strays(const std::set<std::string>& may_have_folder) const {
+Result<std::vector<std::string>> LoopWorktrees::set_aside_strays(
+    const std::set<std::string>& may_have_folder) const {
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
   std::vector<std::string> moved;
   std::error_code ec;

@@ -15,8 +15,8 @@ using namespace detail;
 namespace {
 
 // The lock files git (and libgit2) take inside a worktree's record `worktrees/<name>/`.
-constexpr const char* kWorktreeLocks[] = {"index.lock", "HEAD.lock", "ORIG_HEAD.lock", "config.lock",
-                                          "logs/HEAD.lock"};
+constexpr const char* kWorktreeLocks[] = {"index.lock", "HEAD.lock", "ORIG_HEAD.lock",
+                                          "config.lock", "logs/HEAD.lock"};
 
 std::filesystem::path common_dir(git_repository* repo) {
   std::string s = git_repository_commondir(repo);
@@ -37,8 +37,9 @@ Result<std::string> Repository::read_file(const std::string& branch, const std::
   if (rc == GIT_ENOTFOUND || (rc == 0 && git_tree_entry_type(entry.get()) != GIT_OBJECT_BLOB))
     return make_error(ErrorCode::not_found, "no file " + path + " on branch " + branch);
   LOOPR_TRY(check(rc, "looking up " + path + " on branch " + branch));
-  LOOPR_ASSIGN(BlobPtr blob, make<BlobPtr>("reading " + path + " on branch " + branch, git_blob_lookup,
-                                           repo.get(), git_tree_entry_id(entry.get())));
+  LOOPR_ASSIGN(BlobPtr blob,
+               make<BlobPtr>("reading " + path + " on branch " + branch, git_blob_lookup,
+                             repo.get(), git_tree_entry_id(entry.get())));
   const auto* data = static_cast<const char*>(git_blob_rawcontent(blob.get()));
   auto size = static_cast<std::size_t>(git_blob_rawsize(blob.get()));
   return std::string(data, std::min(size, max_bytes + 1));
@@ -60,7 +61,8 @@ Result<bool> Repository::drop_broken_worktree_registration(const std::string& na
     return false;
   }
   std::filesystem::remove_all(record, ec);
-  if (ec) return make_error(ErrorCode::io, "cannot remove " + record.string() + ": " + ec.message());
+  if (ec)
+    return make_error(ErrorCode::io, "cannot remove " + record.string() + ": " + ec.message());
   return true;
 }
 
@@ -75,7 +77,8 @@ Result<std::vector<std::string>> Repository::remove_stale_locks(
   }
   for (const auto& name : worktrees) {
     if (name.empty() || name.find('/') != std::string::npos || name.front() == '.') continue;
-    for (const char* lock : kWorktreeLocks) candidates.push_back(common / "worktrees" / name / lock);
+    for (const char* lock : kWorktreeLocks)
+      candidates.push_back(common / "worktrees" / name / lock);
   }
   std::vector<std::string> removed;
   for (const auto& file : candidates) {

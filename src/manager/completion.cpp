@@ -24,7 +24,9 @@ namespace {
 struct Completing {
   std::map<std::string, int>& count;
   std::string plan;
-  Completing(std::map<std::string, int>& c, std::string p) : count(c), plan(std::move(p)) { ++count[plan]; }
+  Completing(std::map<std::string, int>& c, std::string p) : count(c), plan(std::move(p)) {
+    ++count[plan];
+  }
   ~Completing() {
     if (--count[plan] == 0) count.erase(plan);
   }
@@ -35,9 +37,10 @@ awaitable<bool> merge_into_integration(ManagerState& s, Loop& loop) {
   // A plan merges a new generation of children into a fresh integration branch, so nothing of
   // an invalidated generation reaches the result.
   const int generation = loop.tree.children_base;
-  const bool rebuild = loop.type == LoopType::plan && loop.tree.integration_generation != generation;
-  std::string message = "loopr(" + loop.id + "): merge " + to_string(loop.type) + " " + loop.id + " (iteration " +
-                        std::to_string(loop.iteration) + ") into " + integration;
+  const bool rebuild =
+      loop.type == LoopType::plan && loop.tree.integration_generation != generation;
+  std::string message = "loopr(" + loop.id + "): merge " + to_string(loop.type) + " " + loop.id +
+                        " (iteration " + std::to_string(loop.iteration) + ") into " + integration;
   auto work = [wt = s.worktrees, loop, rebuild, base = s.ctx.config->base_branch, message] {
     return wt.merge_into_integration(loop, rebuild, base, message);
   };
@@ -45,18 +48,22 @@ awaitable<bool> merge_into_integration(ManagerState& s, Loop& loop) {
   if (!out) {
     spdlog::error("loop {}: merging into {} failed: {}", loop.id, integration, out.error().message);
     WriteSet set;
-    set.events = {make_event(loop.id, "merge_failed", {{"into", integration}, {"message", out.error().message}})};
+    set.events = {make_event(loop.id, "merge_failed",
+                             {{"into", integration}, {"message", out.error().message}})};
     co_await s.journal.commit(std::move(set));
     co_return false;
   }
   using K = git::MergeOutcome::Kind;
   if (out->merge.kind == K::conflict || out->merge.kind == K::local_changes) {
-    std::string why = "its merge into " + integration + " conflicts in " + join(out->conflicts, ", ") +
+    std::string why = "its merge into " + integration + " conflicts in " +
+                      join(out->conflicts, ", ") +
                       " (resolve it in its worktree, commit, then `loopr resume " + loop.id + "`)";
     co_await s.journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
       l.tree.conflicts = out->conflicts;
-      w.events.push_back(make_event(l.id, "rebase_conflict", {{"onto", integration}, {"paths", out->conflicts}}));
-      if (!engine::transition(l, LoopStatus::blocked, why, w.events)) return not_allowed(l, "cannot block");
+      w.events.push_back(
+          make_event(l.id, "rebase_conflict", {{"onto", integration}, {"paths", out->conflicts}}));
+      if (!engine::transition(l, LoopStatus::blocked, why, w.events))
+        return not_allowed(l, "cannot block");
       return std::nullopt;
     });
     co_return false;
@@ -68,7 +75,8 @@ awaitable<bool> merge_into_integration(ManagerState& s, Loop& loop) {
     l.tree.based_on = sha;
     if (rebuild) l.tree.integration_generation = generation;
     w.events.push_back(make_event(
-        l.id, "merged", {{"into", integration}, {"sha", sha}, {"kind", git::to_string(out->merge.kind)}}));
+        l.id, "merged",
+        {{"into", integration}, {"sha", sha}, {"kind", git::to_string(out->merge.kind)}}));
     return std::nullopt;
   });
   if (!stored) co_return false;
@@ -90,7 +98,8 @@ awaitable<bool> spawn_children(State s, Loop& parent) {
     std::string why = "its children could not be spawned: " + wanted.error().message;
     spdlog::error("loop {}: {}", parent.id, why);
     co_await s->journal.edit(parent.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
-      if (!engine::transition(l, LoopStatus::failed, why, w.events)) return not_allowed(l, "cannot fail");
+      if (!engine::transition(l, LoopStatus::failed, why, w.events))
+        return not_allowed(l, "cannot fail");
       return std::nullopt;
     });
     co_return false;
@@ -103,17 +112,19 @@ awaitable<bool> spawn_children(State s, Loop& parent) {
     return found;
   };
   std::map<std::string, Loop> existing = co_await run_blocking(s->ctx.pool, read_existing);
-  auto stored = co_await s->journal.edit(parent.id, [&](Loop& p, WriteSet& w) -> std::optional<Error> {
-    for (const Loop& c : *wanted) {
-      if (existing.count(c.id)) continue;
-      w.creates.push_back(c);
-      w.events.push_back(make_event(
-          c.id, "loop_created",
-          {{"type", to_string(c.type)}, {"parent_id", c.parent_id}, {"task", first_line(c.task, 200)}}));
-    }
-    p.tree.spawned_iteration = p.iteration;
-    return std::nullopt;
-  });
+  auto stored =
+      co_await s->journal.edit(parent.id, [&](Loop& p, WriteSet& w) -> std::optional<Error> {
+        for (const Loop& c : *wanted) {
+          if (existing.count(c.id)) continue;
+          w.creates.push_back(c);
+          w.events.push_back(make_event(c.id, "loop_created",
+                                        {{"type", to_string(c.type)},
+                                         {"parent_id", c.parent_id},
+                                         {"task", first_line(c.task, 200)}}));
+        }
+        p.tree.spawned_iteration = p.iteration;
+        return std::nullopt;
+      });
   if (!stored) {
     spdlog::error("loop {}: storing its children failed: {}", parent.id, stored.error().message);
     co_return false;
@@ -125,7 +136,8 @@ awaitable<bool> spawn_children(State s, Loop& parent) {
     if (status != LoopStatus::pending && status != LoopStatus::running) continue;
     if (s->under_paused_root(c.id)) {
       co_await s->journal.edit(c.id, [](Loop& l, WriteSet& w) -> std::optional<Error> {
-        if (!engine::transition(l, LoopStatus::paused, "paused by the user (its ancestor is paused)", w.events))
+        if (!engine::transition(l, LoopStatus::paused,
+                                "paused by the user (its ancestor is paused)", w.events))
           return not_allowed(l, "cannot pause");
         return std::nullopt;
       });
@@ -196,15 +208,21 @@ awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan) 
   auto loaded = co_await s.journal.load(plan);
   if (!loaded) co_return loaded.take_error();
   const std::string base = s.ctx.config->base_branch;
-  std::string message = "loopr(" + plan + "): merge plan " + plan + ": " + first_line(loaded->task, 60);
-  auto work = [wt = s.worktrees, plan, base, message] { return wt.merge_plan_into_base(plan, base, message); };
+  std::string message =
+      "loopr(" + plan + "): merge plan " + plan + ": " + first_line(loaded->task, 60);
+  auto work = [wt = s.worktrees, plan, base, message] {
+    return wt.merge_plan_into_base(plan, base, message);
+  };
   auto out = co_await run_blocking(s.ctx.pool, work);
   using K = git::MergeOutcome::Kind;
   std::string problem;
-  if (!out) problem = out.error().message;
-  else if (out->kind == K::conflict) problem = "it conflicts with " + base + " in " + join(out->conflicts, ", ");
+  if (!out)
+    problem = out.error().message;
+  else if (out->kind == K::conflict)
+    problem = "it conflicts with " + base + " in " + join(out->conflicts, ", ");
   else if (out->kind == K::local_changes)
-    problem = "uncommitted changes in your work tree would be overwritten: " + join(out->conflicts, ", ");
+    problem =
+        "uncommitted changes in your work tree would be overwritten: " + join(out->conflicts, ", ");
   if (!problem.empty()) {
     std::string msg = "plan " + plan + " cannot be merged into " + base + ": " + problem;
     co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
@@ -212,13 +230,15 @@ awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan) 
       w.events.push_back(make_event(l.id, "merge_failed", {{"into", base}, {"message", problem}}));
       return std::nullopt;
     });
-    co_return make_error(ErrorCode::conflict, msg + " (resolve it, then `loopr merge " + plan + "`)");
+    co_return make_error(ErrorCode::conflict,
+                         msg + " (resolve it, then `loopr merge " + plan + "`)");
   }
   const std::string sha = out->sha;
   co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     l.tree.merged_into_base = sha;
     l.tree.merge_error.clear();
-    w.events.push_back(make_event(l.id, "merged", {{"into", base}, {"sha", sha}, {"kind", git::to_string(out->kind)}}));
+    w.events.push_back(make_event(
+        l.id, "merged", {{"into", base}, {"sha", sha}, {"kind", git::to_string(out->kind)}}));
     return std::nullopt;
   });
   co_return MergeInfo{plan, base, sha};

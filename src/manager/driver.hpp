@@ -58,7 +58,8 @@ awaitable<void> after_run(State s, Loop loop);
 /// `after_run` for a loop read from the store (recovery, an approval).
 awaitable<void> finish_loop(State s, std::string id);
 /// Waits until every run in `runs` has ended, at most `limit`.
-awaitable<void> wait_for_runs(std::vector<std::shared_ptr<Run>> runs, std::chrono::milliseconds limit);
+awaitable<void> wait_for_runs(std::vector<std::shared_ptr<Run>> runs,
+                              std::chrono::milliseconds limit);
 
 // completion.cpp
 awaitable<void> on_complete(State s, std::string id);
@@ -68,8 +69,8 @@ awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan_i
 awaitable<void> on_failed(State s, std::string id);
 /// Stops `root` and its descendants (with `include_root` false only the descendants): runs are
 /// asked to stop, loops waiting to run are stored `stopped` at once. How many were acted on.
-awaitable<std::size_t> stop_subtree(ManagerState& s, std::string plan_id, std::string root, std::string why,
-                                    bool include_root);
+awaitable<std::size_t> stop_subtree(ManagerState& s, std::string plan_id, std::string root,
+                                    std::string why, bool include_root);
 
 // user_actions.cpp
 awaitable<ActionResult> submit(State s, std::string request);

@@ -23,20 +23,23 @@ namespace {
 awaitable<bool> retry_fresh(State s, const Loop& loop) {
   std::string kept;
   if (!loop.worktree.empty()) {
-    std::string message = "loopr(" + loop.id + "): attempt 1 failed: " + first_line(loop.status_reason, 60);
+    std::string message =
+        "loopr(" + loop.id + "): attempt 1 failed: " + first_line(loop.status_reason, 60);
     auto archive = [wt = s->worktrees, id = loop.id, message] { return wt.archive(id, message); };
     auto archived = co_await run_blocking(s->ctx.pool, archive);
     if (!archived) {
-      spdlog::error("loop {}: cannot archive its worktree for a retry: {}", loop.id, archived.error().message);
+      spdlog::error("loop {}: cannot archive its worktree for a retry: {}", loop.id,
+                    archived.error().message);
       co_return false;
     }
     kept = *archived;
   }
   const int budget = s->ctx.config->loop(LoopType::code).max_iterations;
-  auto stored = co_await s->journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
-    if (!make_retry(l, kept, budget, w.events)) return not_allowed(l, "cannot retry");
-    return std::nullopt;
-  });
+  auto stored =
+      co_await s->journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+        if (!make_retry(l, kept, budget, w.events)) return not_allowed(l, "cannot retry");
+        return std::nullopt;
+      });
   if (!stored) co_return false;
   spawn_run(s, loop.id);
   co_return true;
@@ -68,14 +71,16 @@ awaitable<void> on_failed(State s, std::string id) {
   // Roll up (in one write with the failed loop's mark): ancestors without a run fail, running
   // ones are stopped with the reason.
   RollUp up;
-  auto stored = co_await s->journal.edit_tree(loop.plan_id, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
-    auto self = std::find_if(tree.begin(), tree.end(), [&](const Loop& l) { return l.id == id; });
-    if (self == tree.end()) return make_error(ErrorCode::not_found, "no loop " + id);
-    auto has_run = [&](const std::string& lid) { return s->runs.has(lid); };
-    up = roll_up(*self, ancestors_of(id, tree), has_run, w.events);
-    w.updates = up.updates;
-    return std::nullopt;
-  });
+  auto stored = co_await s->journal.edit_tree(
+      loop.plan_id, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
+        auto self =
+            std::find_if(tree.begin(), tree.end(), [&](const Loop& l) { return l.id == id; });
+        if (self == tree.end()) return make_error(ErrorCode::not_found, "no loop " + id);
+        auto has_run = [&](const std::string& lid) { return s->runs.has(lid); };
+        up = roll_up(*self, ancestors_of(id, tree), has_run, w.events);
+        w.updates = up.updates;
+        return std::nullopt;
+      });
   if (!stored) spdlog::error("loop {}: rolling up its failure: {}", id, stored.error().message);
   for (const auto& rid : up.stop_runs)
     if (auto run = s->runs.find(rid)) s->runs.stop(*run, up.reason);
@@ -86,28 +91,29 @@ awaitable<void> on_failed(State s, std::string id) {
   }
 }
 
-awaitable<std::size_t> stop_subtree(ManagerState& s, std::string plan, std::string root, std::string why,
-                                    bool include_root) {
+awaitable<std::size_t> stop_subtree(ManagerState& s, std::string plan, std::string root,
+                                    std::string why, bool include_root) {
   std::size_t acted = 0;
-  co_await s.journal.edit_tree(plan, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
-    acted = 0;
-    for (Loop& l : tree) {
-      if (!(is_descendant(l.id, root) || (include_root && l.id == root))) continue;
-      if (is_terminal(l.status)) continue;
-      auto run = s.runs.find(l.id);
-      // A run that iterates writes its loop itself when it stops; a waiting one is woken now
-      // (before the write, so it cannot start meanwhile) and its loop stored stopped here.
-      if (run && s.runs.stop(*run, why)) {
-        ++acted;
-        continue;
-      }
-      if (engine::transition(l, LoopStatus::stopped, why, w.events)) {
-        w.updates.push_back(l);
-        ++acted;
-      }
-    }
-    return std::nullopt;
-  });
+  co_await s.journal.edit_tree(
+      plan, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
+        acted = 0;
+        for (Loop& l : tree) {
+          if (!(is_descendant(l.id, root) || (include_root && l.id == root))) continue;
+          if (is_terminal(l.status)) continue;
+          auto run = s.runs.find(l.id);
+          // A run that iterates writes its loop itself when it stops; a waiting one is woken now
+          // (before the write, so it cannot start meanwhile) and its loop stored stopped here.
+          if (run && s.runs.stop(*run, why)) {
+            ++acted;
+            continue;
+          }
+          if (engine::transition(l, LoopStatus::stopped, why, w.events)) {
+            w.updates.push_back(l);
+            ++acted;
+          }
+        }
+        return std::nullopt;
+      });
   co_return acted;
 }
 

@@ -29,8 +29,8 @@ awaitable<IterationGate::Verdict> RebaseGate::before_iteration(Loop loop) {
   auto tip = co_await run_blocking(s_.ctx.pool, tip_of);
   if (!tip || loop.tree.based_on == *tip) co_return Verdict{true, std::move(loop)};
 
-  auto rebasing = co_await s_.journal.save_status(loop, LoopStatus::rebasing,
-                                                  "the integration branch moved: rebasing onto " + integration);
+  auto rebasing = co_await s_.journal.save_status(
+      loop, LoopStatus::rebasing, "the integration branch moved: rebasing onto " + integration);
   if (!rebasing) co_return co_await stop_with(s_, std::move(rebasing), std::move(loop));
   loop = std::move(*rebasing);
   auto rebase = [wt = s_.worktrees, loop] { return wt.rebase_onto_integration(loop); };
@@ -43,17 +43,20 @@ awaitable<IterationGate::Verdict> RebaseGate::before_iteration(Loop loop) {
   using K = git::RebaseOutcome::Kind;
   if (outcome->kind == K::conflict || outcome->kind == K::local_changes) {
     loop.tree.conflicts = outcome->conflicts;
-    std::string why = "rebasing onto " + integration + " conflicts in " + join(outcome->conflicts, ", ") +
-                      " (resolve it in " + loop.worktree + ", commit, then `loopr resume " + loop.id + "`)";
-    std::vector<Event> events = {
-        make_event(loop.id, "rebase_conflict", {{"onto", integration}, {"paths", outcome->conflicts}})};
-    auto blocked = co_await s_.journal.save_status(loop, LoopStatus::blocked, why, std::move(events));
+    std::string why = "rebasing onto " + integration + " conflicts in " +
+                      join(outcome->conflicts, ", ") + " (resolve it in " + loop.worktree +
+                      ", commit, then `loopr resume " + loop.id + "`)";
+    std::vector<Event> events = {make_event(
+        loop.id, "rebase_conflict", {{"onto", integration}, {"paths", outcome->conflicts}})};
+    auto blocked =
+        co_await s_.journal.save_status(loop, LoopStatus::blocked, why, std::move(events));
     co_return co_await stop_with(s_, std::move(blocked), std::move(loop));
   }
   loop.tree.based_on = *tip;
   loop.tree.conflicts.clear();
   std::vector<Event> events = {make_event(
-      loop.id, "rebased", {{"onto", integration}, {"sha", outcome->sha}, {"kind", git::to_string(outcome->kind)}})};
+      loop.id, "rebased",
+      {{"onto", integration}, {"sha", outcome->sha}, {"kind", git::to_string(outcome->kind)}})};
   auto running = co_await s_.journal.save_status(loop, LoopStatus::running, "", std::move(events));
   if (!running) co_return co_await stop_with(s_, std::move(running), std::move(loop));
   co_return Verdict{true, std::move(*running)};

@@ -28,9 +28,15 @@ awaitable<ActionResult> LoopManager::reject(std::string id, std::string reason) 
 awaitable<ActionResult> LoopManager::iterate(std::string id, std::string feedback) {
   return manager::iterate(impl_->state, std::move(id), std::move(feedback));
 }
-awaitable<ActionResult> LoopManager::pause(std::string id) { return manager::pause(impl_->state, std::move(id)); }
-awaitable<ActionResult> LoopManager::resume(std::string id) { return manager::resume(impl_->state, std::move(id)); }
-awaitable<ActionResult> LoopManager::stop(std::string id) { return manager::stop(impl_->state, std::move(id)); }
+awaitable<ActionResult> LoopManager::pause(std::string id) {
+  return manager::pause(impl_->state, std::move(id));
+}
+awaitable<ActionResult> LoopManager::resume(std::string id) {
+  return manager::resume(impl_->state, std::move(id));
+}
+awaitable<ActionResult> LoopManager::stop(std::string id) {
+  return manager::stop(impl_->state, std::move(id));
+}
 awaitable<Result<MergeInfo>> LoopManager::merge(std::string plan_id) {
   return manager::merge(impl_->state, std::move(plan_id));
 }
@@ -38,7 +44,9 @@ awaitable<void> LoopManager::shutdown(std::chrono::milliseconds grace) {
   return manager::shutdown(impl_->state, grace);
 }
 std::size_t LoopManager::active_runs() const { return impl_->state->runs.size(); }
-double LoopManager::tree_cost(const std::string& plan_id) const { return impl_->state->ctx.costs.total(plan_id); }
+double LoopManager::tree_cost(const std::string& plan_id) const {
+  return impl_->state->ctx.costs.total(plan_id);
+}
 void LoopManager::config_changed() {
   impl_->state->runs.slots().set_capacity(impl_->state->ctx.config->concurrency.max_loops);
 }

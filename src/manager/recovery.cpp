@@ -28,8 +28,8 @@ awaitable<Result<void>> start(State s) {
     if (l.status == LoopStatus::invalidated) recorded[l.id] = l.tree.invalidated_worktree;
   std::vector<std::pair<std::string, std::string>> archive_candidates;  // worktree, loop id
   for (const auto& id : plan.archive) archive_candidates.emplace_back(recorded[id], id);
-  auto sweep = [wt = s->worktrees, interrupted = std::move(plan.interrupted), folders = plan.may_have_folder,
-                archive_candidates] {
+  auto sweep = [wt = s->worktrees, interrupted = std::move(plan.interrupted),
+                folders = plan.may_have_folder, archive_candidates] {
     if (auto cleared = wt.clear_locks(interrupted); !cleared)
       spdlog::warn("recovery: clearing git locks: {}", cleared.error().message);
     if (auto strays = wt.set_aside_strays(folders); !strays)
@@ -40,10 +40,12 @@ awaitable<Result<void>> start(State s) {
     return to_archive;
   };
   std::vector<std::string> to_archive = co_await run_blocking(s->ctx.pool, sweep);
-  spdlog::info("recovery: {} loops in the store; {} to run, {} to finish, {} worktrees to archive", all->size(),
-               plan.run.size(), plan.finish.size(), to_archive.size());
+  spdlog::info("recovery: {} loops in the store; {} to run, {} to finish, {} worktrees to archive",
+               all->size(), plan.run.size(), plan.finish.size(), to_archive.size());
   for (const auto& id : to_archive) {
-    auto archive = [wt = s->worktrees, id] { return wt.archive(id, "loopr(" + id + "): invalidated"); };
+    auto archive = [wt = s->worktrees, id] {
+      return wt.archive(id, "loopr(" + id + "): invalidated");
+    };
     auto done = co_await run_blocking(s->ctx.pool, archive);
     if (!done) spdlog::warn("loop {}: archiving its worktree: {}", id, done.error().message);
   }
@@ -65,23 +67,27 @@ awaitable<void> shutdown(State s, std::chrono::milliseconds grace) {
   for (auto& run : all) {
     auto l = co_await s->journal.load(run->id);
     // Stopped by this shutdown (not by a stop pattern, a person, … that ended it meanwhile).
-    if (!l || l->status != LoopStatus::stopped || run->control->stop_cause() != engine::StopCause::daemon_stopping ||
+    if (!l || l->status != LoopStatus::stopped ||
+        run->control->stop_cause() != engine::StopCause::daemon_stopping ||
         l->status_reason != run->control->stop_reason())
       continue;
     Loop loop = std::move(*l);
     if (!loop.worktree.empty()) to_checkpoint.emplace_back(loop.worktree, loop.id);
-    if (engine::transition(loop, LoopStatus::pending, "the daemon stopped; it resumes at the next start", set.events))
+    if (engine::transition(loop, LoopStatus::pending,
+                           "the daemon stopped; it resumes at the next start", set.events))
       set.updates.push_back(loop);
   }
   if (!set.updates.empty()) {
     auto stored = co_await s->journal.commit(std::move(set));
-    if (!stored) spdlog::error("shutdown: storing stopped loops as pending: {}", stored.error().message);
+    if (!stored)
+      spdlog::error("shutdown: storing stopped loops as pending: {}", stored.error().message);
   }
   auto checkpoint = [wt = s->worktrees, to_checkpoint, deadline] {
     std::size_t done = 0;
     for (const auto& [worktree, id] : to_checkpoint) {
       if (std::chrono::steady_clock::now() >= deadline) break;
-      if (wt.checkpoint(worktree, "loopr(" + id + "): work in progress when the daemon stopped")) ++done;
+      if (wt.checkpoint(worktree, "loopr(" + id + "): work in progress when the daemon stopped"))
+        ++done;
     }
     return done;
   };

@@ -84,7 +84,9 @@ bool runnable(const Loop& loop) {
 // Makes the loop's worktree when it has none (or its folder is gone). When it cannot be made,
 // the loop is stored failed (and `loop` is that record) and the answer is false.
 awaitable<bool> make_worktree(ManagerState& s, Loop& loop) {
-  auto make = [wt = s.worktrees, loop, base = s.ctx.config->base_branch] { return wt.prepare(loop, base); };
+  auto make = [wt = s.worktrees, loop, base = s.ctx.config->base_branch] {
+    return wt.prepare(loop, base);
+  };
   auto prepared = co_await run_blocking(s.ctx.pool, make);
   if (!prepared) {
     std::string why = "its worktree could not be made: " + prepared.error().message;
@@ -110,7 +112,8 @@ awaitable<engine::RunExit> run_body(State s, std::shared_ptr<Run> run) {
     AsyncSemaphore& slots;
     ~Release() { slots.release(); }
   } release{s->runs.slots()};
-  if (run->control->stop_requested() || run->control->pause_requested()) co_return engine::RunExit{};
+  if (run->control->stop_requested() || run->control->pause_requested())
+    co_return engine::RunExit{};
 
   auto loaded = co_await s->journal.load(run->id);
   if (!loaded) co_return engine::RunExit{};
@@ -152,8 +155,10 @@ void spawn_run(const State& s, const std::string& id) {
 }
 
 awaitable<void> after_run(State s, Loop loop) {
-  if (loop.status == LoopStatus::complete) co_await on_complete(s, loop.id);
-  else if (loop.status == LoopStatus::failed) co_await on_failed(s, loop.id);
+  if (loop.status == LoopStatus::complete)
+    co_await on_complete(s, loop.id);
+  else if (loop.status == LoopStatus::failed)
+    co_await on_failed(s, loop.id);
 }
 
 awaitable<void> finish_loop(State s, std::string id) {
@@ -161,13 +166,15 @@ awaitable<void> finish_loop(State s, std::string id) {
   if (loaded) co_await after_run(s, std::move(*loaded));
 }
 
-awaitable<void> wait_for_runs(std::vector<std::shared_ptr<Run>> runs, std::chrono::milliseconds limit) {
+awaitable<void> wait_for_runs(std::vector<std::shared_ptr<Run>> runs,
+                              std::chrono::milliseconds limit) {
   auto deadline = std::chrono::steady_clock::now() + limit;
   for (auto& run : runs) co_await run->done.wait_until(deadline);
 }
 
 Error not_allowed(const Loop& loop, const std::string& what) {
-  return Error{ErrorCode::illegal_transition, "loop " + loop.id + " is " + to_string(loop.status) + ": " + what};
+  return Error{ErrorCode::illegal_transition,
+               "loop " + loop.id + " is " + to_string(loop.status) + ": " + what};
 }
 
 }  // namespace loopr::manager

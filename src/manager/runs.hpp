@@ -25,7 +25,8 @@ struct Run {
 
 class RunTable {
  public:
-  RunTable(net::any_io_executor ex, int max_loops) : ex_(ex), slots_(ex, max_loops < 1 ? 1 : max_loops) {}
+  RunTable(net::any_io_executor ex, int max_loops)
+      : ex_(ex), slots_(ex, max_loops < 1 ? 1 : max_loops) {}
 
   /// A new run for `id`; null when it has one.
   std::shared_ptr<Run> add(const std::string& id);
@@ -41,7 +42,8 @@ class RunTable {
 
   /// Asks the run to stop; one still waiting for a slot is woken without it. True when it was
   /// iterating (its loop's record is the run's to write).
-  bool stop(const Run& run, const std::string& reason, engine::StopCause cause = engine::StopCause::user);
+  bool stop(const Run& run, const std::string& reason,
+            engine::StopCause cause = engine::StopCause::user);
   /// Asks the run to pause at its next boundary; one still waiting is woken without a slot.
   bool pause(const Run& run);
   /// Every other run of the plan rebases at its next boundary.

@@ -80,7 +80,9 @@ Result<std::vector<Loop>> children_from_artifact(const Loop& parent, std::string
 
 bool merged(const Loop& l) { return l.tree.merged_iteration == l.iteration; }
 
-bool spawned(const Loop& l) { return l.type == LoopType::code || l.tree.spawned_iteration == l.iteration; }
+bool spawned(const Loop& l) {
+  return l.type == LoopType::code || l.tree.spawned_iteration == l.iteration;
+}
 
 bool finished(const Loop& l) { return l.status == LoopStatus::complete && merged(l) && spawned(l); }
 
@@ -92,12 +94,18 @@ bool failure_pending(const Loop& l) {
 
 const char* to_string(TreeVerdict v) {
   switch (v) {
-    case TreeVerdict::running: return "running";
-    case TreeVerdict::failed: return "failed";
-    case TreeVerdict::merging: return "merging";
-    case TreeVerdict::complete: return "complete";
-    case TreeVerdict::merged: return "merged";
-    case TreeVerdict::merge_failed: return "merge_failed";
+    case TreeVerdict::running:
+      return "running";
+    case TreeVerdict::failed:
+      return "failed";
+    case TreeVerdict::merging:
+      return "merging";
+    case TreeVerdict::complete:
+      return "complete";
+    case TreeVerdict::merged:
+      return "merged";
+    case TreeVerdict::merge_failed:
+      return "merge_failed";
   }
   return "running";
 }
@@ -145,7 +153,8 @@ TreeStep next_tree_step(std::span<const Loop> tree, std::string_view plan_id, Me
   }
   if (!root) return TreeStep::none;
   if (!root->tree.tree_complete) return TreeStep::mark_complete;
-  if (mode == MergeMode::automatic && root->tree.merged_into_base.empty() && root->tree.merge_error.empty())
+  if (mode == MergeMode::automatic && root->tree.merged_into_base.empty() &&
+      root->tree.merge_error.empty())
     return TreeStep::merge_into_base;
   return TreeStep::none;
 }
@@ -167,9 +176,10 @@ RecoveryPlan plan_recovery(std::span<const Loop> all, MergeMode mode) {
         const bool is_plan = l.type == LoopType::plan;
         // A plan killed between storing tree_complete and storing the merge into the base
         // branch still owes that merge (made again, it is up to date if it happened).
-        const bool merge_owed = is_plan && mode == MergeMode::automatic && l.tree.merged_into_base.empty() &&
-                                l.tree.merge_error.empty();
-        if (!finished(l) || !l.worktree.empty() || (is_plan && !l.tree.tree_complete) || merge_owed) {
+        const bool merge_owed = is_plan && mode == MergeMode::automatic &&
+                                l.tree.merged_into_base.empty() && l.tree.merge_error.empty();
+        if (!finished(l) || !l.worktree.empty() || (is_plan && !l.tree.tree_complete) ||
+            merge_owed) {
           plan.finish.push_back(l.id);
           interrupted = true;
         }
@@ -187,9 +197,11 @@ RecoveryPlan plan_recovery(std::span<const Loop> all, MergeMode mode) {
           interrupted = true;
         }
         break;
-      default: break;
+      default:
+        break;
     }
-    if (l.status != LoopStatus::complete && l.status != LoopStatus::invalidated) plan.may_have_folder.insert(l.id);
+    if (l.status != LoopStatus::complete && l.status != LoopStatus::invalidated)
+      plan.may_have_folder.insert(l.id);
     if (interrupted) plan.interrupted.push_back(l);
   }
   return plan;
@@ -203,12 +215,15 @@ FailureStep after_failure(const Loop& l) {
   return FailureStep::roll_up;
 }
 
-Result<void> make_retry(Loop& l, const std::string& kept, int max_iterations, std::vector<Event>& events) {
+Result<void> make_retry(Loop& l, const std::string& kept, int max_iterations,
+                        std::vector<Event>& events) {
   Loop fresh = l;
-  FeedbackEntry fb{l.iteration, "engine", "the first attempt failed: " + first_line(l.status_reason, 100),
-                   "A first attempt at this phase failed: " + l.status_reason +
-                       "\nThis is a fresh attempt from the integration branch" +
-                       (kept.empty() ? std::string(".") : "; the first attempt's commits are on branch " + kept + ".")};
+  FeedbackEntry fb{
+      l.iteration, "engine", "the first attempt failed: " + first_line(l.status_reason, 100),
+      "A first attempt at this phase failed: " + l.status_reason +
+          "\nThis is a fresh attempt from the integration branch" +
+          (kept.empty() ? std::string(".")
+                        : "; the first attempt's commits are on branch " + kept + ".")};
   engine::add_feedback(fresh.run, fb);
   fresh.tree.attempt = 2;
   fresh.tree.based_on.clear();
@@ -218,8 +233,10 @@ Result<void> make_retry(Loop& l, const std::string& kept, int max_iterations, st
   fresh.worktree.clear();
   fresh.branch.clear();
   fresh.max_iterations = l.iteration + max_iterations;
-  std::vector<Event> more = {make_event(l.id, "retry", {{"attempt", 2}, {"archived_branch", kept}})};
-  LOOPR_TRY(transition(fresh, LoopStatus::pending, "retrying as a fresh loop (attempt 2 of 2)", more));
+  std::vector<Event> more = {
+      make_event(l.id, "retry", {{"attempt", 2}, {"archived_branch", kept}})};
+  LOOPR_TRY(
+      transition(fresh, LoopStatus::pending, "retrying as a fresh loop (attempt 2 of 2)", more));
   l = std::move(fresh);
   for (auto& e : more) events.push_back(std::move(e));
   return ok();
@@ -248,8 +265,9 @@ RollUp roll_up(Loop failed, std::span<const Loop> ancestors,
 
 // ---------------------------------------------------------------- invalidation
 
-Result<Invalidation> invalidate_descendants(const std::string& parent_id, std::span<const Loop> tree,
-                                            const std::string& feedback, LoopStatus next) {
+Result<Invalidation> invalidate_descendants(const std::string& parent_id,
+                                            std::span<const Loop> tree, const std::string& feedback,
+                                            LoopStatus next) {
   const Loop* found = find(tree, parent_id);
   if (!found) return make_error(ErrorCode::not_found, "no loop " + parent_id);
   Loop parent = *found;
@@ -271,8 +289,10 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id, std::s
   if (auto moved = transition(parent, next, "iterating with the user's feedback", events); !moved)
     return make_error(ErrorCode::illegal_transition,
                       "loop " + parent_id + " is " + to_string(found->status) + ": cannot iterate");
-  events.push_back(make_event(parent_id, "approval", {{"decision", "iterate"}, {"text", feedback}}));
-  if (parent.type == LoopType::plan) out.write.approvals.push_back(Approval{parent_id, "iterate", feedback, now_ms()});
+  events.push_back(
+      make_event(parent_id, "approval", {{"decision", "iterate"}, {"text", feedback}}));
+  if (parent.type == LoopType::plan)
+    out.write.approvals.push_back(Approval{parent_id, "iterate", feedback, now_ms()});
   out.write.updates.push_back(std::move(parent));
 
   for (const Loop& l : tree) {
@@ -281,14 +301,17 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id, std::s
     if (!d.worktree.empty()) out.to_archive.push_back(d.id);
     d.tree.invalidated_worktree = d.worktree;
     d.worktree.clear();
-    if (transition(d, LoopStatus::invalidated, why, events)) out.write.updates.push_back(std::move(d));
+    if (transition(d, LoopStatus::invalidated, why, events))
+      out.write.updates.push_back(std::move(d));
   }
   return out;
 }
 
 // ---------------------------------------------------------------- small helpers
 
-bool in_subtree(const std::string& id, const std::string& root) { return id == root || is_descendant(id, root); }
+bool in_subtree(const std::string& id, const std::string& root) {
+  return id == root || is_descendant(id, root);
+}
 
 std::string join(const std::vector<std::string>& items, const std::string& separator) {
   std::string out;

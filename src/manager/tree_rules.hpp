@@ -46,7 +46,6 @@ bool failure_pending(const Loop& loop);
 // ---------------------------------------------------------------- the tree
 // (tree_verdict: include/loopr/manager/tree_verdict.hpp)
 
-
 /// What the tree needs after one of its loops finished.
 enum class TreeStep {
   none,             ///< not every loop is finished, or nothing is left to do
@@ -59,9 +58,9 @@ TreeStep next_tree_step(std::span<const Loop> tree, std::string_view plan_id, Me
 
 /// What a starting daemon does with the loops in the store.
 struct RecoveryPlan {
-  std::vector<std::string> run;     ///< running, rebasing or pending: run again from the record
-  std::vector<std::string> finish;  ///< complete with a step owed, or a failure not handled
-  std::vector<std::string> archive; ///< invalidated, with the worktree they had recorded
+  std::vector<std::string> run;      ///< running, rebasing or pending: run again from the record
+  std::vector<std::string> finish;   ///< complete with a step owed, or a failure not handled
+  std::vector<std::string> archive;  ///< invalidated, with the worktree they had recorded
   /// Loops that may have a worktree folder; other folders git does not know are set aside.
   std::set<std::string> may_have_folder;
   /// The loops above: what a killed daemon may have been changing (their git locks are stale).
@@ -88,8 +87,8 @@ Result<void> make_retry(Loop& loop, const std::string& kept, int max_iterations,
 /// ancestors with a run are to be stopped with `reason`; the failed loop is marked handled.
 struct RollUp {
   std::string reason;
-  std::vector<Loop> updates;          ///< the failed loop and the ancestors that fail now
-  std::vector<std::string> stop_runs; ///< ancestors whose runs must stop
+  std::vector<Loop> updates;           ///< the failed loop and the ancestors that fail now
+  std::vector<std::string> stop_runs;  ///< ancestors whose runs must stop
 };
 RollUp roll_up(Loop failed, std::span<const Loop> ancestors,
                const std::function<bool(const std::string&)>& has_run, std::vector<Event>& events);
@@ -104,8 +103,9 @@ struct Invalidation {
   WriteSet write;                       ///< the parent and every newly invalidated descendant
   std::vector<std::string> to_archive;  ///< descendants that had a worktree
 };
-Result<Invalidation> invalidate_descendants(const std::string& parent_id, std::span<const Loop> tree,
-                                            const std::string& feedback, LoopStatus next);
+Result<Invalidation> invalidate_descendants(const std::string& parent_id,
+                                            std::span<const Loop> tree, const std::string& feedback,
+                                            LoopStatus next);
 
 // ---------------------------------------------------------------- small helpers
 

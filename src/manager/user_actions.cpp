@@ -29,7 +29,8 @@ Error shutting_down() {
 
 // Descendants of `parent` are stopped and waited for, then invalidated in ONE write with the
 // parent's new state (tree_rules: invalidate_descendants), then their worktrees are archived.
-awaitable<ActionResult> invalidate_and_iterate(State s, Loop parent, std::string feedback, LoopStatus next) {
+awaitable<ActionResult> invalidate_and_iterate(State s, Loop parent, std::string feedback,
+                                               LoopStatus next) {
   const std::string why = "invalidated: " + parent.id + " iterates again";
   std::vector<std::shared_ptr<Run>> stopping;
   for (const auto& run : s->runs.all()) {
@@ -40,19 +41,22 @@ awaitable<ActionResult> invalidate_and_iterate(State s, Loop parent, std::string
   co_await wait_for_runs(stopping, std::chrono::seconds(30));
 
   std::vector<std::string> to_archive;
-  auto stored = co_await s->journal.edit_tree(parent.plan_id, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
-    auto change = invalidate_descendants(parent.id, tree, feedback, next);
-    if (!change) return change.take_error();
-    w = std::move(change->write);
-    to_archive = std::move(change->to_archive);
-    return std::nullopt;
-  });
+  auto stored = co_await s->journal.edit_tree(
+      parent.plan_id, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
+        auto change = invalidate_descendants(parent.id, tree, feedback, next);
+        if (!change) return change.take_error();
+        w = std::move(change->write);
+        to_archive = std::move(change->to_archive);
+        return std::nullopt;
+      });
   if (!stored) co_return stored.take_error();
   Loop result;
   for (auto& l : stored->loops)
     if (l.id == parent.id) result = l;
   for (const auto& id : to_archive) {
-    auto archive = [wt = s->worktrees, id, message = "loopr(" + id + "): " + why] { return wt.archive(id, message); };
+    auto archive = [wt = s->worktrees, id, message = "loopr(" + id + "): " + why] {
+      return wt.archive(id, message);
+    };
     auto done = co_await run_blocking(s->ctx.pool, archive);
     if (!done) spdlog::warn("loop {}: archiving its worktree: {}", id, done.error().message);
   }
@@ -63,7 +67,8 @@ awaitable<ActionResult> invalidate_and_iterate(State s, Loop parent, std::string
 
 awaitable<ActionResult> submit(State s, std::string request) {
   trim_end(request);
-  if (request.empty()) co_return make_error(ErrorCode::invalid_argument, "the request is empty (say what to build)");
+  if (request.empty())
+    co_return make_error(ErrorCode::invalid_argument, "the request is empty (say what to build)");
   if (s->stopping) co_return shutting_down();
   auto guard = co_await s->tree_lock.lock();
   std::shared_ptr<const Config> config = s->ctx.config;
@@ -88,7 +93,8 @@ awaitable<ActionResult> submit(State s, std::string request) {
   if (!made) co_return made.take_error();
   WriteSet set;
   set.creates.push_back(*made);
-  set.events.push_back(make_event(made->id, "loop_created", {{"type", "plan"}, {"task", first_line(request, 200)}}));
+  set.events.push_back(
+      make_event(made->id, "loop_created", {{"type", "plan"}, {"task", first_line(request, 200)}}));
   auto stored = co_await s->journal.commit(std::move(set));
   if (!stored) co_return stored.take_error();
   spawn_run(s, made->id);
@@ -100,11 +106,13 @@ awaitable<ActionResult> decide(State s, std::string id, bool approve, std::strin
   auto loaded = co_await s->journal.load(id);
   if (!loaded) co_return loaded.take_error();
   if (loaded->type != LoopType::plan)
-    co_return make_error(ErrorCode::illegal_transition,
-                         "loop " + id + " is a " + to_string(loaded->type) + " loop: only plans wait for approval");
+    co_return make_error(
+        ErrorCode::illegal_transition,
+        "loop " + id + " is a " + to_string(loaded->type) + " loop: only plans wait for approval");
   if (loaded->status != LoopStatus::awaiting_approval)
     co_return not_allowed(*loaded, "only a plan awaiting approval can be " + verb);
-  const std::string reason = approve ? "approved by the user" : "rejected by the user" + (text.empty() ? "" : ": " + text);
+  const std::string reason =
+      approve ? "approved by the user" : "rejected by the user" + (text.empty() ? "" : ": " + text);
   const std::string decision = approve ? "approve" : "reject";
   auto stored = co_await s->journal.edit(id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     if (!transition(l, approve ? LoopStatus::complete : LoopStatus::failed, reason, w.events))
@@ -120,7 +128,8 @@ awaitable<ActionResult> decide(State s, std::string id, bool approve, std::strin
 
 awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
   trim_end(feedback);
-  if (feedback.empty()) co_return make_error(ErrorCode::invalid_argument, "the feedback is empty (say what to change)");
+  if (feedback.empty())
+    co_return make_error(ErrorCode::invalid_argument, "the feedback is empty (say what to change)");
   auto guard = co_await s->tree_lock.lock();
   auto loaded = co_await s->journal.load(id);
   if (!loaded) co_return loaded.take_error();
@@ -133,18 +142,22 @@ awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
       if (!transition(l, LoopStatus::running, "iterating with the user's feedback", w.events))
         return not_allowed(l, "cannot iterate");
       engine::add_feedback(l.run, entry);
-      w.events.push_back(make_event(l.id, "approval", {{"decision", "iterate"}, {"text", feedback}}));
+      w.events.push_back(
+          make_event(l.id, "approval", {{"decision", "iterate"}, {"text", feedback}}));
       w.approvals.push_back(Approval{id, "iterate", feedback, now_ms()});
       return std::nullopt;
     });
-  } else if (loop.type == LoopType::plan && (loop.status == LoopStatus::complete || loop.status == LoopStatus::failed)) {
-    LoopStatus next = loop.status == LoopStatus::complete ? LoopStatus::running : LoopStatus::pending;
+  } else if (loop.type == LoopType::plan &&
+             (loop.status == LoopStatus::complete || loop.status == LoopStatus::failed)) {
+    LoopStatus next =
+        loop.status == LoopStatus::complete ? LoopStatus::running : LoopStatus::pending;
     result = co_await invalidate_and_iterate(s, loop, feedback, next);
   } else if (loop.status == LoopStatus::failed || loop.status == LoopStatus::stopped ||
              loop.status == LoopStatus::paused || loop.status == LoopStatus::blocked) {
     const int budget = s->ctx.config->loop(loop.type).max_iterations;
     result = co_await s->journal.edit(id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
-      if (l.status == LoopStatus::failed && l.iteration >= l.max_iterations) l.max_iterations = l.iteration + budget;
+      if (l.status == LoopStatus::failed && l.iteration >= l.max_iterations)
+        l.max_iterations = l.iteration + budget;
       l.tree.rolled_up = false;
       l.run.no_progress = 0;
       if (!transition(l, LoopStatus::pending, "iterating with the user's feedback", w.events))
@@ -166,27 +179,30 @@ awaitable<ActionResult> pause(State s, std::string id) {
   auto loaded = co_await s->journal.load(id);
   if (!loaded) co_return loaded.take_error();
   std::size_t acted = 0;
-  auto stored = co_await s->journal.edit_tree(loaded->plan_id, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
-    acted = 0;
-    for (Loop& l : tree) {
-      if (!in_subtree(l.id, id)) continue;
-      auto run = s->runs.find(l.id);
-      // An iterating run pauses at its next boundary and stores that itself.
-      if (run && run->slot->granted) {
-        s->runs.pause(*run);
-        ++acted;
-        continue;
-      }
-      if (l.status != LoopStatus::pending) continue;
-      if (run) s->runs.pause(*run);  // waiting for a slot: woken without one, before the write
-      if (transition(l, LoopStatus::paused, "paused by the user", w.events)) {
-        w.updates.push_back(l);
-        ++acted;
-      }
-    }
-    if (acted == 0) return not_allowed(*loaded, "neither it nor its descendants are running or waiting to run");
-    return std::nullopt;
-  });
+  auto stored = co_await s->journal.edit_tree(
+      loaded->plan_id, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
+        acted = 0;
+        for (Loop& l : tree) {
+          if (!in_subtree(l.id, id)) continue;
+          auto run = s->runs.find(l.id);
+          // An iterating run pauses at its next boundary and stores that itself.
+          if (run && run->slot->granted) {
+            s->runs.pause(*run);
+            ++acted;
+            continue;
+          }
+          if (l.status != LoopStatus::pending) continue;
+          if (run) s->runs.pause(*run);  // waiting for a slot: woken without one, before the write
+          if (transition(l, LoopStatus::paused, "paused by the user", w.events)) {
+            w.updates.push_back(l);
+            ++acted;
+          }
+        }
+        if (acted == 0)
+          return not_allowed(*loaded,
+                             "neither it nor its descendants are running or waiting to run");
+        return std::nullopt;
+      });
   if (!stored) co_return stored.take_error();
   s->paused_roots.insert(id);
   co_return co_await s->journal.load(id);
@@ -197,22 +213,26 @@ awaitable<ActionResult> resume(State s, std::string id) {
   if (!loaded) co_return loaded.take_error();
   if (s->stopping) co_return shutting_down();
   std::vector<std::string> start;
-  auto stored = co_await s->journal.edit_tree(loaded->plan_id, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
-    start.clear();
-    for (Loop& l : tree) {
-      if (!in_subtree(l.id, id) || s->runs.has(l.id)) continue;
-      if (l.status == LoopStatus::paused || l.status == LoopStatus::stopped || l.status == LoopStatus::blocked) {
-        if (transition(l, LoopStatus::pending, "resumed by the user", w.events)) {
-          w.updates.push_back(l);
-          start.push_back(l.id);
+  auto stored = co_await s->journal.edit_tree(
+      loaded->plan_id, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
+        start.clear();
+        for (Loop& l : tree) {
+          if (!in_subtree(l.id, id) || s->runs.has(l.id)) continue;
+          if (l.status == LoopStatus::paused || l.status == LoopStatus::stopped ||
+              l.status == LoopStatus::blocked) {
+            if (transition(l, LoopStatus::pending, "resumed by the user", w.events)) {
+              w.updates.push_back(l);
+              start.push_back(l.id);
+            }
+          } else if (l.status == LoopStatus::pending || l.status == LoopStatus::running) {
+            start.push_back(l.id);
+          }
         }
-      } else if (l.status == LoopStatus::pending || l.status == LoopStatus::running) {
-        start.push_back(l.id);
-      }
-    }
-    if (start.empty()) return not_allowed(*loaded, "neither it nor its descendants are paused, stopped or blocked");
-    return std::nullopt;
-  });
+        if (start.empty())
+          return not_allowed(*loaded,
+                             "neither it nor its descendants are paused, stopped or blocked");
+        return std::nullopt;
+      });
   std::erase_if(s->paused_roots, [&](const std::string& root) { return in_subtree(root, id); });
   if (!stored) co_return stored.take_error();
   for (const auto& lid : start) spawn_run(s, lid);
@@ -231,13 +251,15 @@ awaitable<Result<MergeInfo>> merge(State s, std::string plan) {
   auto loaded = co_await s->journal.load(plan);
   if (!loaded) co_return loaded.take_error();
   if (loaded->type != LoopType::plan)
-    co_return make_error(ErrorCode::invalid_argument, loaded->id + " is not a plan (give a plan id such as 001)");
+    co_return make_error(ErrorCode::invalid_argument,
+                         loaded->id + " is not a plan (give a plan id such as 001)");
   auto guard = co_await s->tree_lock.lock();
   auto fresh = co_await s->journal.load(plan);
   if (!fresh) co_return fresh.take_error();
   if (const std::string& sha = fresh->tree.merged_into_base; !sha.empty())
     co_return make_error(ErrorCode::illegal_transition,
-                         "plan " + plan + " is already merged into " + s->ctx.config->base_branch + " at " + sha.substr(0, 12));
+                         "plan " + plan + " is already merged into " + s->ctx.config->base_branch +
+                             " at " + sha.substr(0, 12));
   if (!fresh->tree.tree_complete) {
     auto loops = co_await s->journal.tree(plan);
     std::size_t total = 0, complete = 0;
@@ -247,8 +269,9 @@ awaitable<Result<MergeInfo>> merge(State s, std::string plan) {
         ++total;
         complete += l.status == LoopStatus::complete;
       }
-    co_return make_error(ErrorCode::illegal_transition, "plan " + plan + " is not complete yet (" + std::to_string(complete) +
-                                                            " of " + std::to_string(total) + " loops complete)");
+    co_return make_error(ErrorCode::illegal_transition,
+                         "plan " + plan + " is not complete yet (" + std::to_string(complete) +
+                             " of " + std::to_string(total) + " loops complete)");
   }
   co_return co_await merge_into_base(*s, plan);
 }

@@ -43,9 +43,12 @@ TEST(IdsTest, SlugsAndArtifactPaths) {
   EXPECT_EQ(slugify("  --  "), "untitled");
   EXPECT_EQ(slugify("Ünïcode ok"), "n-code-ok");
   EXPECT_LE(slugify(std::string(100, 'a')).size(), 40u);
-  EXPECT_EQ(artifact_path(LoopType::plan, "001", "Add OAuth"), ".loopr/plans/001-add-oauth.plan.md");
-  EXPECT_EQ(artifact_path(LoopType::spec, "001-001", "db-schema"), ".loopr/specs/001-001-db-schema.spec.md");
-  EXPECT_EQ(artifact_path(LoopType::phase, "001-001-001", "Migrations"), ".loopr/phases/001-001-001-migrations.phase.md");
+  EXPECT_EQ(artifact_path(LoopType::plan, "001", "Add OAuth"),
+            ".loopr/plans/001-add-oauth.plan.md");
+  EXPECT_EQ(artifact_path(LoopType::spec, "001-001", "db-schema"),
+            ".loopr/specs/001-001-db-schema.spec.md");
+  EXPECT_EQ(artifact_path(LoopType::phase, "001-001-001", "Migrations"),
+            ".loopr/phases/001-001-001-migrations.phase.md");
   EXPECT_EQ(artifact_path(LoopType::code, "code-001-001-001", "x"), "");
 }
 
@@ -60,10 +63,11 @@ TEST(IdsTest, DescendantsIncludeTheCodeLoopOfAPhaseButNotThePrefixOfAnotherPlan)
 }
 
 TEST(IdsTest, TreeOrderPutsEachCodeLoopRightAfterItsPhase) {
-  std::vector<std::string> ids = {"code-001-001-001", "001-002", "001", "001-001-002", "001-001-001", "001-001"};
+  std::vector<std::string> ids = {"code-001-001-001", "001-002",     "001",
+                                  "001-001-002",      "001-001-001", "001-001"};
   std::sort(ids.begin(), ids.end(), [](const std::string& a, const std::string& b) {
     return tree_sort_key(a) < tree_sort_key(b);
   });
-  EXPECT_EQ(ids, (std::vector<std::string>{"001", "001-001", "001-001-001", "code-001-001-001", "001-001-002",
-                                           "001-002"}));
+  EXPECT_EQ(ids, (std::vector<std::string>{"001", "001-001", "001-001-001", "code-001-001-001",
+                                           "001-001-002", "001-002"}));
 }

@@ -46,9 +46,10 @@ TEST(LoopJsonTest, ApiJsonHasExactlyTheInterfaceFields) {
   nlohmann::json j = to_api_json(sample_loop());
   std::set<std::string> keys;
   for (auto& [k, v] : j.items()) keys.insert(k);
-  std::set<std::string> expected = {"id", "type", "status", "parent_id", "iteration", "max_iterations",
-                                    "cost_usd", "input_tokens", "output_tokens", "artifacts", "worktree",
-                                    "branch", "created_at", "updated_at"};
+  std::set<std::string> expected = {
+      "id",         "type",         "status",        "parent_id", "iteration", "max_iterations",
+      "cost_usd",   "input_tokens", "output_tokens", "artifacts", "worktree",  "branch",
+      "created_at", "updated_at"};
   EXPECT_EQ(keys, expected);
   EXPECT_EQ(j["status"], "blocked");
   EXPECT_EQ(j["type"], "spec");

@@ -103,7 +103,8 @@ TEST(LoopMarksTest, AMarkOfTheWrongTypeReadsAsItsDefaultLikeBefore) {
   Loop l;
   l.id = "001";
   json stored = to_store_json(l);
-  stored["context"] = {{"merged_iteration", "2"}, {"rolled_up", 1}, {"conflicts", "a.txt"}, {"feedback", {1, 2}}};
+  stored["context"] = {
+      {"merged_iteration", "2"}, {"rolled_up", 1}, {"conflicts", "a.txt"}, {"feedback", {1, 2}}};
   auto back = loop_from_store_json(stored);
   ASSERT_TRUE(back.ok());
   EXPECT_FALSE(back->tree.merged_iteration.has_value());

@@ -1,9 +1,9 @@
-#include <loopr/core/sse.hpp>
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include <loopr/core/sse.hpp>
 
 using namespace loopr;
 

@@ -40,7 +40,8 @@ TEST(ProviderPauseTest, SurvivesARestartThroughTheStore) {
   net::thread_pool pool{1};
   EventBus bus;
   LoopJournal journal(*store, pool, bus);
-  Scheduler s(io.get_executor(), SchedulerOptions{}, until, persist_provider_pause(journal, "anthropic"));
+  Scheduler s(io.get_executor(), SchedulerOptions{}, until,
+              persist_provider_pause(journal, "anthropic"));
   bool got = false;
   auto start = std::chrono::steady_clock::now();
   net::co_spawn(io, take_one(s, got), net::detached);

@@ -41,7 +41,8 @@ Loop prepared(const LoopWorktrees& wt, const std::string& id) {
 }
 
 bool cli_has_branch(const TestRepo& repo, const std::string& branch) {
-  return run_command("git rev-parse --verify -q refs/heads/" + branch, repo.root().string()).exit_code == 0;
+  return run_command("git rev-parse --verify -q refs/heads/" + branch, repo.root().string())
+             .exit_code == 0;
 }
 
 }  // namespace
@@ -52,7 +53,8 @@ TEST(LoopWorktreesTest, PrepareMakesTheIntegrationBranchTheLoopBranchAndTheWorkt
   Loop spec = prepared(wt, "001-001");
   EXPECT_EQ(spec.worktree, (repo.root() / ".loopr/worktrees/001-001").string());
   EXPECT_EQ(spec.branch, "loopr/001-loops/001-001");
-  EXPECT_EQ(spec.tree.based_on, git_line(repo.root(), "rev-parse loopr/001")) << "the tip it starts from";
+  EXPECT_EQ(spec.tree.based_on, git_line(repo.root(), "rev-parse loopr/001"))
+      << "the tip it starts from";
   EXPECT_EQ(git_line(repo.root(), "rev-parse loopr/001"), git_line(repo.root(), "rev-parse trunk"));
   EXPECT_EQ(git_line(spec.worktree, "rev-parse --abbrev-ref HEAD"), "loopr/001-loops/001-001");
   // Prepared again it is taken as it is: nothing made, no new base.
@@ -232,7 +234,8 @@ TEST(LoopWorktreesTest, ArchiveKeepsTheCommitsAndLeftoversOnTheArchiveBranch) {
   auto kept = wt.archive(a.id, "loopr(code-001-001-001): attempt 1 failed");
   ASSERT_TRUE(kept.ok()) << kept.error().message;
   EXPECT_EQ(*kept, "loopr/archive/code-001-001-001");
-  EXPECT_EQ(run_git(repo.root(), "show loopr/archive/code-001-001-001:attempt.txt"), "first attempt\n");
+  EXPECT_EQ(run_git(repo.root(), "show loopr/archive/code-001-001-001:attempt.txt"),
+            "first attempt\n");
   EXPECT_FALSE(cli_has_branch(repo, a.branch)) << "the name is free for the fresh attempt";
   auto none = wt.archive(a.id, "again");
   ASSERT_TRUE(none.ok());
@@ -251,7 +254,8 @@ TEST(LoopWorktreesTest, AnArtifactIsReadFromTheWorktreeOrAsCommittedOnTheBranch)
   Loop gone = spec;
   gone.worktree.clear();  // retired: read through libgit2 from the branch
   EXPECT_EQ(*wt.read_artifact(gone, 1000), "# Spec\ncommitted\n");
-  EXPECT_EQ(wt.read_artifact(gone, 3)->size(), 4u) << "max_bytes + 1: the caller sees it is too large";
+  EXPECT_EQ(wt.read_artifact(gone, 3)->size(), 4u)
+      << "max_bytes + 1: the caller sees it is too large";
   Loop other = loop_record("001-002");
   other.branch = spec.branch;
   EXPECT_EQ(wt.read_artifact(other, 1000).error().code, ErrorCode::not_found);
@@ -283,8 +287,8 @@ TEST(LoopWorktreesTest, StrayFoldersOfLoopsThatNeedNoneAreSetAside) {
   LoopWorktrees wt(repo.root());
   RepoPaths paths(repo.root());
   Loop running = prepared(wt, "001-001");
-  write_file(paths.worktree("001-002") / "left.txt", "from a kill\n");   // not registered
-  write_file(paths.worktree("001-003") / "left.txt", "being made\n");    // may have a folder
+  write_file(paths.worktree("001-002") / "left.txt", "from a kill\n");  // not registered
+  write_file(paths.worktree("001-003") / "left.txt", "being made\n");   // may have a folder
   auto moved = wt.set_aside_strays({"001-001", "001-003"});
   ASSERT_TRUE(moved.ok());
   EXPECT_EQ(*moved, std::vector<std::string>{"001-002"});
@@ -299,6 +303,8 @@ TEST(LoopWorktreesTest, CheckpointCommitsWhatAStoppedRunLeft) {
   Loop a = prepared(wt, "001-001");
   EXPECT_FALSE(*wt.checkpoint(a.worktree, "nothing"));
   write_file(std::filesystem::path(a.worktree) / "wip.txt", "half\n");
-  EXPECT_TRUE(*wt.checkpoint(a.worktree, "loopr(001-001): work in progress when the daemon stopped"));
-  EXPECT_EQ(git_line(a.worktree, "log -1 --format=%s"), "loopr(001-001): work in progress when the daemon stopped");
+  EXPECT_TRUE(
+      *wt.checkpoint(a.worktree, "loopr(001-001): work in progress when the daemon stopped"));
+  EXPECT_EQ(git_line(a.worktree, "log -1 --format=%s"),
+            "loopr(001-001): work in progress when the daemon stopped");
 }

@@ -36,7 +36,8 @@ TEST(ChildrenTest, APlanGivesOneSpecLoopPerItemWithItsIndexAndArtifact) {
   EXPECT_EQ(first.index, 1);
   EXPECT_EQ(first.status, LoopStatus::pending);
   EXPECT_EQ(first.input_artifact, ".loopr/plans/001-add-a-shout-flag.plan.md");
-  EXPECT_EQ(first.output_artifacts, std::vector<std::string>{".loopr/specs/001-001-shout-flag.spec.md"});
+  EXPECT_EQ(first.output_artifacts,
+            std::vector<std::string>{".loopr/specs/001-001-shout-flag.spec.md"});
   EXPECT_EQ(first.task, "spec-shout-flag: Parse --shout.");
   EXPECT_EQ(first.max_iterations, 4);
   EXPECT_EQ((*kids)[1].id, "001-002");
@@ -105,7 +106,8 @@ TEST(ChildrenTest, AnArtifactThatDoesNotParseIsAnError) {
   EXPECT_FALSE(kids.ok());
   Loop none = finished("001-001");
   none.output_artifacts.clear();
-  EXPECT_EQ(children_from_artifact(none, kSpecText, Config{}).error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(children_from_artifact(none, kSpecText, Config{}).error().code,
+            ErrorCode::invalid_argument);
 }
 
 TEST(ChildrenTest, APlanLoopTakesItsBaseBranchAndLimitsFromTheConfig) {
@@ -120,5 +122,6 @@ TEST(ChildrenTest, APlanLoopTakesItsBaseBranchAndLimitsFromTheConfig) {
   EXPECT_EQ(plan.tree.base_branch, "trunk");
   EXPECT_EQ(plan.max_iterations, 3);
   EXPECT_EQ(plan.prompt_template, "plan");
-  EXPECT_EQ(plan.output_artifacts, std::vector<std::string>{".loopr/plans/004-add-oauth-login.plan.md"});
+  EXPECT_EQ(plan.output_artifacts,
+            std::vector<std::string>{".loopr/plans/004-add-oauth-login.plan.md"});
 }

@@ -10,7 +10,8 @@ using namespace loopr::manager::test;
 
 namespace {
 
-Loop failed(const std::string& id, const std::string& reason = "reached the maximum of 5 iterations") {
+Loop failed(const std::string& id,
+            const std::string& reason = "reached the maximum of 5 iterations") {
   Loop l = loop(id, LoopStatus::failed, 5);
   l.status_reason = reason;
   return l;
@@ -45,7 +46,8 @@ TEST(FailureRulesTest, HandledFailuresAndRejectedPlansNeedNothing) {
   EXPECT_EQ(after_failure(loop("001-001", LoopStatus::running)), FailureStep::none);
 }
 
-TEST(FailureRulesTest, TheFreshAttemptStartsOverFromTheIntegrationBranchWithTheFailureInItsFeedback) {
+TEST(FailureRulesTest,
+     TheFreshAttemptStartsOverFromTheIntegrationBranchWithTheFailureInItsFeedback) {
   Loop code = failed("code-001-001-001", "no progress: 3 iterations in a row changed nothing");
   code.worktree = "/repo/.loopr/worktrees/code-001-001-001";
   code.branch = "loopr/001-loops/code-001-001-001";
@@ -66,7 +68,8 @@ TEST(FailureRulesTest, TheFreshAttemptStartsOverFromTheIntegrationBranchWithTheF
   EXPECT_EQ(code.max_iterations, 25) << "a new budget after the 5 used";
   ASSERT_EQ(code.run.feedback.size(), 1u);
   EXPECT_EQ(code.run.feedback[0].source, "engine");
-  EXPECT_NE(code.run.feedback[0].text.find("on branch loopr/archive/code-001-001-001"), std::string::npos);
+  EXPECT_NE(code.run.feedback[0].text.find("on branch loopr/archive/code-001-001-001"),
+            std::string::npos);
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0].type, "retry");
   EXPECT_EQ(events[0].data["archived_branch"], "loopr/archive/code-001-001-001");
@@ -75,9 +78,11 @@ TEST(FailureRulesTest, TheFreshAttemptStartsOverFromTheIntegrationBranchWithTheF
 
 TEST(FailureRulesTest, RollingUpFailsTheAncestorsAndStopsTheOnesThatRun) {
   Loop code = failed("code-001-001-001", "circuit breaker: 5 consecutive errors");
-  std::vector<Loop> ancestors = {finished("001-001-001"), loop("001-001", LoopStatus::running), finished("001")};
+  std::vector<Loop> ancestors = {finished("001-001-001"), loop("001-001", LoopStatus::running),
+                                 finished("001")};
   std::vector<Event> events;
-  RollUp up = roll_up(code, ancestors, [](const std::string& id) { return id == "001-001"; }, events);
+  RollUp up = roll_up(
+      code, ancestors, [](const std::string& id) { return id == "001-001"; }, events);
   EXPECT_EQ(up.reason, "code-001-001-001 failed: circuit breaker: 5 consecutive errors");
   EXPECT_EQ(up.stop_runs, std::vector<std::string>{"001-001"});
   ASSERT_EQ(up.updates.size(), 3u);
@@ -94,7 +99,8 @@ TEST(FailureRulesTest, RollingUpFailsTheAncestorsAndStopsTheOnesThatRun) {
 TEST(FailureRulesTest, RollingUpLeavesFailedAndInvalidatedAncestorsAlone) {
   std::vector<Loop> ancestors = {failed("001-001-001"), loop("001-001", LoopStatus::invalidated)};
   std::vector<Event> events;
-  RollUp up = roll_up(failed("code-001-001-001"), ancestors, [](const std::string&) { return false; }, events);
+  RollUp up = roll_up(
+      failed("code-001-001-001"), ancestors, [](const std::string&) { return false; }, events);
   ASSERT_EQ(up.updates.size(), 1u);
   EXPECT_EQ(up.updates[0].id, "code-001-001-001");
   EXPECT_TRUE(events.empty());

@@ -30,7 +30,8 @@ const Loop* updated(const Invalidation& inv, const std::string& id) {
 }  // namespace
 
 TEST(InvalidationTest, EveryDescendantIsInvalidatedInTheSameWriteAsTheParent) {
-  auto inv = invalidate_descendants("001", tree_with_worktrees(), "Split spec 2", LoopStatus::running);
+  auto inv =
+      invalidate_descendants("001", tree_with_worktrees(), "Split spec 2", LoopStatus::running);
   ASSERT_TRUE(inv.ok()) << inv.error().message;
   ASSERT_EQ(inv->write.updates.size(), 5u);
   for (const char* id : {"001-001", "001-001-001", "code-001-001-001", "001-002"}) {
@@ -50,7 +51,8 @@ TEST(InvalidationTest, WorktreesAreToBeArchivedBranchesAndArtifactsKept) {
   EXPECT_TRUE(spec->worktree.empty());
   EXPECT_EQ(spec->tree.invalidated_worktree, "/repo/.loopr/worktrees/001-002");
   EXPECT_EQ(spec->branch, "loopr/001-loops/001-002");
-  EXPECT_EQ(updated(*inv, "001-001")->output_artifacts, std::vector<std::string>{".loopr/x/001-001.md"});
+  EXPECT_EQ(updated(*inv, "001-001")->output_artifacts,
+            std::vector<std::string>{".loopr/x/001-001.md"});
 }
 
 TEST(InvalidationTest, TheParentsNextGenerationStartsAfterEveryIndexUsed) {
@@ -66,7 +68,8 @@ TEST(InvalidationTest, TheParentsNextGenerationStartsAfterEveryIndexUsed) {
 }
 
 TEST(InvalidationTest, TheParentForgetsTheOldGenerationAndCarriesTheFeedback) {
-  auto inv = invalidate_descendants("001", tree_with_worktrees(), "Split spec 2\ninto two", LoopStatus::running);
+  auto inv = invalidate_descendants("001", tree_with_worktrees(), "Split spec 2\ninto two",
+                                    LoopStatus::running);
   ASSERT_TRUE(inv.ok());
   const Loop* plan = updated(*inv, "001");
   EXPECT_FALSE(plan->tree.spawned_iteration.has_value());
@@ -99,7 +102,8 @@ TEST(InvalidationTest, AParentThatCannotMoveToTheNextStatusRefusesAndWritesNothi
   auto inv = invalidate_descendants("001", tree, "again", LoopStatus::running);
   ASSERT_FALSE(inv.ok());
   EXPECT_EQ(inv.error().code, ErrorCode::illegal_transition);
-  EXPECT_EQ(invalidate_descendants("009", tree, "x", LoopStatus::running).error().code, ErrorCode::not_found);
+  EXPECT_EQ(invalidate_descendants("009", tree, "x", LoopStatus::running).error().code,
+            ErrorCode::not_found);
 }
 
 TEST(SubtreeTest, ALoopIsInItsOwnSubtreeAndSoAreItsDescendantsAndCodeLoop) {

@@ -63,7 +63,8 @@ TEST(RecoveryPlanTest, KilledBeforeTheFinishedLoopsWorktreeWasRemoved) {
 
 TEST(RecoveryPlanTest, KilledBeforeTheTreeWasMarkedComplete) {
   auto p = plan_of(finished_tree());
-  EXPECT_EQ(p.finish, std::vector<std::string>{"001"}) << "only the plan: its finish checks the tree";
+  EXPECT_EQ(p.finish, std::vector<std::string>{"001"})
+      << "only the plan: its finish checks the tree";
 }
 
 TEST(RecoveryPlanTest, TreeCompleteStoredButTheMergeIntoTheBaseBranchNot) {
@@ -71,7 +72,8 @@ TEST(RecoveryPlanTest, TreeCompleteStoredButTheMergeIntoTheBaseBranchNot) {
   // main. With merge: auto the plan is finished again; the merge made again is up to date.
   auto p = plan_of(complete_tree(), MergeMode::automatic);
   EXPECT_EQ(p.finish, std::vector<std::string>{"001"});
-  EXPECT_TRUE(plan_of(complete_tree(), MergeMode::manual).finish.empty()) << "manual: `loopr merge` does it";
+  EXPECT_TRUE(plan_of(complete_tree(), MergeMode::manual).finish.empty())
+      << "manual: `loopr merge` does it";
 }
 
 TEST(RecoveryPlanTest, AMergedOrUnmergeableTreeIsLeftAlone) {
@@ -79,7 +81,8 @@ TEST(RecoveryPlanTest, AMergedOrUnmergeableTreeIsLeftAlone) {
   find(merged, "001").tree.merged_into_base = std::string(40, 'd');
   EXPECT_TRUE(plan_of(merged).finish.empty());
   auto refused = complete_tree();
-  find(refused, "001").tree.merge_error = "uncommitted changes in your work tree would be overwritten";
+  find(refused, "001").tree.merge_error =
+      "uncommitted changes in your work tree would be overwritten";
   EXPECT_TRUE(plan_of(refused).finish.empty()) << "waits for a person and `loopr merge`";
 }
 

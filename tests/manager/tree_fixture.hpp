@@ -11,7 +11,8 @@
 namespace loopr::manager::test {
 
 /// A loop of `plan`'s tree with the type and parent its id implies.
-inline Loop loop(const std::string& id, LoopStatus status = LoopStatus::pending, int iteration = 1) {
+inline Loop loop(const std::string& id, LoopStatus status = LoopStatus::pending,
+                 int iteration = 1) {
   Loop l;
   l.id = id;
   l.type = *type_of_id(id);
@@ -36,7 +37,8 @@ inline Loop finished(const std::string& id, int iteration = 1) {
 
 /// plan 001 → spec 001-001 → phase 001-001-001 → code-001-001-001, every loop finished.
 inline std::vector<Loop> finished_tree() {
-  return {finished("001"), finished("001-001"), finished("001-001-001"), finished("code-001-001-001")};
+  return {finished("001"), finished("001-001"), finished("001-001-001"),
+          finished("code-001-001-001")};
 }
 
 inline Loop& find(std::vector<Loop>& tree, const std::string& id) {

@@ -15,8 +15,8 @@ constexpr MergeMode kManual = MergeMode::manual;
 }  // namespace
 
 TEST(TreeVerdictTest, ALoopThatRunsOrWaitsKeepsTheTreeRunning) {
-  for (LoopStatus s : {LoopStatus::pending, LoopStatus::running, LoopStatus::paused, LoopStatus::rebasing,
-                       LoopStatus::blocked}) {
+  for (LoopStatus s : {LoopStatus::pending, LoopStatus::running, LoopStatus::paused,
+                       LoopStatus::rebasing, LoopStatus::blocked}) {
     auto tree = finished_tree();
     find(tree, "code-001-001-001").status = s;
     EXPECT_EQ(tree_verdict(tree, "001", kAuto), TreeVerdict::running) << to_string(s);
@@ -34,7 +34,8 @@ TEST(TreeVerdictTest, ACompleteLoopTheManagerOwesAStepKeepsItRunning) {
   EXPECT_EQ(tree_verdict(tree, "001", kAuto), TreeVerdict::running);
   std::vector<Loop> alone = {finished("001")};
   alone[0].tree.spawned_iteration.reset();
-  EXPECT_EQ(tree_verdict(alone, "001", kAuto), TreeVerdict::running) << "an approved plan without specs yet";
+  EXPECT_EQ(tree_verdict(alone, "001", kAuto), TreeVerdict::running)
+      << "an approved plan without specs yet";
 }
 
 TEST(TreeVerdictTest, EveryLoopFinishedIsRunningUntilTheTreeIsMarkedThenMergingOrComplete) {
@@ -103,7 +104,8 @@ TEST(TreeStepTest, MarkCompleteOnlyWhenEveryLoopIsFinishedThenMergeWithAuto) {
   EXPECT_EQ(next_tree_step(tree, "001", kAuto), TreeStep::merge_into_base);
   EXPECT_EQ(next_tree_step(tree, "001", kManual), TreeStep::none) << "`loopr merge` does it";
   find(tree, "001").tree.merge_error = "conflict";
-  EXPECT_EQ(next_tree_step(tree, "001", kAuto), TreeStep::none) << "a failed merge waits for a person";
+  EXPECT_EQ(next_tree_step(tree, "001", kAuto), TreeStep::none)
+      << "a failed merge waits for a person";
   find(tree, "001").tree.merge_error.clear();
   find(tree, "001").tree.merged_into_base = "abc";
   EXPECT_EQ(next_tree_step(tree, "001", kAuto), TreeStep::none);

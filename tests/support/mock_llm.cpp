@@ -23,8 +23,10 @@ MockLlm::MockLlm(const std::string& script, Options options) {
   std::string bin = mock_llm_binary();
   if (bin.empty()) throw std::runtime_error("loopr-mock-llm is not built");
   write_file(dir_ / "script.yml", script);
-  std::vector<std::string> args = {bin, "--script", (dir_ / "script.yml").string(), "--port", "0",
-                                   "--port-file", (dir_ / "port").string(), "--log", log_path()};
+  std::vector<std::string> args = {
+      bin,       "--script",    (dir_ / "script.yml").string(), "--port",
+      "0",       "--port-file", (dir_ / "port").string(),       "--log",
+      log_path()};
   if (!options.api_key.empty()) args.insert(args.end(), {"--api-key", options.api_key});
   if (!options.tls_cert.empty())
     args.insert(args.end(), {"--tls-cert", options.tls_cert, "--tls-key", options.tls_key});

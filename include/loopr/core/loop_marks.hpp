@@ -53,11 +53,11 @@ struct TreeMarks {
 
 /// Written by the engine only (and by the manager when it resets a loop for a fresh run).
 struct RunMarks {
-  int consecutive_errors = 0;        ///< failed model calls in a row (circuit breaker)
-  int no_progress = 0;               ///< iterations in a row with no diff and the same failure
-  std::string last_error;            ///< the last model error
-  std::string last_validation_hash;  ///< hash of the last validation output
-  std::string head;                  ///< the worktree's HEAD after the last checkpoint
+  int consecutive_errors = 0;           ///< failed model calls in a row (circuit breaker)
+  int no_progress = 0;                  ///< iterations in a row with no diff and the same failure
+  std::string last_error;               ///< the last model error
+  std::string last_validation_hash;     ///< hash of the last validation output
+  std::string head;                     ///< the worktree's HEAD after the last checkpoint
   std::vector<FeedbackEntry> feedback;  ///< oldest first, bounded (engine/feedback.hpp)
 
   bool operator==(const RunMarks&) const = default;

@@ -79,7 +79,8 @@ class LoopWorktrees {
 
   /// Merges a plan's integration branch into `base_branch` (see Repository::merge: the user's
   /// work tree is updated, their uncommitted edits never lost).
-  Result<MergeOutcome> merge_plan_into_base(const std::string& plan_id, const std::string& base_branch,
+  Result<MergeOutcome> merge_plan_into_base(const std::string& plan_id,
+                                            const std::string& base_branch,
                                             const std::string& message) const;
 
   /// Removes a finished loop's worktree folder (the branch stays); a folder git does not know is
@@ -109,7 +110,8 @@ class LoopWorktrees {
 
   /// Folders in `.loopr/worktrees/` that git does not know as worktrees, of loops not in
   /// `may_have_folder`, are set aside (moved to `.loopr/archive/`); returns their ids.
-  Result<std::vector<std::string>> set_aside_strays(const std::set<std::string>& may_have_folder) const;
+  Result<std::vector<std::string>> set_aside_strays(
+      const std::set<std::string>& may_have_folder) const;
 
  private:
   RepoPaths paths_;

@@ -110,8 +110,8 @@ class Repository {
   /// config) that a killed process left behind; a stale lock fails every later change of what it
   /// locks. Only for names no other process writes (loopr's own branches while its daemon holds
   /// the pid lock). Returns the files removed.
-  Result<std::vector<std::string>> remove_stale_locks(const std::vector<std::string>& branches,
-                                                      const std::vector<std::string>& worktrees) const;
+  Result<std::vector<std::string>> remove_stale_locks(
+      const std::vector<std::string>& branches, const std::vector<std::string>& worktrees) const;
 
   // -- merging
 
