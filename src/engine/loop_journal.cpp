@@ -56,32 +56,41 @@ awaitable<Result<Loop>> LoopJournal::save_status(Loop loop, LoopStatus to, std::
   co_return co_await save(std::move(loop), std::move(events));
 }
 
-awaitable<Result<Loop>> LoopJournal::edit(std::string id, Edit change) {
+// The one compare-and-set retry: load, change, commit; again when a loop changed meanwhile.
+awaitable<Result<WriteResult>> LoopJournal::edit_loops(Loader load, TreeEdit change,
+                                                       std::string what) {
   for (int attempt = 0; attempt < kEditAttempts; ++attempt) {
-    auto loaded = co_await load(id);
-    if (!loaded) co_return loaded.take_error();
-    Loop loop = std::move(*loaded);
-    WriteSet set;
-    if (std::optional<Error> refused = change(loop, set)) co_return std::move(*refused);
-    set.updates.push_back(std::move(loop));
-    auto stored = co_await commit(std::move(set));
-    if (stored) co_return std::move(stored->loops.back());  // the edited loop is the last update
-    if (stored.error().code != ErrorCode::conflict) co_return stored.take_error();
-  }
-  co_return make_error(ErrorCode::conflict, "loop " + id + " kept changing; try again");
-}
-
-awaitable<Result<WriteResult>> LoopJournal::edit_tree(std::string plan_id, TreeEdit change) {
-  for (int attempt = 0; attempt < kEditAttempts; ++attempt) {
-    auto loops = co_await tree(plan_id);
+    auto loops = co_await load();
     if (!loops) co_return loops.take_error();
     WriteSet set;
     if (std::optional<Error> refused = change(*loops, set)) co_return std::move(*refused);
     auto stored = co_await commit(std::move(set));
     if (stored || stored.error().code != ErrorCode::conflict) co_return stored;
   }
-  co_return make_error(ErrorCode::conflict,
-                       "the tree of plan " + plan_id + " kept changing; try again");
+  co_return make_error(ErrorCode::conflict, what + " kept changing; try again");
+}
+
+awaitable<Result<std::vector<Loop>>> LoopJournal::load_one(std::string id) {
+  auto loaded = co_await load(std::move(id));
+  if (!loaded) co_return loaded.take_error();
+  co_return std::vector<Loop>{std::move(*loaded)};
+}
+
+awaitable<Result<Loop>> LoopJournal::edit(std::string id, Edit change) {
+  auto load = [this, id] { return load_one(id); };
+  auto one = [&change](std::vector<Loop>& loops, WriteSet& set) -> std::optional<Error> {
+    if (std::optional<Error> refused = change(loops.front(), set)) return refused;
+    set.updates.push_back(std::move(loops.front()));
+    return std::nullopt;
+  };
+  auto stored = co_await edit_loops(load, one, "loop " + id);
+  if (!stored) co_return stored.take_error();
+  co_return std::move(stored->loops.back());  // the edited loop is the last update
+}
+
+awaitable<Result<WriteResult>> LoopJournal::edit_tree(std::string plan_id, TreeEdit change) {
+  auto load = [this, plan_id] { return tree(plan_id); };
+  co_return co_await edit_loops(load, std::move(change), "the tree of plan " + plan_id);
 }
 
 awaitable<void> LoopJournal::note(std::vector<Event> events) {

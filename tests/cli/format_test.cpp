@@ -230,3 +230,24 @@ TEST(FormatTest, ApiErrorsMapToExitCodesAndSplitTheHint) {
   EXPECT_EQ(daemon_not_running(RepoPaths("/r")).exit_code, kDaemonUnreachable);
   EXPECT_EQ(daemon_not_running(RepoPaths("/r")).hint, "start it with `loopr daemon`");
 }
+
+TEST(FormatTest, LoopDetailsOfAPlanSayWhereItsTreeStands) {
+  json d = api_loop("001", "plan", "complete");
+  d["tree_verdict"] = "merged";
+  d["base_branch"] = "main";
+  d["merged_into_base"] = std::string(40, 'd');
+  std::string out = render_loop_details(d, Style{false}, 0);
+  EXPECT_NE(out.find("\ntree:"), std::string::npos) << out;
+  EXPECT_NE(out.find("merged into main at dddddddddd\n"), std::string::npos) << out;
+  d["tree_verdict"] = "merge_failed";
+  d["merge_error"] = "it conflicts with main in a.txt";
+  out = render_loop_details(d, Style{false}, 0);
+  EXPECT_NE(out.find("not merged into main: it conflicts with main in a.txt"), std::string::npos)
+      << out;
+  d["tree_verdict"] = "complete";
+  out = render_loop_details(d, Style{false}, 0);
+  EXPECT_NE(out.find("`loopr merge 001` merges it into main"), std::string::npos) << out;
+  EXPECT_EQ(render_loop_details(api_loop("001-001", "spec", "running", "001"), Style{false}, 0)
+                .find("\ntree:"),
+            std::string::npos);
+}

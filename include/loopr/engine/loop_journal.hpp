@@ -71,6 +71,10 @@ class LoopJournal {
   Result<int> next_plan_number();
 
  private:
+  using Loader = std::function<awaitable<Result<std::vector<Loop>>>()>;
+  awaitable<Result<WriteResult>> edit_loops(Loader load, TreeEdit change, std::string what);
+  awaitable<Result<std::vector<Loop>>> load_one(std::string id);
+
   TaskStore& store_;
   net::thread_pool& pool_;
   EventBus& bus_;
