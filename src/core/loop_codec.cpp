@@ -146,8 +146,12 @@ void read_marks(const json& c, Loop& l) {
   read(c, "last_validation_hash", r.last_validation_hash);
   read(c, "head", r.head);
   read(c, "feedback", r.feedback);
-  l.unknown_marks = c;
-  for (const char* key : kMarkKeys) l.unknown_marks.erase(key);
+  // Only what is left over is copied (not the whole context with its feedback).
+  for (auto it = c.begin(); it != c.end(); ++it) {
+    bool known = false;
+    for (const char* key : kMarkKeys) known = known || it.key() == key;
+    if (!known) l.unknown_marks[it.key()] = it.value();
+  }
 }
 
 }  // namespace

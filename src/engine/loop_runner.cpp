@@ -152,8 +152,10 @@ class IterationRun {
  public:
   IterationRun(EngineContext& ctx, std::shared_ptr<LoopControl> control) : ctx_(ctx), control_(std::move(control)) {}
 
-  // Runs iteration `loop.iteration + 1`; returns the stored loop afterwards.
-  awaitable<Result<Loop>> run(Loop loop) {
+  // Runs iteration `loop.iteration + 1`; `loop` is the stored loop afterwards. (The loop is
+  // passed by reference down to the one write that stores it: every Loop a suspended coroutine
+  // frame holds is ~0.9 KB per running loop.)
+  awaitable<Result<void>> run(Loop& loop) {
     std::shared_ptr<const Config> config_ptr = ctx_.config;
     const Config& config = *config_ptr;
     const int n = loop.iteration + 1;
@@ -187,10 +189,10 @@ class IterationRun {
     });
     loop.usage += conv.usage;
 
-    if (conv.end == Conversation::End::error) co_return co_await model_error(std::move(loop), conv);
+    if (conv.end == Conversation::End::error) co_return co_await model_error(loop, conv);
     if (conv.end == Conversation::End::stopped) {
       Validation not_run;  // a named value: g++ 12 destroys a `{}` temporary twice across co_await
-      co_return co_await record(std::move(loop), n, started, "stopped", not_run, conv, LoopStatus::stopped,
+      co_return co_await record(loop, n, started, "stopped", not_run, conv, LoopStatus::stopped,
                                 control_->stop_reason());
     }
     if (conv.end == Conversation::End::refused) {
@@ -201,7 +203,7 @@ class IterationRun {
         why += ": " + conv.refusal["explanation"].get<std::string>();
       Validation none;
       none.summary = why;
-      co_return co_await record(std::move(loop), n, started, "error", none, conv, LoopStatus::failed, why);
+      co_return co_await record(loop, n, started, "error", none, conv, LoopStatus::failed, why);
     }
 
     // 5. Validate.
@@ -209,7 +211,8 @@ class IterationRun {
     loop.usage += v.judge_usage;
     co_await run_blocking(ctx_.pool, [&] { write_iteration_file(paths, loop.id, n, "validation.log", v.output); });
     if (v.stopped)
-      co_return co_await record(std::move(loop), n, started, "stopped", v, conv, LoopStatus::stopped, control_->stop_reason());
+      co_return co_await record(loop, n, started, "stopped", v, conv, LoopStatus::stopped,
+                                control_->stop_reason());
 
     // 7 (decided before 6 so the record and the commit message say the same thing).
     re2::RE2 signal(config.limits.completion_signal, re2::RE2::Quiet);
@@ -274,21 +277,33 @@ class IterationRun {
                                  : "paused by the user";
       }
     }
-    co_return co_await record(std::move(loop), n, started, passed ? "passed" : "failed", v, conv, next, reason,
+    co_return co_await record(loop, n, started, passed ? "passed" : "failed", v, conv, next, reason,
                               commit->sha);
   }
 
  private:
   // Ends the run without an iteration record (setup problems).
-  awaitable<Result<Loop>> finish(Loop loop, LoopStatus status, std::string reason, std::vector<Event> events) {
-    co_return co_await ctx_.journal.save_status(std::move(loop), status, std::move(reason),
-                                                std::move(events));
+  awaitable<Result<void>> finish(Loop& loop, LoopStatus status, std::string reason,
+                                 std::vector<Event> events) {
+    auto stored =
+        co_await ctx_.journal.save_status(loop, status, std::move(reason), std::move(events));
+    if (!stored) co_return stored.take_error();
+    loop = std::move(*stored);
+    co_return ok();
+  }
+
+  // Stores `loop` with `events`; `loop` is the stored record afterwards.
+  awaitable<Result<void>> store(Loop& loop, std::vector<Event> events) {
+    auto stored = co_await ctx_.journal.save(loop, std::move(events));
+    if (!stored) co_return stored.take_error();
+    loop = std::move(*stored);
+    co_return ok();
   }
 
   // A model call failed for good. Fatal: the loop fails with the provider's message. Retryable
   // (retries used up): the iteration is not counted; the circuit breaker counts it. Its tokens
   // were spent all the same, so they stay in the loop's cost.
-  awaitable<Result<Loop>> model_error(Loop loop, const Conversation& conv) {
+  awaitable<Result<void>> model_error(Loop& loop, const Conversation& conv) {
     const llm::LlmError& err = *conv.error;
     const Config& config = *ctx_.config;
     int errors = loop.run.consecutive_errors + 1;
@@ -300,12 +315,14 @@ class IterationRun {
                                                                    {"message", err.describe()},
                                                                    {"consecutive", errors}})};
     if (!err.retryable)
-      co_return co_await finish(std::move(loop), LoopStatus::failed, "model call failed: " + err.describe(), std::move(events));
-    if (errors >= config.limits.circuit_breaker)
-      co_return co_await finish(std::move(loop), LoopStatus::failed,
-                                "circuit breaker: " + std::to_string(errors) + " consecutive errors; last: " + err.describe(),
+      co_return co_await finish(loop, LoopStatus::failed, "model call failed: " + err.describe(),
                                 std::move(events));
-    auto stored = co_await ctx_.journal.save(std::move(loop), std::move(events));
+    if (errors >= config.limits.circuit_breaker)
+      co_return co_await finish(loop, LoopStatus::failed,
+                                "circuit breaker: " + std::to_string(errors) +
+                                    " consecutive errors; last: " + err.describe(),
+                                std::move(events));
+    auto stored = co_await store(loop, std::move(events));
     if (!stored) co_return stored;
     // Back off before the same iteration is tried again: 2 s, 4 s, … at most a minute.
     auto wait = std::chrono::milliseconds(
@@ -314,8 +331,9 @@ class IterationRun {
     co_return stored;
   }
 
-  awaitable<Result<Loop>> record(Loop loop, int n, TimestampMs started, std::string status, const Validation& v,
-                                 const Conversation& conv, LoopStatus next, std::string reason, std::string sha = {}) {
+  awaitable<Result<void>> record(Loop& loop, int n, TimestampMs started, std::string status,
+                                 const Validation& v, const Conversation& conv, LoopStatus next,
+                                 std::string reason, std::string sha = {}) {
     IterationRecord rec;
     rec.loop_id = loop.id;
     rec.n = n;
@@ -360,73 +378,100 @@ class IterationRun {
     auto stored = co_await ctx_.journal.commit(std::move(set));
     if (!stored) co_return stored.take_error();
     ctx_.costs.add(loop.plan_id, rec.usage.cost_usd);
-    co_return std::move(stored->loops.front());
+    loop = std::move(stored->loops.front());
+    co_return ok();
   }
 
   EngineContext& ctx_;
   std::shared_ptr<LoopControl> control_;
 };
 
+// The run's one Loop is changed in place by these (see IterationRun::run on frame sizes).
+
+// `loop` moved to `to` and stored; left as it was when that is refused.
+awaitable<Result<void>> move_loop(LoopJournal& journal, Loop& loop, LoopStatus to,
+                                  std::string reason) {
+  auto stored = co_await journal.save_status(loop, to, std::move(reason));
+  if (!stored) co_return stored.take_error();
+  loop = std::move(*stored);
+  co_return ok();
+}
+
+awaitable<Result<void>> load_loop(LoopJournal& journal, std::string id, Loop& out) {
+  auto loaded = co_await journal.load(std::move(id));
+  if (!loaded) co_return loaded.take_error();
+  out = std::move(*loaded);
+  co_return ok();
+}
+
+// When the plan was submitted (`fallback` if it cannot be read).
+awaitable<TimestampMs> created_at(LoopJournal& journal, std::string plan_id, TimestampMs fallback) {
+  auto plan = co_await journal.load(std::move(plan_id));
+  co_return plan ? plan->created_at : fallback;
+}
+
+// The gate's say; `loop` is the stored record afterwards.
+awaitable<bool> ask_gate(IterationGate& gate, Loop& loop) {
+  IterationGate::Verdict verdict = co_await gate.before_iteration(loop);
+  loop = std::move(verdict.loop);
+  co_return verdict.go_on;
+}
+
 }  // namespace
 
 awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopControl> control,
                                    IterationGate* gate) {
   LoopJournal& journal = ctx_.journal;
-  auto loaded = co_await journal.load(loop_id);
-  if (!loaded) {
-    spdlog::error("cannot run loop {}: {}", loop_id, loaded.error().message);
+  RunExit exit;
+  Loop& loop = exit.loop;
+  Result<void> step = co_await load_loop(journal, loop_id, loop);
+  if (!step) {
+    spdlog::error("cannot run loop {}: {}", loop_id, step.error().message);
     co_return RunExit{};
   }
-  Loop loop = std::move(*loaded);
-  if (loop.status == LoopStatus::invalidated) co_return RunExit{loop};
+  if (loop.status == LoopStatus::invalidated) co_return exit;
   if (loop.status != LoopStatus::running) {
-    auto started = co_await journal.save_status(loop, LoopStatus::running, "");
-    if (!started) {
-      spdlog::error("cannot start loop {}: {}", loop_id, started.error().message);
-      co_return RunExit{loop};
+    step = co_await move_loop(journal, loop, LoopStatus::running, "");
+    if (!step) {
+      spdlog::error("cannot start loop {}: {}", loop_id, step.error().message);
+      co_return exit;
     }
-    loop = std::move(*started);
   }
   // When the plan was submitted: its record does not change, so it is read once per run.
   TimestampMs plan_start = loop.created_at;
-  if (loop.plan_id != loop.id) {
-    auto plan = co_await journal.load(loop.plan_id);
-    if (plan) plan_start = plan->created_at;
-  }
+  if (loop.plan_id != loop.id) plan_start = co_await created_at(journal, loop.plan_id, plan_start);
 
   IterationRun iteration(ctx_, control);
   while (true) {
     std::shared_ptr<const Config> config = ctx_.config;
     if (control->stop_requested()) {
-      auto r = co_await journal.save_status(loop, LoopStatus::stopped, control->stop_reason());
-      co_return RunExit{r ? *r : loop};
+      step = co_await move_loop(journal, loop, LoopStatus::stopped, control->stop_reason());
+      co_return exit;
     }
     if (control->pause_requested()) {
-      auto r = co_await journal.save_status(loop, LoopStatus::paused, "paused by the user");
-      co_return RunExit{r ? *r : loop};
+      step = co_await move_loop(journal, loop, LoopStatus::paused, "paused by the user");
+      co_return exit;
     }
     if (gate) {
-      IterationGate::Verdict verdict = co_await gate->before_iteration(loop);
-      loop = std::move(verdict.loop);
-      if (!verdict.go_on) co_return RunExit{loop};
+      bool go_on = co_await ask_gate(*gate, loop);
+      if (!go_on) co_return exit;
     }
     // Plain arithmetic on the record, the config and the cost ledger: no store read.
     if (Limit limit = check_limits(ctx_, loop, *config, plan_start);
         limit.status != LoopStatus::running) {
-      auto r = co_await journal.save_status(loop, limit.status, limit.reason);
-      co_return RunExit{r ? *r : loop};
+      step = co_await move_loop(journal, loop, limit.status, limit.reason);
+      co_return exit;
     }
 
-    auto after = co_await iteration.run(loop);
-    if (!after) {
+    step = co_await iteration.run(loop);
+    if (!step) {
       // A store conflict or an illegal transition: a bug or a concurrent writer. Reload and end
       // the run rather than overwrite what someone else stored.
-      spdlog::error("loop {}: {}", loop_id, after.error().message);
-      auto fresh = co_await journal.load(loop_id);
-      co_return RunExit{fresh ? *fresh : loop};
+      spdlog::error("loop {}: {}", loop_id, step.error().message);
+      step = co_await load_loop(journal, loop_id, loop);
+      co_return exit;
     }
-    loop = std::move(*after);
-    if (loop.status != LoopStatus::running) co_return RunExit{loop};
+    if (loop.status != LoopStatus::running) co_return exit;
     if (config->limits.cooldown.count() > 0) co_await sleep_unless_stopped(*control, config->limits.cooldown);
   }
 }

@@ -105,41 +105,50 @@ awaitable<bool> make_worktree(ManagerState& s, Loop& loop) {
   co_return stored.ok();
 }
 
-awaitable<engine::RunExit> run_body(State s, std::shared_ptr<Run> run) {
+// Loads `id` into `out`; false when it cannot be read.
+awaitable<bool> load_into(ManagerState& s, std::string id, Loop& out) {
+  auto loaded = co_await s.journal.load(std::move(id));
+  if (!loaded) co_return false;
+  out = std::move(*loaded);
+  co_return true;
+}
+
+// The run; `ended` is the loop as the run left it (empty id: nothing for after_run). Frames of
+// runs live as long as their loops iterate, so the loop is held once, here and in the engine.
+awaitable<void> run_body(State s, std::shared_ptr<Run> run, Loop& ended) {
   bool granted = co_await s->runs.slots().acquire(run->slot);
-  if (!granted) co_return engine::RunExit{};
+  if (!granted) co_return;
   struct Release {
     AsyncSemaphore& slots;
     ~Release() { slots.release(); }
   } release{s->runs.slots()};
-  if (run->control->stop_requested() || run->control->pause_requested())
-    co_return engine::RunExit{};
+  if (run->control->stop_requested() || run->control->pause_requested()) co_return;
 
-  auto loaded = co_await s->journal.load(run->id);
-  if (!loaded) co_return engine::RunExit{};
+  bool loaded = co_await load_into(*s, run->id, ended);
+  if (!loaded) co_return;
   // Ended meanwhile (a race with another step): what its end asks for still happens.
-  if (!runnable(*loaded)) co_return engine::RunExit{std::move(*loaded)};
-  bool made = co_await make_worktree(*s, *loaded);
-  if (!made) co_return engine::RunExit{std::move(*loaded)};
+  if (!runnable(ended)) co_return;
+  bool made = co_await make_worktree(*s, ended);
+  if (!made) co_return;
 
   engine::LoopRunner runner(s->ctx);
   RebaseGate gate(*s, run);
   engine::RunExit exit = co_await runner.run(run->id, run->control, &gate);
-  co_return exit;
+  ended = std::move(exit.loop);
 }
 
 awaitable<void> run_loop(State s, std::shared_ptr<Run> run) {
-  std::optional<Loop> ended;
+  Loop ended;
   try {
-    engine::RunExit exit = co_await run_body(s, run);
-    if (!exit.loop.id.empty()) ended = std::move(exit.loop);
+    co_await run_body(s, run, ended);
   } catch (const std::exception& e) {
     spdlog::error("loop {}: its run ended with an exception: {}", run->id, e.what());
+    ended = Loop{};
   }
   run->done.set();
   s->runs.remove(run);
   try {
-    if (!s->stopping && ended) co_await after_run(s, std::move(*ended));
+    if (!s->stopping && !ended.id.empty()) co_await after_run(s, std::move(ended));
   } catch (const std::exception& e) {
     spdlog::error("loop {}: after its run: {}", run->id, e.what());
   }
