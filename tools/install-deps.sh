@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages loopr builds and tests with. Idempotent: skips what is installed,
-# runs `apt-get update` at most once, never asks a question (works as root with no terminal).
+# Installs the Debian packages loopr builds and tests with (bubblewrap: the sandbox for commands;
+# dpkg-dev, help2man, man-db, lintian, zsh, bash-completion: the Debian package, the man pages,
+# the completions).
+# Idempotent: skips what is installed, runs `apt-get update` at most once, never asks a question
+# (works as root with no terminal).
 set -euo pipefail
 
 PACKAGES=(
@@ -10,7 +13,8 @@ PACKAGES=(
   libcmark-gfm-dev libcmark-gfm-extensions-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  curl procps
+  curl procps bubblewrap
+  dpkg-dev help2man man-db lintian zsh bash-completion
 )
 
 missing=()

@@ -3,6 +3,7 @@
 #include <loopr/core/log.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/docgen.hpp"
 #if __has_include("cli/demo.hpp")
 #include "cli/demo.hpp"
 #define LOOPR_HAS_DEMO 1
@@ -38,14 +39,25 @@ int run(int argc, char** argv) {
   app.add_flag("-q,--quiet", opts.quiet,
                "Print nothing but errors (and a command's result, e.g. submit's id)");
   app.fallthrough();
+  // The build makes the man page and the shell completions from this definition (docgen.hpp).
+  std::string generate_docs;
+  app.add_option("--generate-docs", generate_docs, "man | bash | zsh")->group("");
 
   std::string base;
   auto* init = app.add_subcommand(
       "init",
-      "Write .loopr/config.yml (commented defaults) and ignore loopr's runtime folders in git");
+      "Write .loopr/config.yml (commented defaults, and the test command found in the "
+      "repository) and ignore loopr's runtime folders in git");
   init->add_option("--base", base,
                    "Base branch the plans' work merges into (default: the current branch)")
       ->option_text("BRANCH");
+  std::string init_validation;
+  auto* init_validation_opt =
+      init->add_option("--validation", init_validation,
+                       "The command that runs your tests (loops.code.validation); default: found "
+                       "from the repository (package.json, Cargo.toml, go.mod, CMakeLists.txt and "
+                       "others; see the README)")
+          ->option_text("CMD");
   auto* config = app.add_subcommand(
       "config", "Check .loopr/config.yml and print the effective settings (environment applied)");
   std::string validate_kind, validate_file;
@@ -63,6 +75,10 @@ int run(int argc, char** argv) {
   daemon->add_flag("--foreground", foreground,
                    "Run in this process until Ctrl-C, SIGTERM or `loopr daemon stop` (exit 1 if "
                    "another daemon serves the repository)");
+  bool daemon_force = false;
+  daemon->add_flag("--force", daemon_force,
+                   "Start even if the model provider's prerequisites look unmet (API key, the "
+                   "claude CLI)");
   daemon->require_subcommand(0, 1);
   auto* daemon_status = daemon->add_subcommand(
       "status", "Is the daemon up: pid, uptime, loops by status (exit 3 if not running)");
@@ -81,6 +97,10 @@ int run(int argc, char** argv) {
                    "Show the tree live until it ends (exit 0 complete, 1 failed or stopped); ask "
                    "at the approval gate");
   submit->add_flag("--yes", yes, "With --wait: approve the plan at the gate without asking");
+  bool force = false;
+  submit->add_flag("--force", force,
+                   "Skip the checks that can be wrong (API key, validation command's program; "
+                   "not the base branch or a merge in progress)");
 
   bool all = false;
   auto* list =
@@ -145,6 +165,14 @@ int run(int argc, char** argv) {
                                    "branch, for `merge: manual` (exit 4, 5)");
   merge->add_option("plan_id", id, "The plan's id")->required();
 
+  bool offline = false;
+  auto* doctor = app.add_subcommand(
+      "doctor",
+      "Check that this machine and repository are ready: git, config, sandbox, the model "
+      "provider's key or CLI, the test command, the model endpoint, disk space, the daemon (exit "
+      "1 if not)");
+  doctor->add_flag("--offline", offline, "Do not send the request that checks the model endpoint");
+
 #ifdef LOOPR_HAS_DEMO
   bool demo_yes = false;
   auto* demo = app.add_subcommand(
@@ -178,16 +206,20 @@ int run(int argc, char** argv) {
     return report(CommandError{kUsage, msg, "see loopr --help"});
   }
 
+  if (!generate_docs.empty()) return print_generated_doc(app, generate_docs, "loopr 0.1.0");
+
   try {
-    if (init->parsed()) return run_init(opts, base);
+    if (init->parsed())
+      return run_init(opts, base,
+                      init_validation_opt->count() ? std::optional(init_validation) : std::nullopt);
     if (config->parsed()) return run_config(opts);
     if (validate->parsed()) return run_validate(opts, validate_kind, validate_file);
     if (daemon->parsed()) {
       if (daemon_status->parsed()) return run_daemon_status(opts);
       if (daemon_stop->parsed()) return run_daemon_stop(opts);
-      return run_daemon_command(opts, foreground);
+      return run_daemon_command(opts, foreground, daemon_force);
     }
-    if (submit->parsed()) return run_submit(opts, join_words(request), wait, yes);
+    if (submit->parsed()) return run_submit(opts, join_words(request), wait, yes, force);
     if (list->parsed()) return run_list(opts, all);
     if (show->parsed())
       return run_show(opts, id,
@@ -202,6 +234,7 @@ int run(int argc, char** argv) {
     if (logs->parsed()) return run_logs(opts, id, follow);
     if (watch->parsed()) return run_watch(opts);
     if (merge->parsed()) return run_merge(opts, id);
+    if (doctor->parsed()) return run_doctor(opts, offline);
 #ifdef LOOPR_HAS_DEMO
     if (demo->parsed()) return run_demo(opts, demo_yes);
 #endif

@@ -10,15 +10,20 @@
 
 namespace loopr::cli {
 
-int run_init(const GlobalOptions& opts, const std::string& base);
+/// `validation`: `--validation CMD`; none: the test command is found from the repository.
+int run_init(const GlobalOptions& opts, const std::string& base,
+             const std::optional<std::string>& validation);
 int run_config(const GlobalOptions& opts);
 int run_validate(const GlobalOptions& opts, const std::string& kind, const std::string& file);
 
-int run_daemon_command(const GlobalOptions& opts, bool foreground);
+/// `force`: start even if the provider's prerequisites look unmet.
+int run_daemon_command(const GlobalOptions& opts, bool foreground, bool force);
 int run_daemon_status(const GlobalOptions& opts);
 int run_daemon_stop(const GlobalOptions& opts);
 
-int run_submit(const GlobalOptions& opts, const std::string& request, bool wait, bool yes);
+/// `force`: skip the prerequisite checks that can be wrong (src/cli/preflight.hpp).
+int run_submit(const GlobalOptions& opts, const std::string& request, bool wait, bool yes,
+               bool force);
 int run_list(const GlobalOptions& opts, bool all);
 int run_show(const GlobalOptions& opts, const std::string& id, std::optional<int> iteration);
 int run_review(const GlobalOptions& opts, const std::string& id);
@@ -30,5 +35,7 @@ int run_control(const GlobalOptions& opts, const std::string& action, const std:
 int run_merge(const GlobalOptions& opts, const std::string& plan_id);
 int run_logs(const GlobalOptions& opts, const std::string& id, bool follow);
 int run_watch(const GlobalOptions& opts);
+/// `loopr doctor`: 0 when every check passes, 1 when one fails. `offline`: no network request.
+int run_doctor(const GlobalOptions& opts, bool offline);
 
 }  // namespace loopr::cli

@@ -72,10 +72,11 @@ std::string self_exe() {
 
 // Forks twice so the daemon is no child of ours (no zombie while a command waits), in a session
 // of its own (no terminal, survives the shell), and returns its pid.
-pid_t spawn_detached(const RepoPaths& paths, int out_fd) {
+pid_t spawn_detached(const RepoPaths& paths, int out_fd, bool force) {
   std::string exe = self_exe();
   std::string root = paths.root.string();
   std::vector<std::string> args = {exe, "-C", root, "daemon", "--foreground"};
+  if (force) args.push_back("--force");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -170,7 +171,7 @@ Api connect(const RepoPaths& paths) {
   return Api(paths);
 }
 
-DaemonStart start_daemon(const RepoPaths& paths) {
+DaemonStart start_daemon(const RepoPaths& paths, bool force) {
   Api api(paths);
   if (auto h = api.health()) return {h->value("pid", 0L), false};
 
@@ -185,7 +186,7 @@ DaemonStart start_daemon(const RepoPaths& paths) {
   std::uintmax_t start_size = fstat(out_fd, &st) == 0 ? static_cast<std::uintmax_t>(st.st_size) : 0;
   pid_t pid;
   try {
-    pid = spawn_detached(paths, out_fd);
+    pid = spawn_detached(paths, out_fd, force);
   } catch (...) {
     ::close(out_fd);
     throw;
@@ -213,11 +214,11 @@ DaemonStart start_daemon(const RepoPaths& paths) {
                      "see " + out.string()};
 }
 
-Api connect_or_start(const RepoPaths& paths, const GlobalOptions& opts) {
+Api connect_or_start(const RepoPaths& paths, const GlobalOptions& opts, bool force) {
   Api api(paths);
   if (api.health()) return api;
   require_existing_config(paths);  // a bad config is exit 2 here, not a daemon that dies
-  DaemonStart s = start_daemon(paths);
+  DaemonStart s = start_daemon(paths, force);
   if (s.started && !opts.quiet) std::cerr << "started the loopr daemon (pid " << s.pid << ")\n";
   return api;
 }

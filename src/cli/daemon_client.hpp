@@ -69,11 +69,11 @@ struct DaemonStart {
 /// Starts `loopr -C ROOT daemon --foreground` detached (own session, stdin /dev/null, output
 /// appended to `.loopr/logs/daemon.out`) unless one answers already, and waits until
 /// `GET /v1/health` answers (10 s at most). A daemon that does not come up is a CommandError
-/// (exit 3) quoting the end of daemon.out.
-DaemonStart start_daemon(const RepoPaths& paths);
+/// (exit 3) quoting the end of daemon.out. `force`: it starts with `--force`.
+DaemonStart start_daemon(const RepoPaths& paths, bool force = false);
 
 /// `connect`, starting the daemon first when none answers (says so on stderr unless quiet).
-Api connect_or_start(const RepoPaths& paths, const GlobalOptions& opts);
+Api connect_or_start(const RepoPaths& paths, const GlobalOptions& opts, bool force = false);
 
 /// True while `pid` runs (a zombie counts as gone: a detached daemon is no child of ours and
 /// not every init reaps at once).

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/format.hpp"
+#include "cli/preflight.hpp"
 
 namespace loopr::cli {
 
@@ -17,11 +18,13 @@ constexpr auto kStopTimeout = std::chrono::seconds(10);
 
 }  // namespace
 
-int run_daemon_command(const GlobalOptions& opts, bool foreground) {
+int run_daemon_command(const GlobalOptions& opts, bool foreground, bool force) {
   RepoPaths paths(require_repo(opts));
-  require_existing_config(paths);
+  Config config = require_existing_config(paths);
+  const std::string force_hint = "; `loopr daemon --force` starts it anyway";
   if (foreground) {
-    auto r = daemon::run_daemon({paths.root, {}});
+    refuse_if_any(daemon_start_problems(config, force), force_hint);
+    auto r = daemon::run_daemon({paths.root, {}, force});
     if (r) return kOk;
     const Error& e = r.error();
     if (e.code == ErrorCode::already_exists)
@@ -33,7 +36,8 @@ int run_daemon_command(const GlobalOptions& opts, bool foreground) {
     throw CommandError{kFailed, "the daemon failed: " + e.message,
                        "see the lines above; LOOPR_LOG=debug says more"};
   }
-  DaemonStart s = start_daemon(paths);
+  if (!Api(paths).health()) refuse_if_any(daemon_start_problems(config, force), force_hint);
+  DaemonStart s = start_daemon(paths, force);
   if (opts.json) {
     std::cout
         << json{{"pid", s.pid}, {"started", s.started}, {"socket", paths.socket().string()}}.dump()

@@ -156,6 +156,7 @@ class MockModel {
       ::dup2(null, 0);
       ::dup2(out, 1);
       ::dup2(out, 2);
+      loopr::close_fds_on_exec();
       ::execv(argv[0], argv.data());
       ::_exit(127);
     }

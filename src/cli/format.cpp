@@ -408,6 +408,16 @@ std::string render_health(const json& h, const Style& style) {
   std::string repo = str_field(h, "repo");
   if (!repo.empty()) out << ", repository " << repo;
   out << "\n";
+  if (auto sb = h.find("sandbox"); sb != h.end() && sb->is_object()) {
+    if (!sb->value("confined", true)) {
+      out << style.red(style.bold("sandbox: none")) << " — the model's commands run UNCONFINED (sandbox: none in "
+          << ".loopr/config.yml)\n";
+    } else if (!sb->value("available", true)) {
+      out << "sandbox: " << style.red("not working") << ": " << str_field(*sb, "problem") << "\n";
+    } else {
+      out << "sandbox: " << style.green(str_field(*sb, "kind")) << " (" << str_field(*sb, "description") << ")\n";
+    }
+  }
   if (auto l = h.find("loops"); l != h.end() && l->is_object()) {
     out << "loops: " << int_field(*l, "total");
     std::string parts;

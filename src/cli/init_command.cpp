@@ -1,13 +1,62 @@
-// `loopr init [--base BRANCH]`: writes `.loopr/config.yml` with commented defaults and keeps
+// `loopr init [--base BRANCH] [--validation CMD]`: writes `.loopr/config.yml` with commented
+// defaults and the project's test command (found from the repository, or given), and keeps
 // loopr's runtime folders out of git. Idempotent: an existing config is checked, not replaced.
+#include <algorithm>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
+#include <loopr/git/work_tree_state.hpp>
+
 #include "cli/commands.hpp"
+#include "cli/project_detect.hpp"
+#include "cli/terminal.hpp"
 
 namespace loopr::cli {
 namespace {
+
+// The test command the new config gets, and why.
+struct ChosenValidation {
+  std::string command;  ///< empty: none found
+  std::string source;
+  std::vector<TestCommandCandidate> others;
+  std::vector<std::string> build_dirs;
+
+  std::vector<std::string> comment() const {
+    if (command.empty())
+      return {"`loopr init` found no test command. Put the command that runs your tests in",
+              "`validation:` below; `loopr submit` refuses until it is set."};
+    std::vector<std::string> lines = {"The test command, from " + source + "."};
+    if (!others.empty()) {
+      lines.push_back("Also found (put one in `validation:` to use it instead):");
+      std::size_t width = 0;
+      for (const auto& c : others) width = std::max(width, c.command.size());
+      for (const auto& c : others)
+        lines.push_back("  " + c.command + std::string(width - c.command.size() + 2, ' ') + "# " +
+                        c.source);
+    }
+    return lines;
+  }
+};
+
+ChosenValidation choose_validation(const std::filesystem::path& root,
+                                   const std::optional<std::string>& explicit_command) {
+  if (explicit_command) return {*explicit_command, "`loopr init --validation`", {}, {}};
+  auto found = detect_test_commands(root);
+  if (found.empty()) return {};
+  ChosenValidation chosen{found[0].command, found[0].source, {}, found[0].build_dirs};
+  chosen.others.assign(found.begin() + 1, found.end());
+  return chosen;
+}
+
+nlohmann::json validation_json(const ChosenValidation& v) {
+  nlohmann::json others = nlohmann::json::array();
+  for (const auto& c : v.others) others.push_back({{"command", c.command}, {"source", c.source}});
+  return {{"command", v.command.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.command)},
+          {"source", v.command.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.source)},
+          {"others", others}};
+}
 
 // The branch HEAD points at (`ref: refs/heads/NAME`), or empty when detached or unreadable.
 std::string current_branch(const std::filesystem::path& root) {
@@ -28,29 +77,35 @@ std::string current_branch(const std::filesystem::path& root) {
 
 }  // namespace
 
-int run_init(const GlobalOptions& opts, const std::string& base) {
+int run_init(const GlobalOptions& opts, const std::string& base,
+             const std::optional<std::string>& validation) {
+  if (validation && validation->find_first_not_of(" \t\r\n") == std::string::npos)
+    throw CommandError{kUsage, "--validation is empty",
+                       "give the command that runs your tests, e.g. --validation \"make test\""};
   RepoPaths paths(require_repo(opts));
   std::vector<std::string> done;
+  std::optional<ChosenValidation> chosen;  ///< set when the config is written now
   std::error_code ec;
   std::filesystem::create_directories(paths.dot_loopr(), ec);
-  if (ec)
-    throw CommandError{kFailed, "cannot create " + paths.dot_loopr().string() + ": " + ec.message(),
-                       "check the folder's permissions"};
+  if (ec) throw CommandError{kFailed, "cannot create " + paths.dot_loopr().string() + ": " + ec.message(), "check the folder's permissions"};
 
   if (std::filesystem::exists(paths.config_file())) {
     Config config = require_config(paths);  // a bad existing file is reported, never overwritten
     if (!base.empty() && base != config.base_branch)
-      throw CommandError{kUsage,
-                         ".loopr/config.yml already sets base_branch: " + config.base_branch,
+      throw CommandError{kUsage, ".loopr/config.yml already sets base_branch: " + config.base_branch,
                          "edit base_branch in the file to change it"};
+    const std::string& current = config.loop(LoopType::code).validation;
+    if (validation && *validation != current)
+      throw CommandError{
+          kUsage, ".loopr/config.yml already sets loops.code.validation: \"" + current + "\"",
+          "edit loops.code.validation in the file to change it"};
   } else {
     std::string branch = base.empty() ? current_branch(paths.root) : base;
     if (branch.empty()) branch = "main";
+    chosen = choose_validation(paths.root, validation);
     std::ofstream out(paths.config_file());
-    out << default_config_yaml(branch);
-    if (!out)
-      throw CommandError{kFailed, "cannot write " + paths.config_file().string(),
-                         "check the folder's permissions"};
+    out << default_config_yaml(branch, chosen->command, chosen->comment());
+    if (!out) throw CommandError{kFailed, "cannot write " + paths.config_file().string(), "check the folder's permissions"};
     done.push_back("wrote .loopr/config.yml (base branch " + branch + ")");
   }
 
@@ -68,20 +123,42 @@ int run_init(const GlobalOptions& opts, const std::string& base) {
   std::string add;
   for (const char* dir : kIgnoredDirs)
     if (!present.count(dir)) add += std::string(dir) + "\n";
+  const bool runtime_dirs_added = !add.empty();
+  // The test command's build folder: a code loop's checkpoint must not commit build output.
+  std::vector<std::string> build_ignores;
+  if (chosen)
+    for (const auto& dir : chosen->build_dirs) {
+      auto ignored = git::is_ignored(paths.root, dir);
+      if (ignored && *ignored) continue;
+      add += "/" + dir + "\n";
+      build_ignores.push_back("/" + dir);
+    }
   if (!add.empty()) {
     std::ofstream out(gitignore, std::ios::app);
     if (!existing.empty() && existing.back() != '\n') out << "\n";
     if (!present.count("# loopr")) out << "# loopr\n";
     out << add;
-    done.push_back("added loopr's runtime folders to .gitignore");
+    if (runtime_dirs_added) done.push_back("added loopr's runtime folders to .gitignore");
+    for (const auto& dir : build_ignores)
+      done.push_back("added " + dir + " to .gitignore (the test command builds there)");
   }
 
   if (opts.json) {
-    std::cout << nlohmann::json{{"config", paths.config_file().string()}, {"changed", done}}.dump()
-              << "\n";
+    nlohmann::json doc{{"config", paths.config_file().string()}, {"changed", done}};
+    if (chosen) doc["validation"] = validation_json(*chosen);
+    std::cout << doc.dump() << "\n";
   } else if (!opts.quiet) {
     if (done.empty()) std::cout << "loopr is already set up in " << paths.root.string() << "\n";
     for (const auto& line : done) std::cout << line << "\n";
+    if (chosen && !chosen->command.empty()) {
+      std::cout << "test command: " << chosen->command << " (from " << chosen->source
+                << "); loops.code.validation in .loopr/config.yml changes it\n";
+      for (const auto& c : chosen->others)
+        std::cout << "  also found: " << c.command << " (" << c.source << ")\n";
+    } else if (chosen) {
+      std::cout << "no test command found: put yours in loops.code.validation of "
+                   ".loopr/config.yml (`loopr submit` refuses until it is set)\n";
+    }
   }
   return kOk;
 }
@@ -96,15 +173,30 @@ int run_config(const GlobalOptions& opts) {
                                 {"base_branch", config.base_branch},
                                 {"merge", to_string(config.merge)},
                                 {"provider", config.llm.provider},
-                                {"model", config.llm.model}}
+                                {"model", config.llm.model},
+                                {"sandbox", config.sandbox.mode},
+                                {"sandbox_network", config.sandbox.network},
+                                {"needs_restart", std::vector<std::string>(std::begin(kRestartKeys), std::end(kRestartKeys))}}
                      .dump()
               << "\n";
   } else if (!opts.quiet) {
-    std::cout << (exists ? paths.config_file().string() + " is valid"
-                         : std::string("no .loopr/config.yml: using the defaults"))
-              << "\nprovider " << config.llm.provider << ", model " << config.llm.model
-              << ", base branch " << config.base_branch << ", merge " << to_string(config.merge)
-              << "\n";
+    std::cout << (exists ? paths.config_file().string() + " is valid" : std::string("no .loopr/config.yml: using the defaults"))
+              << "\nprovider " << config.llm.provider << ", model " << config.llm.model << ", base branch "
+              << config.base_branch << ", merge " << to_string(config.merge) << "\n";
+    if (!config.sandbox.confined()) {
+      Style style{stdout_color(opts)};
+      std::cout << style.red(style.bold("sandbox: none")) << " — the model's commands, the validation and stop "
+                << "scripts run UNCONFINED, with your user's files, environment and network\n";
+    } else {
+      std::string net;
+      for (const auto& c : config.sandbox.network) net += (net.empty() ? "" : ", ") + c;
+      std::cout << "sandbox: bubblewrap (commands confined to their worktree; network for "
+                << (net.empty() ? std::string("no runner class") : "runner classes " + net) << ")\n";
+    }
+    std::string restart;
+    for (const char* k : kRestartKeys) restart += (restart.empty() ? "" : ", ") + std::string(k);
+    std::cout << "a running daemon applies changes on SIGHUP (`kill -HUP $(cat .loopr/run/loopr.pid)`), except "
+              << restart << ": those need a restart (`loopr daemon stop`, then `loopr daemon`)\n";
   }
   return kOk;
 }

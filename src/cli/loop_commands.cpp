@@ -9,6 +9,7 @@
 #include "cli/daemon_client.hpp"
 #include "cli/format.hpp"
 #include "cli/iteration_log.hpp"
+#include "cli/preflight.hpp"
 #include "cli/review.hpp"
 #include "cli/tree_view.hpp"
 
@@ -24,13 +25,18 @@ void print_loop_json(const json& loop) { std::cout << interface_loop_json(loop).
 
 }  // namespace
 
-int run_submit(const GlobalOptions& opts, const std::string& request, bool wait, bool yes) {
+int run_submit(const GlobalOptions& opts, const std::string& request, bool wait, bool yes,
+               bool force) {
   if (request.find_first_not_of(" \t\r\n") == std::string::npos)
     throw CommandError{kUsage, "the request is empty",
                        "write `loopr submit \"what you want built\"`"};
   RepoPaths paths(require_repo(opts));
-  require_existing_config(paths);
-  Api api = connect_or_start(paths, opts);
+  Config config = require_existing_config(paths);
+  // Before anything is created: a running daemon checked its own provider setup at its start.
+  bool daemon_running = Api(paths).health().has_value();
+  refuse_if_any(submit_problems(paths, config, !daemon_running, force),
+                "; `loopr submit --force` skips this check");
+  Api api = connect_or_start(paths, opts, force);
   std::string id = submit_plan(api, request);
   // The id is the command's result: printed even with -q, so `id=$(loopr -q submit …)` works.
   if (opts.json)

@@ -1,10 +1,12 @@
 // Config loading. The YAML is walked against a table of known keys, so an unknown key, a wrong
 // type or a bad value is reported as `FILE:LINE: key.path: what is wrong (what to write)`.
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include <re2/re2.h>
 #include <yaml-cpp/yaml.h>
 
 #include <loopr/core/config.hpp>
@@ -130,6 +132,22 @@ class Walker {
     fail(n, key, "must be one of " + list + ", got \"" + s + "\"");
   }
 
+  /// A string that must be a valid RE2 pattern (checked here, at load, not where it is used).
+  std::string pattern(const YAML::Node& n, const std::string& key) const {
+    std::string s = scalar(n, key, "an RE2 pattern");
+    re2::RE2 re(s, re2::RE2::Quiet);
+    if (!re.ok()) fail(n, key, "bad RE2 pattern \"" + s + "\": " + re.error());
+    return s;
+  }
+
+  std::vector<std::string> patterns(const YAML::Node& n, const std::string& key) const {
+    std::vector<std::string> out;
+    if (n.IsNull()) return out;
+    if (!n.IsSequence()) fail(n, key, "expected a list of RE2 patterns, e.g. [\"error: .*\"]");
+    for (std::size_t i = 0; i < n.size(); ++i) out.push_back(pattern(n[i], key + "[" + std::to_string(i) + "]"));
+    return out;
+  }
+
   std::vector<std::string> strings(const YAML::Node& n, const std::string& key) const {
     std::vector<std::string> out;
     if (n.IsNull()) return out;
@@ -145,14 +163,98 @@ class Walker {
 
 using H = Walker::Handler;
 
-void read_loop_type(const Walker& w, const YAML::Node& node, const std::string& path, LoopTypeConfig& c) {
+// `loops.<type>.tools`: known names, no repeats, and only a narrowing of what the type has.
+std::vector<std::string> read_tools(const Walker& w, const YAML::Node& v, const std::string& k, LoopType type) {
+  std::vector<std::string> out = w.strings(v, k);
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::string& name = out[i];
+    bool known = false;
+    std::string list;
+    for (const char* t : kToolNames) {
+      known = known || name == t;
+      list += (list.empty() ? "" : ", ") + std::string(t);
+    }
+    const YAML::Node item = v[i];
+    if (!known) w.fail(item, k, "unknown tool \"" + name + "\" (the tools are " + list + ")");
+    if (!seen.insert(name).second) w.fail(item, k, "\"" + name + "\" is listed twice");
+    if (name == "run_command" && type != LoopType::code)
+      w.fail(item, k, std::string("run_command is not available to ") + to_string(type) +
+                          " loops (they only write their markdown artifact; only code loops run commands)");
+  }
+  return out;
+}
+
+void read_loop_type(const Walker& w, const YAML::Node& node, const std::string& path, LoopTypeConfig& c,
+                    LoopType type) {
   w.map(node, path,
         {
+            {"tools", [&](const YAML::Node& v, const std::string& k) { c.tools = read_tools(w, v, k, type); }},
             {"max_iterations", [&](const YAML::Node& v, const std::string& k) { c.max_iterations = static_cast<int>(w.integer(v, k, 1, 10000)); }},
-            {"validation", [&](const YAML::Node& v, const std::string& k) { c.validation = w.str(v, k); }},
+            {"validation", [&](const YAML::Node& v, const std::string& k) {
+               // Plan, spec and phase loops are checked by the built-in format check: a command
+               // here would be accepted and never run.
+               if (type != LoopType::code)
+                 w.fail(v, k, std::string("a ") + to_string(type) + " loop is checked by the built-in format check "
+                              "(and the judge, llm.judge); only loops.code.validation runs a command");
+               c.validation = w.str(v, k);
+             }},
             {"iteration_timeout", [&](const YAML::Node& v, const std::string& k) { c.iteration_timeout = w.duration(v, k); }},
             {"max_turns_per_iteration", [&](const YAML::Node& v, const std::string& k) { c.max_turns_per_iteration = static_cast<int>(w.integer(v, k, 1, 10000)); }},
         });
+}
+
+// `sandbox: none` (the explicit opt-out) or a mapping of settings.
+void read_sandbox(const Walker& w, const YAML::Node& v, const std::string& k, SandboxConfig& s) {
+  if (v.IsScalar()) {
+    s.mode = w.choice(v, k, {"bubblewrap", "none"});
+    return;
+  }
+  auto size = [&w](std::uint64_t& field, std::uint64_t min) -> Walker::Handler {
+    return [&w, &field, min](const YAML::Node& n, const std::string& key) {
+      std::string text = w.scalar(n, key, "a size such as 512M or 1G");
+      auto parsed = parse_size(text);
+      if (!parsed) w.fail(n, key, "bad size \"" + text + "\" (write e.g. 4096, 512K, 64M or 1G)");
+      if (*parsed < min) w.fail(n, key, "must be at least " + format_size(min) + ", got " + text);
+      field = *parsed;
+    };
+  };
+  auto count = [&w](std::uint64_t& field, long long min) -> Walker::Handler {
+    return [&w, &field, min](const YAML::Node& n, const std::string& key) {
+      field = static_cast<std::uint64_t>(w.integer(n, key, min, 1'000'000'000));
+    };
+  };
+  w.map(v, k,
+        {
+            {"mode", [&](const YAML::Node& n, const std::string& key) { s.mode = w.choice(n, key, {"bubblewrap", "none"}); }},
+            {"network", [&](const YAML::Node& n, const std::string& key) { s.network = w.strings(n, key); }},
+            {"env", [&](const YAML::Node& n, const std::string& key) { s.env = w.strings(n, key); }},
+            {"read_only", [&](const YAML::Node& n, const std::string& key) { s.read_only = w.strings(n, key); }},
+            {"hide", [&](const YAML::Node& n, const std::string& key) { s.hide = w.strings(n, key); }},
+            {"limits", [&](const YAML::Node& n, const std::string& key) {
+               SandboxLimits& l = s.limits;
+               w.map(n, key,
+                     {
+                         {"processes", count(l.processes, 16)},
+                         {"open_files", count(l.open_files, 64)},
+                         {"file_size", size(l.file_size, 1 << 20)},
+                         {"memory", size(l.memory, 64 << 20)},
+                         {"tmp_size", size(l.tmp_size, 1 << 20)},
+                     });
+             }},
+        });
+  for (std::size_t i = 0; i < s.env.size(); ++i) {
+    const std::string& name = s.env[i];
+    bool valid = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+    for (char ch : name) valid = valid && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+    if (!valid) w.fail(v["env"][i], k + ".env", "\"" + name + "\" is not a variable name");
+  }
+  for (const auto* list : {&s.read_only, &s.hide}) {
+    for (const auto& p : *list)
+      if (p.empty() || (p[0] != '/' && !p.starts_with("~/") && p != "~"))
+        w.fail(v[list == &s.read_only ? "read_only" : "hide"], k,
+               "\"" + p + "\" must be an absolute path (or start with ~/)");
+  }
 }
 
 void read_config(const Walker& w, const YAML::Node& root, Config& c) {
@@ -231,7 +333,7 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                             std::map<std::string, H> hs;
                             for (auto& [name, value] : cc.runner_patterns) {
                               auto* slot = &value;
-                              hs[name] = [&w, slot](const YAML::Node& v3, const std::string& k3) { *slot = w.strings(v3, k3); };
+                              hs[name] = [&w, slot](const YAML::Node& v3, const std::string& k3) { *slot = w.patterns(v3, k3); };
                             }
                             w.map(v2, k2, hs);
                           }},
@@ -246,10 +348,12 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                          {"max_runtime", dur_field(l.max_runtime)},
                          {"circuit_breaker", int_field(l.circuit_breaker, 1, 10000)},
                          {"no_progress_iterations", int_field(l.no_progress_iterations, 1, 10000)},
-                         {"stop_on_patterns", [&](const YAML::Node& v2, const std::string& k2) { l.stop_on_patterns = w.strings(v2, k2); }},
+                         {"stop_on_patterns", [&](const YAML::Node& v2, const std::string& k2) { l.stop_on_patterns = w.patterns(v2, k2); }},
                          {"stop_scripts", [&](const YAML::Node& v2, const std::string& k2) { l.stop_scripts = w.strings(v2, k2); }},
                          {"cooldown", dur_field(l.cooldown)},
-                         {"completion_signal", str_field(l.completion_signal)},
+                         {"completion_signal", [&](const YAML::Node& v2, const std::string& k2) {
+                            l.completion_signal = v2.IsNull() ? std::string() : w.pattern(v2, k2);
+                          }},
                          {"feedback_bytes", size_field(l.feedback_bytes, 256, 10'000'000)},
                      });
              }},
@@ -257,7 +361,7 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                std::map<std::string, H> hs;
                for (LoopType t : kAllLoopTypes) {
                  LoopTypeConfig* slot = &c.loops[t];
-                 hs[to_string(t)] = [&w, slot](const YAML::Node& v2, const std::string& k2) { read_loop_type(w, v2, k2, *slot); };
+                 hs[to_string(t)] = [&w, slot, t](const YAML::Node& v2, const std::string& k2) { read_loop_type(w, v2, k2, *slot, t); };
                }
                w.map(v, k, hs);
              }},
@@ -282,6 +386,7 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                          {"max_bytes", size_field(c.artifacts.max_bytes, 1024, 1'000'000'000)},
                      });
              }},
+            {"sandbox", [&](const YAML::Node& v, const std::string& k) { read_sandbox(w, v, k, c.sandbox); }},
             {"git", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k,
                      {
@@ -354,7 +459,41 @@ const char* to_string(FailurePolicy policy) {
   return policy == FailurePolicy::stop_siblings ? "stop_siblings" : "finish_siblings";
 }
 
-std::string default_config_yaml(std::string_view base_branch) {
+std::vector<std::string> restart_keys_changed(const Config& a, const Config& b) {
+  std::vector<std::string> out;
+  if (a.base_branch != b.base_branch) out.push_back("base_branch");
+  if (a.llm.provider != b.llm.provider) out.push_back("llm.provider");
+  const SandboxConfig &x = a.sandbox, &y = b.sandbox;
+  if (x.mode != y.mode || x.network != y.network || x.env != y.env || x.read_only != y.read_only ||
+      x.hide != y.hide || x.limits.processes != y.limits.processes || x.limits.open_files != y.limits.open_files ||
+      x.limits.file_size != y.limits.file_size || x.limits.memory != y.limits.memory ||
+      x.limits.tmp_size != y.limits.tmp_size)
+    out.push_back("sandbox");
+  return out;
+}
+
+namespace {
+
+// A YAML double-quoted scalar.
+std::string yaml_quoted(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string default_config_yaml(std::string_view base_branch, std::string_view code_validation,
+                                const std::vector<std::string>& validation_comment) {
+  std::string code_comment;
+  for (const auto& line : validation_comment) code_comment += "  # " + line + "\n";
   std::string out = R"(# loopr configuration. Every key is optional; the values below are the defaults.
 # Environment overrides: LOOPR_PROVIDER, LOOPR_MODEL, ANTHROPIC_BASE_URL, OPENAI_BASE_URL.
 base_branch: )" + std::string(base_branch) + R"(
@@ -379,11 +518,19 @@ limits:                          # per plan tree unless noted
   stop_scripts: []               # commands; exit 0 stops the loop, output is the reason
   cooldown: 0s                   # pause between iterations
 attended: false                  # true: every loop pauses after each iteration until `resume`
+sandbox:                         # every command run for a loop (run_command, validation, stop_scripts)
+  mode: bubblewrap               # bubblewrap | none (`none` runs the model's commands UNCONFINED)
+  network: []                    # runner classes whose commands may use the network, e.g. [net]
+  env: []                        # extra environment variables passed to commands, e.g. [CARGO_HOME]
+  read_only: []                  # extra paths visible read-only, e.g. [~/.cargo, ~/.rustup]
+  hide: []                       # extra paths hidden from commands
+  limits: {processes: 1024, open_files: 4096, file_size: 1G, memory: 8G, tmp_size: 1G}
 loops:
   plan:  {max_iterations: 5}
   spec:  {max_iterations: 5}
   phase: {max_iterations: 5}
-  code:  {max_iterations: 20, validation: "make test", iteration_timeout: 10m, max_turns_per_iteration: 50}
+)" + code_comment + R"(  code:  {max_iterations: 20, validation: )" + yaml_quoted(code_validation) +
+                    R"(, iteration_timeout: 10m, max_turns_per_iteration: 50}
 pricing:                         # USD per million tokens
   claude-opus-5-5:   {input: 4.0, output: 20.0, cache_write: 5.0, cache_read: 0.20}
   claude-sonnet-5-5: {input: 2.0, output: 10.0, cache_write: 2.5, cache_read: 0.20}

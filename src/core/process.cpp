@@ -1,8 +1,11 @@
 // Child processes: fork + exec into a new process group, poll the pipes, enforce timeout and
 // cancel by killing the whole group, keep a bounded head+tail of the output.
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -85,7 +88,7 @@ std::vector<std::string> build_env(const ProcessSpec& spec) {
   std::set<std::string> drop(spec.env_unset.begin(), spec.env_unset.end());
   for (const auto& [k, v] : spec.env_set) drop.insert(k);
   std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) {
+  for (char** e = spec.inherit_env ? environ : nullptr; e && *e; ++e) {
     std::string_view entry(*e);
     std::string name(entry.substr(0, entry.find('=')));
     if (!drop.count(name)) env.emplace_back(entry);
@@ -98,7 +101,46 @@ void kill_group(pid_t pgid, int sig) {
   if (pgid > 0) ::kill(-pgid, sig);
 }
 
+constexpr std::size_t kMaxPassedFds = 8;
+
+// The child's decimal pid into `buf` (async-signal-safe); returns its length.
+std::size_t format_pid(char* buf, pid_t pid) {
+  char tmp[24];
+  std::size_t n = 0;
+  unsigned long v = static_cast<unsigned long>(pid);
+  do {
+    tmp[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v && n < sizeof tmp);
+  for (std::size_t i = 0; i < n; ++i) buf[i] = tmp[n - 1 - i];
+  return n;
+}
+
+void set_limit(int resource, const std::optional<std::uint64_t>& value) {
+  if (!value) return;
+  struct rlimit rl;
+  rl.rlim_cur = rl.rlim_max = static_cast<rlim_t>(*value);
+  // Never raise a hard limit the parent already has lower (that would fail as a whole).
+  struct rlimit now;
+  if (getrlimit(resource, &now) == 0 && now.rlim_max != RLIM_INFINITY && now.rlim_max < rl.rlim_max)
+    rl.rlim_cur = rl.rlim_max = now.rlim_max;
+  setrlimit(resource, &rl);
+}
+
 }  // namespace
+
+void close_fds_on_exec(int first) {
+  if (::close_range(static_cast<unsigned>(first), ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+  // Kernels before 5.11: every descriptor the limit allows.
+  struct rlimit rl;
+  long max = 65536;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) max = static_cast<long>(rl.rlim_cur);
+  if (max > (1L << 20)) max = 1L << 20;
+  for (long fd = first; fd < max; ++fd) {
+    int flags = fcntl(static_cast<int>(fd), F_GETFD);
+    if (flags >= 0) fcntl(static_cast<int>(fd), F_SETFD, flags | FD_CLOEXEC);
+  }
+}
 
 std::string cap_head_tail(std::string_view text, std::size_t cap) {
   if (text.size() <= cap) return std::string(text);
@@ -113,6 +155,11 @@ ProcessResult run_process(const ProcessSpec& spec) {
   if (spec.argv.empty()) {
     result.spawn_failed = true;
     result.output = "no command given";
+    return result;
+  }
+  if (spec.pass_fds.size() > kMaxPassedFds) {
+    result.spawn_failed = true;
+    result.output = "too many descriptors to pass to a child";
     return result;
   }
 
@@ -135,6 +182,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   argv.push_back(nullptr);
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
 
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     result.spawn_failed = true;
@@ -143,19 +191,46 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   if (pid == 0) {
     setpgid(0, 0);
-    int devnull = open("/dev/null", O_RDONLY);
+    // A parent that dies (a daemon killed with SIGKILL) takes its commands with it: bubblewrap
+    // then ends its sandbox (--die-with-parent), so nothing runs on unwatched.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    // Out of the way of the numbers the passed descriptors get (3, 4, …) first.
+    int report = fcntl(exec_pipe[1], F_DUPFD_CLOEXEC, 64);
+    int moved[kMaxPassedFds];
+    for (std::size_t i = 0; i < spec.pass_fds.size(); ++i) moved[i] = fcntl(spec.pass_fds[i], F_DUPFD_CLOEXEC, 64);
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     dup2(spec.stdin_data ? in_pipe[0] : devnull, 0);
     dup2(out_pipe[1], 1);
     dup2(spec.merge_stderr ? out_pipe[1] : err_pipe[1], 2);
+    for (std::size_t i = 0; i < spec.pass_fds.size(); ++i) dup2(moved[i], static_cast<int>(3 + i));
+    // Whatever else is open here (the daemon's sockets, RocksDB's files, other children's
+    // pipes) closes at exec.
+    close_fds_on_exec(static_cast<int>(3 + spec.pass_fds.size()));
+    char pid_text[24];
+    std::size_t pid_len = format_pid(pid_text, getpid());
+    for (int fd : spec.cgroup_procs_fds) {
+      if (write(fd, pid_text, pid_len) != static_cast<ssize_t>(pid_len)) {
+        int e = errno;
+        (void)!write(report, &e, sizeof e);
+        _exit(127);
+      }
+    }
+    set_limit(RLIMIT_NPROC, spec.limits.processes);
+    set_limit(RLIMIT_NOFILE, spec.limits.open_files);
+    set_limit(RLIMIT_FSIZE, spec.limits.file_size);
+    set_limit(RLIMIT_DATA, spec.limits.data);
+    set_limit(RLIMIT_CPU, spec.limits.cpu_seconds);
     signal(SIGPIPE, SIG_DFL);
+    signal(SIGXFSZ, SIG_DFL);
     if (cwd && chdir(cwd) != 0) {
       int e = errno;
-      (void)!write(exec_pipe[1], &e, sizeof e);
+      (void)!write(report, &e, sizeof e);
       _exit(127);
     }
     execvpe(argv[0], argv.data(), envp.data());
     int e = errno;
-    (void)!write(exec_pipe[1], &e, sizeof e);
+    (void)!write(report, &e, sizeof e);
     _exit(127);
   }
   setpgid(pid, pid);  // also from the parent: no race with an early kill

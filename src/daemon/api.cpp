@@ -158,6 +158,7 @@ awaitable<Response> Api::handle(Request req) {
                         {"repo", s.info.repo},
                         {"active_runs", s.manager.active_runs()},
                         {"stopping", s.info.shutting_down ? s.info.shutting_down() : false},
+                        {"sandbox", s.info.sandbox ? s.info.sandbox() : nlohmann::json(nullptr)},
                         {"loops", counts}}};
   }
 

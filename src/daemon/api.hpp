@@ -21,6 +21,8 @@ struct ApiInfo {
   /// Where the routes read the store. Its own pool, so that `loopr list` and health answer while
   /// the engine's pool is queued up with git work (1,000 worktrees at start); null: the engine's.
   net::thread_pool* read_pool = nullptr;
+  /// The command executor's state for health: kind, confined, description, available, problem.
+  std::function<nlohmann::json()> sandbox;
 };
 
 class Api {

@@ -16,10 +16,13 @@
 
 #include <loopr/core/config.hpp>
 #include <loopr/core/log.hpp>
+#include <loopr/core/preflight.hpp>
 #include <loopr/daemon/http.hpp>
 #include <loopr/engine/loop_journal.hpp>
 #include <loopr/engine/repo_prompts.hpp>
 #include <loopr/engine/scheduler.hpp>
+#include <loopr/exec/executor.hpp>
+#include <loopr/exec/secrets.hpp>
 #include <loopr/manager/loop_manager.hpp>
 #include <loopr/store/task_store.hpp>
 #include <loopr/tools/runner_slots.hpp>
@@ -89,9 +92,10 @@ struct Daemon {
   std::unique_ptr<TaskStore> store;
   std::unique_ptr<engine::LoopJournal> journal;  ///< every store write, then its events
   engine::CostLedger costs;
-  std::unique_ptr<llm::LlmClient> llm;
+  std::unique_ptr<llm::ReloadableClient> llm;
   std::unique_ptr<engine::Scheduler> scheduler;
   std::unique_ptr<tools::RunnerSlots> runners;
+  std::unique_ptr<exec::Executor> executor;
   engine::EventBus bus;
   std::unique_ptr<engine::RepoPrompts> prompts;
   std::unique_ptr<engine::EngineContext> ctx;
@@ -101,17 +105,47 @@ struct Daemon {
   bool stopping = false;
   TimestampMs started_at = now_ms();
 
-  explicit Daemon(DaemonOptions o) : options(std::move(o)), paths(options.repo) {}
+  Daemon(DaemonOptions o, exec::SecretEnv s) : options(std::move(o)), paths(options.repo), secrets(std::move(s)) {}
 
-  EnvLookup env() const { return options.env ? EnvLookup(options.env) : process_env(); }
+  exec::SecretEnv secrets;  ///< provider keys, taken out of the process environment at start
+
+  EnvLookup env() const { return options.env ? EnvLookup(options.env) : secrets.lookup(); }
+
+  // Every command of a loop goes through the executor; check at once that it works, and say
+  // loudly when the config turned confinement off.
+  void open_executor() {
+    exec::ExecutorOptions eo{paths, env()};
+    executor = exec::make_executor(config->sandbox, eo);
+    if (!executor->info().confined) {
+      spdlog::warn("SANDBOX OFF (sandbox: none in .loopr/config.yml): the model's commands, the validation and "
+                   "stop scripts run UNCONFINED with this daemon's user, files, environment and network");
+      return;
+    }
+    if (auto problem = executor->unavailable())
+      spdlog::error("sandbox: commands cannot run, loops that need them will be blocked: {}", *problem);
+    else
+      spdlog::info("sandbox: {}", executor->info().description);
+  }
+
+  nlohmann::json sandbox_status() {
+    const auto& i = executor->info();
+    nlohmann::json j = {{"kind", i.kind}, {"confined", i.confined}, {"description", i.description}};
+    auto problem = executor->unavailable();
+    j["available"] = !problem.has_value();
+    j["problem"] = problem ? nlohmann::json(*problem) : nlohmann::json(nullptr);
+    return j;
+  }
 
   Result<void> open() {
     auto cfg = load_config(paths.config_file().string(), env());
     if (!cfg) return cfg.take_error();
     config = std::make_shared<Config>(std::move(*cfg));
+    LOOPR_TRY(check_prerequisites());
     LOOPR_ASSIGN(store, TaskStore::open(paths.state_dir().string(), {.sync = true}));
     journal = std::make_unique<engine::LoopJournal>(*store, pool, bus);
-    LOOPR_ASSIGN(llm, llm::make_client(*config, env(), io, pool));
+    open_executor();
+    LOOPR_ASSIGN(auto first, llm::make_client(*config, env(), io, pool, executor.get()));
+    llm = std::make_unique<llm::ReloadableClient>(std::move(first));
     std::string provider = config->llm.provider;
     scheduler = std::make_unique<engine::Scheduler>(io.get_executor(), engine::SchedulerOptions::from_config(*config),
                                                     engine::stored_provider_pause(*store, provider),
@@ -119,7 +153,7 @@ struct Daemon {
     runners = std::make_unique<tools::RunnerSlots>(config->concurrency);
     prompts = std::make_unique<engine::RepoPrompts>(paths.root);
     ctx = std::make_unique<engine::EngineContext>(engine::EngineContext{
-        io, pool, *journal, config, paths, *llm, *scheduler, *runners, *prompts, costs,
+        io, pool, *journal, config, paths, *llm, *scheduler, *runners, *executor, *prompts, costs,
         llm::retry_policy(config->llm), std::chrono::milliseconds(1000)});
     manager = std::make_unique<manager::LoopManager>(*ctx);
     bus.subscribe([this](const Event& e) { append_loop_log(paths, e); });
@@ -130,11 +164,29 @@ struct Daemon {
     info.request_shutdown = [this] { begin_shutdown("shutdown requested over the API"); };
     info.shutting_down = [this] { return stopping; };
     info.read_pool = &api_reads;
+    info.sandbox = [this] { return sandbox_status(); };
     api = std::make_unique<Api>(*ctx, *manager, info);
     server = std::make_unique<HttpServer>(io, api->routes());
     return ok();
   }
 
+  // Refuses to serve a provider that cannot work (a missing key, no `claude`), unless forced;
+  // a validation program that is missing now may be installed before a code loop runs.
+  Result<void> check_prerequisites() const {
+    if (auto p = check_provider(*config, env())) {
+      if (!options.force || !p->forceable)
+        return make_error(ErrorCode::invalid_argument, p->what + " (" + p->hint + ")");
+      spdlog::warn("{} (started with --force)", p->what);
+    }
+    if (auto p = check_validation_command(*config, paths.root, env()))
+      spdlog::warn("{} ({})", p->what, p->hint);
+    return ok();
+  }
+
+  // SIGHUP: every setting that can change while loops run takes effect at once (the model
+  // client with its URL, model, timeouts and prices; retries; runner slots; the scheduler; loop
+  // slots; limits and loop settings, read per iteration); what cannot (kRestartKeys) keeps its
+  // start value until a restart, and the log says which changed.
   void reload() {
     auto cfg = load_config(paths.config_file().string(), env());
     if (!cfg) {
@@ -142,11 +194,27 @@ struct Daemon {
       return;
     }
     auto next = std::make_shared<Config>(std::move(*cfg));
+    auto pending = restart_keys_changed(*config, *next);
+    next->base_branch = config->base_branch;
+    next->llm.provider = config->llm.provider;
+    next->sandbox = config->sandbox;
+    auto client = llm::make_client(*next, env(), io, pool, executor.get());
+    if (!client) {
+      spdlog::error("SIGHUP: the config was not reloaded: the model client: {}", client.error().message);
+      return;
+    }
+    llm->replace(std::move(*client));
     ctx->config = next;
     config = next;
+    ctx->retry.max_retries = next->llm.max_retries;
+    runners->reconfigure(next->concurrency);
     scheduler->set_options(engine::SchedulerOptions::from_config(*next));
     manager->config_changed();
     spdlog::info("SIGHUP: config reloaded from {}", paths.config_file().string());
+    for (const auto& key : pending)
+      spdlog::warn("SIGHUP: {} changed in the file but needs a restart (`loopr daemon stop`, then `loopr daemon`); "
+                   "the daemon keeps the value it started with",
+                   key);
   }
 
   void begin_shutdown(std::string why) {
@@ -208,6 +276,10 @@ struct Daemon {
 }  // namespace
 
 Result<void> run_daemon(const DaemonOptions& options) {
+  // First of all: no provider key stays in this process's environment, where a command (or
+  // anything that can read /proc/<pid>/environ) could find it.
+  std::vector<std::string> secret_names(std::begin(exec::kSecretVariables), std::end(exec::kSecretVariables));
+  exec::SecretEnv secrets = exec::SecretEnv::take(secret_names);
   RepoPaths paths(options.repo);
   if (!std::filesystem::exists(paths.config_file()))
     return make_error(ErrorCode::invalid_argument,
@@ -224,7 +296,7 @@ Result<void> run_daemon(const DaemonOptions& options) {
   setup_logging(spdlog::level::info, (paths.logs_dir() / "daemon.log").string());
   spdlog::flush_every(std::chrono::seconds(1));
 
-  auto daemon = std::make_unique<Daemon>(options);
+  auto daemon = std::make_unique<Daemon>(options, std::move(secrets));
   if (auto opened = daemon->open(); !opened) {
     spdlog::error("cannot start: {}", opened.error().message);
     return opened;

@@ -11,9 +11,10 @@ constexpr const char* kContinue =
     "Your reply was cut off because it reached the output token limit. Continue from where you "
     "stopped; if you were in the middle of a tool call, make it again.";
 
-std::vector<llm::ToolDefinition> llm_tools() {
+// What the model is shown: only the tools the loop's policy allows.
+std::vector<llm::ToolDefinition> llm_tools(const tools::ToolRouter& router) {
   std::vector<llm::ToolDefinition> out;
-  for (const auto& d : tools::tool_definitions()) out.push_back({d.name, d.description, d.input_schema});
+  for (const auto& d : router.definitions()) out.push_back({d.name, d.description, d.input_schema});
   return out;
 }
 
@@ -104,7 +105,7 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shar
   request.loop_type = header_type;
   request.working_dir = loop.worktree;
   request.timeout = ctx.config->loop(loop.type).iteration_timeout;
-  if (router) request.tools = llm_tools();
+  if (router) request.tools = llm_tools(*router);
   request.messages.push_back(llm::Message::user_text(prompt));
 
   while (true) {

@@ -13,6 +13,7 @@
 #include <loopr/engine/engine.hpp>
 #include <loopr/engine/feedback.hpp>
 #include <loopr/git/worktree.hpp>
+#include <loopr/tools/tool_router.hpp>
 
 #include "engine/conversation.hpp"
 #include "engine/transcript.hpp"
@@ -32,13 +33,16 @@ struct IterationState {
 IterationState read_state(const Loop& loop, const Config& config) {
   IterationState s;
   if (!loop.input_artifact.empty()) {
-    std::ifstream in(std::filesystem::path(loop.worktree) / loop.input_artifact, std::ios::binary);
-    if (in) {
-      std::ostringstream text;
-      text << in.rdbuf();
-      s.input = text.str();
+    // Through the sandbox's resolver: the model's commands may have made it a symlink.
+    auto text = tools::Sandbox(loop.worktree).read(loop.input_artifact, config.artifacts.max_bytes);
+    if (text && text->size() <= config.artifacts.max_bytes) {
+      s.input = std::move(*text);
+    } else if (text) {
+      s.input = text->substr(0, config.artifacts.max_bytes) + "\n(the input artifact is cut here: it is larger than " +
+                std::to_string(config.artifacts.max_bytes) + " bytes)";
     } else {
-      s.input = "(the input artifact " + loop.input_artifact + " is missing from the working tree)";
+      s.input = "(the input artifact " + loop.input_artifact + " cannot be read from the working tree: " +
+                text.error().message + ")";
     }
   }
   auto wt = git::Worktree::open(loop.worktree);
@@ -120,17 +124,28 @@ std::map<std::string, std::string> prompt_vars(const Loop& loop, const Config& c
   };
 }
 
-// Stop scripts (`limits.stop_scripts`): exit 0 stops the loop, their output is the reason.
-std::optional<std::string> run_stop_scripts(const Loop& loop, const Config& config, const std::string& validation_log,
-                                            int n) {
+// The variables every command run for a loop gets (run_command, validation, stop scripts).
+std::map<std::string, std::string> command_env(const Loop& loop, int n) {
+  return {{"LOOPR_LOOP_ID", loop.id}, {"LOOPR_ITERATION", std::to_string(n)}, {"LOOPR_LOOP_TYPE", to_string(loop.type)},
+          {"LOOPR_PLAN_ID", loop.plan_id}};
+}
+
+// Whether a loop runs commands at all (then it cannot go on without a working sandbox).
+bool needs_commands(const Loop& loop, const Config& config) {
+  return loop.type == LoopType::code || !config.limits.stop_scripts.empty();
+}
+
+// Stop scripts (`limits.stop_scripts`): exit 0 stops the loop, their output is the reason. They
+// run in the sandbox like every command: they read the worktree the model changed.
+std::optional<std::string> run_stop_scripts(exec::Executor& executor, const Loop& loop, const Config& config,
+                                            const std::string& validation_log, int n) {
   for (const auto& script : config.limits.stop_scripts) {
-    ProcessSpec spec = shell(script, loop.worktree);
-    spec.timeout = std::chrono::minutes(1);
-    spec.output_cap = 4096;
-    spec.env_set = {{"LOOPR_LOOP_ID", loop.id}, {"LOOPR_ITERATION", std::to_string(n)}, {"LOOPR_LOOP_TYPE", to_string(loop.type)}};
-    spec.env_unset = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"};
-    spec.stdin_data = validation_log;
-    auto r = run_process(spec);
+    exec::Command cmd = exec::Command::shell(script, loop.worktree);
+    cmd.timeout = std::chrono::minutes(1);
+    cmd.output_cap = 4096;
+    cmd.env = command_env(loop, n);
+    cmd.stdin_data = validation_log;
+    auto r = executor.run(cmd);
     if (r.exit_code == 0 && !r.timed_out) {
       std::string why = first_line(r.output, 200);
       return "stop script `" + script + "`: " + (why.empty() ? std::string("(no output)") : why);
@@ -180,7 +195,11 @@ class IterationRun {
     // 3+4. The conversation (scheduler slots are taken per model call inside).
     tools::ToolLimits limits;
     limits.command_max_timeout = std::chrono::duration_cast<std::chrono::seconds>(config.loop(loop.type).iteration_timeout);
-    auto router = std::make_shared<tools::ToolRouter>(tools::Sandbox(loop.worktree), ctx_.runners, limits);
+    tools::ToolPolicy policy = tools::policy_for(
+        loop.type, config, loop.output_artifacts.empty() ? std::string() : loop.output_artifacts.front());
+    policy.command_env = command_env(loop, n);
+    auto router = std::make_shared<tools::ToolRouter>(tools::Sandbox(loop.worktree), ctx_.runners, ctx_.executor,
+                                                      std::move(policy), limits);
     std::string header_type = to_string(loop.type);
     Conversation conv = co_await converse(ctx_, loop, control_, *prompt, router, header_type,
                                           config.loop(loop.type).max_turns_per_iteration);
@@ -262,7 +281,8 @@ class IterationRun {
       if (auto why = match_stop_pattern(config, v.output)) {
         next = LoopStatus::stopped;
         reason = *why;
-      } else if (auto script = co_await run_blocking(ctx_.pool, [&] { return run_stop_scripts(loop, config, v.output, n); })) {
+      } else if (auto script = co_await run_blocking(
+                     ctx_.pool, [&] { return run_stop_scripts(ctx_.executor, loop, config, v.output, n); })) {
         next = LoopStatus::stopped;
         reason = *script;
       } else if (stale >= config.limits.no_progress_iterations) {
@@ -455,6 +475,16 @@ awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopCont
     if (gate) {
       bool go_on = co_await ask_gate(*gate, loop);
       if (!go_on) co_return exit;
+    }
+    if (needs_commands(loop, *config)) {
+      // No silent fallback: without a working sandbox a loop that runs commands waits for the
+      // person (who installs what is missing, or chooses `sandbox: none`) instead of failing.
+      auto problem = co_await run_blocking(ctx_.pool, [&] { return ctx_.executor.unavailable(); });
+      if (problem) {
+        step = co_await move_loop(journal, loop, LoopStatus::blocked,
+                                  "commands cannot run: " + *problem + "; then `loopr resume " + loop.id + "`");
+        co_return exit;
+      }
     }
     // Plain arithmetic on the record, the config and the cost ledger: no store read.
     if (Limit limit = check_limits(ctx_, loop, *config, plan_start);

@@ -4,6 +4,7 @@
 
 #include <loopr/core/process.hpp>
 #include <loopr/markdown/artifacts.hpp>
+#include <loopr/tools/sandbox.hpp>
 
 #include "engine/conversation.hpp"
 #include "engine/validation.hpp"
@@ -14,17 +15,6 @@ namespace loopr::engine {
 namespace {
 
 constexpr std::size_t kValidationOutputCap = 64 * 1024;
-
-std::optional<std::string> read_small_file(const std::filesystem::path& p, std::size_t max) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(p, ec)) return std::nullopt;
-  std::ifstream in(p, std::ios::binary);
-  std::string out;
-  out.resize(max + 1);
-  in.read(out.data(), static_cast<std::streamsize>(out.size()));
-  out.resize(static_cast<std::size_t>(in.gcount()));
-  return out;
-}
 
 markdown::ArtifactKind kind_of(LoopType t) {
   switch (t) {
@@ -39,8 +29,12 @@ awaitable<Validation> validate_document(EngineContext& ctx, const Loop& loop, st
   Validation v;
   const Config& config = *ctx.config;
   std::string rel = loop.output_artifacts.empty() ? std::string() : loop.output_artifacts.front();
-  auto text = co_await run_blocking(ctx.pool, [&] {
-    return read_small_file(std::filesystem::path(loop.worktree) / rel, config.artifacts.max_bytes * 2);
+  // Through the sandbox's resolver: an artifact that is a symlink out of the worktree is not read.
+  auto text = co_await run_blocking(ctx.pool, [&]() -> std::optional<std::string> {
+    if (rel.empty()) return std::nullopt;
+    auto read = tools::Sandbox(loop.worktree).read(rel, config.artifacts.max_bytes * 2);
+    if (!read) return std::nullopt;
+    return std::move(*read);
   });
   if (!text) {
     v.summary = "the artifact " + rel + " was not written";
@@ -116,15 +110,16 @@ awaitable<Validation> validate_code(EngineContext& ctx, const Loop& loop, std::s
     v.output = v.summary + "\n";
     co_return v;
   }
-  ProcessSpec spec = shell(v.command, loop.worktree);
-  spec.timeout = lc.iteration_timeout;
-  spec.output_cap = kValidationOutputCap;
-  spec.env_unset = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"};
-  spec.env_set = {{"LOOPR_LOOP_ID", loop.id}, {"LOOPR_ITERATION", std::to_string(loop.iteration + 1)}};
-  spec.cancel = control->cancel_flag();
-  auto run = [&ctx, &spec] {
-    auto lease = ctx.runners.acquire(ctx.runners.classify(spec.argv.back()));
-    return run_process(spec);
+  exec::Command cmd = exec::Command::shell(v.command, loop.worktree);
+  cmd.timeout = lc.iteration_timeout;
+  cmd.output_cap = kValidationOutputCap;
+  cmd.env = {{"LOOPR_LOOP_ID", loop.id}, {"LOOPR_ITERATION", std::to_string(loop.iteration + 1)},
+             {"LOOPR_LOOP_TYPE", to_string(loop.type)}, {"LOOPR_PLAN_ID", loop.plan_id}};
+  cmd.cancel = control->cancel_flag();
+  cmd.runner_class = ctx.runners.classify(v.command);
+  auto run = [&ctx, &cmd] {
+    auto lease = ctx.runners.acquire(cmd.runner_class);
+    return ctx.executor.run(cmd);
   };
   ProcessResult r = co_await run_blocking(ctx.pool, run);
   v.output = r.output;
@@ -137,6 +132,7 @@ awaitable<Validation> validate_code(EngineContext& ctx, const Loop& loop, std::s
   if (r.spawn_failed) {
     v.summary = "the validation command could not start";
     v.feedback = v.summary + ": " + r.output;
+    v.output = r.output;
     co_return v;
   }
   if (!r.timed_out) v.exit_code = r.exit_code;

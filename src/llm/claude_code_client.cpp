@@ -1,6 +1,11 @@
 // The Claude Code CLI as a provider: one `claude -p` process per call, run in the loop's
 // worktree on the blocking pool, its stream-json read line by line as it arrives. The CLI runs
 // its own tools, so one call is a whole agentic session.
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
 #include <spdlog/spdlog.h>
 
 #include "llm/providers.hpp"
@@ -31,7 +36,18 @@ class ClaudeCodeClient final : public LlmClient {
     spec.on_line = [&reader](std::string_view line) { reader.on_line(line); };
     spdlog::debug("claude-code loop {}: starting {} in {}", request.loop_id, settings_.command,
                   spec.cwd);
-    ProcessResult result = co_await run_blocking(blocking_, [&spec] { return run_process(spec); });
+    exec::Executor* executor = settings_.executor;
+    auto run = [&spec, executor, this] {
+      if (executor && installation_dirs().empty()) {
+        // Not found on the daemon's PATH: say so as an unstartable command would.
+        ProcessResult missing;
+        missing.spawn_failed = true;
+        missing.output = "cannot start " + settings_.command + ": No such file or directory";
+        return missing;
+      }
+      return executor ? executor->run(sandboxed(spec)) : run_process(spec);
+    };
+    ProcessResult result = co_await run_blocking(blocking_, run);
     Outcome outcome = reader.finish(result, *pricing_);
     if (!outcome.ok()) outcome.error().request_id = reader.session_id();
     co_return outcome;
@@ -67,6 +83,69 @@ class ClaudeCodeClient final : public LlmClient {
     spec.merge_stderr = false;  // stdout is NDJSON; stderr only explains failures
     spec.output_cap = 64 * 1024;
     return spec;
+  }
+
+  /// The same run as a sandboxed command: the worktree writable, the network on (the CLI must
+  /// reach its model), the CLI's own state (~/.claude, ~/.claude.json) writable, its
+  /// installation visible, and only the variables it needs on top of the allowlist.
+  exec::Command sandboxed(const ProcessSpec& spec) const {
+    exec::Command c;
+    c.argv = spec.argv;
+    c.workdir = spec.cwd;
+    c.network = true;
+    c.env = spec.env_set;
+    c.timeout = spec.timeout;
+    c.cancel = spec.cancel;
+    c.merge_stderr = spec.merge_stderr;
+    c.output_cap = spec.output_cap;
+    c.on_line = spec.on_line;
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!settings_.home.empty()) {
+      for (const char* name : {".claude", ".claude.json"}) {
+        fs::path p = fs::path(settings_.home) / name;
+        if (fs::exists(p, ec)) c.writable.push_back(p);
+      }
+    }
+    for (const auto& dir : installation_dirs()) c.read_only.push_back(dir);
+    return c;
+  }
+
+  /// Where the CLI is installed (its PATH entry and where that link points), so it is visible
+  /// in the sandbox even under the hidden home (~/.nvm, ~/.local) or a private /tmp.
+  std::vector<std::filesystem::path> installation_dirs() const {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> out;
+    fs::path found;
+    if (settings_.command.find('/') != std::string::npos) {
+      if (::access(settings_.command.c_str(), X_OK) == 0) found = settings_.command;
+    } else {
+      std::stringstream dirs(settings_.path);
+      for (std::string dir; std::getline(dirs, dir, ':');) {
+        if (dir.empty()) continue;
+        fs::path candidate = fs::path(dir) / settings_.command;
+        if (::access(candidate.c_str(), X_OK) == 0) {
+          found = candidate;
+          break;
+        }
+      }
+    }
+    if (found.empty()) return out;
+    std::error_code ec;
+    auto add = [&](const fs::path& p) {
+      if (p.empty()) return;
+      fs::path top = p;
+      // Under the home: its first folder (~/.nvm, ~/.local), which holds node as well.
+      if (!settings_.home.empty()) {
+        auto rel = p.lexically_relative(settings_.home);
+        if (!rel.empty() && *rel.begin() != ".." && *rel.begin() != ".") top = fs::path(settings_.home) / *rel.begin();
+      }
+      out.push_back(top);
+    };
+    add(fs::absolute(found, ec).parent_path());
+    auto real = fs::canonical(found, ec);
+    if (!ec) add(real.parent_path());
+    return out;
   }
 
  private:

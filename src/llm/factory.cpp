@@ -8,7 +8,8 @@
 namespace loopr::llm {
 
 Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLookup& env,
-                                               net::io_context& io, net::thread_pool& blocking) {
+                                               net::io_context& io, net::thread_pool& blocking,
+                                               exec::Executor* commands) {
   const LlmConfig& c = config.llm;
   auto pricing = std::make_shared<const Pricing>(config.pricing);
 
@@ -19,6 +20,9 @@ Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLo
     s.permission_mode = c.claude_code.permission_mode;
     s.skip_permissions = c.claude_code.skip_permissions;
     s.max_turns = c.claude_code.max_turns;
+    s.executor = commands;
+    if (auto home = env("HOME")) s.home = *home;
+    if (auto path = env("PATH")) s.path = *path;
     if (auto key = env("ANTHROPIC_API_KEY")) s.env["ANTHROPIC_API_KEY"] = *key;
     if (!c.base_url.empty()) s.env["ANTHROPIC_BASE_URL"] = c.base_url;
     // A whole CLI session is one call: without a per-request timeout it gets the longest

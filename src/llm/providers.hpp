@@ -29,6 +29,11 @@ struct ClaudeCodeSettings {
   /// only this way, never on the command line (other users can read argv).
   std::map<std::string, std::string> env;
   std::chrono::milliseconds default_timeout{std::chrono::minutes(10)};
+  /// The sandbox the CLI runs in (with the network, its own state under ~/.claude writable);
+  /// nullptr: unconfined (tests of the client itself).
+  exec::Executor* executor = nullptr;
+  std::string home;  ///< the user's home (where ~/.claude is)
+  std::string path;  ///< PATH, to find the CLI's installation
 };
 
 std::unique_ptr<LlmClient> make_claude_code_client(ClaudeCodeSettings settings,

@@ -4,28 +4,37 @@
 
 namespace loopr::tools {
 
-RunnerSlots::RunnerSlots(const ConcurrencyConfig& config) {
-  for (const auto& [name, limit] : config.runners) classes_[name].limit = std::max(1, limit);
-  classes_.try_emplace("default");
-  for (const auto& [name, patterns] : config.runner_patterns) {
-    for (const auto& p : patterns) {
+RunnerSlots::RunnerSlots(const ConcurrencyConfig& config) { reconfigure(config); }
+
+void RunnerSlots::reconfigure(const ConcurrencyConfig& config) {
+  std::vector<std::pair<std::string, std::unique_ptr<re2::RE2>>> patterns;
+  for (const auto& [name, list] : config.runner_patterns) {
+    for (const auto& p : list) {
       auto re = std::make_unique<re2::RE2>(p, re2::RE2::Quiet);
-      if (re->ok()) patterns_.emplace_back(name, std::move(re));
+      if (re->ok()) patterns.emplace_back(name, std::move(re));
     }
   }
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [name, limit] : config.runners) classes_[name].limit = std::max(1, limit);
+    classes_.try_emplace("default");
+    patterns_ = std::move(patterns);
+  }
+  freed_.notify_all();
 }
 
 RunnerSlots::~RunnerSlots() = default;
 
 std::string RunnerSlots::classify(const std::string& command) const {
+  std::lock_guard lock(mutex_);
   for (const auto& [name, re] : patterns_)
     if (classes_.count(name) && re2::RE2::PartialMatch(command, *re)) return name;
   return "default";
 }
 
 RunnerSlots::Lease RunnerSlots::acquire(const std::string& runner_class) {
-  std::string cls = classes_.count(runner_class) ? runner_class : "default";
   std::unique_lock lock(mutex_);
+  std::string cls = classes_.count(runner_class) ? runner_class : "default";
   Class& c = classes_[cls];
   freed_.wait(lock, [&] { return c.used < c.limit; });
   ++c.used;

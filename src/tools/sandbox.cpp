@@ -1,6 +1,8 @@
 // Path resolution is done twice on purpose: lexically first (cheap, clear messages for `..`,
 // absolute paths, NUL, `.git`), then through the file system (symlinks, including chains and
 // dangling links whose target would be created outside the worktree).
+#include <fstream>
+
 #include <loopr/tools/sandbox.hpp>
 
 namespace loopr::tools {
@@ -9,7 +11,8 @@ namespace fs = std::filesystem;
 namespace {
 
 Error refuse(std::string_view path, const std::string& why) {
-  return make_error(ErrorCode::invalid_argument, "refused path \"" + std::string(path) + "\": " + why);
+  return make_error(ErrorCode::invalid_argument,
+                    "refused path \"" + std::string(path) + "\": " + why);
 }
 
 bool inside(const fs::path& p, const fs::path& root, fs::path* rel_out) {
@@ -30,10 +33,12 @@ Sandbox::Sandbox(const fs::path& root) {
 }
 
 Result<fs::path> Sandbox::resolve(std::string_view path) const {
-  if (path.find('\0') != std::string_view::npos) return refuse("(with NUL)", "the path contains a NUL byte");
+  if (path.find('\0') != std::string_view::npos)
+    return refuse("(with NUL)", "the path contains a NUL byte");
   if (path.empty()) return refuse(path, "the path is empty (use \".\" for the working tree root)");
   if (path.front() == '/' || path.front() == '~')
-    return refuse(path, "absolute paths are not allowed; give the path relative to the working tree root");
+    return refuse(
+        path, "absolute paths are not allowed; give the path relative to the working tree root");
 
   fs::path lexical;
   int depth = 0;
@@ -64,10 +69,27 @@ Result<fs::path> Sandbox::resolve(std::string_view path) const {
   }
   fs::path rel;
   if (p != root_ && !inside(p, root_, &rel))
-    return refuse(path, "it resolves (through a symlink) to " + p.string() + ", outside the working tree");
+    return refuse(
+        path, "it resolves (through a symlink) to " + p.string() + ", outside the working tree");
   for (const auto& part : rel)
-    if (part == ".git") return refuse(path, "it resolves into the .git folder, which is managed by loopr");
+    if (part == ".git")
+      return refuse(path, "it resolves into the .git folder, which is managed by loopr");
   return p;
+}
+
+Result<std::string> Sandbox::read(std::string_view path, std::size_t max_bytes) const {
+  LOOPR_ASSIGN(fs::path resolved, resolve(path));
+  std::error_code ec;
+  if (!fs::is_regular_file(resolved, ec))
+    return make_error(ErrorCode::not_found,
+                      std::string(path) + " is not a file in the working tree");
+  std::ifstream in(resolved, std::ios::binary);
+  if (!in) return make_error(ErrorCode::not_found, "cannot read " + std::string(path));
+  std::string out;
+  out.resize(max_bytes + 1);
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  out.resize(static_cast<std::size_t>(in.gcount()));
+  return out;
 }
 
 std::string Sandbox::relative(const fs::path& resolved) const {

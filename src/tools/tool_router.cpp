@@ -22,7 +22,8 @@ const std::vector<ToolDefinition>& tool_definitions() {
     std::vector<ToolDefinition> out;
     for (const EmbeddedFile& f : embedded_tool_schemas()) {
       auto j = nlohmann::json::parse(f.content);  // our own files: a parse error is a build bug
-      out.push_back({j.at("name").get<std::string>(), j.at("description").get<std::string>(), j.at("input_schema")});
+      out.push_back({j.at("name").get<std::string>(), j.at("description").get<std::string>(),
+                     j.at("input_schema")});
     }
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     return out;
@@ -35,23 +36,27 @@ namespace {
 ToolResult error_result(std::string message) { return {std::move(message), true}; }
 
 // Reads a required string field, or says exactly what is missing.
-std::optional<std::string> string_field(const nlohmann::json& input, const char* tool, const char* field,
-                                        ToolResult& error, bool required = true) {
+std::optional<std::string> string_field(const nlohmann::json& input, const char* tool,
+                                        const char* field, ToolResult& error,
+                                        bool required = true) {
   if (!input.is_object() || !input.contains(field) || input[field].is_null()) {
     if (required) error = error_result(std::string(tool) + " needs `" + field + "` (a string)");
     return std::nullopt;
   }
   if (!input[field].is_string()) {
-    error = error_result(std::string(tool) + ": `" + field + "` must be a string, got " + input[field].type_name());
+    error = error_result(std::string(tool) + ": `" + field + "` must be a string, got " +
+                         input[field].type_name());
     return std::nullopt;
   }
   return input[field].get<std::string>();
 }
 
-std::optional<long long> int_field(const nlohmann::json& input, const char* tool, const char* field, ToolResult& error) {
+std::optional<long long> int_field(const nlohmann::json& input, const char* tool, const char* field,
+                                   ToolResult& error) {
   if (!input.is_object() || !input.contains(field) || input[field].is_null()) return std::nullopt;
   if (!input[field].is_number_integer() || input[field].get<long long>() < 1) {
-    error = error_result(std::string(tool) + ": `" + field + "` must be a whole number of at least 1");
+    error =
+        error_result(std::string(tool) + ": `" + field + "` must be a whole number of at least 1");
     return std::nullopt;
   }
   return input[field].get<long long>();
@@ -59,20 +64,77 @@ std::optional<long long> int_field(const nlohmann::json& input, const char* tool
 
 }  // namespace
 
-ToolRouter::ToolRouter(Sandbox sandbox, RunnerSlots& slots, ToolLimits limits)
-    : sandbox_(std::move(sandbox)), slots_(slots), limits_(limits) {}
+ToolPolicy policy_for(LoopType type, const Config& config, const std::string& own_artifact) {
+  ToolPolicy p;
+  p.loop_type = to_string(type);
+  p.own_artifact = own_artifact;
+  p.writes_only_artifact = type != LoopType::code;
+  for (const char* name : kToolNames)
+    if (type == LoopType::code || std::string_view(name) != "run_command") p.allowed.insert(name);
+  const auto& narrowed = config.loop(type).tools;
+  if (!narrowed.empty()) {
+    std::set<std::string> keep;
+    for (const auto& name : narrowed)
+      if (p.allowed.count(name)) keep.insert(name);
+    p.allowed = std::move(keep);
+  }
+  return p;
+}
+
+ToolRouter::ToolRouter(Sandbox sandbox, RunnerSlots& slots, exec::Executor& executor,
+                       ToolPolicy policy, ToolLimits limits)
+    : sandbox_(std::move(sandbox)),
+      slots_(slots),
+      executor_(executor),
+      policy_(std::move(policy)),
+      limits_(limits) {}
+
+std::vector<ToolDefinition> ToolRouter::definitions() const {
+  std::vector<ToolDefinition> out;
+  for (const auto& d : tool_definitions())
+    if (policy_.allowed.count(d.name)) out.push_back(d);
+  return out;
+}
+
+std::string ToolRouter::write_refusal(const std::string& given, const fs::path& resolved) const {
+  std::string rel = sandbox_.relative(resolved);
+  bool in_loopr = rel == ".loopr" || rel.starts_with(".loopr/");
+  if (rel == policy_.own_artifact) return {};
+  if (policy_.writes_only_artifact)
+    return "refused path \"" + given + "\": a " + policy_.loop_type +
+           " loop writes only its artifact `" + policy_.own_artifact + "`";
+  if (in_loopr)
+    return "refused path \"" + given +
+           "\": .loopr/ belongs to loopr (its config, prompts and other loops' "
+           "artifacts); write your changes elsewhere in the working tree";
+  return {};
+}
 
 ToolResult ToolRouter::call(const ToolCall& call, const std::atomic<bool>* cancel) {
   try {
-    if (!call.input.is_object()) return error_result(call.name + ": the input must be a JSON object");
+    if (!policy_.allowed.count(call.name)) {
+      bool known = false;
+      for (const auto& d : tool_definitions()) known = known || d.name == call.name;
+      std::string have;
+      for (const auto& name : policy_.allowed) have += (have.empty() ? "" : ", ") + name;
+      if (!known)
+        return error_result("unknown tool `" + call.name + "`; the tools you have are " + have);
+      return error_result("`" + call.name + "` is not available to " + policy_.loop_type +
+                          " loops" +
+                          (call.name == "run_command" && policy_.writes_only_artifact
+                               ? " (they only write their artifact; code loops run commands)"
+                               : "") +
+                          "; the tools you have are " + have);
+    }
+    if (!call.input.is_object())
+      return error_result(call.name + ": the input must be a JSON object");
     if (call.name == "read_file") return read_file(call.input);
     if (call.name == "write_file") return write_file(call.input);
     if (call.name == "edit_file") return edit_file(call.input);
     if (call.name == "list_dir") return list_dir(call.input);
     if (call.name == "search") return search(call.input);
     if (call.name == "run_command") return run_command(call.input, cancel);
-    return error_result("unknown tool `" + call.name +
-                        "`; the tools are read_file, write_file, edit_file, list_dir, search, run_command");
+    return error_result("unknown tool `" + call.name + "`");
   } catch (const std::exception& e) {
     // A tool failure is the model's to read, never the engine's to crash on.
     return error_result(call.name + " failed: " + e.what());
@@ -90,10 +152,13 @@ ToolResult ToolRouter::read_file(const nlohmann::json& input) {
   auto resolved = sandbox_.resolve(*path);
   if (!resolved) return error_result(resolved.error().message);
   std::error_code ec;
-  if (fs::is_directory(*resolved, ec)) return error_result(*path + " is a folder; use list_dir to see what is in it");
+  if (fs::is_directory(*resolved, ec))
+    return error_result(*path + " is a folder; use list_dir to see what is in it");
   auto text = read_text_file(*resolved, limits_.write_max_bytes * 4);
   if (!text) return error_result(text.error().message);
-  if (looks_binary(*text)) return error_result(*path + " is a binary file (" + std::to_string(text->size()) + " bytes); it cannot be shown as text");
+  if (looks_binary(*text))
+    return error_result(*path + " is a binary file (" + std::to_string(text->size()) +
+                        " bytes); it cannot be shown as text");
 
   long long first = offset.value_or(1);
   long long count = limit.value_or(limits_.read_default_lines);
@@ -115,7 +180,8 @@ ToolResult ToolRouter::read_file(const nlohmann::json& input) {
   total = n;
   if (!text->empty() && text->back() != '\n' && !out.empty() && shown_last == total) out.pop_back();
   if (first > total && total > 0)
-    return error_result(*path + " has only " + std::to_string(total) + " lines; offset " + std::to_string(first) + " is past the end");
+    return error_result(*path + " has only " + std::to_string(total) + " lines; offset " +
+                        std::to_string(first) + " is past the end");
   if (first > 1 || shown_last < total) {
     out += "\n[showing lines " + std::to_string(first) + "-" + std::to_string(shown_last) + " of " +
            std::to_string(total) + "; pass offset and limit to read more]";
@@ -130,13 +196,17 @@ ToolResult ToolRouter::write_file(const nlohmann::json& input) {
   auto content = string_field(input, "write_file", "content", err);
   if (!content) return err;
   if (content->size() > limits_.write_max_bytes)
-    return error_result("write_file: content of " + std::to_string(content->size()) + " bytes is over the " +
-                        std::to_string(limits_.write_max_bytes) + "-byte limit");
+    return error_result("write_file: content of " + std::to_string(content->size()) +
+                        " bytes is over the " + std::to_string(limits_.write_max_bytes) +
+                        "-byte limit");
   auto resolved = sandbox_.resolve(*path);
   if (!resolved) return error_result(resolved.error().message);
-  if (*resolved == sandbox_.root()) return error_result("write_file needs a file path, not the working tree root");
+  if (*resolved == sandbox_.root())
+    return error_result("write_file needs a file path, not the working tree root");
+  if (auto why = write_refusal(*path, *resolved); !why.empty()) return error_result(why);
   std::error_code ec;
-  if (fs::is_directory(*resolved, ec)) return error_result(*path + " is a folder; give a file path");
+  if (fs::is_directory(*resolved, ec))
+    return error_result(*path + " is a folder; give a file path");
   bool existed = fs::exists(*resolved, ec);
   auto written = write_file_atomically(*resolved, *content);
   if (!written) return error_result(written.error().message);
@@ -153,9 +223,11 @@ ToolResult ToolRouter::edit_file(const nlohmann::json& input) {
   if (!old_string) return err;
   auto new_string = string_field(input, "edit_file", "new_string", err);
   if (!new_string) return err;
-  if (old_string->empty()) return error_result("edit_file: old_string is empty; to create a file use write_file");
+  if (old_string->empty())
+    return error_result("edit_file: old_string is empty; to create a file use write_file");
   auto resolved = sandbox_.resolve(*path);
   if (!resolved) return error_result(resolved.error().message);
+  if (auto why = write_refusal(*path, *resolved); !why.empty()) return error_result(why);
   auto text = read_text_file(*resolved, limits_.write_max_bytes);
   if (!text) return error_result(text.error().message + " (to create a new file use write_file)");
 
@@ -169,8 +241,8 @@ ToolResult ToolRouter::edit_file(const nlohmann::json& input) {
     return error_result("edit_file: old_string was not found in " + *path +
                         "; read the file and copy the exact text, including whitespace");
   if (count > 1)
-    return error_result("edit_file: old_string occurs " + std::to_string(count) + " times in " + *path +
-                        "; include more surrounding lines so it occurs exactly once");
+    return error_result("edit_file: old_string occurs " + std::to_string(count) + " times in " +
+                        *path + "; include more surrounding lines so it occurs exactly once");
   std::string updated = text->substr(0, at) + *new_string + text->substr(at + old_string->size());
   auto written = write_file_atomically(*resolved, updated);
   if (!written) return error_result(written.error().message);
@@ -184,9 +256,11 @@ ToolResult ToolRouter::list_dir(const nlohmann::json& input) {
   auto resolved = sandbox_.resolve(path.value_or("."));
   if (!resolved) return error_result(resolved.error().message);
   std::error_code ec;
-  if (!fs::is_directory(*resolved, ec)) return error_result(path.value_or(".") + " is not a folder");
+  if (!fs::is_directory(*resolved, ec))
+    return error_result(path.value_or(".") + " is not a folder");
   std::vector<std::string> entries;
-  for (const auto& entry : fs::directory_iterator(*resolved, fs::directory_options::skip_permission_denied, ec)) {
+  for (const auto& entry :
+       fs::directory_iterator(*resolved, fs::directory_options::skip_permission_denied, ec)) {
     std::string name = entry.path().filename().string();
     if (name == ".git") continue;
     bool dir = entry.is_directory(ec) && !entry.is_symlink(ec);
@@ -198,7 +272,9 @@ ToolResult ToolRouter::list_dir(const nlohmann::json& input) {
   int shown = 0;
   for (const auto& e : entries) {
     if (shown++ == limits_.list_max_entries) {
-      out += "[" + std::to_string(entries.size() - static_cast<std::size_t>(limits_.list_max_entries)) + " more entries not shown]\n";
+      out += "[" +
+             std::to_string(entries.size() - static_cast<std::size_t>(limits_.list_max_entries)) +
+             " more entries not shown]\n";
       break;
     }
     out += e + "\n";
@@ -213,20 +289,22 @@ ToolResult ToolRouter::run_command(const nlohmann::json& input, const std::atomi
   if (!command) return err;
   auto timeout_s = int_field(input, "run_command", "timeout_s", err);
   if (err.is_error) return err;
-  auto timeout = std::min(timeout_s ? std::chrono::seconds(*timeout_s) : limits_.command_default_timeout,
-                          limits_.command_max_timeout);
-  ProcessSpec spec = shell(*command, sandbox_.root().string());
-  spec.timeout = timeout;
-  spec.output_cap = limits_.command_output_cap;
-  spec.cancel = cancel;
-  // Provider keys are never handed to commands the model chose.
-  spec.env_unset = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"};
-  auto lease = slots_.acquire(slots_.classify(*command));
-  ProcessResult r = run_process(spec);
+  auto timeout =
+      std::min(timeout_s ? std::chrono::seconds(*timeout_s) : limits_.command_default_timeout,
+               limits_.command_max_timeout);
+  exec::Command cmd = exec::Command::shell(*command, sandbox_.root());
+  cmd.timeout = timeout;
+  cmd.output_cap = limits_.command_output_cap;
+  cmd.cancel = cancel;
+  cmd.env = policy_.command_env;
+  cmd.runner_class = slots_.classify(*command);
+  auto lease = slots_.acquire(cmd.runner_class);
+  ProcessResult r = executor_.run(cmd);
   std::ostringstream head;
   if (r.spawn_failed) return error_result("run_command could not start: " + r.output);
   if (r.timed_out) {
-    head << "killed after " << timeout.count() << " s (timeout; pass a larger timeout_s if it needs longer)\n";
+    head << "killed after " << timeout.count()
+         << " s (timeout; pass a larger timeout_s if it needs longer)\n";
   } else if (r.cancelled) {
     head << "killed: the loop was stopped\n";
   } else if (r.term_signal) {

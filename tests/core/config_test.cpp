@@ -234,3 +234,92 @@ TEST(DurationTest, ParsesAndFormats) {
   EXPECT_EQ(format_duration(2h), "2h");
   EXPECT_EQ(format_duration(1500ms), "1500ms");
 }
+
+TEST(ConfigTest, SandboxIsOnByDefaultAndNoneOnlyWhenSaid) {
+  Config c;
+  EXPECT_EQ(c.sandbox.mode, "bubblewrap");
+  EXPECT_TRUE(c.sandbox.confined());
+  EXPECT_TRUE(c.sandbox.network.empty());
+  auto off = parse_config("sandbox: none\n", "c.yml");
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_FALSE(off->sandbox.confined());
+  auto full = parse_config(
+      "sandbox:\n  mode: bubblewrap\n  network: [net]\n  env: [CARGO_HOME]\n  read_only: [~/.cargo, /opt/sdk]\n"
+      "  hide: [/srv/secrets]\n  limits: {processes: 256, open_files: 512, file_size: 64M, memory: 2G, tmp_size: 512M}\n",
+      "c.yml");
+  ASSERT_TRUE(full) << full.error().message;
+  EXPECT_EQ(full->sandbox.network, std::vector<std::string>{"net"});
+  EXPECT_EQ(full->sandbox.env, std::vector<std::string>{"CARGO_HOME"});
+  EXPECT_EQ(full->sandbox.read_only, (std::vector<std::string>{"~/.cargo", "/opt/sdk"}));
+  EXPECT_EQ(full->sandbox.limits.processes, 256u);
+  EXPECT_EQ(full->sandbox.limits.file_size, 64u << 20);
+  EXPECT_EQ(full->sandbox.limits.memory, 2ULL << 30);
+  EXPECT_EQ(full->sandbox.limits.tmp_size, 512u << 20);
+}
+
+TEST(ConfigTest, BadSandboxSettingsNameTheKeyAndLine) {
+  EXPECT_NE(error_of("sandbox: off\n").find(".loopr/config.yml:1: sandbox: must be one of bubblewrap | none"), std::string::npos);
+  EXPECT_NE(error_of("sandbox:\n  limits: {file_size: huge}\n").find("sandbox.limits.file_size: bad size \"huge\""),
+            std::string::npos);
+  EXPECT_NE(error_of("sandbox:\n  env: [\"A B\"]\n").find("is not a variable name"), std::string::npos);
+  EXPECT_NE(error_of("sandbox:\n  read_only: [relative/path]\n").find("must be an absolute path"), std::string::npos);
+  EXPECT_NE(error_of("sandbox:\n  networks: [net]\n").find("unknown key"), std::string::npos);
+}
+
+TEST(ConfigTest, LoopToolsCanOnlyNarrow) {
+  auto ok = parse_config("loops:\n  code: {tools: [read_file, run_command]}\n  plan: {tools: [read_file, write_file]}\n", "c.yml");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->loop(LoopType::code).tools, (std::vector<std::string>{"read_file", "run_command"}));
+  EXPECT_NE(error_of("loops:\n  plan: {tools: [run_command]}\n").find("run_command is not available to plan loops"),
+            std::string::npos);
+  EXPECT_NE(error_of("loops:\n  code: {tools: [rm_rf]}\n").find("unknown tool \"rm_rf\""), std::string::npos);
+  EXPECT_NE(error_of("loops:\n  code: {tools: [search, search]}\n").find("listed twice"), std::string::npos);
+}
+
+TEST(ConfigTest, SizesParseAndFormat) {
+  EXPECT_EQ(parse_size("4096"), 4096u);
+  EXPECT_EQ(parse_size("512K"), 512u << 10);
+  EXPECT_EQ(parse_size("64MiB"), 64u << 20);
+  EXPECT_EQ(parse_size("1g"), 1ULL << 30);
+  EXPECT_EQ(parse_size("2TB"), 2ULL << 40);
+  EXPECT_FALSE(parse_size(""));
+  EXPECT_FALSE(parse_size("G"));
+  EXPECT_FALSE(parse_size("1.5G"));
+  EXPECT_FALSE(parse_size("12 parsecs"));
+  EXPECT_EQ(format_size(1ULL << 30), "1G");
+  EXPECT_EQ(format_size(1536), "1536");
+  EXPECT_EQ(format_size(3 << 20), "3M");
+}
+
+TEST(ConfigTest, TheDefaultFileSaysHowCommandsAreConfined) {
+  auto text = default_config_yaml("main");
+  EXPECT_NE(text.find("sandbox:"), std::string::npos);
+  auto parsed = parse_config(text, "default");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->sandbox.mode, "bubblewrap");
+}
+
+TEST(ConfigTest, EveryRe2PatternIsCheckedAtLoadWithRe2sMessage) {
+  std::string e = error_of("limits:\n  stop_on_patterns: [\"ok\", \"(unclosed\"]\n");
+  EXPECT_NE(e.find(".loopr/config.yml:2: limits.stop_on_patterns[1]: bad RE2 pattern \"(unclosed\": missing )"),
+            std::string::npos)
+      << e;
+  e = error_of("limits:\n  completion_signal: \"<promise>[COMPLETE\"\n");
+  EXPECT_NE(e.find(".loopr/config.yml:2: limits.completion_signal: bad RE2 pattern"), std::string::npos) << e;
+  EXPECT_NE(e.find("missing ]"), std::string::npos) << e;
+  e = error_of("concurrency:\n  runner_patterns:\n    heavy: [\"make\", \"*cargo\"]\n");
+  EXPECT_NE(e.find(".loopr/config.yml:3: concurrency.runner_patterns.heavy[1]: bad RE2 pattern \"*cargo\""),
+            std::string::npos)
+      << e;
+  // Valid ones load.
+  auto ok = parse_config("limits:\n  stop_on_patterns: [\"FATAL: .*\"]\n  completion_signal: \"DONE\"\n", "c.yml");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->limits.completion_signal, "DONE");
+}
+
+TEST(ConfigTest, AValidationCommandForADocumentLoopIsRefusedNotIgnored) {
+  std::string e = error_of("loops:\n  spec: {validation: \"make lint\"}\n");
+  EXPECT_NE(e.find("loops.spec.validation: a spec loop is checked by the built-in format check"), std::string::npos)
+      << e;
+  EXPECT_TRUE(parse_config("loops:\n  code: {validation: \"make check\"}\n", "c.yml"));
+}

@@ -101,6 +101,8 @@ class DaemonFixture : public ::testing::Test {
  protected:
   TempDir dir{"loopr-daemon"};
   std::unique_ptr<MockLlm> mock;
+  /// Variables the daemon sees differently from this process (nullopt: unset).
+  std::map<std::string, std::optional<std::string>> env_overrides;
   pid_t daemon_pid = -1;
 
   RepoPaths paths() const { return RepoPaths(dir.path()); }
@@ -144,8 +146,9 @@ class DaemonFixture : public ::testing::Test {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       daemon::DaemonOptions options;
       options.repo = repo;
-      options.env = [](const char* name) -> std::optional<std::string> {
+      options.env = [overrides = env_overrides](const char* name) -> std::optional<std::string> {
         std::string n = name;
+        if (auto it = overrides.find(n); it != overrides.end()) return it->second;
         if (n == "ANTHROPIC_API_KEY") return std::string("test-key");
         if (n.rfind("LOOPR_", 0) == 0 || n.rfind("ANTHROPIC_", 0) == 0 || n.rfind("OPENAI_", 0) == 0) return std::nullopt;
         const char* v = std::getenv(name);

@@ -64,6 +64,7 @@ struct EngineHarness {
   std::unique_ptr<llm::LlmClient> client;
   std::unique_ptr<engine::Scheduler> scheduler;
   std::unique_ptr<tools::RunnerSlots> runners;
+  std::unique_ptr<exec::Executor> executor;  ///< the configured sandbox (bubblewrap by default)
   engine::EventBus bus;
   TestPrompts prompts;
   std::unique_ptr<engine::EngineContext> ctx;
@@ -105,13 +106,14 @@ struct EngineHarness {
         io.get_executor(),
         scheduler_options.value_or(engine::SchedulerOptions::from_config(*config)));
     runners = std::make_unique<tools::RunnerSlots>(config->concurrency);
+    executor = exec::make_executor(config->sandbox, exec::ExecutorOptions{RepoPaths(dir.path())});
     llm::RetryPolicy retry;
     retry.max_retries = config->llm.max_retries;
     retry.initial_backoff = std::chrono::milliseconds(20);
     retry.max_backoff = std::chrono::milliseconds(200);
     ctx = std::make_unique<engine::EngineContext>(engine::EngineContext{
-        io, pool, *journal, config, RepoPaths(dir.path()), *client, *scheduler, *runners, prompts,
-        costs, retry, std::chrono::milliseconds(10)});
+        io,      pool,     *journal, config, RepoPaths(dir.path()), *client, *scheduler, *runners,
+        *executor, prompts, costs,   retry,  std::chrono::milliseconds(10)});
     return *ctx;
   }
 

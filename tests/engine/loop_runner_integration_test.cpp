@@ -195,9 +195,9 @@ rules:
   engine::RepoPrompts real(h.dir.path());
   h.engine();  // build the context, then point a copy of it at the real library
   engine::EngineContext ctx = *h.ctx;
-  engine::EngineContext with_real{ctx.io,    ctx.pool,  ctx.journal,   ctx.config,
-                                  ctx.paths, ctx.llm,   ctx.scheduler, ctx.runners,
-                                  real,      ctx.costs, ctx.retry,     ctx.error_backoff};
+  engine::EngineContext with_real{ctx.io,       ctx.pool, ctx.journal, ctx.config, ctx.paths,
+                                  ctx.llm,      ctx.scheduler, ctx.runners, ctx.executor, real,
+                                  ctx.costs,    ctx.retry, ctx.error_backoff};
   Loop loop = h.add_loop("001-001-001", LoopType::phase, "parse");
   loop.input_artifact = ".loopr/specs/001-001-cli-flag.spec.md";
   loop = h.store->update_loop(loop).value();

@@ -44,7 +44,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   call.name = kTools[data[0] % 6];
   call.input = nlohmann::json::parse(text, nullptr, false);
   if (call.input.is_discarded()) call.input = nlohmann::json(std::string(text));
-  loopr::tools::ToolRouter router(loopr::tools::Sandbox(world.root), *world.slots);
+  static loopr::SandboxConfig unconfined = [] {
+    loopr::SandboxConfig c;
+    c.mode = "none";  // the file tools are what is fuzzed; no command runs
+    return c;
+  }();
+  static auto executor = loopr::exec::make_executor(unconfined, {loopr::RepoPaths(world.root)});
+  loopr::tools::ToolRouter router(loopr::tools::Sandbox(world.root), *world.slots, *executor,
+                                  loopr::tools::policy_for(loopr::LoopType::code, loopr::Config{}, ""));
   auto result = router.call(call, nullptr);
   (void)result;
   if (!std::filesystem::is_empty(world.outside)) __builtin_trap();  // escaped the sandbox

@@ -212,3 +212,45 @@ TEST_F(ClaudeCodeTest, MoreThanOneMessageIsRefused) {
   EXPECT_EQ(o.error().kind, ErrorKind::invalid_request);
   EXPECT_FALSE(std::filesystem::exists(dir / "argv"));  // the CLI never ran
 }
+
+// The CLI under the sandbox the daemon gives it: the worktree writable, the network on, the
+// home hidden but for the CLI's own state, only the variables it needs.
+TEST_F(ClaudeCodeTest, InTheSandboxTheCliSeesItsWorktreeAndStateButNotTheHome) {
+  loopr::testing::TempDir home_dir{"loopr-claude-home"};
+  std::filesystem::path home = std::filesystem::canonical(home_dir.path());
+  loopr::testing::write_file(home / ".ssh/id_rsa", "SECRET-SSH\n");
+  loopr::testing::write_file(home / ".claude/settings.json", "{}\n");
+  // Records into its working folder: the only place (with ~/.claude) it may write.
+  std::string body =
+      "env > env.txt\npwd > cwd.txt\ncat ~/.ssh/id_rsa > ssh.txt 2>&1\necho state > ~/.claude/touched\n"
+      "cat " + loopr::testing::shell_quote(fixture_path()) + "\n";
+  auto path = dir / "claude";
+  loopr::testing::write_file(path, "#!/bin/sh\n" + body);
+  ::chmod(path.c_str(), 0755);
+  auto vars = std::map<std::string, std::string>{{"HOME", home.string()}, {"PATH", "/usr/bin:/bin"},
+                                                 {"ANTHROPIC_API_KEY", "sk-ant-secret"}, {"GITHUB_TOKEN", "ghp-x"}};
+  EnvLookup env = env_with(vars);
+  exec::ExecutorOptions eo{RepoPaths(worktree.path())};
+  eo.env = env;
+  auto executor = exec::make_executor(SandboxConfig{}, eo);
+  ASSERT_FALSE(executor->unavailable()) << *executor->unavailable();
+  ClientHarness h(config(path.string()), env, executor.get());
+  Outcome o = h.call(request());
+  ASSERT_TRUE(o.ok()) << o.error().describe();
+  EXPECT_EQ(o.response().text(), "Hello from the fake.");
+  std::string seen = loopr::testing::read_file(worktree / "env.txt");
+  EXPECT_NE(seen.find("ANTHROPIC_API_KEY=sk-ant-secret"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("ANTHROPIC_CUSTOM_HEADERS="), std::string::npos);
+  EXPECT_EQ(seen.find("GITHUB_TOKEN"), std::string::npos) << seen;
+  EXPECT_EQ(loopr::testing::read_file(worktree / "ssh.txt").find("SECRET"), std::string::npos);
+  EXPECT_EQ(loopr::testing::read_file(home / ".claude/touched"), "state\n");
+}
+
+TEST_F(ClaudeCodeTest, InTheSandboxAMissingCliIsStillAClearError) {
+  exec::ExecutorOptions eo{RepoPaths(worktree.path())};
+  auto executor = exec::make_executor(SandboxConfig{}, eo);
+  ClientHarness h(config((dir / "no-such-claude").string()), env_with({}), executor.get());
+  Outcome o = h.call(request());
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.error().message.find("llm.claude_code.command"), std::string::npos) << o.error().message;
+}

@@ -54,8 +54,8 @@ struct ClientHarness {
   net::thread_pool pool{2};
   std::unique_ptr<LlmClient> client;
 
-  ClientHarness(const Config& config, const EnvLookup& env) {
-    auto made = make_client(config, env, io, pool);
+  ClientHarness(const Config& config, const EnvLookup& env, exec::Executor* commands = nullptr) {
+    auto made = make_client(config, env, io, pool, commands);
     if (!made.ok())
       ADD_FAILURE() << made.error().message;
     else

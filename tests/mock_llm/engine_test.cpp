@@ -471,3 +471,35 @@ TEST(EngineTest, UnknownPathsAndHealth) {
 
 }  // namespace
 }  // namespace loopr::mock_llm
+
+namespace loopr::mock_llm {
+namespace {
+
+HttpRequest models_request(std::vector<std::pair<std::string, std::string>> headers) {
+  HttpRequest r;
+  r.method = "GET";
+  r.target = "/v1/models";
+  r.headers.items = std::move(headers);
+  return r;
+}
+
+}  // namespace
+
+TEST(EngineTest, ModelsListInEitherShapeAndTheKeyIsChecked) {
+  EngineOptions options;
+  options.api_key = "right";
+  Engine engine(load(kToolScript), options);
+  ResponsePlan a =
+      engine.handle(models_request({{"anthropic-version", "2026-10-21"}, {"x-api-key", "right"}}));
+  ASSERT_EQ(a.status, 200) << a.body;
+  Json am = Json::parse(a.body);
+  EXPECT_EQ(am["data"][0]["type"], "model");
+  EXPECT_EQ(am["has_more"], false);
+  ResponsePlan o = engine.handle(models_request({{"authorization", "Bearer right"}}));
+  ASSERT_EQ(o.status, 200) << o.body;
+  EXPECT_EQ(Json::parse(o.body)["object"], "list");
+  EXPECT_EQ(engine.handle(models_request({{"x-api-key", "wrong"}})).status, 401);
+  EXPECT_EQ(engine.handle(models_request({})).status, 401);
+}
+
+}  // namespace loopr::mock_llm

@@ -21,7 +21,8 @@ class ToolRouterTest : public ::testing::Test {
   TempDir outside{"loopr-outside"};
   ConcurrencyConfig concurrency;
   RunnerSlots slots{concurrency};
-  ToolRouter router{Sandbox(dir.path()), slots};
+  std::unique_ptr<exec::Executor> executor = exec::make_executor(SandboxConfig{}, {RepoPaths(dir.path())});
+  ToolRouter router{Sandbox(dir.path()), slots, *executor, policy_for(LoopType::code, Config{}, "")};
 
   ToolResult call(const std::string& name, nlohmann::json input) {
     return router.call({"toolu_1", name, std::move(input)});
@@ -149,6 +150,10 @@ TEST_F(ToolRouterTest, RunCommandInTheWorktree) {
   EXPECT_EQ(r.content.rfind("exit code 4\n", 0), 0u) << r.content;
   EXPECT_NE(r.content.find(fs::canonical(dir.path()).string()), std::string::npos);
   EXPECT_NE(r.content.find("content"), std::string::npos);
+  // The worktree is writable (here it is also the repository's root).
+  auto w = call("run_command", {{"command", "echo made > made.txt"}});
+  EXPECT_FALSE(w.is_error) << w.content;
+  EXPECT_EQ(read_file(dir / "made.txt"), "made\n");
   auto okr = call("run_command", {{"command", "echo fine"}});
   EXPECT_FALSE(okr.is_error);
   EXPECT_EQ(okr.content, "exit code 0\nfine\n");
@@ -220,4 +225,79 @@ TEST(RunnerSlotsTest, ClassifiesAndLimits) {
   EXPECT_EQ(max_seen.load(), 1);
   EXPECT_EQ(slots.peak("heavy"), 1);
   EXPECT_EQ(slots.in_use("heavy"), 0);
+}
+
+// Least privilege per loop type (DESIGN.md "Trust boundary").
+class ToolPolicyTest : public ::testing::Test {
+ protected:
+  TempDir dir{"loopr-tool-policy"};
+  ConcurrencyConfig concurrency;
+  RunnerSlots slots{concurrency};
+  std::unique_ptr<exec::Executor> executor = exec::make_executor(SandboxConfig{}, {RepoPaths(dir.path())});
+  const std::string artifact = ".loopr/plans/001-x.plan.md";
+
+  ToolRouter router_for(LoopType type, const Config& config = {}) {
+    return ToolRouter(Sandbox(dir.path()), slots, *executor,
+                      policy_for(type, config, type == LoopType::code ? "" : artifact));
+  }
+  static std::vector<std::string> names(const ToolRouter& r) {
+    std::vector<std::string> out;
+    for (const auto& d : r.definitions()) out.push_back(d.name);
+    return out;
+  }
+};
+
+TEST_F(ToolPolicyTest, CodeLoopsGetAllSixDocumentLoopsNoCommands) {
+  EXPECT_EQ(names(router_for(LoopType::code)),
+            (std::vector<std::string>{"edit_file", "list_dir", "read_file", "run_command", "search", "write_file"}));
+  for (LoopType t : {LoopType::plan, LoopType::spec, LoopType::phase})
+    EXPECT_EQ(names(router_for(t)), (std::vector<std::string>{"edit_file", "list_dir", "read_file", "search", "write_file"}))
+        << to_string(t);
+}
+
+TEST_F(ToolPolicyTest, APlanLoopCannotRunACommandAndIsToldWhy) {
+  auto router = router_for(LoopType::plan);
+  auto r = router.call({"t", "run_command", {{"command", "touch PWNED"}}});
+  EXPECT_TRUE(r.is_error);
+  EXPECT_NE(r.content.find("not available to plan loops"), std::string::npos) << r.content;
+  EXPECT_FALSE(fs::exists(dir / "PWNED"));
+}
+
+TEST_F(ToolPolicyTest, DocumentLoopsWriteOnlyTheirArtifact) {
+  auto router = router_for(LoopType::spec);
+  auto ok = router.call({"t", "write_file", {{"path", artifact}, {"content", "# x\n"}}});
+  EXPECT_FALSE(ok.is_error) << ok.content;
+  auto other = router.call({"t", "write_file", {{"path", "src/main.c"}, {"content", "x"}}});
+  EXPECT_TRUE(other.is_error);
+  EXPECT_NE(other.content.find("writes only its artifact"), std::string::npos) << other.content;
+  auto edit = router.call({"t", "edit_file", {{"path", "README"}, {"old_string", "a"}, {"new_string", "b"}}});
+  EXPECT_TRUE(edit.is_error);
+  EXPECT_FALSE(fs::exists(dir / "src/main.c"));
+  // Reading anything in the worktree is fine.
+  EXPECT_FALSE(router.call({"t", "read_file", {{"path", artifact}}}).is_error);
+}
+
+TEST_F(ToolPolicyTest, CodeLoopsCannotWriteLooprsFolderOrGit) {
+  auto router = router_for(LoopType::code);
+  for (const char* p : {".loopr/config.yml", ".loopr/prompts/code.md", ".loopr/plans/001-x.plan.md", ".git/config",
+                        "a/../.git/hooks/pre-commit"}) {
+    auto r = router.call({"t", "write_file", {{"path", p}, {"content", "evil"}}});
+    EXPECT_TRUE(r.is_error) << p;
+    EXPECT_FALSE(fs::exists(dir / p)) << p;
+  }
+  write_file(dir / ".loopr/config.yml", "merge: auto\n");
+  auto e = router.call({"t", "edit_file", {{"path", ".loopr/config.yml"}, {"old_string", "auto"}, {"new_string", "x"}}});
+  EXPECT_TRUE(e.is_error);
+  EXPECT_NE(e.content.find(".loopr/ belongs to loopr"), std::string::npos) << e.content;
+  EXPECT_EQ(read_file(dir / ".loopr/config.yml"), "merge: auto\n");
+}
+
+TEST_F(ToolPolicyTest, TheConfigNarrowsATypesTools) {
+  Config c;
+  c.loops[LoopType::code].tools = {"read_file", "run_command"};
+  auto router = router_for(LoopType::code, c);
+  EXPECT_EQ(names(router), (std::vector<std::string>{"read_file", "run_command"}));
+  auto w = router.call({"t", "write_file", {{"path", "x.txt"}, {"content", "x"}}});
+  EXPECT_TRUE(w.is_error);
+  EXPECT_NE(w.content.find("not available to code loops"), std::string::npos) << w.content;
 }

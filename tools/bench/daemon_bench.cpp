@@ -2,7 +2,7 @@
 // table rows (`| figure | value | how |`) that tools/bench/run.sh gathers; asserts nothing.
 //
 //   daemon_bench scale N [--iterations 3] [--latency-ms 200] [--calls 2] [--files 20]
-//                        [--loopr BIN] [--mock BIN]
+//                        [--loopr BIN] [--mock BIN] [--sandbox bubblewrap|none]
 //       N code loops (below 10, or a multiple of 10), seeded into the store as the pending
 //       children of one plan tree (10 specs, N/10 phases each, all complete), then the daemon is
 //       started and every code loop runs `iterations` iterations of `calls` model calls
@@ -270,6 +270,9 @@ void make_repo(const fs::path& repo, int files) {
       "git add -A && git commit -qm init");
 }
 
+/// `sandbox:` of the benched daemon (`--sandbox none` measures what confinement costs).
+std::string g_sandbox = "bubblewrap";
+
 void write_config(const fs::path& repo, int port, int loops, int iterations) {
   int width = std::max(16, loops);
   std::string yaml =
@@ -283,7 +286,7 @@ void write_config(const fs::path& repo, int port, int loops, int iterations) {
       "limits:\n  max_cost_usd: 0\n  no_progress_iterations: 50\n"
       "loops:\n  code: {max_iterations: " +
       std::to_string(iterations + 2) + ", validation: 'test \"$LOOPR_ITERATION\" -ge " +
-      std::to_string(iterations) + "', iteration_timeout: 10m}\n";
+      std::to_string(iterations) + "', iteration_timeout: 10m}\nsandbox: " + g_sandbox + "\n";
   write_file(repo / ".loopr/config.yml", yaml);
 }
 
@@ -757,6 +760,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::signal(SIGPIPE, SIG_IGN);
+  g_sandbox = get("--sandbox", g_sandbox);
   if (mode == "scale")
     return scale(bin, n, std::stoi(get("--iterations", "3")), std::stoi(get("--latency-ms", "200")),
                  std::stoi(get("--calls", "2")), std::stoi(get("--files", "20")));

@@ -88,18 +88,9 @@ rules:
   engine::LoopJournal journal(*store, pool, bus);
   engine::CostLedger costs;
   engine::RepoPrompts prompts(repo);
-  engine::EngineContext ctx{io,
-                            pool,
-                            journal,
-                            config,
-                            RepoPaths(repo),
-                            *client,
-                            scheduler,
-                            runners,
-                            prompts,
-                            costs,
-                            {},
-                            std::chrono::milliseconds(10)};
+  auto executor = exec::make_executor(config->sandbox, exec::ExecutorOptions{RepoPaths(repo)});
+  engine::EngineContext ctx{io,      pool,      journal, config, RepoPaths(repo), *client, scheduler,
+                            runners, *executor, prompts, costs,  {},              std::chrono::milliseconds(10)};
 
   auto r = git::Repository::open(repo).value();
   r.create_branch(git::integration_branch("001"), "main").value();

@@ -24,7 +24,7 @@ if [ $do_build = 1 ]; then
   if [ ! -f "$build/build.ninja" ]; then
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOPR_TESTS=OFF >/dev/null
   fi
-  nice ninja -C "$build" -j2 loopr loopr-mock-llm daemon_bench engine_bench git_bench store_bench >&2
+  nice ninja -C "$build" -j2 loopr loopr-mock-llm daemon_bench engine_bench git_bench store_bench sandbox_bench >&2
 fi
 bench=$build/tools/bench
 mock=$build/tools/mock-llm/loopr-mock-llm
@@ -74,6 +74,9 @@ step "store_bench"
 awk '/^sync/ {printf "| store: synced loop updates/s, iteration appends/s | %s, %s | store_bench (fdatasync each) |\n", $4, $8}
      /^list 10,000/ {printf "| store: list_loops() of 10,000 loops | %s ms | store_bench (full decode) |\n", $4}
      /^count_by_status/ {printf "| store: count_by_status() of 10,000 loops | %s ms | store_bench (what GET /v1/health reads) |\n", $5}' "$out/store" >> "$rows"
+
+step "sandbox_bench"
+"$bench/sandbox_bench" $([ $quick = 1 ] && echo 60 || echo 300) >> "$rows"
 
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -22,11 +23,43 @@ std::optional<Duration> parse_duration(std::string_view text);
 /// The shortest exact spelling of a duration (`90s` → `90s`, `3600000ms` → `1h`).
 std::string format_duration(Duration d);
 
+/// Parses a byte size: `4096`, `512K`, `64M`, `1G`, `2T` (also `KiB`…, `KB`…: powers of 1024).
+std::optional<std::uint64_t> parse_size(std::string_view text);
+/// The shortest exact spelling (`1073741824` → `1G`).
+std::string format_size(std::uint64_t bytes);
+
+/// The tools a model may call, in the order the design lists them.
+inline constexpr const char* kToolNames[] = {"read_file", "write_file", "edit_file",
+                                             "list_dir",  "search",     "run_command"};
+
 struct LoopTypeConfig {
   int max_iterations = 5;
   std::string validation;  ///< code loops: shell command; plan/spec/phase: empty = format check
   Duration iteration_timeout = std::chrono::minutes(10);
   int max_turns_per_iteration = 50;
+  /// The tools this loop type may use (`loops.<type>.tools`); can only narrow the type's
+  /// built-in set (plan/spec/phase: no run_command, writes only to their own artifact).
+  std::vector<std::string> tools;
+};
+
+/// Confinement of every command loopr runs for a loop (DESIGN.md "Trust boundary").
+struct SandboxLimits {
+  std::uint64_t processes = 1024;                 ///< tasks at once (cgroup pids.max / RLIMIT_NPROC)
+  std::uint64_t open_files = 4096;                ///< RLIMIT_NOFILE
+  std::uint64_t file_size = 1ULL << 30;           ///< largest file a command may write (RLIMIT_FSIZE)
+  std::uint64_t memory = 8ULL << 30;              ///< cgroup memory limit, else RLIMIT_DATA
+  std::uint64_t tmp_size = 1ULL << 30;            ///< the private /tmp and $HOME (tmpfs, in RAM)
+};
+
+struct SandboxConfig {
+  std::string mode = "bubblewrap";                ///< bubblewrap | none (unconfined, explicit only)
+  std::vector<std::string> network;               ///< runner classes whose commands get the network
+  std::vector<std::string> env;                   ///< extra variable names passed to commands
+  std::vector<std::string> read_only;             ///< extra paths visible read-only (`~/` = $HOME)
+  std::vector<std::string> hide;                  ///< extra paths hidden
+  SandboxLimits limits;
+
+  bool confined() const { return mode != "none"; }
 };
 
 /// The `claude` CLI provider's settings (WIRE.md §3).
@@ -120,6 +153,7 @@ struct Config {
   ArtifactsConfig artifacts;
   GitConfig git;
   FailurePolicy on_failure = FailurePolicy::finish_siblings;
+  SandboxConfig sandbox;
 
   const LoopTypeConfig& loop(LoopType t) const { return loops.at(t); }
 
@@ -140,7 +174,19 @@ Result<Config> load_config(const std::string& path, const EnvLookup& env = proce
 /// LOOPR_PROVIDER, LOOPR_MODEL, ANTHROPIC_BASE_URL / OPENAI_BASE_URL (for the chosen provider).
 Result<void> apply_env(Config& config, const EnvLookup& env);
 
-/// The commented default `.loopr/config.yml` that `loopr init` writes.
-std::string default_config_yaml(std::string_view base_branch = "main");
+/// The settings a running daemon cannot take on a SIGHUP (they shape what exists already: the
+/// integration branches' base, the provider of conversations in flight, the sandbox of commands
+/// that run), as config keys.
+inline constexpr const char* kRestartKeys[] = {"base_branch", "llm.provider", "sandbox"};
+
+/// Which of kRestartKeys differ between two configs (for the daemon's log on SIGHUP).
+std::vector<std::string> restart_keys_changed(const Config& before, const Config& after);
+
+/// The commented default `.loopr/config.yml` that `loopr init` writes; `code_validation` (the
+/// test command `loopr init` found) is loops.code.validation, with `validation_comment`'s lines
+/// as comments above it.
+std::string default_config_yaml(std::string_view base_branch = "main",
+                                std::string_view code_validation = "make test",
+                                const std::vector<std::string>& validation_comment = {});
 
 }  // namespace loopr

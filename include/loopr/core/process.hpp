@@ -1,10 +1,12 @@
 // Child processes for validation commands, run_command and the `claude` CLI: blocking, in their
 // own process group (a timeout or cancel kills the whole group), output capped with head and
 // tail kept. Call from a worker thread (see loopr/net/asio.hpp run_blocking), never the io thread.
+// No file descriptor of the parent above stderr reaches a child, except those passed on purpose.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -13,6 +15,16 @@
 #include <vector>
 
 namespace loopr {
+
+/// Kernel limits set in the child before exec (setrlimit; inherited by everything it starts).
+/// Unset fields keep the parent's limit.
+struct ResourceLimits {
+  std::optional<std::uint64_t> processes;   ///< RLIMIT_NPROC (not enforced for root: see cgroups)
+  std::optional<std::uint64_t> open_files;  ///< RLIMIT_NOFILE
+  std::optional<std::uint64_t> file_size;   ///< RLIMIT_FSIZE, bytes: a bigger write gets EFBIG
+  std::optional<std::uint64_t> data;        ///< RLIMIT_DATA, bytes (heap and private mappings)
+  std::optional<std::uint64_t> cpu_seconds; ///< RLIMIT_CPU
+};
 
 struct ProcessSpec {
   std::vector<std::string> argv;          ///< argv[0] is looked up in PATH
@@ -26,6 +38,14 @@ struct ProcessSpec {
   /// Called with each complete stdout line (without '\n') as it arrives, before capping.
   std::function<void(std::string_view line)> on_line;
   const std::atomic<bool>* cancel = nullptr;  ///< set to true to kill the group
+  /// false: the child's environment is exactly `env_set` (nothing inherited).
+  bool inherit_env = true;
+  /// Descriptors the child gets as 3, 4, … in this order; every other one above 2 is closed.
+  std::vector<int> pass_fds;
+  ResourceLimits limits;
+  /// Open `cgroup.procs` files: the child writes its pid to each before exec, so it and all it
+  /// starts are counted and limited there (and can be killed as one).
+  std::vector<int> cgroup_procs_fds;
 };
 
 struct ProcessResult {
@@ -53,6 +73,10 @@ inline ProcessSpec shell(std::string command, std::string cwd = {}) {
   s.cwd = std::move(cwd);
   return s;
 }
+
+/// In a forked child before exec: marks every descriptor from `first` up close-on-exec, so the
+/// new program inherits none of them. Async-signal-safe.
+void close_fds_on_exec(int first = 3);
 
 /// Keeps the first and last `cap/2` bytes of `text` with a marker between (UTF-8 safe cut).
 std::string cap_head_tail(std::string_view text, std::size_t cap);

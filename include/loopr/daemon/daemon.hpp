@@ -16,6 +16,9 @@ struct DaemonOptions {
   std::filesystem::path repo;  ///< the repository's work tree root (has .loopr/config.yml)
   /// Environment lookup (API keys, LOOPR_* overrides); default: getenv.
   std::function<std::optional<std::string>(const char*)> env;
+  /// Start even if the provider's prerequisites look unmet (loopr/core/preflight.hpp); without
+  /// it, run_daemon refuses (ErrorCode::invalid_argument, `what (what to do)`).
+  bool force = false;
 };
 
 /// Runs the daemon in this process until SIGTERM/SIGINT or `POST /v1/shutdown`, then stops

@@ -16,6 +16,7 @@
 #include <loopr/engine/loop_journal.hpp>
 #include <loopr/engine/prompt_source.hpp>
 #include <loopr/engine/scheduler.hpp>
+#include <loopr/exec/executor.hpp>
 #include <loopr/llm/client.hpp>
 #include <loopr/llm/retry.hpp>
 #include <loopr/net/asio.hpp>
@@ -34,6 +35,7 @@ struct EngineContext {
   llm::LlmClient& llm;
   Scheduler& scheduler;
   tools::RunnerSlots& runners;
+  exec::Executor& executor;        ///< every command of a loop: run_command, validation, stop scripts
   const PromptSource& prompts;
   CostLedger& costs;               ///< each plan tree's spending (`limits.max_cost_usd`)
   llm::RetryPolicy retry;          ///< per model call, before the iteration counts an error

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include <loopr/core/config.hpp>
+#include <loopr/exec/executor.hpp>
 #include <loopr/core/result.hpp>
 #include <loopr/llm/types.hpp>
 #include <loopr/net/asio.hpp>
@@ -37,8 +40,32 @@ class LlmClient {
 /// OPENAI_API_KEY); `config.llm.base_url` is already resolved by apply_env, empty meaning
 /// https://api.anthropic.com / https://api.openai.com. HTTP clients run on `io`; the
 /// claude-code client waits for its child process on `blocking`. Errors: an unknown provider,
-/// a malformed or non-loopback plain-http base URL, an unreadable ca_file.
+/// a malformed or non-loopback plain-http base URL, an unreadable ca_file. The claude-code
+/// client runs the `claude` CLI through `commands` (the sandbox, with the network) when given.
 Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLookup& env,
-                                               net::io_context& io, net::thread_pool& blocking);
+                                               net::io_context& io, net::thread_pool& blocking,
+                                               exec::Executor* commands = nullptr);
+
+/// A client whose settings can be replaced while calls run (the daemon's SIGHUP): each call
+/// uses the client that was current when it started, and finishes on it.
+class ReloadableClient final : public LlmClient {
+ public:
+  explicit ReloadableClient(std::unique_ptr<LlmClient> first);
+
+  /// From the next call on, `next` answers. The one replaced stays alive (calls in flight).
+  void replace(std::unique_ptr<LlmClient> next);
+
+  awaitable<Outcome> complete(const Request& request) override;
+  bool runs_own_tools() const override;
+  const std::string& provider() const override;
+  const std::string& model() const override;
+
+ private:
+  std::shared_ptr<LlmClient> current() const;
+
+  mutable std::mutex mutex_;
+  std::shared_ptr<LlmClient> current_;
+  std::vector<std::shared_ptr<LlmClient>> retired_;  ///< what provider()/model() may still refer to
+};
 
 }  // namespace loopr::llm

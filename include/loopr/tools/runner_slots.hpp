@@ -25,10 +25,16 @@ class RunnerSlots {
   /// `net`, `heavy` or `default` for a command line.
   std::string classify(const std::string& command) const;
 
+  /// New limits and patterns (the daemon's SIGHUP). Commands holding a slot keep it; a lower
+  /// limit holds new ones back until enough have finished.
+  void reconfigure(const ConcurrencyConfig& config);
+
   /// Holds one slot of a class until destroyed. Blocking: call from a worker thread.
   class Lease {
    public:
-    Lease(Lease&& other) noexcept : slots_(other.slots_), cls_(std::move(other.cls_)) { other.slots_ = nullptr; }
+    Lease(Lease&& other) noexcept : slots_(other.slots_), cls_(std::move(other.cls_)) {
+      other.slots_ = nullptr;
+    }
     Lease& operator=(Lease&&) = delete;
     ~Lease();
     const std::string& runner_class() const { return cls_; }

@@ -6,10 +6,14 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
+#include <loopr/core/config.hpp>
+#include <loopr/exec/executor.hpp>
 #include <loopr/tools/runner_slots.hpp>
 #include <loopr/tools/sandbox.hpp>
 
@@ -25,6 +29,22 @@ struct ToolDefinition {
 /// All six tools, parsed from the embedded schemas/tools/*.json (ordered by name).
 const std::vector<ToolDefinition>& tool_definitions();
 
+/// What one loop may do with its tools (DESIGN.md "least privilege per loop type").
+struct ToolPolicy {
+  std::string loop_type = "code";  ///< for messages
+  std::set<std::string> allowed;   ///< the tools it may call (and is shown)
+  /// The loop's own artifact (repo-relative): the one path under `.loopr/` it may write.
+  std::string own_artifact;
+  /// Plan, spec and phase loops: write_file/edit_file may change only their own artifact.
+  bool writes_only_artifact = false;
+  /// Added to run_command's environment (LOOPR_LOOP_ID, …).
+  std::map<std::string, std::string> command_env;
+};
+
+/// The policy for a loop type: code loops get all six tools; plan, spec and phase loops read,
+/// list, search and write only their artifact. `loops.<type>.tools` narrows either set.
+ToolPolicy policy_for(LoopType type, const Config& config, const std::string& own_artifact);
+
 struct ToolCall {
   std::string id;
   std::string name;
@@ -37,7 +57,7 @@ struct ToolResult {
 };
 
 struct ToolLimits {
-  std::size_t read_max_bytes = 256 * 1024;     ///< read_file returns at most this much
+  std::size_t read_max_bytes = 256 * 1024;  ///< read_file returns at most this much
   int read_default_lines = 2000;
   std::size_t write_max_bytes = 8 * 1024 * 1024;
   int list_max_entries = 1000;
@@ -50,12 +70,18 @@ struct ToolLimits {
 
 class ToolRouter {
  public:
-  ToolRouter(Sandbox sandbox, RunnerSlots& slots, ToolLimits limits = {});
+  /// Commands (run_command) go through `executor`; file tools act in the daemon, confined to
+  /// the worktree by `sandbox` and to what `policy` allows.
+  ToolRouter(Sandbox sandbox, RunnerSlots& slots, exec::Executor& executor, ToolPolicy policy,
+             ToolLimits limits = {});
 
   /// Runs one call (blocking; run it on a worker thread). `cancel` kills a running command.
   ToolResult call(const ToolCall& call, const std::atomic<bool>* cancel = nullptr);
 
   const Sandbox& sandbox() const { return sandbox_; }
+  const ToolPolicy& policy() const { return policy_; }
+  /// The definitions of the tools this router allows (what the model is shown).
+  std::vector<ToolDefinition> definitions() const;
 
  private:
   ToolResult read_file(const nlohmann::json& input);
@@ -64,9 +90,13 @@ class ToolRouter {
   ToolResult list_dir(const nlohmann::json& input);
   ToolResult search(const nlohmann::json& input);
   ToolResult run_command(const nlohmann::json& input, const std::atomic<bool>* cancel);
+  /// Why the policy refuses writing `resolved` (empty when it may be written).
+  std::string write_refusal(const std::string& given, const std::filesystem::path& resolved) const;
 
   Sandbox sandbox_;
   RunnerSlots& slots_;
+  exec::Executor& executor_;
+  ToolPolicy policy_;
   ToolLimits limits_;
 };
 

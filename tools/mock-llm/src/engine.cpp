@@ -129,6 +129,7 @@ ResponsePlan Engine::route(const HttpRequest& request, Context& ctx) {
   if (request.method == "POST" && path == "/v1/messages/count_tokens")
     return anthropic_count_tokens(request, ctx);
   if (request.method == "POST" && path == "/v1/chat/completions") return openai_chat(request, ctx);
+  if (request.method == "GET" && path == "/v1/models") return list_models(request, ctx);
   return error_plan({404, "", "Not found: " + request.method + " " + path, "", ""}, ctx);
 }
 
@@ -173,6 +174,32 @@ ResponsePlan Engine::openai_chat(const HttpRequest& request, Context& ctx) {
   if (auto e = parse_body(request.body, ctx.body)) return error_plan(*e, ctx);
   if (auto e = check_openai_body(ctx.body)) return error_plan(*e, ctx);
   return answer(view_openai(ctx.body, request.headers), ctx.body, ctx);
+}
+
+// Both APIs list their models here; `loopr doctor` asks it to see the endpoint and the key work.
+// A request with `anthropic-version` gets the Anthropic shape, any other the OpenAI one.
+ResponsePlan Engine::list_models(const HttpRequest& request, Context& ctx) {
+  bool anthropic = request.headers.get("anthropic-version").has_value();
+  if (!anthropic) ctx.api = Api::openai;
+  if (auto e = check_api_key(request.headers, options_.api_key)) return error_plan(*e, ctx);
+  Json data = Json::array();
+  for (const char* id : {"claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"}) {
+    if (anthropic)
+      data.push_back({{"type", "model"},
+                      {"id", id},
+                      {"display_name", id},
+                      {"created_at", "2026-10-21T00:00:00Z"}});
+    else
+      data.push_back({{"id", id}, {"object", "model"}, {"created", 0}, {"owned_by", "loopr"}});
+  }
+  ResponsePlan plan;
+  plan.headers = {{"content-type", "application/json"}, {"request-id", ctx.request_id}};
+  plan.body = to_wire(anthropic ? Json{{"data", data},
+                                       {"has_more", false},
+                                       {"first_id", data.front()["id"]},
+                                       {"last_id", data.back()["id"]}}
+                                : Json{{"object", "list"}, {"data", data}});
+  return plan;
 }
 
 ResponsePlan Engine::answer(const RequestView& view, const Json& body, Context& ctx) {

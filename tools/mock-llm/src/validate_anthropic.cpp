@@ -176,6 +176,18 @@ bool is_known_anthropic_version(std::string_view version) {
   return version == "2026-10-21" || version == "2023-06-01" || version == "2023-01-01";
 }
 
+std::optional<ApiError> check_api_key(const Headers& headers, const std::string& api_key) {
+  std::optional<std::string> key;
+  if (auto k = headers.get("x-api-key"))
+    key = std::string(*k);
+  else
+    key = bearer_token(headers);
+  if (!key || key->empty())
+    return ApiError{401, "", key ? "invalid x-api-key" : "x-api-key header is required", "", ""};
+  if (!api_key.empty() && *key != api_key) return ApiError{401, "", "invalid x-api-key", "", ""};
+  return std::nullopt;
+}
+
 std::optional<ApiError> check_anthropic_headers(const Headers& headers,
                                                 const std::string& api_key) {
   std::optional<std::string> key;

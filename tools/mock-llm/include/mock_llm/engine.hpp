@@ -68,6 +68,7 @@ class Engine {
   ResponsePlan anthropic_messages(const HttpRequest& request, Context& ctx);
   ResponsePlan anthropic_count_tokens(const HttpRequest& request, Context& ctx);
   ResponsePlan openai_chat(const HttpRequest& request, Context& ctx);
+  ResponsePlan list_models(const HttpRequest& request, Context& ctx);
   ResponsePlan answer(const RequestView& view, const Json& body, Context& ctx);
   ResponsePlan error_plan(const ApiError& error, Context& ctx) const;
   ResponsePlan with_fault(const FaultSpec& fault, const Reply& reply, const RequestView& view,

@@ -19,6 +19,10 @@ bool is_known_anthropic_version(std::string_view version);
 /// `anthropic-version`, `content-type`.
 std::optional<ApiError> check_anthropic_headers(const Headers& headers, const std::string& api_key);
 
+/// Only the key (`x-api-key` or `Authorization: Bearer`; must equal `api_key` when that is not
+/// empty), for requests without a body (GET /v1/models).
+std::optional<ApiError> check_api_key(const Headers& headers, const std::string& api_key);
+
 /// The body of POST /v1/messages; `version` is the request's anthropic-version.
 std::optional<ApiError> check_anthropic_body(const nlohmann::json& body, std::string_view version,
                                              const ConversationRegistry& conversations);

@@ -1,0 +1,20 @@
+// Questions about a user's work tree that need no Repository (which refuses a repository
+// without a commit): what git ignores there, and whether a merge or rebase is half done.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <loopr/core/result.hpp>
+
+namespace loopr::git {
+
+/// Whether git ignores `path` (relative to the work tree `root`, `/`-separated; a folder ends in
+/// `/`), as `git check-ignore` would say. The folder need not exist.
+Result<bool> is_ignored(const std::filesystem::path& root, const std::string& path);
+
+/// The operation left in progress in the work tree at `root` (`merge`, `rebase`, `cherry-pick`,
+/// `revert`, `bisect`, `apply-mailbox`), or an empty string when none is.
+Result<std::string> operation_in_progress(const std::filesystem::path& root);
+
+}  // namespace loopr::git

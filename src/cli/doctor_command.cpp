@@ -1,0 +1,287 @@
+// `loopr doctor [--offline]`: is this machine (and this repository) ready for loopr? One line
+// per check, ✓ or ✗ with what to do, in the order a new user would fix things. Exit 0 when
+// ready, 1 when not.
+#include <stdlib.h>
+#include <sys/statvfs.h>
+
+#include <fstream>
+
+#include <loopr/core/preflight.hpp>
+#include <loopr/core/process.hpp>
+#include <loopr/exec/executor.hpp>
+#include <loopr/git/repository.hpp>
+#include <loopr/llm/probe.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/daemon_client.hpp"
+#include "cli/format.hpp"
+#include "cli/terminal.hpp"
+
+namespace loopr::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::uintmax_t kMinFreeBytes = 1ull << 30;  // worktrees, logs, the store
+constexpr auto kProbeTimeout = std::chrono::seconds(5);
+
+struct Check {
+  std::string name;
+  std::string status;  ///< ok | fail | skip
+  std::string message;
+  std::string hint;  ///< what to do (fail only)
+};
+
+Check ok(std::string name, std::string message) {
+  return {std::move(name), "ok", std::move(message), {}};
+}
+Check fail(std::string name, std::string message, std::string hint) {
+  return {std::move(name), "fail", std::move(message), std::move(hint)};
+}
+Check skip(std::string name, std::string message) {
+  return {std::move(name), "skip", std::move(message), {}};
+}
+
+// First line of a command's output, or nullopt when it could not run or failed.
+std::optional<std::string> first_line_of(std::vector<std::string> argv,
+                                         std::chrono::milliseconds timeout) {
+  ProcessSpec spec;
+  spec.argv = std::move(argv);
+  spec.timeout = timeout;
+  spec.merge_stderr = false;
+  ProcessResult r = run_process(spec);
+  if (!r.succeeded()) return std::nullopt;
+  std::string line = r.output.substr(0, r.output.find('\n'));
+  return line;
+}
+
+Check check_git() {
+  auto version = first_line_of({"git", "--version"}, std::chrono::seconds(5));
+  if (!version)
+    return fail("git", "git is not installed (or `git --version` failed)",
+                "install git: loopr works in git repositories and you review its work with git");
+  const std::string prefix = "git version ";
+  if (version->rfind(prefix, 0) == 0) version = "git " + version->substr(prefix.size());
+  return ok("git", *version);
+}
+
+std::string git_state_problem(const fs::path& root) {
+  auto repo = git::Repository::open(root);
+  return repo ? std::string() : repo.error().message;
+}
+
+Check check_repository(const GlobalOptions& opts, std::optional<fs::path>& root) {
+  fs::path start = opts.directory.empty() ? fs::current_path() : fs::path(opts.directory);
+  root = find_repo_root(start);
+  if (!root)
+    return fail("repository", "not inside a git repository: " + fs::absolute(start).string(),
+                "cd into your project (or pass -C DIR); `git init` makes one");
+  if (std::string problem = git_state_problem(*root); !problem.empty()) {
+    auto semi = problem.find("; ");
+    return fail("repository", problem.substr(0, semi),
+                semi == std::string::npos ? "see `git status`" : problem.substr(semi + 2));
+  }
+  auto branch = git::Repository::open(*root)->current_branch();
+  return ok("repository",
+            "git repository " + root->string() + (branch ? ", on branch " + *branch : ""));
+}
+
+Check check_config(const std::optional<fs::path>& root, std::optional<Config>& config) {
+  if (!root) return skip("config", "no repository, so no .loopr/config.yml");
+  RepoPaths paths(*root);
+  std::error_code ec;
+  if (!fs::exists(paths.config_file(), ec))
+    return fail("config", "loopr is not set up here: no .loopr/config.yml",
+                "run `loopr init` in " + root->string());
+  auto loaded = load_config(paths.config_file().string());
+  if (!loaded)
+    return fail("config", loaded.error().message,
+                "fix the file; `loopr init` in an empty repository shows every key");
+  config = std::move(loaded).value();
+  auto repo = git::Repository::open(*root);
+  if (repo) {
+    auto has = repo->has_branch(config->base_branch);
+    if (has && !*has)
+      return fail("config", "the base branch " + config->base_branch + " does not exist",
+                  "set base_branch in .loopr/config.yml");
+  }
+  return ok("config", ".loopr/config.yml is valid (provider " + config->llm.provider + ", model " +
+                          config->llm.model + ", base branch " + config->base_branch + ")");
+}
+
+// The exec module's own self-test: a trivial command through the executor the daemon would
+// make from this config, in a scratch folder outside the repository.
+Check check_sandbox(const std::optional<fs::path>& root, const Config& config) {
+  if (!config.sandbox.confined())
+    return ok("sandbox",
+              "OFF (sandbox: none in .loopr/config.yml): the model's commands, the "
+              "validation and stop scripts run unconfined");
+  std::error_code ec;
+  fs::path scratch_base = fs::temp_directory_path(ec);
+  std::string pattern = (scratch_base / "loopr-doctor-XXXXXX").string();
+  if (ec || !::mkdtemp(pattern.data()))
+    return fail("sandbox", "cannot make a scratch folder in " + scratch_base.string(),
+                "check TMPDIR and its free space");
+  fs::path scratch(pattern);
+  exec::ExecutorOptions options{RepoPaths(root ? *root : scratch), process_env()};
+  auto executor = exec::make_executor(config.sandbox, options);
+  auto tested = exec::self_test(*executor, scratch);
+  fs::remove_all(scratch, ec);
+  if (tested) return ok("sandbox", executor->info().description);
+  // The executor's words are "what: what to do" (or "what (detail): what to do").
+  const std::string& problem = tested.error().message;
+  auto cut = problem.find("): ");
+  cut = cut == std::string::npos ? problem.find(": ") : cut + 1;
+  if (cut == std::string::npos)
+    return fail("sandbox", problem, "see the README's security model, or `sandbox: none`");
+  return fail("sandbox", problem.substr(0, cut), problem.substr(cut + 2));
+}
+
+Check check_provider_setup(const Config& config) {
+  if (auto p = check_provider(config, process_env())) return fail("provider", p->what, p->hint);
+  const auto& llm = config.llm;
+  if (llm.provider == "claude-code") {
+    std::error_code ec;
+    auto path = find_program(llm.claude_code.command, process_env()("PATH").value_or(""),
+                             fs::current_path(ec));
+    auto version = first_line_of({llm.claude_code.command, "--version"}, std::chrono::seconds(10));
+    if (!version)
+      return fail("provider", "`" + llm.claude_code.command + " --version` failed",
+                  "run it yourself to see why; reinstall Claude Code if it does not start");
+    return ok("provider", "claude-code: " + (path ? path->string() : llm.claude_code.command) +
+                              " (" + *version + ")");
+  }
+  std::string var = llm.provider == "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
+  auto key = process_env()(var.c_str());
+  if (key && !key->empty()) return ok("provider", llm.provider + ": " + var + " is set");
+  return ok("provider",
+            llm.provider + ": no key needed for the local server " + effective_base_url(config));
+}
+
+Check check_validation(const std::optional<fs::path>& root, const std::optional<Config>& config) {
+  if (!config) return skip("validation", "no .loopr/config.yml, so no test command");
+  if (auto p = check_validation_command(*config, *root, process_env()))
+    return fail("validation", p->what, p->hint);
+  return ok("validation", "test command `" + config->loop(LoopType::code).validation +
+                              "`: its programs are installed");
+}
+
+Check check_endpoint(const Config& config, bool offline) {
+  if (offline) return skip("endpoint", "not asked (--offline)");
+  if (config.llm.provider == "claude-code")
+    return skip("endpoint", "the claude CLI reaches its own endpoint");
+  auto probe = llm::probe_endpoint(config, process_env(), kProbeTimeout);
+  if (!probe.answered)
+    return fail("endpoint", "cannot reach " + probe.url + ": " + probe.failure,
+                "check the network and llm.base_url; `--offline` skips this check");
+  std::string answered = probe.url + " answered HTTP " + std::to_string(probe.status) + " in " +
+                         std::to_string(probe.elapsed.count()) + " ms";
+  if (probe.status == 401 || probe.status == 403) {
+    std::string var = config.llm.provider == "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
+    return fail(
+        "endpoint", answered + ": the key was refused",
+        "check " + var +
+            (config.llm.provider == "anthropic" ? " and llm.auth_header (bearer or x-api-key)"
+                                                : ""));
+  }
+  return ok("endpoint", answered);
+}
+
+std::string human_bytes(std::uintmax_t bytes) {
+  char buf[32];
+  if (bytes >= (1ull << 30))
+    std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
+  else
+    std::snprintf(buf, sizeof buf, "%.0f MiB", static_cast<double>(bytes) / (1ull << 20));
+  return buf;
+}
+
+Check check_disk(const std::optional<fs::path>& root) {
+  fs::path where = root ? *root : fs::current_path();
+  struct statvfs st {};
+  if (::statvfs(where.c_str(), &st) != 0)
+    return fail("disk", "cannot read the free space of " + where.string(),
+                "check that the folder exists");
+  std::uintmax_t free_bytes = static_cast<std::uintmax_t>(st.f_bavail) * st.f_frsize;
+  if (free_bytes < kMinFreeBytes)
+    return fail("disk", "only " + human_bytes(free_bytes) + " free in " + where.string(),
+                "free at least " + human_bytes(kMinFreeBytes) +
+                    ": every loop works in a worktree of its own under .loopr/worktrees/");
+  return ok("disk", human_bytes(free_bytes) + " free for worktrees in " + where.string());
+}
+
+Check check_daemon(const std::optional<fs::path>& root) {
+  if (!root) return skip("daemon", "no repository, so no daemon");
+  RepoPaths paths(*root);
+  Api api(paths);
+  if (auto h = api.health(std::chrono::seconds(2))) {
+    long loops = h->contains("loops") ? h->at("loops").value("total", 0L) : 0L;
+    return ok("daemon", "running (pid " + std::to_string(h->value("pid", 0L)) + ", up " +
+                            format_elapsed(h->value("uptime_s", 0L) * 1000) + ", " +
+                            std::to_string(loops) + " loops)");
+  }
+  long pid = 0;
+  std::ifstream(paths.pid_file()) >> pid;
+  if (pid > 0 && process_alive(pid))
+    return fail("daemon", "the daemon (pid " + std::to_string(pid) + ") does not answer",
+                "see .loopr/logs/daemon.out; `kill " + std::to_string(pid) +
+                    "` ends it and the next `loopr daemon` takes over");
+  return ok("daemon", "not running (`loopr submit` or `loopr daemon` starts it)");
+}
+
+}  // namespace
+
+int run_doctor(const GlobalOptions& opts, bool offline) {
+  std::vector<Check> checks;
+  std::optional<fs::path> root;
+  std::optional<Config> config;
+  checks.push_back(check_git());
+  checks.push_back(check_repository(opts, root));
+  checks.push_back(check_config(root, config));
+  // Outside a set-up repository, the other checks use the defaults and the environment.
+  Config effective = config ? *config : Config{};
+  if (!config) (void)apply_env(effective, process_env());
+  checks.push_back(check_sandbox(root, effective));
+  checks.push_back(check_provider_setup(effective));
+  checks.push_back(check_validation(root, config));
+  checks.push_back(check_endpoint(effective, offline));
+  checks.push_back(check_disk(root));
+  checks.push_back(check_daemon(root));
+
+  bool ready =
+      std::none_of(checks.begin(), checks.end(), [](const Check& c) { return c.status == "fail"; });
+  if (opts.json) {
+    json list = json::array();
+    for (const auto& c : checks) {
+      json item{{"name", c.name}, {"status", c.status}, {"message", c.message}};
+      if (!c.hint.empty()) item["hint"] = c.hint;
+      list.push_back(std::move(item));
+    }
+    std::cout << json{{"ready", ready}, {"checks", list}}.dump() << "\n";
+  } else if (opts.quiet) {
+    for (const auto& c : checks)
+      if (c.status == "fail") report(CommandError{kFailed, c.message, c.hint});
+  } else {
+    Style style{stdout_color(opts)};
+    for (const auto& c : checks) {
+      if (c.status == "ok")
+        std::cout << style.green("✓") << " " << c.name << ": " << c.message << "\n";
+      else if (c.status == "fail")
+        std::cout << style.red("✗") << " " << c.name << ": " << c.message << " (" << c.hint
+                  << ")\n";
+      else
+        std::cout << style.dim("-") << " " << c.name << ": " << style.dim(c.message) << "\n";
+    }
+    std::size_t failed = static_cast<std::size_t>(std::count_if(
+        checks.begin(), checks.end(), [](const Check& c) { return c.status == "fail"; }));
+    if (ready)
+      std::cout << "ready\n";
+    else
+      std::cout << "not ready: " << failed << (failed == 1 ? " problem" : " problems")
+                << " to fix\n";
+  }
+  return ready ? kOk : kFailed;
+}
+
+}  // namespace loopr::cli

@@ -1,0 +1,42 @@
+// The bubblewrap command line for one command: what is visible, writable and hidden. A pure
+// function of the layout, so the mount order (later mounts shadow earlier ones) is unit-tested.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <loopr/exec/executor.hpp>
+
+namespace loopr::exec {
+
+struct SandboxLayout {
+  std::filesystem::path repo_root;               ///< hidden: the user's checkout and `.loopr/`
+  std::filesystem::path worktrees_dir;           ///< hidden: every loop's worktree but this one
+  std::vector<std::filesystem::path> git_dirs;   ///< read-only again (objects, refs, admin folders)
+  std::filesystem::path git_config;              ///< replaced by a copy without credentials
+  std::filesystem::path home;                    ///< an empty writable home
+  std::vector<std::filesystem::path> hide_dirs;  ///< an empty tmpfs over each
+  std::vector<std::filesystem::path> hide_files;  ///< /dev/null over each
+  std::vector<std::filesystem::path> read_only;   ///< visible (read-only) again after hiding
+  std::uint64_t tmp_size = 1ULL << 30;
+};
+
+/// Arguments after `bwrap` (up to and including `--`, then the command's argv). `config_fd`
+/// (the sanitised git config, or -1) and `status_fd` are descriptor numbers in bwrap.
+std::vector<std::string> bwrap_arguments(const SandboxLayout& layout, const Command& command,
+                                         bool network, int config_fd, int status_fd);
+
+/// A repository's git config with only what git needs to read the repository (`[core]` format
+/// keys and `[extensions]`): no remote URLs (they may carry tokens), credentials, includes or
+/// commands.
+std::string sanitize_git_config(std::string_view text);
+
+/// The git dir of a work tree (`.git`, or where a `.git` file points) and its common dir.
+struct GitDirs {
+  std::filesystem::path git_dir, common_dir;
+};
+GitDirs find_git_dirs(const std::filesystem::path& work_tree);
+
+}  // namespace loopr::exec

@@ -1,0 +1,413 @@
+// Each command runs as `bwrap … -- /bin/sh -c COMMAND` (bwrap_args.cpp has the mounts):
+//  - bubblewrap itself is started with the allowlisted environment only (its pid 1 inside the
+//    sandbox shows its own environment in /proc/1/environ), and with no descriptor of the
+//    daemon but the two it is handed (the sanitised git config and its status pipe);
+//  - rlimits for open files and file size, RLIMIT_NPROC where it binds (not for root), and a
+//    control group per command for processes and memory where the daemon may make one;
+//  - bwrap's --json-status-fd tells a sandbox that could not start (no child) from a command
+//    that failed, so a broken sandbox is never reported to the model as failing tests.
+#include "exec/bwrap_executor.hpp"
+
+#include <fcntl.h>
+#include <glob.h>
+#include <spdlog/spdlog.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "exec/bwrap_args.hpp"
+#include "exec/cgroups.hpp"
+
+extern char** environ;
+
+namespace loopr::exec {
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string find_in_path(const std::string& program, const EnvLookup& env) {
+  if (program.find('/') != std::string::npos)
+    return ::access(program.c_str(), X_OK) == 0 ? program : std::string();
+  std::string path = env("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+  std::stringstream dirs(path);
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (dir.empty()) continue;
+    std::string candidate = dir + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+fs::path canonical_or_empty(const fs::path& p) {
+  std::error_code ec;
+  auto c = fs::canonical(p, ec);
+  return ec ? fs::path() : c;
+}
+
+fs::path expand_home(const std::string& p, const fs::path& home) {
+  if (p == "~") return home;
+  if (p.starts_with("~/")) return home / p.substr(2);
+  return p;
+}
+
+// Reads a whole small file (a control group's counters).
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// A memory file holding `text`, positioned at its start (bwrap's --ro-bind-data reads it).
+int memory_file(const std::string& text) {
+  int fd = ::memfd_create("loopr-git-config", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  std::size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n <= 0) {
+      ::close(fd);
+      return -1;
+    }
+    off += static_cast<std::size_t>(n);
+  }
+  ::lseek(fd, 0, SEEK_SET);
+  return fd;
+}
+
+// Tasks (threads included) the user has now: RLIMIT_NPROC counts them all, in and out of the
+// sandbox, so a limit for the sandbox is "what the user has" plus the sandbox's share.
+std::uint64_t user_task_count() {
+  std::uint64_t count = 0;
+  uid_t me = ::getuid();
+  std::error_code ec;
+  for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    struct stat st {};
+    if (::stat(it->path().c_str(), &st) != 0 || st.st_uid != me) continue;
+    std::ifstream status(it->path() / "status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("Threads:", 0) == 0) {
+        count += std::strtoull(line.c_str() + 8, nullptr, 10);
+        break;
+      }
+  }
+  return count;
+}
+
+class BwrapExecutor final : public Executor {
+ public:
+  BwrapExecutor(const SandboxConfig& config, ExecutorOptions options)
+      : config_(config), options_(std::move(options)) {
+    info_.kind = "bubblewrap";
+    info_.confined = true;
+    bwrap_ = find_in_path(options_.bwrap, options_.env);
+    build_layout();
+    if (options_.control_groups) groups_ = CommandGroups::open();
+    info_.description =
+        "bubblewrap: each command in its own user, pid, ipc, uts and network namespaces; "
+        "only its worktree writable; home, checkout, .git and .loopr hidden or read-only; "
+        "network for runner classes [" +
+        join(config_.network) +
+        "]; limits: " + (groups_ ? groups_->describe() : std::string("rlimits only")) + ", " +
+        std::to_string(config_.limits.processes) + " processes, " +
+        format_size(config_.limits.memory) + " memory, files up to " +
+        format_size(config_.limits.file_size);
+    if (!groups_)
+      spdlog::info(
+          "sandbox: control groups are not available to this daemon; process and memory limits are "
+          "rlimits ({})",
+          ::geteuid() == 0 ? "root is not bound by RLIMIT_NPROC" : "per user");
+    if (bwrap_.empty()) problem_ = explain_sandbox_failure("bwrap: not found");
+  }
+
+  const ExecutorInfo& info() const override { return info_; }
+
+  std::optional<std::string> unavailable() override {
+    std::lock_guard lock(check_mutex_);
+    if (checked_ && !problem_) return std::nullopt;
+    if (checked_ && Clock::now() - last_check_ < std::chrono::seconds(5)) return problem_;
+    last_check_ = Clock::now();
+    checked_ = true;
+    {
+      std::lock_guard bl(bwrap_mutex_);
+      if (bwrap_.empty()) bwrap_ = find_in_path(options_.bwrap, options_.env);
+    }
+    if (bwrap_.empty()) {
+      problem_ = explain_sandbox_failure("bwrap: not found");
+      return problem_;
+    }
+    problem_.reset();
+    auto tested = self_test(*this, options_.paths.run_dir());
+    if (!tested) problem_ = tested.error().message;
+    return problem_;
+  }
+
+  ProcessResult run(const Command& c) override {
+    ProcessResult failed;
+    failed.spawn_failed = true;
+    std::string bwrap;
+    {
+      std::lock_guard lock(bwrap_mutex_);
+      bwrap = bwrap_;
+    }
+    if (bwrap.empty()) {
+      failed.output = explain_sandbox_failure("bwrap: not found");
+      return failed;
+    }
+    std::error_code ec;
+    if (!fs::is_directory(c.workdir, ec)) {
+      failed.output = "the working folder " + c.workdir.string() + " does not exist";
+      return failed;
+    }
+    bool network = c.network;
+    for (const auto& cls : config_.network) network = network || cls == c.runner_class;
+
+    int config_fd = -1;
+    if (!layout_.git_config.empty()) config_fd = memory_file(sanitized_git_config());
+    int status[2];
+    if (::pipe2(status, O_CLOEXEC) != 0) {
+      if (config_fd >= 0) ::close(config_fd);
+      failed.output = std::string("cannot create a pipe: ") + std::strerror(errno);
+      return failed;
+    }
+    ::fcntl(status[0], F_SETFL, O_NONBLOCK);
+
+    ProcessSpec spec;
+    spec.argv = {bwrap};
+    std::vector<int> pass;
+    int config_number = -1;
+    if (config_fd >= 0) {
+      pass.push_back(config_fd);
+      config_number = 3;
+    }
+    pass.push_back(status[1]);
+    int status_number = 3 + static_cast<int>(pass.size()) - 1;
+    auto args = bwrap_arguments(layout_, c, network, config_number, status_number);
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.pass_fds = pass;
+    spec.inherit_env = false;
+    spec.env_set = environment();
+    for (const auto& [k, v] : c.env) spec.env_set[k] = v;
+    spec.cwd = "/";
+    spec.stdin_data = c.stdin_data;
+    spec.timeout = c.timeout;
+    spec.output_cap = c.output_cap;
+    spec.merge_stderr = c.merge_stderr;
+    spec.on_line = c.on_line;
+    spec.cancel = c.cancel;
+    spec.limits.open_files = config_.limits.open_files;
+    spec.limits.file_size = config_.limits.file_size;
+
+    CommandGroups::Group group =
+        groups_ ? groups_->acquire(config_.limits.processes, config_.limits.memory)
+                : CommandGroups::Group();
+    spec.cgroup_procs_fds = group.procs_fds();
+    if (group.procs_fds().empty()) {
+      if (::geteuid() != 0) spec.limits.processes = user_tasks() + config_.limits.processes;
+      spec.limits.data = config_.limits.memory;
+    } else if (!group.limits_memory()) {
+      spec.limits.data = config_.limits.memory;
+    }
+
+    ProcessResult r = run_process(spec);
+    ::close(status[1]);
+    if (config_fd >= 0) ::close(config_fd);
+    std::string status_text;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(status[0], buf, sizeof buf)) > 0;)
+      status_text.append(buf, static_cast<std::size_t>(n));
+    ::close(status[0]);
+
+    if (!r.spawn_failed && !r.timed_out && !r.cancelled &&
+        status_text.find("\"child-pid\"") == std::string::npos) {
+      // bwrap gave up before it started the command: the sandbox's failure, not the command's.
+      r.spawn_failed = true;
+      std::string why = r.output.empty() ? r.error_output : r.output;
+      r.output = explain_sandbox_failure(why);
+    }
+    std::string notes = limit_notes(group);
+    if (!notes.empty()) r.output += notes;
+    return r;
+  }
+
+ private:
+  static std::string join(const std::vector<std::string>& items) {
+    std::string s;
+    for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
+    return s;
+  }
+
+  void build_layout() {
+    const EnvLookup& env = options_.env;
+    fs::path home = canonical_or_empty(env("HOME").value_or(""));
+    if (home.empty() || home == "/") home = "/tmp";  // the private /tmp then doubles as home
+    home_ = home;
+    layout_.home = home == "/tmp" ? fs::path() : home;
+    layout_.repo_root = canonical_or_empty(options_.paths.root);
+    if (layout_.repo_root.empty()) layout_.repo_root = options_.paths.root;
+    fs::path worktrees = canonical_or_empty(options_.paths.worktrees_dir());
+    layout_.worktrees_dir = worktrees.empty() ? options_.paths.worktrees_dir() : worktrees;
+    GitDirs git = find_git_dirs(layout_.repo_root);
+    std::error_code ec;
+    if (!git.common_dir.empty() && fs::is_directory(git.common_dir, ec)) {
+      layout_.git_dirs.push_back(git.common_dir);
+      if (fs::is_regular_file(git.common_dir / "config", ec))
+        layout_.git_config = git.common_dir / "config";
+    }
+    if (!git.git_dir.empty() && git.git_dir != git.common_dir && fs::is_directory(git.git_dir, ec))
+      layout_.git_dirs.push_back(git.git_dir);
+
+    std::vector<std::string> hide = {"/root", "/home", "/run"};
+    for (const auto& h : config_.hide) hide.push_back(h);
+    for (const auto& h : hide) {
+      fs::path p = canonical_or_empty(expand_home(h, home));
+      std::error_code ec;
+      if (p.empty() || p == "/" || p == "/tmp") continue;
+      if (fs::is_directory(p, ec))
+        layout_.hide_dirs.push_back(p);
+      else if (fs::exists(p, ec))
+        layout_.hide_files.push_back(p);
+    }
+    // Secrets that root can read, hidden even when the daemon runs as root.
+    glob_t g{};
+    for (const char* pattern : {"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-",
+                                "/etc/ssh/ssh_host_*_key", "/etc/ssl/private/*"}) {
+      if (::glob(pattern, GLOB_NOSORT, nullptr, &g) == 0)
+        for (std::size_t i = 0; i < g.gl_pathc; ++i) {
+          std::error_code ec;
+          if (fs::is_regular_file(g.gl_pathv[i], ec))
+            layout_.hide_files.emplace_back(g.gl_pathv[i]);
+        }
+      ::globfree(&g);
+    }
+    for (const auto& p : config_.read_only) {
+      fs::path c = canonical_or_empty(expand_home(p, home));
+      if (!c.empty()) layout_.read_only.push_back(c);
+    }
+    // /etc/resolv.conf often points into /run, which is hidden: keep name resolution working
+    // for the runner classes that have the network.
+    fs::path resolv = canonical_or_empty("/etc/resolv.conf");
+    if (!resolv.empty() && resolv.string().starts_with("/run/"))
+      layout_.read_only.push_back(resolv);
+    layout_.tmp_size = config_.limits.tmp_size;
+  }
+
+  // The allowlisted environment: nothing else of the daemon's reaches a command.
+  std::map<std::string, std::string> environment() const {
+    const EnvLookup& env = options_.env;
+    std::map<std::string, std::string> out;
+    out["PATH"] = env("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+    for (const char* name : {"LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME"})
+      if (auto v = env(name)) out[name] = *v;
+    for (char** e = environ; e && *e; ++e) {
+      std::string_view entry(*e);
+      if (!entry.starts_with("LC_")) continue;
+      auto eq = entry.find('=');
+      if (eq == std::string_view::npos) continue;
+      std::string name(entry.substr(0, eq));
+      if (auto v = env(name.c_str())) out[name] = *v;
+    }
+    for (const auto& name : config_.env)
+      if (auto v = env(name.c_str())) out[name] = *v;
+    out["HOME"] = home_.string();
+    out["TMPDIR"] = "/tmp";
+    out["LOOPR_SANDBOX"] = "bubblewrap";
+    return out;
+  }
+
+  // The repository's git config without credentials; made again only when the file changes.
+  std::string sanitized_git_config() {
+    std::error_code ec;
+    auto mtime = fs::last_write_time(layout_.git_config, ec);
+    auto size = fs::file_size(layout_.git_config, ec);
+    std::lock_guard lock(config_mutex_);
+    if (!config_read_ || mtime != config_mtime_ || size != config_size_) {
+      config_text_ = sanitize_git_config(slurp(layout_.git_config));
+      config_mtime_ = mtime;
+      config_size_ = size;
+      config_read_ = true;
+    }
+    return config_text_;
+  }
+
+  std::uint64_t user_tasks() {
+    std::lock_guard lock(tasks_mutex_);
+    if (Clock::now() - tasks_read_ > std::chrono::seconds(10)) {
+      tasks_ = user_task_count();
+      tasks_read_ = Clock::now();
+    }
+    return tasks_;
+  }
+
+  // What the kernel refused the command, for its output (the model reads why it was killed).
+  std::string limit_notes(const CommandGroups::Group& group) const {
+    std::string notes;
+    if (group.pids_refused() > 0)
+      notes += "\n[loopr sandbox: the command hit the limit of " +
+               std::to_string(config_.limits.processes) + " processes (sandbox.limits.processes)]";
+    if (group.oom_kills() > 0)
+      notes += "\n[loopr sandbox: a process was killed for using more than " +
+               format_size(config_.limits.memory) + " of memory (sandbox.limits.memory)]";
+    return notes;
+  }
+
+  SandboxConfig config_;
+  ExecutorOptions options_;
+  ExecutorInfo info_;
+  std::mutex bwrap_mutex_;
+  std::string bwrap_;
+  SandboxLayout layout_;
+  fs::path home_;
+  std::unique_ptr<CommandGroups> groups_;
+  std::mutex check_mutex_;
+  bool checked_ = false;
+  Clock::time_point last_check_{};
+  std::optional<std::string> problem_;
+  std::mutex config_mutex_;
+  bool config_read_ = false;
+  fs::file_time_type config_mtime_{};
+  std::uintmax_t config_size_ = 0;
+  std::string config_text_;
+  std::mutex tasks_mutex_;
+  std::uint64_t tasks_ = 0;
+  Clock::time_point tasks_read_{};
+};
+
+}  // namespace
+
+std::string explain_sandbox_failure(std::string_view bwrap_output) {
+  std::string out(bwrap_output);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  const std::string none =
+      "or set `sandbox: none` in .loopr/config.yml to run the model's commands unconfined";
+  if (out.find("not found") != std::string::npos && out.rfind("bwrap", 0) == 0)
+    return "bubblewrap (bwrap) is not installed: install it (Debian/Ubuntu: `apt install "
+           "bubblewrap`), " +
+           none;
+  if (out.find("namespace") != std::string::npos || out.find("uid map") != std::string::npos ||
+      out.find("Operation not permitted") != std::string::npos ||
+      out.find("Permission denied") != std::string::npos)
+    return "bubblewrap cannot create its namespaces here (" + out +
+           "): unprivileged user namespaces are disabled or restricted (enable them, e.g. `sysctl "
+           "kernel.unprivileged_userns_clone=1` or `user.max_user_namespaces`, or an AppArmor "
+           "profile that allows "
+           "bwrap), " +
+           none;
+  return "the sandbox could not start the command (" + out +
+         "); check that bubblewrap works (`bwrap --ro-bind / / true`), " + none;
+}
+
+std::unique_ptr<Executor> make_bwrap_executor(const SandboxConfig& config,
+                                              ExecutorOptions options) {
+  return std::make_unique<BwrapExecutor>(config, std::move(options));
+}
+
+}  // namespace loopr::exec

@@ -1,0 +1,291 @@
+#include "exec/cgroups.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <thread>
+
+namespace loopr::exec {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool write_text(const fs::path& file, const std::string& text) {
+  int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  return ok;
+}
+
+std::vector<int> read_pids(const fs::path& procs) {
+  std::vector<int> out;
+  std::ifstream in(procs);
+  for (int pid; in >> pid;) out.push_back(pid);
+  return out;
+}
+
+bool pid_alive(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+
+// Removes `dir` and its sub-groups, killing their members first. With `wait`, gives dying
+// processes up to a few seconds to go; without, tries once and leaves what is still busy for
+// the next sweep (a daemon's start must not wait for another's leftovers).
+void remove_tree(const fs::path& dir, bool wait = true) {
+  std::error_code ec;
+  std::vector<fs::path> groups;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_directory(ec)) groups.push_back(it->path());
+  groups.push_back(dir);
+  std::sort(groups.begin(), groups.end(), [](const fs::path& a, const fs::path& b) {
+    return a.string().size() > b.string().size();  // deepest first
+  });
+  for (const auto& g : groups)
+    for (int pid : read_pids(g / "cgroup.procs")) ::kill(pid, SIGKILL);
+  auto deadline = std::chrono::steady_clock::now() + (wait ? std::chrono::seconds(3) : std::chrono::seconds(0));
+  for (const auto& g : groups) {
+    while (true) {
+      auto pids = read_pids(g / "cgroup.procs");
+      for (int pid : pids) ::kill(pid, SIGKILL);
+      if (::rmdir(g.c_str()) == 0 || errno == ENOENT) break;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        if (wait) spdlog::warn("sandbox: cannot remove the control group {}: {}", g.string(), std::strerror(errno));
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(pids.empty() ? 5 : 20));
+    }
+  }
+}
+
+// This daemon's parent group under a controller root; groups of dead daemons there are removed.
+fs::path make_parent(const fs::path& root) {
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(root, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (!name.starts_with("loopr-") || !it->is_directory(ec)) continue;
+    int pid = std::atoi(name.c_str() + 6);
+    if (pid > 0 && pid != ::getpid() && !pid_alive(pid)) {
+      spdlog::info("sandbox: removing the control groups of a daemon that is gone ({})",
+                   it->path().string());
+      remove_tree(it->path());
+    }
+  }
+  fs::path parent = root / ("loopr-" + std::to_string(::getpid()));
+  fs::create_directory(parent, ec);
+  if (ec || ::access(parent.c_str(), W_OK) != 0) return {};
+  return parent;
+}
+
+}  // namespace
+
+void kill_and_remove_groups(const fs::path& dir) { remove_tree(dir); }
+
+std::unique_ptr<CommandGroups> CommandGroups::open() {
+  auto g = std::unique_ptr<CommandGroups>(new CommandGroups());
+  std::error_code ec;
+  const fs::path base = "/sys/fs/cgroup";
+  if (fs::exists(base / "cgroup.controllers", ec)) {
+    // cgroup v2 mounted at the top: a group beside ours needs the root's subtree control.
+    std::ifstream controllers(base / "cgroup.subtree_control");
+    std::string text((std::istreambuf_iterator<char>(controllers)), {});
+    if (text.find("pids") == std::string::npos)
+      write_text(base / "cgroup.subtree_control", "+pids");
+    if (text.find("memory") == std::string::npos)
+      write_text(base / "cgroup.subtree_control", "+memory");
+    fs::path parent = make_parent(base);
+    if (parent.empty()) return nullptr;
+    if (!write_text(parent / "cgroup.subtree_control", "+pids")) {
+      remove_tree(parent);
+      return nullptr;
+    }
+    g->v2_ = true;
+    g->pids_root_ = parent;
+    if (write_text(parent / "cgroup.subtree_control", "+memory")) g->memory_root_ = parent;
+    return g;
+  }
+  if (::access((base / "pids").c_str(), W_OK) != 0) return nullptr;
+  g->pids_root_ = make_parent(base / "pids");
+  if (g->pids_root_.empty()) return nullptr;
+  if (::access((base / "memory").c_str(), W_OK) == 0)
+    g->memory_root_ = make_parent(base / "memory");
+  return g;
+}
+
+CommandGroups::~CommandGroups() {
+  if (!pids_root_.empty()) remove_tree(pids_root_);
+  if (!memory_root_.empty() && memory_root_ != pids_root_) remove_tree(memory_root_);
+}
+
+std::string CommandGroups::describe() const {
+  std::string s = v2_ ? "cgroup v2 (pids" : "cgroup v1 (pids";
+  if (!memory_root_.empty()) s += ", memory";
+  return s + ")";
+}
+
+namespace {
+
+long long counter(const fs::path& file, const std::string& name) {
+  std::ifstream in(file);
+  for (std::string key; in >> key;) {
+    long long v = 0;
+    if (!(in >> v)) break;
+    if (key == name) return v;
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool CommandGroups::set_limits(Kept& k, std::uint64_t max_processes,
+                               std::uint64_t max_memory_bytes) const {
+  if (k.dirs.empty()) return false;
+  if (k.processes != max_processes) {
+    if (!write_text(k.dirs.front() / "pids.max", std::to_string(max_processes))) return false;
+    k.processes = max_processes;
+  }
+  if (!k.memory || k.memory_bytes == max_memory_bytes) return true;
+  const fs::path& memory = v2_ ? k.dirs.front() : k.dirs.back();
+  bool set = v2_ ? write_text(memory / "memory.max", std::to_string(max_memory_bytes))
+                 : write_text(memory / "memory.limit_in_bytes", std::to_string(max_memory_bytes));
+  if (set) k.memory_bytes = max_memory_bytes;
+  return set;
+}
+
+CommandGroups::Group CommandGroups::make(std::uint64_t max_processes,
+                                         std::uint64_t max_memory_bytes) {
+  Group group;
+  std::string name;
+  {
+    std::lock_guard lock(mutex_);
+    name = "cmd-" + std::to_string(++next_);
+  }
+  Kept k;
+  auto add = [&](const fs::path& root) -> fs::path {
+    fs::path dir = root / name;
+    if (::mkdir(dir.c_str(), 0755) != 0) return {};
+    k.dirs.push_back(dir);
+    return dir;
+  };
+  if (add(pids_root_).empty()) return group;
+  if (!memory_root_.empty()) k.memory = v2_ || !add(memory_root_).empty();
+  if (v2_ && k.memory) write_text(k.dirs.front() / "memory.swap.max", "0");
+  if (!set_limits(k, max_processes, max_memory_bytes)) {
+    for (const auto& d : k.dirs) remove_tree(d);
+    return group;
+  }
+  group.dirs_ = k.dirs;
+  group.memory_ = k.memory;
+  group.processes_ = k.processes;
+  group.memory_bytes_ = k.memory_bytes;
+  return group;
+}
+
+CommandGroups::Group CommandGroups::acquire(std::uint64_t max_processes,
+                                            std::uint64_t max_memory_bytes) {
+  std::optional<Kept> kept;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = draining_.begin(); it != draining_.end();) {
+      bool empty = true;
+      for (const auto& dir : it->dirs) empty = empty && read_pids(dir / "cgroup.procs").empty();
+      if (empty) {
+        free_.push_back(std::move(*it));
+        it = draining_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (!free_.empty()) {
+      kept = std::move(free_.back());
+      free_.pop_back();
+    }
+  }
+  if (kept && !set_limits(*kept, max_processes, max_memory_bytes)) {
+    for (const auto& d : kept->dirs) remove_tree(d);
+    kept.reset();
+  }
+  Group group = kept ? Group() : make(max_processes, max_memory_bytes);
+  if (kept) {
+    group.dirs_ = kept->dirs;
+    group.memory_ = kept->memory;
+    group.processes_ = kept->processes;
+    group.memory_bytes_ = kept->memory_bytes;
+  }
+  if (group.dirs_.empty()) return group;
+  for (const auto& dir : group.dirs_) {
+    int fd = ::open((dir / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) group.fds_.push_back(fd);
+  }
+  group.owner_ = this;
+  if (group.fds_.size() != group.dirs_.size()) {
+    for (int fd : group.fds_) ::close(fd);
+    group.fds_.clear();
+  }
+  group.pids_refused_before_ = group.pids_refused();
+  group.oom_kills_before_ = group.oom_kills();
+  return group;
+}
+
+void CommandGroups::release(Group& group) {
+  for (int fd : group.fds_) ::close(fd);
+  group.fds_.clear();
+  if (group.dirs_.empty()) return;
+  // Whatever the command left (normally its pid namespace is gone already) dies now.
+  auto pids = group.members();
+  for (int pid : pids) ::kill(pid, SIGKILL);
+  Kept k{group.dirs_, group.memory_, group.processes_, group.memory_bytes_};
+  group.dirs_.clear();
+  std::lock_guard lock(mutex_);
+  (pids.empty() ? free_ : draining_).push_back(std::move(k));
+}
+
+CommandGroups::Group::Group(Group&& other) noexcept
+    : owner_(other.owner_),
+      dirs_(std::move(other.dirs_)),
+      fds_(std::move(other.fds_)),
+      memory_(other.memory_),
+      pids_refused_before_(other.pids_refused_before_),
+      oom_kills_before_(other.oom_kills_before_),
+      processes_(other.processes_),
+      memory_bytes_(other.memory_bytes_) {
+  other.owner_ = nullptr;
+  other.dirs_.clear();
+  other.fds_.clear();
+}
+
+CommandGroups::Group::~Group() {
+  if (owner_) {
+    owner_->release(*this);
+  } else {
+    for (int fd : fds_) ::close(fd);
+    for (const auto& dir : dirs_) remove_tree(dir);
+  }
+}
+
+std::vector<int> CommandGroups::Group::members() const {
+  std::set<int> all;
+  for (const auto& dir : dirs_)
+    for (int pid : read_pids(dir / "cgroup.procs")) all.insert(pid);
+  return {all.begin(), all.end()};
+}
+
+long long CommandGroups::Group::pids_refused() const {
+  return dirs_.empty() ? 0 : counter(dirs_.front() / "pids.events", "max") - pids_refused_before_;
+}
+
+long long CommandGroups::Group::oom_kills() const {
+  long long n = 0;
+  for (const auto& dir : dirs_)
+    n += counter(dir / "memory.events", "oom_kill") +
+         counter(dir / "memory.oom_control", "oom_kill");
+  return n - oom_kills_before_;
+}
+
+}  // namespace loopr::exec

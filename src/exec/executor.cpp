@@ -1,0 +1,88 @@
+// The executor factory, the unconfined executor (`sandbox: none`) and the self-test.
+#include <unistd.h>
+
+#include <fstream>
+
+#include <loopr/exec/executor.hpp>
+
+#include "exec/bwrap_executor.hpp"
+
+namespace loopr::exec {
+namespace fs = std::filesystem;
+
+Command Command::shell(std::string text, fs::path workdir) {
+  Command c;
+  c.argv = {"/bin/sh", "-c", std::move(text)};
+  c.workdir = std::move(workdir);
+  return c;
+}
+
+namespace {
+
+class UnconfinedExecutor final : public Executor {
+ public:
+  UnconfinedExecutor() {
+    info_.kind = "none";
+    info_.confined = false;
+    info_.description =
+        "sandbox: none — commands run UNCONFINED with the daemon's user, files and network";
+  }
+
+  ProcessResult run(const Command& c) override {
+    ProcessSpec spec;
+    spec.argv = c.argv;
+    spec.cwd = c.workdir.string();
+    spec.env_set = c.env;
+    // The daemon took its provider keys out of its environment at start; should anything have
+    // put one back, it still does not reach a command.
+    for (const char* key : {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"})
+      if (!c.env.count(key)) spec.env_unset.emplace_back(key);
+    spec.stdin_data = c.stdin_data;
+    spec.timeout = c.timeout;
+    spec.output_cap = c.output_cap;
+    spec.merge_stderr = c.merge_stderr;
+    spec.on_line = c.on_line;
+    spec.cancel = c.cancel;
+    return run_process(spec);
+  }
+
+  const ExecutorInfo& info() const override { return info_; }
+  std::optional<std::string> unavailable() override { return std::nullopt; }
+
+ private:
+  ExecutorInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> make_executor(const SandboxConfig& config, ExecutorOptions options) {
+  if (!config.confined()) return std::make_unique<UnconfinedExecutor>();
+  return make_bwrap_executor(config, std::move(options));
+}
+
+Result<void> self_test(Executor& executor, const fs::path& scratch) {
+  std::error_code ec;
+  fs::path dir = scratch / ("sandbox-check-" + std::to_string(::getpid()));
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  if (ec) return make_error(ErrorCode::io, "cannot create " + dir.string() + ": " + ec.message());
+  Command probe = Command::shell("echo loopr-sandbox-ok > probe && cat probe", dir);
+  probe.timeout = std::chrono::seconds(20);
+  probe.output_cap = 8192;
+  ProcessResult r = executor.run(probe);
+  std::ifstream written(dir / "probe");
+  std::string line;
+  std::getline(written, line);
+  fs::remove_all(dir, ec);
+  if (r.succeeded() && r.output.find("loopr-sandbox-ok") != std::string::npos &&
+      line == "loopr-sandbox-ok")
+    return ok();
+  std::string why = r.spawn_failed ? r.output
+                    : r.timed_out  ? "a trivial command did not finish in 20 s"
+                                   : "a trivial command failed (exit " +
+                                        std::to_string(r.exit_code) + "): " + r.output;
+  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+  return make_error(ErrorCode::unsupported, why);
+}
+
+}  // namespace loopr::exec

@@ -1,0 +1,239 @@
+// `loopr doctor` through the real binary: every check passing in a ready repository, and each
+// failing for the reason a new user would meet (no key, no `claude`, a bad config, outside a
+// repository, an unreachable endpoint, a refused key, a missing test program, no git, no
+// bubblewrap, a full disk). Exit 0 when ready, 1 when not; `--json` and `-q`.
+#include <sys/stat.h>
+
+#include "e2e/cli_fixture.hpp"
+
+using namespace loopr::testing;
+using nlohmann::json;
+
+namespace {
+
+class Doctor : public CliE2E {
+ protected:
+  /// `loopr ARGS` (no -C) from `cwd` with the environment `env` (an `env …` prefix).
+  CliRun run(const std::string& env, const std::string& args, const std::string& cwd) {
+    auto r = run_command("cd " + shell_quote(cwd) + " && timeout 60 " + env + " " +
+                         shell_quote(LOOPR_BIN) + " " + args + " < /dev/null > " +
+                         shell_quote((io / "out").string()) + " 2> " +
+                         shell_quote((io / "err").string()));
+    return CliRun{r.exit_code, read_file(io / "out"), read_file(io / "err")};
+  }
+
+  std::string base_env() const {
+    return "env -u LOOPR_PROVIDER -u LOOPR_MODEL -u ANTHROPIC_BASE_URL -u OPENAI_BASE_URL -u "
+           "OPENAI_API_KEY -u ANTHROPIC_API_KEY";
+  }
+
+  /// `doctor --json` in the repository; the checks by name.
+  std::map<std::string, json> doctor(const std::string& env_extra = "ANTHROPIC_API_KEY=test",
+                                     const std::string& flags = "", int expect_exit = -1) {
+    last = run(base_env() + " " + env_extra, "--json doctor " + flags, dir.str());
+    if (expect_exit >= 0) {
+      EXPECT_EQ(last.exit_code, expect_exit) << last.out << last.err;
+    }
+    std::map<std::string, json> out;
+    json doc = last.json();
+    for (const auto& c : doc["checks"]) out[c["name"].get<std::string>()] = c;
+    EXPECT_EQ(doc["ready"], last.exit_code == 0) << last.out;
+    return out;
+  }
+
+  void write_config(const std::string& llm, const std::string& validation = "sh check.sh") {
+    write_file(dir / ".loopr/config.yml", "base_branch: main\nllm:\n" + llm +
+                                              "\nloops:\n  code: {validation: \"" + validation +
+                                              "\"}\n");
+  }
+
+  static void expect_status(std::map<std::string, json>& checks, const std::string& name,
+                            const std::string& status, const std::string& message_part = "") {
+    ASSERT_TRUE(checks.count(name)) << name;
+    EXPECT_EQ(checks[name]["status"], status) << checks[name].dump();
+    if (!message_part.empty()) {
+      EXPECT_NE(checks[name]["message"].get<std::string>().find(message_part), std::string::npos)
+          << checks[name].dump();
+    }
+    if (status == "fail") {
+      EXPECT_FALSE(checks[name].value("hint", "").empty()) << "a failure says what to do";
+    }
+  }
+
+  CliRun last;
+};
+
+const char* const kCheckNames[] = {"git",        "repository", "config", "sandbox", "provider",
+                                   "validation", "endpoint",   "disk",   "daemon"};
+
+}  // namespace
+
+TEST_F(Doctor, ReadyRepositoryPassesEveryCheck) {
+  make_repo();
+  auto checks = doctor("ANTHROPIC_API_KEY=test", "", 0);
+  EXPECT_EQ(checks.size(), std::size(kCheckNames));
+  for (const char* name : kCheckNames) expect_status(checks, name, "ok");
+  expect_status(checks, "git", "ok", "git 2.");
+  expect_status(checks, "repository", "ok", "on branch main");
+  expect_status(checks, "provider", "ok", "ANTHROPIC_API_KEY is set");
+  expect_status(checks, "validation", "ok", "sh check.sh");
+  expect_status(checks, "endpoint", "ok", mock->url() + "/v1/models answered HTTP 200");
+  expect_status(checks, "daemon", "ok", "not running");
+  // The request really reached the model server, with the key.
+  bool asked = false;
+  for (const auto& r : mock->requests())
+    if (r["path"] == "/v1/models") asked = true;
+  EXPECT_TRUE(asked);
+  // The same as text: one line per check, then "ready".
+  CliRun text = run(base_env() + " ANTHROPIC_API_KEY=test", "doctor", dir.str());
+  EXPECT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_EQ(std::count(text.out.begin(), text.out.end(), '\n'),
+            static_cast<long>(std::size(kCheckNames)) + 1)
+      << text.out;
+  EXPECT_EQ(text.out.rfind("✓ git: git ", 0), 0u) << text.out;
+  EXPECT_NE(text.out.find("\nready\n"), std::string::npos) << text.out;
+}
+
+TEST_F(Doctor, OfflineSkipsTheEndpointAndARunningDaemonIsReported) {
+  make_repo();
+  ASSERT_EQ(loopr("daemon").exit_code, 0);
+  auto checks = doctor("ANTHROPIC_API_KEY=test", "--offline", 0);
+  expect_status(checks, "endpoint", "skip", "--offline");
+  expect_status(checks, "daemon", "ok", "running (pid " + std::to_string(daemon_pid()));
+  for (const auto& r : mock->requests()) EXPECT_NE(r["path"], "/v1/models");
+}
+
+TEST_F(Doctor, MissingKeyFails) {
+  make_repo();
+  write_config("  provider: anthropic");
+  auto checks = doctor("", "--offline", 1);
+  expect_status(checks, "provider", "fail", "ANTHROPIC_API_KEY is not set");
+  EXPECT_NE(checks["provider"]["hint"].get<std::string>().find("export ANTHROPIC_API_KEY"),
+            std::string::npos);
+  // A local server needs none.
+  write_config("  provider: openai\n  model: m\n  base_url: " + mock->url());
+  checks = doctor("", "--offline", 0);
+  expect_status(checks, "provider", "ok", "no key needed for the local server");
+}
+
+TEST_F(Doctor, ClaudeCodeNeedsTheClaudeCliAndReportsItsVersion) {
+  make_repo();
+  write_config("  provider: claude-code");
+  std::string path = "PATH=" + (io / "bin").string() + ":/usr/bin:/bin";
+  auto checks = doctor(path, "", 1);
+  expect_status(checks, "provider", "fail", "the `claude` CLI that llm.provider claude-code runs");
+  expect_status(checks, "endpoint", "skip", "claude CLI");
+  write_file(io / "bin/claude",
+             "#!/bin/sh\n[ \"$1\" = --version ] && echo '2.1.7 (Claude Code)'\n");
+  ::chmod((io / "bin/claude").c_str(), 0755);
+  checks = doctor(path, "", 0);
+  expect_status(checks, "provider", "ok", "2.1.7 (Claude Code)");
+  EXPECT_NE(checks["provider"]["message"].get<std::string>().find((io / "bin/claude").string()),
+            std::string::npos);
+}
+
+TEST_F(Doctor, BadConfigFailsNamingKeyAndLine) {
+  make_repo();
+  write_file(dir / ".loopr/config.yml", "merge: auto\nllm:\n  max_tokens: lots\n");
+  auto checks = doctor("ANTHROPIC_API_KEY=test", "--offline", 1);
+  expect_status(checks, "config", "fail", "config.yml:3: llm.max_tokens");
+  expect_status(checks, "validation", "skip");
+  // No config at all: run `loopr init`.
+  std::filesystem::remove(dir / ".loopr/config.yml");
+  checks = doctor("ANTHROPIC_API_KEY=test", "--offline", 1);
+  expect_status(checks, "config", "fail", "no .loopr/config.yml");
+  EXPECT_NE(checks["config"]["hint"].get<std::string>().find("loopr init"), std::string::npos);
+}
+
+TEST_F(Doctor, OutsideARepositoryFails) {
+  TempDir elsewhere{"loopr-doctor-outside"};
+  last = run(base_env() + " ANTHROPIC_API_KEY=test", "--json doctor --offline", elsewhere.str());
+  EXPECT_EQ(last.exit_code, 1) << last.out << last.err;
+  std::map<std::string, json> checks;
+  json doc = last.json();
+  for (const auto& c : doc["checks"]) checks[c["name"].get<std::string>()] = c;
+  expect_status(checks, "repository", "fail", "not inside a git repository");
+  expect_status(checks, "config", "skip");
+  expect_status(checks, "daemon", "skip");
+  expect_status(checks, "provider", "ok");  // the defaults and the environment
+  // -q: nothing on stdout, the failure as the usual error line.
+  CliRun quiet =
+      run(base_env() + " ANTHROPIC_API_KEY=test", "-q doctor --offline", elsewhere.str());
+  EXPECT_EQ(quiet.exit_code, 1);
+  EXPECT_EQ(quiet.out, "");
+  EXPECT_EQ(quiet.err.rfind("loopr: not inside a git repository", 0), 0u) << quiet.err;
+  EXPECT_EQ(std::count(quiet.err.begin(), quiet.err.end(), '\n'), 1) << quiet.err;
+}
+
+TEST_F(Doctor, UnreachableEndpointAndARefusedKeyFail) {
+  make_repo();
+  write_config("  provider: anthropic\n  base_url: http://127.0.0.1:1");
+  auto checks = doctor("ANTHROPIC_API_KEY=test", "", 1);
+  expect_status(checks, "endpoint", "fail", "cannot reach http://127.0.0.1:1/v1/models");
+  // A server that wants another key answers 401.
+  MockLlm strict("rules: []\n", {"--api-key", "the-right-key"});
+  write_config("  provider: anthropic\n  base_url: " + strict.url());
+  checks = doctor("ANTHROPIC_API_KEY=a-wrong-key", "", 1);
+  expect_status(checks, "endpoint", "fail", "answered HTTP 401");
+  EXPECT_NE(checks["endpoint"]["message"].get<std::string>().find("the key was refused"),
+            std::string::npos);
+  checks = doctor("ANTHROPIC_API_KEY=the-right-key", "", 0);
+  expect_status(checks, "endpoint", "ok", "answered HTTP 200");
+}
+
+TEST_F(Doctor, MissingTestProgramFails) {
+  make_repo();
+  write_config("  provider: anthropic\n  base_url: " + mock->url(), "pnpm-not-here test");
+  auto checks = doctor("ANTHROPIC_API_KEY=test", "--offline", 1);
+  expect_status(checks, "validation", "fail", "`pnpm-not-here`, which is not on the PATH");
+}
+
+TEST_F(Doctor, WithoutGitOrBubblewrapOnThePath) {
+  make_repo();
+  // A PATH with neither git nor bwrap.
+  std::filesystem::create_directories(io / "empty");
+  auto checks =
+      doctor("PATH=" + (io / "empty").string() + " ANTHROPIC_API_KEY=test", "--offline", 1);
+  expect_status(checks, "git", "fail", "git is not installed");
+  expect_status(checks, "sandbox", "fail", "bubblewrap (bwrap) is not installed");
+  // git alone: the sandbox is still missing.
+  std::filesystem::create_directories(io / "gitonly");
+  std::filesystem::create_symlink("/usr/bin/git", io / "gitonly/git");
+  checks = doctor("PATH=" + (io / "gitonly").string() + " ANTHROPIC_API_KEY=test", "--offline", 1);
+  expect_status(checks, "git", "ok");
+  expect_status(checks, "sandbox", "fail", "bubblewrap");
+}
+
+// A repository on an 8 MiB tmpfs (made with bubblewrap, which loopr needs anyway).
+TEST_F(Doctor, LittleFreeDiskFails) {
+  std::filesystem::create_directories(io / "small");
+  std::string script =
+      "cd " + shell_quote((io / "small").string()) +
+      " && git init -q -b main . && git -c user.name=t -c user.email=t@t commit -q --allow-empty "
+      "-m init && " +
+      shell_quote(LOOPR_BIN) + " -q init --validation true && ANTHROPIC_API_KEY=test " +
+      shell_quote(LOOPR_BIN) + " --json doctor --offline";
+  auto r =
+      run_command("bwrap --dev-bind / / --size 8388608 --tmpfs " +
+                  shell_quote((io / "small").string()) + " sh -c " + shell_quote(script) + " 2>&1");
+  ASSERT_NE(r.output.find("\"checks\""), std::string::npos) << r.output;
+  json doc = json::parse(r.output.substr(r.output.find('{')));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  for (const auto& c : doc["checks"]) {
+    if (c["name"] != "disk") continue;
+    EXPECT_EQ(c["status"], "fail") << c.dump();
+    EXPECT_NE(c["message"].get<std::string>().find("MiB free in " + (io / "small").string()),
+              std::string::npos)
+        << c.dump();
+  }
+}
+
+TEST_F(Doctor, SandboxIsTheExecutorsSelfTestAndNoneIsSaidLoudly) {
+  make_repo();
+  auto checks = doctor("ANTHROPIC_API_KEY=test", "--offline", 0);
+  expect_status(checks, "sandbox", "ok", "bubblewrap: each command in its own");
+  write_file(dir / ".loopr/config.yml",
+             read_file(dir / ".loopr/config.yml") + "sandbox: none\n");
+  checks = doctor("ANTHROPIC_API_KEY=test", "--offline", 0);
+  expect_status(checks, "sandbox", "ok", "OFF (sandbox: none");
+}

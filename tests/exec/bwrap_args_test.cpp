@@ -1,0 +1,193 @@
+// The sandbox's command line as data: what is hidden, what is visible again and in which order
+// (bubblewrap applies mounts in order; a later one shadows an earlier one).
+#include "exec/bwrap_args.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "support/temp_dir.hpp"
+
+using namespace loopr;
+using namespace loopr::exec;
+using loopr::testing::TempDir;
+using loopr::testing::write_file;
+
+namespace {
+
+SandboxLayout layout() {
+  SandboxLayout l;
+  l.repo_root = "/home/u/repo";
+  l.worktrees_dir = "/home/u/repo/.loopr/worktrees";
+  l.git_dirs = {"/home/u/repo/.git"};
+  l.git_config = "/home/u/repo/.git/config";
+  l.home = "/home/u";
+  l.hide_dirs = {"/home", "/root", "/run"};
+  l.hide_files = {"/etc/shadow"};
+  l.read_only = {"/home/u/.cargo"};
+  l.tmp_size = 5 << 20;
+  return l;
+}
+
+Command command(const std::string& workdir = "/home/u/repo/.loopr/worktrees/code-001-001-001") {
+  Command c = Command::shell("make test", workdir);
+  return c;
+}
+
+// Position of the first `opt value` pair (value may be a path), or npos.
+std::size_t find_pair(const std::vector<std::string>& a, const std::string& opt,
+                      const std::string& value) {
+  for (std::size_t i = 0; i + 1 < a.size(); ++i)
+    if (a[i] == opt && a[i + 1] == value) return i;
+  return std::string::npos;
+}
+
+std::size_t find_triple(const std::vector<std::string>& a, const std::string& opt,
+                        const std::string& value) {
+  for (std::size_t i = 0; i + 2 < a.size(); ++i)
+    if (a[i] == opt && a[i + 1] == value && a[i + 2] == value) return i;
+  return std::string::npos;
+}
+
+}  // namespace
+
+TEST(BwrapArgumentsTest, EveryNamespaceIsNewAndNoCapabilityIsKept) {
+  auto a = bwrap_arguments(layout(), command(), false, 3, 4);
+  for (const char* opt : {"--unshare-all", "--unshare-user", "--disable-userns",
+                          "--die-with-parent", "--new-session"})
+    EXPECT_NE(std::find(a.begin(), a.end(), opt), a.end()) << opt;
+  EXPECT_NE(find_pair(a, "--cap-drop", "ALL"), std::string::npos);
+  EXPECT_EQ(std::find(a.begin(), a.end(), "--share-net"), a.end());
+  EXPECT_NE(find_pair(a, "--json-status-fd", "4"), std::string::npos);
+}
+
+TEST(BwrapArgumentsTest, NetworkOnlyWhenAsked) {
+  auto a = bwrap_arguments(layout(), command(), true, -1, 4);
+  EXPECT_NE(std::find(a.begin(), a.end(), "--share-net"), a.end());
+}
+
+TEST(BwrapArgumentsTest, HiddenParentsComeBeforeTheirChildrenAndBeforeWhatIsShownAgain) {
+  auto a = bwrap_arguments(layout(), command(), false, 3, 4);
+  std::size_t root_ro = find_triple(a, "--ro-bind", "/");
+  std::size_t home_parent = find_pair(a, "--tmpfs", "/home");
+  std::size_t home = find_pair(a, "--tmpfs", "/home/u");
+  std::size_t repo = find_pair(a, "--tmpfs", "/home/u/repo");
+  std::size_t git = find_triple(a, "--ro-bind", "/home/u/repo/.git");
+  std::size_t config = find_pair(a, "--ro-bind-data", "3");
+  std::size_t cargo = find_triple(a, "--ro-bind-try", "/home/u/.cargo");
+  std::size_t wt = find_triple(a, "--bind", "/home/u/repo/.loopr/worktrees/code-001-001-001");
+  for (auto p : {root_ro, home_parent, home, repo, git, config, cargo, wt})
+    ASSERT_NE(p, std::string::npos);
+  EXPECT_LT(root_ro, home_parent);
+  EXPECT_LT(home_parent, home);
+  EXPECT_LT(home, repo);
+  EXPECT_LT(repo, git);
+  EXPECT_LT(git, config);
+  EXPECT_EQ(a[config + 2], "/home/u/repo/.git/config");
+  EXPECT_LT(repo, cargo);
+  EXPECT_LT(git, wt);
+  EXPECT_NE(find_pair(a, "--ro-bind", "/dev/null"), std::string::npos);
+}
+
+TEST(BwrapArgumentsTest, EveryHiddenPlaceIsASmallTmpfsAndTheHomeGetsTheTmpSize) {
+  auto a = bwrap_arguments(layout(), command(), false, 3, 4);
+  for (const char* d : {"/home", "/home/u/repo", "/root", "/run"}) {
+    std::size_t at = find_pair(a, "--tmpfs", d);
+    ASSERT_NE(at, std::string::npos) << d;
+    ASSERT_GE(at, 2u);
+    EXPECT_EQ(a[at - 2], "--size") << d;
+    EXPECT_EQ(a[at - 1], std::to_string(1 << 20)) << d;
+  }
+  std::size_t home = find_pair(a, "--tmpfs", "/home/u");
+  ASSERT_GE(home, 2u);
+  EXPECT_EQ(a[home - 2], "--size");
+  EXPECT_EQ(a[home - 1], std::to_string(5 << 20));
+  std::size_t tmp = find_pair(a, "--tmpfs", "/tmp");
+  ASSERT_GE(tmp, 2u);
+  EXPECT_EQ(a[tmp - 1], std::to_string(5 << 20));
+}
+
+TEST(BwrapArgumentsTest, TheWorktreesDotGitFileIsPinnedReadOnly) {
+  TempDir dir{"loopr-bwrap-args"};
+  write_file(dir / "wt/.git", "gitdir: /x/.git/worktrees/wt\n");
+  auto l = layout();
+  auto a = bwrap_arguments(l, command((dir / "wt").string()), false, 3, 4);
+  std::size_t wt = find_triple(a, "--bind", (dir / "wt").string());
+  std::size_t dotgit = find_triple(a, "--ro-bind", (dir / "wt/.git").string());
+  ASSERT_NE(wt, std::string::npos);
+  ASSERT_NE(dotgit, std::string::npos);
+  EXPECT_LT(wt, dotgit);
+  // The command comes last, after `--chdir WORKTREE --`.
+  auto dashdash = std::find(a.begin(), a.end(), "--");
+  ASSERT_NE(dashdash, a.end());
+  EXPECT_EQ(*(dashdash - 1), (dir / "wt").string());
+  EXPECT_EQ(std::vector<std::string>(dashdash + 1, a.end()),
+            (std::vector<std::string>{"/bin/sh", "-c", "make test"}));
+}
+
+TEST(BwrapArgumentsTest, WorktreesOutsideTheRepositoryAreHiddenToo) {
+  auto l = layout();
+  l.worktrees_dir = "/shared/loopr-worktrees";
+  auto a = bwrap_arguments(l, command("/shared/loopr-worktrees/code-001-001-001"), false, 3, 4);
+  EXPECT_NE(find_pair(a, "--tmpfs", "/shared/loopr-worktrees"), std::string::npos);
+}
+
+TEST(SanitizeGitConfigTest, KeepsWhatGitNeedsToReadAndDropsCredentialsIncludesAndCommands) {
+  std::string config = R"([core]
+	repositoryformatversion = 1
+	filemode = true
+	bare = false
+	fsmonitor = touch /tmp/pwned
+	hooksPath = /tmp/hooks
+	sshCommand = ssh -i ~/.ssh/id_rsa
+[extensions]
+	objectformat = sha256
+[remote "origin"]
+	url = https://user:ghp_SECRETTOKEN@github.com/x/y.git
+	fetch = +refs/heads/*:refs/remotes/origin/*
+[credential]
+	helper = store
+[http "https://example.com"]
+	extraHeader = Authorization: Bearer SECRET2
+[include]
+	path = ~/.gitconfig-secrets
+[user]
+	name = Someone
+)";
+  std::string out = sanitize_git_config(config);
+  EXPECT_NE(out.find("repositoryformatversion = 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("bare = false"), std::string::npos);
+  EXPECT_NE(out.find("objectformat = sha256"), std::string::npos);
+  for (const char* gone : {"SECRET", "fsmonitor", "hooksPath", "hookspath", "sshCommand",
+                           "sshcommand", "origin", "helper", "include", "gitconfig", "Someone"})
+    EXPECT_EQ(out.find(gone), std::string::npos) << gone << " in\n" << out;
+}
+
+TEST(SanitizeGitConfigTest, ContinuationLinesAndOneLineSectionsDoNotSmuggleKeys) {
+  std::string config =
+      "[remote \"x\"] url = https://t:SECRET@h/x\n[core] bare = false\n[core]\n\tfilemode = "
+      "\\\n\tSECRET\n";
+  std::string out = sanitize_git_config(config);
+  EXPECT_NE(out.find("bare = false"), std::string::npos) << out;
+  EXPECT_EQ(out.find("SECRET"), std::string::npos) << out;
+}
+
+TEST(FindGitDirsTest, ALinkedWorktreeNamesItsAdminFolderAndTheCommonDir) {
+  TempDir dir{"loopr-gitdirs"};
+  write_file(dir / "repo/.git/HEAD", "ref: refs/heads/main\n");
+  write_file(dir / "repo/.git/worktrees/wt/commondir", "../..\n");
+  write_file(dir / "wt/.git", "gitdir: " + (dir / "repo/.git/worktrees/wt").string() + "\n");
+  auto main = find_git_dirs(dir / "repo");
+  EXPECT_EQ(main.git_dir, std::filesystem::canonical(dir / "repo/.git"));
+  EXPECT_EQ(main.common_dir, main.git_dir);
+  auto linked = find_git_dirs(dir / "wt");
+  EXPECT_EQ(linked.git_dir, std::filesystem::canonical(dir / "repo/.git/worktrees/wt"));
+  EXPECT_EQ(linked.common_dir, std::filesystem::canonical(dir / "repo/.git"));
+}
+
+TEST(BwrapArgumentsTest, AWorktreeThatIsTheRepositoryRootStaysWritable) {
+  auto l = layout();
+  auto a = bwrap_arguments(l, command("/home/u/repo"), false, 3, 4);
+  EXPECT_EQ(find_pair(a, "--tmpfs", "/home/u/repo"), std::string::npos);
+  EXPECT_NE(find_triple(a, "--bind", "/home/u/repo"), std::string::npos);
+}
