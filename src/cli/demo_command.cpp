@@ -17,6 +17,7 @@
 #include <thread>
 
 #include <loopr/core/process.hpp>
+#include <loopr/git/repository.hpp>
 
 #include "cli/daemon_client.hpp"
 #include "cli/demo.hpp"
@@ -118,22 +119,15 @@ std::string tail_of(const fs::path& p, std::size_t lines = 5) {
   return out;
 }
 
-// `git ARGS` in `repo`; a failure ends the demo with git's own words.
-std::string git(const fs::path& repo, std::vector<std::string> args) {
-  ProcessSpec spec;
-  spec.argv = {"git", "-C", repo.string()};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.timeout = std::chrono::seconds(30);
-  spec.env_set = {{"GIT_TERMINAL_PROMPT", "0"}};
-  ProcessResult r = run_process(spec);
-  if (!r.succeeded()) {
-    std::string cmd;
-    for (const auto& a : args) cmd += " " + a;
-    throw CommandError{
-        kFailed, "`git" + cmd + "` failed in " + repo.string() + ": " + r.output,
-        r.spawn_failed ? "the demo needs the git command; install git" : "see git's message"};
-  }
-  return r.output;
+// A git step of the demo (through the git module); a failure ends the demo with its message.
+template <typename T>
+T git_step(Result<T> r, const std::string& what) {
+  if (!r) throw CommandError{kFailed, what + ": " + r.error().message, "see the message"};
+  return std::move(*r);
+}
+
+git::Repository open_repo(const fs::path& repo) {
+  return git_step(git::Repository::open(repo), "opening " + repo.string());
 }
 
 // The scripted model: loopr-mock-llm on a free loopback port, in its own process group (Ctrl-C
@@ -411,8 +405,7 @@ int run_tree(const Api& api, const GlobalOptions& opts, bool yes, const fs::path
   auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
   if (opts.json) {
-    std::string head = git(repo, {"rev-parse", "main"});
-    head.erase(head.find_last_not_of("\n") + 1);
+    std::string head = git_step(open_repo(repo).branch_sha("main"), "reading main");
     std::cout << json{{"repo", repo.string()},
                       {"plan_id", plan_id},
                       {"completed", rc == kOk},
@@ -424,11 +417,13 @@ int run_tree(const Api& api, const GlobalOptions& opts, bool yes, const fs::path
   }
   if (!quiet) {
     if (rc == kOk) {
-      ui << "\n" << style.bold("git log --oneline --graph main") << "\n";
-      ui << git(repo, {"log", "--oneline", "--graph", "main"});
+      git::Repository r = open_repo(repo);
+      ui << "\n" << style.bold("git log --oneline main") << "\n";
+      for (const auto& line : git_step(r.log("main", 40), "reading the log of main"))
+        ui << line << "\n";
       ui << "\n" << style.bold("what the tree merged");
       ui << " (git diff --stat " << base.substr(0, 7) << " main)\n";
-      ui << git(repo, {"diff", "--stat", base, "main"});
+      ui << git_step(r.diff_stat(base, "main"), "comparing with main");
     }
     ui << "\nrepo: " << repo.string() << "   (" << format_elapsed(elapsed)
        << "; daemon and scripted model stopped)\n";
@@ -473,12 +468,10 @@ int run_demo(const GlobalOptions& opts, bool yes) {
 
   // 1. The project in a fresh repository, on branch main.
   fs::copy(example / "project", repo, fs::copy_options::recursive);
-  git(repo, {"init", "-q", "-b", "main"});
-  git(repo, {"config", "user.name", "loopr demo"});
-  git(repo, {"config", "user.email", "demo@loopr.invalid"});
-  git(repo, {"config", "commit.gpgsign", "false"});
-  git(repo, {"add", "-A"});
-  git(repo, {"commit", "-q", "-m", "greet: a tiny greeting program in POSIX sh, with tests"});
+  git::Repository made = git_step(
+      git::Repository::create(repo, "main", git::Identity{"loopr demo", "demo@loopr.invalid"},
+                              "greet: a tiny greeting program in POSIX sh, with tests\n"),
+      "making the demo repository");
   check_interrupt();
 
   // 2. The scripted model, and loopr's settings pointing at it.
@@ -489,10 +482,10 @@ int run_demo(const GlobalOptions& opts, bool yes) {
   std::string ignore;
   for (const char* dir : kIgnoredDirs) ignore += std::string(dir) + "\n";
   write_text(repo / ".gitignore", ignore);
-  git(repo, {"add", ".gitignore", ".loopr/config.yml"});
-  git(repo, {"commit", "-q", "-m", "loopr: settings for the demo (scripted model on 127.0.0.1)"});
-  std::string base = git(repo, {"rev-parse", "HEAD"});
-  base.erase(base.find_last_not_of("\n") + 1);
+  std::string base = git_step(made.main_worktree().checkpoint(
+                                  "loopr: settings for the demo (scripted model on 127.0.0.1)"),
+                              "committing the demo's settings")
+                         .sha;
   check_interrupt();
 
   // 3. The daemon (its own session: Ctrl-C here stops it through the guard, in order).

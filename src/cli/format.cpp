@@ -16,10 +16,6 @@ using nlohmann::json;
 
 namespace {
 
-const char* const kLoopFields[] = {
-    "id",         "type",         "status",        "parent_id", "iteration", "max_iterations",
-    "cost_usd",   "input_tokens", "output_tokens", "artifacts", "worktree",  "branch",
-    "created_at", "updated_at"};
 const char* const kIterationFields[] = {"n",        "status",      "exit_code",
                                         "cost_usd", "duration_ms", "summary"};
 
@@ -57,7 +53,7 @@ std::string iteration_of(const json& loop) {
 
 json interface_loop_json(const json& api) {
   json out = json::object();
-  for (const char* key : kLoopFields) {
+  for (const char* key : kApiLoopFields) {
     auto it = api.find(key);
     out[key] = it != api.end() ? *it : json(nullptr);
   }
@@ -163,34 +159,6 @@ std::vector<TreeRow> tree_rows(const json& loops, bool unicode) {
   return rows;
 }
 
-static bool is_terminal_status(const std::string& s) {
-  auto st = parse_loop_status(s);
-  return st && loopr::is_terminal(*st);
-}
-
-TreeState tree_state(const json& loops, const std::string& plan_id) {
-  if (!loops.is_array() || loops.empty()) return TreeState::running;
-  std::map<std::string, int> children;
-  for (const auto& l : loops) {
-    std::string parent = str_field(l, "parent_id");
-    if (!parent.empty() && str_field(l, "status") != "invalidated") children[parent]++;
-  }
-  bool failures = false, plan_failed = false, unspawned = false;
-  for (const auto& l : loops) {
-    std::string status = str_field(l, "status");
-    if (status == "invalidated") continue;
-    if (!is_terminal_status(status)) return TreeState::running;
-    bool bad = status == "failed" || status == "stopped";
-    failures = failures || bad;
-    if (bad && str_field(l, "id") == plan_id) plan_failed = true;
-    if (status == "complete" && str_field(l, "type") != "code" && children[str_field(l, "id")] == 0)
-      unspawned = true;
-  }
-  if (plan_failed) return TreeState::failed;
-  if (failures) return TreeState::settled_with_failures;
-  return unspawned ? TreeState::running : TreeState::complete;
-}
-
 std::string render_tree_table(const json& loops, const Style& style, TimestampMs now,
                               const std::function<std::string(const json&)>& marker) {
   auto rows = tree_rows(loops, style.color);
@@ -249,6 +217,17 @@ std::string render_loop_details(const json& d, const Style& style, TimestampMs n
   if (d.contains("tree_cost_usd") && str_field(d, "type") == "plan")
     cost += ", whole tree " + format_cost(num_field(d, "tree_cost_usd"));
   field("cost", cost);
+  if (std::string verdict = str_field(d, "tree_verdict"); !verdict.empty()) {
+    // The tree's state as the daemon knows it (plans only).
+    std::string tree = verdict, base = str_field(d, "base_branch");
+    if (verdict == "merged")
+      tree = "merged into " + base + " at " + str_field(d, "merged_into_base").substr(0, 10);
+    else if (verdict == "merge_failed")
+      tree = "not merged into " + base + ": " + one_line(str_field(d, "merge_error"));
+    else if (verdict == "complete")
+      tree = "complete; `loopr merge " + str_field(d, "id") + "` merges it into " + base;
+    field("tree", tree);
+  }
   field("branch", str_field(d, "branch"));
   field("worktree", str_field(d, "worktree"));
   std::int64_t created = time_field(d, "created_at"), updated = time_field(d, "updated_at");

@@ -44,18 +44,6 @@ struct TreeRow {
 /// order given; a loop whose parent is not in the list is a root.
 std::vector<TreeRow> tree_rows(const nlohmann::json& loops, bool unicode);
 
-/// Where one plan's tree (API JSON of its loops) stands.
-enum class TreeState {
-  running,   ///< something still runs, waits, or is about to be spawned
-  complete,  ///< every loop complete and every complete plan/spec/phase has its children
-  failed,    ///< the plan failed or was stopped and nothing runs any more
-  /// Nothing runs, a descendant failed or stopped but the plan did not (yet): the daemon may be
-  /// about to retry it (a failed code loop gets a second attempt) or to fail the plan.
-  settled_with_failures,
-};
-/// Invalidated loops do not count.
-TreeState tree_state(const nlohmann::json& loops, const std::string& plan_id);
-
 /// `loopr list`: a header and one aligned row per loop (id, type, status, iteration/max, cost,
 /// age), status coloured. `marker(loop)` may prefix the status (the live view's spinner).
 std::string render_tree_table(const nlohmann::json& loops, const Style& style, TimestampMs now,

@@ -171,7 +171,7 @@ int run_config(const GlobalOptions& opts) {
     std::cout << nlohmann::json{{"file", paths.config_file().string()},
                                 {"exists", exists},
                                 {"base_branch", config.base_branch},
-                                {"merge", config.merge},
+                                {"merge", to_string(config.merge)},
                                 {"provider", config.llm.provider},
                                 {"model", config.llm.model},
                                 {"sandbox", config.sandbox.mode},
@@ -182,7 +182,7 @@ int run_config(const GlobalOptions& opts) {
   } else if (!opts.quiet) {
     std::cout << (exists ? paths.config_file().string() + " is valid" : std::string("no .loopr/config.yml: using the defaults"))
               << "\nprovider " << config.llm.provider << ", model " << config.llm.model << ", base branch "
-              << config.base_branch << ", merge " << config.merge << "\n";
+              << config.base_branch << ", merge " << to_string(config.merge) << "\n";
     if (!config.sandbox.confined()) {
       Style style{stdout_color(opts)};
       std::cout << style.red(style.bold("sandbox: none")) << " — the model's commands, the validation and stop "

@@ -67,17 +67,11 @@ void render_block(std::ostringstream& out, const json& b, const Style& style) {
 
 }  // namespace
 
-std::filesystem::path iteration_log_dir(const RepoPaths& paths, const std::string& id, int n) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%03d", n);
-  return paths.loop_log_dir(id) / "iterations" / buf;
-}
-
 IterationLog read_iteration_log(const RepoPaths& paths, const std::string& id, int n) {
   IterationLog log;
   log.id = id;
   log.n = n;
-  log.dir = iteration_log_dir(paths, id, n);
+  log.dir = paths.iteration_dir(id, n);
   log.prompt = slurp(log.dir / "prompt.md");
   log.validation_log = slurp(log.dir / "validation.log");
   if (auto conv = slurp(log.dir / "conversation.jsonl")) {

@@ -24,10 +24,8 @@ struct IterationLog {
   std::optional<std::string> validation_log;  ///< validation.log
 };
 
-/// `.loopr/logs/loops/<id>/iterations/NNN`.
-std::filesystem::path iteration_log_dir(const RepoPaths& paths, const std::string& id, int n);
-
-/// Reads the three files (missing ones stay empty; a line that is not JSON is kept as a string).
+/// Reads the three files of `paths.iteration_dir(id, n)` (missing ones stay empty; a line that is
+/// not JSON is kept as a string).
 IterationLog read_iteration_log(const RepoPaths& paths, const std::string& id, int n);
 
 /// `{"id","iteration","prompt","conversation":[…],"validation_log"}` (null for a missing file).

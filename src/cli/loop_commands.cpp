@@ -74,7 +74,7 @@ int run_show(const GlobalOptions& opts, const std::string& id, std::optional<int
     if (*iteration < 1)
       throw CommandError{kUsage, "--iteration counts from 1",
                          "write `--iteration 1` for the first"};
-    auto dir = iteration_log_dir(paths, id, *iteration);
+    auto dir = paths.iteration_dir(id, *iteration);
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) {
       json loop = connect(paths).get(loop_target(id));  // unknown id → exit 4

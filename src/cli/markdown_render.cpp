@@ -6,7 +6,7 @@
 #include <sstream>
 #include <vector>
 
-#include "markdown/cmark_document.hpp"
+#include <loopr/markdown/gfm.hpp>
 
 namespace loopr::cli {
 namespace {

@@ -7,7 +7,6 @@
 #include <iostream>
 #include <sstream>
 
-#include <loopr/core/config.hpp>
 #include <loopr/core/ids.hpp>
 
 #include "cli/format.hpp"
@@ -61,14 +60,6 @@ EventWatcher::~EventWatcher() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::vector<json> EventWatcher::events_of_type(const std::string& type) {
-  std::lock_guard lock(mutex_);
-  std::vector<json> out;
-  for (const auto& e : notable_)
-    if (e.value("type", "") == type) out.push_back(e);
-  return out;
-}
-
 void EventWatcher::run() {
   std::uint64_t last_seq = 0;
   while (!stop_.load()) {
@@ -77,15 +68,8 @@ void EventWatcher::run() {
         [&](const StreamMessage& m) {
           connected_.store(true);
           json e = json::parse(m.data, nullptr, false);
-          if (e.is_object()) {
+          if (e.is_object())
             last_seq = std::max<std::uint64_t>(last_seq, e.value("seq", std::uint64_t{0}));
-            std::string type = e.value("type", "");
-            if (type == "merged" || type == "merge_failed" || type == "tree_complete" ||
-                type == "approval") {
-              std::lock_guard lock(mutex_);
-              notable_.push_back(std::move(e));
-            }
-          }
           changed_.store(true);
           return !stop_.load();
         },
@@ -139,7 +123,6 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
   bool live = !opts.json && !opts.quiet && is_terminal(STDOUT_FILENO);
   bool print_changes = !opts.json && !opts.quiet && !live;
   Style style{stdout_color(opts)};
-  Config config = require_config(api.paths());
   EventWatcher events(api, "&loop=" + url_encode(plan_id));
   LiveView view(std::cout);
   std::optional<HiddenCursor> cursor;
@@ -150,8 +133,7 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
   json loops = json::array();
   int frame = 0;
   bool daemon_gone = false;
-  int decided_at = 0;                 // the plan iteration the gate was last answered for
-  Clock::time_point settled_since{};  // when the tree settled with failures (epoch: it has not)
+  int decided_at = 0;  // the plan iteration the gate was last answered for
 
   auto render = [&](bool spinner) {
     std::vector<std::string> lines;
@@ -231,34 +213,15 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
         continue;
       }
 
-      TreeState state = tree_state(loops, plan_id);
-      if (state == TreeState::settled_with_failures) {
-        // A failed code loop is retried once and a failure rolls up to the plan: give the
-        // daemon a moment before calling it the end.
-        if (settled_since == Clock::time_point{}) settled_since = Clock::now();
-        if (Clock::now() - settled_since > std::chrono::seconds(5)) state = TreeState::failed;
-      } else {
-        settled_since = Clock::time_point{};
-      }
-      if (state == TreeState::complete || state == TreeState::failed) {
-        bool failed = state == TreeState::failed;
-        // The daemon merges a complete tree into the base branch (`merge: auto`): say where it
-        // landed, or why it could not.
-        auto base_merge = [&]() -> std::optional<json> {
-          for (const char* type : {"merged", "merge_failed"})
-            for (const auto& e : events.events_of_type(type))
-              if (str_field(e, "loop_id") == plan_id && e.contains("data") &&
-                  str_field(e["data"], "into") == config.base_branch)
-                return e;
-          return std::nullopt;
-        };
-        if (!failed && config.merge == "auto") {
-          auto deadline = Clock::now() + std::chrono::seconds(15);
-          while (!base_merge() && Clock::now() < deadline && !g_interrupted.load())
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-        auto merge = base_merge();
-        bool merge_failed = merge && str_field(*merge, "type") == "merge_failed";
+      // The daemon says where the tree stands (the plan row's `tree_verdict`).
+      json plan = json::object();
+      for (const auto& l : loops)
+        if (str_field(l, "id") == plan_id) plan = l;
+      const std::string verdict = str_field(plan, "tree_verdict");
+      if (verdict == "failed" || verdict == "merged" || verdict == "complete" ||
+          verdict == "merge_failed") {
+        const bool failed = verdict == "failed";
+        const std::string base = str_field(plan, "base_branch");
         if (live) {
           view.show(render(false));
           view.finish();
@@ -284,20 +247,20 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
           } else {
             ui << style.green("plan " + plan_id + " complete") << " in " << format_elapsed(elapsed)
                << ", " << format_cost(tree_cost(loops));
-            if (merge && !merge_failed) {
-              ui << "; merged into " << config.base_branch << " at "
-                 << str_field((*merge)["data"], "sha").substr(0, 10);
-            } else if (merge_failed) {
-              ui << "; " << style.red("not merged into " + config.base_branch) << ": "
-                 << str_field((*merge)["data"], "message") << " (resolve it, then `loopr merge "
-                 << plan_id << "`)";
-            } else if (config.merge != "auto") {
-              ui << "; `loopr merge " << plan_id << "` merges it into " << config.base_branch;
+            if (verdict == "merged") {
+              ui << "; merged into " << base << " at "
+                 << str_field(plan, "merged_into_base").substr(0, 10);
+            } else if (verdict == "merge_failed") {
+              ui << "; " << style.red("not merged into " + base) << ": "
+                 << str_field(plan, "merge_error") << " (resolve it, then `loopr merge " << plan_id
+                 << "`)";
+            } else {
+              ui << "; `loopr merge " << plan_id << "` merges it into " << base;
             }
             ui << "\n";
           }
         }
-        return failed || merge_failed ? kFailed : kOk;
+        return failed || verdict == "merge_failed" ? kFailed : kOk;
       }
     }
     if (live) view.show(render(true));

@@ -41,8 +41,6 @@ class EventWatcher {
 
   /// True (once) if an event arrived since the last call.
   bool take_changed() { return changed_.exchange(false); }
-  /// The events received so far that match `type` (e.g. "merged"), as parsed JSON.
-  std::vector<nlohmann::json> events_of_type(const std::string& type);
   /// True while connected.
   bool connected() const { return connected_.load(); }
 
@@ -52,17 +50,15 @@ class EventWatcher {
   std::atomic<bool> stop_{false};
   std::atomic<bool> changed_{false};
   std::atomic<bool> connected_{false};
-  std::mutex mutex_;
-  std::vector<nlohmann::json>
-      notable_;  ///< events worth keeping (merges, tree_complete, approvals)
   std::thread thread_;
   void run();
 };
 
-/// Waits for the tree of `plan_id` to end, showing it live (unless quiet/json). At the gate it
-/// approves (`yes`) or asks like `loopr review` (stdin). Exit code: 0 complete (and merged
-/// with `merge: auto`), 1 failed, stopped or not mergeable; 0 when the person skips the gate or
-/// input ends there (the plan stays waiting); CommandError{kInterrupted} on Ctrl-C.
+/// Waits for the tree of `plan_id` to end (the plan row's `tree_verdict` says when), showing it
+/// live (unless quiet/json). At the gate it approves (`yes`) or asks like `loopr review`
+/// (stdin). Exit code: 0 complete (and merged with `merge: auto`), 1 failed, stopped or not
+/// mergeable; 0 when the person skips the gate or input ends there (the plan stays waiting);
+/// CommandError{kInterrupted} on Ctrl-C.
 int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& plan_id, bool yes);
 
 /// POSTs the request, returns the new plan's id.

@@ -288,9 +288,9 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
   w.map(root, "",
         {
             {"base_branch", str_field(c.base_branch)},
-            {"merge", [&](const YAML::Node& v, const std::string& k) { c.merge = w.choice(v, k, {"auto", "manual"}); }},
+            {"merge", [&](const YAML::Node& v, const std::string& k) { c.merge = w.choice(v, k, {"auto", "manual"}) == "manual" ? MergeMode::manual : MergeMode::automatic; }},
             {"attended", bool_field(c.attended)},
-            {"on_failure", [&](const YAML::Node& v, const std::string& k) { c.on_failure = w.choice(v, k, {"finish_siblings", "stop_siblings"}); }},
+            {"on_failure", [&](const YAML::Node& v, const std::string& k) { c.on_failure = w.choice(v, k, {"finish_siblings", "stop_siblings"}) == "stop_siblings" ? FailurePolicy::stop_siblings : FailurePolicy::finish_siblings; }},
             {"llm", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k,
                      {
@@ -451,6 +451,12 @@ Result<Config> load_config(const std::string& path, const EnvLookup& env) {
   }
   LOOPR_TRY(apply_env(config, env));
   return config;
+}
+
+const char* to_string(MergeMode mode) { return mode == MergeMode::manual ? "manual" : "auto"; }
+
+const char* to_string(FailurePolicy policy) {
+  return policy == FailurePolicy::stop_siblings ? "stop_siblings" : "finish_siblings";
 }
 
 std::vector<std::string> restart_keys_changed(const Config& a, const Config& b) {

@@ -18,7 +18,8 @@ bool split_parts(std::string_view id, std::vector<std::string_view>& parts) {
   std::size_t start = 0;
   while (true) {
     std::size_t dash = id.find('-', start);
-    std::string_view part = id.substr(start, dash == std::string_view::npos ? id.npos : dash - start);
+    std::string_view part =
+        id.substr(start, dash == std::string_view::npos ? id.npos : dash - start);
     if (part.size() < 3) return false;
     for (char c : part)
       if (!std::isdigit(static_cast<unsigned char>(c))) return false;
@@ -54,10 +55,14 @@ std::optional<LoopType> type_of_id(std::string_view id) {
   }
   if (!split_parts(id, parts)) return std::nullopt;
   switch (parts.size()) {
-    case 1: return LoopType::plan;
-    case 2: return LoopType::spec;
-    case 3: return LoopType::phase;
-    default: return std::nullopt;
+    case 1:
+      return LoopType::plan;
+    case 2:
+      return LoopType::spec;
+    case 3:
+      return LoopType::phase;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -67,6 +72,20 @@ std::optional<std::string> parent_of_id(std::string_view id) {
   if (*type == LoopType::plan) return std::string();
   if (*type == LoopType::code) return std::string(id.substr(kCodePrefix.size()));
   return std::string(id.substr(0, id.rfind('-')));
+}
+
+bool is_descendant(std::string_view id, std::string_view ancestor) {
+  if (id == ancestor) return false;
+  if (id.starts_with(kCodePrefix)) {
+    id.remove_prefix(kCodePrefix.size());
+    if (id == ancestor) return true;  // the code loop of a phase
+  }
+  return id.size() > ancestor.size() && id.starts_with(ancestor) && id[ancestor.size()] == '-';
+}
+
+std::string tree_sort_key(std::string_view id) {
+  if (id.starts_with(kCodePrefix)) return std::string(id.substr(kCodePrefix.size())) + "!";
+  return std::string(id);
 }
 
 std::string slugify(std::string_view text, std::size_t max_len) {

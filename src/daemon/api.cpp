@@ -2,13 +2,15 @@
 // go to the store on the pool. `GET /v1/events` replays stored events, then streams live ones.
 #include "daemon/api.hpp"
 
-#include <algorithm>
-#include <deque>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
+#include <algorithm>
+#include <deque>
+#include <map>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/manager/tree_verdict.hpp>
 
 namespace loopr::daemon {
 
@@ -20,15 +22,31 @@ nlohmann::json loop_json(const Loop& loop) {
   return j;
 }
 
+void add_tree_fields(nlohmann::json& row, const Loop& plan, std::span<const Loop> tree,
+                     MergeMode mode) {
+  auto or_null = [](const std::string& s) {
+    return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
+  };
+  row["tree_verdict"] = manager::to_string(manager::tree_verdict(tree, plan.id, mode));
+  row["base_branch"] = or_null(plan.tree.base_branch);
+  row["merged_into_base"] = or_null(plan.tree.merged_into_base);
+  row["merge_error"] = or_null(plan.tree.merge_error);
+}
+
 int http_status(const Error& error) {
   switch (error.code) {
-    case ErrorCode::not_found: return 404;
+    case ErrorCode::not_found:
+      return 404;
     case ErrorCode::illegal_transition:
     case ErrorCode::conflict:
-    case ErrorCode::already_exists: return 409;
-    case ErrorCode::invalid_argument: return 400;
-    case ErrorCode::unsupported: return 503;
-    default: return 500;
+    case ErrorCode::already_exists:
+      return 409;
+    case ErrorCode::invalid_argument:
+      return 400;
+    case ErrorCode::unsupported:
+      return 503;
+    default:
+      return 500;
   }
 }
 
@@ -36,7 +54,8 @@ namespace {
 
 Response error_of(const Error& e) {
   std::string msg = e.message;
-  if (e.code == ErrorCode::not_found && msg.find("(") == std::string::npos) msg += " (see `loopr list --all`)";
+  if (e.code == ErrorCode::not_found && msg.find("(") == std::string::npos)
+    msg += " (see `loopr list --all`)";
   return error_response(http_status(e), msg);
 }
 
@@ -46,7 +65,8 @@ std::vector<std::string> segments(const std::string& path) {
   std::size_t start = 0;
   while (start <= path.size()) {
     std::size_t slash = path.find('/', start);
-    std::string part = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    std::string part =
+        path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
     if (!part.empty()) out.push_back(part);
     if (slash == std::string::npos) break;
     start = slash + 1;
@@ -59,13 +79,15 @@ std::optional<nlohmann::json> body_object(const Request& req, Response& bad) {
   if (req.body.find_first_not_of(" \t\r\n") == std::string::npos) return nlohmann::json::object();
   auto j = nlohmann::json::parse(req.body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
-    bad = error_response(400, "the request body is not a JSON object (send e.g. {\"request\": \"...\"})");
+    bad = error_response(
+        400, "the request body is not a JSON object (send e.g. {\"request\": \"...\"})");
     return std::nullopt;
   }
   return j;
 }
 
-std::optional<std::string> string_field(const nlohmann::json& body, const char* key, Response& bad) {
+std::optional<std::string> string_field(const nlohmann::json& body, const char* key,
+                                        Response& bad) {
   if (!body.contains(key) || body[key].is_null()) return std::string();
   if (!body[key].is_string()) {
     bad = error_response(400, std::string("`") + key + "` must be a string");
@@ -82,7 +104,8 @@ struct Api::State {
   engine::EngineContext& ctx;
   manager::LoopManager& manager;
   ApiInfo info;
-  State(engine::EngineContext& c, manager::LoopManager& m, ApiInfo i) : ctx(c), manager(m), info(std::move(i)) {}
+  State(engine::EngineContext& c, manager::LoopManager& m, ApiInfo i)
+      : ctx(c), manager(m), info(std::move(i)) {}
   net::thread_pool& reads() { return info.read_pool ? *info.read_pool : ctx.pool; }
 };
 
@@ -94,7 +117,9 @@ Routes Api::routes() {
   Routes r;
   r.handle = [this](Request req) { return handle(std::move(req)); };
   r.is_stream = [](const Request& req) { return is_stream(req); };
-  r.stream = [this](Request req, std::shared_ptr<EventStream> out) { return stream(std::move(req), std::move(out)); };
+  r.stream = [this](Request req, std::shared_ptr<EventStream> out) {
+    return stream(std::move(req), std::move(out));
+  };
   return r;
 }
 
@@ -104,15 +129,17 @@ awaitable<Response> Api::handle(Request req) {
   State& s = *state_;
   auto parts = segments(req.path);
   Response bad;
-  if (parts.size() < 2 || parts[0] != "v1") co_return error_response(404, "no such route: " + req.path + " (see src/daemon/API.md)");
+  if (parts.size() < 2 || parts[0] != "v1")
+    co_return error_response(404, "no such route: " + req.path + " (see src/daemon/API.md)");
   const std::string& what = parts[1];
   auto method_not_allowed = [&](const char* allowed) {
-    return error_response(405, req.method + " " + req.path + " is not allowed (use " + allowed + ")");
+    return error_response(405,
+                          req.method + " " + req.path + " is not allowed (use " + allowed + ")");
   };
 
   if (what == "health" && parts.size() == 2) {
     if (req.method != "GET") co_return method_not_allowed("GET");
-    auto count = [&s] { return s.ctx.store.count_by_status(); };
+    auto count = [&s] { return s.ctx.journal.store().count_by_status(); };
     auto by_status = co_await run_blocking(s.reads(), count);
     nlohmann::json counts = nlohmann::json::object();
     std::size_t total = 0;
@@ -142,14 +169,16 @@ awaitable<Response> Api::handle(Request req) {
   }
 
   if (s.info.shutting_down && s.info.shutting_down() && req.method == "POST")
-    co_return error_response(503, "the daemon is shutting down (start it again with `loopr daemon`)");
+    co_return error_response(503,
+                             "the daemon is shutting down (start it again with `loopr daemon`)");
 
   if (what == "plans" && parts.size() == 2) {
     if (req.method != "POST") co_return method_not_allowed("POST");
     auto body = body_object(req, bad);
     if (!body) co_return bad;
     if (!body->contains("request") || !(*body)["request"].is_string())
-      co_return error_response(400, "the body needs a string field `request` (the feature to build)");
+      co_return error_response(400,
+                               "the body needs a string field `request` (the feature to build)");
     std::string request = (*body)["request"].get<std::string>();
     auto made = co_await s.manager.submit(request);
     if (!made) co_return error_of(made.error());
@@ -162,25 +191,38 @@ awaitable<Response> Api::handle(Request req) {
     if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
     auto merged = co_await s.manager.merge(id);
     if (!merged) co_return error_of(merged.error());
-    co_return Response{200, {{"id", merged->plan_id}, {"merged", true}, {"sha", merged->sha}, {"base_branch", merged->base_branch}}};
+    co_return Response{200,
+                       {{"id", merged->plan_id},
+                        {"merged", true},
+                        {"sha", merged->sha},
+                        {"base_branch", merged->base_branch}}};
   }
 
   if (what == "loops" && parts.size() == 2) {
     if (req.method != "GET") co_return method_not_allowed("GET");
     bool all = req.query.count("all") && req.query["all"] != "false" && req.query["all"] != "0";
-    auto list = [&s] { return s.ctx.store.list_loop_summaries(); };
+    auto list = [&s] { return s.ctx.journal.store().list_loop_summaries(); };
     auto loops = co_await run_blocking(s.reads(), list);
     if (!loops) co_return error_of(loops.error());
+    // Grouped by tree (moved, not copied): a plan row shows its tree's verdict, for which the
+    // invalidated loops are there too (the verdict skips them).
+    std::map<std::string, std::vector<Loop>> trees;
+    for (auto& l : *loops) trees[l.plan_id].push_back(std::move(l));
     std::vector<const Loop*> shown;
-    for (const auto& l : *loops)
-      if (all || l.status != LoopStatus::invalidated) shown.push_back(&l);
+    for (const auto& [plan, tree] : trees)
+      for (const Loop& l : tree)
+        if (all || l.status != LoopStatus::invalidated) shown.push_back(&l);
     std::sort(shown.begin(), shown.end(), [](const Loop* a, const Loop* b) {
-      return manager::tree_sort_key(a->id) < manager::tree_sort_key(b->id);
+      return tree_sort_key(a->id) < tree_sort_key(b->id);
     });
+    const MergeMode mode = s.ctx.config->merge;
     nlohmann::json out = nlohmann::json::array();
     for (const Loop* l : shown) {
       nlohmann::json j = loop_json(*l);
-      if (l->type == LoopType::plan) j["tree_cost_usd"] = s.manager.tree_cost(l->id);
+      if (l->type == LoopType::plan) {
+        j["tree_cost_usd"] = s.manager.tree_cost(l->id);
+        add_tree_fields(j, *l, trees[l->id], mode);
+      }
       out.push_back(std::move(j));
     }
     co_return Response{200, {{"loops", std::move(out)}}};
@@ -191,31 +233,45 @@ awaitable<Response> Api::handle(Request req) {
     if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
     if (parts.size() == 3) {
       if (req.method != "GET") co_return method_not_allowed("GET");
-      auto get = [&s, &id]() -> Result<std::pair<Loop, std::vector<IterationRecord>>> {
-        LOOPR_ASSIGN(Loop l, s.ctx.store.get_loop(id));
-        LOOPR_ASSIGN(std::vector<IterationRecord> its, s.ctx.store.iterations(id));
-        return std::make_pair(std::move(l), std::move(its));
+      struct Detail {
+        Loop loop;
+        std::vector<IterationRecord> iterations;
+        std::vector<Loop> tree;  ///< a plan's tree, for its verdict
+      };
+      auto get = [&s, &id]() -> Result<Detail> {
+        TaskStore& store = s.ctx.journal.store();
+        Detail d;
+        LOOPR_ASSIGN(d.loop, store.get_loop(id));
+        LOOPR_ASSIGN(d.iterations, store.iterations(id));
+        if (d.loop.type == LoopType::plan) {
+          LOOPR_ASSIGN(d.tree, store.loops_of_plan(id));
+        }
+        return d;
       };
       auto got = co_await run_blocking(s.reads(), get);
       if (!got) co_return error_of(got.error());
-      const auto& [loop, iterations] = *got;
+      const Loop& loop = got->loop;
+      const auto& iterations = got->iterations;
       nlohmann::json j = loop_json(loop);
+      if (loop.type == LoopType::plan) add_tree_fields(j, loop, got->tree, s.ctx.config->merge);
       nlohmann::json its = nlohmann::json::array();
       for (const auto& it : iterations)
-        its.push_back({{"n", it.n},
-                       {"status", it.status},
-                       {"exit_code", it.exit_code ? nlohmann::json(*it.exit_code) : nlohmann::json(nullptr)},
-                       {"cost_usd", it.usage.cost_usd},
-                       {"input_tokens", it.usage.input_tokens},
-                       {"output_tokens", it.usage.output_tokens},
-                       {"duration_ms", it.duration_ms},
-                       {"summary", it.summary}});
+        its.push_back(
+            {{"n", it.n},
+             {"status", it.status},
+             {"exit_code", it.exit_code ? nlohmann::json(*it.exit_code) : nlohmann::json(nullptr)},
+             {"cost_usd", it.usage.cost_usd},
+             {"input_tokens", it.usage.input_tokens},
+             {"output_tokens", it.usage.output_tokens},
+             {"duration_ms", it.duration_ms},
+             {"summary", it.summary}});
       j["iterations"] = std::move(its);
-      j["validation_output"] = iterations.empty() ? std::string() : iterations.back().output_excerpt;
+      j["validation_output"] =
+          iterations.empty() ? std::string() : iterations.back().output_excerpt;
       j["progress"] = loop.progress;
       j["input_artifact"] = loop.input_artifact;
       j["tree_cost_usd"] = s.manager.tree_cost(loop.plan_id);
-      if (loop.context.contains("conflicts")) j["conflicts"] = loop.context["conflicts"];
+      if (!loop.tree.conflicts.empty()) j["conflicts"] = loop.tree.conflicts;
       co_return Response{200, std::move(j)};
     }
     const std::string& action = parts[3];
@@ -233,7 +289,8 @@ awaitable<Response> Api::handle(Request req) {
       auto feedback = string_field(*body, "feedback", bad);
       if (!feedback) co_return bad;
       if (feedback->find_first_not_of(" \t\r\n") == std::string::npos)
-        co_return error_response(400, "the body needs a non-empty string field `feedback` (what to change)");
+        co_return error_response(
+            400, "the body needs a non-empty string field `feedback` (what to change)");
       result = co_await s.manager.iterate(id, *feedback);
     } else if (action == "pause") {
       result = co_await s.manager.pause(id);
@@ -242,13 +299,15 @@ awaitable<Response> Api::handle(Request req) {
     } else if (action == "stop") {
       result = co_await s.manager.stop(id);
     } else {
-      co_return error_response(404, "no action " + action + " (approve, reject, iterate, pause, resume, stop)");
+      co_return error_response(
+          404, "no action " + action + " (approve, reject, iterate, pause, resume, stop)");
     }
     if (!result) co_return error_of(result.error());
     co_return Response{200, loop_json(*result)};
   }
 
-  co_return error_response(404, "no such route: " + req.method + " " + req.path + " (see src/daemon/API.md)");
+  co_return error_response(
+      404, "no such route: " + req.method + " " + req.path + " (see src/daemon/API.md)");
 }
 
 namespace {
@@ -260,7 +319,7 @@ struct Subscription {
 };
 
 bool wanted(const Event& e, const std::string& loop) {
-  return loop.empty() || e.loop_id == loop || manager::is_descendant(e.loop_id, loop);
+  return loop.empty() || e.loop_id == loop || is_descendant(e.loop_id, loop);
 }
 
 }  // namespace
@@ -282,18 +341,18 @@ awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
   // by seq).
   auto queue = std::make_shared<std::deque<Event>>();
   auto wake = std::make_shared<net::steady_timer>(s.ctx.io);
-  int sub_id = s.ctx.bus.subscribe([queue, wake, loop_filter](const Event& e) {
+  int sub_id = s.ctx.journal.bus().subscribe([queue, wake, loop_filter](const Event& e) {
     if (!wanted(e, loop_filter)) return;
     if (queue->size() > 100000) queue->pop_front();  // a client that does not read loses the oldest
     queue->push_back(e);
     wake->cancel();
   });
-  Subscription sub{s.ctx.bus, sub_id};
+  Subscription sub{s.ctx.journal.bus(), sub_id};
 
   std::uint64_t last = since;
   while (!out->closed()) {
     std::uint64_t after = last;
-    auto read = [&s, after] { return s.ctx.store.events_since(after, 1000); };
+    auto read = [&s, after] { return s.ctx.journal.store().events_since(after, 1000); };
     auto batch = co_await run_blocking(s.reads(), read);
     if (!batch || batch->empty()) break;
     for (const auto& e : *batch) {
@@ -304,7 +363,9 @@ awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
     }
   }
   // `follow=false`: the stored history only (what `loopr logs` without -f prints).
-  if (auto f = req.query.find("follow"); f != req.query.end() && (f->second == "false" || f->second == "0")) co_return;
+  if (auto f = req.query.find("follow");
+      f != req.query.end() && (f->second == "false" || f->second == "0"))
+    co_return;
   const std::uint64_t replayed = last;
   auto last_ping = std::chrono::steady_clock::now();
   while (!out->closed()) {
@@ -312,7 +373,8 @@ awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
       wake->expires_after(std::chrono::seconds(1));
       boost::system::error_code ec;
       co_await wake->async_wait(net::redirect_error(net::use_awaitable, ec));
-      if (queue->empty() && std::chrono::steady_clock::now() - last_ping > std::chrono::seconds(15)) {
+      if (queue->empty() &&
+          std::chrono::steady_clock::now() - last_ping > std::chrono::seconds(15)) {
         last_ping = std::chrono::steady_clock::now();
         bool ok = co_await out->comment("ping");
         if (!ok) co_return;

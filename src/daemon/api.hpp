@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 
 #include <loopr/daemon/http.hpp>
@@ -42,6 +43,11 @@ class Api {
 
 /// The API's JSON of a loop: INTERFACE.md's shape plus `plan_id`, `task`, `status_reason`.
 nlohmann::json loop_json(const Loop& loop);
+
+/// A plan row's tree fields: `tree_verdict` (manager::TreeVerdict), `base_branch`,
+/// `merged_into_base` (the base tip after the merge, or null), `merge_error` (or null).
+void add_tree_fields(nlohmann::json& row, const Loop& plan, std::span<const Loop> tree,
+                     MergeMode mode);
 
 /// HTTP status for an Error from the manager or the store.
 int http_status(const Error& error);

@@ -18,6 +18,7 @@
 #include <loopr/core/log.hpp>
 #include <loopr/core/preflight.hpp>
 #include <loopr/daemon/http.hpp>
+#include <loopr/engine/loop_journal.hpp>
 #include <loopr/engine/repo_prompts.hpp>
 #include <loopr/engine/scheduler.hpp>
 #include <loopr/exec/executor.hpp>
@@ -90,6 +91,8 @@ struct Daemon {
   net::thread_pool pool{4};
   net::thread_pool api_reads{2};  ///< the control API's store reads (ApiInfo::read_pool)
   std::unique_ptr<TaskStore> store;
+  std::unique_ptr<engine::LoopJournal> journal;  ///< every store write, then its events
+  engine::CostLedger costs;
   std::unique_ptr<llm::ReloadableClient> llm;
   std::unique_ptr<engine::Scheduler> scheduler;
   std::unique_ptr<tools::RunnerSlots> runners;
@@ -140,18 +143,19 @@ struct Daemon {
     config = std::make_shared<Config>(std::move(*cfg));
     LOOPR_TRY(check_prerequisites());
     LOOPR_ASSIGN(store, TaskStore::open(paths.state_dir().string(), {.sync = true}));
+    journal = std::make_unique<engine::LoopJournal>(*store, pool, bus);
     open_executor();
     LOOPR_ASSIGN(auto first, llm::make_client(*config, env(), io, pool, executor.get()));
     llm = std::make_unique<llm::ReloadableClient>(std::move(first));
     std::string provider = config->llm.provider;
     scheduler = std::make_unique<engine::Scheduler>(io.get_executor(), engine::SchedulerOptions::from_config(*config),
                                                     engine::stored_provider_pause(*store, provider),
-                                                    engine::persist_provider_pause(*store, provider));
+                                                    engine::persist_provider_pause(*journal, provider));
     runners = std::make_unique<tools::RunnerSlots>(config->concurrency);
     prompts = std::make_unique<engine::RepoPrompts>(paths.root);
     ctx = std::make_unique<engine::EngineContext>(engine::EngineContext{
-        io, pool, *store, config, paths, *llm, *scheduler, *runners, *executor, bus, *prompts,
-        llm::retry_policy(config->llm), std::chrono::milliseconds(1000), {}});
+        io, pool, *journal, config, paths, *llm, *scheduler, *runners, *executor, *prompts, costs,
+        llm::retry_policy(config->llm), std::chrono::milliseconds(1000)});
     manager = std::make_unique<manager::LoopManager>(*ctx);
     bus.subscribe([this](const Event& e) { append_loop_log(paths, e); });
     ApiInfo info;
@@ -228,8 +232,9 @@ struct Daemon {
     net::steady_timer t(self->io, std::chrono::milliseconds(50));
     boost::system::error_code ec;
     co_await t.async_wait(net::redirect_error(net::use_awaitable, ec));
-    std::vector<Event> events = {engine::make_event("", "daemon_stopping", {{"pid", ::getpid()}})};
-    if (auto stored = self->store->append_events(std::move(events)); stored) self->bus.publish(*stored);
+    WriteSet stopping;
+    stopping.events = {engine::make_event("", "daemon_stopping", {{"pid", ::getpid()}})};
+    co_await self->journal->commit(std::move(stopping));
     co_await self->manager->shutdown(std::chrono::milliseconds(3500));
     self->server->stop();
     self->io.stop();
@@ -258,9 +263,9 @@ struct Daemon {
       self->io.stop();
       co_return;
     }
-    std::vector<Event> events = {engine::make_event("", "daemon_started", {{"pid", ::getpid()}})};
-    auto stored = self->store->append_events(std::move(events));
-    if (stored) self->bus.publish(*stored);
+    WriteSet serving;
+    serving.events = {engine::make_event("", "daemon_started", {{"pid", ::getpid()}})};
+    co_await self->journal->commit(std::move(serving));
     spdlog::info("serving {} on {}", self->paths.root.string(), self->paths.socket().string());
     // The store keeps loop summaries in memory from their first listing on (`loopr list`,
     // health's counts); make them now, off the io thread, rather than in the user's first list.

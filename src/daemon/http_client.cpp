@@ -15,7 +15,6 @@
 #include <loopr/daemon/http.hpp>
 
 #include "daemon/response_decoder.hpp"
-#include "daemon/sse_decoder.hpp"
 #include "daemon/unix_socket_name.hpp"
 
 namespace loopr::daemon {
@@ -248,7 +247,7 @@ Result<void> Client::stream(const std::string& target,
   }
 
   bool stopped = false;  // on_message returned false
-  SseDecoder sse([&](const SseMessage& m) {
+  SseParser sse([&](const SseMessage& m) {
     if (!stopped && !on_message(m)) stopped = true;
   });
   std::string refused;  // the body of a non-200 answer

@@ -1,5 +1,3 @@
-#include <random>
-
 #include <loopr/engine/event_bus.hpp>
 #include <loopr/llm/retry.hpp>
 
@@ -18,11 +16,6 @@ std::vector<llm::ToolDefinition> llm_tools(const tools::ToolRouter& router) {
   std::vector<llm::ToolDefinition> out;
   for (const auto& d : router.definitions()) out.push_back({d.name, d.description, d.input_schema});
   return out;
-}
-
-double random01() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
 }
 
 // The call and the slot it holds, owned by this coroutine's frame (by-value parameters), so an
@@ -44,53 +37,62 @@ awaitable<tools::ToolResult> run_tool(net::thread_pool& pool, std::shared_ptr<to
   co_return result;
 }
 
-// One model call: a scheduler slot, the call, and retries with backoff that release the slot
-// while waiting. A 429 pauses every loop of the provider.
+// One attempt of a model call: a scheduler slot, then the call (which a stop abandons). nullopt
+// when the loop was stopped (while waiting for the slot or during the call).
+awaitable<std::optional<llm::Outcome>> call_once(EngineContext& ctx, const Loop& loop,
+                                                 std::shared_ptr<LoopControl> control_ptr,
+                                                 const llm::Request& request, bool continuation,
+                                                 std::int64_t& model_ms) {
+  LoopControl& control = *control_ptr;
+  auto slot = co_await ctx.scheduler.acquire(loop.type, continuation, loop.id);
+  if (!slot || control.stop_requested()) co_return std::nullopt;
+  // The slot travels with the call: an abandoned call keeps it until it really ends.
+  auto shared_slot = std::make_shared<Scheduler::Slot>(std::move(slot));
+  awaitable<llm::Outcome> call = complete_holding(ctx.llm, request, shared_slot, control_ptr);
+  auto call_started = std::chrono::steady_clock::now();
+  auto outcome = co_await until_stopped<llm::Outcome>(control, std::move(call));
+  model_ms += std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - call_started)
+                  .count();
+  co_return outcome;
+}
+
+// Between two attempts: the slot is released already; a 429 pauses every loop of the provider;
+// the wait is an `llm_retry` event and ends early (false) when the loop is stopped.
+awaitable<bool> pause_before_retry(EngineContext& ctx, const Loop& loop,
+                                   std::shared_ptr<LoopControl> control, llm::LlmError err,
+                                   int attempt, std::chrono::milliseconds wait) {
+  if (err.kind == llm::ErrorKind::rate_limited)
+    ctx.scheduler.pause_until(std::chrono::system_clock::now() + wait);
+  std::vector<Event> retry_events;
+  retry_events.push_back(make_event(loop.id, "llm_retry",
+                                    {{"attempt", attempt},
+                                     {"wait_ms", wait.count()},
+                                     {"kind", std::string(llm::to_string(err.kind))},
+                                     {"status", err.http_status},
+                                     {"message", err.describe()}}));
+  co_await ctx.journal.note(std::move(retry_events));
+  bool slept = co_await sleep_unless_stopped(*control, wait);
+  co_return slept;
+}
+
+// One model call with the one retry loop (llm/retry.hpp): each attempt takes its own scheduler
+// slot, so a loop waiting to retry holds none.
 awaitable<std::optional<llm::Outcome>> call_model(EngineContext& ctx, const Loop& loop,
                                                   std::shared_ptr<LoopControl> control_ptr,
                                                   const llm::Request& request, bool continuation,
                                                   std::int64_t& model_ms) {
-  LoopControl& control = *control_ptr;
-  for (int attempt = 1;; ++attempt) {
-    auto slot = co_await ctx.scheduler.acquire(loop.type, continuation, loop.id);
-    if (!slot || control.stop_requested()) co_return std::nullopt;
-    // The slot travels with the call: an abandoned call keeps it until it really ends.
-    auto shared_slot = std::make_shared<Scheduler::Slot>(std::move(slot));
-    awaitable<llm::Outcome> call = complete_holding(ctx.llm, request, shared_slot, control_ptr);
-    auto call_started = std::chrono::steady_clock::now();
-    auto outcome = co_await until_stopped<llm::Outcome>(control, std::move(call));
-    model_ms += std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - call_started).count();
-    if (!outcome) co_return std::nullopt;
-    if (outcome->ok()) co_return outcome;
-    const llm::LlmError& err = outcome->error();
-    auto wait = llm::retry_delay(ctx.retry, err, attempt, random01());
-    if (!wait) co_return outcome;
-    if (err.kind == llm::ErrorKind::rate_limited)
-      ctx.scheduler.pause_until(std::chrono::system_clock::now() + *wait);
-    std::vector<Event> retry_events;
-    retry_events.push_back(make_event(loop.id, "llm_retry",
-                                      {{"attempt", attempt},
-                                       {"wait_ms", wait->count()},
-                                       {"kind", std::string(llm::to_string(err.kind))},
-                                       {"status", err.http_status},
-                                       {"message", err.describe()}}));
-    co_await emit_light(ctx, std::move(retry_events));
-    if (!co_await sleep_unless_stopped(control, *wait)) co_return std::nullopt;
-  }
+  auto attempt = [&](int) {
+    return call_once(ctx, loop, control_ptr, request, continuation, model_ms);
+  };
+  auto pause = [&](const llm::LlmError& err, int n, std::chrono::milliseconds wait) {
+    return pause_before_retry(ctx, loop, control_ptr, err, n, wait);
+  };
+  std::optional<llm::Outcome> outcome = co_await llm::retry_model_call(ctx.retry, attempt, pause);
+  co_return outcome;
 }
 
 }  // namespace
-
-awaitable<void> emit_light(EngineContext& ctx, std::vector<Event> events) {
-  auto write = [&ctx, &events] {
-    WriteSet set;
-    set.events = std::move(events);
-    set.durable = false;
-    return ctx.store.apply(std::move(set));
-  };
-  auto stored = co_await run_blocking(ctx.pool, write);
-  if (stored) ctx.bus.publish(stored->events);
-}
 
 awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control_ptr,
                                  const std::string& prompt, std::shared_ptr<tools::ToolRouter> router,
@@ -166,7 +168,7 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shar
       } else {
         std::vector<Event> called;
         called.push_back(make_event(loop.id, "tool_called", {{"tool", use->name}, {"input", use->input}, {"turn", conv.turns}}));
-        co_await emit_light(ctx, std::move(called));
+        co_await ctx.journal.note(std::move(called));
         awaitable<tools::ToolResult> tool = run_tool(ctx.pool, router, tools::ToolCall{use->id, use->name, use->input}, control_ptr);
         auto ran = co_await until_stopped<tools::ToolResult>(control, std::move(tool));
         result = ran ? *ran : tools::ToolResult{"killed: the loop was stopped", true};

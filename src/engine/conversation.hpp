@@ -27,22 +27,19 @@ struct Conversation {
   Usage usage;
   int turns = 0;
   int tool_calls = 0;
-  std::int64_t model_ms = 0;          ///< time spent inside model calls (not waiting for a slot)
-  std::string assistant_text;         ///< every text block the model wrote, joined
+  std::int64_t model_ms = 0;   ///< time spent inside model calls (not waiting for a slot)
+  std::string assistant_text;  ///< every text block the model wrote, joined
   std::optional<llm::LlmError> error;
   nlohmann::json refusal;
 };
-
-/// Stores and publishes frequent, low-value events (iteration_started, tool_called, llm_retry)
-/// without an fdatasync: a process crash keeps them (WAL), a power cut may lose them.
-awaitable<void> emit_light(EngineContext& ctx, std::vector<Event> events);
 
 /// Talks with the model until it is done (or a limit, an error or a stop ends it).
 /// Both shared pointers may outlive the call: a stopped tool call finishes in the background.
 /// `router` is null for calls without tools (the judge). `header_type` is the
 /// `x-loopr-loop-type` to send (the loop's type, or `judge`).
-awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control,
-                                 const std::string& prompt, std::shared_ptr<tools::ToolRouter> router,
+awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
+                                 std::shared_ptr<LoopControl> control, const std::string& prompt,
+                                 std::shared_ptr<tools::ToolRouter> router,
                                  const std::string& header_type, int max_turns);
 
 }  // namespace loopr::engine

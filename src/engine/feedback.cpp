@@ -3,33 +3,12 @@
 
 namespace loopr::engine {
 
-nlohmann::json to_json(const FeedbackEntry& e) {
-  return {{"iteration", e.iteration}, {"source", e.source}, {"summary", e.summary}, {"text", e.text}};
-}
-
-FeedbackEntry feedback_from_json(const nlohmann::json& j) {
-  FeedbackEntry e;
-  if (!j.is_object()) return e;
-  e.iteration = j.value("iteration", 0);
-  e.source = j.value("source", "");
-  e.summary = j.value("summary", "");
-  e.text = j.value("text", "");
-  return e;
-}
-
-std::vector<FeedbackEntry> feedback_entries(const nlohmann::json& context) {
-  std::vector<FeedbackEntry> out;
-  if (context.is_object() && context.contains("feedback") && context["feedback"].is_array())
-    for (const auto& j : context["feedback"]) out.push_back(feedback_from_json(j));
-  return out;
-}
-
-void add_feedback(nlohmann::json& context, FeedbackEntry entry, std::size_t max_entries) {
-  if (!context.is_object()) context = nlohmann::json::object();
-  auto& list = context["feedback"];
-  if (!list.is_array()) list = nlohmann::json::array();
-  list.push_back(to_json(entry));
-  while (list.size() > max_entries) list.erase(list.begin());
+void add_feedback(RunMarks& marks, FeedbackEntry entry, std::size_t max_entries) {
+  marks.feedback.push_back(std::move(entry));
+  if (marks.feedback.size() > max_entries)
+    marks.feedback.erase(
+        marks.feedback.begin(),
+        marks.feedback.begin() + static_cast<std::ptrdiff_t>(marks.feedback.size() - max_entries));
 }
 
 std::string first_line(const std::string& text, std::size_t max_len) {
@@ -38,7 +17,8 @@ std::string first_line(const std::string& text, std::size_t max_len) {
     std::size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
     std::string line = text.substr(start, end - start);
-    while (!line.empty() && (line.back() == ' ' || line.back() == '\r' || line.back() == '\t')) line.pop_back();
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r' || line.back() == '\t'))
+      line.pop_back();
     std::size_t lead = line.find_first_not_of(" \t");
     if (lead != std::string::npos) {
       line = line.substr(lead);
@@ -71,13 +51,15 @@ std::string render_feedback(const std::vector<FeedbackEntry>& entries, std::size
   // "omitted" line, so the whole text stays within `budget`.
   constexpr std::size_t kReserve = 160;
   std::size_t room = budget > head.size() + kReserve ? budget - head.size() - kReserve : 64;
-  std::string out = head + cap_head_tail(newest.text.empty() ? newest.summary : newest.text, room) + "\n";
+  std::string out =
+      head + cap_head_tail(newest.text.empty() ? newest.summary : newest.text, room) + "\n";
 
   const std::string older_heading = "\n### Earlier iterations (newest first)\n\n";
   std::string older;
   std::size_t omitted = 0;
   for (auto it = entries.rbegin() + 1; it != entries.rend(); ++it) {
-    std::string line = "- " + heading(*it) + ": " + (it->summary.empty() ? first_line(it->text) : it->summary) + "\n";
+    std::string line = "- " + heading(*it) + ": " +
+                       (it->summary.empty() ? first_line(it->text) : it->summary) + "\n";
     if (out.size() + older_heading.size() + older.size() + line.size() + 48 > budget) {
       omitted = static_cast<std::size_t>(entries.rend() - it);
       break;

@@ -23,8 +23,6 @@
 namespace loopr::engine {
 namespace {
 
-constexpr const char* kStoppedByUser = "stopped by the user";
-
 // What steps 1 reads: the input artifact and the worktree's git state.
 struct IterationState {
   std::string input;
@@ -64,26 +62,15 @@ IterationState read_state(const Loop& loop, const Config& config) {
 
 std::string text_hash(const std::string& text) { return std::to_string(std::hash<std::string>{}(text)); }
 
-int ctx_int(const Loop& loop, const char* key) {
-  return loop.context.is_object() && loop.context.contains(key) && loop.context[key].is_number_integer()
-             ? loop.context[key].get<int>()
-             : 0;
-}
-
-double default_tree_cost(TaskStore& store, const std::string& plan_id) {
-  double total = 0;
-  if (auto loops = store.loops_of_plan(plan_id))
-    for (const auto& l : *loops) total += l.usage.cost_usd;
-  return total;
-}
-
 // A check that ends the run before another iteration starts; empty when none applies.
 struct Limit {
   LoopStatus status = LoopStatus::running;
   std::string reason;
 };
 
-Limit check_limits(EngineContext& ctx, const Loop& loop, const Config& config) {
+// `plan_start`: when the loop's plan was submitted (`limits.max_runtime` counts from there).
+Limit check_limits(EngineContext& ctx, const Loop& loop, const Config& config,
+                   TimestampMs plan_start) {
   if (loop.iteration >= loop.max_iterations)
     return {LoopStatus::failed, "reached the maximum of " + std::to_string(loop.max_iterations) +
                                     " iterations without passing validation"};
@@ -91,7 +78,7 @@ Limit check_limits(EngineContext& ctx, const Loop& loop, const Config& config) {
     return {LoopStatus::failed, "the loop's cost limit of $" + std::to_string(config.limits.max_loop_cost_usd) +
                                     " was reached (limits.max_loop_cost_usd)"};
   if (config.limits.max_cost_usd > 0) {
-    double tree = ctx.tree_cost ? ctx.tree_cost(loop.plan_id) : default_tree_cost(ctx.store, loop.plan_id);
+    double tree = ctx.costs.total(loop.plan_id);
     if (tree >= config.limits.max_cost_usd) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "plan %s has spent $%.2f, its cost limit is $%.2f (limits.max_cost_usd)",
@@ -100,9 +87,6 @@ Limit check_limits(EngineContext& ctx, const Loop& loop, const Config& config) {
     }
   }
   if (config.limits.max_runtime.count() > 0) {
-    TimestampMs plan_start = loop.created_at;
-    if (loop.plan_id != loop.id)
-      if (auto plan = ctx.store.get_loop(loop.plan_id)) plan_start = plan->created_at;
     if (now_ms() - plan_start >= config.limits.max_runtime.count())
       return {LoopStatus::failed, "plan " + loop.plan_id + " has run longer than its limit of " +
                                       format_duration(config.limits.max_runtime) + " (limits.max_runtime)"};
@@ -120,13 +104,14 @@ std::map<std::string, std::string> prompt_vars(const Loop& loop, const Config& c
       {"task", loop.task},
       {"input", s.input},
       {"input-path", loop.input_artifact},
-      {"progress", loop.context.contains("feedback") && !loop.context["feedback"].empty()
-                       ? render_feedback(feedback_entries(loop.context), config.limits.feedback_bytes)
+      {"progress", !loop.run.feedback.empty()
+                       ? render_feedback(loop.run.feedback, config.limits.feedback_bytes)
                        : std::string("None yet: this is the first iteration.")},
       {"git-status", s.status},
       {"git-diff", s.diff},
       {"git-log", s.log},
-      {"artifact-path", loop.output_artifacts.empty() ? std::string() : loop.output_artifacts.front()},
+      {"artifact-path",
+       loop.output_artifacts.empty() ? std::string() : loop.output_artifacts.front()},
       {"parent-id", loop.parent_id},
       {"loop-id", loop.id},
       {"plan-id", loop.plan_id},
@@ -178,29 +163,14 @@ std::optional<std::string> match_stop_pattern(const Config& config, const std::s
   return std::nullopt;
 }
 
-awaitable<Result<Loop>> store_loop(EngineContext& ctx, Loop loop, std::vector<Event> events) {
-  auto write = [&ctx, &loop, &events] {
-    WriteSet set;
-    set.updates.push_back(std::move(loop));
-    set.events = std::move(events);
-    return ctx.store.apply(std::move(set));
-  };
-  auto stored = co_await run_blocking(ctx.pool, write);
-  if (!stored) co_return stored.take_error();
-  ctx.bus.publish(stored->events);
-  co_return stored->loops.front();
-}
-
-Event status_event(const Loop& loop, LoopStatus from, LoopStatus to, const std::string& reason) {
-  return make_event(loop.id, "status_changed", {{"from", to_string(from)}, {"to", to_string(to)}, {"reason", reason}});
-}
-
 class IterationRun {
  public:
   IterationRun(EngineContext& ctx, std::shared_ptr<LoopControl> control) : ctx_(ctx), control_(std::move(control)) {}
 
-  // Runs iteration `loop.iteration + 1`; returns the stored loop afterwards.
-  awaitable<Result<Loop>> run(Loop loop) {
+  // Runs iteration `loop.iteration + 1`; `loop` is the stored loop afterwards. (The loop is
+  // passed by reference down to the one write that stores it: every Loop a suspended coroutine
+  // frame holds is ~0.9 KB per running loop.)
+  awaitable<Result<void>> run(Loop& loop) {
     std::shared_ptr<const Config> config_ptr = ctx_.config;
     const Config& config = *config_ptr;
     const int n = loop.iteration + 1;
@@ -209,7 +179,7 @@ class IterationRun {
 
     std::vector<Event> started_events;
     started_events.push_back(make_event(loop.id, "iteration_started", {{"n", n}}));
-    co_await emit_light(ctx_, std::move(started_events));
+    co_await ctx_.journal.note(std::move(started_events));
 
     // 1. Read state.
     IterationState state = co_await run_blocking(ctx_.pool, [&] { return read_state(loop, config); });
@@ -238,10 +208,10 @@ class IterationRun {
     });
     loop.usage += conv.usage;
 
-    if (conv.end == Conversation::End::error) co_return co_await model_error(std::move(loop), conv);
+    if (conv.end == Conversation::End::error) co_return co_await model_error(loop, conv);
     if (conv.end == Conversation::End::stopped) {
       Validation not_run;  // a named value: g++ 12 destroys a `{}` temporary twice across co_await
-      co_return co_await record(std::move(loop), n, started, "stopped", not_run, conv, LoopStatus::stopped,
+      co_return co_await record(loop, n, started, "stopped", not_run, conv, LoopStatus::stopped,
                                 control_->stop_reason());
     }
     if (conv.end == Conversation::End::refused) {
@@ -252,7 +222,7 @@ class IterationRun {
         why += ": " + conv.refusal["explanation"].get<std::string>();
       Validation none;
       none.summary = why;
-      co_return co_await record(std::move(loop), n, started, "error", none, conv, LoopStatus::failed, why);
+      co_return co_await record(loop, n, started, "error", none, conv, LoopStatus::failed, why);
     }
 
     // 5. Validate.
@@ -260,14 +230,15 @@ class IterationRun {
     loop.usage += v.judge_usage;
     co_await run_blocking(ctx_.pool, [&] { write_iteration_file(paths, loop.id, n, "validation.log", v.output); });
     if (v.stopped)
-      co_return co_await record(std::move(loop), n, started, "stopped", v, conv, LoopStatus::stopped, control_->stop_reason());
+      co_return co_await record(loop, n, started, "stopped", v, conv, LoopStatus::stopped,
+                                control_->stop_reason());
 
     // 7 (decided before 6 so the record and the commit message say the same thing).
     re2::RE2 signal(config.limits.completion_signal, re2::RE2::Quiet);
     bool signalled = signal.ok() && !config.limits.completion_signal.empty() &&
                      re2::RE2::PartialMatch(conv.assistant_text, signal);
     bool passed = v.passed && (v.has_check || signalled);
-    loop.context["consecutive_errors"] = 0;
+    loop.run.consecutive_errors = 0;
 
     LoopStatus next = LoopStatus::running;
     std::string reason;
@@ -286,7 +257,7 @@ class IterationRun {
       if (conv.end == Conversation::End::max_turns)
         fb.text += "\n\nThe iteration ended after " + std::to_string(conv.turns) +
                    " model turns (max_turns_per_iteration). Work in smaller steps.";
-      add_feedback(loop.context, fb);
+      add_feedback(loop.run, fb);
     }
 
     // 6. Checkpoint commit, so git is the audit trail of every iteration.
@@ -298,14 +269,15 @@ class IterationRun {
     });
     if (!commit) co_return co_await finish(loop, LoopStatus::failed, "its checkpoint commit failed: " + commit.error().message, {});
     bool changed = commit->kind == git::CommitOutcome::Kind::committed;
-    loop.context["head"] = commit->sha;
+    loop.run.head = commit->sha;
 
     if (!passed) {
       // Deterministic stop conditions, in order of how much they say about the loop.
       std::string hash = text_hash(v.output);
-      int stale = (!changed && loop.context.value("last_validation_hash", "") == hash) ? ctx_int(loop, "no_progress") + 1 : 0;
-      loop.context["no_progress"] = stale;
-      loop.context["last_validation_hash"] = hash;
+      int stale =
+          (!changed && loop.run.last_validation_hash == hash) ? loop.run.no_progress + 1 : 0;
+      loop.run.no_progress = stale;
+      loop.run.last_validation_hash = hash;
       if (auto why = match_stop_pattern(config, v.output)) {
         next = LoopStatus::stopped;
         reason = *why;
@@ -325,37 +297,52 @@ class IterationRun {
                                  : "paused by the user";
       }
     }
-    co_return co_await record(std::move(loop), n, started, passed ? "passed" : "failed", v, conv, next, reason,
+    co_return co_await record(loop, n, started, passed ? "passed" : "failed", v, conv, next, reason,
                               commit->sha);
   }
 
  private:
   // Ends the run without an iteration record (setup problems).
-  awaitable<Result<Loop>> finish(Loop loop, LoopStatus status, std::string reason, std::vector<Event> events) {
-    co_return co_await store_status(ctx_, std::move(loop), status, std::move(reason), std::move(events));
+  awaitable<Result<void>> finish(Loop& loop, LoopStatus status, std::string reason,
+                                 std::vector<Event> events) {
+    auto stored =
+        co_await ctx_.journal.save_status(loop, status, std::move(reason), std::move(events));
+    if (!stored) co_return stored.take_error();
+    loop = std::move(*stored);
+    co_return ok();
+  }
+
+  // Stores `loop` with `events`; `loop` is the stored record afterwards.
+  awaitable<Result<void>> store(Loop& loop, std::vector<Event> events) {
+    auto stored = co_await ctx_.journal.save(loop, std::move(events));
+    if (!stored) co_return stored.take_error();
+    loop = std::move(*stored);
+    co_return ok();
   }
 
   // A model call failed for good. Fatal: the loop fails with the provider's message. Retryable
   // (retries used up): the iteration is not counted; the circuit breaker counts it. Its tokens
   // were spent all the same, so they stay in the loop's cost.
-  awaitable<Result<Loop>> model_error(Loop loop, const Conversation& conv) {
+  awaitable<Result<void>> model_error(Loop& loop, const Conversation& conv) {
     const llm::LlmError& err = *conv.error;
     const Config& config = *ctx_.config;
-    int errors = ctx_int(loop, "consecutive_errors") + 1;
-    loop.context["consecutive_errors"] = errors;
-    loop.context["last_error"] = err.describe();
+    int errors = loop.run.consecutive_errors + 1;
+    loop.run.consecutive_errors = errors;
+    loop.run.last_error = err.describe();
     std::vector<Event> events = {make_event(loop.id, "llm_error", {{"kind", llm::to_string(err.kind)},
                                                                    {"retryable", err.retryable},
                                                                    {"status", err.http_status},
                                                                    {"message", err.describe()},
                                                                    {"consecutive", errors}})};
     if (!err.retryable)
-      co_return co_await finish(std::move(loop), LoopStatus::failed, "model call failed: " + err.describe(), std::move(events));
-    if (errors >= config.limits.circuit_breaker)
-      co_return co_await finish(std::move(loop), LoopStatus::failed,
-                                "circuit breaker: " + std::to_string(errors) + " consecutive errors; last: " + err.describe(),
+      co_return co_await finish(loop, LoopStatus::failed, "model call failed: " + err.describe(),
                                 std::move(events));
-    auto stored = co_await store_loop(ctx_, std::move(loop), std::move(events));
+    if (errors >= config.limits.circuit_breaker)
+      co_return co_await finish(loop, LoopStatus::failed,
+                                "circuit breaker: " + std::to_string(errors) +
+                                    " consecutive errors; last: " + err.describe(),
+                                std::move(events));
+    auto stored = co_await store(loop, std::move(events));
     if (!stored) co_return stored;
     // Back off before the same iteration is tried again: 2 s, 4 s, … at most a minute.
     auto wait = std::chrono::milliseconds(
@@ -364,8 +351,9 @@ class IterationRun {
     co_return stored;
   }
 
-  awaitable<Result<Loop>> record(Loop loop, int n, TimestampMs started, std::string status, const Validation& v,
-                                 const Conversation& conv, LoopStatus next, std::string reason, std::string sha = {}) {
+  awaitable<Result<void>> record(Loop& loop, int n, TimestampMs started, std::string status,
+                                 const Validation& v, const Conversation& conv, LoopStatus next,
+                                 std::string reason, std::string sha = {}) {
     IterationRecord rec;
     rec.loop_id = loop.id;
     rec.n = n;
@@ -388,7 +376,7 @@ class IterationRun {
                    {"timed_out", v.timed_out}};
 
     loop.iteration = n;
-    loop.progress = render_feedback(feedback_entries(loop.context), ctx_.config->limits.feedback_bytes);
+    loop.progress = render_feedback(loop.run.feedback, ctx_.config->limits.feedback_bytes);
     std::vector<Event> events;
     events.push_back(make_event(loop.id, "validation_finished",
                                 {{"n", n}, {"passed", rec.status == "passed"}, {"summary", v.summary},
@@ -400,98 +388,120 @@ class IterationRun {
     events.push_back(make_event(loop.id, "iteration_finished", {{"n", n}, {"status", rec.status}, {"summary", rec.summary},
                                                                 {"duration_ms", rec.duration_ms}}));
     if (next != loop.status) {
-      LoopStatus from = loop.status;
-      if (auto t = loop.transition_to(next, reason); !t) co_return t.take_error();
-      events.push_back(status_event(loop, from, next, reason));
+      if (auto t = transition(loop, next, reason, events); !t) co_return t.take_error();
     }
     // The loop's new state, its iteration record and the events: ONE atomic write.
-    auto stored = co_await run_blocking(ctx_.pool, [&] {
-      WriteSet set;
-      set.updates.push_back(loop);
-      set.iterations.push_back(rec);
-      set.events = std::move(events);
-      return ctx_.store.apply(std::move(set));
-    });
+    WriteSet set;
+    set.updates.push_back(loop);
+    set.iterations.push_back(rec);
+    set.events = std::move(events);
+    auto stored = co_await ctx_.journal.commit(std::move(set));
     if (!stored) co_return stored.take_error();
-    ctx_.bus.publish(stored->events);
-    co_return stored->loops.front();
+    ctx_.costs.add(loop.plan_id, rec.usage.cost_usd);
+    loop = std::move(stored->loops.front());
+    co_return ok();
   }
 
   EngineContext& ctx_;
   std::shared_ptr<LoopControl> control_;
 };
 
-}  // namespace
+// The run's one Loop is changed in place by these (see IterationRun::run on frame sizes).
 
-awaitable<Result<Loop>> store_status(EngineContext& ctx, Loop loop, LoopStatus status, std::string reason,
-                                     std::vector<Event> extra_events) {
-  LoopStatus from = loop.status;
-  if (auto t = loop.transition_to(status, reason); !t) co_return t.take_error();
-  extra_events.push_back(status_event(loop, from, status, reason));
-  co_return co_await store_loop(ctx, std::move(loop), std::move(extra_events));
+// `loop` moved to `to` and stored; left as it was when that is refused.
+awaitable<Result<void>> move_loop(LoopJournal& journal, Loop& loop, LoopStatus to,
+                                  std::string reason) {
+  auto stored = co_await journal.save_status(loop, to, std::move(reason));
+  if (!stored) co_return stored.take_error();
+  loop = std::move(*stored);
+  co_return ok();
 }
 
-awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopControl> control, LoopHooks hooks) {
-  auto loaded = co_await run_blocking(ctx_.pool, [&] { return ctx_.store.get_loop(loop_id); });
-  if (!loaded) {
-    spdlog::error("cannot run loop {}: {}", loop_id, loaded.error().message);
+awaitable<Result<void>> load_loop(LoopJournal& journal, std::string id, Loop& out) {
+  auto loaded = co_await journal.load(std::move(id));
+  if (!loaded) co_return loaded.take_error();
+  out = std::move(*loaded);
+  co_return ok();
+}
+
+// When the plan was submitted (`fallback` if it cannot be read).
+awaitable<TimestampMs> created_at(LoopJournal& journal, std::string plan_id, TimestampMs fallback) {
+  auto plan = co_await journal.load(std::move(plan_id));
+  co_return plan ? plan->created_at : fallback;
+}
+
+// The gate's say; `loop` is the stored record afterwards.
+awaitable<bool> ask_gate(IterationGate& gate, Loop& loop) {
+  IterationGate::Verdict verdict = co_await gate.before_iteration(loop);
+  loop = std::move(verdict.loop);
+  co_return verdict.go_on;
+}
+
+}  // namespace
+
+awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopControl> control,
+                                   IterationGate* gate) {
+  LoopJournal& journal = ctx_.journal;
+  RunExit exit;
+  Loop& loop = exit.loop;
+  Result<void> step = co_await load_loop(journal, loop_id, loop);
+  if (!step) {
+    spdlog::error("cannot run loop {}: {}", loop_id, step.error().message);
     co_return RunExit{};
   }
-  Loop loop = std::move(*loaded);
-  if (loop.status == LoopStatus::invalidated) co_return RunExit{loop};
+  if (loop.status == LoopStatus::invalidated) co_return exit;
   if (loop.status != LoopStatus::running) {
-    auto started = co_await store_status(ctx_, loop, LoopStatus::running, "");
-    if (!started) {
-      spdlog::error("cannot start loop {}: {}", loop_id, started.error().message);
-      co_return RunExit{loop};
+    step = co_await move_loop(journal, loop, LoopStatus::running, "");
+    if (!step) {
+      spdlog::error("cannot start loop {}: {}", loop_id, step.error().message);
+      co_return exit;
     }
-    loop = std::move(*started);
   }
+  // When the plan was submitted: its record does not change, so it is read once per run.
+  TimestampMs plan_start = loop.created_at;
+  if (loop.plan_id != loop.id) plan_start = co_await created_at(journal, loop.plan_id, plan_start);
 
   IterationRun iteration(ctx_, control);
   while (true) {
     std::shared_ptr<const Config> config = ctx_.config;
     if (control->stop_requested()) {
-      auto r = co_await store_status(ctx_, loop, LoopStatus::stopped, control->stop_reason());
-      co_return RunExit{r ? *r : loop};
+      step = co_await move_loop(journal, loop, LoopStatus::stopped, control->stop_reason());
+      co_return exit;
     }
     if (control->pause_requested()) {
-      auto r = co_await store_status(ctx_, loop, LoopStatus::paused, "paused by the user");
-      co_return RunExit{r ? *r : loop};
+      step = co_await move_loop(journal, loop, LoopStatus::paused, "paused by the user");
+      co_return exit;
     }
-    if (hooks.before_iteration) {
-      bool go_on = co_await hooks.before_iteration(loop);
-      if (!go_on) {
-        auto fresh = co_await run_blocking(ctx_.pool, [&] { return ctx_.store.get_loop(loop_id); });
-        co_return RunExit{fresh ? *fresh : loop};
-      }
+    if (gate) {
+      bool go_on = co_await ask_gate(*gate, loop);
+      if (!go_on) co_return exit;
     }
     if (needs_commands(loop, *config)) {
       // No silent fallback: without a working sandbox a loop that runs commands waits for the
       // person (who installs what is missing, or chooses `sandbox: none`) instead of failing.
       auto problem = co_await run_blocking(ctx_.pool, [&] { return ctx_.executor.unavailable(); });
       if (problem) {
-        auto r = co_await store_status(ctx_, loop, LoopStatus::blocked,
-                                       "commands cannot run: " + *problem + "; then `loopr resume " + loop.id + "`");
-        co_return RunExit{r ? *r : loop};
+        step = co_await move_loop(journal, loop, LoopStatus::blocked,
+                                  "commands cannot run: " + *problem + "; then `loopr resume " + loop.id + "`");
+        co_return exit;
       }
     }
-    if (Limit limit = co_await run_blocking(ctx_.pool, [&] { return check_limits(ctx_, loop, *config); });
+    // Plain arithmetic on the record, the config and the cost ledger: no store read.
+    if (Limit limit = check_limits(ctx_, loop, *config, plan_start);
         limit.status != LoopStatus::running) {
-      auto r = co_await store_status(ctx_, loop, limit.status, limit.reason);
-      co_return RunExit{r ? *r : loop};
+      step = co_await move_loop(journal, loop, limit.status, limit.reason);
+      co_return exit;
     }
 
-    auto after = co_await iteration.run(loop);
-    if (!after) {
+    step = co_await iteration.run(loop);
+    if (!step) {
       // A store conflict or an illegal transition: a bug or a concurrent writer. Reload and end
       // the run rather than overwrite what someone else stored.
-      spdlog::error("loop {}: {}", loop_id, after.error().message);
-      auto fresh = co_await run_blocking(ctx_.pool, [&] { return ctx_.store.get_loop(loop_id); });
-      co_return RunExit{fresh ? *fresh : loop};
+      spdlog::error("loop {}: {}", loop_id, step.error().message);
+      step = co_await load_loop(journal, loop_id, loop);
+      co_return exit;
     }
-    loop = std::move(*after);
-    if (loop.status != LoopStatus::running) co_return RunExit{loop};
+    if (loop.status != LoopStatus::running) co_return exit;
     if (config->limits.cooldown.count() > 0) co_await sleep_unless_stopped(*control, config->limits.cooldown);
   }
 }

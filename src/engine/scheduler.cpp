@@ -1,3 +1,4 @@
+#include <loopr/engine/loop_journal.hpp>
 #include <loopr/engine/scheduler.hpp>
 
 namespace loopr::engine {
@@ -24,12 +25,15 @@ struct Scheduler::Waiter {
   explicit Waiter(net::any_io_executor ex) : timer(ex, Clock::time_point::max()) {}
 };
 
-Scheduler::Scheduler(net::any_io_executor executor, SchedulerOptions options, TimestampMs paused_until,
-                     PersistPause persist)
-    : executor_(executor), options_(std::move(options)), persist_(std::move(persist)),
+Scheduler::Scheduler(net::any_io_executor executor, SchedulerOptions options,
+                     TimestampMs paused_until, PersistPause persist)
+    : executor_(executor),
+      options_(std::move(options)),
+      persist_(std::move(persist)),
       wakeup_(std::make_unique<net::steady_timer>(executor)) {
   TimestampMs now = now_ms();
-  if (paused_until > now) paused_until_ = Clock::now() + std::chrono::milliseconds(paused_until - now);
+  if (paused_until > now)
+    paused_until_ = Clock::now() + std::chrono::milliseconds(paused_until - now);
 }
 
 Scheduler::~Scheduler() = default;
@@ -51,7 +55,8 @@ void Scheduler::Slot::reset() {
   }
 }
 
-awaitable<Scheduler::Slot> Scheduler::acquire(LoopType type, bool continuation, std::string cancel_key) {
+awaitable<Scheduler::Slot> Scheduler::acquire(LoopType type, bool continuation,
+                                              std::string cancel_key) {
   auto waiter = std::make_shared<Waiter>(executor_);
   waiter->base = options_.base_priority[type] + (continuation ? options_.continuation_bonus : 0);
   waiter->enqueued = Clock::now();
@@ -85,7 +90,8 @@ void Scheduler::pause_until(std::chrono::system_clock::time_point until) {
   if (at <= paused_until_) return;
   paused_until_ = at;
   if (persist_)
-    persist_(std::chrono::duration_cast<std::chrono::milliseconds>(until.time_since_epoch()).count());
+    persist_(
+        std::chrono::duration_cast<std::chrono::milliseconds>(until.time_since_epoch()).count());
   pump();
 }
 
@@ -167,10 +173,10 @@ TimestampMs stored_provider_pause(const TaskStore& store, const std::string& pro
   }
 }
 
-Scheduler::PersistPause persist_provider_pause(TaskStore& store, std::string provider) {
-  return [&store, provider = std::move(provider)](TimestampMs until) {
-    // Rare (once per 429) and small: a direct write keeps the pause durable before any retry.
-    (void)store.put_meta(pause_key(provider), std::to_string(until));
+Scheduler::PersistPause persist_provider_pause(LoopJournal& journal, std::string provider) {
+  return [&journal, provider = std::move(provider)](TimestampMs until) {
+    // Rare (once per 429) and small: written at once, so the pause is durable before any retry.
+    (void)journal.put_meta(pause_key(provider), std::to_string(until));
   };
 }
 

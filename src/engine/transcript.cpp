@@ -1,17 +1,11 @@
-#include <cstdio>
-#include <fstream>
+#include "engine/transcript.hpp"
 
 #include <spdlog/spdlog.h>
 
-#include "engine/transcript.hpp"
+#include <cstdio>
+#include <fstream>
 
 namespace loopr::engine {
-
-std::filesystem::path iteration_dir(const RepoPaths& paths, const std::string& loop_id, int n) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%03d", n);
-  return paths.loop_log_dir(loop_id) / "iterations" / buf;
-}
 
 nlohmann::json message_json(const llm::Message& m) {
   nlohmann::json content = nlohmann::json::array();
@@ -21,32 +15,42 @@ nlohmann::json message_json(const llm::Message& m) {
       continue;
     }
     switch (b.type) {
-      case llm::ContentBlock::Type::text: content.push_back({{"type", "text"}, {"text", b.text}}); break;
+      case llm::ContentBlock::Type::text:
+        content.push_back({{"type", "text"}, {"text", b.text}});
+        break;
       case llm::ContentBlock::Type::tool_use:
-        content.push_back({{"type", "tool_use"}, {"id", b.id}, {"name", b.name}, {"input", b.input}});
+        content.push_back(
+            {{"type", "tool_use"}, {"id", b.id}, {"name", b.name}, {"input", b.input}});
         break;
       case llm::ContentBlock::Type::tool_result:
-        content.push_back({{"type", "tool_result"}, {"tool_use_id", b.id}, {"content", b.text}, {"is_error", b.is_error}});
+        content.push_back({{"type", "tool_result"},
+                           {"tool_use_id", b.id},
+                           {"content", b.text},
+                           {"is_error", b.is_error}});
         break;
-      default: content.push_back({{"type", "other"}, {"text", b.text}}); break;
+      default:
+        content.push_back({{"type", "other"}, {"text", b.text}});
+        break;
     }
   }
   return {{"role", m.role == llm::Role::user ? "user" : "assistant"}, {"content", content}};
 }
 
-void write_iteration_file(const RepoPaths& paths, const std::string& loop_id, int n, const std::string& name,
-                          const std::string& content) {
+void write_iteration_file(const RepoPaths& paths, const std::string& loop_id, int n,
+                          const std::string& name, const std::string& content) {
   std::error_code ec;
-  auto dir = iteration_dir(paths, loop_id, n);
+  auto dir = paths.iteration_dir(loop_id, n);
   std::filesystem::create_directories(dir, ec);
   std::ofstream out(dir / name, std::ios::binary | std::ios::trunc);
   out << content;
   if (!out || ec) spdlog::warn("could not write {} of {} iteration {}", name, loop_id, n);
 }
 
-std::string conversation_jsonl(const std::vector<llm::Message>& messages, const std::vector<nlohmann::json>& calls) {
+std::string conversation_jsonl(const std::vector<llm::Message>& messages,
+                               const std::vector<nlohmann::json>& calls) {
   std::string out;
-  for (const auto& m : messages) out += message_json(m).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  for (const auto& m : messages)
+    out += message_json(m).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   for (const auto& c : calls) out += nlohmann::json{{"receipt", c}}.dump() + "\n";
   return out;
 }

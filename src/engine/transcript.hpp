@@ -12,9 +12,6 @@
 
 namespace loopr::engine {
 
-/// The folder of iteration `n` of a loop.
-std::filesystem::path iteration_dir(const RepoPaths& paths, const std::string& loop_id, int n);
-
 /// One message as a JSON line's object: role and content blocks (raw when received).
 nlohmann::json message_json(const llm::Message& message);
 

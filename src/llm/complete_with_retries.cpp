@@ -1,4 +1,6 @@
-// The retry loop around LlmClient::complete; the policy itself lives in retry_policy.cpp.
+// complete_with_retries: the one retry loop (retry.hpp) with a plain timer for the waits; the
+// policy itself lives in retry_policy.cpp. (The engine uses the same loop with its scheduler
+// slots and a wait that a stop interrupts.)
 #include <spdlog/spdlog.h>
 
 #include <random>
@@ -7,28 +9,40 @@
 
 namespace loopr::llm {
 
-namespace {
-double random01() {
+double retry_jitter() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
 }
+
+namespace {
+
+awaitable<std::optional<Outcome>> complete_once(LlmClient& client, const Request& request) {
+  Outcome outcome = co_await client.complete(request);
+  co_return outcome;
+}
+
+awaitable<bool> wait_before_retry(const LlmClient& client, const Request& request,
+                                  const RetryPolicy& policy, const BeforeRetry& before_wait,
+                                  LlmError error, int attempt, std::chrono::milliseconds wait) {
+  spdlog::info("{} call for loop {} failed ({}), retry {}/{} in {} ms", client.provider(),
+               request.loop_id, error.describe(), attempt, policy.max_retries, wait.count());
+  if (before_wait) before_wait(error, attempt, wait);
+  net::steady_timer timer(co_await net::this_coro::executor);
+  timer.expires_after(wait);
+  co_await timer.async_wait(net::use_awaitable);
+  co_return true;
+}
+
 }  // namespace
 
 awaitable<Outcome> complete_with_retries(LlmClient& client, const Request& request,
                                          const RetryPolicy& policy, BeforeRetry before_wait) {
-  for (int attempt = 1;; ++attempt) {
-    Outcome outcome = co_await client.complete(request);
-    if (outcome.ok()) co_return outcome;
-    auto wait = retry_delay(policy, outcome.error(), attempt, random01());
-    if (!wait) co_return outcome;
-    spdlog::info("{} call for loop {} failed ({}), retry {}/{} in {} ms", client.provider(),
-                 request.loop_id, outcome.error().describe(), attempt, policy.max_retries,
-                 wait->count());
-    if (before_wait) before_wait(outcome.error(), attempt, *wait);
-    net::steady_timer timer(co_await net::this_coro::executor);
-    timer.expires_after(*wait);
-    co_await timer.async_wait(net::use_awaitable);
-  }
+  auto attempt = [&client, &request](int) { return complete_once(client, request); };
+  auto pause = [&](const LlmError& error, int n, std::chrono::milliseconds wait) {
+    return wait_before_retry(client, request, policy, before_wait, error, n, wait);
+  };
+  std::optional<Outcome> outcome = co_await retry_model_call(policy, attempt, pause);
+  co_return std::move(*outcome);  // never nullopt: neither callable gives up
 }
 
 }  // namespace loopr::llm

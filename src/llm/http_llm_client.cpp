@@ -3,8 +3,9 @@
 // A stream that ends before its end marker is an error, never a half answer.
 #include <spdlog/spdlog.h>
 
+#include <loopr/core/sse.hpp>
+
 #include "llm/providers.hpp"
-#include "llm/sse.hpp"
 
 namespace loopr::llm {
 

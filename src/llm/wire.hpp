@@ -10,12 +10,15 @@
 #include <string_view>
 #include <variant>
 
+#include <loopr/core/sse.hpp>
 #include <loopr/llm/types.hpp>
 
 #include "llm/http_client.hpp"
-#include "llm/sse.hpp"
 
 namespace loopr::llm {
+
+using loopr::SseEvent;  // the one SSE parser lives in core (the daemon's client reads SSE too)
+using loopr::SseParser;
 
 /// The client's settings the wire needs, resolved from LlmConfig + environment.
 struct WireSettings {

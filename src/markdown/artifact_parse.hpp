@@ -6,9 +6,9 @@
 #include <vector>
 
 #include <loopr/core/config.hpp>
+#include <loopr/markdown/gfm.hpp>
 #include <loopr/markdown/problem.hpp>
 
-#include "markdown/cmark_document.hpp"
 #include "markdown/line_index.hpp"
 #include "markdown/outline.hpp"
 

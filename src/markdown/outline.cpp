@@ -1,6 +1,7 @@
 #include "markdown/outline.hpp"
 
-#include "markdown/cmark_document.hpp"
+#include <loopr/markdown/gfm.hpp>
+
 #include "markdown/plain_text.hpp"
 
 namespace loopr::markdown {

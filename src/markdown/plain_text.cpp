@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "markdown/cmark_document.hpp"
+#include <loopr/markdown/gfm.hpp>
 
 namespace loopr::markdown {
 namespace {

@@ -59,18 +59,21 @@ struct TaskStore::Impl {
   mutable std::mutex write_mutex;
   std::uint64_t event_seq = 0;  // guarded by write_mutex
 
-  // list_loop_summaries(): every loop without progress/context, once the first call has made
-  // them. Made and updated with write_mutex held (so no write slips between the scan and the
+  // list_loop_summaries(): every loop without progress and run marks, once the first call has
+  // made them. Made and updated with write_mutex held (so no write slips between the scan and the
   // first update); read under the shared lock.
   mutable std::shared_mutex summaries_mutex;
   mutable bool summaries_kept = false;
   mutable std::unordered_map<std::string, Loop> summaries;
 
-  // The loop without its two big fields; every other field (and any added later) is kept.
+  // The loop without its big parts (progress, the run marks with their feedback, keys of a
+  // newer loopr); every other field (and any added later) is kept, the tree marks too: a
+  // listing shows each plan's tree verdict from them.
   static Loop summary_of(const Loop& loop) {
     Loop s = loop;
     std::string().swap(s.progress);  // frees it (assigning "" would keep the capacity)
-    s.context = nlohmann::json::object();
+    s.run = RunMarks{};
+    s.unknown_marks = nlohmann::json::object();
     return s;
   }
 

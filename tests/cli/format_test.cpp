@@ -125,31 +125,6 @@ TEST(FormatTest, TreeTableColoursStatusesOnATerminal) {
   EXPECT_EQ(visible_width(head) <= visible_width(row) + 3, true);
 }
 
-TEST(FormatTest, TreeStateNeedsEveryLoopEndedAndChildrenSpawned) {
-  json loops = json::array({api_loop("001", "plan", "complete")});
-  EXPECT_EQ(tree_state(loops, "001"), TreeState::running)
-      << "a complete plan without specs has not spawned them yet";
-  loops.push_back(api_loop("001-001", "spec", "complete", "001"));
-  loops.push_back(api_loop("001-001-001", "phase", "complete", "001-001"));
-  loops.push_back(api_loop("code-001-001-001", "code", "running", "001-001-001"));
-  EXPECT_EQ(tree_state(loops, "001"), TreeState::running);
-  loops[3]["status"] = "complete";
-  EXPECT_EQ(tree_state(loops, "001"), TreeState::complete);
-  loops[3]["status"] = "failed";  // may be retried: not final while the plan stands
-  EXPECT_EQ(tree_state(loops, "001"), TreeState::settled_with_failures);
-  loops[0]["status"] = "failed";
-  EXPECT_EQ(tree_state(loops, "001"), TreeState::failed);
-  loops.push_back(api_loop("001-002", "spec", "running", "001"));
-  EXPECT_EQ(tree_state(loops, "001"), TreeState::running) << "siblings finish first";
-  EXPECT_EQ(tree_state(json::array({api_loop("001", "plan", "failed")}), "001"), TreeState::failed);
-  EXPECT_EQ(tree_state(json::array({api_loop("001", "plan", "awaiting_approval")}), "001"),
-            TreeState::running);
-  json invalidated = json::array(
-      {api_loop("001", "plan", "complete"), api_loop("001-001", "spec", "invalidated", "001")});
-  EXPECT_EQ(tree_state(invalidated, "001"), TreeState::running)
-      << "invalidated children do not count as spawned";
-}
-
 TEST(FormatTest, LoopDetailsShowFieldsArtifactsValidationAndIterations) {
   json d = api_loop("001", "plan", "awaiting_approval");
   d["validation_output"] = "line one\nline two";
@@ -254,4 +229,25 @@ TEST(FormatTest, ApiErrorsMapToExitCodesAndSplitTheHint) {
   EXPECT_EQ(url_encode("a b/ü"), "a%20b%2F%C3%BC");
   EXPECT_EQ(daemon_not_running(RepoPaths("/r")).exit_code, kDaemonUnreachable);
   EXPECT_EQ(daemon_not_running(RepoPaths("/r")).hint, "start it with `loopr daemon`");
+}
+
+TEST(FormatTest, LoopDetailsOfAPlanSayWhereItsTreeStands) {
+  json d = api_loop("001", "plan", "complete");
+  d["tree_verdict"] = "merged";
+  d["base_branch"] = "main";
+  d["merged_into_base"] = std::string(40, 'd');
+  std::string out = render_loop_details(d, Style{false}, 0);
+  EXPECT_NE(out.find("\ntree:"), std::string::npos) << out;
+  EXPECT_NE(out.find("merged into main at dddddddddd\n"), std::string::npos) << out;
+  d["tree_verdict"] = "merge_failed";
+  d["merge_error"] = "it conflicts with main in a.txt";
+  out = render_loop_details(d, Style{false}, 0);
+  EXPECT_NE(out.find("not merged into main: it conflicts with main in a.txt"), std::string::npos)
+      << out;
+  d["tree_verdict"] = "complete";
+  out = render_loop_details(d, Style{false}, 0);
+  EXPECT_NE(out.find("`loopr merge 001` merges it into main"), std::string::npos) << out;
+  EXPECT_EQ(render_loop_details(api_loop("001-001", "spec", "running", "001"), Style{false}, 0)
+                .find("\ntree:"),
+            std::string::npos);
 }

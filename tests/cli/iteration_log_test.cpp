@@ -13,7 +13,7 @@ TEST(IterationLogTest, ReadsAndRendersPromptConversationAndValidation) {
   TempDir dir;
   RepoPaths paths(dir.path());
   auto d = dir / ".loopr/logs/loops/code-001-001-001/iterations/002";
-  EXPECT_EQ(iteration_log_dir(paths, "code-001-001-001", 2), d);
+  EXPECT_EQ(paths.iteration_dir("code-001-001-001", 2), d);
   write_file(d / "prompt.md", "# Task\nMake add.sh add\n");
   write_file(
       d / "conversation.jsonl",

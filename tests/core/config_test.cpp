@@ -30,7 +30,7 @@ std::string error_of(const std::string& yaml) {
 TEST(ConfigTest, DefaultsMatchInterface) {
   Config c;
   EXPECT_EQ(c.base_branch, "main");
-  EXPECT_EQ(c.merge, "auto");
+  EXPECT_EQ(c.merge, MergeMode::automatic);
   EXPECT_EQ(c.llm.provider, "anthropic");
   EXPECT_EQ(c.llm.model, "claude-sonnet-5-5");
   EXPECT_EQ(c.llm.max_tokens, 16000);
@@ -97,9 +97,10 @@ loops:
   code: {validation: "ctest", iteration_timeout: 45s}
 pricing:
   qwen: {input: 0, output: 0.5}
-)", "x.yml");
+)",
+                        "x.yml");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->merge, "manual");
+  EXPECT_EQ(r->merge, MergeMode::manual);
   EXPECT_TRUE(r->attended);
   EXPECT_EQ(r->llm.provider, "openai");
   EXPECT_TRUE(r->llm.judge);
@@ -126,41 +127,55 @@ TEST(ConfigTest, UnknownKeyNamesKeyAndLine) {
 }
 
 TEST(ConfigTest, UnknownTopLevelKey) {
-  EXPECT_EQ(error_of("\n\nmax_loops: 5\n").rfind(".loopr/config.yml:3: max_loops: unknown key", 0), 0u);
+  EXPECT_EQ(error_of("\n\nmax_loops: 5\n").rfind(".loopr/config.yml:3: max_loops: unknown key", 0),
+            0u);
 }
 
 TEST(ConfigTest, WrongTypeNamesKeyAndLine) {
   EXPECT_EQ(error_of("llm:\n  max_tokens: lots\n"),
             ".loopr/config.yml:2: llm.max_tokens: expected a whole number, got \"lots\"");
-  EXPECT_EQ(error_of("attended: maybe\n"), ".loopr/config.yml:1: attended: expected true or false, got \"maybe\"");
+  EXPECT_EQ(error_of("attended: maybe\n"),
+            ".loopr/config.yml:1: attended: expected true or false, got \"maybe\"");
   EXPECT_EQ(error_of("llm: 5\n"), ".loopr/config.yml:1: llm: expected a mapping of keys");
-  EXPECT_EQ(error_of("limits:\n  stop_scripts: run.sh\n"),
-            ".loopr/config.yml:2: limits.stop_scripts: expected a list of strings, e.g. [\"a\", \"b\"]");
-  EXPECT_EQ(error_of("limits:\n  max_cost_usd: [1]\n"), ".loopr/config.yml:2: limits.max_cost_usd: expected a number");
+  EXPECT_EQ(
+      error_of("limits:\n  stop_scripts: run.sh\n"),
+      ".loopr/config.yml:2: limits.stop_scripts: expected a list of strings, e.g. [\"a\", \"b\"]");
+  EXPECT_EQ(error_of("limits:\n  max_cost_usd: [1]\n"),
+            ".loopr/config.yml:2: limits.max_cost_usd: expected a number");
 }
 
 TEST(ConfigTest, BadValueNamesKeyAndLine) {
-  EXPECT_EQ(error_of("merge: sometimes\n"), ".loopr/config.yml:1: merge: must be one of auto | manual, got \"sometimes\"");
+  EXPECT_EQ(error_of("merge: sometimes\n"),
+            ".loopr/config.yml:1: merge: must be one of auto | manual, got \"sometimes\"");
   EXPECT_EQ(error_of("concurrency:\n  llm_slots: 0\n"),
             ".loopr/config.yml:2: concurrency.llm_slots: must be between 1 and 10000, got 0");
   EXPECT_EQ(error_of("llm:\n  provider: gemini\n"),
-            ".loopr/config.yml:2: llm.provider: must be one of anthropic | openai | claude-code, got \"gemini\"");
-  EXPECT_EQ(error_of("limits:\n  max_cost_usd: -3\n"), ".loopr/config.yml:2: limits.max_cost_usd: must be at least 0, got -3");
+            ".loopr/config.yml:2: llm.provider: must be one of anthropic | openai | claude-code, "
+            "got \"gemini\"");
+  EXPECT_EQ(error_of("limits:\n  max_cost_usd: -3\n"),
+            ".loopr/config.yml:2: limits.max_cost_usd: must be at least 0, got -3");
 }
 
 TEST(ConfigTest, BadDurationNamesKeyAndLine) {
   EXPECT_EQ(error_of("loops:\n  code:\n    iteration_timeout: 10 minutes\n"),
-            ".loopr/config.yml:3: loops.code.iteration_timeout: bad duration \"10 minutes\" (write e.g. 500ms, 30s, 10m, 4h or 1h30m)");
-  EXPECT_NE(error_of("limits: {max_runtime: 4}\n").find("limits.max_runtime: bad duration"), std::string::npos);
+            ".loopr/config.yml:3: loops.code.iteration_timeout: bad duration \"10 minutes\" (write "
+            "e.g. 500ms, 30s, 10m, 4h or 1h30m)");
+  EXPECT_NE(error_of("limits: {max_runtime: 4}\n").find("limits.max_runtime: bad duration"),
+            std::string::npos);
 }
 
 TEST(ConfigTest, UnknownLoopTypeAndPricingField) {
-  EXPECT_EQ(error_of("loops:\n  epic: {max_iterations: 1}\n").rfind(".loopr/config.yml:2: loops.epic: unknown key", 0), 0u);
-  EXPECT_EQ(error_of("pricing:\n  m: {inptu: 1}\n").rfind(".loopr/config.yml:2: pricing.m.inptu: unknown key", 0), 0u);
+  EXPECT_EQ(error_of("loops:\n  epic: {max_iterations: 1}\n")
+                .rfind(".loopr/config.yml:2: loops.epic: unknown key", 0),
+            0u);
+  EXPECT_EQ(error_of("pricing:\n  m: {inptu: 1}\n")
+                .rfind(".loopr/config.yml:2: pricing.m.inptu: unknown key", 0),
+            0u);
 }
 
 TEST(ConfigTest, DuplicateKeyIsAnError) {
-  EXPECT_EQ(error_of("merge: auto\nmerge: manual\n"), ".loopr/config.yml:2: merge: key given twice");
+  EXPECT_EQ(error_of("merge: auto\nmerge: manual\n"),
+            ".loopr/config.yml:2: merge: key given twice");
 }
 
 TEST(ConfigTest, BrokenYamlNamesTheLine) {
@@ -177,10 +192,13 @@ TEST(ConfigTest, EmptyFileIsDefaults) {
 
 TEST(ConfigTest, EnvironmentOverridesTheFile) {
   loopr::testing::TempDir dir;
-  loopr::testing::write_file(dir / "config.yml", "llm:\n  provider: anthropic\n  model: claude-opus-5-5\n");
+  loopr::testing::write_file(dir / "config.yml",
+                             "llm:\n  provider: anthropic\n  model: claude-opus-5-5\n");
   auto r = load_config((dir / "config.yml").string(),
-                       fake_env({{"LOOPR_PROVIDER", "openai"}, {"LOOPR_MODEL", "llama"},
-                                 {"OPENAI_BASE_URL", "http://127.0.0.1:8080"}, {"ANTHROPIC_BASE_URL", "http://x"}}));
+                       fake_env({{"LOOPR_PROVIDER", "openai"},
+                                 {"LOOPR_MODEL", "llama"},
+                                 {"OPENAI_BASE_URL", "http://127.0.0.1:8080"},
+                                 {"ANTHROPIC_BASE_URL", "http://x"}}));
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->llm.provider, "openai");
   EXPECT_EQ(r->llm.model, "llama");

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <loopr/core/ids.hpp>
 #include <loopr/core/repo_paths.hpp>
 
@@ -41,8 +43,31 @@ TEST(IdsTest, SlugsAndArtifactPaths) {
   EXPECT_EQ(slugify("  --  "), "untitled");
   EXPECT_EQ(slugify("Ünïcode ok"), "n-code-ok");
   EXPECT_LE(slugify(std::string(100, 'a')).size(), 40u);
-  EXPECT_EQ(artifact_path(LoopType::plan, "001", "Add OAuth"), ".loopr/plans/001-add-oauth.plan.md");
-  EXPECT_EQ(artifact_path(LoopType::spec, "001-001", "db-schema"), ".loopr/specs/001-001-db-schema.spec.md");
-  EXPECT_EQ(artifact_path(LoopType::phase, "001-001-001", "Migrations"), ".loopr/phases/001-001-001-migrations.phase.md");
+  EXPECT_EQ(artifact_path(LoopType::plan, "001", "Add OAuth"),
+            ".loopr/plans/001-add-oauth.plan.md");
+  EXPECT_EQ(artifact_path(LoopType::spec, "001-001", "db-schema"),
+            ".loopr/specs/001-001-db-schema.spec.md");
+  EXPECT_EQ(artifact_path(LoopType::phase, "001-001-001", "Migrations"),
+            ".loopr/phases/001-001-001-migrations.phase.md");
   EXPECT_EQ(artifact_path(LoopType::code, "code-001-001-001", "x"), "");
+}
+
+TEST(IdsTest, DescendantsIncludeTheCodeLoopOfAPhaseButNotThePrefixOfAnotherPlan) {
+  EXPECT_TRUE(is_descendant("001-002", "001"));
+  EXPECT_TRUE(is_descendant("001-002-003", "001"));
+  EXPECT_TRUE(is_descendant("code-001-002-003", "001"));
+  EXPECT_TRUE(is_descendant("code-001-002-003", "001-002-003"));
+  EXPECT_FALSE(is_descendant("001", "001"));
+  EXPECT_FALSE(is_descendant("0010-001", "001"));
+  EXPECT_FALSE(is_descendant("001-003", "001-002"));
+}
+
+TEST(IdsTest, TreeOrderPutsEachCodeLoopRightAfterItsPhase) {
+  std::vector<std::string> ids = {"code-001-001-001", "001-002",     "001",
+                                  "001-001-002",      "001-001-001", "001-001"};
+  std::sort(ids.begin(), ids.end(), [](const std::string& a, const std::string& b) {
+    return tree_sort_key(a) < tree_sort_key(b);
+  });
+  EXPECT_EQ(ids, (std::vector<std::string>{"001", "001-001", "001-001-001", "code-001-001-001",
+                                           "001-001-002", "001-002"}));
 }

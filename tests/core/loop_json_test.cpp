@@ -23,7 +23,7 @@ static Loop sample_loop() {
   l.status = LoopStatus::blocked;
   l.status_reason = "conflict in a.txt";
   l.progress = "iteration 2 failed: ## Overview missing";
-  l.context = {{"blocked_paths", {"a.txt"}}};
+  l.unknown_marks = {{"blocked_paths", {"a.txt"}}};
   l.usage = {100, 200, 30, 40, 0.125};
   l.created_at = 1763700000123;
   l.updated_at = 1763700005456;
@@ -37,7 +37,7 @@ TEST(LoopJsonTest, StoreJsonRoundTripsEveryField) {
   ASSERT_TRUE(b.ok()) << b.error().message;
   EXPECT_EQ(to_store_json(*b), to_store_json(a));
   EXPECT_EQ(b->status, LoopStatus::blocked);
-  EXPECT_EQ(b->context["blocked_paths"][0], "a.txt");
+  EXPECT_EQ(b->unknown_marks["blocked_paths"][0], "a.txt");
   EXPECT_EQ(b->usage.cache_write_tokens, 40);
   EXPECT_EQ(b->version, 7u);
 }
@@ -46,9 +46,10 @@ TEST(LoopJsonTest, ApiJsonHasExactlyTheInterfaceFields) {
   nlohmann::json j = to_api_json(sample_loop());
   std::set<std::string> keys;
   for (auto& [k, v] : j.items()) keys.insert(k);
-  std::set<std::string> expected = {"id", "type", "status", "parent_id", "iteration", "max_iterations",
-                                    "cost_usd", "input_tokens", "output_tokens", "artifacts", "worktree",
-                                    "branch", "created_at", "updated_at"};
+  std::set<std::string> expected = {
+      "id",         "type",         "status",        "parent_id", "iteration", "max_iterations",
+      "cost_usd",   "input_tokens", "output_tokens", "artifacts", "worktree",  "branch",
+      "created_at", "updated_at"};
   EXPECT_EQ(keys, expected);
   EXPECT_EQ(j["status"], "blocked");
   EXPECT_EQ(j["type"], "spec");

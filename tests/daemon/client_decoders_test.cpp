@@ -4,9 +4,11 @@
 #include <string>
 #include <vector>
 
+#include <loopr/core/sse.hpp>
+#include <loopr/daemon/http.hpp>
+
 #include "daemon/http_common.hpp"
 #include "daemon/response_decoder.hpp"
-#include "daemon/sse_decoder.hpp"
 
 using namespace loopr;
 using namespace loopr::daemon;
@@ -136,7 +138,7 @@ namespace {
 
 std::vector<SseMessage> sse_in_pieces(const std::string& text, std::size_t a, std::size_t b) {
   std::vector<SseMessage> out;
-  SseDecoder dec([&](const SseMessage& m) { out.push_back(m); });
+  SseParser dec([&](const SseMessage& m) { out.push_back(m); });
   std::string_view all(text);
   dec.feed(all.substr(0, a));
   dec.feed(all.substr(a, b - a));

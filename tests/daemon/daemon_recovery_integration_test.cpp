@@ -25,7 +25,8 @@ std::size_t count_status(std::map<std::string, json>& loops, const std::string& 
   return n;
 }
 
-std::size_t count_type_status(std::map<std::string, json>& loops, const std::string& type, const std::string& status) {
+std::size_t count_type_status(std::map<std::string, json>& loops, const std::string& type,
+                              const std::string& status) {
   std::size_t n = 0;
   for (auto& [id, l] : loops) n += l["type"] == type && l["status"] == status;
   return n;
@@ -56,20 +57,23 @@ TEST_F(DaemonRecoveryTest, KilledAtFourMomentsTheTreeStillCompletesWithEveryIter
   ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
 
   // Moment 1: the specs are mid-iteration.
-  ASSERT_TRUE(wait_loops([](auto& l) { return count_type_status(l, "spec", "running") == 2; })) << dump_loops();
+  ASSERT_TRUE(wait_loops([](auto& l) { return count_type_status(l, "spec", "running") == 2; }))
+      << dump_loops();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   kill_daemon();
   start_daemon();
 
   // Moment 2: phases are running.
-  ASSERT_TRUE(wait_loops([](auto& l) { return count_type_status(l, "phase", "running") >= 2; }, std::chrono::seconds(60)))
+  ASSERT_TRUE(wait_loops([](auto& l) { return count_type_status(l, "phase", "running") >= 2; },
+                         std::chrono::seconds(60)))
       << dump_loops();
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   kill_daemon();
   start_daemon();
 
   // Moment 3: six code loops running.
-  ASSERT_TRUE(wait_loops([](auto& l) { return count_type_status(l, "code", "running") >= 6; }, std::chrono::seconds(60)))
+  ASSERT_TRUE(wait_loops([](auto& l) { return count_type_status(l, "code", "running") >= 6; },
+                         std::chrono::seconds(60)))
       << dump_loops();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   auto before = loops(true);
@@ -84,7 +88,8 @@ TEST_F(DaemonRecoveryTest, KilledAtFourMomentsTheTreeStillCompletesWithEveryIter
   }
   start_daemon();
 
-  ASSERT_TRUE(wait_loops([](auto& l) { return count_status(l, "complete") == 15; }, std::chrono::seconds(120)))
+  ASSERT_TRUE(wait_loops([](auto& l) { return count_status(l, "complete") == 15; },
+                         std::chrono::seconds(120)))
       << dump_loops();
   auto all = loops(true);
   EXPECT_EQ(all.size(), 15u) << "a child was spawned twice:\n" << dump_loops();
@@ -94,18 +99,24 @@ TEST_F(DaemonRecoveryTest, KilledAtFourMomentsTheTreeStillCompletesWithEveryIter
     int expected = l["type"] == "code" ? 3 : 1;
     EXPECT_EQ(l["iteration"], expected) << id;
     ASSERT_EQ(static_cast<int>(its.size()), l["iteration"].get<int>()) << id << ": " << its.dump();
-    for (std::size_t i = 0; i < its.size(); ++i) EXPECT_EQ(its[i]["n"], static_cast<int>(i + 1)) << id;
+    for (std::size_t i = 0; i < its.size(); ++i)
+      EXPECT_EQ(its[i]["n"], static_cast<int>(i + 1)) << id;
     EXPECT_EQ(its.back()["status"], "passed") << id;
   }
-  ASSERT_TRUE(wait_until([&] { return git("ls-tree -r --name-only main code").find("code-001-002-003.txt") != std::string::npos; },
-                         std::chrono::seconds(20)));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return git("ls-tree -r --name-only main code").find("code-001-002-003.txt") !=
+               std::string::npos;
+      },
+      std::chrono::seconds(20)));
   std::string tree = git("ls-tree -r --name-only main code");
-  for (const auto& c : {"code-001-001-001", "code-001-001-002", "code-001-001-003", "code-001-002-001", "code-001-002-002",
-                        "code-001-002-003"})
+  for (const auto& c : {"code-001-001-001", "code-001-001-002", "code-001-001-003",
+                        "code-001-002-001", "code-001-002-002", "code-001-002-003"})
     EXPECT_NE(tree.find(std::string(c) + ".txt"), std::string::npos) << c;
   auto fsck = run_command("git fsck --strict", dir.str());
   EXPECT_EQ(fsck.exit_code, 0) << fsck.output;
-  EXPECT_EQ(git("worktree list").find(".loopr/worktrees"), std::string::npos) << git("worktree list");
+  EXPECT_EQ(git("worktree list").find(".loopr/worktrees"), std::string::npos)
+      << git("worktree list");
 }
 
 // The last moment of a tree: the daemon stored `tree_complete` and was killed before the merge
@@ -114,15 +125,20 @@ TEST_F(DaemonRecoveryTest, KilledAtFourMomentsTheTreeStillCompletesWithEveryIter
 TEST_F(DaemonRecoveryTest, KilledBetweenTreeCompleteAndTheMergeIntoMainTheNextDaemonMerges) {
   make_repo();
   std::string before = git("rev-parse main");
-  while (!before.empty() && std::isspace(static_cast<unsigned char>(before.back()))) before.pop_back();
+  while (!before.empty() && std::isspace(static_cast<unsigned char>(before.back())))
+    before.pop_back();
   TreeScript script;
   start_mock(script);
   start_daemon();
   submit("Finish me");
   ASSERT_TRUE(wait_status("001", "awaiting_approval"));
   ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
-  ASSERT_TRUE(wait_until([&] { return git("ls-tree -r --name-only main code").find("code-001-002-002.txt") != std::string::npos; },
-                         std::chrono::seconds(60)))
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return git("ls-tree -r --name-only main code").find("code-001-002-002.txt") !=
+               std::string::npos;
+      },
+      std::chrono::seconds(60)))
       << dump_loops();
   kill_daemon();
 
@@ -134,19 +150,25 @@ TEST_F(DaemonRecoveryTest, KilledBetweenTreeCompleteAndTheMergeIntoMainTheNextDa
     ASSERT_TRUE(store.ok()) << store.error().message;
     auto plan = (*store)->get_loop("001");
     ASSERT_TRUE(plan.ok());
-    ASSERT_TRUE(plan->context.value("tree_complete", false));
-    ASSERT_FALSE(plan->context.value("merged_into_base", std::string()).empty());
-    plan->context.erase("merged_into_base");
+    ASSERT_TRUE(plan->tree.tree_complete);
+    ASSERT_FALSE(plan->tree.merged_into_base.empty());
+    plan->tree.merged_into_base.clear();
     ASSERT_TRUE((*store)->update_loop(*plan).ok());
   }
   ASSERT_EQ(git("ls-tree -r --name-only main code"), "");
 
   start_daemon();
-  ASSERT_TRUE(wait_until([&] { return git("ls-tree -r --name-only main code").find("code-001-002-002.txt") != std::string::npos; },
-                         std::chrono::seconds(30)))
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return git("ls-tree -r --name-only main code").find("code-001-002-002.txt") !=
+               std::string::npos;
+      },
+      std::chrono::seconds(30)))
       << tail_log();
-  for (const auto& c : {"code-001-001-001", "code-001-001-002", "code-001-002-001", "code-001-002-002"})
-    EXPECT_EQ(git("show main:code/" + std::string(c) + ".txt"), "made by " + std::string(c) + "\n") << c;
+  for (const auto& c :
+       {"code-001-001-001", "code-001-001-002", "code-001-002-001", "code-001-002-002"})
+    EXPECT_EQ(git("show main:code/" + std::string(c) + ".txt"), "made by " + std::string(c) + "\n")
+        << c;
   EXPECT_EQ(run_command("git merge-base --is-ancestor loopr/001 main", dir.str()).exit_code, 0);
   auto fsck = run_command("git fsck --strict", dir.str());
   EXPECT_EQ(fsck.exit_code, 0) << fsck.output;
@@ -163,7 +185,8 @@ TEST_F(DaemonRecoveryTest, OneDaemonPerRepositoryAndAStaleSocketIsTakenOver) {
   auto second = daemon::run_daemon(options);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.error().code, ErrorCode::already_exists);
-  EXPECT_NE(second.error().message.find(std::to_string(first)), std::string::npos) << second.error().message;
+  EXPECT_NE(second.error().message.find(std::to_string(first)), std::string::npos)
+      << second.error().message;
   // The first one is still serving.
   EXPECT_EQ(api("GET", "/v1/health").status, 200);
   struct stat st {};
@@ -196,8 +219,10 @@ TEST_F(DaemonRecoveryTest, BadRequestsGetTheirStatusAndTheDaemonStaysUp) {
       ::close(fd);
       return -1;
     }
-    std::string req = method + " " + target + " HTTP/1.1\r\nHost: loopr\r\nContent-Type: application/json\r\n"
-                      "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    std::string req = method + " " + target +
+                      " HTTP/1.1\r\nHost: loopr\r\nContent-Type: application/json\r\n"
+                      "Content-Length: " +
+                      std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
     ssize_t w = ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
     (void)w;
     std::string resp;
@@ -232,9 +257,18 @@ TEST_F(DaemonRecoveryTest, BadRequestsGetTheirStatusAndTheDaemonStaysUp) {
   // Random requests: never a 5xx, never a dead daemon.
   std::mt19937 rng(7);
   const char* methods[] = {"GET", "POST", "PUT", "DELETE", "PATCH"};
-  const char* paths_[] = {"/v1/plans", "/v1/loops", "/v1/loops/001", "/v1/loops/001/", "/v1/loops//approve",
-                          "/v1/loops/001/iterate", "/v1/events?since=abc", "/v1/loops?all=maybe", "/", "/v1/%zz",
-                          "/v1/loops/001-001-001-001", "/v1/plans/x/merge"};
+  const char* paths_[] = {"/v1/plans",
+                          "/v1/loops",
+                          "/v1/loops/001",
+                          "/v1/loops/001/",
+                          "/v1/loops//approve",
+                          "/v1/loops/001/iterate",
+                          "/v1/events?since=abc",
+                          "/v1/loops?all=maybe",
+                          "/",
+                          "/v1/%zz",
+                          "/v1/loops/001-001-001-001",
+                          "/v1/plans/x/merge"};
   for (int i = 0; i < 200; ++i) {
     std::string body;
     int len = static_cast<int>(rng() % 64);
@@ -242,7 +276,8 @@ TEST_F(DaemonRecoveryTest, BadRequestsGetTheirStatusAndTheDaemonStaysUp) {
     if (rng() % 3 == 0) body = "{\"request\": " + std::string(rng() % 2 ? "null" : "{}") + "}";
     std::string method = methods[rng() % 5];
     std::string target = paths_[rng() % std::size(paths_)];
-    if (method == "GET" && target.rfind("/v1/events", 0) == 0) continue;  // a stream: no status to wait for
+    if (method == "GET" && target.rfind("/v1/events", 0) == 0)
+      continue;  // a stream: no status to wait for
     int status = raw(method, target, body);
     EXPECT_GE(status, 200) << method << " " << target;
     EXPECT_LT(status, 500) << method << " " << target;

@@ -7,9 +7,11 @@ using namespace loopr::engine;
 TEST(FeedbackTest, NewestInFullOlderAsOneLineEach) {
   std::vector<FeedbackEntry> entries;
   for (int i = 1; i <= 3; ++i)
-    entries.push_back({i, "validation", "summary " + std::to_string(i), "full text " + std::to_string(i) + "\nline two"});
+    entries.push_back({i, "validation", "summary " + std::to_string(i),
+                       "full text " + std::to_string(i) + "\nline two"});
   std::string out = render_feedback(entries, 16 * 1024);
-  EXPECT_NE(out.find("### Iteration 3 (validation)\n\nfull text 3\nline two"), std::string::npos) << out;
+  EXPECT_NE(out.find("### Iteration 3 (validation)\n\nfull text 3\nline two"), std::string::npos)
+      << out;
   EXPECT_NE(out.find("- Iteration 2 (validation): summary 2\n"), std::string::npos);
   EXPECT_NE(out.find("- Iteration 1 (validation): summary 1\n"), std::string::npos);
   EXPECT_EQ(out.find("full text 2"), std::string::npos);
@@ -19,7 +21,8 @@ TEST(FeedbackTest, NewestInFullOlderAsOneLineEach) {
 TEST(FeedbackTest, StaysWithinTheBudget) {
   std::vector<FeedbackEntry> entries;
   for (int i = 1; i <= 2000; ++i)
-    entries.push_back({i, "validation", "failure number " + std::to_string(i), std::string(50'000, 'x') + "END"});
+    entries.push_back(
+        {i, "validation", "failure number " + std::to_string(i), std::string(50'000, 'x') + "END"});
   std::string out = render_feedback(entries, 16 * 1024);
   EXPECT_LE(out.size(), 16u * 1024);
   EXPECT_NE(out.find("Iteration 2000"), std::string::npos);
@@ -28,14 +31,16 @@ TEST(FeedbackTest, StaysWithinTheBudget) {
 }
 
 TEST(FeedbackTest, UserFeedbackAndStorage) {
-  nlohmann::json context = nlohmann::json::object();
+  loopr::RunMarks context;
   add_feedback(context, {0, "user", "split spec 2", "Please split spec 2 into two."}, 3);
   for (int i = 1; i <= 4; ++i) add_feedback(context, {i, "validation", "s", "t"}, 3);
-  auto entries = feedback_entries(context);
+  auto entries = context.feedback;
   ASSERT_EQ(entries.size(), 3u);
   EXPECT_EQ(entries.front().iteration, 2);
   add_feedback(context, {0, "user", "more tests", "Add tests."}, 3);
-  EXPECT_NE(render_feedback(feedback_entries(context), 4096).find("### Feedback from the user\n\nAdd tests."), std::string::npos);
+  EXPECT_NE(
+      render_feedback(context.feedback, 4096).find("### Feedback from the user\n\nAdd tests."),
+      std::string::npos);
   EXPECT_EQ(first_line("\n\n   hello world  \nsecond"), "hello world");
   EXPECT_EQ(first_line(std::string(200, 'a'), 10), std::string(10, 'a') + "…");
 }

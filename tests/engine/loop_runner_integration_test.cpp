@@ -12,7 +12,9 @@ namespace {
 
 const std::map<std::string, std::string> kAddProject = {
     {"add.sh", "echo not implemented; exit 1\n"},
-    {"test.sh", "out=$(sh add.sh 2 3); [ \"$out\" = 5 ] || { echo \"expected 5, got $out\"; exit 1; }; echo ok\n"},
+    {"test.sh",
+     "out=$(sh add.sh 2 3); [ \"$out\" = 5 ] || { echo \"expected 5, got $out\"; exit 1; }; echo "
+     "ok\n"},
 };
 
 // Iteration 1 writes a wrong implementation; iteration 2, seeing the failure, fixes it.
@@ -80,7 +82,11 @@ TEST(LoopRunnerTest, CodeLoopFailsThenFixesWithFeedbackInAFreshPrompt) {
   auto log = git_log(done.worktree);
   ASSERT_GE(log.size(), 3u);
   EXPECT_EQ(log[0], "loopr(code-001-001-001): iteration 2: passed");
-  EXPECT_EQ(log[1].rfind("loopr(code-001-001-001): iteration 1: failed: `sh test.sh` failed with exit code 1", 0), 0u) << log[1];
+  EXPECT_EQ(
+      log[1].rfind(
+          "loopr(code-001-001-001): iteration 1: failed: `sh test.sh` failed with exit code 1", 0),
+      0u)
+      << log[1];
   EXPECT_EQ(log[2], "init");
   EXPECT_EQ(read_file(std::filesystem::path(done.worktree) / "add.sh"), "echo $(($1 + $2))\n");
 
@@ -107,7 +113,8 @@ TEST(LoopRunnerTest, CodeLoopFailsThenFixesWithFeedbackInAFreshPrompt) {
   // Events as it happened, and the transcript files.
   std::set<std::string> types;
   for (const auto& e : h.published) types.insert(e.type);
-  for (const char* t : {"iteration_started", "tool_called", "validation_finished", "iteration_finished", "status_changed", "cost"})
+  for (const char* t : {"iteration_started", "tool_called", "validation_finished",
+                        "iteration_finished", "status_changed", "cost"})
     EXPECT_TRUE(types.count(t)) << t;
   auto stored_events = h.store->events_since(0).value();
   EXPECT_GE(stored_events.size(), h.published.size());
@@ -150,7 +157,8 @@ rules:
   auto recs = h.iterations(loop.id);
   ASSERT_EQ(recs.size(), 2u);
   EXPECT_EQ(recs[0].status, "failed");
-  EXPECT_NE(recs[0].output_excerpt.find(".loopr/plans/001-add-a-shout-flag-to-greet.plan.md:"), std::string::npos)
+  EXPECT_NE(recs[0].output_excerpt.find(".loopr/plans/001-add-a-shout-flag-to-greet.plan.md:"),
+            std::string::npos)
       << recs[0].output_excerpt;
 
   // The validator's FILE:LINE messages reached the second prompt.
@@ -161,7 +169,8 @@ rules:
   EXPECT_NE(second.find("Specs to Create"), std::string::npos);
   EXPECT_NE(second.find(".loopr/plans/001-add-a-shout-flag-to-greet.plan.md:"), std::string::npos);
   // The artifact is committed on the loop's branch.
-  auto show = run_command("git show HEAD:.loopr/plans/001-add-a-shout-flag-to-greet.plan.md", done.worktree);
+  auto show = run_command("git show HEAD:.loopr/plans/001-add-a-shout-flag-to-greet.plan.md",
+                          done.worktree);
   EXPECT_EQ(show.exit_code, 0);
   EXPECT_NE(show.output.find("spec-cli-flag"), std::string::npos);
 }
@@ -181,17 +190,20 @@ rules:
     match: {loop_type: phase}
     reply: {text: "done"}
 )";
-  EngineHarness h(script, {{".loopr/specs/001-001-cli-flag.spec.md", "# Spec: cli flag\n\nParse it.\n"}});
+  EngineHarness h(script,
+                  {{".loopr/specs/001-001-cli-flag.spec.md", "# Spec: cli flag\n\nParse it.\n"}});
   engine::RepoPrompts real(h.dir.path());
   h.engine();  // build the context, then point a copy of it at the real library
   engine::EngineContext ctx = *h.ctx;
-  engine::EngineContext with_real{ctx.io, ctx.pool, ctx.store, ctx.config, ctx.paths, ctx.llm, ctx.scheduler,
-                                  ctx.runners, ctx.executor, ctx.bus, real, ctx.retry, ctx.error_backoff, ctx.tree_cost};
+  engine::EngineContext with_real{ctx.io,       ctx.pool, ctx.journal, ctx.config, ctx.paths,
+                                  ctx.llm,      ctx.scheduler, ctx.runners, ctx.executor, real,
+                                  ctx.costs,    ctx.retry, ctx.error_backoff};
   Loop loop = h.add_loop("001-001-001", LoopType::phase, "parse");
   loop.input_artifact = ".loopr/specs/001-001-cli-flag.spec.md";
   loop = h.store->update_loop(loop).value();
   engine::LoopRunner runner(with_real);
-  auto fut = net::co_spawn(h.io, runner.run(loop.id, std::make_shared<engine::LoopControl>()), net::use_future);
+  auto fut = net::co_spawn(h.io, runner.run(loop.id, std::make_shared<engine::LoopControl>()),
+                           net::use_future);
   h.drive_until(fut);
   Loop done = fut.get().loop;
   EXPECT_EQ(done.status, LoopStatus::complete) << done.status_reason;
@@ -204,7 +216,8 @@ rules:
   EXPECT_EQ(prompt.find("{{"), std::string::npos);
 
   // An override in the repository replaces the shipped template.
-  write_file(h.dir / ".loopr/prompts/phase.md", "OVERRIDDEN for {{loop-id}}: write `{{artifact-path}}`.\n");
+  write_file(h.dir / ".loopr/prompts/phase.md",
+             "OVERRIDDEN for {{loop-id}}: write `{{artifact-path}}`.\n");
   auto over = real.render("phase", {{"loop-id", "001-001-001"}, {"artifact-path", "x.md"}});
   ASSERT_TRUE(over.ok()) << over.error().message;
   EXPECT_EQ(*over, "OVERRIDDEN for 001-001-001: write `x.md`.\n");

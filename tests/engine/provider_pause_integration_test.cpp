@@ -1,6 +1,7 @@
 // A 429's pause is written to the real store and a new scheduler (a restarted daemon) honours it.
 #include <gtest/gtest.h>
 
+#include <loopr/engine/loop_journal.hpp>
 #include <loopr/engine/scheduler.hpp>
 
 #include "support/temp_dir.hpp"
@@ -22,8 +23,11 @@ TEST(ProviderPauseTest, SurvivesARestartThroughTheStore) {
   {
     auto store = std::move(TaskStore::open(path).value());
     net::io_context io;
+    net::thread_pool pool{1};
+    EventBus bus;
+    LoopJournal journal(*store, pool, bus);
     Scheduler s(io.get_executor(), SchedulerOptions{}, stored_provider_pause(*store, "anthropic"),
-                persist_provider_pause(*store, "anthropic"));
+                persist_provider_pause(journal, "anthropic"));
     s.pause_until(std::chrono::system_clock::now() + 300ms);
   }  // the daemon goes away
 
@@ -33,7 +37,11 @@ TEST(ProviderPauseTest, SurvivesARestartThroughTheStore) {
   EXPECT_EQ(stored_provider_pause(*store, "openai"), 0);
 
   net::io_context io;
-  Scheduler s(io.get_executor(), SchedulerOptions{}, until, persist_provider_pause(*store, "anthropic"));
+  net::thread_pool pool{1};
+  EventBus bus;
+  LoopJournal journal(*store, pool, bus);
+  Scheduler s(io.get_executor(), SchedulerOptions{}, until,
+              persist_provider_pause(journal, "anthropic"));
   bool got = false;
   auto start = std::chrono::steady_clock::now();
   net::co_spawn(io, take_one(s, got), net::detached);

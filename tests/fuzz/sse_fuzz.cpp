@@ -6,10 +6,10 @@
 #include <string_view>
 #include <vector>
 
-#include "llm/sse.hpp"
+#include <loopr/core/sse.hpp>
 
-using loopr::llm::SseEvent;
-using loopr::llm::SseParser;
+using loopr::SseEvent;
+using loopr::SseParser;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
@@ -20,9 +20,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   a.feed(text);
   SseParser b([&](const SseEvent& e) { pieces.push_back(e); });
   for (std::size_t i = 0; i < text.size(); i += chunk) b.feed(text.substr(i, chunk));
-  if (whole.size() != pieces.size() || a.has_partial_event() != b.has_partial_event()) __builtin_trap();
+  if (whole.size() != pieces.size() || a.has_partial_event() != b.has_partial_event())
+    __builtin_trap();
   for (std::size_t i = 0; i < whole.size(); ++i)
-    if (whole[i].event != pieces[i].event || whole[i].data != pieces[i].data || whole[i].id != pieces[i].id)
+    if (whole[i].event != pieces[i].event || whole[i].data != pieces[i].data ||
+        whole[i].id != pieces[i].id)
       __builtin_trap();
   return 0;
 }

@@ -2,7 +2,8 @@
 // POSIX sockets (+ OpenSSL for HTTPS), chunked and Content-Length bodies, keep-alive, and a
 // flag telling whether the whole response arrived (so cut streams are visible). It shares no
 // code with the server, so the server's framing is checked by a second implementation.
-// Also: an SSE splitter and a child-process handle for tests that run the real binary.
+// Also: an SSE splitter, deliberately its own (a second implementation checks the server's
+// framing), and the process handle for tests that run the real binary.
 #pragma once
 
 #include <arpa/inet.h>
@@ -23,6 +24,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "support/subprocess.hpp"
 
 namespace loopr::mock_llm::testing {
 
@@ -267,45 +270,8 @@ inline HttpResponse post(std::uint16_t port, const std::string& path,
   return c.request("POST", path, headers, body.dump());
 }
 
-/// A child process (the real loopr-mock-llm) that is killed and reaped at scope exit.
-class Child {
- public:
-  explicit Child(std::vector<std::string> argv) {
-    // Everything the child needs is built before fork: a forked copy of a threaded process
-    // may only call async-signal-safe functions (no malloc) before exec.
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::execv(args[0], args.data());
-      ::_exit(127);
-    }
-  }
-  ~Child() {
-    if (pid_ > 0 && !exit_code_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-
-  /// Sends `sig` and waits for the exit; the exit code, or 128+signal if killed.
-  int signal_and_wait(int sig) {
-    ::kill(pid_, sig);
-    return wait();
-  }
-  int wait() {
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return *exit_code_;
-  }
-
- private:
-  pid_t pid_ = -1;
-  std::optional<int> exit_code_;
-};
+/// A child process (the real loopr-mock-llm) that is killed and reaped at scope exit: the tests'
+/// one process handle (tests/support/subprocess.hpp).
+using Child = loopr::testing::ChildProcess;
 
 }  // namespace loopr::mock_llm::testing

@@ -144,8 +144,8 @@ TEST(TaskStoreTest, CountByStatusMatchesTheRecords) {
   ASSERT_TRUE(store->create_loop(make_loop("001-001", LoopType::spec, "001", 1)).ok());
   Loop spec = make_loop("001-002", LoopType::spec, "001", 2);
   spec.status = LoopStatus::complete;
-  spec.context["status"] = "failed";
-  spec.context["nested"] = {{"status", "blocked"}, {"list", {{{"status", "paused"}}}}};
+  spec.unknown_marks["status"] = "failed";  // stored under "context", like every mark
+  spec.unknown_marks["nested"] = {{"status", "blocked"}, {"list", {{{"status", "paused"}}}}};
   spec.task = "quotes \\\"status\\\":\\\"stopped\\\" and \\\\ in the text\"status\":\"failed\"";
   spec.progress = "{\"status\": \"failed\"} [\"status\"]";
   ASSERT_TRUE(store->create_loop(spec).ok());
@@ -292,7 +292,8 @@ TEST(TaskStoreTest, ConcurrentWritersNeverLoseAnUpdate) {
 
 namespace {
 
-// A loop as list_loop_summaries() must show it: everything list_loops() has but progress/context.
+// A loop as list_loop_summaries() must show it: everything list_loops() has but progress and
+// the run marks (the tree marks stay: listings show each plan's tree verdict from them).
 void expect_summary_of(const Loop& summary, const Loop& full) {
   EXPECT_EQ(summary.id, full.id);
   EXPECT_EQ(summary.type, full.type);
@@ -315,7 +316,9 @@ void expect_summary_of(const Loop& summary, const Loop& full) {
   EXPECT_EQ(summary.updated_at, full.updated_at);
   EXPECT_EQ(summary.version, full.version);
   EXPECT_TRUE(summary.progress.empty());
-  EXPECT_TRUE(summary.context.empty());
+  EXPECT_EQ(summary.run, RunMarks{});
+  EXPECT_TRUE(summary.unknown_marks.empty());
+  EXPECT_EQ(summary.tree, full.tree);
 }
 
 void expect_summaries_match(const TaskStore& store) {
@@ -344,7 +347,8 @@ TEST(TaskStoreTest, LoopSummariesFollowEveryWrite) {
     Loop plan = make_loop("001", LoopType::plan, "", 0);
     plan.task = "add a greeting";
     plan.progress = "feedback of earlier iterations";
-    plan.context["based_on"] = "abc";
+    plan.tree.based_on = "abc";
+    plan.run.feedback.push_back({1, "validation", "failed", "the output"});
     ASSERT_TRUE(store->create_loop(plan).ok());
     expect_summaries_match(*store);
 

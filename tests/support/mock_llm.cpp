@@ -1,13 +1,9 @@
 #include "support/mock_llm.hpp"
 
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 namespace loopr::testing {
@@ -21,49 +17,38 @@ std::string mock_llm_binary() {
 #endif
 }
 
-MockLlm::MockLlm(const std::string& script, std::vector<std::string> extra_args) {
+bool MockLlm::available() { return !mock_llm_binary().empty(); }
+
+MockLlm::MockLlm(const std::string& script, Options options) {
   std::string bin = mock_llm_binary();
   if (bin.empty()) throw std::runtime_error("loopr-mock-llm is not built");
   write_file(dir_ / "script.yml", script);
-  std::vector<std::string> args = {bin, "--script", (dir_ / "script.yml").string(), "--port", "0",
-                                   "--port-file", (dir_ / "port").string(), "--log", log_path()};
-  for (auto& a : extra_args) args.push_back(a);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_ = fork();
-  if (pid_ < 0) throw std::runtime_error("fork failed");
-  if (pid_ == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // a crashed test must not leave a server behind
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  bool exited = false;
-  bool up = wait_until(
-      [&] {
-        int status = 0;
-        if (waitpid(pid_, &status, WNOHANG) == pid_) exited = true;
-        return exited || std::filesystem::exists(dir_ / "port");
-      },
-      std::chrono::seconds(20));
-  if (exited) {
-    pid_ = -1;
-    throw std::runtime_error("loopr-mock-llm exited at start (bad script? its message is above)");
-  }
-  if (!up) throw std::runtime_error("loopr-mock-llm did not start within 20 s");
-  std::ifstream in(dir_ / "port");
-  in >> port_;
+  std::vector<std::string> args = {
+      bin,       "--script",    (dir_ / "script.yml").string(), "--port",
+      "0",       "--port-file", (dir_ / "port").string(),       "--log",
+      log_path()};
+  if (!options.api_key.empty()) args.insert(args.end(), {"--api-key", options.api_key});
+  if (!options.tls_cert.empty())
+    args.insert(args.end(), {"--tls-cert", options.tls_cert, "--tls-key", options.tls_key});
+  for (auto& a : options.args) args.push_back(a);
+  process_ = std::make_unique<ChildProcess>(std::move(args), (dir_ / "mock.out").string());
+  bool up = wait_until([&] { return process_->poll() || std::filesystem::exists(dir_ / "port"); },
+                       std::chrono::seconds(20));
+  if (process_->poll())
+    throw std::runtime_error("loopr-mock-llm exited at start (bad script?): " + output());
+  if (!up) throw std::runtime_error("loopr-mock-llm did not start within 20 s: " + output());
+  // The port file may be seen before its number is written.
+  wait_until([&] {
+    std::ifstream in(dir_ / "port");
+    return static_cast<bool>(in >> port_);
+  });
 }
 
 MockLlm::~MockLlm() {
-  if (pid_ > 0) {
-    kill(pid_, SIGTERM);
-    int status = 0;
-    if (!wait_until([&] { return waitpid(pid_, &status, WNOHANG) == pid_; }, std::chrono::seconds(5))) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, &status, 0);
-    }
-  }
+  if (!process_ || process_->poll()) return;
+  ::kill(process_->pid(), SIGTERM);
+  if (!wait_until([&] { return process_->poll().has_value(); }, std::chrono::seconds(5)))
+    process_->signal_and_wait(SIGKILL);
 }
 
 std::vector<nlohmann::json> MockLlm::requests() const {
@@ -75,5 +60,7 @@ std::vector<nlohmann::json> MockLlm::requests() const {
   }
   return out;
 }
+
+std::string MockLlm::output() const { return read_file(dir_ / "mock.out"); }
 
 }  // namespace loopr::testing

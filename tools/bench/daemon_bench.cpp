@@ -324,22 +324,22 @@ Loop done_loop(std::string id, LoopType type, std::string parent, std::string pl
   l.usage = Usage{24000, 3000, 0, 0, 0.12};
   // What a finished loop carries: the feedback of its failed first iteration, the merge marks.
   engine::add_feedback(
-      l.context,
+      l.run,
       engine::FeedbackEntry{1, "validation", "`sh tests/run.sh` failed with exit code 1",
                             "The validation command failed with exit code 1. Its output:\n\n```\n" +
                                 std::string(600, 'x') + "\n```\n"});
-  l.progress = engine::render_feedback(engine::feedback_entries(l.context), 16 * 1024);
-  l.context["merged_iteration"] = 2;
-  l.context["merged_sha"] = std::string(40, 'a');
-  l.context["based_on"] = std::string(40, 'b');
-  l.context["head"] = std::string(40, 'c');
-  if (type != LoopType::code) l.context["spawned_iteration"] = 2;
+  l.progress = engine::render_feedback(l.run.feedback, 16 * 1024);
+  l.tree.merged_iteration = 2;
+  l.tree.merged_sha = std::string(40, 'a');
+  l.tree.based_on = std::string(40, 'b');
+  l.run.head = std::string(40, 'c');
+  if (type != LoopType::code) l.tree.spawned_iteration = 2;
   if (type == LoopType::plan) {
-    l.context["base_branch"] = "main";
-    l.context["integration_generation"] = 0;
+    l.tree.base_branch = "main";
+    l.tree.integration_generation = 0;
     if (tree_done) {
-      l.context["tree_complete"] = true;
-      l.context["merged_into_base"] = std::string(40, 'd');
+      l.tree.tree_complete = true;
+      l.tree.merged_into_base = std::string(40, 'd');
     }
   }
   return l;

@@ -8,13 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/use_future.hpp>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <future>
 #include <thread>
-
-#include <boost/asio/use_future.hpp>
 
 #include <loopr/engine/engine.hpp>
 #include <loopr/engine/repo_prompts.hpp>
@@ -28,7 +27,10 @@ static int sh(const std::string& cmd) { return std::system(cmd.c_str()); }
 
 int main(int argc, char** argv) {
   int iterations = argc > 1 ? std::atoi(argv[1]) : 40;
-  std::string mock = argc > 2 ? argv[2] : (fs::path(argv[0]).parent_path().parent_path() / "mock-llm/loopr-mock-llm").string();
+  std::string mock =
+      argc > 2
+          ? argv[2]
+          : (fs::path(argv[0]).parent_path().parent_path() / "mock-llm/loopr-mock-llm").string();
   std::string tmpl = (fs::temp_directory_path() / "loopr-engine-bench-XXXXXX").string();
   fs::path dir = mkdtemp(tmpl.data());
   fs::path repo = dir / "repo";
@@ -37,7 +39,9 @@ int main(int argc, char** argv) {
     std::ofstream f(repo / "src" / ("file" + std::to_string(i) + ".c"));
     f << "int f" << i << "(void) { return " << i << "; }\n";
   }
-  sh("cd " + repo.string() + " && git init -q -b main . && git config user.name b && git config user.email b@b && git add -A && git commit -qm init");
+  sh("cd " + repo.string() +
+     " && git init -q -b main . && git config user.name b && git config user.email b@b && git add "
+     "-A && git commit -qm init");
 
   std::ofstream(dir / "script.yml") << R"(
 rules:
@@ -52,10 +56,12 @@ rules:
   pid_t pid = fork();
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    execl(mock.c_str(), mock.c_str(), "--script", (dir / "script.yml").c_str(), "--port-file", (dir / "port").c_str(), nullptr);
+    execl(mock.c_str(), mock.c_str(), "--script", (dir / "script.yml").c_str(), "--port-file",
+          (dir / "port").c_str(), nullptr);
     _exit(127);
   }
-  for (int i = 0; i < 400 && !fs::exists(dir / "port"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  for (int i = 0; i < 400 && !fs::exists(dir / "port"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
   int port = 0;
   std::ifstream(dir / "port") >> port;
   if (port == 0) {
@@ -72,19 +78,24 @@ rules:
   net::io_context io;
   net::thread_pool pool(4);
   auto env = [](const char* n) -> std::optional<std::string> {
-    return std::string(n) == "ANTHROPIC_API_KEY" ? std::optional<std::string>("bench") : std::nullopt;
+    return std::string(n) == "ANTHROPIC_API_KEY" ? std::optional<std::string>("bench")
+                                                 : std::nullopt;
   };
   auto client = std::move(llm::make_client(*config, env, io, pool).value());
   engine::Scheduler scheduler(io.get_executor(), engine::SchedulerOptions::from_config(*config));
   tools::RunnerSlots runners(config->concurrency);
   engine::EventBus bus;
+  engine::LoopJournal journal(*store, pool, bus);
+  engine::CostLedger costs;
   engine::RepoPrompts prompts(repo);
   auto executor = exec::make_executor(config->sandbox, exec::ExecutorOptions{RepoPaths(repo)});
-  engine::EngineContext ctx{io, pool, *store, config, RepoPaths(repo), *client, scheduler, runners, *executor, bus, prompts, {}, std::chrono::milliseconds(10), {}};
+  engine::EngineContext ctx{io,      pool,      journal, config, RepoPaths(repo), *client, scheduler,
+                            runners, *executor, prompts, costs,  {},              std::chrono::milliseconds(10)};
 
   auto r = git::Repository::open(repo).value();
   r.create_branch(git::integration_branch("001"), "main").value();
-  r.create_branch(git::loop_branch("001", "code-001-001-001"), git::integration_branch("001")).value();
+  r.create_branch(git::loop_branch("001", "code-001-001-001"), git::integration_branch("001"))
+      .value();
   auto wt = r.add_worktree("code-001-001-001", git::loop_branch("001", "code-001-001-001")).value();
   Loop loop;
   loop.id = "code-001-001-001";
@@ -95,8 +106,10 @@ rules:
   store->create_loop(loop).value();
 
   engine::LoopRunner runner(ctx);
-  auto fut = net::co_spawn(io, runner.run(loop.id, std::make_shared<engine::LoopControl>()), net::use_future);
-  while (fut.wait_for(std::chrono::seconds(0)) != std::future_status::ready) io.run_one_for(std::chrono::milliseconds(50));
+  auto fut = net::co_spawn(io, runner.run(loop.id, std::make_shared<engine::LoopControl>()),
+                           net::use_future);
+  while (fut.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    io.run_one_for(std::chrono::milliseconds(50));
   fut.get();
 
   std::vector<double> overhead, model, validation, total;
@@ -110,13 +123,23 @@ rules:
   }
   auto pct = [](std::vector<double> xs, double p) {
     std::sort(xs.begin(), xs.end());
-    return xs.empty() ? 0.0 : xs[std::min(xs.size() - 1, static_cast<std::size_t>(p * static_cast<double>(xs.size())))];
+    return xs.empty() ? 0.0
+                      : xs[std::min(xs.size() - 1,
+                                    static_cast<std::size_t>(p * static_cast<double>(xs.size())))];
   };
-  std::printf("engine_bench: %zu iterations of a code loop, 1,000-file repo, 2 model calls + 1 write_file each\n", total.size());
-  std::printf("  iteration wall      p50 %6.1f ms   p99 %6.1f ms\n", pct(total, 0.5), pct(total, 0.99));
-  std::printf("  model calls         p50 %6.1f ms   p99 %6.1f ms  (mock, zero latency, HTTP on loopback)\n", pct(model, 0.5), pct(model, 0.99));
-  std::printf("  validation command  p50 %6.1f ms   p99 %6.1f ms  (`false`)\n", pct(validation, 0.5), pct(validation, 0.99));
-  std::printf("  orchestration       p50 %6.1f ms   p99 %6.1f ms  (all the rest)\n", pct(overhead, 0.5), pct(overhead, 0.99));
+  std::printf(
+      "engine_bench: %zu iterations of a code loop, 1,000-file repo, 2 model calls + 1 write_file "
+      "each\n",
+      total.size());
+  std::printf("  iteration wall      p50 %6.1f ms   p99 %6.1f ms\n", pct(total, 0.5),
+              pct(total, 0.99));
+  std::printf(
+      "  model calls         p50 %6.1f ms   p99 %6.1f ms  (mock, zero latency, HTTP on loopback)\n",
+      pct(model, 0.5), pct(model, 0.99));
+  std::printf("  validation command  p50 %6.1f ms   p99 %6.1f ms  (`false`)\n",
+              pct(validation, 0.5), pct(validation, 0.99));
+  std::printf("  orchestration       p50 %6.1f ms   p99 %6.1f ms  (all the rest)\n",
+              pct(overhead, 0.5), pct(overhead, 0.99));
   kill(pid, SIGTERM);
   waitpid(pid, nullptr, 0);
   pool.join();

@@ -26,7 +26,7 @@ static void bench(const std::string& dir, bool sync, int n) {
 
   auto t = Clock::now();
   for (int i = 0; i < n; ++i) {
-    loop.context["i"] = i;
+    loop.iteration = i;
     loop = *store->update_loop(loop);
   }
   double updates = n / seconds_since(t);
@@ -50,7 +50,8 @@ static void bench(const std::string& dir, bool sync, int n) {
 }
 
 int main(int argc, char** argv) {
-  std::string base = argc > 1 ? argv[1] : (std::filesystem::temp_directory_path() / "loopr-store-bench").string();
+  std::string base =
+      argc > 1 ? argv[1] : (std::filesystem::temp_directory_path() / "loopr-store-bench").string();
   bench(base + "/sync", true, 2000);
   bench(base + "/nosync", false, 20000);
 
@@ -81,7 +82,8 @@ int main(int argc, char** argv) {
                 seconds_since(t) * 1000, counts->size());
     t = Clock::now();
     auto kids = store->children("050");
-    std::printf("children of one plan among 10,000 loops: %.2f ms (%zu loops)\n", seconds_since(t) * 1000, kids->size());
+    std::printf("children of one plan among 10,000 loops: %.2f ms (%zu loops)\n",
+                seconds_since(t) * 1000, kids->size());
   }
   std::filesystem::remove_all(base);
   return 0;

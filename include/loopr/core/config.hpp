@@ -131,9 +131,19 @@ struct Price {
   double input = 0, output = 0, cache_write = 0, cache_read = 0;
 };
 
+/// `merge:` what happens when every loop of a plan's tree is complete: `auto` merges the
+/// integration branch into the base branch at once, `manual` waits for `loopr merge`.
+enum class MergeMode { automatic, manual };
+/// `on_failure:` when a loop fails for good, the other loops of its tree `finish_siblings` (run
+/// to their end) or `stop_siblings` (are stopped).
+enum class FailurePolicy { finish_siblings, stop_siblings };
+/// The config file's spelling: `auto` | `manual`, `finish_siblings` | `stop_siblings`.
+const char* to_string(MergeMode mode);
+const char* to_string(FailurePolicy policy);
+
 struct Config {
   std::string base_branch = "main";
-  std::string merge = "auto";  ///< auto | manual
+  MergeMode merge = MergeMode::automatic;
   LlmConfig llm;
   ConcurrencyConfig concurrency;
   LimitsConfig limits;
@@ -142,7 +152,7 @@ struct Config {
   std::map<std::string, Price> pricing = default_pricing();
   ArtifactsConfig artifacts;
   GitConfig git;
-  std::string on_failure = "finish_siblings";  ///< finish_siblings | stop_siblings
+  FailurePolicy on_failure = FailurePolicy::finish_siblings;
   SandboxConfig sandbox;
 
   const LoopTypeConfig& loop(LoopType t) const { return loops.at(t); }

@@ -27,6 +27,12 @@ std::optional<LoopType> type_of_id(std::string_view id);
 /// The id of the loop that spawned `id` (empty for a plan, nullopt for a malformed id).
 std::optional<std::string> parent_of_id(std::string_view id);
 
+/// True if `id` is a descendant of `ancestor` (`001-002-003` and `code-001-002-003` of `001`).
+bool is_descendant(std::string_view id, std::string_view ancestor);
+
+/// Tree order: a plan, then each spec followed by its phases, each phase followed by its code loop.
+std::string tree_sort_key(std::string_view id);
+
 /// A file-name slug: lower-case ASCII letters, digits and single dashes, at most `max_len` chars.
 std::string slugify(std::string_view text, std::size_t max_len = 40);
 

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include <loopr/core/loop_marks.hpp>
 #include <loopr/core/result.hpp>
 
 namespace loopr {
@@ -31,10 +32,9 @@ enum class LoopStatus {
 inline constexpr LoopType kAllLoopTypes[] = {LoopType::plan, LoopType::spec, LoopType::phase,
                                              LoopType::code};
 inline constexpr LoopStatus kAllLoopStatuses[] = {
-    LoopStatus::pending,  LoopStatus::running,           LoopStatus::paused,
-    LoopStatus::rebasing, LoopStatus::blocked,           LoopStatus::awaiting_approval,
-    LoopStatus::complete, LoopStatus::failed,            LoopStatus::stopped,
-    LoopStatus::invalidated};
+    LoopStatus::pending, LoopStatus::running,           LoopStatus::paused,   LoopStatus::rebasing,
+    LoopStatus::blocked, LoopStatus::awaiting_approval, LoopStatus::complete, LoopStatus::failed,
+    LoopStatus::stopped, LoopStatus::invalidated};
 
 const char* to_string(LoopType type);
 const char* to_string(LoopStatus status);
@@ -73,26 +73,30 @@ struct Usage {
 struct Loop {
   std::string id;
   LoopType type = LoopType::plan;
-  std::string parent_id;          ///< empty for a plan
-  std::string plan_id;            ///< the root plan of this loop's tree (itself for a plan)
-  int index = 0;                  ///< 1-based position among its parent's children (0 for a plan)
-  std::string task;               ///< the user's request (plan) or the item's description
-  std::string input_artifact;     ///< repo-relative path of the parent's artifact (empty: plan)
+  std::string parent_id;       ///< empty for a plan
+  std::string plan_id;         ///< the root plan of this loop's tree (itself for a plan)
+  int index = 0;               ///< 1-based position among its parent's children (0 for a plan)
+  std::string task;            ///< the user's request (plan) or the item's description
+  std::string input_artifact;  ///< repo-relative path of the parent's artifact (empty: plan)
   std::vector<std::string> output_artifacts;  ///< repo-relative paths this loop writes
-  std::string prompt_template;    ///< template name (plan|spec|phase|code) or a path
-  std::string validation_command; ///< code loops: the shell command; others: empty (format check)
+  std::string prompt_template;                ///< template name (plan|spec|phase|code) or a path
+  std::string validation_command;  ///< code loops: the shell command; others: empty (format check)
   int max_iterations = 0;
-  std::string worktree;           ///< absolute path of its git worktree (empty until made)
-  std::string branch;             ///< its git branch
-  int iteration = 0;              ///< iterations recorded so far
+  std::string worktree;  ///< absolute path of its git worktree (empty until made)
+  std::string branch;    ///< its git branch
+  int iteration = 0;     ///< iterations recorded so far
   LoopStatus status = LoopStatus::pending;
-  std::string status_reason;      ///< why it is failed/blocked/stopped (shown to the user)
-  std::string progress;           ///< accumulated feedback of earlier iterations (bounded)
-  nlohmann::json context = nlohmann::json::object();  ///< free-form per-type state
+  std::string status_reason;  ///< why it is failed/blocked/stopped (shown to the user)
+  std::string progress;       ///< accumulated feedback of earlier iterations (bounded)
+  TreeMarks tree;             ///< the manager's marks (stored under "context")
+  RunMarks run;               ///< the engine's marks (stored under "context")
+  /// Keys under "context" this loopr does not know (a newer one wrote them): kept as they are,
+  /// so reading and writing a record back never drops them.
+  nlohmann::json unknown_marks = nlohmann::json::object();
   Usage usage;
   TimestampMs created_at = 0;
   TimestampMs updated_at = 0;
-  std::uint64_t version = 0;      ///< bumped by the store on every write
+  std::uint64_t version = 0;  ///< bumped by the store on every write
 
   /// Changes `status` if the transition is legal; otherwise leaves it and returns the error.
   Result<void> transition_to(LoopStatus next, std::string reason = {});
@@ -102,7 +106,13 @@ struct Loop {
 nlohmann::json to_store_json(const Loop& loop);
 Result<Loop> loop_from_store_json(const nlohmann::json& json);
 
-/// INTERFACE.md's `--json` shape of a loop (exactly its field names).
+/// INTERFACE.md's `--json` shape of a loop: exactly these fields, in this order.
+inline constexpr const char* kApiLoopFields[] = {
+    "id",         "type",         "status",        "parent_id", "iteration", "max_iterations",
+    "cost_usd",   "input_tokens", "output_tokens", "artifacts", "worktree",  "branch",
+    "created_at", "updated_at"};
+
+/// INTERFACE.md's `--json` shape of a loop (the fields of kApiLoopFields).
 nlohmann::json to_api_json(const Loop& loop);
 
 }  // namespace loopr

@@ -20,11 +20,18 @@ struct RepoPaths {
   std::filesystem::path socket() const { return run_dir() / "loopr.sock"; }
   std::filesystem::path pid_file() const { return run_dir() / "loopr.pid"; }
   std::filesystem::path worktrees_dir() const { return dot_loopr() / "worktrees"; }
-  std::filesystem::path worktree(const std::string& loop_id) const { return worktrees_dir() / loop_id; }
+  std::filesystem::path worktree(const std::string& loop_id) const {
+    return worktrees_dir() / loop_id;
+  }
   std::filesystem::path archive_dir() const { return dot_loopr() / "archive"; }
   std::filesystem::path logs_dir() const { return dot_loopr() / "logs"; }
   std::filesystem::path prompts_dir() const { return dot_loopr() / "prompts"; }
-  std::filesystem::path loop_log_dir(const std::string& loop_id) const { return logs_dir() / "loops" / loop_id; }
+  std::filesystem::path loop_log_dir(const std::string& loop_id) const {
+    return logs_dir() / "loops" / loop_id;
+  }
+  /// `.loopr/logs/loops/<id>/iterations/NNN/` (NNN zero-padded to 3): iteration `n`'s prompt,
+  /// conversation and validation log.
+  std::filesystem::path iteration_dir(const std::string& loop_id, int n) const;
 };
 
 /// Repo-relative artifact path for a loop: `.loopr/plans/001-add-oauth.plan.md`,

@@ -9,21 +9,21 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include <loopr/core/result.hpp>
+#include <loopr/core/sse.hpp>
 #include <loopr/net/asio.hpp>
 
 namespace loopr::daemon {
 
 /// One request as the routes see it.
 struct Request {
-  std::string method;                         ///< "GET", "POST", …
-  std::string path;                           ///< "/v1/loops/001" (percent-decoded, no query)
-  std::map<std::string, std::string> query;   ///< decoded query parameters
-  std::string body;                           ///< raw body (JSON for POSTs)
+  std::string method;                        ///< "GET", "POST", …
+  std::string path;                          ///< "/v1/loops/001" (percent-decoded, no query)
+  std::map<std::string, std::string> query;  ///< decoded query parameters
+  std::string body;                          ///< raw body (JSON for POSTs)
 };
 
 /// A JSON answer. Errors use `{"error": "what went wrong (what to do)"}`.
@@ -34,7 +34,8 @@ struct Response {
 
 Response error_response(int status, std::string message);
 
-/// Writes a server-sent-events stream to one client (text/event-stream, chunked or close-delimited).
+/// Writes a server-sent-events stream to one client (text/event-stream, chunked or
+/// close-delimited).
 class EventStream {
  public:
   virtual ~EventStream() = default;
@@ -56,11 +57,11 @@ struct Routes {
 };
 
 struct ServerOptions {
-  std::size_t max_body_bytes = 1 << 20;                 ///< larger → 413, connection closed
-  std::size_t max_header_bytes = 16 << 10;              ///< larger → 431/400, connection closed
-  std::chrono::milliseconds idle_timeout{60'000};       ///< keep-alive connection with no request
-  std::chrono::milliseconds read_timeout{10'000};       ///< a started request must arrive within this
-  std::size_t max_connections = 4096;                   ///< more are accepted and closed at once
+  std::size_t max_body_bytes = 1 << 20;            ///< larger → 413, connection closed
+  std::size_t max_header_bytes = 16 << 10;         ///< larger → 431/400, connection closed
+  std::chrono::milliseconds idle_timeout{60'000};  ///< keep-alive connection with no request
+  std::chrono::milliseconds read_timeout{10'000};  ///< a started request must arrive within this
+  std::size_t max_connections = 4096;              ///< more are accepted and closed at once
 };
 
 /// Serves `routes` on a Unix socket (mode 0600) on `io` (single-threaded: every route runs on
@@ -88,11 +89,8 @@ struct ClientResponse {
   nlohmann::json body;  ///< parsed JSON (null if the body was empty or not JSON)
 };
 
-struct SseMessage {
-  std::string id;
-  std::string event;
-  std::string data;
-};
+/// One message of an SSE stream (`id`, `event`, `data`), as the one parser reads it.
+using SseMessage = SseEvent;
 
 /// A blocking client of the daemon's socket. Each call opens its own connection.
 class Client {
@@ -100,7 +98,8 @@ class Client {
   explicit Client(std::filesystem::path socket) : socket_(std::move(socket)) {}
 
   /// Nothing listens on the socket (no file, refused, not a socket): ErrorCode::not_found with a
-  /// message naming the socket. Other transport failures: ErrorCode::io; timeout: ErrorCode::timeout.
+  /// message naming the socket. Other transport failures: ErrorCode::io; timeout:
+  /// ErrorCode::timeout.
   Result<ClientResponse> call(const std::string& method, const std::string& target,
                               const nlohmann::json& body = nullptr,
                               std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
@@ -108,7 +107,8 @@ class Client {
   /// GETs `target` as an SSE stream and hands every message to `on_message` until it returns
   /// false (→ ok), `cancel` becomes true (checked at least every 200 ms; → ok), or the server
   /// ends the stream (→ ErrorCode::io "the daemon closed the stream"). Connect failures as `call`.
-  Result<void> stream(const std::string& target, const std::function<bool(const SseMessage&)>& on_message,
+  Result<void> stream(const std::string& target,
+                      const std::function<bool(const SseMessage&)>& on_message,
                       const std::atomic<bool>* cancel = nullptr) const;
 
   const std::filesystem::path& socket() const { return socket_; }

@@ -3,26 +3,17 @@
 // full, older ones as one-line summaries, the oldest dropped when the budget is spent.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include <loopr/core/loop_marks.hpp>
+
 namespace loopr::engine {
 
-struct FeedbackEntry {
-  int iteration = 0;      ///< 0 for feedback from the user (`loopr iterate --feedback`)
-  std::string source;     ///< validation | judge | user | engine
-  std::string summary;    ///< one line
-  std::string text;       ///< the full feedback (validation output tail, problems …)
-};
+using loopr::FeedbackEntry;  // stored with the loop's run marks (core/loop_marks.hpp)
 
-nlohmann::json to_json(const FeedbackEntry& entry);
-FeedbackEntry feedback_from_json(const nlohmann::json& json);
-
-/// Entries kept in a loop's `context["feedback"]` (oldest first).
-std::vector<FeedbackEntry> feedback_entries(const nlohmann::json& context);
-/// Appends one entry, keeping at most `max_entries` (the oldest go first).
-void add_feedback(nlohmann::json& context, FeedbackEntry entry, std::size_t max_entries = 50);
+/// Appends one entry to `marks.feedback`, keeping at most `max_entries` (the oldest go first).
+void add_feedback(RunMarks& marks, FeedbackEntry entry, std::size_t max_entries = 50);
 
 /// The text for `{{progress}}`, at most `budget` bytes: the newest entry in full (its middle
 /// cut if it alone is over budget), then older entries newest-first as one line each.

@@ -10,12 +10,19 @@
 
 namespace loopr::engine {
 
+/// Who asked a loop to stop (the latest request counts, like its reason).
+enum class StopCause {
+  user,             ///< a person, or the tree's failure policy
+  daemon_stopping,  ///< the daemon shuts down: the loop resumes at the next start
+};
+
 class LoopControl {
  public:
   /// Stop now: in-flight model calls are abandoned, tool and validation processes killed.
-  void request_stop(std::string reason = "stopped by the user") {
+  void request_stop(std::string reason = "stopped by the user", StopCause cause = StopCause::user) {
     stop_ = true;
     stop_reason_ = std::move(reason);
+    stop_cause_ = cause;
     cancel_ = true;
     wake_all();
   }
@@ -26,6 +33,7 @@ class LoopControl {
 
   bool stop_requested() const { return stop_; }
   const std::string& stop_reason() const { return stop_reason_; }
+  StopCause stop_cause() const { return stop_cause_; }
   bool pause_requested() const { return pause_; }
   bool take_integration_updated() { return std::exchange(integration_updated_, false); }
   bool integration_updated() const { return integration_updated_; }
@@ -48,6 +56,7 @@ class LoopControl {
   bool pause_ = false;
   bool integration_updated_ = false;
   std::string stop_reason_;
+  StopCause stop_cause_ = StopCause::user;
   std::atomic<bool> cancel_{false};
   std::map<int, std::function<void()>> wakers_;
   int next_waker_ = 0;

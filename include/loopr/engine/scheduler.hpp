@@ -20,6 +20,8 @@
 
 namespace loopr::engine {
 
+class LoopJournal;
+
 struct SchedulerOptions {
   int slots = 4;
   int rate_limit = 50;
@@ -102,6 +104,7 @@ class Scheduler {
 /// The provider-wide pause kept in the store's meta (`provider_pause_until:<provider>`), so a
 /// 429's retry-after still holds after a daemon restart.
 TimestampMs stored_provider_pause(const TaskStore& store, const std::string& provider);
-Scheduler::PersistPause persist_provider_pause(TaskStore& store, std::string provider);
+/// Writes the pause through the journal (which outlives the scheduler).
+Scheduler::PersistPause persist_provider_pause(LoopJournal& journal, std::string provider);
 
 }  // namespace loopr::engine

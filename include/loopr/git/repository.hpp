@@ -28,6 +28,12 @@ class Repository {
   /// repository and one without a commit (ErrorCode::invalid_argument, with what to do).
   static Result<Repository> open(const std::filesystem::path& inside);
 
+  /// Makes a repository in `root` (a folder that may hold files already) with `branch` as its
+  /// first branch and `identity` in its own config, and commits every file in it (`.gitignore`
+  /// honoured) as the first commit with `message`. already_exists when `root` is a repository.
+  static Result<Repository> create(const std::filesystem::path& root, const std::string& branch,
+                                   const Identity& identity, const std::string& message);
+
   /// The main work tree (where `.loopr/` lives).
   const std::filesystem::path& root() const { return root_; }
   /// The shared git directory (`<root>/.git` for an ordinary repository).
@@ -79,6 +85,33 @@ class Repository {
   /// ErrorCode::conflict when `git status` there would show anything.
   Result<void> remove_worktree(const std::string& loop_id,
                                RemoveMode mode = RemoveMode::refuse_if_dirty) const;
+
+  /// What changed from `from` to `to` (branches or shas), as `git diff --stat` prints it.
+  Result<std::string> diff_stat(const std::string& from, const std::string& to) const;
+
+  // -- files
+
+  /// The content of `path` (relative to the repository root) as committed at the tip of
+  /// `branch`, at most `max_bytes + 1` bytes (so a caller can tell a larger file). not_found when
+  /// the branch or the file does not exist (or the path is a folder).
+  Result<std::string> read_file(const std::string& branch, const std::string& path,
+                                std::size_t max_bytes) const;
+
+  // -- what a killed process leaves in the git folder (only call when nothing else writes it)
+
+  /// Removes git's record of worktree `name` when git cannot use it (a registration killed
+  /// while it was being made: the folder is there without the files git needs), so the name can
+  /// be used again. False when there was nothing to remove; a usable registration is never
+  /// touched.
+  Result<bool> drop_broken_worktree_registration(const std::string& name) const;
+
+  /// Removes the lock files of the given branches (`refs/heads/<branch>.lock`) and worktrees
+  /// (the lock files git and libgit2 take inside a worktree's record: index, HEAD, ORIG_HEAD,
+  /// config) that a killed process left behind; a stale lock fails every later change of what it
+  /// locks. Only for names no other process writes (loopr's own branches while its daemon holds
+  /// the pid lock). Returns the files removed.
+  Result<std::vector<std::string>> remove_stale_locks(
+      const std::vector<std::string>& branches, const std::vector<std::string>& worktrees) const;
 
   // -- merging
 

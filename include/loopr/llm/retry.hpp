@@ -44,12 +44,38 @@ std::optional<std::chrono::milliseconds> retry_delay(const RetryPolicy& policy,
                                                      const LlmError& error, int attempt,
                                                      double random01);
 
+/// A number in [0, 1) for the jitter of `retry_delay` (thread-safe).
+double retry_jitter();
+
+/// The one retry loop of a model call. `attempt(n)` makes call number n (1-based) and returns an
+/// awaitable of std::optional<Outcome>; nullopt ends the loop (the caller gave up: stopped).
+/// While the call fails with a retryable error and retries are left, `pause(error, n, wait)` is
+/// awaited (an awaitable<bool>; false ends the loop with nullopt) and the call is made again.
+/// Returns the first response, a fatal error, or the last error once the retries are used up.
+///
+/// Both callables should be plain functions or lambdas that call a coroutine function with the
+/// values it needs (never coroutine lambdas with captures: g++ 12 miscompiles those).
+template <typename Attempt, typename Pause>
+awaitable<std::optional<Outcome>> retry_model_call(RetryPolicy policy, Attempt attempt,
+                                                   Pause pause) {
+  for (int n = 1;; ++n) {
+    std::optional<Outcome> outcome = co_await attempt(n);
+    if (!outcome || outcome->ok()) co_return outcome;
+    std::optional<std::chrono::milliseconds> wait =
+        retry_delay(policy, outcome->error(), n, retry_jitter());
+    if (!wait) co_return outcome;
+    bool go_on = co_await pause(outcome->error(), n, *wait);
+    if (!go_on) co_return std::nullopt;
+  }
+}
+
 /// Called before each wait with the error, the retry number (1-based) and the wait.
 using BeforeRetry =
     std::function<void(const LlmError& error, int attempt, std::chrono::milliseconds wait)>;
 
-/// `client.complete(request)`, retried as `policy` says. Returns the first response, a fatal
-/// error, or the last error once the retries are used up.
+/// `client.complete(request)`, retried as `policy` says (`retry_model_call` with a timer for the
+/// waits). Returns the first response, a fatal error, or the last error once the retries are used
+/// up.
 awaitable<Outcome> complete_with_retries(LlmClient& client, const Request& request,
                                          const RetryPolicy& policy, BeforeRetry before_wait = {});
 

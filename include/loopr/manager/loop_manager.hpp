@@ -9,12 +9,10 @@
 #pragma once
 
 #include <chrono>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <vector>
 
+#include <loopr/core/ids.hpp>
 #include <loopr/engine/engine.hpp>
 
 namespace loopr::manager {
@@ -64,7 +62,7 @@ class LoopManager {
 
   /// Loops with a run in this process (iterating or waiting for a loop slot).
   std::size_t active_runs() const;
-  /// Cost of a plan's whole tree (cached; thread-safe: the engine asks from pool threads).
+  /// Cost of a plan's whole tree (the engine's CostLedger; thread-safe).
   double tree_cost(const std::string& plan_id) const;
   /// Called when the config was reloaded (loop slots follow `concurrency.max_loops`).
   void config_changed();
@@ -74,10 +72,8 @@ class LoopManager {
   std::shared_ptr<Impl> impl_;
 };
 
-/// True if `id` is a descendant of `ancestor` (`001-002-003` and `code-001-002-003` of `001`).
-bool is_descendant(const std::string& id, const std::string& ancestor);
-
-/// Tree order: a plan, then each spec followed by its phases, each phase followed by its code loop.
-std::string tree_sort_key(const std::string& id);
+// The id arithmetic lives in core/ids.hpp now; these names stay for earlier callers.
+using loopr::is_descendant;
+using loopr::tree_sort_key;
 
 }  // namespace loopr::manager

@@ -88,8 +88,9 @@ class TaskStore {
   Result<std::vector<Loop>> loops_with_status(LoopStatus status) const;
   /// Every loop of a plan's tree (the plan included).
   Result<std::vector<Loop>> loops_of_plan(const std::string& plan_id) const;
-  /// Every loop as list_loops() returns it, but with `progress` and `context` left empty: what a
-  /// listing shows (`loopr list`, GET /v1/loops). Served from memory: the store is the only
+  /// Every loop as list_loops() returns it, but with `progress`, the run marks and unknown
+  /// marks left empty (the tree marks are kept): what a listing shows (`loopr list`,
+  /// GET /v1/loops with each plan's tree verdict). Served from memory: the store is the only
   /// writer of its database (RocksDB's lock), so it keeps a copy of each loop's summary, made by
   /// one scan at the first call and updated by every write after it (~1.7 KiB per loop,
   /// measured with 10,000). With 10,000 loops this is a copy, not 10,000 JSON decodes.

@@ -1,10 +1,10 @@
-#include "markdown/cmark_document.hpp"
-
 #include <cmark-gfm-core-extensions.h>
 #include <cmark-gfm-extension_api.h>
 
 #include <mutex>
 #include <new>
+
+#include <loopr/markdown/gfm.hpp>
 
 namespace loopr::markdown {
 namespace {

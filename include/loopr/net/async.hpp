@@ -1,25 +1,59 @@
-// Small io-thread synchronisation for the manager: a mutex and a counting semaphore whose waiters
-// are coroutines (each parked on its own timer, woken by cancelling it). Single-threaded: use
-// only on the io thread that runs the coroutines.
+// Small synchronisation for coroutines on one io thread: an event, a counting semaphore and a
+// mutex whose waiters are coroutines (each parked on its own timer, woken by cancelling it).
+// Single-threaded: use only on the io thread that runs the coroutines.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <memory>
+#include <vector>
 
 #include <loopr/net/asio.hpp>
 
-namespace loopr::manager {
+namespace loopr {
 
-struct Waiter {
-  net::steady_timer timer;
-  bool granted = false;
-  bool cancelled = false;
-  explicit Waiter(net::any_io_executor ex) : timer(ex, net::steady_timer::time_point::max()) {}
+/// Set once; every coroutine waiting for it wakes.
+class AsyncEvent {
+ public:
+  explicit AsyncEvent(net::any_io_executor ex) : ex_(std::move(ex)) {}
+
+  void set() {
+    set_ = true;
+    for (auto& w : waiters_)
+      if (auto timer = w.lock()) timer->cancel();
+    waiters_.clear();
+  }
+  bool is_set() const { return set_; }
+
+  /// True once set; false when `deadline` came first.
+  awaitable<bool> wait_until(std::chrono::steady_clock::time_point deadline) {
+    if (set_) co_return true;
+    auto timer = std::make_shared<net::steady_timer>(ex_, deadline);
+    std::erase_if(waiters_, [](const auto& w) { return w.expired(); });
+    waiters_.push_back(timer);
+    while (!set_ && std::chrono::steady_clock::now() < deadline) {
+      boost::system::error_code ec;
+      co_await timer->async_wait(net::redirect_error(net::use_awaitable, ec));
+    }
+    co_return set_;
+  }
+
+ private:
+  net::any_io_executor ex_;
+  bool set_ = false;
+  std::vector<std::weak_ptr<net::steady_timer>> waiters_;
 };
 
 /// At most `capacity` holders; FIFO among waiters; a waiter can be cancelled.
 class AsyncSemaphore {
  public:
+  struct Waiter {
+    net::steady_timer timer;
+    bool granted = false;
+    bool cancelled = false;
+    explicit Waiter(net::any_io_executor ex) : timer(ex, net::steady_timer::time_point::max()) {}
+  };
+
   AsyncSemaphore(net::any_io_executor ex, int capacity) : ex_(std::move(ex)), capacity_(capacity) {}
 
   std::shared_ptr<Waiter> make_waiter() { return std::make_shared<Waiter>(ex_); }
@@ -106,4 +140,4 @@ class AsyncMutex {
   AsyncSemaphore sem_;
 };
 
-}  // namespace loopr::manager
+}  // namespace loopr

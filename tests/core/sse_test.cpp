@@ -1,11 +1,11 @@
-#include "llm/sse.hpp"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-using namespace loopr::llm;
+#include <loopr/core/sse.hpp>
+
+using namespace loopr;
 
 namespace {
 

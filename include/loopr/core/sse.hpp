@@ -1,12 +1,14 @@
 // Server-sent events (WHATWG "event stream" parsing) fed in arbitrary chunks: events are not
-// aligned to HTTP chunks or reads, so bytes are buffered until a blank line ends an event.
+// aligned to HTTP chunks or reads, so bytes are buffered until a blank line ends an event. The
+// one parser of both streams loopr reads: a provider's (llm) and the daemon's `GET /v1/events`
+// (the CLI's client). CR, LF and CRLF end a line; comments and events without data are skipped.
 #pragma once
 
 #include <functional>
 #include <string>
 #include <string_view>
 
-namespace loopr::llm {
+namespace loopr {
 
 struct SseEvent {
   std::string event;  ///< the `event:` field; empty means "message"
@@ -35,4 +37,4 @@ class SseParser {
   bool has_fields_ = false;
 };
 
-}  // namespace loopr::llm
+}  // namespace loopr

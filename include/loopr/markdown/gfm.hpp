@@ -1,5 +1,6 @@
-// Private to the markdown module: RAII owners for cmark-gfm handles and the one place that parses
-// GitHub-flavoured markdown. Nobody else calls cmark_*_free.
+// The parsed GitHub-flavoured markdown tree, for the markdown module's checks and for code that
+// renders it (the CLI's terminal view of a plan): RAII owners for cmark-gfm handles and the one
+// place that parses GFM. Nobody else calls cmark_*_free or cmark_parser_*.
 #pragma once
 
 #include <cmark-gfm.h>

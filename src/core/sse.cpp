@@ -1,6 +1,6 @@
-#include "llm/sse.hpp"
+#include <loopr/core/sse.hpp>
 
-namespace loopr::llm {
+namespace loopr {
 
 void SseParser::feed(std::string_view bytes) {
   for (std::size_t i = 0; i < bytes.size();) {
@@ -62,4 +62,4 @@ void SseParser::line(std::string_view l) {
   }  // `retry` and unknown fields: nothing loopr needs
 }
 
-}  // namespace loopr::llm
+}  // namespace loopr

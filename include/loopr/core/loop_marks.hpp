@@ -1,0 +1,66 @@
+// What a loop carries besides its fields: the marks the manager writes about the loop's place in
+// its tree (merged, spawned, retried, …) and the marks the engine writes about its run (errors in
+// a row, iterations without progress, the feedback for the next prompt). Typed here; stored in
+// the record's `"context"` object under the key names every earlier loopr wrote, by ONE codec
+// (`to_store_json` / `loop_from_store_json` in loop.cpp), so stores load without a migration.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace loopr {
+
+/// One entry of the feedback a loop carries from one fresh-context iteration to the next.
+struct FeedbackEntry {
+  int iteration = 0;    ///< 0 for feedback from the user (`loopr iterate --feedback`)
+  std::string source;   ///< validation | format check | judge | user | engine
+  std::string summary;  ///< one line
+  std::string text;     ///< the full feedback (validation output tail, problems …)
+
+  bool operator==(const FeedbackEntry&) const = default;
+};
+
+/// Written by the manager only: where the loop stands in its tree. Integration branch =
+/// `loopr/<plan>`; "generation" = the children spawned from one iteration of a parent.
+struct TreeMarks {
+  /// The iteration whose work was merged into the integration branch (`merged_iteration`).
+  std::optional<int> merged_iteration;
+  std::string merged_sha;  ///< the integration tip that merge made (`merged_sha`)
+  /// The integration tip this loop's branch is built on; the iteration gate rebases when the tip
+  /// moved away from it (`based_on`).
+  std::string based_on;
+  /// The iteration whose artifact's children were created (`spawned_iteration`).
+  std::optional<int> spawned_iteration;
+  /// Index offset of the current generation of children: a parent that iterates again after it
+  /// had children moves it past every index used, so fresh children never reuse an id.
+  int children_base = 0;
+  /// Plans: the generation the integration branch was last rebuilt for (`integration_generation`).
+  std::optional<int> integration_generation;
+  std::vector<std::string> conflicts;  ///< paths of the rebase/merge conflict that blocked it
+  int attempt = 1;                     ///< 2: a failed code loop's fresh second attempt
+  bool rolled_up = false;              ///< its failure was handled (retry or roll-up done)
+  bool user_rejected = false;          ///< a plan the user rejected (no failure policy)
+  std::string invalidated_worktree;    ///< the worktree it had when it was invalidated
+  // Plans only.
+  std::string base_branch;       ///< where the tree is merged (taken from the config at submit)
+  bool tree_complete = false;    ///< every loop of the tree complete and merged
+  std::string merged_into_base;  ///< the base tip after the tree was merged into it
+  std::string merge_error;       ///< why the merge into the base branch was not made
+
+  bool operator==(const TreeMarks&) const = default;
+};
+
+/// Written by the engine only (and by the manager when it resets a loop for a fresh run).
+struct RunMarks {
+  int consecutive_errors = 0;           ///< failed model calls in a row (circuit breaker)
+  int no_progress = 0;                  ///< iterations in a row with no diff and the same failure
+  std::string last_error;               ///< the last model error
+  std::string last_validation_hash;     ///< hash of the last validation output
+  std::string head;                     ///< the worktree's HEAD after the last checkpoint
+  std::vector<FeedbackEntry> feedback;  ///< oldest first, bounded (engine/feedback.hpp)
+
+  bool operator==(const RunMarks&) const = default;
+};
+
+}  // namespace loopr

@@ -1,0 +1,120 @@
+// The git work of loops (DESIGN.md "Git model"), in the module that owns git's layout: a loop's
+// branch and worktree, its plan's integration branch, merges into it and from it into the base
+// branch, retiring and archiving worktrees, reading an artifact a worktree no longer holds, and
+// clearing what a killed daemon left half done. The manager decides when; this says how.
+//
+// Blocking calls for a thread pool, safe from any thread (each opens the repository itself,
+// see repository.hpp). Names come from branches.hpp: integration `loopr/<plan>`, a loop's
+// `loopr/<plan>-loops/<id>`, its worktree `.loopr/worktrees/<id>`.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <loopr/core/loop.hpp>
+#include <loopr/core/repo_paths.hpp>
+#include <loopr/core/result.hpp>
+#include <loopr/git/types.hpp>
+
+namespace loopr::git {
+
+/// A loop's worktree as `prepare` left it.
+struct PreparedWorktree {
+  std::string worktree;  ///< absolute path
+  std::string branch;
+  /// Set when the branch was made now: the integration tip it starts from (what the loop is
+  /// "based on" until the next rebase).
+  std::optional<std::string> based_on;
+};
+
+/// What merging a finished loop into its plan's integration branch did.
+struct IntegrationMerge {
+  MergeOutcome merge;                  ///< kind and the integration tip afterwards
+  std::vector<std::string> conflicts;  ///< conflict (or would-be-overwritten) paths, if any
+};
+
+class LoopWorktrees {
+ public:
+  explicit LoopWorktrees(std::filesystem::path repo_root) : paths_(std::move(repo_root)) {}
+
+  const RepoPaths& paths() const { return paths_; }
+
+  // -- plans
+
+  /// invalid_argument (with what to do) when `base_branch` does not exist.
+  Result<void> check_base(const std::string& base_branch) const;
+  /// True when the integration branch of `plan_id` exists (a store deleted by hand).
+  Result<bool> plan_branches_exist(const std::string& plan_id) const;
+  /// Makes the integration branch of `plan_id` from the tip of `base_branch`.
+  Result<void> start_plan(const std::string& plan_id, const std::string& base_branch) const;
+
+  // -- a loop's worktree
+
+  /// The loop's worktree, made when it has none: the integration branch is made from
+  /// `base_branch` if missing, the loop's branch from the integration tip if missing. Repairs
+  /// what a killed daemon left: a folder git does not know is set aside (moved to
+  /// `.loopr/archive/`), a registration the record does not name is made again, a half-made
+  /// registration is dropped.
+  Result<PreparedWorktree> prepare(const Loop& loop, const std::string& base_branch) const;
+
+  /// The tip of the plan's integration branch.
+  Result<std::string> integration_tip(const std::string& plan_id) const;
+
+  /// Rebases the loop's worktree onto its plan's integration branch. Uncommitted edits an
+  /// interrupted iteration left are committed first when they would be in the way.
+  Result<RebaseOutcome> rebase_onto_integration(const Loop& loop) const;
+
+  /// Merges the loop's branch into its plan's integration branch. `rebuild`: the integration
+  /// branch is made again from `base_branch` first (a plan starting a new generation of
+  /// children). When the integration branch moved under the loop so that the merge conflicts,
+  /// the loop's work is rebased onto the new tip and merged again.
+  Result<IntegrationMerge> merge_into_integration(const Loop& loop, bool rebuild,
+                                                  const std::string& base_branch,
+                                                  const std::string& message) const;
+
+  /// Merges a plan's integration branch into `base_branch` (see Repository::merge: the user's
+  /// work tree is updated, their uncommitted edits never lost).
+  Result<MergeOutcome> merge_plan_into_base(const std::string& plan_id,
+                                            const std::string& base_branch,
+                                            const std::string& message) const;
+
+  /// Removes a finished loop's worktree folder (the branch stays); a folder git does not know is
+  /// set aside instead. conflict when it has uncommitted changes; not_found when there is none.
+  Result<void> retire(const std::string& loop_id) const;
+
+  /// Archives the loop's worktree (Repository::archive_worktree): the branch where its commits
+  /// are kept now, or empty when the loop had no worktree.
+  Result<std::string> archive(const std::string& loop_id, const std::string& message) const;
+
+  /// Whether a worktree folder (a path a record names) is still on disk.
+  bool folder_exists(const std::string& worktree) const;
+
+  /// Commits what the worktree holds (a run stopped mid-iteration); true when there was some.
+  Result<bool> checkpoint(const std::string& worktree, const std::string& message) const;
+
+  /// The loop's first output artifact, at most `max_bytes + 1` bytes: from its worktree, or, when
+  /// that is gone, as committed on its branch.
+  Result<std::string> read_artifact(const Loop& loop, std::size_t max_bytes) const;
+
+  // -- after a crash
+
+  /// Lock files a killed daemon left on the loops' branches (their own, their archive branch,
+  /// their plan's integration branch) and worktree records. Pass the loops that were being
+  /// worked on; only this daemon writes these names.
+  Result<std::vector<std::string>> clear_locks(std::span<const Loop> loops) const;
+
+  /// Folders in `.loopr/worktrees/` that git does not know as worktrees, of loops not in
+  /// `may_have_folder`, are set aside (moved to `.loopr/archive/`); returns their ids.
+  Result<std::vector<std::string>> set_aside_strays(
+      const std::set<std::string>& may_have_folder) const;
+
+ private:
+  RepoPaths paths_;
+};
+
+}  // namespace loopr::git

@@ -1,0 +1,243 @@
+// Loops' branches and worktrees over Repository / Worktree. Every step is safe to redo after a
+// crash: branches that exist are taken as they are, a merge made before is `up_to_date`.
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <system_error>
+
+#include <loopr/core/ids.hpp>
+#include <loopr/git/branches.hpp>
+#include <loopr/git/loop_worktrees.hpp>
+#include <loopr/git/repository.hpp>
+#include <loopr/git/worktree.hpp>
+
+namespace loopr::git {
+namespace {
+
+std::string branch_of(const Loop& loop) {
+  return loop.branch.empty() ? loop_branch(loop.plan_id, loop.id) : loop.branch;
+}
+
+// A folder in `.loopr/worktrees/` that git does not know as a worktree (a crash between making
+// it and registering it, or between unregistering and deleting it) is moved to
+// `.loopr/archive/`, so nothing in it is lost and the loop's worktree can be made again.
+bool set_aside_if_stray(const Repository& repo, const RepoPaths& paths, const std::string& id) {
+  auto folder = paths.worktree(id);
+  std::error_code ec;
+  if (!std::filesystem::exists(folder, ec) || repo.worktree(id)) return false;
+  std::filesystem::create_directories(paths.archive_dir(), ec);
+  auto target = paths.archive_dir() / (id + "-stray-" + std::to_string(now_ms()));
+  std::filesystem::rename(folder, target, ec);
+  if (ec) {
+    spdlog::warn("loop {}: cannot move the stray folder {} aside: {}", id, folder.string(),
+                 ec.message());
+    return false;
+  }
+  spdlog::warn("loop {}: moved a folder git did not know as a worktree to {}", id, target.string());
+  return true;
+}
+
+Result<std::string> read_text_file(const std::filesystem::path& path, std::size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(ErrorCode::not_found, "cannot read " + path.string());
+  std::string text;
+  text.resize(max_bytes + 1);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
+
+}  // namespace
+
+Result<void> LoopWorktrees::check_base(const std::string& base_branch) const {
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  LOOPR_ASSIGN(bool has_base, r.has_branch(base_branch));
+  if (!has_base)
+    return make_error(ErrorCode::invalid_argument,
+                      "the base branch " + base_branch +
+                          " does not exist (set base_branch in .loopr/config.yml)");
+  return ok();
+}
+
+Result<bool> LoopWorktrees::plan_branches_exist(const std::string& plan_id) const {
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  return r.has_branch(integration_branch(plan_id));
+}
+
+Result<void> LoopWorktrees::start_plan(const std::string& plan_id,
+                                       const std::string& base_branch) const {
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  LOOPR_TRY(r.create_branch(integration_branch(plan_id), base_branch));
+  return ok();
+}
+
+Result<PreparedWorktree> LoopWorktrees::prepare(const Loop& loop,
+                                                const std::string& base_branch) const {
+  std::error_code ec;
+  if (!loop.worktree.empty() && std::filesystem::exists(loop.worktree, ec))
+    return PreparedWorktree{loop.worktree, branch_of(loop), std::nullopt};
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  const std::string integration = integration_branch(loop.plan_id);
+  LOOPR_ASSIGN(bool has_integration, r.has_branch(integration));
+  if (!has_integration) {
+    // Two loops of the plan preparing at once may both find it missing: the second one's
+    // already_exists is the branch the first one made, which is what it wanted.
+    auto made = r.create_branch(integration, base_branch);
+    if (!made && made.error().code != ErrorCode::already_exists) return made.take_error();
+  }
+  PreparedWorktree out;
+  out.branch = branch_of(loop);
+  LOOPR_ASSIGN(bool has, r.has_branch(out.branch));
+  if (!has) {
+    // The integration tip the branch starts from, as create_branch made it. Not read again
+    // later: a merge landing meanwhile would make it name a tip the branch does not have, and
+    // the rebase at the loop's next iteration boundary would be skipped.
+    LOOPR_ASSIGN(std::string tip, r.create_branch(out.branch, integration));
+    out.based_on = std::move(tip);
+  }
+  set_aside_if_stray(r, paths_, loop.id);
+  // A registered worktree the record does not name was being made when a daemon died: its
+  // checkout may be half done, and nothing of the loop's work is in it yet. Make it again.
+  if (loop.worktree.empty() && r.worktree(loop.id)) {
+    LOOPR_TRY(r.remove_worktree(loop.id, RemoveMode::force));
+    spdlog::warn("loop {}: remade the worktree an interrupted start left behind", loop.id);
+  }
+  auto existing = r.worktree(loop.id);
+  Result<Worktree> wt = existing ? std::move(existing) : r.add_worktree(loop.id, out.branch);
+  if (!wt) {
+    // A registration a killed daemon left half made blocks the name: drop it, try once more.
+    auto dropped = r.drop_broken_worktree_registration(loop.id);
+    if (dropped && *dropped) {
+      spdlog::warn("loop {}: removed a half-made worktree registration", loop.id);
+      set_aside_if_stray(r, paths_, loop.id);
+      wt = r.add_worktree(loop.id, out.branch);
+    }
+  }
+  if (!wt) return wt.take_error();
+  out.worktree = wt->path().string();
+  return out;
+}
+
+Result<std::string> LoopWorktrees::integration_tip(const std::string& plan_id) const {
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  return r.branch_sha(integration_branch(plan_id));
+}
+
+Result<RebaseOutcome> LoopWorktrees::rebase_onto_integration(const Loop& loop) const {
+  const std::string integration = integration_branch(loop.plan_id);
+  LOOPR_ASSIGN(Worktree wt, Worktree::open(loop.worktree));
+  auto out = wt.rebase_onto(integration);
+  if (out && out->kind == RebaseOutcome::Kind::local_changes) {
+    // Edits an interrupted iteration left behind: commit them, then rebase.
+    LOOPR_TRY(wt.checkpoint("loopr(" + loop.id + "): work in progress before a rebase"));
+    out = wt.rebase_onto(integration);
+  }
+  return out;
+}
+
+Result<IntegrationMerge> LoopWorktrees::merge_into_integration(const Loop& loop, bool rebuild,
+                                                               const std::string& base_branch,
+                                                               const std::string& message) const {
+  const std::string integration = integration_branch(loop.plan_id);
+  const std::string branch = branch_of(loop);
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  LOOPR_ASSIGN(bool has, r.has_branch(integration));
+  if (rebuild && has) LOOPR_TRY(r.delete_branch(integration));
+  if (rebuild || !has) LOOPR_TRY(r.create_branch(integration, base_branch));
+  LOOPR_ASSIGN(MergeOutcome m, r.merge(branch, integration, message));
+  if (m.kind == MergeOutcome::Kind::conflict && !loop.worktree.empty()) {
+    // The integration branch moved under a loop that finished before its next boundary: bring
+    // its work onto the new tip, then merge (now a fast-forward).
+    LOOPR_ASSIGN(Worktree wt, Worktree::open(loop.worktree));
+    LOOPR_ASSIGN(RebaseOutcome rb, wt.rebase_onto(integration));
+    if (rb.kind == RebaseOutcome::Kind::conflict || rb.kind == RebaseOutcome::Kind::local_changes)
+      return IntegrationMerge{m, rb.conflicts};
+    LOOPR_ASSIGN(m, r.merge(branch, integration, message));
+  }
+  std::vector<std::string> conflicts = m.conflicts;
+  return IntegrationMerge{std::move(m), std::move(conflicts)};
+}
+
+Result<MergeOutcome> LoopWorktrees::merge_plan_into_base(const std::string& plan_id,
+                                                         const std::string& base_branch,
+                                                         const std::string& message) const {
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  return r.merge(integration_branch(plan_id), base_branch, message);
+}
+
+Result<void> LoopWorktrees::retire(const std::string& loop_id) const {
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  auto removed = r.remove_worktree(loop_id, RemoveMode::refuse_if_dirty);
+  if (!removed && removed.error().code == ErrorCode::not_found)
+    set_aside_if_stray(r, paths_, loop_id);
+  return removed;
+}
+
+Result<std::string> LoopWorktrees::archive(const std::string& loop_id,
+                                           const std::string& message) const {
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  auto archived = r.archive_worktree(loop_id, message);
+  if (archived) return archived->branch;
+  if (archived.error().code == ErrorCode::not_found) return std::string();
+  return archived.take_error();
+}
+
+bool LoopWorktrees::folder_exists(const std::string& worktree) const {
+  std::error_code ec;
+  return !worktree.empty() && std::filesystem::exists(worktree, ec);
+}
+
+Result<bool> LoopWorktrees::checkpoint(const std::string& worktree,
+                                       const std::string& message) const {
+  LOOPR_ASSIGN(Worktree wt, Worktree::open(worktree));
+  LOOPR_ASSIGN(CommitOutcome out, wt.checkpoint(message));
+  return out.kind == CommitOutcome::Kind::committed;
+}
+
+Result<std::string> LoopWorktrees::read_artifact(const Loop& loop, std::size_t max_bytes) const {
+  if (loop.output_artifacts.empty())
+    return make_error(ErrorCode::invalid_argument, "loop " + loop.id + " has no artifact");
+  const std::string& rel = loop.output_artifacts.front();
+  if (!loop.worktree.empty()) {
+    auto text = read_text_file(std::filesystem::path(loop.worktree) / rel, max_bytes);
+    if (text) return text;
+  }
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  auto committed = r.read_file(branch_of(loop), rel, max_bytes);
+  if (!committed)
+    return make_error(ErrorCode::not_found, "cannot read " + rel + " on branch " + branch_of(loop) +
+                                                ": " + committed.error().message);
+  return committed;
+}
+
+Result<std::vector<std::string>> LoopWorktrees::clear_locks(std::span<const Loop> loops) const {
+  std::set<std::string> branches, worktrees;
+  for (const Loop& l : loops) {
+    branches.insert(branch_of(l));
+    branches.insert(archive_branch(l.id));
+    branches.insert(integration_branch(l.plan_id));
+    worktrees.insert(l.id);
+  }
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  LOOPR_ASSIGN(std::vector<std::string> removed,
+               r.remove_stale_locks({branches.begin(), branches.end()},
+                                    {worktrees.begin(), worktrees.end()}));
+  for (const auto& file : removed) spdlog::warn("recovery: removed the stale git lock {}", file);
+  return removed;
+}
+
+Result<std::vector<std::string>> LoopWorktrees::set_aside_strays(
+    const std::set<std::string>& may_have_folder) const {
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  std::vector<std::string> moved;
+  std::error_code ec;
+  std::vector<std::string> ids;
+  for (auto it = std::filesystem::directory_iterator(paths_.worktrees_dir(), ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    ids.push_back(it->path().filename().string());
+  for (const auto& id : ids)
+    if (!may_have_folder.count(id) && set_aside_if_stray(r, paths_, id)) moved.push_back(id);
+  return moved;
+}
+
+}  // namespace loopr::git

@@ -1,0 +1,247 @@
+// A complete loop: its work is merged into the plan's integration branch, the children its
+// artifact asks for are created (in ONE write with `spawned_iteration`), its worktree is retired,
+// and when the whole tree is finished it is marked complete and merged into the base branch.
+// Each step checks the loop's marks first, so doing it again (after a crash, twice) does nothing
+// twice: a merge made before is `up_to_date`, child ids come from the parent's id and the index.
+#include <spdlog/spdlog.h>
+
+#include <loopr/core/ids.hpp>
+#include <loopr/engine/feedback.hpp>
+#include <loopr/git/branches.hpp>
+
+#include "manager/driver.hpp"
+#include "manager/tree_rules.hpp"
+
+namespace loopr::manager {
+
+using engine::first_line;
+using engine::make_event;
+
+namespace {
+
+// Counted before the tree lock is taken: completions queued behind this one make the tree check
+// wait for the last of them.
+struct Completing {
+  std::map<std::string, int>& count;
+  std::string plan;
+  Completing(std::map<std::string, int>& c, std::string p) : count(c), plan(std::move(p)) {
+    ++count[plan];
+  }
+  ~Completing() {
+    if (--count[plan] == 0) count.erase(plan);
+  }
+};
+
+awaitable<bool> merge_into_integration(ManagerState& s, Loop& loop) {
+  const std::string integration = git::integration_branch(loop.plan_id);
+  // A plan merges a new generation of children into a fresh integration branch, so nothing of
+  // an invalidated generation reaches the result.
+  const int generation = loop.tree.children_base;
+  const bool rebuild =
+      loop.type == LoopType::plan && loop.tree.integration_generation != generation;
+  std::string message = "loopr(" + loop.id + "): merge " + to_string(loop.type) + " " + loop.id +
+                        " (iteration " + std::to_string(loop.iteration) + ") into " + integration;
+  auto work = [wt = s.worktrees, loop, rebuild, base = s.ctx.config->base_branch, message] {
+    return wt.merge_into_integration(loop, rebuild, base, message);
+  };
+  auto out = co_await run_blocking(s.ctx.pool, work);
+  if (!out) {
+    spdlog::error("loop {}: merging into {} failed: {}", loop.id, integration, out.error().message);
+    WriteSet set;
+    set.events = {make_event(loop.id, "merge_failed",
+                             {{"into", integration}, {"message", out.error().message}})};
+    co_await s.journal.commit(std::move(set));
+    co_return false;
+  }
+  using K = git::MergeOutcome::Kind;
+  if (out->merge.kind == K::conflict || out->merge.kind == K::local_changes) {
+    std::string why = "its merge into " + integration + " conflicts in " +
+                      join(out->conflicts, ", ") +
+                      " (resolve it in its worktree, commit, then `loopr resume " + loop.id + "`)";
+    co_await s.journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+      l.tree.conflicts = out->conflicts;
+      w.events.push_back(
+          make_event(l.id, "rebase_conflict", {{"onto", integration}, {"paths", out->conflicts}}));
+      if (!engine::transition(l, LoopStatus::blocked, why, w.events))
+        return not_allowed(l, "cannot block");
+      return std::nullopt;
+    });
+    co_return false;
+  }
+  const std::string sha = out->merge.sha;
+  auto stored = co_await s.journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+    l.tree.merged_iteration = l.iteration;
+    l.tree.merged_sha = sha;
+    l.tree.based_on = sha;
+    if (rebuild) l.tree.integration_generation = generation;
+    w.events.push_back(make_event(
+        l.id, "merged",
+        {{"into", integration}, {"sha", sha}, {"kind", git::to_string(out->merge.kind)}}));
+    return std::nullopt;
+  });
+  if (!stored) co_return false;
+  loop = std::move(*stored);
+  s.runs.notify_integration_moved(loop.plan_id, loop.id);
+  co_return true;
+}
+
+awaitable<bool> spawn_children(State s, Loop& parent) {
+  std::shared_ptr<const Config> config = s->ctx.config;
+  auto read = [wt = s->worktrees, parent, config]() -> Result<std::vector<Loop>> {
+    LOOPR_ASSIGN(std::string text, wt.read_artifact(parent, config->artifacts.max_bytes));
+    return children_from_artifact(parent, text, *config);
+  };
+  auto wanted = co_await run_blocking(s->ctx.pool, read);
+  if (!wanted) {
+    // The artifact passed validation when the loop completed, so this is the file system or git
+    // failing; the loop fails with the reason rather than sit complete without children.
+    std::string why = "its children could not be spawned: " + wanted.error().message;
+    spdlog::error("loop {}: {}", parent.id, why);
+    co_await s->journal.edit(parent.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+      if (!engine::transition(l, LoopStatus::failed, why, w.events))
+        return not_allowed(l, "cannot fail");
+      return std::nullopt;
+    });
+    co_return false;
+  }
+  // The children stored before (a spawn redone after a crash), read in one pool hop.
+  auto read_existing = [&journal = s->journal, ids = *wanted] {
+    std::map<std::string, Loop> found;
+    for (const Loop& c : ids)
+      if (auto have = journal.store().get_loop(c.id)) found.emplace(c.id, std::move(*have));
+    return found;
+  };
+  std::map<std::string, Loop> existing = co_await run_blocking(s->ctx.pool, read_existing);
+  auto stored =
+      co_await s->journal.edit(parent.id, [&](Loop& p, WriteSet& w) -> std::optional<Error> {
+        for (const Loop& c : *wanted) {
+          if (existing.count(c.id)) continue;
+          w.creates.push_back(c);
+          w.events.push_back(make_event(c.id, "loop_created",
+                                        {{"type", to_string(c.type)},
+                                         {"parent_id", c.parent_id},
+                                         {"task", first_line(c.task, 200)}}));
+        }
+        p.tree.spawned_iteration = p.iteration;
+        return std::nullopt;
+      });
+  if (!stored) {
+    spdlog::error("loop {}: storing its children failed: {}", parent.id, stored.error().message);
+    co_return false;
+  }
+  parent = std::move(*stored);
+  for (const Loop& c : *wanted) {
+    auto have = existing.find(c.id);
+    LoopStatus status = have == existing.end() ? c.status : have->second.status;
+    if (status != LoopStatus::pending && status != LoopStatus::running) continue;
+    if (s->under_paused_root(c.id)) {
+      co_await s->journal.edit(c.id, [](Loop& l, WriteSet& w) -> std::optional<Error> {
+        if (!engine::transition(l, LoopStatus::paused,
+                                "paused by the user (its ancestor is paused)", w.events))
+          return not_allowed(l, "cannot pause");
+        return std::nullopt;
+      });
+      continue;
+    }
+    spawn_run(s, c.id);
+  }
+  co_return true;
+}
+
+// Every loop of the tree finished: mark the tree complete, then merge it into the base branch
+// (`merge: auto`) or leave that to `loopr merge` (`merge: manual`).
+awaitable<void> check_tree(ManagerState& s, std::string plan) {
+  // A loop of this tree still has a run: it is not finished, and that run's end checks again.
+  // Skipping the read here keeps a tree of 1,000 code loops from decoding the whole tree at each
+  // of its 1,000 completions.
+  if (s.runs.any_of_plan(plan)) co_return;
+  // Another completion of this tree waits for the tree lock: it checks after its own merge.
+  if (auto it = s.completing.find(plan); it != s.completing.end() && it->second > 1) co_return;
+  auto loops = co_await s.journal.tree(plan);
+  if (!loops) co_return;
+  const MergeMode mode = s.ctx.config->merge;
+  TreeStep step = next_tree_step(*loops, plan, mode);
+  if (step == TreeStep::mark_complete) {
+    auto stored = co_await s.journal.edit(plan, [](Loop& l, WriteSet& w) -> std::optional<Error> {
+      l.tree.tree_complete = true;
+      w.events.push_back(make_event(l.id, "tree_complete", {}));
+      return std::nullopt;
+    });
+    if (stored && mode == MergeMode::automatic) step = TreeStep::merge_into_base;
+  }
+  if (step == TreeStep::merge_into_base) co_await merge_into_base(s, plan);
+}
+
+}  // namespace
+
+awaitable<void> on_complete(State s, std::string id) {
+  Completing completing(s->completing, root_plan_id(id));
+  auto guard = co_await s->tree_lock.lock();
+  auto loaded = co_await s->journal.load(id);
+  if (!loaded || loaded->status != LoopStatus::complete) co_return;
+  Loop loop = std::move(*loaded);
+  if (!merged(loop)) {
+    bool ok = co_await merge_into_integration(*s, loop);
+    if (!ok) co_return;
+  }
+  if (!spawned(loop)) {
+    bool ok = co_await spawn_children(s, loop);
+    if (!ok) co_return;
+  }
+  // Its work is in the integration branch now: the folder goes, the branch stays.
+  if (!loop.worktree.empty()) {
+    auto retire = [wt = s->worktrees, lid = loop.id] { return wt.retire(lid); };
+    auto removed = co_await run_blocking(s->ctx.pool, retire);
+    if (removed || removed.error().code == ErrorCode::not_found) {
+      co_await s->journal.edit(loop.id, [](Loop& l, WriteSet&) -> std::optional<Error> {
+        l.worktree.clear();
+        return std::nullopt;
+      });
+    } else {
+      spdlog::warn("loop {}: its worktree stays: {}", loop.id, removed.error().message);
+    }
+  }
+  co_await check_tree(*s, loop.plan_id);
+}
+
+awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan) {
+  auto loaded = co_await s.journal.load(plan);
+  if (!loaded) co_return loaded.take_error();
+  const std::string base = s.ctx.config->base_branch;
+  std::string message =
+      "loopr(" + plan + "): merge plan " + plan + ": " + first_line(loaded->task, 60);
+  auto work = [wt = s.worktrees, plan, base, message] {
+    return wt.merge_plan_into_base(plan, base, message);
+  };
+  auto out = co_await run_blocking(s.ctx.pool, work);
+  using K = git::MergeOutcome::Kind;
+  std::string problem;
+  if (!out)
+    problem = out.error().message;
+  else if (out->kind == K::conflict)
+    problem = "it conflicts with " + base + " in " + join(out->conflicts, ", ");
+  else if (out->kind == K::local_changes)
+    problem =
+        "uncommitted changes in your work tree would be overwritten: " + join(out->conflicts, ", ");
+  if (!problem.empty()) {
+    std::string msg = "plan " + plan + " cannot be merged into " + base + ": " + problem;
+    co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+      l.tree.merge_error = problem;
+      w.events.push_back(make_event(l.id, "merge_failed", {{"into", base}, {"message", problem}}));
+      return std::nullopt;
+    });
+    co_return make_error(ErrorCode::conflict,
+                         msg + " (resolve it, then `loopr merge " + plan + "`)");
+  }
+  const std::string sha = out->sha;
+  co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+    l.tree.merged_into_base = sha;
+    l.tree.merge_error.clear();
+    w.events.push_back(make_event(
+        l.id, "merged", {{"into", base}, {"sha", sha}, {"kind", git::to_string(out->kind)}}));
+    return std::nullopt;
+  });
+  co_return MergeInfo{plan, base, sha};
+}
+
+}  // namespace loopr::manager

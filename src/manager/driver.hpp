@@ -1,0 +1,91 @@
+// The driver: the coroutines that carry out the tree's rules (tree_rules.hpp) with the journal
+// (store, then events), the git work of loops (git::LoopWorktrees, on the pool) and the runs of
+// this process. One file per responsibility:
+//   runs.cpp            a run's life: slot, worktree, the engine, then what its end asks for
+//   iteration_gate.cpp  the rebase at an iteration boundary (engine::IterationGate)
+//   completion.cpp      a complete loop: merge into the integration branch, children, the tree
+//   failures.cpp        a failed loop: retry or roll up; stopping a subtree
+//   user_actions.cpp    submit, approve, reject, iterate, pause, resume, stop, merge
+//   recovery.cpp        start after a crash, graceful shutdown
+// Everything runs on the io thread of the EngineContext; `tree_lock` orders the steps that
+// change a tree's shape (completion, failure, submit, iterate, merge).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <loopr/engine/engine.hpp>
+#include <loopr/git/loop_worktrees.hpp>
+#include <loopr/manager/loop_manager.hpp>
+#include <loopr/net/async.hpp>
+
+#include "manager/runs.hpp"
+
+namespace loopr::manager {
+
+struct ManagerState : std::enable_shared_from_this<ManagerState> {
+  explicit ManagerState(engine::EngineContext& c)
+      : ctx(c),
+        journal(c.journal),
+        worktrees(c.paths.root),
+        runs(c.io.get_executor(), c.config->concurrency.max_loops),
+        tree_lock(c.io.get_executor()) {}
+
+  engine::EngineContext& ctx;
+  engine::LoopJournal& journal;
+  git::LoopWorktrees worktrees;  ///< blocking: use on ctx.pool
+  RunTable runs;
+  AsyncMutex tree_lock;
+  /// Loops the user paused: children spawned under them meanwhile start paused too.
+  std::set<std::string> paused_roots;
+  /// Completions under way (waiting for the tree lock or holding it), per plan.
+  std::map<std::string, int> completing;
+  bool stopping = false;
+
+  bool under_paused_root(const std::string& id) const;
+};
+
+using State = std::shared_ptr<ManagerState>;
+
+// runs.cpp
+void spawn_run(const State& s, const std::string& id);
+/// What the end of a run asks for, from the loop as the run left it.
+awaitable<void> after_run(State s, Loop loop);
+/// `after_run` for a loop read from the store (recovery, an approval).
+awaitable<void> finish_loop(State s, std::string id);
+/// Waits until every run in `runs` has ended, at most `limit`.
+awaitable<void> wait_for_runs(std::vector<std::shared_ptr<Run>> runs,
+                              std::chrono::milliseconds limit);
+
+// completion.cpp
+awaitable<void> on_complete(State s, std::string id);
+awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan_id);
+
+// failures.cpp
+awaitable<void> on_failed(State s, std::string id);
+/// Stops `root` and its descendants (with `include_root` false only the descendants): runs are
+/// asked to stop, loops waiting to run are stored `stopped` at once. How many were acted on.
+awaitable<std::size_t> stop_subtree(ManagerState& s, std::string plan_id, std::string root,
+                                    std::string why, bool include_root);
+
+// user_actions.cpp
+awaitable<ActionResult> submit(State s, std::string request);
+awaitable<ActionResult> decide(State s, std::string id, bool approve, std::string reason);
+awaitable<ActionResult> iterate(State s, std::string id, std::string feedback);
+awaitable<ActionResult> pause(State s, std::string id);
+awaitable<ActionResult> resume(State s, std::string id);
+awaitable<ActionResult> stop(State s, std::string id);
+awaitable<Result<MergeInfo>> merge(State s, std::string plan_id);
+
+// recovery.cpp
+awaitable<Result<void>> start(State s);
+awaitable<void> shutdown(State s, std::chrono::milliseconds grace);
+
+/// An illegal_transition error naming the loop's status and what was refused.
+Error not_allowed(const Loop& loop, const std::string& what);
+
+}  // namespace loopr::manager

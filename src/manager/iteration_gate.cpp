@@ -1,0 +1,65 @@
+#include "manager/iteration_gate.hpp"
+
+#include <loopr/git/branches.hpp>
+
+#include "manager/driver.hpp"
+#include "manager/tree_rules.hpp"
+
+namespace loopr::manager {
+
+using engine::IterationGate;
+using engine::make_event;
+
+namespace {
+
+// The run ends: the loop as stored (the write that failed or ended it decides).
+awaitable<IterationGate::Verdict> stop_with(ManagerState& s, Result<Loop> stored, Loop fallback) {
+  if (stored) co_return IterationGate::Verdict{false, std::move(*stored)};
+  auto fresh = co_await s.journal.load(fallback.id);
+  co_return IterationGate::Verdict{false, fresh ? std::move(*fresh) : std::move(fallback)};
+}
+
+}  // namespace
+
+awaitable<IterationGate::Verdict> RebaseGate::before_iteration(Loop loop) {
+  if (loop.type == LoopType::plan) co_return Verdict{true, std::move(loop)};
+  run_->control->take_integration_updated();
+  const std::string integration = git::integration_branch(loop.plan_id);
+  auto tip_of = [wt = s_.worktrees, plan = loop.plan_id] { return wt.integration_tip(plan); };
+  auto tip = co_await run_blocking(s_.ctx.pool, tip_of);
+  if (!tip || loop.tree.based_on == *tip) co_return Verdict{true, std::move(loop)};
+
+  auto rebasing = co_await s_.journal.save_status(
+      loop, LoopStatus::rebasing, "the integration branch moved: rebasing onto " + integration);
+  if (!rebasing) co_return co_await stop_with(s_, std::move(rebasing), std::move(loop));
+  loop = std::move(*rebasing);
+  auto rebase = [wt = s_.worktrees, loop] { return wt.rebase_onto_integration(loop); };
+  auto outcome = co_await run_blocking(s_.ctx.pool, rebase);
+  if (!outcome) {
+    std::string why = "rebase onto " + integration + " failed: " + outcome.error().message;
+    auto blocked = co_await s_.journal.save_status(loop, LoopStatus::blocked, why);
+    co_return co_await stop_with(s_, std::move(blocked), std::move(loop));
+  }
+  using K = git::RebaseOutcome::Kind;
+  if (outcome->kind == K::conflict || outcome->kind == K::local_changes) {
+    loop.tree.conflicts = outcome->conflicts;
+    std::string why = "rebasing onto " + integration + " conflicts in " +
+                      join(outcome->conflicts, ", ") + " (resolve it in " + loop.worktree +
+                      ", commit, then `loopr resume " + loop.id + "`)";
+    std::vector<Event> events = {make_event(
+        loop.id, "rebase_conflict", {{"onto", integration}, {"paths", outcome->conflicts}})};
+    auto blocked =
+        co_await s_.journal.save_status(loop, LoopStatus::blocked, why, std::move(events));
+    co_return co_await stop_with(s_, std::move(blocked), std::move(loop));
+  }
+  loop.tree.based_on = *tip;
+  loop.tree.conflicts.clear();
+  std::vector<Event> events = {make_event(
+      loop.id, "rebased",
+      {{"onto", integration}, {"sha", outcome->sha}, {"kind", git::to_string(outcome->kind)}})};
+  auto running = co_await s_.journal.save_status(loop, LoopStatus::running, "", std::move(events));
+  if (!running) co_return co_await stop_with(s_, std::move(running), std::move(loop));
+  co_return Verdict{true, std::move(*running)};
+}
+
+}  // namespace loopr::manager

@@ -1,0 +1,98 @@
+// Start after a crash (or a clean stop) and the graceful shutdown. Crash safety rests on two
+// facts: every state change is ONE store write made before its events are published, and every
+// step of the tree is idempotent (child ids from the parent's id and the index; a merge made
+// before is up to date). So a start only has to redo what the records say is unfinished
+// (tree_rules.hpp: plan_recovery), after clearing what git work a kill cut short.
+#include <spdlog/spdlog.h>
+
+#include "manager/driver.hpp"
+#include "manager/tree_rules.hpp"
+
+namespace loopr::manager {
+namespace {
+
+constexpr const char* kDaemonStopping = "the daemon is stopping";
+
+}  // namespace
+
+awaitable<Result<void>> start(State s) {
+  auto all = co_await s->journal.all();
+  if (!all) co_return all.take_error();
+  s->ctx.costs.reset(*all);
+  RecoveryPlan plan = plan_recovery(*all, s->ctx.config->merge);
+
+  // On the pool: git's stale locks and stray folders; which invalidated loops still have a
+  // worktree folder to archive.
+  std::map<std::string, std::string> recorded;  // loop id → the worktree it had
+  for (const Loop& l : *all)
+    if (l.status == LoopStatus::invalidated) recorded[l.id] = l.tree.invalidated_worktree;
+  std::vector<std::pair<std::string, std::string>> archive_candidates;  // worktree, loop id
+  for (const auto& id : plan.archive) archive_candidates.emplace_back(recorded[id], id);
+  auto sweep = [wt = s->worktrees, interrupted = std::move(plan.interrupted),
+                folders = plan.may_have_folder, archive_candidates] {
+    if (auto cleared = wt.clear_locks(interrupted); !cleared)
+      spdlog::warn("recovery: clearing git locks: {}", cleared.error().message);
+    if (auto strays = wt.set_aside_strays(folders); !strays)
+      spdlog::warn("recovery: setting stray worktree folders aside: {}", strays.error().message);
+    std::vector<std::string> to_archive;
+    for (const auto& [worktree, id] : archive_candidates)
+      if (wt.folder_exists(worktree)) to_archive.push_back(id);
+    return to_archive;
+  };
+  std::vector<std::string> to_archive = co_await run_blocking(s->ctx.pool, sweep);
+  spdlog::info("recovery: {} loops in the store; {} to run, {} to finish, {} worktrees to archive",
+               all->size(), plan.run.size(), plan.finish.size(), to_archive.size());
+  for (const auto& id : to_archive) {
+    auto archive = [wt = s->worktrees, id] {
+      return wt.archive(id, "loopr(" + id + "): invalidated");
+    };
+    auto done = co_await run_blocking(s->ctx.pool, archive);
+    if (!done) spdlog::warn("loop {}: archiving its worktree: {}", id, done.error().message);
+  }
+  for (const auto& id : plan.finish) co_await finish_loop(s, id);
+  for (const auto& id : plan.run) spawn_run(s, id);
+  co_return ok();
+}
+
+awaitable<void> shutdown(State s, std::chrono::milliseconds grace) {
+  s->stopping = true;
+  std::vector<std::shared_ptr<Run>> all = s->runs.all();
+  for (auto& run : all) s->runs.stop(*run, kDaemonStopping, engine::StopCause::daemon_stopping);
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  co_await wait_for_runs(all, grace * 3 / 4);
+  // Loops the shutdown stopped run again at the next start. What their interrupted iteration
+  // had written is checkpointed first (while time is left; otherwise it stays in the worktree).
+  WriteSet set;
+  std::vector<std::pair<std::string, std::string>> to_checkpoint;  // worktree, loop id
+  for (auto& run : all) {
+    auto l = co_await s->journal.load(run->id);
+    // Stopped by this shutdown (not by a stop pattern, a person, … that ended it meanwhile).
+    if (!l || l->status != LoopStatus::stopped ||
+        run->control->stop_cause() != engine::StopCause::daemon_stopping ||
+        l->status_reason != run->control->stop_reason())
+      continue;
+    Loop loop = std::move(*l);
+    if (!loop.worktree.empty()) to_checkpoint.emplace_back(loop.worktree, loop.id);
+    if (engine::transition(loop, LoopStatus::pending,
+                           "the daemon stopped; it resumes at the next start", set.events))
+      set.updates.push_back(loop);
+  }
+  if (!set.updates.empty()) {
+    auto stored = co_await s->journal.commit(std::move(set));
+    if (!stored)
+      spdlog::error("shutdown: storing stopped loops as pending: {}", stored.error().message);
+  }
+  auto checkpoint = [wt = s->worktrees, to_checkpoint, deadline] {
+    std::size_t done = 0;
+    for (const auto& [worktree, id] : to_checkpoint) {
+      if (std::chrono::steady_clock::now() >= deadline) break;
+      if (wt.checkpoint(worktree, "loopr(" + id + "): work in progress when the daemon stopped"))
+        ++done;
+    }
+    return done;
+  };
+  std::size_t checkpointed = co_await run_blocking(s->ctx.pool, checkpoint);
+  spdlog::info("shutdown: {} of {} stopped loops checkpointed", checkpointed, to_checkpoint.size());
+}
+
+}  // namespace loopr::manager

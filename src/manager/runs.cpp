@@ -1,0 +1,189 @@
+// A run's life: wait for a loop slot, make the worktree if the loop has none, let the engine
+// iterate (with the rebase gate at each boundary), then hand the loop's end to completion or
+// the failure policy.
+#include <spdlog/spdlog.h>
+
+#include <loopr/core/ids.hpp>
+
+#include "manager/driver.hpp"
+#include "manager/iteration_gate.hpp"
+#include "manager/tree_rules.hpp"
+
+namespace loopr::manager {
+
+// ---------------------------------------------------------------- RunTable
+
+std::shared_ptr<Run> RunTable::add(const std::string& id) {
+  if (runs_.count(id)) return nullptr;
+  auto run = std::make_shared<Run>(id, ex_, slots_.make_waiter());
+  runs_[id] = run;
+  per_plan_[root_plan_id(id)][id] = run;
+  return run;
+}
+
+void RunTable::remove(const std::shared_ptr<Run>& run) {
+  auto it = runs_.find(run->id);
+  if (it == runs_.end() || it->second != run) return;
+  runs_.erase(it);
+  auto plan = per_plan_.find(root_plan_id(run->id));
+  if (plan == per_plan_.end()) return;
+  plan->second.erase(run->id);
+  if (plan->second.empty()) per_plan_.erase(plan);
+}
+
+std::shared_ptr<Run> RunTable::find(const std::string& id) const {
+  auto it = runs_.find(id);
+  return it == runs_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<Run>> RunTable::all() const {
+  std::vector<std::shared_ptr<Run>> out;
+  out.reserve(runs_.size());
+  for (const auto& [id, run] : runs_) out.push_back(run);
+  return out;
+}
+
+bool RunTable::stop(const Run& run, const std::string& reason, engine::StopCause cause) {
+  run.control->request_stop(reason, cause);
+  if (run.slot->granted) return true;
+  slots_.cancel(run.slot);
+  return false;
+}
+
+bool RunTable::pause(const Run& run) {
+  run.control->request_pause();
+  if (run.slot->granted) return true;
+  slots_.cancel(run.slot);
+  return false;
+}
+
+void RunTable::notify_integration_moved(const std::string& plan_id, const std::string& except) {
+  auto plan = per_plan_.find(plan_id);
+  if (plan == per_plan_.end()) return;
+  for (auto& [id, run] : plan->second)
+    if (id != except) run->control->notify_integration_updated();
+}
+
+bool ManagerState::under_paused_root(const std::string& id) const {
+  for (const auto& root : paused_roots)
+    if (in_subtree(id, root)) return true;
+  return false;
+}
+
+// ---------------------------------------------------------------- a run
+
+namespace {
+
+// Whether a loop read for its run still has anything to run (not ended, not waiting for a
+// person).
+bool runnable(const Loop& loop) {
+  return !is_terminal(loop.status) && loop.status != LoopStatus::awaiting_approval &&
+         loop.status != LoopStatus::paused && loop.status != LoopStatus::blocked;
+}
+
+// Makes the loop's worktree when it has none (or its folder is gone). When it cannot be made,
+// the loop is stored failed (and `loop` is that record) and the answer is false.
+awaitable<bool> make_worktree(ManagerState& s, Loop& loop) {
+  auto make = [wt = s.worktrees, loop, base = s.ctx.config->base_branch] {
+    return wt.prepare(loop, base);
+  };
+  auto prepared = co_await run_blocking(s.ctx.pool, make);
+  if (!prepared) {
+    std::string why = "its worktree could not be made: " + prepared.error().message;
+    spdlog::error("loop {}: {}", loop.id, why);
+    auto failed = co_await s.journal.save_status(loop, LoopStatus::failed, why);
+    if (failed) loop = std::move(*failed);
+    co_return false;
+  }
+  if (prepared->worktree == loop.worktree) co_return true;  // it was there
+  auto stored = co_await s.journal.edit(loop.id, [&](Loop& l, WriteSet&) -> std::optional<Error> {
+    l.worktree = prepared->worktree;
+    l.branch = prepared->branch;
+    if (prepared->based_on && l.type != LoopType::plan) l.tree.based_on = *prepared->based_on;
+    return std::nullopt;
+  });
+  co_return stored.ok();
+}
+
+// Loads `id` into `out`; false when it cannot be read.
+awaitable<bool> load_into(ManagerState& s, std::string id, Loop& out) {
+  auto loaded = co_await s.journal.load(std::move(id));
+  if (!loaded) co_return false;
+  out = std::move(*loaded);
+  co_return true;
+}
+
+// The run; `ended` is the loop as the run left it (empty id: nothing for after_run). Frames of
+// runs live as long as their loops iterate, so the loop is held once, here and in the engine.
+awaitable<void> run_body(State s, std::shared_ptr<Run> run, Loop& ended) {
+  bool granted = co_await s->runs.slots().acquire(run->slot);
+  if (!granted) co_return;
+  struct Release {
+    AsyncSemaphore& slots;
+    ~Release() { slots.release(); }
+  } release{s->runs.slots()};
+  if (run->control->stop_requested() || run->control->pause_requested()) co_return;
+
+  bool loaded = co_await load_into(*s, run->id, ended);
+  if (!loaded) co_return;
+  // Ended meanwhile (a race with another step): what its end asks for still happens.
+  if (!runnable(ended)) co_return;
+  bool made = co_await make_worktree(*s, ended);
+  if (!made) co_return;
+
+  engine::LoopRunner runner(s->ctx);
+  RebaseGate gate(*s, run);
+  engine::RunExit exit = co_await runner.run(run->id, run->control, &gate);
+  ended = std::move(exit.loop);
+}
+
+awaitable<void> run_loop(State s, std::shared_ptr<Run> run) {
+  Loop ended;
+  try {
+    co_await run_body(s, run, ended);
+  } catch (const std::exception& e) {
+    spdlog::error("loop {}: its run ended with an exception: {}", run->id, e.what());
+    ended = Loop{};
+  }
+  run->done.set();
+  s->runs.remove(run);
+  try {
+    if (!s->stopping && !ended.id.empty()) co_await after_run(s, std::move(ended));
+  } catch (const std::exception& e) {
+    spdlog::error("loop {}: after its run: {}", run->id, e.what());
+  }
+}
+
+}  // namespace
+
+void spawn_run(const State& s, const std::string& id) {
+  if (s->stopping) return;
+  auto run = s->runs.add(id);
+  if (!run) return;
+  net::co_spawn(s->ctx.io, run_loop(s, run), net::detached);
+}
+
+awaitable<void> after_run(State s, Loop loop) {
+  if (loop.status == LoopStatus::complete)
+    co_await on_complete(s, loop.id);
+  else if (loop.status == LoopStatus::failed)
+    co_await on_failed(s, loop.id);
+}
+
+awaitable<void> finish_loop(State s, std::string id) {
+  auto loaded = co_await s->journal.load(id);
+  if (loaded) co_await after_run(s, std::move(*loaded));
+}
+
+awaitable<void> wait_for_runs(std::vector<std::shared_ptr<Run>> runs,
+                              std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  for (auto& run : runs) co_await run->done.wait_until(deadline);
+}
+
+Error not_allowed(const Loop& loop, const std::string& what) {
+  return Error{ErrorCode::illegal_transition,
+               "loop " + loop.id + " is " + to_string(loop.status) + ": " + what};
+}
+
+}  // namespace loopr::manager

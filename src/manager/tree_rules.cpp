@@ -1,0 +1,322 @@
+#include "manager/tree_rules.hpp"
+
+#include <algorithm>
+
+#include <loopr/core/ids.hpp>
+#include <loopr/core/repo_paths.hpp>
+#include <loopr/engine/event_bus.hpp>
+#include <loopr/engine/feedback.hpp>
+#include <loopr/engine/loop_journal.hpp>
+#include <loopr/markdown/artifacts.hpp>
+
+namespace loopr::manager {
+
+using engine::first_line;
+using engine::make_event;
+using engine::transition;
+
+// ---------------------------------------------------------------- children
+
+Loop make_plan_loop(const std::string& id, const std::string& request, const Config& config) {
+  Loop l;
+  l.id = id;
+  l.type = LoopType::plan;
+  l.plan_id = id;
+  l.task = request;
+  l.output_artifacts = {artifact_path(LoopType::plan, id, request)};
+  l.prompt_template = "plan";
+  l.max_iterations = config.loop(LoopType::plan).max_iterations;
+  l.status = LoopStatus::pending;
+  l.tree.base_branch = config.base_branch;
+  return l;
+}
+
+Result<std::vector<Loop>> children_from_artifact(const Loop& parent, std::string_view text,
+                                                 const Config& config) {
+  if (parent.output_artifacts.empty())
+    return make_error(ErrorCode::invalid_argument, "loop " + parent.id + " has no artifact");
+  const std::string& file = parent.output_artifacts.front();
+  const int base = parent.tree.children_base;
+  std::vector<Loop> out;
+  auto child = [&](LoopType type, int index, std::string task, const std::string& title) {
+    Loop c;
+    c.id = child_id(parent.id, type, base + index);
+    c.type = type;
+    c.parent_id = parent.id;
+    c.plan_id = parent.plan_id;
+    c.index = base + index;
+    c.task = std::move(task);
+    c.input_artifact = file;
+    if (type != LoopType::code) c.output_artifacts = {artifact_path(type, c.id, title)};
+    c.prompt_template = to_string(type);
+    if (type == LoopType::code) c.validation_command = config.loop(LoopType::code).validation;
+    c.max_iterations = config.loop(type).max_iterations;
+    c.status = LoopStatus::pending;
+    return c;
+  };
+  if (parent.type == LoopType::plan) {
+    LOOPR_ASSIGN(markdown::PlanDoc doc, markdown::read_plan(text, file, config.artifacts));
+    for (const auto& s : doc.specs) {
+      std::string task = "spec-" + s.name + ": " + s.description;
+      if (!s.details.empty()) task += "\n" + s.details;
+      out.push_back(child(LoopType::spec, s.index, task, s.name));
+    }
+  } else if (parent.type == LoopType::spec) {
+    LOOPR_ASSIGN(markdown::SpecDoc doc, markdown::read_spec(text, file, config.artifacts));
+    for (const auto& p : doc.phases) {
+      std::string task = p.name + (p.description.empty() ? "" : ": " + p.description);
+      if (!p.files.empty()) task += "\nFiles: " + join(p.files, ", ");
+      out.push_back(child(LoopType::phase, p.number, task, p.name));
+    }
+  } else if (parent.type == LoopType::phase) {
+    LOOPR_ASSIGN(markdown::PhaseDoc doc, markdown::read_phase(text, file, config.artifacts));
+    std::string task = doc.title.text.empty() ? parent.task : doc.title.text;
+    out.push_back(child(LoopType::code, 1, task, ""));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- what a loop is still owed
+
+bool merged(const Loop& l) { return l.tree.merged_iteration == l.iteration; }
+
+bool spawned(const Loop& l) {
+  return l.type == LoopType::code || l.tree.spawned_iteration == l.iteration;
+}
+
+bool finished(const Loop& l) { return l.status == LoopStatus::complete && merged(l) && spawned(l); }
+
+bool failure_pending(const Loop& l) {
+  return l.status == LoopStatus::failed && !l.tree.rolled_up && !l.tree.user_rejected;
+}
+
+// ---------------------------------------------------------------- the tree
+
+const char* to_string(TreeVerdict v) {
+  switch (v) {
+    case TreeVerdict::running:
+      return "running";
+    case TreeVerdict::failed:
+      return "failed";
+    case TreeVerdict::merging:
+      return "merging";
+    case TreeVerdict::complete:
+      return "complete";
+    case TreeVerdict::merged:
+      return "merged";
+    case TreeVerdict::merge_failed:
+      return "merge_failed";
+  }
+  return "running";
+}
+
+namespace {
+
+const Loop* find(std::span<const Loop> tree, std::string_view id) {
+  for (const Loop& l : tree)
+    if (l.id == id) return &l;
+  return nullptr;
+}
+
+// Something will still happen to this loop without a person: it runs or waits to, or the
+// manager owes it a merge, its children or its failure handling.
+bool in_progress(const Loop& l) {
+  if (l.status == LoopStatus::complete) return !finished(l);
+  if (l.status == LoopStatus::failed) return failure_pending(l);
+  return !is_terminal(l.status);
+}
+
+}  // namespace
+
+TreeVerdict tree_verdict(std::span<const Loop> tree, std::string_view plan_id, MergeMode mode) {
+  const Loop* root = find(tree, plan_id);
+  if (!root) return TreeVerdict::running;
+  bool all_complete = true;
+  for (const Loop& l : tree) {
+    if (l.status == LoopStatus::invalidated) continue;
+    if (in_progress(l)) return TreeVerdict::running;
+    all_complete = all_complete && l.status == LoopStatus::complete;
+  }
+  if (!all_complete) return TreeVerdict::failed;
+  if (!root->tree.merged_into_base.empty()) return TreeVerdict::merged;
+  if (!root->tree.merge_error.empty()) return TreeVerdict::merge_failed;
+  if (!root->tree.tree_complete) return TreeVerdict::running;  // the manager marks it next
+  return mode == MergeMode::automatic ? TreeVerdict::merging : TreeVerdict::complete;
+}
+
+TreeStep next_tree_step(std::span<const Loop> tree, std::string_view plan_id, MergeMode mode) {
+  const Loop* root = nullptr;
+  for (const Loop& l : tree) {
+    if (l.status == LoopStatus::invalidated) continue;
+    if (!finished(l)) return TreeStep::none;
+    if (l.id == plan_id) root = &l;
+  }
+  if (!root) return TreeStep::none;
+  if (!root->tree.tree_complete) return TreeStep::mark_complete;
+  if (mode == MergeMode::automatic && root->tree.merged_into_base.empty() &&
+      root->tree.merge_error.empty())
+    return TreeStep::merge_into_base;
+  return TreeStep::none;
+}
+
+// ---------------------------------------------------------------- after a crash
+
+RecoveryPlan plan_recovery(std::span<const Loop> all, MergeMode mode) {
+  RecoveryPlan plan;
+  for (const Loop& l : all) {
+    bool interrupted = false;
+    switch (l.status) {
+      case LoopStatus::running:
+      case LoopStatus::rebasing:
+      case LoopStatus::pending:
+        plan.run.push_back(l.id);
+        interrupted = true;
+        break;
+      case LoopStatus::complete: {
+        const bool is_plan = l.type == LoopType::plan;
+        // A plan killed between storing tree_complete and storing the merge into the base
+        // branch still owes that merge (made again, it is up to date if it happened).
+        const bool merge_owed = is_plan && mode == MergeMode::automatic &&
+                                l.tree.merged_into_base.empty() && l.tree.merge_error.empty();
+        if (!finished(l) || !l.worktree.empty() || (is_plan && !l.tree.tree_complete) ||
+            merge_owed) {
+          plan.finish.push_back(l.id);
+          interrupted = true;
+        }
+        break;
+      }
+      case LoopStatus::failed:
+        if (failure_pending(l)) {
+          plan.finish.push_back(l.id);
+          interrupted = true;
+        }
+        break;
+      case LoopStatus::invalidated:
+        if (!l.tree.invalidated_worktree.empty()) {
+          plan.archive.push_back(l.id);
+          interrupted = true;
+        }
+        break;
+      default:
+        break;
+    }
+    if (l.status != LoopStatus::complete && l.status != LoopStatus::invalidated)
+      plan.may_have_folder.insert(l.id);
+    if (interrupted) plan.interrupted.push_back(l);
+  }
+  return plan;
+}
+
+// ---------------------------------------------------------------- after a failure
+
+FailureStep after_failure(const Loop& l) {
+  if (!failure_pending(l)) return FailureStep::none;
+  if (l.type == LoopType::code && l.tree.attempt < 2) return FailureStep::retry_fresh;
+  return FailureStep::roll_up;
+}
+
+Result<void> make_retry(Loop& l, const std::string& kept, int max_iterations,
+                        std::vector<Event>& events) {
+  Loop fresh = l;
+  FeedbackEntry fb{
+      l.iteration, "engine", "the first attempt failed: " + first_line(l.status_reason, 100),
+      "A first attempt at this phase failed: " + l.status_reason +
+          "\nThis is a fresh attempt from the integration branch" +
+          (kept.empty() ? std::string(".")
+                        : "; the first attempt's commits are on branch " + kept + ".")};
+  engine::add_feedback(fresh.run, fb);
+  fresh.tree.attempt = 2;
+  fresh.tree.based_on.clear();
+  fresh.run.no_progress = 0;
+  fresh.run.last_validation_hash.clear();
+  fresh.run.consecutive_errors = 0;
+  fresh.worktree.clear();
+  fresh.branch.clear();
+  fresh.max_iterations = l.iteration + max_iterations;
+  std::vector<Event> more = {
+      make_event(l.id, "retry", {{"attempt", 2}, {"archived_branch", kept}})};
+  LOOPR_TRY(
+      transition(fresh, LoopStatus::pending, "retrying as a fresh loop (attempt 2 of 2)", more));
+  l = std::move(fresh);
+  for (auto& e : more) events.push_back(std::move(e));
+  return ok();
+}
+
+RollUp roll_up(Loop failed, std::span<const Loop> ancestors,
+               const std::function<bool(const std::string&)>& has_run, std::vector<Event>& events) {
+  RollUp out;
+  out.reason = failed.id + " failed: " + first_line(failed.status_reason, 160);
+  for (const Loop& a : ancestors) {
+    if (a.status == LoopStatus::failed || a.status == LoopStatus::invalidated) continue;
+    if (has_run(a.id)) {
+      out.stop_runs.push_back(a.id);
+      continue;
+    }
+    Loop up = a;
+    if (transition(up, LoopStatus::failed, out.reason, events)) {
+      up.tree.rolled_up = true;  // failed because of a descendant: nothing more is owed to it
+      out.updates.push_back(std::move(up));
+    }
+  }
+  failed.tree.rolled_up = true;
+  out.updates.push_back(std::move(failed));
+  return out;
+}
+
+// ---------------------------------------------------------------- invalidation
+
+Result<Invalidation> invalidate_descendants(const std::string& parent_id,
+                                            std::span<const Loop> tree, const std::string& feedback,
+                                            LoopStatus next) {
+  const Loop* found = find(tree, parent_id);
+  if (!found) return make_error(ErrorCode::not_found, "no loop " + parent_id);
+  Loop parent = *found;
+  // Every index any generation of children used, so fresh children get new ids.
+  int max_index = 0;
+  for (const Loop& l : tree)
+    if (l.parent_id == parent_id) max_index = std::max(max_index, l.index);
+
+  Invalidation out;
+  std::vector<Event>& events = out.write.events;
+  const std::string why = "invalidated: " + parent_id + " iterates again";
+  engine::add_feedback(parent.run, FeedbackEntry{0, "user", first_line(feedback, 100), feedback});
+  parent.tree.children_base = std::max(parent.tree.children_base, max_index);
+  parent.tree.spawned_iteration.reset();
+  parent.tree.tree_complete = false;
+  parent.tree.merge_error.clear();
+  parent.tree.user_rejected = false;
+  parent.tree.rolled_up = false;
+  if (auto moved = transition(parent, next, "iterating with the user's feedback", events); !moved)
+    return make_error(ErrorCode::illegal_transition,
+                      "loop " + parent_id + " is " + to_string(found->status) + ": cannot iterate");
+  events.push_back(
+      make_event(parent_id, "approval", {{"decision", "iterate"}, {"text", feedback}}));
+  if (parent.type == LoopType::plan)
+    out.write.approvals.push_back(Approval{parent_id, "iterate", feedback, now_ms()});
+  out.write.updates.push_back(std::move(parent));
+
+  for (const Loop& l : tree) {
+    if (!is_descendant(l.id, parent_id) || l.status == LoopStatus::invalidated) continue;
+    Loop d = l;
+    if (!d.worktree.empty()) out.to_archive.push_back(d.id);
+    d.tree.invalidated_worktree = d.worktree;
+    d.worktree.clear();
+    if (transition(d, LoopStatus::invalidated, why, events))
+      out.write.updates.push_back(std::move(d));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- small helpers
+
+bool in_subtree(const std::string& id, const std::string& root) {
+  return id == root || is_descendant(id, root);
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : separator) + s;
+  return out;
+}
+
+}  // namespace loopr::manager

@@ -1,0 +1,117 @@
+// The tree's rules, as plain functions over loop records: which children an artifact asks for,
+// where a tree stands, what a restarted daemon must finish, what follows a failure, and what
+// invalidating a parent's descendants changes. No coroutine, store, git or clock of its own:
+// the driver (the rest of this folder) loads the records, asks these, and carries the answer
+// out. src/manager/README.md explains the rules; tests/manager/ checks each of them.
+#pragma once
+
+#include <functional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <loopr/core/config.hpp>
+#include <loopr/core/event.hpp>
+#include <loopr/core/loop.hpp>
+#include <loopr/manager/tree_verdict.hpp>
+#include <loopr/store/task_store.hpp>
+
+namespace loopr::manager {
+
+// ---------------------------------------------------------------- children
+
+/// A new plan loop `id` for `request` (pending; its tree's base branch taken from `config`).
+Loop make_plan_loop(const std::string& id, const std::string& request, const Config& config);
+
+/// The children a completed plan, spec or phase asks for in its artifact `text` (the items of
+/// `## Specs to Create`, `## Phases`, or the phase's one code loop), not yet stored. A child's id
+/// is the parent's id and `children_base` + the item's index: asking again gives the same ids,
+/// and a parent's next generation never reuses an earlier one's.
+Result<std::vector<Loop>> children_from_artifact(const Loop& parent, std::string_view text,
+                                                 const Config& config);
+
+// ---------------------------------------------------------------- what a loop is still owed
+
+/// A complete loop whose current iteration is merged into the integration branch.
+bool merged(const Loop& loop);
+/// A complete loop whose current iteration's children exist (a code loop has none to make).
+bool spawned(const Loop& loop);
+/// Complete, merged and spawned: the manager owes it nothing more.
+bool finished(const Loop& loop);
+/// A failed loop the failure policy has not handled yet (no retry, no roll-up, not rejected).
+bool failure_pending(const Loop& loop);
+
+// ---------------------------------------------------------------- the tree
+// (tree_verdict: include/loopr/manager/tree_verdict.hpp)
+
+/// What the tree needs after one of its loops finished.
+enum class TreeStep {
+  none,             ///< not every loop is finished, or nothing is left to do
+  mark_complete,    ///< store `tree_complete` (then merge, with merge: auto)
+  merge_into_base,  ///< complete and not merged yet (merge: auto)
+};
+TreeStep next_tree_step(std::span<const Loop> tree, std::string_view plan_id, MergeMode mode);
+
+// ---------------------------------------------------------------- after a crash
+
+/// What a starting daemon does with the loops in the store.
+struct RecoveryPlan {
+  std::vector<std::string> run;      ///< running, rebasing or pending: run again from the record
+  std::vector<std::string> finish;   ///< complete with a step owed, or a failure not handled
+  std::vector<std::string> archive;  ///< invalidated, with the worktree they had recorded
+  /// Loops that may have a worktree folder; other folders git does not know are set aside.
+  std::set<std::string> may_have_folder;
+  /// The loops above: what a killed daemon may have been changing (their git locks are stale).
+  std::vector<Loop> interrupted;
+};
+RecoveryPlan plan_recovery(std::span<const Loop> all, MergeMode mode);
+
+// ---------------------------------------------------------------- after a failure
+
+enum class FailureStep {
+  none,         ///< handled already, or a plan the user rejected
+  retry_fresh,  ///< a code loop's first attempt: a fresh second one
+  roll_up,      ///< its ancestors fail with it (and siblings finish or stop: on_failure)
+};
+FailureStep after_failure(const Loop& failed);
+
+/// Turns a failed first attempt into the fresh second one: pending, new worktree and branch
+/// from the integration tip, `max_iterations` more iterations, run marks reset, the failure in
+/// its feedback (`kept`: the branch with the first attempt's commits, or empty).
+Result<void> make_retry(Loop& loop, const std::string& kept, int max_iterations,
+                        std::vector<Event>& events);
+
+/// What rolling a failure up changes: ancestors without a run fail (and are marked handled);
+/// ancestors with a run are to be stopped with `reason`; the failed loop is marked handled.
+struct RollUp {
+  std::string reason;
+  std::vector<Loop> updates;           ///< the failed loop and the ancestors that fail now
+  std::vector<std::string> stop_runs;  ///< ancestors whose runs must stop
+};
+RollUp roll_up(Loop failed, std::span<const Loop> ancestors,
+               const std::function<bool(const std::string&)>& has_run, std::vector<Event>& events);
+
+// ---------------------------------------------------------------- invalidation
+
+/// `parent` iterates again after it had children: its descendants become `invalidated` (their
+/// worktrees to be archived, artifacts and branches kept), its children_base moves past every
+/// index used, its tree marks for the old generation go, the user's feedback is added, and it
+/// moves to `next`. The whole change is one write.
+struct Invalidation {
+  WriteSet write;                       ///< the parent and every newly invalidated descendant
+  std::vector<std::string> to_archive;  ///< descendants that had a worktree
+};
+Result<Invalidation> invalidate_descendants(const std::string& parent_id,
+                                            std::span<const Loop> tree, const std::string& feedback,
+                                            LoopStatus next);
+
+// ---------------------------------------------------------------- small helpers
+
+/// `id` is `root` or below it.
+bool in_subtree(const std::string& id, const std::string& root);
+/// `items` joined with `separator` (`a, b, c`).
+std::string join(const std::vector<std::string>& items, const std::string& separator);
+
+}  // namespace loopr::manager

@@ -1,0 +1,279 @@
+// What a person asks for through the API: a new plan, the gate (approve, reject, iterate), pause,
+// resume and stop of a subtree, and the merge of a complete tree into the base branch. Each
+// answers the loop as stored afterwards, or an Error saying why it is not allowed now.
+#include <spdlog/spdlog.h>
+
+#include <cctype>
+
+#include <loopr/core/ids.hpp>
+#include <loopr/engine/feedback.hpp>
+
+#include "manager/driver.hpp"
+#include "manager/tree_rules.hpp"
+
+namespace loopr::manager {
+
+using engine::first_line;
+using engine::make_event;
+using engine::transition;
+
+namespace {
+
+void trim_end(std::string& text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+}
+
+Error shutting_down() {
+  return make_error(ErrorCode::unsupported, "the daemon is shutting down (start it again)");
+}
+
+// Descendants of `parent` are stopped and waited for, then invalidated in ONE write with the
+// parent's new state (tree_rules: invalidate_descendants), then their worktrees are archived.
+awaitable<ActionResult> invalidate_and_iterate(State s, Loop parent, std::string feedback,
+                                               LoopStatus next) {
+  const std::string why = "invalidated: " + parent.id + " iterates again";
+  std::vector<std::shared_ptr<Run>> stopping;
+  for (const auto& run : s->runs.all()) {
+    if (!is_descendant(run->id, parent.id)) continue;
+    s->runs.stop(*run, why);
+    stopping.push_back(run);
+  }
+  co_await wait_for_runs(stopping, std::chrono::seconds(30));
+
+  std::vector<std::string> to_archive;
+  auto stored = co_await s->journal.edit_tree(
+      parent.plan_id, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
+        auto change = invalidate_descendants(parent.id, tree, feedback, next);
+        if (!change) return change.take_error();
+        w = std::move(change->write);
+        to_archive = std::move(change->to_archive);
+        return std::nullopt;
+      });
+  if (!stored) co_return stored.take_error();
+  Loop result;
+  for (auto& l : stored->loops)
+    if (l.id == parent.id) result = l;
+  for (const auto& id : to_archive) {
+    auto archive = [wt = s->worktrees, id, message = "loopr(" + id + "): " + why] {
+      return wt.archive(id, message);
+    };
+    auto done = co_await run_blocking(s->ctx.pool, archive);
+    if (!done) spdlog::warn("loop {}: archiving its worktree: {}", id, done.error().message);
+  }
+  co_return result;
+}
+
+}  // namespace
+
+awaitable<ActionResult> submit(State s, std::string request) {
+  trim_end(request);
+  if (request.empty())
+    co_return make_error(ErrorCode::invalid_argument, "the request is empty (say what to build)");
+  if (s->stopping) co_return shutting_down();
+  auto guard = co_await s->tree_lock.lock();
+  std::shared_ptr<const Config> config = s->ctx.config;
+  auto make = [wt = s->worktrees, &journal = s->journal, request, config]() -> Result<Loop> {
+    LOOPR_TRY(wt.check_base(config->base_branch));
+    // A plan number whose branches exist already (a store deleted by hand) is skipped.
+    std::string id;
+    for (int tries = 0; tries < 1000 && id.empty(); ++tries) {
+      LOOPR_ASSIGN(int n, journal.next_plan_number());
+      LOOPR_ASSIGN(bool taken, wt.plan_branches_exist(plan_id(n)));
+      if (!taken && !journal.store().get_loop(plan_id(n))) id = plan_id(n);
+    }
+    if (id.empty()) return make_error(ErrorCode::internal, "no free plan number");
+    Loop plan = make_plan_loop(id, request, *config);
+    LOOPR_TRY(wt.start_plan(id, config->base_branch));
+    LOOPR_ASSIGN(git::PreparedWorktree prepared, wt.prepare(plan, config->base_branch));
+    plan.worktree = prepared.worktree;
+    plan.branch = prepared.branch;
+    return plan;
+  };
+  auto made = co_await run_blocking(s->ctx.pool, make);
+  if (!made) co_return made.take_error();
+  WriteSet set;
+  set.creates.push_back(*made);
+  set.events.push_back(
+      make_event(made->id, "loop_created", {{"type", "plan"}, {"task", first_line(request, 200)}}));
+  auto stored = co_await s->journal.commit(std::move(set));
+  if (!stored) co_return stored.take_error();
+  spawn_run(s, made->id);
+  co_return std::move(stored->loops.front());
+}
+
+awaitable<ActionResult> decide(State s, std::string id, bool approve, std::string text) {
+  const std::string verb = approve ? "approved" : "rejected";
+  auto loaded = co_await s->journal.load(id);
+  if (!loaded) co_return loaded.take_error();
+  if (loaded->type != LoopType::plan)
+    co_return make_error(
+        ErrorCode::illegal_transition,
+        "loop " + id + " is a " + to_string(loaded->type) + " loop: only plans wait for approval");
+  if (loaded->status != LoopStatus::awaiting_approval)
+    co_return not_allowed(*loaded, "only a plan awaiting approval can be " + verb);
+  const std::string reason =
+      approve ? "approved by the user" : "rejected by the user" + (text.empty() ? "" : ": " + text);
+  const std::string decision = approve ? "approve" : "reject";
+  auto stored = co_await s->journal.edit(id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+    if (!transition(l, approve ? LoopStatus::complete : LoopStatus::failed, reason, w.events))
+      return not_allowed(l, "only a plan awaiting approval can be " + verb);
+    if (!approve) l.tree.user_rejected = true;
+    w.events.push_back(make_event(id, "approval", {{"decision", decision}, {"text", text}}));
+    w.approvals.push_back(Approval{id, decision, text, now_ms()});
+    return std::nullopt;
+  });
+  if (stored && approve) net::co_spawn(s->ctx.io, finish_loop(s, id), net::detached);
+  co_return stored;
+}
+
+awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
+  trim_end(feedback);
+  if (feedback.empty())
+    co_return make_error(ErrorCode::invalid_argument, "the feedback is empty (say what to change)");
+  auto guard = co_await s->tree_lock.lock();
+  auto loaded = co_await s->journal.load(id);
+  if (!loaded) co_return loaded.take_error();
+  const Loop loop = std::move(*loaded);
+  if (s->runs.has(id)) co_return not_allowed(loop, "it is running (pause or stop it first)");
+  const FeedbackEntry entry{0, "user", first_line(feedback, 100), feedback};
+  ActionResult result = loop;
+  if (loop.type == LoopType::plan && loop.status == LoopStatus::awaiting_approval) {
+    result = co_await s->journal.edit(id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+      if (!transition(l, LoopStatus::running, "iterating with the user's feedback", w.events))
+        return not_allowed(l, "cannot iterate");
+      engine::add_feedback(l.run, entry);
+      w.events.push_back(
+          make_event(l.id, "approval", {{"decision", "iterate"}, {"text", feedback}}));
+      w.approvals.push_back(Approval{id, "iterate", feedback, now_ms()});
+      return std::nullopt;
+    });
+  } else if (loop.type == LoopType::plan &&
+             (loop.status == LoopStatus::complete || loop.status == LoopStatus::failed)) {
+    LoopStatus next =
+        loop.status == LoopStatus::complete ? LoopStatus::running : LoopStatus::pending;
+    result = co_await invalidate_and_iterate(s, loop, feedback, next);
+  } else if (loop.status == LoopStatus::failed || loop.status == LoopStatus::stopped ||
+             loop.status == LoopStatus::paused || loop.status == LoopStatus::blocked) {
+    const int budget = s->ctx.config->loop(loop.type).max_iterations;
+    result = co_await s->journal.edit(id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+      if (l.status == LoopStatus::failed && l.iteration >= l.max_iterations)
+        l.max_iterations = l.iteration + budget;
+      l.tree.rolled_up = false;
+      l.run.no_progress = 0;
+      if (!transition(l, LoopStatus::pending, "iterating with the user's feedback", w.events))
+        return not_allowed(l, "cannot iterate");
+      engine::add_feedback(l.run, entry);
+      return std::nullopt;
+    });
+  } else {
+    co_return not_allowed(loop, loop.status == LoopStatus::complete
+                                    ? "a completed " + std::string(to_string(loop.type)) +
+                                          " loop cannot iterate on its own (iterate its plan)"
+                                    : "it cannot take feedback now");
+  }
+  if (result) spawn_run(s, id);
+  co_return result;
+}
+
+awaitable<ActionResult> pause(State s, std::string id) {
+  auto loaded = co_await s->journal.load(id);
+  if (!loaded) co_return loaded.take_error();
+  std::size_t acted = 0;
+  auto stored = co_await s->journal.edit_tree(
+      loaded->plan_id, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
+        acted = 0;
+        for (Loop& l : tree) {
+          if (!in_subtree(l.id, id)) continue;
+          auto run = s->runs.find(l.id);
+          // An iterating run pauses at its next boundary and stores that itself.
+          if (run && run->slot->granted) {
+            s->runs.pause(*run);
+            ++acted;
+            continue;
+          }
+          if (l.status != LoopStatus::pending) continue;
+          if (run) s->runs.pause(*run);  // waiting for a slot: woken without one, before the write
+          if (transition(l, LoopStatus::paused, "paused by the user", w.events)) {
+            w.updates.push_back(l);
+            ++acted;
+          }
+        }
+        if (acted == 0)
+          return not_allowed(*loaded,
+                             "neither it nor its descendants are running or waiting to run");
+        return std::nullopt;
+      });
+  if (!stored) co_return stored.take_error();
+  s->paused_roots.insert(id);
+  co_return co_await s->journal.load(id);
+}
+
+awaitable<ActionResult> resume(State s, std::string id) {
+  auto loaded = co_await s->journal.load(id);
+  if (!loaded) co_return loaded.take_error();
+  if (s->stopping) co_return shutting_down();
+  std::vector<std::string> start;
+  auto stored = co_await s->journal.edit_tree(
+      loaded->plan_id, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
+        start.clear();
+        for (Loop& l : tree) {
+          if (!in_subtree(l.id, id) || s->runs.has(l.id)) continue;
+          if (l.status == LoopStatus::paused || l.status == LoopStatus::stopped ||
+              l.status == LoopStatus::blocked) {
+            if (transition(l, LoopStatus::pending, "resumed by the user", w.events)) {
+              w.updates.push_back(l);
+              start.push_back(l.id);
+            }
+          } else if (l.status == LoopStatus::pending || l.status == LoopStatus::running) {
+            start.push_back(l.id);
+          }
+        }
+        if (start.empty())
+          return not_allowed(*loaded,
+                             "neither it nor its descendants are paused, stopped or blocked");
+        return std::nullopt;
+      });
+  std::erase_if(s->paused_roots, [&](const std::string& root) { return in_subtree(root, id); });
+  if (!stored) co_return stored.take_error();
+  for (const auto& lid : start) spawn_run(s, lid);
+  co_return co_await s->journal.load(id);
+}
+
+awaitable<ActionResult> stop(State s, std::string id) {
+  auto loaded = co_await s->journal.load(id);
+  if (!loaded) co_return loaded.take_error();
+  std::size_t acted = co_await stop_subtree(*s, loaded->plan_id, id, "stopped by the user", true);
+  if (acted == 0) co_return not_allowed(*loaded, "neither it nor its descendants are active");
+  co_return co_await s->journal.load(id);
+}
+
+awaitable<Result<MergeInfo>> merge(State s, std::string plan) {
+  auto loaded = co_await s->journal.load(plan);
+  if (!loaded) co_return loaded.take_error();
+  if (loaded->type != LoopType::plan)
+    co_return make_error(ErrorCode::invalid_argument,
+                         loaded->id + " is not a plan (give a plan id such as 001)");
+  auto guard = co_await s->tree_lock.lock();
+  auto fresh = co_await s->journal.load(plan);
+  if (!fresh) co_return fresh.take_error();
+  if (const std::string& sha = fresh->tree.merged_into_base; !sha.empty())
+    co_return make_error(ErrorCode::illegal_transition,
+                         "plan " + plan + " is already merged into " + s->ctx.config->base_branch +
+                             " at " + sha.substr(0, 12));
+  if (!fresh->tree.tree_complete) {
+    auto loops = co_await s->journal.tree(plan);
+    std::size_t total = 0, complete = 0;
+    if (loops)
+      for (const auto& l : *loops) {
+        if (l.status == LoopStatus::invalidated) continue;
+        ++total;
+        complete += l.status == LoopStatus::complete;
+      }
+    co_return make_error(ErrorCode::illegal_transition,
+                         "plan " + plan + " is not complete yet (" + std::to_string(complete) +
+                             " of " + std::to_string(total) + " loops complete)");
+  }
+  co_return co_await merge_into_base(*s, plan);
+}
+
+}  // namespace loopr::manager

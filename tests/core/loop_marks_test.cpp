@@ -1,0 +1,132 @@
+// The loop record's marks: typed in memory, stored under "context" with the keys earlier loopr
+// versions wrote, so a store written before the marks were typed loads without a migration.
+#include <gtest/gtest.h>
+
+#include <loopr/core/loop.hpp>
+
+using namespace loopr;
+using nlohmann::json;
+
+namespace {
+
+// A plan record exactly as loopr at c9bc69a stored it (every mark set, none at its default).
+const char* const kStoredPlan = R"json({
+  "id": "001", "type": "plan", "parent_id": "", "plan_id": "001", "index": 0,
+  "task": "Add a --shout flag", "input_artifact": "",
+  "output_artifacts": [".loopr/plans/001-add-a-shout-flag.plan.md"], "prompt_template": "plan",
+  "validation_command": "", "max_iterations": 5, "worktree": "", "branch": "loopr/001-loops/001",
+  "iteration": 2, "status": "complete", "status_reason": "approved by the user", "progress": "p",
+  "context": {
+    "attempt": 2,
+    "base_branch": "main",
+    "based_on": "1111111111111111111111111111111111111111",
+    "children_base": 3,
+    "conflicts": ["a.txt", "b/c.txt"],
+    "consecutive_errors": 1,
+    "feedback": [{"iteration": 0, "source": "user", "summary": "split it", "text": "Split spec 2."},
+                 {"iteration": 2, "source": "format check", "summary": "1 problem", "text": "x.md:3: …"}],
+    "head": "2222222222222222222222222222222222222222",
+    "integration_generation": 3,
+    "invalidated_worktree": "/repo/.loopr/worktrees/001",
+    "last_error": "overloaded (529)",
+    "last_validation_hash": "1234567",
+    "merge_error": "it conflicts with main in a.txt",
+    "merged_into_base": "3333333333333333333333333333333333333333",
+    "merged_iteration": 2,
+    "merged_sha": "4444444444444444444444444444444444444444",
+    "no_progress": 2,
+    "rolled_up": true,
+    "spawned_iteration": 2,
+    "tree_complete": true,
+    "user_rejected": true
+  },
+  "input_tokens": 1000, "output_tokens": 200, "cache_read_tokens": 0, "cache_write_tokens": 0,
+  "cost_usd": 0.5, "created_at": 1763700000123, "updated_at": 1763700005456, "version": 9})json";
+
+}  // namespace
+
+TEST(LoopMarksTest, ARecordInTheEarlierFormatLoadsIntoTypedMarks) {
+  auto loop = loop_from_store_json(json::parse(kStoredPlan));
+  ASSERT_TRUE(loop.ok()) << loop.error().message;
+  const TreeMarks& t = loop->tree;
+  EXPECT_EQ(t.attempt, 2);
+  EXPECT_EQ(t.base_branch, "main");
+  EXPECT_EQ(t.based_on, std::string(40, '1'));
+  EXPECT_EQ(t.children_base, 3);
+  EXPECT_EQ(t.conflicts, (std::vector<std::string>{"a.txt", "b/c.txt"}));
+  EXPECT_EQ(t.integration_generation, 3);
+  EXPECT_EQ(t.invalidated_worktree, "/repo/.loopr/worktrees/001");
+  EXPECT_EQ(t.merge_error, "it conflicts with main in a.txt");
+  EXPECT_EQ(t.merged_into_base, std::string(40, '3'));
+  EXPECT_EQ(t.merged_iteration, 2);
+  EXPECT_EQ(t.merged_sha, std::string(40, '4'));
+  EXPECT_TRUE(t.rolled_up);
+  EXPECT_EQ(t.spawned_iteration, 2);
+  EXPECT_TRUE(t.tree_complete);
+  EXPECT_TRUE(t.user_rejected);
+  const RunMarks& r = loop->run;
+  EXPECT_EQ(r.consecutive_errors, 1);
+  EXPECT_EQ(r.head, std::string(40, '2'));
+  EXPECT_EQ(r.last_error, "overloaded (529)");
+  EXPECT_EQ(r.last_validation_hash, "1234567");
+  EXPECT_EQ(r.no_progress, 2);
+  ASSERT_EQ(r.feedback.size(), 2u);
+  EXPECT_EQ(r.feedback[0], (FeedbackEntry{0, "user", "split it", "Split spec 2."}));
+  EXPECT_EQ(r.feedback[1].source, "format check");
+  EXPECT_TRUE(loop->unknown_marks.empty()) << loop->unknown_marks.dump();
+}
+
+TEST(LoopMarksTest, WritingItBackGivesTheSameRecordByteForByte) {
+  json stored = json::parse(kStoredPlan);
+  auto loop = loop_from_store_json(stored);
+  ASSERT_TRUE(loop.ok());
+  EXPECT_EQ(to_store_json(*loop).dump(), stored.dump());
+}
+
+TEST(LoopMarksTest, MarksAtTheirDefaultAreLeftOutAsEarlierVersionsLeftThem) {
+  Loop l;
+  l.id = "code-001-001-001";
+  l.type = LoopType::code;
+  json context = to_store_json(l)["context"];
+  EXPECT_TRUE(context.empty()) << context.dump();
+  // An explicit default an earlier version wrote (`"consecutive_errors": 0`) reads the same.
+  json stored = to_store_json(l);
+  stored["context"] = {{"consecutive_errors", 0}, {"attempt", 1}, {"tree_complete", false}};
+  auto back = loop_from_store_json(stored);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->run, RunMarks{});
+  EXPECT_EQ(back->tree, TreeMarks{});
+  EXPECT_TRUE(back->unknown_marks.empty());
+}
+
+TEST(LoopMarksTest, AMarkOfTheWrongTypeReadsAsItsDefaultLikeBefore) {
+  Loop l;
+  l.id = "001";
+  json stored = to_store_json(l);
+  stored["context"] = {
+      {"merged_iteration", "2"}, {"rolled_up", 1}, {"conflicts", "a.txt"}, {"feedback", {1, 2}}};
+  auto back = loop_from_store_json(stored);
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->tree.merged_iteration.has_value());
+  EXPECT_FALSE(back->tree.rolled_up);
+  EXPECT_TRUE(back->tree.conflicts.empty());
+  EXPECT_TRUE(back->run.feedback.empty());
+}
+
+TEST(LoopMarksTest, KeysOfANewerLooprSurviveARoundTrip) {
+  Loop l;
+  l.id = "001";
+  json stored = to_store_json(l);
+  stored["context"] = {{"coordination_notes", {{"n", 1}}}, {"merged_iteration", 4}};
+  auto back = loop_from_store_json(stored);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->tree.merged_iteration, 4);
+  EXPECT_EQ(back->unknown_marks, (json{{"coordination_notes", {{"n", 1}}}}));
+  EXPECT_EQ(to_store_json(*back)["context"], stored["context"]);
+}
+
+TEST(LoopMarksTest, TheApiShapeIsExactlyTheInterfaceFields) {
+  json j = to_api_json(Loop{});
+  ASSERT_EQ(j.size(), std::size(kApiLoopFields));
+  for (const char* f : kApiLoopFields) EXPECT_TRUE(j.contains(f)) << f;
+}

@@ -1,0 +1,310 @@
+// The git work of loops against real repositories made by the test, checked with the git CLI:
+// worktrees made (and remade after a kill), rebases and merges through the integration branch,
+// retire and archive, reading an artifact a worktree no longer holds, and a killed daemon's
+// debris (stale locks, stray folders, half-made registrations).
+#include <loopr/core/ids.hpp>
+#include <loopr/core/repo_paths.hpp>
+#include <loopr/git/branches.hpp>
+#include <loopr/git/loop_worktrees.hpp>
+
+#include "git/git_test_repo.hpp"
+
+using namespace loopr;
+using namespace loopr::testing;
+using loopr::git::LoopWorktrees;
+using loopr::git::MergeOutcome;
+using loopr::git::RebaseOutcome;
+
+namespace {
+
+Loop loop_record(const std::string& id) {
+  Loop l;
+  l.id = id;
+  l.type = *type_of_id(id);
+  l.plan_id = root_plan_id(id);
+  l.parent_id = parent_of_id(id).value_or("");
+  if (l.type != LoopType::code) l.output_artifacts = {artifact_path(l.type, id, "thing")};
+  return l;
+}
+
+// A loop with its worktree made, as the manager stores it afterwards.
+Loop prepared(const LoopWorktrees& wt, const std::string& id) {
+  Loop l = loop_record(id);
+  auto made = wt.prepare(l, "trunk");
+  EXPECT_TRUE(made.ok()) << (made.ok() ? "" : made.error().message);
+  if (made.ok()) {
+    l.worktree = made->worktree;
+    l.branch = made->branch;
+    if (made->based_on) l.tree.based_on = *made->based_on;
+  }
+  return l;
+}
+
+bool cli_has_branch(const TestRepo& repo, const std::string& branch) {
+  return run_command("git rev-parse --verify -q refs/heads/" + branch, repo.root().string())
+             .exit_code == 0;
+}
+
+}  // namespace
+
+TEST(LoopWorktreesTest, PrepareMakesTheIntegrationBranchTheLoopBranchAndTheWorktree) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  Loop spec = prepared(wt, "001-001");
+  EXPECT_EQ(spec.worktree, (repo.root() / ".loopr/worktrees/001-001").string());
+  EXPECT_EQ(spec.branch, "loopr/001-loops/001-001");
+  EXPECT_EQ(spec.tree.based_on, git_line(repo.root(), "rev-parse loopr/001"))
+      << "the tip it starts from";
+  EXPECT_EQ(git_line(repo.root(), "rev-parse loopr/001"), git_line(repo.root(), "rev-parse trunk"));
+  EXPECT_EQ(git_line(spec.worktree, "rev-parse --abbrev-ref HEAD"), "loopr/001-loops/001-001");
+  // Prepared again it is taken as it is: nothing made, no new base.
+  auto again = wt.prepare(spec, "trunk");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->worktree, spec.worktree);
+  EXPECT_FALSE(again->based_on.has_value());
+  EXPECT_TRUE(fsck_clean(repo.root()));
+}
+
+TEST(LoopWorktreesTest, PlanBranchesAndTheBaseBranchCheck) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  EXPECT_TRUE(wt.check_base("trunk").ok());
+  auto missing = wt.check_base("main");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(missing.error().message.find("base_branch"), std::string::npos);
+  EXPECT_FALSE(*wt.plan_branches_exist("001"));
+  ASSERT_OK(wt.start_plan("001", "trunk"));
+  EXPECT_TRUE(*wt.plan_branches_exist("001"));
+  EXPECT_TRUE(cli_has_branch(repo, "loopr/001"));
+}
+
+TEST(LoopWorktreesTest, AStrayFolderIsSetAsideAndTheWorktreeMade) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  RepoPaths paths(repo.root());
+  write_file(paths.worktree("001-001") / "half.txt", "a checkout killed half way\n");
+  Loop spec = prepared(wt, "001-001");
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(spec.worktree) / "README.md"));
+  bool kept = false;
+  for (const auto& e : std::filesystem::directory_iterator(paths.archive_dir()))
+    kept = kept || std::filesystem::exists(e.path() / "half.txt");
+  EXPECT_TRUE(kept) << "nothing of the stray folder is lost";
+}
+
+TEST(LoopWorktreesTest, AWorktreeTheRecordDoesNotNameIsMadeAgain) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  Loop spec = prepared(wt, "001-001");
+  write_file(std::filesystem::path(spec.worktree) / "partial.txt", "x\n");
+  Loop forgotten = spec;
+  forgotten.worktree.clear();  // killed before the record named it
+  auto made = wt.prepare(forgotten, "trunk");
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(made->worktree) / "partial.txt"));
+  EXPECT_TRUE(fsck_clean(repo.root()));
+}
+
+TEST(LoopWorktreesTest, AHalfMadeRegistrationIsDroppedAndTheWorktreeMade) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  ASSERT_OK(wt.start_plan("001", "trunk"));
+  // What a kill inside the registration leaves: the record's folder without its files.
+  std::filesystem::create_directories(repo.root() / ".git/worktrees/001-001");
+  write_file(repo.root() / ".git/worktrees/001-001/commondir", "../..\n");
+  Loop spec = prepared(wt, "001-001");
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(spec.worktree) / "README.md"));
+  EXPECT_NE(run_git(repo.root(), "worktree list").find("001-001"), std::string::npos);
+}
+
+TEST(LoopWorktreesTest, AFinishedLoopMergesIntoTheIntegrationBranchAndOthersRebaseOntoIt) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  Loop a = prepared(wt, "001-001");
+  Loop b = prepared(wt, "001-002");
+  write_file(std::filesystem::path(a.worktree) / "a.txt", "from a\n");
+  repo.commit_all("a's work", std::filesystem::path(a.worktree));
+  write_file(std::filesystem::path(b.worktree) / "b.txt", "from b\n");
+  repo.commit_all("b's work", std::filesystem::path(b.worktree));
+
+  auto merged = wt.merge_into_integration(a, false, "trunk", "loopr(001-001): merge");
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  EXPECT_EQ(merged->merge.kind, MergeOutcome::Kind::fast_forward);
+  EXPECT_EQ(*wt.integration_tip("001"), merged->merge.sha);
+  EXPECT_EQ(run_git(repo.root(), "show loopr/001:a.txt"), "from a\n");
+  // Redone (a crash after the merge, before its mark): up to date, nothing new.
+  auto again = wt.merge_into_integration(a, false, "trunk", "loopr(001-001): merge");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->merge.kind, MergeOutcome::Kind::up_to_date);
+
+  auto rebased = wt.rebase_onto_integration(b);
+  ASSERT_TRUE(rebased.ok()) << rebased.error().message;
+  EXPECT_EQ(rebased->kind, RebaseOutcome::Kind::rebased);
+  EXPECT_EQ(read_file(std::filesystem::path(b.worktree) / "a.txt"), "from a\n");
+  EXPECT_TRUE(fsck_clean(repo.root()));
+}
+
+TEST(LoopWorktreesTest, AMergeOverAMovedIntegrationBranchRebasesTheLoopFirst) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  Loop a = prepared(wt, "001-001");
+  Loop b = prepared(wt, "001-002");
+  write_file(std::filesystem::path(a.worktree) / "shared.txt", "line 1\nline 2 by a\nline 3\n");
+  repo.commit_all("a", std::filesystem::path(a.worktree));
+  write_file(std::filesystem::path(b.worktree) / "b.txt", "b\n");
+  repo.commit_all("b", std::filesystem::path(b.worktree));
+  ASSERT_TRUE(wt.merge_into_integration(a, false, "trunk", "merge a").ok());
+  auto merged = wt.merge_into_integration(b, false, "trunk", "merge b");
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  EXPECT_NE(merged->merge.kind, MergeOutcome::Kind::conflict);
+  EXPECT_EQ(run_git(repo.root(), "show loopr/001:b.txt"), "b\n");
+  EXPECT_EQ(run_git(repo.root(), "show loopr/001:shared.txt"), "line 1\nline 2 by a\nline 3\n");
+}
+
+TEST(LoopWorktreesTest, ConflictingWorkIsReportedWithThePathsAndNothingMoves) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  Loop a = prepared(wt, "001-001");
+  Loop b = prepared(wt, "001-002");
+  write_file(std::filesystem::path(a.worktree) / "shared.txt", "a\n");
+  repo.commit_all("a", std::filesystem::path(a.worktree));
+  write_file(std::filesystem::path(b.worktree) / "shared.txt", "b\n");
+  std::string b_tip = repo.commit_all("b", std::filesystem::path(b.worktree));
+  ASSERT_TRUE(wt.merge_into_integration(a, false, "trunk", "merge a").ok());
+  std::string tip = *wt.integration_tip("001");
+  auto merged = wt.merge_into_integration(b, false, "trunk", "merge b");
+  ASSERT_TRUE(merged.ok());
+  EXPECT_EQ(merged->conflicts, std::vector<std::string>{"shared.txt"});
+  EXPECT_EQ(*wt.integration_tip("001"), tip);
+  EXPECT_EQ(git_line(b.worktree, "rev-parse HEAD"), b_tip);
+  auto rebased = wt.rebase_onto_integration(b);
+  ASSERT_TRUE(rebased.ok());
+  EXPECT_EQ(rebased->kind, RebaseOutcome::Kind::conflict);
+}
+
+TEST(LoopWorktreesTest, ANewGenerationRebuildsTheIntegrationBranchFromTheBase) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  Loop plan = prepared(wt, "001");  // made at submit, before any child
+  Loop old = prepared(wt, "001-001");
+  write_file(std::filesystem::path(old.worktree) / "old.txt", "old generation\n");
+  repo.commit_all("old", std::filesystem::path(old.worktree));
+  ASSERT_TRUE(wt.merge_into_integration(old, false, "trunk", "merge old").ok());
+  ASSERT_TRUE(wt.archive(old.id, "loopr(001-001): invalidated").ok());
+  auto merged = wt.merge_into_integration(plan, true, "trunk", "merge plan");
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  EXPECT_NE(run_command("git cat-file -e loopr/001:old.txt", repo.root().string()).exit_code, 0)
+      << "nothing of the invalidated generation is left";
+}
+
+TEST(LoopWorktreesTest, ATreeMergesIntoTheBaseBranchAndTheUsersWorkTreeFollows) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  Loop a = prepared(wt, "001-001");
+  write_file(std::filesystem::path(a.worktree) / "feature.txt", "done\n");
+  repo.commit_all("feature", std::filesystem::path(a.worktree));
+  ASSERT_TRUE(wt.merge_into_integration(a, false, "trunk", "merge a").ok());
+  auto merged = wt.merge_plan_into_base("001", "trunk", "loopr(001): merge plan 001");
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  EXPECT_EQ(merged->kind, MergeOutcome::Kind::fast_forward);
+  EXPECT_EQ(repo.read("feature.txt"), "done\n");
+  EXPECT_EQ(git_line(repo.root(), "rev-parse trunk"), merged->sha);
+}
+
+TEST(LoopWorktreesTest, RetireRemovesTheFolderKeepsTheBranchAndRefusesUncommittedWork) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  Loop a = prepared(wt, "001-001");
+  write_file(std::filesystem::path(a.worktree) / "dirty.txt", "not committed\n");
+  auto refused = wt.retire(a.id);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::conflict);
+  repo.commit_all("work", std::filesystem::path(a.worktree));
+  ASSERT_OK(wt.retire(a.id));
+  EXPECT_FALSE(std::filesystem::exists(a.worktree));
+  EXPECT_TRUE(cli_has_branch(repo, a.branch));
+  EXPECT_EQ(wt.retire(a.id).error().code, ErrorCode::not_found);
+}
+
+TEST(LoopWorktreesTest, ArchiveKeepsTheCommitsAndLeftoversOnTheArchiveBranch) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  Loop a = prepared(wt, "code-001-001-001");
+  write_file(std::filesystem::path(a.worktree) / "attempt.txt", "first attempt\n");
+  auto kept = wt.archive(a.id, "loopr(code-001-001-001): attempt 1 failed");
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  EXPECT_EQ(*kept, "loopr/archive/code-001-001-001");
+  EXPECT_EQ(run_git(repo.root(), "show loopr/archive/code-001-001-001:attempt.txt"),
+            "first attempt\n");
+  EXPECT_FALSE(cli_has_branch(repo, a.branch)) << "the name is free for the fresh attempt";
+  auto none = wt.archive(a.id, "again");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, "") << "no worktree: nothing archived";
+}
+
+TEST(LoopWorktreesTest, AnArtifactIsReadFromTheWorktreeOrAsCommittedOnTheBranch) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  Loop spec = prepared(wt, "001-001");
+  const std::string rel = spec.output_artifacts.front();
+  write_file(std::filesystem::path(spec.worktree) / rel, "# Spec\ncommitted\n");
+  repo.commit_all("spec", std::filesystem::path(spec.worktree));
+  write_file(std::filesystem::path(spec.worktree) / rel, "# Spec\nin the worktree\n");
+  EXPECT_EQ(*wt.read_artifact(spec, 1000), "# Spec\nin the worktree\n");
+  Loop gone = spec;
+  gone.worktree.clear();  // retired: read through libgit2 from the branch
+  EXPECT_EQ(*wt.read_artifact(gone, 1000), "# Spec\ncommitted\n");
+  EXPECT_EQ(wt.read_artifact(gone, 3)->size(), 4u)
+      << "max_bytes + 1: the caller sees it is too large";
+  Loop other = loop_record("001-002");
+  other.branch = spec.branch;
+  EXPECT_EQ(wt.read_artifact(other, 1000).error().code, ErrorCode::not_found);
+}
+
+TEST(LoopWorktreesTest, AKilledDaemonsLocksAreClearedOnlyForTheLoopsNamed) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  Loop a = prepared(wt, "001-001");
+  const auto git_dir = repo.root() / ".git";
+  write_file(git_dir / "refs/heads/loopr/001-loops/001-001.lock", "");
+  write_file(git_dir / "refs/heads/loopr/001.lock", "");
+  write_file(git_dir / "worktrees/001-001/index.lock", "");
+  write_file(git_dir / "refs/heads/trunk.lock", "");  // the user's: never touched
+  auto removed = wt.clear_locks(std::vector<Loop>{a});
+  ASSERT_TRUE(removed.ok()) << removed.error().message;
+  EXPECT_EQ(removed->size(), 3u);
+  EXPECT_FALSE(std::filesystem::exists(git_dir / "worktrees/001-001/index.lock"));
+  EXPECT_TRUE(std::filesystem::exists(git_dir / "refs/heads/trunk.lock"));
+  std::filesystem::remove(git_dir / "refs/heads/trunk.lock");
+  // The loop's branch can move again.
+  write_file(std::filesystem::path(a.worktree) / "x.txt", "x\n");
+  repo.commit_all("after the kill", std::filesystem::path(a.worktree));
+  EXPECT_TRUE(fsck_clean(repo.root()));
+}
+
+TEST(LoopWorktreesTest, StrayFoldersOfLoopsThatNeedNoneAreSetAside) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  RepoPaths paths(repo.root());
+  Loop running = prepared(wt, "001-001");
+  write_file(paths.worktree("001-002") / "left.txt", "from a kill\n");  // not registered
+  write_file(paths.worktree("001-003") / "left.txt", "being made\n");   // may have a folder
+  auto moved = wt.set_aside_strays({"001-001", "001-003"});
+  ASSERT_TRUE(moved.ok());
+  EXPECT_EQ(*moved, std::vector<std::string>{"001-002"});
+  EXPECT_TRUE(std::filesystem::exists(running.worktree)) << "a registered worktree is never moved";
+  EXPECT_TRUE(std::filesystem::exists(paths.worktree("001-003")));
+  EXPECT_FALSE(std::filesystem::exists(paths.worktree("001-002")));
+}
+
+TEST(LoopWorktreesTest, CheckpointCommitsWhatAStoppedRunLeft) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  Loop a = prepared(wt, "001-001");
+  EXPECT_FALSE(*wt.checkpoint(a.worktree, "nothing"));
+  write_file(std::filesystem::path(a.worktree) / "wip.txt", "half\n");
+  EXPECT_TRUE(
+      *wt.checkpoint(a.worktree, "loopr(001-001): work in progress when the daemon stopped"));
+  EXPECT_EQ(git_line(a.worktree, "log -1 --format=%s"),
+            "loopr(001-001): work in progress when the daemon stopped");
+}

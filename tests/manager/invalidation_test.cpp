@@ -1,0 +1,116 @@
+// A parent that iterates again after it had children: its descendants are invalidated in the same
+// write as its own new state, their artifacts and branches kept, their worktrees archived.
+#include <gtest/gtest.h>
+
+#include "manager/tree_fixture.hpp"
+#include "manager/tree_rules.hpp"
+
+using namespace loopr;
+using namespace loopr::manager;
+using namespace loopr::manager::test;
+
+namespace {
+
+std::vector<Loop> tree_with_worktrees() {
+  auto tree = finished_tree();
+  find(tree, "001").tree.tree_complete = true;
+  find(tree, "001").tree.merge_error = "conflict";
+  tree.push_back(loop("001-002", LoopStatus::running));
+  find(tree, "001-002").worktree = "/repo/.loopr/worktrees/001-002";
+  find(tree, "001-002").branch = "loopr/001-loops/001-002";
+  return tree;
+}
+
+const Loop* updated(const Invalidation& inv, const std::string& id) {
+  for (const Loop& l : inv.write.updates)
+    if (l.id == id) return &l;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(InvalidationTest, EveryDescendantIsInvalidatedInTheSameWriteAsTheParent) {
+  auto inv =
+      invalidate_descendants("001", tree_with_worktrees(), "Split spec 2", LoopStatus::running);
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  ASSERT_EQ(inv->write.updates.size(), 5u);
+  for (const char* id : {"001-001", "001-001-001", "code-001-001-001", "001-002"}) {
+    const Loop* l = updated(*inv, id);
+    ASSERT_NE(l, nullptr) << id;
+    EXPECT_EQ(l->status, LoopStatus::invalidated) << id;
+    EXPECT_EQ(l->status_reason, "invalidated: 001 iterates again");
+  }
+  EXPECT_EQ(updated(*inv, "001")->status, LoopStatus::running);
+}
+
+TEST(InvalidationTest, WorktreesAreToBeArchivedBranchesAndArtifactsKept) {
+  auto inv = invalidate_descendants("001", tree_with_worktrees(), "again", LoopStatus::running);
+  ASSERT_TRUE(inv.ok());
+  EXPECT_EQ(inv->to_archive, std::vector<std::string>{"001-002"});
+  const Loop* spec = updated(*inv, "001-002");
+  EXPECT_TRUE(spec->worktree.empty());
+  EXPECT_EQ(spec->tree.invalidated_worktree, "/repo/.loopr/worktrees/001-002");
+  EXPECT_EQ(spec->branch, "loopr/001-loops/001-002");
+  EXPECT_EQ(updated(*inv, "001-001")->output_artifacts,
+            std::vector<std::string>{".loopr/x/001-001.md"});
+}
+
+TEST(InvalidationTest, TheParentsNextGenerationStartsAfterEveryIndexUsed) {
+  auto tree = tree_with_worktrees();
+  Loop old = loop("001-005", LoopStatus::invalidated);  // an earlier generation's child
+  old.index = 5;
+  tree.push_back(old);
+  find(tree, "001-002").index = 2;
+  auto inv = invalidate_descendants("001", tree, "again", LoopStatus::running);
+  ASSERT_TRUE(inv.ok());
+  EXPECT_EQ(updated(*inv, "001")->tree.children_base, 5);
+  EXPECT_EQ(updated(*inv, "001-005"), nullptr) << "already invalidated: not written again";
+}
+
+TEST(InvalidationTest, TheParentForgetsTheOldGenerationAndCarriesTheFeedback) {
+  auto inv = invalidate_descendants("001", tree_with_worktrees(), "Split spec 2\ninto two",
+                                    LoopStatus::running);
+  ASSERT_TRUE(inv.ok());
+  const Loop* plan = updated(*inv, "001");
+  EXPECT_FALSE(plan->tree.spawned_iteration.has_value());
+  EXPECT_FALSE(plan->tree.tree_complete);
+  EXPECT_TRUE(plan->tree.merge_error.empty());
+  EXPECT_EQ(plan->tree.merged_iteration, 1) << "its own merge stays";
+  ASSERT_EQ(plan->run.feedback.size(), 1u);
+  EXPECT_EQ(plan->run.feedback[0].source, "user");
+  EXPECT_EQ(plan->run.feedback[0].summary, "Split spec 2");
+  ASSERT_EQ(inv->write.approvals.size(), 1u) << "a plan's iterate is a gate decision";
+  EXPECT_EQ(inv->write.approvals[0].decision, "iterate");
+  bool approval_event = false;
+  for (const Event& e : inv->write.events) approval_event = approval_event || e.type == "approval";
+  EXPECT_TRUE(approval_event);
+}
+
+TEST(InvalidationTest, OnlyTheParentsOwnSubtreeIsTouched) {
+  auto tree = tree_with_worktrees();
+  auto inv = invalidate_descendants("001-001", tree, "again", LoopStatus::running);
+  ASSERT_TRUE(inv.ok());
+  EXPECT_EQ(inv->write.updates.size(), 3u);  // 001-001, its phase and code loop
+  EXPECT_EQ(updated(*inv, "001-002"), nullptr);
+  EXPECT_EQ(updated(*inv, "001"), nullptr);
+  EXPECT_TRUE(inv->write.approvals.empty()) << "only plans are decided at the gate";
+}
+
+TEST(InvalidationTest, AParentThatCannotMoveToTheNextStatusRefusesAndWritesNothing) {
+  auto tree = tree_with_worktrees();
+  find(tree, "001").status = LoopStatus::invalidated;
+  auto inv = invalidate_descendants("001", tree, "again", LoopStatus::running);
+  ASSERT_FALSE(inv.ok());
+  EXPECT_EQ(inv.error().code, ErrorCode::illegal_transition);
+  EXPECT_EQ(invalidate_descendants("009", tree, "x", LoopStatus::running).error().code,
+            ErrorCode::not_found);
+}
+
+TEST(SubtreeTest, ALoopIsInItsOwnSubtreeAndSoAreItsDescendantsAndCodeLoop) {
+  EXPECT_TRUE(in_subtree("001", "001"));
+  EXPECT_TRUE(in_subtree("001-002-003", "001"));
+  EXPECT_TRUE(in_subtree("code-001-002-003", "001-002-003"));
+  EXPECT_FALSE(in_subtree("0010", "001"));
+  EXPECT_FALSE(in_subtree("001-002", "001-002-003"));
+  EXPECT_EQ(join({"a.txt", "b.txt"}, ", "), "a.txt, b.txt");
+}
