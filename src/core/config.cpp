@@ -387,6 +387,9 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                      });
              }},
             {"sandbox", [&](const YAML::Node& v, const std::string& k) { read_sandbox(w, v, k, c.sandbox); }},
+            {"integration", [&](const YAML::Node& v, const std::string& k) {
+               w.map(v, k, {{"max_fix_iterations", int_field(c.integration.max_fix_iterations, 1, 1000)}});
+             }},
             {"git", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k,
                      {

@@ -37,8 +37,8 @@ awaitable<ActionResult> LoopManager::resume(std::string id) {
 awaitable<ActionResult> LoopManager::stop(std::string id) {
   return manager::stop(impl_->state, std::move(id));
 }
-awaitable<Result<MergeInfo>> LoopManager::merge(std::string plan_id) {
-  return manager::merge(impl_->state, std::move(plan_id));
+awaitable<Result<MergeInfo>> LoopManager::merge(std::string plan_id, bool force) {
+  return manager::merge(impl_->state, std::move(plan_id), force);
 }
 awaitable<void> LoopManager::shutdown(std::chrono::milliseconds grace) {
   return manager::shutdown(impl_->state, grace);

@@ -52,8 +52,10 @@ class LoopManager {
   awaitable<ActionResult> pause(std::string id);
   awaitable<ActionResult> resume(std::string id);
   awaitable<ActionResult> stop(std::string id);
-  /// Merges a complete plan's integration branch into the base branch (`merge: manual`).
-  awaitable<Result<MergeInfo>> merge(std::string plan_id);
+  /// Merges a complete plan's integration branch into the base branch (`merge: manual`, or a
+  /// plan its integration gate blocked). An integration tip that fails the code validation (or
+  /// changed since it was checked and fails now) is refused unless `force`.
+  awaitable<Result<MergeInfo>> merge(std::string plan_id, bool force = false);
 
   /// Graceful stop: no new runs; every run is stopped (model calls abandoned, tool and validation
   /// processes killed) and waited for up to `grace`; loops it stopped are stored `pending` so the
