@@ -97,6 +97,11 @@ int run(int argc, char** argv) {
                    "Show the tree live until it ends (exit 0 complete, 1 failed or stopped); ask "
                    "at the approval gate");
   submit->add_flag("--yes", yes, "With --wait: approve the plan at the gate without asking");
+  bool dry_run = false;
+  submit->add_flag("--dry-run", dry_run,
+                   "Run the plan loop only up to the gate: show the plan, its forecast and the "
+                   "code loops' validation command, then end it (kept as failed, reason `dry "
+                   "run`; nothing is merged)");
   bool force = false;
   submit->add_flag("--force", force,
                    "Skip the checks that can be wrong (API key, validation command's program; "
@@ -224,7 +229,12 @@ int run(int argc, char** argv) {
       if (daemon_stop->parsed()) return run_daemon_stop(opts);
       return run_daemon_command(opts, foreground, daemon_force);
     }
-    if (submit->parsed()) return run_submit(opts, join_words(request), wait, yes, force);
+    if (submit->parsed()) {
+      if (dry_run && (wait || yes))
+        throw CommandError{kUsage, "--dry-run ends at the gate", "leave out --wait and --yes"};
+      if (dry_run) return run_dry_run(opts, join_words(request), force);
+      return run_submit(opts, join_words(request), wait, yes, force);
+    }
     if (list->parsed()) return run_list(opts, all);
     if (show->parsed())
       return run_show(opts, id,

@@ -22,6 +22,8 @@ int run_daemon_status(const GlobalOptions& opts);
 int run_daemon_stop(const GlobalOptions& opts);
 
 /// `force`: skip the prerequisite checks that can be wrong (src/cli/preflight.hpp).
+/// `submit --dry-run`: the plan loop up to the gate, shown, then ended (`failed`, `dry run`).
+int run_dry_run(const GlobalOptions& opts, const std::string& request, bool force);
 int run_submit(const GlobalOptions& opts, const std::string& request, bool wait, bool yes,
                bool force);
 int run_list(const GlobalOptions& opts, bool all);

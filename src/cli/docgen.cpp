@@ -7,49 +7,11 @@
 #include <sstream>
 
 #include "cli/context.hpp"
+#include "cli/docgen_model.hpp"
 
 namespace loopr::cli {
+namespace docgen {
 namespace {
-
-// What a value or argument completes to.
-enum class Completion { none, ids, files, dirs, branches, commands, words };
-
-struct OptDoc {
-  std::vector<std::string> names;  ///< `-f`, `--follow`
-  std::string value;               ///< `DIR`; empty for a flag
-  std::string description;
-  bool required = false;
-  Completion completes = Completion::none;
-};
-
-struct ArgDoc {
-  std::string key;  ///< `plan_id`
-  std::string description;
-  bool required = false;
-  bool many = false;  ///< takes the rest of the words
-  Completion completes = Completion::none;
-  std::vector<std::string> words;  ///< Completion::words
-
-  std::string display() const {
-    std::string s = key;
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
-    return s;
-  }
-};
-
-struct CommandDoc {
-  std::vector<std::string> path;  ///< {"daemon", "status"}; empty for loopr itself
-  std::string description;
-  std::vector<OptDoc> options;  ///< without --help
-  std::vector<ArgDoc> args;
-  std::vector<CommandDoc> subcommands;
-
-  std::string name() const {
-    std::string s = "loopr";
-    for (const auto& p : path) s += " " + p;
-    return s;
-  }
-};
 
 Completion value_completion(const std::string& value) {
   if (value == "DIR") return Completion::dirs;
@@ -67,67 +29,6 @@ std::vector<std::string> choice_words(const std::string& description) {
   std::istringstream in(description);
   for (std::string w; in >> w;)
     if (w != "|") out.push_back(w);
-  return out;
-}
-
-CommandDoc describe(CLI::App& app, std::vector<std::string> path) {
-  CommandDoc doc;
-  doc.path = path;
-  doc.description = app.get_description();
-  for (const CLI::Option* opt : app.get_options()) {
-    if (opt == app.get_help_ptr() || opt->get_group().empty()) continue;
-    if (opt->nonpositional()) {
-      OptDoc o;
-      for (const auto& s : opt->get_snames()) o.names.push_back("-" + s);
-      for (const auto& l : opt->get_lnames()) o.names.push_back("--" + l);
-      if (opt->get_type_size() != 0) {
-        o.value = opt->get_option_text();
-        if (o.value.empty()) o.value = opt->get_type_name();
-      }
-      o.description = opt->get_description();
-      o.required = opt->get_required();
-      o.completes = value_completion(o.value);
-      doc.options.push_back(std::move(o));
-    } else {
-      ArgDoc a;
-      a.key = opt->get_name();
-      a.description = opt->get_description();
-      a.required = opt->get_required();
-      a.many = opt->get_items_expected_max() > 1;
-      a.words = choice_words(a.description);
-      if (!a.words.empty())
-        a.completes = Completion::words;
-      else if (a.key == "id" || a.key == "plan_id")
-        a.completes = Completion::ids;
-      else if (a.key == "file")
-        a.completes = Completion::files;
-      doc.args.push_back(std::move(a));
-    }
-  }
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    if (sub->get_group().empty()) continue;
-    auto sub_path = path;
-    sub_path.push_back(sub->get_name());
-    doc.subcommands.push_back(describe(*sub, sub_path));
-  }
-  return doc;
-}
-
-// The first clause of a description, for completion menus.
-std::string short_description(const std::string& text) {
-  std::string s = text.substr(0, text.find('\n'));
-  for (const char* cut : {"; ", " ("}) {
-    auto p = s.find(cut);
-    if (p != std::string::npos && p > 10) s = s.substr(0, p);
-  }
-  return s;
-}
-
-// The root's options that every command takes too (`--version` is loopr's alone).
-std::vector<OptDoc> global_options(const CommandDoc& root) {
-  std::vector<OptDoc> out;
-  for (const auto& o : root.options)
-    if (o.names.back() != "--version") out.push_back(o);
   return out;
 }
 
@@ -211,6 +112,69 @@ std::string bash_kind(Completion c, const std::vector<std::string>& words) {
   return "none";
 }
 
+}  // namespace
+
+CommandDoc describe(CLI::App& app, std::vector<std::string> path) {
+  CommandDoc doc;
+  doc.path = path;
+  doc.description = app.get_description();
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt == app.get_help_ptr() || opt->get_group().empty()) continue;
+    if (opt->nonpositional()) {
+      OptDoc o;
+      for (const auto& s : opt->get_snames()) o.names.push_back("-" + s);
+      for (const auto& l : opt->get_lnames()) o.names.push_back("--" + l);
+      if (opt->get_type_size() != 0) {
+        o.value = opt->get_option_text();
+        if (o.value.empty()) o.value = opt->get_type_name();
+      }
+      o.description = opt->get_description();
+      o.required = opt->get_required();
+      o.completes = value_completion(o.value);
+      doc.options.push_back(std::move(o));
+    } else {
+      ArgDoc a;
+      a.key = opt->get_name();
+      a.description = opt->get_description();
+      a.required = opt->get_required();
+      a.many = opt->get_items_expected_max() > 1;
+      a.words = choice_words(a.description);
+      if (!a.words.empty())
+        a.completes = Completion::words;
+      else if (a.key == "id" || a.key == "plan_id")
+        a.completes = Completion::ids;
+      else if (a.key == "file")
+        a.completes = Completion::files;
+      doc.args.push_back(std::move(a));
+    }
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (sub->get_group().empty()) continue;
+    auto sub_path = path;
+    sub_path.push_back(sub->get_name());
+    doc.subcommands.push_back(describe(*sub, sub_path));
+  }
+  return doc;
+}
+
+// The first clause of a description, for completion menus.
+std::string short_description(const std::string& text) {
+  std::string s = text.substr(0, text.find('\n'));
+  for (const char* cut : {"; ", " ("}) {
+    auto p = s.find(cut);
+    if (p != std::string::npos && p > 10) s = s.substr(0, p);
+  }
+  return s;
+}
+
+// The root's options that every command takes too (`--version` is loopr's alone).
+std::vector<OptDoc> global_options(const CommandDoc& root) {
+  std::vector<OptDoc> out;
+  for (const auto& o : root.options)
+    if (o.names.back() != "--version") out.push_back(o);
+  return out;
+}
+
 void collect(const CommandDoc& c, std::vector<const CommandDoc*>& all) {
   all.push_back(&c);
   for (const auto& s : c.subcommands) collect(s, all);
@@ -222,113 +186,9 @@ std::string path_key(const CommandDoc& c) {
   return s;
 }
 
-// ---- zsh
+}  // namespace docgen
 
-std::string zsh_quote(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'')
-      out += "'\\''";
-    else
-      out += c;
-  }
-  return out + "'";
-}
-
-// An option's `[description]` for _arguments: brackets inside it escaped.
-std::string zsh_description(const std::string& text) {
-  std::string out = "[";
-  for (char c : short_description(text)) {
-    if (c == '[' || c == ']' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "]";
-}
-
-std::string zsh_action(Completion c, const std::vector<std::string>& words) {
-  switch (c) {
-    case Completion::ids:
-      return "_loopr_ids";
-    case Completion::files:
-      return "_files";
-    case Completion::dirs:
-      return "_files -/";
-    case Completion::branches:
-      return "_loopr_branches";
-    case Completion::commands:
-      return "_command_names -e";
-    case Completion::words: {
-      std::string s = "(";
-      for (const auto& w : words) s += w + " ";
-      s.back() = ')';
-      return s;
-    }
-    case Completion::none:
-      break;
-  }
-  return " ";
-}
-
-std::string zsh_function_name(const CommandDoc& c) {
-  std::string s = "_loopr_cmd";
-  for (const auto& p : c.path) s += "_" + p;
-  return s;
-}
-
-std::string zsh_option_specs(const std::vector<OptDoc>& options, const std::string& indent) {
-  std::string out;
-  for (const auto& o : options) {
-    std::string desc = zsh_description(o.description);
-    std::string value = o.value.empty() ? "" : ":" + o.value + ":" + zsh_action(o.completes, {});
-    if (o.names.size() == 1) {
-      out += indent + zsh_quote(o.names[0] + desc + value) + " \\\n";
-    } else {
-      std::string excl = "(";
-      for (const auto& n : o.names) excl += n + " ";
-      excl.back() = ')';
-      std::string names = "{";
-      for (const auto& n : o.names) names += n + ",";
-      names.back() = '}';
-      out += indent + zsh_quote(excl) + names + zsh_quote(desc + value) + " \\\n";
-    }
-  }
-  return out;
-}
-
-void zsh_command(std::ostringstream& out, const CommandDoc& c, const std::vector<OptDoc>& globals) {
-  out << zsh_function_name(c) << "() {\n";
-  out << "  local curcontext=\"$curcontext\" state line\n  typeset -A opt_args\n";
-  out << "  _arguments -C \\\n";
-  out << zsh_option_specs(c.options, "    ");
-  out << zsh_option_specs(globals, "    ");
-  out << "    '(- *)'{-h,--help}'[Print the help of " << c.name() << "]' \\\n";
-  int n = 1;
-  for (const auto& a : c.args) {
-    std::string pos = a.many ? "*" : std::to_string(n++);
-    out << "    " << zsh_quote(pos + ":" + a.key + ":" + zsh_action(a.completes, a.words))
-        << " \\\n";
-  }
-  if (!c.subcommands.empty()) out << "    '1:command:->command' \\\n    '*::arg:->args' \\\n";
-  out << "    && return 0\n";
-  if (!c.subcommands.empty()) {
-    out << "  case $state in\n    command)\n      local -a commands=(\n";
-    for (const auto& s : c.subcommands) {
-      std::string entry = s.path.back() + ":" + short_description(s.description);
-      out << "        " << zsh_quote(entry) << "\n";
-    }
-    out << "      )\n      _describe -t commands " << zsh_quote(c.name() + " command")
-        << " commands ;;\n";
-    out << "    args)\n      curcontext=\"${curcontext%:*:*}:loopr-$line[1]:\"\n";
-    out << "      case $line[1] in\n";
-    for (const auto& s : c.subcommands)
-      out << "        " << s.path.back() << ") " << zsh_function_name(s) << " ;;\n";
-    out << "      esac ;;\n  esac\n";
-  }
-  out << "}\n\n";
-  for (const auto& s : c.subcommands) zsh_command(out, s, globals);
-}
-
-}  // namespace
+using namespace docgen;
 
 std::string man_page(CLI::App& app, std::string_view version) {
   CommandDoc root = describe(app, {});
@@ -552,45 +412,6 @@ _loopr() {
 
 complete -F _loopr loopr
 )sh";
-  return out.str();
-}
-
-std::string zsh_completion(CLI::App& app) {
-  CommandDoc root = describe(app, {});
-  std::ostringstream out;
-  out << "#compdef loopr\n";
-  out << "# zsh completion for loopr. Generated by `loopr --generate-docs zsh` from the CLI's own\n"
-         "# help: do not edit. Loop ids come from `loopr --json list --all` (a running "
-         "daemon).\n\n";
-  out << R"zsh(_loopr_ids() {
-  local -a ids
-  ids=(${(f)"$(command loopr $_loopr_cdir --json list --all 2>/dev/null | grep -o '"id":"[^"]*"' | cut -d'"' -f4)"})
-  _describe -t loop-ids 'loop id' ids
-}
-
-_loopr_branches() {
-  local -a branches
-  branches=(${(f)"$(git $_loopr_cdir for-each-ref --format='%(refname:short)' refs/heads 2>/dev/null)"})
-  _describe -t branches 'branch' branches
-}
-
-)zsh";
-  // The root's own options are global: every command's function lists them.
-  std::vector<OptDoc> globals = global_options(root);
-  CommandDoc top = root;
-  std::erase_if(top.options, [](const OptDoc& o) { return o.names.back() != "--version"; });
-  zsh_command(out, top, globals);
-  out << R"zsh(_loopr() {
-  local -a _loopr_cdir
-  local i
-  for ((i = 2; i < CURRENT; i++)); do
-    [[ ${words[i]} == -C ]] && _loopr_cdir=(-C ${words[i+1]})
-  done
-  _loopr_cmd "$@"
-}
-
-_loopr "$@"
-)zsh";
   return out.str();
 }
 

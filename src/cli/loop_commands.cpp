@@ -2,15 +2,19 @@
 // pause/resume/stop and merge. Each is one or two calls of the control API.
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/format.hpp"
 #include "cli/iteration_log.hpp"
+#include "cli/markdown_render.hpp"
 #include "cli/preflight.hpp"
 #include "cli/review.hpp"
+#include "cli/terminal.hpp"
 #include "cli/tree_view.hpp"
 
 namespace loopr::cli {
@@ -45,6 +49,70 @@ int run_submit(const GlobalOptions& opts, const std::string& request, bool wait,
     std::cout << id << "\n" << std::flush;
   if (!wait) return kOk;
   return wait_for_plan(api, opts, id, yes);
+}
+
+int run_dry_run(const GlobalOptions& opts, const std::string& request, bool force) {
+  if (request.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw CommandError{kUsage, "the request is empty",
+                       "write `loopr submit --dry-run \"what you want built\"`"};
+  RepoPaths paths(require_repo(opts));
+  Config config = require_existing_config(paths);
+  bool daemon_running = Api(paths).health().has_value();
+  refuse_if_any(submit_problems(paths, config, !daemon_running, force),
+                "; `loopr submit --force` skips this check");
+  Api api = connect_or_start(paths, opts, force);
+  json r = api.post("/v1/plans", json{{"request", request}, {"dry_run", true}});
+  const std::string id = str_field(r, "id");
+  if (id.empty())
+    throw CommandError{kFailed, "the daemon answered without an id", "see .loopr/logs/daemon.out"};
+  if (!opts.quiet && !opts.json)
+    std::cerr << "dry run: plan " << id << " runs up to the gate (Ctrl-C leaves it running)\n";
+  // The plan loop ends on its own at the gate (the daemon ends a dry run there).
+  json loop;
+  for (;;) {
+    loop = api.get(loop_target(id));
+    const std::string status = str_field(loop, "status");
+    if (status != "pending" && status != "running" && status != "paused" &&
+        status != "rebasing" && status != "awaiting_approval")
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  const bool reached_gate = str_field(loop, "status_reason") == "dry run";
+  std::string plan_text;
+  if (reached_gate) plan_text = read_plan_artifact(paths, loop);
+  const std::string validation = config.loop(LoopType::code).validation;
+  if (opts.json) {
+    json out = {{"id", id},
+                {"reached_gate", reached_gate},
+                {"status", str_field(loop, "status")},
+                {"reason", str_field(loop, "status_reason")},
+                {"plan", reached_gate ? json(plan_text) : json(nullptr)},
+                {"cost_usd", loop.value("cost_usd", 0.0)},
+                {"validation", validation.empty() ? json(nullptr) : json(validation)}};
+    if (loop.contains("forecast")) out["forecast"] = loop["forecast"];
+    std::cout << out.dump() << "\n";
+    return reached_gate ? kOk : kFailed;
+  }
+  if (!reached_gate) {
+    throw CommandError{kFailed,
+                       "the dry run's plan " + id + " ended before the gate: " +
+                           str_field(loop, "status") + " (" + str_field(loop, "status_reason") +
+                           ")",
+                       "`loopr show " + id + "` has its iterations"};
+  }
+  if (opts.quiet) return kOk;
+  Style style{stdout_color(opts)};
+  std::cout << render_markdown(plan_text, style, terminal_width()) << "\n";
+  if (auto f = loop.find("forecast"); f != loop.end() && f->is_object())
+    std::cout << style.bold("forecast: ") << f->dump() << "\n";
+  std::cout << style.bold("validation: ")
+            << (validation.empty() ? std::string("(none configured: loops.code.validation)")
+                                   : "code loops run `" + validation + "`")
+            << "\n";
+  std::cout << "dry run of plan " << id << ": " << format_cost(loop.value("cost_usd", 0.0))
+            << " spent; the plan is kept as failed (`dry run`), nothing was merged; `loopr show "
+            << id << "`\n";
+  return kOk;
 }
 
 int run_list(const GlobalOptions& opts, bool all) {

@@ -534,6 +534,8 @@ loops:
   phase: {max_iterations: 5}
 )" + code_comment + R"(  code:  {max_iterations: 20, validation: )" + yaml_quoted(code_validation) +
                     R"(, iteration_timeout: 10m, max_turns_per_iteration: 50}
+integration:                     # the finished tree's integration branch runs loops.code.validation
+  max_fix_iterations: 5          # before it is merged; a failure gets a fix loop with this budget
 pricing:                         # USD per million tokens
   claude-opus-5-5:   {input: 4.0, output: 20.0, cache_write: 5.0, cache_read: 0.20}
   claude-sonnet-5-5: {input: 2.0, output: 10.0, cache_write: 2.5, cache_read: 0.20}

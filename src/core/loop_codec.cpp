@@ -34,6 +34,7 @@ constexpr const char* kMarkKeys[] = {"merged_iteration",
                                      "gate_output",
                                      "gate_log",
                                      "gate_fixes",
+                                     "dry_run",
                                      "consecutive_errors",
                                      "no_progress",
                                      "last_error",
@@ -123,6 +124,7 @@ json marks_json(const Loop& l) {
   write(c, "gate_output", t.gate_output);
   write(c, "gate_log", t.gate_log);
   write(c, "gate_fixes", t.gate_fixes, 0);
+  write(c, "dry_run", t.dry_run);
   const RunMarks& r = l.run;
   write(c, "consecutive_errors", r.consecutive_errors, 0);
   write(c, "no_progress", r.no_progress, 0);
@@ -157,6 +159,7 @@ void read_marks(const json& c, Loop& l) {
   read(c, "gate_output", t.gate_output);
   read(c, "gate_log", t.gate_log);
   read(c, "gate_fixes", t.gate_fixes);
+  read(c, "dry_run", t.dry_run);
   RunMarks& r = l.run;
   read(c, "consecutive_errors", r.consecutive_errors);
   read(c, "no_progress", r.no_progress);

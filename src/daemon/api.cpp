@@ -191,7 +191,9 @@ awaitable<Response> Api::handle(Request req) {
       co_return error_response(400,
                                "the body needs a string field `request` (the feature to build)");
     std::string request = (*body)["request"].get<std::string>();
-    auto made = co_await s.manager.submit(request);
+    const bool dry_run = body->contains("dry_run") && (*body)["dry_run"].is_boolean() &&
+                         (*body)["dry_run"].get<bool>();
+    auto made = co_await s.manager.submit(request, dry_run);
     if (!made) co_return error_of(made.error());
     co_return Response{201, {{"id", made->id}}};
   }

@@ -137,7 +137,8 @@ Result<RebaseOutcome> LoopWorktrees::rebase_onto_integration(const Loop& loop) c
 
 Result<IntegrationMerge> LoopWorktrees::merge_into_integration(const Loop& loop, bool rebuild,
                                                                const std::string& base_branch,
-                                                               const std::string& message) const {
+                                                               const std::string& message,
+                                                               bool merge_after_rebase) const {
   const std::string integration = integration_branch(loop.plan_id);
   const std::string branch = branch_of(loop);
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
@@ -152,6 +153,7 @@ Result<IntegrationMerge> LoopWorktrees::merge_into_integration(const Loop& loop,
     LOOPR_ASSIGN(RebaseOutcome rb, wt.rebase_onto(integration));
     if (rb.kind == RebaseOutcome::Kind::conflict || rb.kind == RebaseOutcome::Kind::local_changes)
       return IntegrationMerge{m, rb.conflicts};
+    if (!merge_after_rebase) return IntegrationMerge{m, {}, true};
     LOOPR_ASSIGN(m, r.merge(branch, integration, message));
   }
   std::vector<std::string> conflicts = m.conflicts;

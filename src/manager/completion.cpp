@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/engine/code_check.hpp>
 #include <loopr/engine/feedback.hpp>
 #include <loopr/git/branches.hpp>
 
@@ -32,7 +33,50 @@ struct Completing {
   }
 };
 
-awaitable<bool> merge_into_integration(ManagerState& s, Loop& loop) {
+// A code loop whose work had to be rebased onto a moved integration tip at merge time: its
+// validation runs again in its worktree before the merge. True when it passes; otherwise the loop
+// goes back to running with the output in its feedback (and has at least one more iteration).
+awaitable<bool> revalidate_rebased(State state, Loop& loop) {
+  ManagerState& s = *state;
+  engine::CodeCheckRequest request;
+  request.command = loop.validation_command.empty()
+                        ? s.ctx.config->loop(LoopType::code).validation
+                        : loop.validation_command;
+  request.workdir = loop.worktree;
+  request.env = {{"LOOPR_LOOP_ID", loop.id}, {"LOOPR_LOOP_TYPE", "code"},
+                 {"LOOPR_PLAN_ID", loop.plan_id}};
+  request.cancel = &s.gate_cancel;
+  engine::CodeCheck check = co_await engine::run_code_check(s.ctx, std::move(request));
+  if (check.passed) {
+    std::vector<Event> events;
+    events.push_back(
+        make_event(loop.id, "revalidated", {{"passed", true}, {"summary", check.summary}}));
+    co_await s.journal.note(std::move(events));
+    co_return true;
+  }
+  if (check.stopped) co_return false;  // the daemon stops: recovery merges it again
+  const int budget = s.ctx.config->loop(LoopType::code).max_iterations;
+  auto stored = co_await s.journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+    w.events.push_back(make_event(l.id, "revalidated",
+                                  {{"passed", false}, {"summary", check.summary}}));
+    engine::add_feedback(l.run, FeedbackEntry{l.iteration, "rebase",
+                                              "rebased onto the integration branch at merge "
+                                              "time, then: " + first_line(check.summary, 100),
+                                              "Your work was rebased onto the integration branch "
+                                              "(other loops' work landed there) and then failed "
+                                              "its validation. " + check.feedback});
+    if (l.iteration >= l.max_iterations) l.max_iterations = l.iteration + std::max(1, budget / 2);
+    if (!engine::transition(l, LoopStatus::running,
+                            "its validation fails after a rebase at merge time", w.events))
+      return not_allowed(l, "cannot run again");
+    return std::nullopt;
+  });
+  if (stored) spawn_run(state, loop.id);
+  co_return false;
+}
+
+awaitable<bool> merge_into_integration(State state, Loop& loop) {
+  ManagerState& s = *state;
   const std::string integration = git::integration_branch(loop.plan_id);
   // A plan merges a new generation of children into a fresh integration branch, so nothing of
   // an invalidated generation reaches the result.
@@ -41,10 +85,21 @@ awaitable<bool> merge_into_integration(ManagerState& s, Loop& loop) {
       loop.type == LoopType::plan && loop.tree.integration_generation != generation;
   std::string message = "loopr(" + loop.id + "): merge " + to_string(loop.type) + " " + loop.id +
                         " (iteration " + std::to_string(loop.iteration) + ") into " + integration;
-  auto work = [wt = s.worktrees, loop, rebuild, base = s.ctx.config->base_branch, message] {
-    return wt.merge_into_integration(loop, rebuild, base, message);
+  // A code loop rebased at merge time is validated again before it is merged.
+  const bool revalidate = loop.type == LoopType::code;
+  auto work = [wt = s.worktrees, loop, rebuild, base = s.ctx.config->base_branch, message,
+               revalidate] {
+    return wt.merge_into_integration(loop, rebuild, base, message, !revalidate);
   };
   auto out = co_await run_blocking(s.ctx.pool, work);
+  if (out && out->rebased_unmerged) {
+    bool passed = co_await revalidate_rebased(state, loop);
+    if (!passed) co_return false;
+    auto again = [wt = s.worktrees, loop, base = s.ctx.config->base_branch, message] {
+      return wt.merge_into_integration(loop, false, base, message, true);
+    };
+    out = co_await run_blocking(s.ctx.pool, again);
+  }
   if (!out) {
     spdlog::error("loop {}: merging into {} failed: {}", loop.id, integration, out.error().message);
     WriteSet set;
@@ -175,7 +230,7 @@ awaitable<void> on_complete(State s, std::string id) {
   if (!loaded || loaded->status != LoopStatus::complete) co_return;
   Loop loop = std::move(*loaded);
   if (!merged(loop)) {
-    bool ok = co_await merge_into_integration(*s, loop);
+    bool ok = co_await merge_into_integration(s, loop);
     if (!ok) co_return;
   }
   if (!spawned(loop)) {

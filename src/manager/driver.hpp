@@ -100,7 +100,9 @@ awaitable<std::size_t> stop_subtree(ManagerState& s, std::string plan_id, std::s
                                     std::string why, bool include_root);
 
 // user_actions.cpp
-awaitable<ActionResult> submit(State s, std::string request);
+awaitable<ActionResult> submit(State s, std::string request, bool dry_run);
+/// A dry run's plan reached the gate: it ends `failed` with the reason `dry run`.
+awaitable<void> end_dry_run(State s, std::string id);
 awaitable<ActionResult> decide(State s, std::string id, bool approve, std::string reason);
 awaitable<ActionResult> iterate(State s, std::string id, std::string feedback);
 awaitable<ActionResult> pause(State s, std::string id);

@@ -16,8 +16,8 @@ LoopManager::LoopManager(engine::EngineContext& ctx)
 LoopManager::~LoopManager() { impl_->state->stopping = true; }
 
 awaitable<Result<void>> LoopManager::start() { return manager::start(impl_->state); }
-awaitable<ActionResult> LoopManager::submit(std::string request) {
-  return manager::submit(impl_->state, std::move(request));
+awaitable<ActionResult> LoopManager::submit(std::string request, bool dry_run) {
+  return manager::submit(impl_->state, std::move(request), dry_run);
 }
 awaitable<ActionResult> LoopManager::approve(std::string id) {
   return decide(impl_->state, std::move(id), true, "");

@@ -168,6 +168,8 @@ awaitable<void> after_run(State s, Loop loop) {
     co_await on_complete(s, loop.id);
   else if (loop.status == LoopStatus::failed)
     co_await on_failed(s, loop.id);
+  else if (loop.status == LoopStatus::awaiting_approval && loop.tree.dry_run)
+    co_await end_dry_run(s, loop.id);
 }
 
 awaitable<void> finish_loop(State s, std::string id) {

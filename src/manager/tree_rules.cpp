@@ -245,6 +245,12 @@ RecoveryPlan plan_recovery(std::span<const Loop> all, MergeMode mode) {
         }
         break;
       }
+      case LoopStatus::awaiting_approval:
+        if (l.tree.dry_run) {  // killed before it ended at the gate
+          plan.finish.push_back(l.id);
+          interrupted = true;
+        }
+        break;
       case LoopStatus::failed:
         if (failure_pending(l)) {
           plan.finish.push_back(l.id);

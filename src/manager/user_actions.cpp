@@ -65,14 +65,15 @@ awaitable<ActionResult> invalidate_and_iterate(State s, Loop parent, std::string
 
 }  // namespace
 
-awaitable<ActionResult> submit(State s, std::string request) {
+awaitable<ActionResult> submit(State s, std::string request, bool dry_run) {
   trim_end(request);
   if (request.empty())
     co_return make_error(ErrorCode::invalid_argument, "the request is empty (say what to build)");
   if (s->stopping) co_return shutting_down();
   auto guard = co_await s->tree_lock.lock();
   std::shared_ptr<const Config> config = s->ctx.config;
-  auto make = [wt = s->worktrees, &journal = s->journal, request, config]() -> Result<Loop> {
+  auto make = [wt = s->worktrees, &journal = s->journal, request, config,
+               dry_run]() -> Result<Loop> {
     LOOPR_TRY(wt.check_base(config->base_branch));
     // A plan number whose branches exist already (a store deleted by hand) is skipped.
     std::string id;
@@ -83,6 +84,7 @@ awaitable<ActionResult> submit(State s, std::string request) {
     }
     if (id.empty()) return make_error(ErrorCode::internal, "no free plan number");
     Loop plan = make_plan_loop(id, request, *config);
+    plan.tree.dry_run = dry_run;
     LOOPR_TRY(wt.start_plan(id, config->base_branch));
     LOOPR_ASSIGN(git::PreparedWorktree prepared, wt.prepare(plan, config->base_branch));
     plan.worktree = prepared.worktree;
@@ -93,12 +95,23 @@ awaitable<ActionResult> submit(State s, std::string request) {
   if (!made) co_return made.take_error();
   WriteSet set;
   set.creates.push_back(*made);
-  set.events.push_back(
-      make_event(made->id, "loop_created", {{"type", "plan"}, {"task", first_line(request, 200)}}));
+  set.events.push_back(make_event(
+      made->id, "loop_created",
+      {{"type", "plan"}, {"task", first_line(request, 200)}, {"dry_run", dry_run}}));
   auto stored = co_await s->journal.commit(std::move(set));
   if (!stored) co_return stored.take_error();
   spawn_run(s, made->id);
   co_return std::move(stored->loops.front());
+}
+
+awaitable<void> end_dry_run(State s, std::string id) {
+  co_await s->journal.edit(id, [](Loop& l, WriteSet& w) -> std::optional<Error> {
+    if (l.status != LoopStatus::awaiting_approval || !l.tree.dry_run)
+      return not_allowed(l, "it is not a dry run at the gate");
+    l.tree.user_rejected = true;  // ended on purpose: no failure policy
+    if (!transition(l, LoopStatus::failed, "dry run", w.events)) return not_allowed(l, "cannot end");
+    return std::nullopt;
+  });
 }
 
 awaitable<ActionResult> decide(State s, std::string id, bool approve, std::string text) {

@@ -72,6 +72,18 @@ TEST(ConfigTest, TheWrittenDefaultFileParsesToTheDefaults) {
   EXPECT_EQ(r->loop(LoopType::code).iteration_timeout, 10min);
   EXPECT_EQ(r->concurrency.runners, d.concurrency.runners);
   EXPECT_EQ(r->pricing.size(), d.pricing.size());
+  EXPECT_EQ(r->integration.max_fix_iterations, 5);
+}
+
+TEST(ConfigTest, IntegrationFixIterationsAreReadAndBounded) {
+  auto r = parse_config("integration: {max_fix_iterations: 2}\n", "c.yml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->integration.max_fix_iterations, 2);
+  auto zero = parse_config("integration:\n  max_fix_iterations: 0\n", "c.yml");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().message.find("c.yml:2"), std::string::npos) << zero.error().message;
+  EXPECT_NE(zero.error().message.find("max_fix_iterations"), std::string::npos);
+  EXPECT_FALSE(parse_config("integration: {fixes: 2}\n", "c.yml").ok()) << "unknown key";
 }
 
 TEST(ConfigTest, ReadsEveryKindOfValue) {

@@ -193,7 +193,29 @@ class DaemonFixture : public ::testing::Test {
       if (!gone) kill_daemon();
       daemon_pid = -1;
     }
+    if (!HasFailure() && !base_may_fail) {
+      // Issue 15: whatever tree loopr merged into the base branch passes the base's tests.
+      EXPECT_TRUE(base_passes()) << "the base branch's tests fail after loopr merged into it:\n"
+                                 << git("log --oneline -5 main");
+    }
     if (HasFailure()) std::cerr << "daemon log tail:\n" << tail_log() << "\n";
+  }
+
+  /// Set by a test that merges a failing tree on purpose (`merge --force`).
+  bool base_may_fail = false;
+
+  /// The base branch's `check.sh`, in a checkout of its own; true when loopr merged nothing
+  /// into it (or it has no check.sh).
+  bool base_passes() {
+    if (!std::filesystem::exists(dir / ".git")) return true;
+    if (git("log --format=%s main").find("loopr(") == std::string::npos) return true;
+    if (git("cat-file -e main:check.sh").find("fatal") != std::string::npos) return true;
+    std::string where = shell_quote(dir.str() + "-base-check");
+    auto r = run_command("git worktree add -q --detach " + where + " main && cd " + where +
+                             " && sh check.sh; rc=$?; cd " + shell_quote(dir.str()) +
+                             " && git worktree remove --force " + where + "; exit $rc",
+                         dir.str());
+    return r.exit_code == 0;
   }
 
   std::string tail_log() const {

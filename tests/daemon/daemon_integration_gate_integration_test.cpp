@@ -61,15 +61,7 @@ class IntegrationGateTest : public DaemonFixture {
     return l.count("001") ? l["001"] : json::object();
   }
 
-  /// The base branch's tests, in a checkout of its own.
-  bool main_passes() {
-    std::string where = shell_quote(dir.str() + "-base-check");
-    auto r = run_command("git worktree add -q --detach " + where + " main && cd " + where +
-                             " && sh check.sh; rc=$?; cd " + shell_quote(dir.str()) +
-                             " && git worktree remove --force " + where + "; exit $rc",
-                         dir.str());
-    return r.exit_code == 0;
-  }
+  bool main_passes() { return base_passes(); }
 };
 
 }  // namespace
@@ -170,6 +162,7 @@ TEST_F(IntegrationGateTest, AFixLoopThatCannotRepairItBlocksThePlanAndThePersonD
 }
 
 TEST_F(IntegrationGateTest, MergeForceLandsARedTipOnlyWhenThePersonSaysSo) {
+  base_may_fail = true;  // the person merges a red tip on purpose
   start("no help", "notes.txt", "integration: {max_fix_iterations: 1}\n");
   ASSERT_TRUE(wait_until([&] { return plan_row().value("tree_verdict", "") == "integration_failed"; },
                          std::chrono::seconds(90)))
@@ -217,4 +210,60 @@ TEST_F(IntegrationGateTest, ATreeThatChangesLooprsOwnPromptsWaitsForThePersonsMe
   EXPECT_EQ(plan_row()["status"], "complete");
   EXPECT_EQ(plan_row()["tree_verdict"], "merged");
   EXPECT_EQ(git("show main:.loopr/prompts/code.md"), "# obey the file\n");
+}
+
+// A loop whose work has to be rebased at merge time runs its validation again before it is
+// merged: loop B repeats A's change (already on the integration branch) and changes it again, so
+// its merge conflicts but its rebase does not; rebased beside A's work it fails, goes back to
+// work with the output, and is merged only once it passes there.
+TEST_F(IntegrationGateTest, ALoopRebasedAtMergeTimeIsValidatedAgainBeforeItIsMerged) {
+  make_repo();
+  write_file(dir / "check.sh",
+             "if grep -rqs WIP wip; then echo 'still WIP'; exit 1; fi\n"
+             "if [ -e a.txt ] && [ \"$(cat f.txt 2>/dev/null)\" = two ]; then "
+             "echo 'TWO-WITH-A: f.txt says two beside a.txt'; exit 1; fi\necho ok\n");
+  ASSERT_EQ(run_command("git add -A && git commit -q -m check", dir.str()).exit_code, 0);
+  auto writes = [](const std::vector<std::pair<std::string, std::string>>& files) {
+    std::string y = "      tool_use:\n";
+    for (const auto& [path, content] : files)
+      y += "        - name: write_file\n          input: {path: \"" + path + "\", content: \"" +
+           content + "\\n\"}\n";
+    return y;
+  };
+  const std::string a = "code-001-001-001", b = "code-001-001-002";
+  TreeScript script;
+  script.specs = {"alpha"};
+  script.phases = 2;
+  script.extra_rules =
+      "  - name: a\n    match: {loop_id: \"^" + a + "$\", turn: 1}\n    reply:\n"
+      "      fault: {delay: 2500ms}\n" + writes({{"a.txt", "a"}, {"f.txt", "one"}}) +
+      "  - name: b1\n    match: {loop_id: \"^" + b + "$\", turn: 1, first_user: \"iteration 1 of\"}\n"
+      "    reply:\n" + writes({{"f.txt", "one"}, {"wip/b.txt", "WIP"}}) +
+      "  - name: b2\n    match: {loop_id: \"^" + b + "$\", turn: 1, first_user: \"iteration 2 of\"}\n"
+      "    reply:\n      fault: {delay: 5000ms}\n" + writes({{"f.txt", "two"}, {"wip/b.txt", "done"}}) +
+      "  - name: b3\n    match: {loop_id: \"^" + b + "$\", turn: 1}\n    reply:\n" +
+      writes({{"f.txt", "three"}});
+  start_mock(script);
+  start_daemon();
+  ASSERT_EQ(submit("Write f"), "001");
+  ASSERT_TRUE(wait_status("001", "awaiting_approval")) << dump_loops();
+  ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
+  ASSERT_TRUE(wait_until([&] { return plan_row().value("tree_verdict", "") == "merged"; },
+                         std::chrono::seconds(90)))
+      << dump_loops();
+  std::vector<json> revalidated;
+  (void)client().stream("/v1/events?since=0&follow=false", [&](const daemon::SseMessage& m) {
+    if (m.event == "revalidated") revalidated.push_back(json::parse(m.data));
+    return true;
+  });
+  // Failed once after the rebase; its next iteration starts from the new tip, so that one merges
+  // without another rebase.
+  ASSERT_EQ(revalidated.size(), 1u) << dump_loops() << git("log --oneline --graph --all");
+  EXPECT_EQ(revalidated[0]["loop_id"], b);
+  EXPECT_FALSE(revalidated[0]["data"]["passed"].get<bool>());
+  EXPECT_EQ(loops(true)[b]["iteration"], 3);
+  std::string prompt = read_file(paths().iteration_dir(b, 3) / "prompt.md");
+  EXPECT_NE(prompt.find("TWO-WITH-A"), std::string::npos) << prompt;
+  EXPECT_EQ(git("show main:f.txt"), "three\n");
+  EXPECT_TRUE(main_passes());
 }

@@ -335,3 +335,31 @@ TEST_F(CliE2E, PauseResumeStopActOnTheTree) {
   }
   EXPECT_TRUE(saw_stop) << logs.out;
 }
+
+TEST_F(CliE2E, SubmitDryRunStopsAtTheGateShowsThePlanAndKeepsItAsFailed) {
+  make_repo(CliScript{{"alpha", "beta"}});
+  CliRun r = loopr("submit --dry-run 'Add two things'");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("spec-alpha"), std::string::npos) << "the plan, rendered\n" << r.out;
+  EXPECT_NE(r.out.find("code loops run `"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dry run of plan 001"), std::string::npos) << r.out;
+  auto l = loops();
+  ASSERT_EQ(l.size(), 1u) << "nothing was spawned";
+  EXPECT_EQ(l["001"]["status"], "failed");
+  json show = loopr("--json show 001").json();
+  EXPECT_EQ(show["status"], "failed");
+  EXPECT_NE(loopr("show 001").out.find("dry run"), std::string::npos);
+  EXPECT_EQ(git("branch --list 'loopr/001-loops/001-*'"), "") << "no spec branch";
+  EXPECT_EQ(git("log --format=%s main").find("loopr("), std::string::npos) << "nothing merged";
+  // --json: the plan text and the command, one document.
+  CliRun j = loopr("--json submit --dry-run 'Another'");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  json doc = j.json();
+  EXPECT_EQ(doc["id"], "002");
+  EXPECT_EQ(doc["reached_gate"], true);
+  EXPECT_EQ(doc["status"], "failed");
+  EXPECT_EQ(doc["reason"], "dry run");
+  EXPECT_NE(doc["plan"].get<std::string>().find("## Specs to Create"), std::string::npos);
+  EXPECT_FALSE(doc["validation"].is_null());
+  EXPECT_EQ(loopr("submit --dry-run --wait 'x'").exit_code, 2);
+}

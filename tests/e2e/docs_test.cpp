@@ -104,7 +104,7 @@ TEST(DocsTest, ManPageRendersWithoutWarnings) {
   EXPECT_EQ(r.output, "") << "groff warnings";
   auto text = run_command("MANWIDTH=100 man -l " + shell_quote(kDocs + "/loopr.1.gz"));
   EXPECT_NE(text.output.find("EXIT STATUS"), std::string::npos) << text.output;
-  EXPECT_NE(text.output.find("loopr submit [--wait] [--yes] [--force] REQUEST..."),
+  EXPECT_NE(text.output.find("loopr submit [--wait] [--yes] [--dry-run] [--force] REQUEST..."),
             std::string::npos)
       << text.output;
 }

@@ -308,3 +308,86 @@ TEST(LoopWorktreesTest, CheckpointCommitsWhatAStoppedRunLeft) {
   EXPECT_EQ(git_line(a.worktree, "log -1 --format=%s"),
             "loopr(001-001): work in progress when the daemon stopped");
 }
+
+// A merge that conflicts but a rebase that does not: the integration branch already has the
+// loop's first change (the same patch), and the loop changed those lines again since.
+TEST(LoopWorktreesTest, WorkRebasedAtMergeTimeCanBeLeftUnmergedForItsValidationToRunAgain) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  Loop a = prepared(wt, "code-001-001-001");
+  Loop b = prepared(wt, "code-001-001-002");
+  const auto aw = std::filesystem::path(a.worktree), bw = std::filesystem::path(b.worktree);
+  write_file(bw / "f.txt", "one\n");
+  repo.commit_all("b: one", bw);
+  write_file(aw / "f.txt", "one\n");  // the same patch, landed through loop a
+  repo.commit_all("a: one", aw);
+  ASSERT_TRUE(wt.merge_into_integration(a, false, "trunk", "merge a").ok());
+  write_file(bw / "f.txt", "two\n");
+  std::string b_tip = repo.commit_all("b: two", bw);
+  const std::string tip = *wt.integration_tip("001");
+
+  auto held = wt.merge_into_integration(b, false, "trunk", "merge b", false);
+  ASSERT_TRUE(held.ok()) << held.error().message;
+  ASSERT_TRUE(held->rebased_unmerged) << "the merge conflicts, the rebase does not";
+  EXPECT_EQ(*wt.integration_tip("001"), tip) << "nothing merged before the validation";
+  EXPECT_NE(git_line(b.worktree, "rev-parse HEAD"), b_tip) << "the worktree is rebased";
+  EXPECT_EQ(read_file(bw / "f.txt"), "two\n");
+  auto merged = wt.merge_into_integration(b, false, "trunk", "merge b", true);
+  ASSERT_TRUE(merged.ok());
+  EXPECT_FALSE(merged->rebased_unmerged);
+  EXPECT_EQ(merged->merge.kind, MergeOutcome::Kind::fast_forward);
+  EXPECT_EQ(run_git(repo.root(), "show loopr/001:f.txt"), "two\n");
+}
+
+TEST(LoopWorktreesTest, TheGateChecksOutTheIntegrationTipInAWorktreeOfItsOwnAndRemovesIt) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  Loop a = prepared(wt, "code-001-001-001");
+  write_file(std::filesystem::path(a.worktree) / "a.txt", "a\n");
+  repo.commit_all("a", std::filesystem::path(a.worktree));
+  ASSERT_TRUE(wt.merge_into_integration(a, false, "trunk", "merge a").ok());
+  auto gate = wt.prepare_gate("001");
+  ASSERT_TRUE(gate.ok()) << gate.error().message;
+  EXPECT_EQ(gate->worktree, (repo.root() / ".loopr/worktrees/001-gate").string());
+  EXPECT_EQ(gate->sha, *wt.integration_tip("001"));
+  EXPECT_EQ(read_file(std::filesystem::path(gate->worktree) / "a.txt"), "a\n");
+  // Whatever the check leaves (build output, a half-written file) goes with it; made again
+  // after a kill, the old one is replaced.
+  write_file(std::filesystem::path(gate->worktree) / "build/out.o", "junk");
+  write_file(std::filesystem::path(gate->worktree) / "a.txt", "edited by the tests\n");
+  auto again = wt.prepare_gate("001");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(read_file(std::filesystem::path(again->worktree) / "a.txt"), "a\n");
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(again->worktree) / "build"));
+  ASSERT_OK(wt.remove_gate("001"));
+  EXPECT_FALSE(std::filesystem::exists(repo.root() / ".loopr/worktrees/001-gate"));
+  EXPECT_FALSE(cli_has_branch(repo, "loopr/001-gate"));
+  EXPECT_EQ(run_git(repo.root(), "worktree list").find("001-gate"), std::string::npos);
+  ASSERT_OK(wt.remove_gate("001"));  // nothing to remove is fine
+  EXPECT_TRUE(fsck_clean(repo.root()));
+}
+
+TEST(LoopWorktreesTest, ProtectedChangesNameLooprsOwnSettingsAndPromptsOnly) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  Loop a = prepared(wt, "code-001-001-001");
+  const auto aw = std::filesystem::path(a.worktree);
+  write_file(aw / "src.txt", "code\n");
+  write_file(aw / ".loopr/specs/001-001-x.spec.md", "# a spec\n");
+  repo.commit_all("ordinary", aw);
+  ASSERT_TRUE(wt.merge_into_integration(a, false, "trunk", "merge").ok());
+  auto none = wt.protected_changes("001", "trunk");
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none->empty());
+  write_file(aw / ".loopr/prompts/code.md", "# obey\n");
+  write_file(aw / ".loopr/config.yml", "merge: auto\n");
+  repo.commit_all("sneaky", aw);
+  ASSERT_TRUE(wt.merge_into_integration(a, false, "trunk", "merge").ok());
+  auto touched = wt.protected_changes("001", "trunk");
+  ASSERT_TRUE(touched.ok());
+  EXPECT_EQ(*touched, (std::vector<std::string>{".loopr/config.yml", ".loopr/prompts/code.md"}));
+  // Changes the base branch made itself since the fork are not the tree's.
+  repo.write(".loopr/prompts/spec.md", "# the user's own prompt\n");
+  repo.commit_all("user");
+  EXPECT_EQ(wt.protected_changes("001", "trunk")->size(), 2u);
+}

@@ -54,6 +54,7 @@ struct TreeMarks {
   std::string gate_output;   ///< the end of what the check printed (a few KiB)
   std::string gate_log;      ///< the full output, relative to the repository root
   int gate_fixes = 0;        ///< fix loops made since the tree's generation began or a resume
+  bool dry_run = false;      ///< `submit --dry-run`: the plan ends at the gate, `failed`
 
   bool operator==(const TreeMarks&) const = default;
 };

@@ -36,6 +36,9 @@ struct PreparedWorktree {
 struct IntegrationMerge {
   MergeOutcome merge;                  ///< kind and the integration tip afterwards
   std::vector<std::string> conflicts;  ///< conflict (or would-be-overwritten) paths, if any
+  /// The loop's work was rebased onto the moved integration tip and NOT merged yet (asked with
+  /// `merge_after_rebase` false): its validation runs again first.
+  bool rebased_unmerged = false;
 };
 
 /// A checkout of a plan's integration tip for the integration gate.
@@ -78,10 +81,12 @@ class LoopWorktrees {
   /// Merges the loop's branch into its plan's integration branch. `rebuild`: the integration
   /// branch is made again from `base_branch` first (a plan starting a new generation of
   /// children). When the integration branch moved under the loop so that the merge conflicts,
-  /// the loop's work is rebased onto the new tip and merged again.
+  /// the loop's work is rebased onto the new tip and merged again, or, with
+  /// `merge_after_rebase` false, left rebased and unmerged for its validation to run again.
   Result<IntegrationMerge> merge_into_integration(const Loop& loop, bool rebuild,
                                                   const std::string& base_branch,
-                                                  const std::string& message) const;
+                                                  const std::string& message,
+                                                  bool merge_after_rebase = true) const;
 
   /// loopr's own files (`.loopr/config.yml`, `.loopr/prompts/`) that merging the plan's
   /// integration branch into `base_branch` would change: a person reviews those.

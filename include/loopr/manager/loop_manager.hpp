@@ -42,7 +42,8 @@ class LoopManager {
   awaitable<Result<void>> start();
 
   /// A new plan loop for `request` (its integration branch and worktree made from the base branch).
-  awaitable<ActionResult> submit(std::string request);
+  /// `dry_run`: the plan loop runs up to the gate, then ends `failed` with the reason `dry run`.
+  awaitable<ActionResult> submit(std::string request, bool dry_run = false);
 
   awaitable<ActionResult> approve(std::string id);
   awaitable<ActionResult> reject(std::string id, std::string reason);
