@@ -27,20 +27,33 @@ std::string loop_target(const std::string& id) { return "/v1/loops/" + url_encod
 
 void print_loop_json(const json& loop) { std::cout << interface_loop_json(loop).dump() << "\n"; }
 
-}  // namespace
-
-int run_submit(const GlobalOptions& opts, const std::string& request, bool wait, bool yes,
-               bool force) {
+// What `submit` (and `submit --dry-run`) does before anything is created: the request is not
+// empty, the prerequisites hold, and a daemon answers (started if needed).
+struct Submitting {
+  RepoPaths paths;
+  Config config;
+  Api api;
+};
+Submitting prepare_submit(const GlobalOptions& opts, const std::string& request, bool force,
+                          const std::string& usage) {
   if (request.find_first_not_of(" \t\r\n") == std::string::npos)
-    throw CommandError{kUsage, "the request is empty",
-                       "write `loopr submit \"what you want built\"`"};
+    throw CommandError{kUsage, "the request is empty", "write `" + usage + "`"};
   RepoPaths paths(require_repo(opts));
   Config config = require_existing_config(paths);
-  // Before anything is created: a running daemon checked its own provider setup at its start.
+  // A running daemon checked its own provider setup at its start.
   bool daemon_running = Api(paths).health().has_value();
   refuse_if_any(submit_problems(paths, config, !daemon_running, force),
                 "; `loopr submit --force` skips this check");
   Api api = connect_or_start(paths, opts, force);
+  return Submitting{paths, std::move(config), std::move(api)};
+}
+
+}  // namespace
+
+int run_submit(const GlobalOptions& opts, const std::string& request, bool wait, bool yes,
+               bool force) {
+  Submitting sub = prepare_submit(opts, request, force, "loopr submit \"what you want built\"");
+  Api& api = sub.api;
   std::string id = submit_plan(api, request);
   // The id is the command's result: printed even with -q, so `id=$(loopr -q submit …)` works.
   if (opts.json)
@@ -52,15 +65,11 @@ int run_submit(const GlobalOptions& opts, const std::string& request, bool wait,
 }
 
 int run_dry_run(const GlobalOptions& opts, const std::string& request, bool force) {
-  if (request.find_first_not_of(" \t\r\n") == std::string::npos)
-    throw CommandError{kUsage, "the request is empty",
-                       "write `loopr submit --dry-run \"what you want built\"`"};
-  RepoPaths paths(require_repo(opts));
-  Config config = require_existing_config(paths);
-  bool daemon_running = Api(paths).health().has_value();
-  refuse_if_any(submit_problems(paths, config, !daemon_running, force),
-                "; `loopr submit --force` skips this check");
-  Api api = connect_or_start(paths, opts, force);
+  Submitting sub =
+      prepare_submit(opts, request, force, "loopr submit --dry-run \"what you want built\"");
+  const RepoPaths& paths = sub.paths;
+  const Config& config = sub.config;
+  Api& api = sub.api;
   json r = api.post("/v1/plans", json{{"request", request}, {"dry_run", true}});
   const std::string id = str_field(r, "id");
   if (id.empty())
