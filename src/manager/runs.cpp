@@ -78,6 +78,7 @@ namespace {
 // person).
 bool runnable(const Loop& loop) {
   return !is_terminal(loop.status) && loop.status != LoopStatus::awaiting_approval &&
+         loop.status != LoopStatus::awaiting_answer &&
          loop.status != LoopStatus::paused && loop.status != LoopStatus::blocked;
 }
 
@@ -168,6 +169,8 @@ awaitable<void> after_run(State s, Loop loop) {
     co_await on_complete(s, loop.id);
   else if (loop.status == LoopStatus::failed)
     co_await on_failed(s, loop.id);
+  else if (loop.status == LoopStatus::awaiting_approval)
+    co_await forecast_at_gate(s, std::move(loop));
 }
 
 awaitable<void> finish_loop(State s, std::string id) {

@@ -52,6 +52,9 @@ class LoopManager {
   awaitable<ActionResult> pause(std::string id);
   awaitable<ActionResult> resume(std::string id);
   awaitable<ActionResult> stop(std::string id);
+  /// Answers the question of a loop in `awaiting_answer` (it runs again with the answer in its
+  /// next prompt); a paused loop that asked keeps the answer until it is resumed.
+  awaitable<ActionResult> answer(std::string id, std::string text);
   /// Merges a complete plan's integration branch into the base branch (`merge: manual`).
   awaitable<Result<MergeInfo>> merge(std::string plan_id);
 
