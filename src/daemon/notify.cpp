@@ -11,10 +11,21 @@
 
 namespace loopr::daemon {
 
+namespace {
+
+// A string field of an event's data ("" when the data is not an object or lacks it).
+std::string data_str(const Event& e, const char* key) {
+  if (!e.data.is_object()) return {};
+  auto it = e.data.find(key);
+  return it != e.data.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
 std::optional<std::string> direct_notify_event(const Event& e) {
   if (e.type == "tree_complete") return "tree_complete";
   if (e.type != "status_changed") return std::nullopt;
-  std::string to = e.data.value("to", "");
+  std::string to = data_str(e, "to");
   if (to == "awaiting_approval" || to == "awaiting_answer" || to == "blocked") return to;
   return std::nullopt;
 }
@@ -60,9 +71,9 @@ struct Notifier::State {
                            {"source_event", to_json(e)}};
     if (auto name = direct_notify_event(e)) {
       payload["event"] = *name;
-      payload["reason"] = e.data.value("reason", "");
+      payload["reason"] = data_str(e, "reason");
       if (*name == "awaiting_answer") {
-        payload["question"] = e.data.value("reason", "");
+        payload["question"] = data_str(e, "reason");
         payload["answer_with"] = "loopr answer " + e.loop_id + " \"...\"";
       }
       run_commands(*config, *name, payload);
@@ -83,7 +94,7 @@ struct Notifier::State {
       return;
     }
     if (e.type != "status_changed") return;
-    std::string to = e.data.value("to", "");
+    std::string to = data_str(e, "to");
     if (to == "running" || to == "pending") {
       std::lock_guard lock(mu);
       failed_notified.erase(plan);  // it runs again: a later failure is news
@@ -98,7 +109,7 @@ struct Notifier::State {
       if (!failed_notified.insert(plan).second) return;
     }
     payload["event"] = "tree_failed";
-    payload["reason"] = e.data.value("reason", "");
+    payload["reason"] = data_str(e, "reason");
     run_commands(*config, "tree_failed", payload);
   }
 };
