@@ -67,6 +67,9 @@ TEST_F(CoordinationE2E, ANoteOneLoopSharesIsInItsSiblingsNextPrompt) {
       "  - name: alpha-shares\n    match: {loop_id: \"^code-001-001-001$\"}\n    reply:\n"
       "      tool_use:\n"
       "        - name: share_note\n          input: {text: \"NOTE-FROM-ALPHA: the port is 8080\"}\n"
+      // Hostile calls: the wrong type, nothing to say. Each is an error the model reads.
+      "        - name: share_note\n          input: {text: 42}\n"
+      "        - name: share_note\n          input: {text: \"   \"}\n"
       "        - name: write_file\n          input: {path: \"code/{{loop_id}}.txt\", content: "
       "\"alpha\\n\"}\n"
       // The sibling passes only once its prompt carries the note (under its heading).
@@ -90,6 +93,11 @@ TEST_F(CoordinationE2E, ANoteOneLoopSharesIsInItsSiblingsNextPrompt) {
   EXPECT_NE(last.find("- from code-001-001-001 ("), std::string::npos) << last;
   // The loop that shared it does not get its own note back.
   EXPECT_EQ(prompt_of("code-001-001-001", 1).find("NOTE-FROM-ALPHA"), std::string::npos);
+
+  CliRun first = loopr("--json show code-001-001-001 --iteration 1");
+  EXPECT_NE(first.out.find("share_note needs `text` (a string)"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("share_note: `text` is empty"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("shared with the other loops of plan 001"), std::string::npos);
 
   // The note is an event in logs (and their --json).
   CliRun logs = loopr("logs code-001-001-001");
