@@ -169,10 +169,15 @@ int run(int argc, char** argv) {
       "watch",
       "The live loop tree, redrawn in place until Ctrl-C (printed on change when not a terminal)");
 
-  auto* merge = app.add_subcommand("merge",
-                                   "Merge a complete plan's integration branch into the base "
-                                   "branch, for `merge: manual` (exit 4, 5)");
+  bool force_merge = false;
+  auto* merge = app.add_subcommand(
+      "merge",
+      "Merge a complete plan's integration branch into the base branch, for `merge: manual` or a "
+      "plan its integration check blocked; a branch that fails the code validation is refused "
+      "(exit 4, 5)");
   merge->add_option("plan_id", id, "The plan's id")->required();
+  merge->add_flag("--force", force_merge,
+                  "Merge even though the integration branch fails the code validation");
 
   bool offline = false;
   auto* doctor = app.add_subcommand(
@@ -242,7 +247,7 @@ int run(int argc, char** argv) {
     if (stop->parsed()) return run_control(opts, "stop", id);
     if (logs->parsed()) return run_logs(opts, id, follow);
     if (watch->parsed()) return run_watch(opts);
-    if (merge->parsed()) return run_merge(opts, id);
+    if (merge->parsed()) return run_merge(opts, id, force_merge);
     if (answer->parsed()) return run_answer(opts, id, join_words(answer_words));
     if (doctor->parsed()) return run_doctor(opts, offline);
 #ifdef LOOPR_HAS_DEMO

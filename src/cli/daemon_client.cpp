@@ -37,9 +37,10 @@ CommandError transport_error(const RepoPaths& paths, const Error& e) {
 }
 
 json call_or_throw(const RepoPaths& paths, const std::string& method, const std::string& target,
-                   const json& body) {
+                   const json& body,
+                   std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
   daemon::Client client(paths.socket());
-  auto r = client.call(method, target, body);
+  auto r = client.call(method, target, body, timeout);
   if (!r) throw transport_error(paths, r.error());
   if (r->status < 200 || r->status >= 300) throw api_error(r->status, r->body);
   return std::move(r->body);
@@ -142,8 +143,9 @@ json Api::get(const std::string& target) const {
   return call_or_throw(paths_, "GET", target, nullptr);
 }
 
-json Api::post(const std::string& target, const json& body) const {
-  return call_or_throw(paths_, "POST", target, body.is_null() ? json::object() : body);
+json Api::post(const std::string& target, const json& body,
+               std::chrono::milliseconds timeout) const {
+  return call_or_throw(paths_, "POST", target, body.is_null() ? json::object() : body, timeout);
 }
 
 std::optional<json> Api::health(std::chrono::milliseconds timeout) const {

@@ -34,7 +34,9 @@ class Api {
 
   /// GET/POST returning the answer's JSON; any failure is a CommandError (see the file comment).
   nlohmann::json get(const std::string& target) const;
-  nlohmann::json post(const std::string& target, const nlohmann::json& body = nullptr) const;
+  /// `timeout`: how long the daemon may take (a merge may run the test command first).
+  nlohmann::json post(const std::string& target, const nlohmann::json& body = nullptr,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
 
   /// `GET /v1/health`, or nullopt when no daemon answers (nothing listens, or it is shutting down).
   std::optional<nlohmann::json> health(

@@ -228,7 +228,28 @@ std::string render_loop_details(const json& d, const Style& style, TimestampMs n
       tree = "not merged into " + base + ": " + one_line(str_field(d, "merge_error"));
     else if (verdict == "complete")
       tree = "complete; `loopr merge " + str_field(d, "id") + "` merges it into " + base;
+    else if (verdict == "validating")
+      tree = "every loop complete; checking the integration branch";
+    else if (verdict == "integration_failed")
+      tree = "blocked: the integration branch fails its tests (see below)";
     field("tree", tree);
+  }
+  if (auto g = d.find("integration"); g != d.end() && g->is_object()) {
+    // The integration gate: its last check, and the output when it failed.
+    const std::string result = str_field(*g, "result");
+    std::string line = result + " at " + str_field(*g, "sha").substr(0, 10);
+    if (std::string summary = str_field(*g, "summary"); !summary.empty())
+      line += ": " + one_line(summary, 200);
+    field("integration", result == "failed" ? style.red(line) : line);
+    if (std::string log = str_field(*g, "log"); !log.empty()) field("check log", log);
+    if (result == "failed") {
+      std::string output = str_field(*g, "output");
+      if (!output.empty()) {
+        out << style.dim("check output (the end):") << "\n";
+        std::istringstream lines(output);
+        for (std::string line_text; std::getline(lines, line_text);) out << "  " << line_text << "\n";
+      }
+    }
   }
   out << render_forecast(d, style);
   field("question", str_field(d, "question"));
@@ -374,6 +395,15 @@ std::string format_event_line(const json& e, const Style& style) {
     text = "fresh attempt " + std::to_string(int_field(d, "attempt"));
     std::string kept = str_field(d, "archived_branch");
     if (!kept.empty()) text += " (the first attempt's commits are on " + kept + ")";
+  } else if (type == "integration_check_started") {
+    text = "checking the integration branch at " + str_field(d, "sha").substr(0, 10) + ": " +
+           str_field(d, "command");
+  } else if (type == "integration_check") {
+    std::string what = "integration branch at " + str_field(d, "sha").substr(0, 10) + ": " +
+                       one_line(str_field(d, "summary"), 200);
+    text = d.value("passed", false) ? style.green(what) : style.red(what);
+  } else if (type == "integration_fix") {
+    text = "fix loop " + str_field(d, "loop_id") + " repairs the integration branch";
   } else if (type == "tree_complete") {
     text = style.green("every loop of the tree is complete");
   } else if (type == "rebased") {

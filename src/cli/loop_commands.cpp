@@ -165,10 +165,13 @@ int run_control(const GlobalOptions& opts, const std::string& action, const std:
   return kOk;
 }
 
-int run_merge(const GlobalOptions& opts, const std::string& plan_id) {
+int run_merge(const GlobalOptions& opts, const std::string& plan_id, bool force) {
   RepoPaths paths(require_repo(opts));
   Api api = connect(paths);
-  json r = api.post("/v1/plans/" + url_encode(plan_id) + "/merge");
+  // An integration tip changed since its last check is checked first: that runs the test
+  // command, so the daemon may take as long as a code iteration may.
+  json r = api.post("/v1/plans/" + url_encode(plan_id) + "/merge" + (force ? "?force=1" : ""),
+                    nullptr, std::chrono::hours(24));
   if (opts.json) {
     std::cout << r.dump() << "\n";
   } else if (!opts.quiet) {

@@ -221,8 +221,8 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
         if (str_field(l, "id") == plan_id) plan = l;
       const std::string verdict = str_field(plan, "tree_verdict");
       if (verdict == "failed" || verdict == "merged" || verdict == "complete" ||
-          verdict == "merge_failed") {
-        const bool failed = verdict == "failed";
+          verdict == "merge_failed" || verdict == "integration_failed") {
+        const bool failed = verdict == "failed" || verdict == "integration_failed";
         const std::string base = str_field(plan, "base_branch");
         if (live) {
           view.show(render(false));
@@ -232,7 +232,11 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
         std::int64_t elapsed =
             std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
         if (!opts.quiet) {
-          if (failed) {
+          if (verdict == "integration_failed") {
+            ui << style.red("plan " + plan_id + " is blocked") << " after "
+               << format_elapsed(elapsed) << ", " << format_cost(tree_cost(loops))
+               << ": every loop passed, but " << str_field(plan, "status_reason") << "\n";
+          } else if (failed) {
             std::string why;
             for (const auto& l : loops) {
               std::string s = str_field(l, "status");

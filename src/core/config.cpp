@@ -425,6 +425,9 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
              }},
             {"sandbox", [&](const YAML::Node& v, const std::string& k) { read_sandbox(w, v, k, c.sandbox); }},
             {"notify", [&](const YAML::Node& v, const std::string& k) { read_notify(w, v, k, c.notify); }},
+            {"integration", [&](const YAML::Node& v, const std::string& k) {
+               w.map(v, k, {{"max_fix_iterations", int_field(c.integration.max_fix_iterations, 1, 1000)}});
+             }},
             {"git", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k,
                      {

@@ -31,6 +31,16 @@ bool split_parts(std::string_view id, std::vector<std::string_view>& parts) {
 }
 
 constexpr std::string_view kCodePrefix = "code-";
+constexpr std::string_view kFixPrefix = "fix-";
+
+// `fix-001-002` → {"001", "002"}: a plan's integration fix loop; nullopt for other shapes.
+std::optional<std::pair<std::string_view, std::string_view>> split_fix(std::string_view id) {
+  if (!id.starts_with(kFixPrefix)) return std::nullopt;
+  id.remove_prefix(kFixPrefix.size());
+  std::vector<std::string_view> parts;
+  if (!split_parts(id, parts) || parts.size() != 2) return std::nullopt;
+  return std::make_pair(parts[0], parts[1]);
+}
 
 }  // namespace
 
@@ -41,12 +51,20 @@ std::string child_id(std::string_view parent_id, LoopType child_type, int index)
   return std::string(parent_id) + "-" + three_digits(index);
 }
 
+std::string fix_loop_id(std::string_view plan_id, int number) {
+  return std::string(kFixPrefix) + std::string(plan_id) + "-" + three_digits(number);
+}
+
+bool is_fix_loop_id(std::string_view id) { return split_fix(id).has_value(); }
+
 std::string root_plan_id(std::string_view id) {
+  if (auto fix = split_fix(id)) return std::string(fix->first);
   if (id.starts_with(kCodePrefix)) id.remove_prefix(kCodePrefix.size());
   return std::string(id.substr(0, id.find('-')));
 }
 
 std::optional<LoopType> type_of_id(std::string_view id) {
+  if (split_fix(id)) return LoopType::code;
   std::vector<std::string_view> parts;
   if (id.starts_with(kCodePrefix)) {
     id.remove_prefix(kCodePrefix.size());
@@ -70,12 +88,14 @@ std::optional<std::string> parent_of_id(std::string_view id) {
   auto type = type_of_id(id);
   if (!type) return std::nullopt;
   if (*type == LoopType::plan) return std::string();
+  if (auto fix = split_fix(id)) return std::string(fix->first);
   if (*type == LoopType::code) return std::string(id.substr(kCodePrefix.size()));
   return std::string(id.substr(0, id.rfind('-')));
 }
 
 bool is_descendant(std::string_view id, std::string_view ancestor) {
   if (id == ancestor) return false;
+  if (auto fix = split_fix(id)) return fix->first == ancestor;
   if (id.starts_with(kCodePrefix)) {
     id.remove_prefix(kCodePrefix.size());
     if (id == ancestor) return true;  // the code loop of a phase
@@ -84,6 +104,8 @@ bool is_descendant(std::string_view id, std::string_view ancestor) {
 }
 
 std::string tree_sort_key(std::string_view id) {
+  // After everything else of its plan: '~' sorts after '-' and the digits.
+  if (auto fix = split_fix(id)) return std::string(fix->first) + "~" + std::string(fix->second);
   if (id.starts_with(kCodePrefix)) return std::string(id.substr(kCodePrefix.size())) + "!";
   return std::string(id);
 }

@@ -28,6 +28,12 @@ constexpr const char* kMarkKeys[] = {"merged_iteration",
                                      "tree_complete",
                                      "merged_into_base",
                                      "merge_error",
+                                     "gate_sha",
+                                     "gate_result",
+                                     "gate_summary",
+                                     "gate_output",
+                                     "gate_log",
+                                     "gate_fixes",
                                      "consecutive_errors",
                                      "no_progress",
                                      "last_error",
@@ -113,6 +119,12 @@ json marks_json(const Loop& l) {
   write(c, "tree_complete", t.tree_complete);
   write(c, "merged_into_base", t.merged_into_base);
   write(c, "merge_error", t.merge_error);
+  write(c, "gate_sha", t.gate_sha);
+  write(c, "gate_result", t.gate_result);
+  write(c, "gate_summary", t.gate_summary);
+  write(c, "gate_output", t.gate_output);
+  write(c, "gate_log", t.gate_log);
+  write(c, "gate_fixes", t.gate_fixes, 0);
   const RunMarks& r = l.run;
   write(c, "consecutive_errors", r.consecutive_errors, 0);
   write(c, "no_progress", r.no_progress, 0);
@@ -143,6 +155,12 @@ void read_marks(const json& c, Loop& l) {
   read(c, "tree_complete", t.tree_complete);
   read(c, "merged_into_base", t.merged_into_base);
   read(c, "merge_error", t.merge_error);
+  read(c, "gate_sha", t.gate_sha);
+  read(c, "gate_result", t.gate_result);
+  read(c, "gate_summary", t.gate_summary);
+  read(c, "gate_output", t.gate_output);
+  read(c, "gate_log", t.gate_log);
+  read(c, "gate_fixes", t.gate_fixes);
   RunMarks& r = l.run;
   read(c, "consecutive_errors", r.consecutive_errors);
   read(c, "no_progress", r.no_progress);

@@ -26,7 +26,8 @@ struct Edge {
 //  rebasing  → running (rebase done), pending, blocked (conflict), paused, stopped, failed,
 //              invalidated
 //  blocked   → running/pending (resume after a manual fix), rebasing (retry), paused, stopped,
-//              failed, invalidated
+//              failed, invalidated, complete (a plan whose integration gate failed: resumed or
+//              merged by the person)
 //  awaiting_approval → complete (approve), failed (reject), running (iterate with feedback),
 //              stopped, invalidated
 //  awaiting_answer → pending (answered: queued to run), paused, stopped, failed, invalidated
@@ -59,7 +60,7 @@ constexpr Edge kEdges[] = {
     {S::blocked, S::running},        {S::blocked, S::pending},
     {S::blocked, S::rebasing},       {S::blocked, S::paused},
     {S::blocked, S::stopped},        {S::blocked, S::failed},
-    {S::blocked, S::invalidated},
+    {S::blocked, S::invalidated},    {S::blocked, S::complete},
 
     {S::awaiting_approval, S::complete}, {S::awaiting_approval, S::failed},
     {S::awaiting_approval, S::running},  {S::awaiting_approval, S::stopped},

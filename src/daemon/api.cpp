@@ -32,6 +32,17 @@ void add_tree_fields(nlohmann::json& row, const Loop& plan, std::span<const Loop
   row["base_branch"] = or_null(plan.tree.base_branch);
   row["merged_into_base"] = or_null(plan.tree.merged_into_base);
   row["merge_error"] = or_null(plan.tree.merge_error);
+  // The integration gate: the last check of the integration tip (null before the first).
+  if (plan.tree.gate_result.empty()) {
+    row["integration"] = nullptr;
+  } else {
+    row["integration"] = {{"result", plan.tree.gate_result},
+                          {"sha", or_null(plan.tree.gate_sha)},
+                          {"summary", or_null(plan.tree.gate_summary)},
+                          {"output", or_null(plan.tree.gate_output)},
+                          {"log", or_null(plan.tree.gate_log)},
+                          {"fix_loops", plan.tree.gate_fixes}};
+  }
 }
 
 int http_status(const Error& error) {
@@ -190,7 +201,10 @@ awaitable<Response> Api::handle(Request req) {
     if (req.method != "POST") co_return method_not_allowed("POST");
     std::string id = parts[2];
     if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
-    auto merged = co_await s.manager.merge(id);
+    // `?force=1`: merge an integration tip that fails the code validation (`loopr merge --force`).
+    const bool force = req.query.count("force") && req.query["force"] != "false" &&
+                       req.query["force"] != "0";
+    auto merged = co_await s.manager.merge(id, force);
     if (!merged) co_return error_of(merged.error());
     co_return Response{200,
                        {{"id", merged->plan_id},

@@ -26,7 +26,9 @@ nlohmann::json plan_gate_fields(TaskStore& store, const Loop& plan, std::span<co
   fj["over_limit"] = config.limits.max_cost_usd > 0 && f->high > config.limits.max_cost_usd;
   out["forecast"] = std::move(fj);
   auto verdict = manager::tree_verdict(tree, plan.id, config.merge);
-  if (verdict != manager::TreeVerdict::running && plan.status != LoopStatus::awaiting_approval)
+  // Ended: nothing more runs (the integration check included) unless a person acts.
+  if (verdict != manager::TreeVerdict::running && verdict != manager::TreeVerdict::validating &&
+      plan.status != LoopStatus::awaiting_approval)
     out["actual"] = manager::actual_json(store, plan);
   return out;
 }

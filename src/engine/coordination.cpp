@@ -113,8 +113,10 @@ std::string coordination_sections(const TaskStore& store, const Loop& loop, cons
     }
   }
   if (!loop.run.question.empty() && !loop.run.answer.empty()) {
-    out += "\n\n## Answer from the user\n\nIn your last iteration you asked:\n\n> " +
-           loop.run.question + "\n\nThe user answered:\n\n" + loop.run.answer + "\n";
+    std::string quoted;
+    for (char ch : loop.run.question) quoted += ch == '\n' ? std::string("\n> ") : std::string(1, ch);
+    out += "\n\n## Answer from the user\n\nIn your last iteration you asked:\n\n> " + quoted +
+           "\n\nThe user answered:\n\n" + loop.run.answer + "\n";
   }
   return out;
 }

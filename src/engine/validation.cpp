@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include <loopr/core/process.hpp>
+#include <loopr/engine/code_check.hpp>
 #include <loopr/markdown/artifacts.hpp>
 #include <loopr/tools/sandbox.hpp>
 
@@ -100,9 +101,34 @@ awaitable<Validation> validate_document(EngineContext& ctx, const Loop& loop, st
 }
 
 awaitable<Validation> validate_code(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control) {
-  Validation v;
   const LoopTypeConfig& lc = ctx.config->loop(LoopType::code);
-  v.command = loop.validation_command.empty() ? lc.validation : loop.validation_command;
+  CodeCheckRequest request;
+  request.command = loop.validation_command.empty() ? lc.validation : loop.validation_command;
+  request.workdir = loop.worktree;
+  request.env = {{"LOOPR_LOOP_ID", loop.id}, {"LOOPR_ITERATION", std::to_string(loop.iteration + 1)},
+                 {"LOOPR_LOOP_TYPE", to_string(loop.type)}, {"LOOPR_PLAN_ID", loop.plan_id}};
+  request.cancel = control->cancel_flag();
+  CodeCheck c = co_await run_code_check(ctx, std::move(request));
+  Validation v;
+  v.passed = c.passed;
+  v.has_check = c.has_check;
+  v.exit_code = c.exit_code;
+  v.timed_out = c.timed_out;
+  v.stopped = c.stopped;
+  v.command = std::move(c.command);
+  v.output = std::move(c.output);
+  v.feedback = std::move(c.feedback);
+  v.summary = std::move(c.summary);
+  co_return v;
+}
+
+}  // namespace
+
+awaitable<CodeCheck> run_code_check(EngineContext& ctx, CodeCheckRequest request) {
+  auto started = std::chrono::steady_clock::now();
+  CodeCheck v;
+  const LoopTypeConfig& lc = ctx.config->loop(LoopType::code);
+  v.command = request.command;
   if (v.command.empty()) {
     v.has_check = false;
     v.passed = true;
@@ -110,18 +136,18 @@ awaitable<Validation> validate_code(EngineContext& ctx, const Loop& loop, std::s
     v.output = v.summary + "\n";
     co_return v;
   }
-  exec::Command cmd = exec::Command::shell(v.command, loop.worktree);
+  exec::Command cmd = exec::Command::shell(v.command, request.workdir);
   cmd.timeout = lc.iteration_timeout;
   cmd.output_cap = kValidationOutputCap;
-  cmd.env = {{"LOOPR_LOOP_ID", loop.id}, {"LOOPR_ITERATION", std::to_string(loop.iteration + 1)},
-             {"LOOPR_LOOP_TYPE", to_string(loop.type)}, {"LOOPR_PLAN_ID", loop.plan_id}};
-  cmd.cancel = control->cancel_flag();
+  cmd.env = std::move(request.env);
+  cmd.cancel = request.cancel;
   cmd.runner_class = ctx.runners.classify(v.command);
   auto run = [&ctx, &cmd] {
     auto lease = ctx.runners.acquire(cmd.runner_class);
     return ctx.executor.run(cmd);
   };
   ProcessResult r = co_await run_blocking(ctx.pool, run);
+  v.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
   v.output = r.output;
   v.timed_out = r.timed_out;
   if (r.cancelled) {
@@ -130,9 +156,9 @@ awaitable<Validation> validate_code(EngineContext& ctx, const Loop& loop, std::s
     co_return v;
   }
   if (r.spawn_failed) {
+    v.could_not_start = true;
     v.summary = "the validation command could not start";
     v.feedback = v.summary + ": " + r.output;
-    v.output = r.output;
     co_return v;
   }
   if (!r.timed_out) v.exit_code = r.exit_code;
@@ -154,8 +180,6 @@ awaitable<Validation> validate_code(EngineContext& ctx, const Loop& loop, std::s
                ". Its output (the end is what matters most):\n\n```\n" + cap_head_tail(r.output, 12 * 1024) + "\n```\n";
   co_return v;
 }
-
-}  // namespace
 
 std::optional<std::pair<bool, std::string>> parse_verdict(const std::string& reply) {
   static const std::regex verdict(R"(^\s*[*_#>\s]*(PASS|FAIL)\b[*_]*\s*[:\-–—]?\s*(.*)$)", std::regex::icase);

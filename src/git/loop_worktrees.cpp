@@ -158,11 +158,50 @@ Result<IntegrationMerge> LoopWorktrees::merge_into_integration(const Loop& loop,
   return IntegrationMerge{std::move(m), std::move(conflicts)};
 }
 
+Result<std::vector<std::string>> LoopWorktrees::protected_changes(
+    const std::string& plan_id, const std::string& base_branch) const {
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  LOOPR_ASSIGN(std::vector<std::string> changed,
+               r.changed_since_fork(base_branch, integration_branch(plan_id)));
+  std::vector<std::string> out;
+  for (auto& p : changed)
+    if (p == ".loopr/config.yml" || p.rfind(".loopr/prompts/", 0) == 0) out.push_back(p);
+  return out;
+}
+
 Result<MergeOutcome> LoopWorktrees::merge_plan_into_base(const std::string& plan_id,
                                                          const std::string& base_branch,
                                                          const std::string& message) const {
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
   return r.merge(integration_branch(plan_id), base_branch, message);
+}
+
+namespace {
+std::string gate_name(const std::string& plan_id) { return plan_id + "-gate"; }
+}  // namespace
+
+Result<void> LoopWorktrees::remove_gate(const std::string& plan_id) const {
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  const std::string name = gate_name(plan_id);
+  auto removed = r.remove_worktree(name, RemoveMode::force);
+  if (!removed && removed.error().code != ErrorCode::not_found) return removed;
+  LOOPR_TRY(r.drop_broken_worktree_registration(name));
+  std::error_code ec;
+  std::filesystem::remove_all(paths_.worktree(name), ec);  // a folder git no longer knows
+  if (ec) return make_error(ErrorCode::io, "cannot remove " + paths_.worktree(name).string() +
+                                                     ": " + ec.message());
+  auto deleted = r.delete_branch("loopr/" + name);
+  if (!deleted && deleted.error().code != ErrorCode::not_found) return deleted;
+  return ok();
+}
+
+Result<GateCheckout> LoopWorktrees::prepare_gate(const std::string& plan_id) const {
+  LOOPR_TRY(remove_gate(plan_id));
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  const std::string name = gate_name(plan_id);
+  LOOPR_ASSIGN(std::string sha, r.create_branch("loopr/" + name, integration_branch(plan_id)));
+  LOOPR_ASSIGN(Worktree wt, r.add_worktree(name, "loopr/" + name));
+  return GateCheckout{wt.path().string(), sha};
 }
 
 Result<void> LoopWorktrees::retire(const std::string& loop_id) const {

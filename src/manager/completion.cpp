@@ -148,9 +148,10 @@ awaitable<bool> spawn_children(State s, Loop& parent) {
   co_return true;
 }
 
-// Every loop of the tree finished: mark the tree complete, then merge it into the base branch
-// (`merge: auto`) or leave that to `loopr merge` (`merge: manual`).
-awaitable<void> check_tree(ManagerState& s, std::string plan) {
+// Every loop of the tree finished: the integration gate checks its tip, then the tree is marked
+// complete and merged into the base branch (`merge: auto`) or left to `loopr merge` (`manual`).
+awaitable<void> check_tree(State state, std::string plan) {
+  ManagerState& s = *state;
   // A loop of this tree still has a run: it is not finished, and that run's end checks again.
   // Skipping the read here keeps a tree of 1,000 code loops from decoding the whole tree at each
   // of its 1,000 completions.
@@ -161,15 +162,8 @@ awaitable<void> check_tree(ManagerState& s, std::string plan) {
   if (!loops) co_return;
   const MergeMode mode = s.ctx.config->merge;
   TreeStep step = next_tree_step(*loops, plan, mode);
-  if (step == TreeStep::mark_complete) {
-    auto stored = co_await s.journal.edit(plan, [](Loop& l, WriteSet& w) -> std::optional<Error> {
-      l.tree.tree_complete = true;
-      w.events.push_back(make_event(l.id, "tree_complete", {}));
-      return std::nullopt;
-    });
-    if (stored && mode == MergeMode::automatic) step = TreeStep::merge_into_base;
-  }
-  if (step == TreeStep::merge_into_base) co_await merge_into_base(s, plan);
+  if (step == TreeStep::check_integration) co_await check_integration(state, plan);
+  if (step == TreeStep::merge_into_base) co_await auto_merge_into_base(s, plan);
 }
 
 }  // namespace
@@ -201,7 +195,33 @@ awaitable<void> on_complete(State s, std::string id) {
       spdlog::warn("loop {}: its worktree stays: {}", loop.id, removed.error().message);
     }
   }
-  co_await check_tree(*s, loop.plan_id);
+  co_await check_tree(s, loop.plan_id);
+}
+
+awaitable<void> auto_merge_into_base(ManagerState& s, std::string plan) {
+  const std::string base = s.ctx.config->base_branch;
+  auto check = [wt = s.worktrees, plan, base] { return wt.protected_changes(plan, base); };
+  auto touched = co_await run_blocking(s.ctx.pool, check);
+  if (touched && touched->empty()) {
+    co_await merge_into_base(s, plan);
+    co_return;
+  }
+  // The model may have changed loopr itself (its settings, its prompts): a person looks first.
+  std::string problem =
+      touched ? "its changes touch loopr's own files: " + join(*touched, ", ") +
+                    " (review them with `git diff " + base + "..." +
+                    git::integration_branch(plan) + "`, then `loopr merge " + plan + "`)"
+              : "cannot tell which files it changes: " + touched.error().message +
+                    " (`loopr merge " + plan + "` merges it)";
+  spdlog::warn("plan {} is not merged into {} automatically: {}", plan, base, problem);
+  co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+    l.tree.merge_error = problem;
+    if (touched) l.tree.conflicts = *touched;
+    w.events.push_back(make_event(l.id, "merge_failed", {{"into", base}, {"message", problem}}));
+    if (!engine::transition(l, LoopStatus::blocked, problem, w.events))
+      return not_allowed(l, "cannot block");
+    return std::nullopt;
+  });
 }
 
 awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan) {

@@ -4,6 +4,7 @@
 //   runs.cpp            a run's life: slot, worktree, the engine, then what its end asks for
 //   iteration_gate.cpp  the rebase at an iteration boundary (engine::IterationGate)
 //   completion.cpp      a complete loop: merge into the integration branch, children, the tree
+//   integration_gate.cpp the finished tree's tip checked before it is complete; the fix loop
 //   failures.cpp        a failed loop: retry or roll up; stopping a subtree
 //   user_actions.cpp    submit, approve, reject, iterate, pause, resume, stop, merge
 //   questions.cpp       the answer to a loop's question (ask_user)
@@ -12,6 +13,7 @@
 // change a tree's shape (completion, failure, submit, iterate, merge).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include <loopr/engine/code_check.hpp>
 #include <loopr/engine/engine.hpp>
 #include <loopr/git/loop_worktrees.hpp>
 #include <loopr/manager/loop_manager.hpp>
@@ -46,6 +49,8 @@ struct ManagerState : std::enable_shared_from_this<ManagerState> {
   /// Completions under way (waiting for the tree lock or holding it), per plan.
   std::map<std::string, int> completing;
   bool stopping = false;
+  /// Set when the daemon stops: an integration check under way ends.
+  std::atomic<bool> gate_cancel{false};
 
   bool under_paused_root(const std::string& id) const;
 };
@@ -65,6 +70,28 @@ awaitable<void> wait_for_runs(std::vector<std::shared_ptr<Run>> runs,
 // completion.cpp
 awaitable<void> on_complete(State s, std::string id);
 awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan_id);
+/// `merge: auto`: merge_into_base, unless the tree changes loopr's own files (`.loopr/config.yml`,
+/// `.loopr/prompts/`): then the plan is blocked with the paths and `loopr merge` decides.
+awaitable<void> auto_merge_into_base(ManagerState& s, std::string plan_id);
+
+// integration_gate.cpp
+/// One run of the integration check on a plan's tip.
+struct GateRun {
+  std::string sha;    ///< the tip checked
+  std::string error;  ///< the tip could not be checked out (git), else empty
+  engine::CodeCheck check;
+  std::string log;    ///< the full output's file, relative to the repository
+};
+awaitable<GateRun> run_gate(ManagerState& s, std::string plan_id);
+/// Every loop of the tree is finished (tree_lock held): check the tip unless it passed already,
+/// then mark the tree complete (and merge), make a fix loop, or block the plan.
+awaitable<void> check_integration(State s, std::string plan_id);
+/// The plan's fix loop failed for good: the plan is blocked with the check's output.
+awaitable<void> block_after_fix(State s, Loop failed);
+/// A gate-blocked plan back to complete (`result`: the gate mark to store; `complete_tree`: the
+/// person merges it as it is); its failed fix loops are superseded.
+awaitable<Result<Loop>> reopen_gate(ManagerState& s, std::string plan_id, std::string result,
+                                    std::string why, bool complete_tree);
 
 // failures.cpp
 awaitable<void> on_failed(State s, std::string id);
@@ -80,7 +107,7 @@ awaitable<ActionResult> iterate(State s, std::string id, std::string feedback);
 awaitable<ActionResult> pause(State s, std::string id);
 awaitable<ActionResult> resume(State s, std::string id);
 awaitable<ActionResult> stop(State s, std::string id);
-awaitable<Result<MergeInfo>> merge(State s, std::string plan_id);
+awaitable<Result<MergeInfo>> merge(State s, std::string plan_id, bool force);
 
 // forecast_step.cpp
 /// Makes and stores the forecast of a plan that reached the gate, and notes a `forecast` event.

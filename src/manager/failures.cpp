@@ -63,6 +63,10 @@ awaitable<void> on_failed(State s, std::string id) {
   const Loop loop = std::move(*loaded);
   const FailureStep step = after_failure(loop);
   if (step == FailureStep::none) co_return;
+  if (step == FailureStep::block_plan) {  // an integration fix loop (integration_gate.cpp)
+    co_await block_after_fix(s, loop);
+    co_return;
+  }
   if (step == FailureStep::retry_fresh) {
     bool retried = co_await retry_fresh(s, loop);
     if (retried) co_return;

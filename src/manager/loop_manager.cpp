@@ -40,8 +40,8 @@ awaitable<ActionResult> LoopManager::stop(std::string id) {
 awaitable<ActionResult> LoopManager::answer(std::string id, std::string text) {
   return manager::answer(impl_->state, std::move(id), std::move(text));
 }
-awaitable<Result<MergeInfo>> LoopManager::merge(std::string plan_id) {
-  return manager::merge(impl_->state, std::move(plan_id));
+awaitable<Result<MergeInfo>> LoopManager::merge(std::string plan_id, bool force) {
+  return manager::merge(impl_->state, std::move(plan_id), force);
 }
 awaitable<void> LoopManager::shutdown(std::chrono::milliseconds grace) {
   return manager::shutdown(impl_->state, grace);

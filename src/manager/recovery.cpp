@@ -56,6 +56,7 @@ awaitable<Result<void>> start(State s) {
 
 awaitable<void> shutdown(State s, std::chrono::milliseconds grace) {
   s->stopping = true;
+  s->gate_cancel = true;
   std::vector<std::shared_ptr<Run>> all = s->runs.all();
   for (auto& run : all) s->runs.stop(*run, kDaemonStopping, engine::StopCause::daemon_stopping);
   auto deadline = std::chrono::steady_clock::now() + grace;

@@ -106,6 +106,10 @@ const char* to_string(TreeVerdict v) {
       return "merged";
     case TreeVerdict::merge_failed:
       return "merge_failed";
+    case TreeVerdict::validating:
+      return "validating";
+    case TreeVerdict::integration_failed:
+      return "integration_failed";
   }
   return "running";
 }
@@ -131,6 +135,11 @@ bool in_progress(const Loop& l) {
 TreeVerdict tree_verdict(std::span<const Loop> tree, std::string_view plan_id, MergeMode mode) {
   const Loop* root = find(tree, plan_id);
   if (!root) return TreeVerdict::running;
+  if (gate_blocked(*root)) return TreeVerdict::integration_failed;
+  // Not merged automatically (it changes loopr's own files): `loopr merge` decides.
+  if (root->status == LoopStatus::blocked && root->tree.tree_complete &&
+      !root->tree.merge_error.empty())
+    return TreeVerdict::merge_failed;
   bool all_complete = true;
   for (const Loop& l : tree) {
     if (l.status == LoopStatus::invalidated) continue;
@@ -140,7 +149,8 @@ TreeVerdict tree_verdict(std::span<const Loop> tree, std::string_view plan_id, M
   if (!all_complete) return TreeVerdict::failed;
   if (!root->tree.merged_into_base.empty()) return TreeVerdict::merged;
   if (!root->tree.merge_error.empty()) return TreeVerdict::merge_failed;
-  if (!root->tree.tree_complete) return TreeVerdict::running;  // the manager marks it next
+  if (!root->tree.tree_complete)  // the gate checks it next, or is checking it
+    return root->tree.gate_result == "checking" ? TreeVerdict::validating : TreeVerdict::running;
   return mode == MergeMode::automatic ? TreeVerdict::merging : TreeVerdict::complete;
 }
 
@@ -152,11 +162,61 @@ TreeStep next_tree_step(std::span<const Loop> tree, std::string_view plan_id, Me
     if (l.id == plan_id) root = &l;
   }
   if (!root) return TreeStep::none;
-  if (!root->tree.tree_complete) return TreeStep::mark_complete;
+  if (!root->tree.tree_complete) return TreeStep::check_integration;
   if (mode == MergeMode::automatic && root->tree.merged_into_base.empty() &&
       root->tree.merge_error.empty())
     return TreeStep::merge_into_base;
   return TreeStep::none;
+}
+
+// ---------------------------------------------------------------- the integration gate
+
+bool gate_blocked(const Loop& plan) {
+  return plan.type == LoopType::plan && plan.status == LoopStatus::blocked &&
+         plan.tree.gate_result == "failed";
+}
+
+bool may_make_fix_loop(const Loop& plan) { return plan.tree.gate_fixes < 1; }
+
+int next_fix_number(std::span<const Loop> tree, const std::string& plan_id) {
+  int n = 0;
+  for (const Loop& l : tree)
+    if (is_fix_loop_id(l.id) && l.parent_id == plan_id) n = std::max(n, l.index);
+  return n + 1;
+}
+
+Loop make_fix_loop(const Loop& plan, int number, const std::string& check_summary,
+                   const std::string& check_feedback, const std::vector<std::string>& merged,
+                   const Config& config) {
+  const std::string command = config.loop(LoopType::code).validation;
+  Loop c;
+  c.id = fix_loop_id(plan.id, number);
+  c.type = LoopType::code;
+  c.parent_id = plan.id;
+  c.plan_id = plan.plan_id;
+  c.index = number;
+  c.task = "Make `" + command + "` pass on the integration branch of plan " + plan.id +
+           ". Every loop below passed it on its own branch; merged together they fail it.\n"
+           "Loops merged: " + (merged.empty() ? std::string("(none)") : join(merged, ", ")) +
+           "\nPlan: " + first_line(plan.task, 200);
+  c.prompt_template = "integration-fix";
+  c.validation_command = command;
+  c.max_iterations = config.integration.max_fix_iterations;
+  c.status = LoopStatus::pending;
+  engine::add_feedback(c.run, FeedbackEntry{0, "integration",
+                                            "the integration branch fails: " +
+                                                first_line(check_summary, 100),
+                                            check_feedback});
+  return c;
+}
+
+std::string gate_output_tail(const std::string& output) {
+  constexpr std::size_t kKeep = 4 * 1024;
+  if (output.size() <= kKeep) return output;
+  std::size_t from = output.size() - kKeep;
+  if (auto nl = output.find('\n', from); nl != std::string::npos && nl + 1 < output.size())
+    from = nl + 1;
+  return "(the start is cut; the whole output is in the log)\n" + output.substr(from);
 }
 
 // ---------------------------------------------------------------- after a crash
@@ -211,6 +271,7 @@ RecoveryPlan plan_recovery(std::span<const Loop> all, MergeMode mode) {
 
 FailureStep after_failure(const Loop& l) {
   if (!failure_pending(l)) return FailureStep::none;
+  if (is_fix_loop_id(l.id)) return FailureStep::block_plan;
   if (l.type == LoopType::code && l.tree.attempt < 2) return FailureStep::retry_fresh;
   return FailureStep::roll_up;
 }
@@ -286,6 +347,11 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id,
   parent.tree.merge_error.clear();
   parent.tree.user_rejected = false;
   parent.tree.rolled_up = false;
+  parent.tree.gate_sha.clear();
+  parent.tree.gate_result.clear();
+  parent.tree.gate_summary.clear();
+  parent.tree.gate_output.clear();
+  parent.tree.gate_fixes = 0;
   if (auto moved = transition(parent, next, "iterating with the user's feedback", events); !moved)
     return make_error(ErrorCode::illegal_transition,
                       "loop " + parent_id + " is " + to_string(found->status) + ": cannot iterate");

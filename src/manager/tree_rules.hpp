@@ -48,11 +48,30 @@ bool failure_pending(const Loop& loop);
 
 /// What the tree needs after one of its loops finished.
 enum class TreeStep {
-  none,             ///< not every loop is finished, or nothing is left to do
-  mark_complete,    ///< store `tree_complete` (then merge, with merge: auto)
-  merge_into_base,  ///< complete and not merged yet (merge: auto)
+  none,               ///< not every loop is finished, or nothing is left to do
+  check_integration,  ///< every loop finished: check the integration tip (the gate), then
+                      ///< store `tree_complete` when it passes (and merge, with merge: auto)
+  merge_into_base,    ///< complete and not merged yet (merge: auto)
 };
 TreeStep next_tree_step(std::span<const Loop> tree, std::string_view plan_id, MergeMode mode);
+
+// ---------------------------------------------------------------- the integration gate
+
+/// The plan was blocked by its integration gate (a person decides: resume, merge, iterate).
+bool gate_blocked(const Loop& plan);
+/// Whether a failing integration tip gets a fix loop now (one per generation of the tree and
+/// per resume), or the plan is blocked.
+bool may_make_fix_loop(const Loop& plan);
+/// The number the plan's next fix loop takes (`fix-<plan>-NNN`): past every one made before.
+int next_fix_number(std::span<const Loop> tree, const std::string& plan_id);
+/// The integration fix loop `number` of `plan` after the gate's check failed: a code loop on the
+/// integration branch (its worktree and branch from the tip) with `integration.max_fix_iterations`,
+/// whose first prompt carries what failed (`check_feedback`) and the loops merged (`merged`).
+Loop make_fix_loop(const Loop& plan, int number, const std::string& check_summary,
+                   const std::string& check_feedback, const std::vector<std::string>& merged,
+                   const Config& config);
+/// The end of a check's output kept in the plan's record (the whole of it is in the log file).
+std::string gate_output_tail(const std::string& output);
 
 // ---------------------------------------------------------------- after a crash
 
@@ -74,6 +93,7 @@ enum class FailureStep {
   none,         ///< handled already, or a plan the user rejected
   retry_fresh,  ///< a code loop's first attempt: a fresh second one
   roll_up,      ///< its ancestors fail with it (and siblings finish or stop: on_failure)
+  block_plan,   ///< an integration fix loop: its plan is blocked with the check's output
 };
 FailureStep after_failure(const Loop& failed);
 

@@ -148,9 +148,10 @@ awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
       return std::nullopt;
     });
   } else if (loop.type == LoopType::plan &&
-             (loop.status == LoopStatus::complete || loop.status == LoopStatus::failed)) {
+             (loop.status == LoopStatus::complete || loop.status == LoopStatus::failed ||
+              gate_blocked(loop))) {
     LoopStatus next =
-        loop.status == LoopStatus::complete ? LoopStatus::running : LoopStatus::pending;
+        loop.status == LoopStatus::failed ? LoopStatus::pending : LoopStatus::running;
     result = co_await invalidate_and_iterate(s, loop, feedback, next);
   } else if (loop.status == LoopStatus::failed || loop.status == LoopStatus::stopped ||
              loop.status == LoopStatus::paused || loop.status == LoopStatus::blocked) {
@@ -213,6 +214,18 @@ awaitable<ActionResult> resume(State s, std::string id) {
   auto loaded = co_await s->journal.load(id);
   if (!loaded) co_return loaded.take_error();
   if (s->stopping) co_return shutting_down();
+  if (loaded->type == LoopType::plan && loaded->status == LoopStatus::blocked &&
+      loaded->tree.tree_complete)
+    co_return not_allowed(*loaded, "its tree is complete and waits for `loopr merge " + id + "`");
+  if (gate_blocked(*loaded)) {
+    // The person fixed the integration branch (or wants another fix loop): check it again.
+    auto guard = co_await s->tree_lock.lock();
+    auto reopened = co_await reopen_gate(
+        *s, id, "", "resumed by the user: the integration branch is checked again", false);
+    if (!reopened) co_return reopened.take_error();
+    net::co_spawn(s->ctx.io, finish_loop(s, id), net::detached);
+    co_return *reopened;
+  }
   std::vector<std::string> start;
   auto stored = co_await s->journal.edit_tree(
       loaded->plan_id, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
@@ -248,7 +261,43 @@ awaitable<ActionResult> stop(State s, std::string id) {
   co_return co_await s->journal.load(id);
 }
 
-awaitable<Result<MergeInfo>> merge(State s, std::string plan) {
+namespace {
+
+// Runs the integration check now on a tip that was never checked (changed by hand) and stores
+// what it found; true when it passed.
+awaitable<Result<bool>> check_now(ManagerState& s, const std::string& plan) {
+  GateRun g = co_await run_gate(s, plan);
+  if (!g.error.empty()) co_return make_error(ErrorCode::conflict, g.error);
+  if (g.check.stopped) co_return shutting_down();
+  co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+    l.tree.gate_sha = g.sha;
+    l.tree.gate_summary = g.check.summary;
+    l.tree.gate_output = gate_output_tail(g.check.output);
+    l.tree.gate_log = g.log;
+    if (!gate_blocked(l)) l.tree.gate_result = g.check.passed ? "passed" : "failed";
+    w.events.push_back(make_event(l.id, "integration_check",
+                                  {{"sha", g.sha},
+                                   {"passed", g.check.passed},
+                                   {"command", g.check.command},
+                                   {"summary", g.check.summary},
+                                   {"duration_ms", g.check.duration_ms},
+                                   {"log", g.log}}));
+    return std::nullopt;
+  });
+  co_return g.check.passed;
+}
+
+Error red_tip(const Loop& plan) {
+  return make_error(ErrorCode::illegal_transition,
+                    "plan " + plan.id + "'s integration branch fails its tests: " +
+                        plan.tree.gate_summary + " (fix it there and `loopr resume " + plan.id +
+                        "`, see `loopr show " + plan.id + "`, or `loopr merge --force " + plan.id +
+                        "` to merge it anyway)");
+}
+
+}  // namespace
+
+awaitable<Result<MergeInfo>> merge(State s, std::string plan, bool force) {
   auto loaded = co_await s->journal.load(plan);
   if (!loaded) co_return loaded.take_error();
   if (loaded->type != LoopType::plan)
@@ -261,6 +310,27 @@ awaitable<Result<MergeInfo>> merge(State s, std::string plan) {
     co_return make_error(ErrorCode::illegal_transition,
                          "plan " + plan + " is already merged into " + s->ctx.config->base_branch +
                              " at " + sha.substr(0, 12));
+  auto tip_of = [wt = s->worktrees, plan] { return wt.integration_tip(plan); };
+  if (gate_blocked(*fresh)) {
+    if (!force) {
+      auto tip = co_await run_blocking(s->ctx.pool, tip_of);
+      if (!tip) co_return tip.take_error();
+      if (*tip == fresh->tree.gate_sha) co_return red_tip(*fresh);
+      auto passed = co_await check_now(*s, plan);  // fixed by hand since: check it now
+      if (!passed) co_return passed.take_error();
+      if (!*passed) {
+        auto again = co_await s->journal.load(plan);
+        co_return red_tip(again ? *again : *fresh);
+      }
+    }
+    auto reopened = co_await reopen_gate(
+        *s, plan, force ? "forced" : "passed",
+        force ? "merged by the user although its integration branch fails (--force)"
+              : "merged by the user: the integration branch passes now",
+        true);
+    if (!reopened) co_return reopened.take_error();
+    co_return co_await merge_into_base(*s, plan);
+  }
   if (!fresh->tree.tree_complete) {
     auto loops = co_await s->journal.tree(plan);
     std::size_t total = 0, complete = 0;
@@ -274,7 +344,30 @@ awaitable<Result<MergeInfo>> merge(State s, std::string plan) {
                          "plan " + plan + " is not complete yet (" + std::to_string(complete) +
                              " of " + std::to_string(total) + " loops complete)");
   }
-  co_return co_await merge_into_base(*s, plan);
+  if (!force) {
+    // Commits made on the integration branch after the gate passed are checked first.
+    auto tip = co_await run_blocking(s->ctx.pool, tip_of);
+    if (!tip) co_return tip.take_error();
+    if (*tip != fresh->tree.gate_sha) {
+      auto passed = co_await check_now(*s, plan);
+      if (!passed) co_return passed.take_error();
+      if (!*passed) {
+        auto again = co_await s->journal.load(plan);
+        co_return red_tip(again ? *again : *fresh);
+      }
+    }
+  }
+  auto merged = co_await merge_into_base(*s, plan);
+  if (merged && fresh->status == LoopStatus::blocked) {
+    // A plan held back for review (it changed loopr's own files): the person merged it.
+    co_await s->journal.edit(plan, [](Loop& l, WriteSet& w) -> std::optional<Error> {
+      l.tree.conflicts.clear();
+      if (!transition(l, LoopStatus::complete, "merged by the user after review", w.events))
+        return not_allowed(l, "cannot complete");
+      return std::nullopt;
+    });
+  }
+  co_return merged;
 }
 
 }  // namespace loopr::manager

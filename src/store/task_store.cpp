@@ -316,6 +316,12 @@ Result<std::vector<Loop>> TaskStore::children(const std::string& parent_id) cons
   auto result =
       impl_->scan_loops(parent_id + "-", [&](const Loop& l) { return l.parent_id == parent_id; });
   if (!result) return result;
+  if (type == LoopType::plan) {  // and its integration fix loops, `fix-<plan>-NNN`
+    LOOPR_ASSIGN(std::vector<Loop> fixes,
+                 impl_->scan_loops("fix-" + parent_id + "-",
+                                   [&](const Loop& l) { return l.parent_id == parent_id; }));
+    for (auto& l : fixes) result->push_back(std::move(l));
+  }
   std::sort(result->begin(), result->end(),
             [](const Loop& a, const Loop& b) { return a.index < b.index; });
   return result;
@@ -326,9 +332,9 @@ Result<std::vector<Loop>> TaskStore::loops_with_status(LoopStatus status) const 
 }
 
 Result<std::vector<Loop>> TaskStore::loops_of_plan(const std::string& plan_id) const {
-  // A tree's ids are the plan's, `<plan>-…` (specs, phases) and `code-<plan>-…` (ids.hpp): three
-  // key ranges, not a decode of every loop in the store (the manager asks at every completion).
-  // Same order as a full scan: "001" < "001-…" < "code-…".
+  // A tree's ids are the plan's, `<plan>-…` (specs, phases), `code-<plan>-…` and `fix-<plan>-…`
+  // (ids.hpp): four key ranges, not a decode of every loop in the store (the manager asks at
+  // every completion). Same order as a full scan: "001" < "001-…" < "code-…" < "fix-…".
   auto keep = [&](const Loop& l) { return l.plan_id == plan_id || l.id == plan_id; };
   std::vector<Loop> out;
   auto plan = get_loop(plan_id);
@@ -336,7 +342,7 @@ Result<std::vector<Loop>> TaskStore::loops_of_plan(const std::string& plan_id) c
     out.push_back(std::move(*plan));
   else if (!plan && plan.error().code != ErrorCode::not_found)
     return plan.take_error();
-  for (const std::string& prefix : {plan_id + "-", "code-" + plan_id + "-"}) {
+  for (const std::string& prefix : {plan_id + "-", "code-" + plan_id + "-", "fix-" + plan_id + "-"}) {
     LOOPR_ASSIGN(std::vector<Loop> part, impl_->scan_loops(prefix, keep));
     for (auto& l : part) out.push_back(std::move(l));
   }

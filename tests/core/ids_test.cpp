@@ -71,3 +71,22 @@ TEST(IdsTest, TreeOrderPutsEachCodeLoopRightAfterItsPhase) {
   EXPECT_EQ(ids, (std::vector<std::string>{"001", "001-001", "001-001-001", "code-001-001-001",
                                            "001-001-002", "001-002"}));
 }
+
+TEST(IdsTest, AnIntegrationFixLoopIsACodeLoopWhoseParentIsThePlanAndSortsLast) {
+  EXPECT_EQ(fix_loop_id("001", 1), "fix-001-001");
+  EXPECT_EQ(fix_loop_id("1234", 12), "fix-1234-012");
+  EXPECT_TRUE(is_fix_loop_id("fix-001-001"));
+  EXPECT_FALSE(is_fix_loop_id("code-001-002-003"));
+  EXPECT_FALSE(is_fix_loop_id("fix-001"));
+  EXPECT_FALSE(is_fix_loop_id("fix-001-002-003"));
+  EXPECT_EQ(type_of_id("fix-001-001"), LoopType::code);
+  EXPECT_EQ(type_of_id("fix-001-0x1"), std::nullopt);
+  EXPECT_EQ(parent_of_id("fix-001-002"), "001");
+  EXPECT_EQ(root_plan_id("fix-001-002"), "001");
+  EXPECT_TRUE(is_descendant("fix-001-002", "001"));
+  EXPECT_FALSE(is_descendant("fix-001-002", "001-002"));
+  EXPECT_FALSE(is_descendant("fix-0010-002", "001"));
+  EXPECT_GT(tree_sort_key("fix-001-001"), tree_sort_key("code-001-999-999"));
+  EXPECT_GT(tree_sort_key("fix-001-001"), tree_sort_key("001-999-999"));
+  EXPECT_LT(tree_sort_key("fix-001-001"), tree_sort_key("fix-001-002"));
+}

@@ -19,7 +19,7 @@ static const std::set<std::pair<S, S>> kLegal = {
     {S::rebasing, S::running}, {S::rebasing, S::pending}, {S::rebasing, S::blocked}, {S::rebasing, S::paused},
     {S::rebasing, S::stopped}, {S::rebasing, S::failed}, {S::rebasing, S::invalidated},
     {S::blocked, S::running}, {S::blocked, S::pending}, {S::blocked, S::rebasing}, {S::blocked, S::paused},
-    {S::blocked, S::stopped}, {S::blocked, S::failed}, {S::blocked, S::invalidated},
+    {S::blocked, S::stopped}, {S::blocked, S::failed}, {S::blocked, S::invalidated}, {S::blocked, S::complete},
     {S::awaiting_approval, S::complete}, {S::awaiting_approval, S::failed}, {S::awaiting_approval, S::running},
     {S::awaiting_approval, S::stopped}, {S::awaiting_approval, S::invalidated},
     {S::running, S::awaiting_answer},

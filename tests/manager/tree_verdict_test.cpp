@@ -93,13 +93,13 @@ TEST(TreeVerdictTest, InvalidatedLoopsDoNotCount) {
   EXPECT_EQ(tree_verdict(regenerating, "001", kAuto), TreeVerdict::running);
 }
 
-TEST(TreeStepTest, MarkCompleteOnlyWhenEveryLoopIsFinishedThenMergeWithAuto) {
+TEST(TreeStepTest, CheckTheIntegrationTipOnlyWhenEveryLoopIsFinishedThenMergeWithAuto) {
   auto tree = finished_tree();
   find(tree, "001-001-001").tree.merged_iteration.reset();
   EXPECT_EQ(next_tree_step(tree, "001", kAuto), TreeStep::none);
   tree = finished_tree();
-  EXPECT_EQ(next_tree_step(tree, "001", kAuto), TreeStep::mark_complete);
-  EXPECT_EQ(next_tree_step(tree, "001", kManual), TreeStep::mark_complete);
+  EXPECT_EQ(next_tree_step(tree, "001", kAuto), TreeStep::check_integration);
+  EXPECT_EQ(next_tree_step(tree, "001", kManual), TreeStep::check_integration);
   find(tree, "001").tree.tree_complete = true;
   EXPECT_EQ(next_tree_step(tree, "001", kAuto), TreeStep::merge_into_base);
   EXPECT_EQ(next_tree_step(tree, "001", kManual), TreeStep::none) << "`loopr merge` does it";

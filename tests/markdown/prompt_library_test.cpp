@@ -67,8 +67,14 @@ TEST(PromptLibraryTest, EveryShippedTemplateLoadsAndRendersWithTheRequiredParts)
          {"read_file", "write_file", "edit_file", "list_dir", "search", "run_command"})
       EXPECT_TRUE(contains(text, std::string("`") + tool + "`")) << tool;
     EXPECT_TRUE(contains(text, "<completion-signal>"));
-    if (type == "code") {
-      EXPECT_TRUE(contains(text, "<input>"));  // the phase document
+    if (type == "code" || type == "integration-fix") {
+      if (type == "code") {
+        EXPECT_TRUE(contains(text, "<input>"));  // the phase document
+      }
+      // The fix loop's task names the loops merged (the failing output is its feedback).
+      if (type == "integration-fix") {
+        EXPECT_TRUE(contains(text, "<task>"));
+      }
       EXPECT_TRUE(contains(text, "`<validation-command>`"));
       EXPECT_TRUE(contains(text, "<git-diff>"));
     } else {

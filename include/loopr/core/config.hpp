@@ -138,6 +138,12 @@ struct ArtifactsConfig {
   std::size_t max_bytes = 1024 * 1024;      ///< an artifact larger than this is refused
 };
 
+/// `integration:` the gate between a finished tree and the base branch: the code validation
+/// command runs on the integration tip; a failing tip gets one fix loop with this budget.
+struct IntegrationConfig {
+  int max_fix_iterations = 5;
+};
+
 struct GitConfig {
   std::size_t diff_max_bytes = 64 * 1024;   ///< `{{git-diff}}` is cut past this
   int log_entries = 10;
@@ -169,6 +175,7 @@ struct Config {
   std::map<std::string, Price> pricing = default_pricing();
   ArtifactsConfig artifacts;
   GitConfig git;
+  IntegrationConfig integration;
   FailurePolicy on_failure = FailurePolicy::finish_siblings;
   SandboxConfig sandbox;
   std::vector<NotifyCommand> notify;

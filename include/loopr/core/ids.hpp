@@ -1,4 +1,5 @@
-// Loop ids: plans `001`, children `001-002`, `001-002-003`, code loops `code-001-002-003`.
+// Loop ids: plans `001`, children `001-002`, `001-002-003`, code loops `code-001-002-003`,
+// integration fix loops `fix-001-001`.
 // A child's id depends only on its parent's id and its index, so spawning is idempotent.
 #pragma once
 
@@ -17,6 +18,11 @@ std::string plan_id(int number);
 /// The id of the `index`-th (1-based) child of `parent_id`, whose type is `child_type`:
 /// spec/phase children append `-NNN`; a code loop is `code-` + its phase's id.
 std::string child_id(std::string_view parent_id, LoopType child_type, int index);
+
+/// The `number`-th integration fix loop of a plan (`fix-001-001`): a code loop whose parent is
+/// the plan, made when the plan's integration branch fails the code validation.
+std::string fix_loop_id(std::string_view plan_id, int number);
+bool is_fix_loop_id(std::string_view id);
 
 /// The plan id at the root of any loop id (`code-001-002-003` → `001`).
 std::string root_plan_id(std::string_view id);

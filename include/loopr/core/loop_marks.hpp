@@ -47,6 +47,13 @@ struct TreeMarks {
   bool tree_complete = false;    ///< every loop of the tree complete and merged
   std::string merged_into_base;  ///< the base tip after the tree was merged into it
   std::string merge_error;       ///< why the merge into the base branch was not made
+  // Plans only: the integration gate (the code validation on the integration tip).
+  std::string gate_sha;      ///< the integration tip the gate checked last (`gate_sha`)
+  std::string gate_result;   ///< "" | "checking" | "passed" | "failed" | "forced"
+  std::string gate_summary;  ///< one line: what the check said
+  std::string gate_output;   ///< the end of what the check printed (a few KiB)
+  std::string gate_log;      ///< the full output, relative to the repository root
+  int gate_fixes = 0;        ///< fix loops made since the tree's generation began or a resume
 
   bool operator==(const TreeMarks&) const = default;
 };

@@ -38,6 +38,12 @@ struct IntegrationMerge {
   std::vector<std::string> conflicts;  ///< conflict (or would-be-overwritten) paths, if any
 };
 
+/// A checkout of a plan's integration tip for the integration gate.
+struct GateCheckout {
+  std::string worktree;  ///< absolute path (`.loopr/worktrees/<plan>-gate`)
+  std::string sha;       ///< the integration tip checked out
+};
+
 class LoopWorktrees {
  public:
   explicit LoopWorktrees(std::filesystem::path repo_root) : paths_(std::move(repo_root)) {}
@@ -77,11 +83,25 @@ class LoopWorktrees {
                                                   const std::string& base_branch,
                                                   const std::string& message) const;
 
+  /// loopr's own files (`.loopr/config.yml`, `.loopr/prompts/`) that merging the plan's
+  /// integration branch into `base_branch` would change: a person reviews those.
+  Result<std::vector<std::string>> protected_changes(const std::string& plan_id,
+                                                     const std::string& base_branch) const;
+
   /// Merges a plan's integration branch into `base_branch` (see Repository::merge: the user's
   /// work tree is updated, their uncommitted edits never lost).
   Result<MergeOutcome> merge_plan_into_base(const std::string& plan_id,
                                             const std::string& base_branch,
                                             const std::string& message) const;
+
+  // -- the integration gate
+
+  /// A fresh worktree of the plan's integration tip (`.loopr/worktrees/<plan>-gate`, on branch
+  /// `loopr/<plan>-gate`) where the integration check runs; one a killed daemon left is
+  /// removed first.
+  Result<GateCheckout> prepare_gate(const std::string& plan_id) const;
+  /// Removes the gate's worktree, whatever the check left in it, and its branch.
+  Result<void> remove_gate(const std::string& plan_id) const;
 
   /// Removes a finished loop's worktree folder (the branch stays); a folder git does not know is
   /// set aside instead. conflict when it has uncommitted changes; not_found when there is none.

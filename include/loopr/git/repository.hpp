@@ -88,6 +88,10 @@ class Repository {
 
   /// What changed from `from` to `to` (branches or shas), as `git diff --stat` prints it.
   Result<std::string> diff_stat(const std::string& from, const std::string& to) const;
+  /// The paths `to` changes since it forked from `from` (the diff from their merge base to
+  /// `to`; both branches or shas), sorted: what merging `to` into `from` brings.
+  Result<std::vector<std::string>> changed_since_fork(const std::string& from,
+                                                      const std::string& to) const;
 
   // -- files
 

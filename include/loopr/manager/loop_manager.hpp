@@ -55,8 +55,10 @@ class LoopManager {
   /// Answers the question of a loop in `awaiting_answer` (it runs again with the answer in its
   /// next prompt); a paused loop that asked keeps the answer until it is resumed.
   awaitable<ActionResult> answer(std::string id, std::string text);
-  /// Merges a complete plan's integration branch into the base branch (`merge: manual`).
-  awaitable<Result<MergeInfo>> merge(std::string plan_id);
+  /// Merges a complete plan's integration branch into the base branch (`merge: manual`, or a
+  /// plan its integration gate blocked). An integration tip that fails the code validation (or
+  /// changed since it was checked and fails now) is refused unless `force`.
+  awaitable<Result<MergeInfo>> merge(std::string plan_id, bool force = false);
 
   /// Graceful stop: no new runs; every run is stopped (model calls abandoned, tool and validation
   /// processes killed) and waited for up to `grace`; loops it stopped are stored `pending` so the

@@ -17,9 +17,13 @@ enum class TreeVerdict {
   complete,      ///< every loop complete; waits for `loopr merge` (merge: manual)
   merged,        ///< merged into the base branch
   merge_failed,  ///< the merge into the base branch could not be made (the plan says why)
+  validating,    ///< every loop complete; the integration tip's tests run (the gate)
+  integration_failed,  ///< the integration tip fails its tests and no fix loop made it pass:
+                       ///< the plan is blocked until a person acts
 };
 
-/// `running`, `failed`, `merging`, `complete`, `merged`, `merge_failed`.
+/// `running`, `failed`, `merging`, `complete`, `merged`, `merge_failed`, `validating`,
+/// `integration_failed`.
 const char* to_string(TreeVerdict verdict);
 
 /// The verdict on the tree of `plan_id`. `tree`: the loops of that tree (invalidated ones do

@@ -1,0 +1,233 @@
+// The integration gate (src/manager/README.md): when every loop of a tree is finished, the code
+// validation command runs on the plan's integration tip in a worktree of its own, through the
+// same executor as every other command. Only a passing tip marks the tree complete (and is merged
+// into the base branch with `merge: auto`, or offered to `loopr merge`). A failing tip gets one
+// integration fix loop (`fix-<plan>-NNN`, a code loop on the integration branch); when that
+// cannot make it pass, or the tip fails again, the plan is `blocked` with the output until a
+// person resumes, merges (`--force` for a red tip) or iterates it.
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+
+#include <loopr/core/ids.hpp>
+#include <loopr/engine/code_check.hpp>
+#include <loopr/engine/feedback.hpp>
+#include <loopr/git/branches.hpp>
+
+#include "manager/driver.hpp"
+#include "manager/tree_rules.hpp"
+
+namespace loopr::manager {
+
+using engine::first_line;
+using engine::make_event;
+
+namespace {
+
+std::string what_to_do(const std::string& plan) {
+  return "fix it on branch " + git::integration_branch(plan) + " and run `loopr resume " + plan +
+         "`, merge it as it is with `loopr merge --force " + plan + "`, or `loopr iterate " + plan +
+         " \"…\"`";
+}
+
+// The full output next to the loop logs: `.loopr/logs/loops/<plan>/integration-<sha12>.log`.
+std::string write_log(const RepoPaths& paths, const std::string& plan, const std::string& sha,
+                      const engine::CodeCheck& check) {
+  std::error_code ec;
+  auto dir = paths.loop_log_dir(plan);
+  std::filesystem::create_directories(dir, ec);
+  auto file = dir / ("integration-" + sha.substr(0, 12) + ".log");
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << "$ " << check.command << "\n" << check.output << "\n# " << check.summary << "\n";
+  if (!out || ec) spdlog::warn("plan {}: cannot write {}", plan, file.string());
+  return std::filesystem::relative(file, paths.root, ec).string();
+}
+
+Event check_event(const std::string& plan, const GateRun& g) {
+  return make_event(plan, "integration_check",
+                    {{"sha", g.sha},
+                     {"passed", g.check.passed},
+                     {"command", g.check.command},
+                     {"exit_code", g.check.exit_code ? nlohmann::json(*g.check.exit_code)
+                                                     : nlohmann::json(nullptr)},
+                     {"summary", g.check.summary},
+                     {"duration_ms", g.check.duration_ms},
+                     {"log", g.log}});
+}
+
+void record(Loop& plan, const GateRun& g) {
+  plan.tree.gate_sha = g.sha;
+  plan.tree.gate_result = g.check.passed ? "passed" : "failed";
+  plan.tree.gate_summary = g.check.summary;
+  plan.tree.gate_output = gate_output_tail(g.check.output);
+  plan.tree.gate_log = g.log;
+}
+
+// Every code loop whose work is in the integration branch (for the fix loop's prompt).
+std::vector<std::string> merged_loops(const std::vector<Loop>& tree) {
+  std::vector<std::string> out;
+  for (const Loop& l : tree)
+    if (l.type == LoopType::code && l.status == LoopStatus::complete)
+      out.push_back(l.id + " (" + first_line(l.task, 80) + ")");
+  return out;
+}
+
+awaitable<void> mark_complete_and_merge(ManagerState& s, const std::string& plan,
+                                        std::vector<Event> events,
+                                        std::function<void(Loop&)> also) {
+  auto stored = co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+    if (also) also(l);
+    l.tree.tree_complete = true;
+    w.events = events;
+    w.events.push_back(make_event(l.id, "tree_complete", {}));
+    return std::nullopt;
+  });
+  if (stored && s.ctx.config->merge == MergeMode::automatic) co_await auto_merge_into_base(s, plan);
+}
+
+}  // namespace
+
+awaitable<GateRun> run_gate(ManagerState& s, std::string plan) {
+  GateRun g;
+  auto prepare = [wt = s.worktrees, plan] { return wt.prepare_gate(plan); };
+  auto checkout = co_await run_blocking(s.ctx.pool, prepare);
+  if (!checkout) {
+    g.error = "its integration branch cannot be checked out: " + checkout.error().message;
+    co_return g;
+  }
+  g.sha = checkout->sha;
+  engine::CodeCheckRequest request;
+  request.command = s.ctx.config->loop(LoopType::code).validation;
+  request.workdir = checkout->worktree;
+  request.env = {{"LOOPR_PLAN_ID", plan}, {"LOOPR_LOOP_ID", plan}, {"LOOPR_LOOP_TYPE", "integration"}};
+  request.cancel = &s.gate_cancel;
+  g.check = co_await engine::run_code_check(s.ctx, std::move(request));
+  auto finish = [wt = s.worktrees, plan, paths = s.ctx.paths, sha = g.sha, check = g.check] {
+    if (auto removed = wt.remove_gate(plan); !removed)
+      spdlog::warn("plan {}: the integration check's worktree stays: {}", plan,
+                   removed.error().message);
+    return write_log(paths, plan, sha, check);
+  };
+  g.log = co_await run_blocking(s.ctx.pool, finish);
+  co_return g;
+}
+
+awaitable<void> check_integration(State s, std::string plan) {
+  auto loaded = co_await s->journal.load(plan);
+  if (!loaded || loaded->status != LoopStatus::complete || loaded->tree.tree_complete) co_return;
+  auto tip_of = [wt = s->worktrees, plan] { return wt.integration_tip(plan); };
+  auto tip = co_await run_blocking(s->ctx.pool, tip_of);
+  if (tip && loaded->tree.gate_result == "passed" && loaded->tree.gate_sha == *tip) {
+    std::vector<Event> none;  // checked before a crash
+    co_await mark_complete_and_merge(*s, plan, std::move(none), nullptr);
+    co_return;
+  }
+  const std::string command = s->ctx.config->loop(LoopType::code).validation;
+  co_await s->journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+    l.tree.gate_result = "checking";
+    w.events.push_back(make_event(
+        l.id, "integration_check_started",
+        {{"sha", tip ? *tip : std::string()}, {"command", command}}));
+    return std::nullopt;
+  });
+  GateRun g = co_await run_gate(*s, plan);
+  if (g.check.stopped) co_return;  // the daemon stops: the next start checks again
+  if (g.error.empty() && g.check.passed) {
+    spdlog::info("plan {}: the integration tip {} passes: {}", plan, g.sha.substr(0, 12),
+                 g.check.summary);
+    std::vector<Event> events;
+    events.push_back(check_event(plan, g));
+    std::function<void(Loop&)> also = [&g](Loop& l) { record(l, g); };
+    co_await mark_complete_and_merge(*s, plan, std::move(events), std::move(also));
+    co_return;
+  }
+  if (!g.error.empty()) {
+    g.check.passed = false;
+    g.check.summary = g.error;
+    g.check.output = g.error + "\n";
+  }
+  spdlog::warn("plan {}: the integration tip {} fails: {}", plan, g.sha.substr(0, 12),
+               g.check.summary);
+  Loop fix;
+  bool made_fix = false;
+  co_await s->journal.edit_tree(
+      plan, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
+        auto root = std::find_if(tree.begin(), tree.end(), [&](const Loop& l) { return l.id == plan; });
+        if (root == tree.end()) return make_error(ErrorCode::not_found, "no loop " + plan);
+        Loop p = *root;
+        record(p, g);
+        w.events.push_back(check_event(plan, g));
+        // A fix loop only helps when the command ran and failed on its own terms.
+        made_fix = g.error.empty() && !g.check.could_not_start && may_make_fix_loop(p);
+        if (made_fix) {
+          ++p.tree.gate_fixes;
+          fix = make_fix_loop(p, next_fix_number(tree, plan), g.check.summary,
+                              g.check.feedback.empty() ? g.check.output : g.check.feedback,
+                              merged_loops(tree), *s->ctx.config);
+          w.creates.push_back(fix);
+          w.events.push_back(make_event(fix.id, "loop_created",
+                                        {{"type", "code"}, {"parent_id", plan}, {"fix", true},
+                                         {"task", first_line(fix.task, 200)}}));
+          w.events.push_back(make_event(plan, "integration_fix", {{"loop_id", fix.id}}));
+        } else {
+          std::string why = "its integration branch " + git::integration_branch(plan) +
+                            " fails: " + g.check.summary + " (" + what_to_do(plan) + ")";
+          if (!engine::transition(p, LoopStatus::blocked, why, w.events))
+            return not_allowed(p, "cannot block");
+        }
+        w.updates.push_back(std::move(p));
+        return std::nullopt;
+      });
+  if (made_fix) spawn_run(s, fix.id);
+}
+
+awaitable<void> block_after_fix(State s, Loop failed) {
+  const std::string plan = failed.plan_id;
+  co_await s->journal.edit_tree(
+      plan, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
+        for (Loop& l : tree) {
+          if (l.id == failed.id) {
+            l.tree.rolled_up = true;
+            w.updates.push_back(l);
+          } else if (l.id == plan && l.status == LoopStatus::complete) {
+            std::string why = "its fix loop " + failed.id + " failed (" +
+                              first_line(failed.status_reason, 120) + "); the integration branch " +
+                              git::integration_branch(plan) + " still fails: " +
+                              l.tree.gate_summary + " (" + what_to_do(plan) + ")";
+            l.tree.gate_result = "failed";
+            if (engine::transition(l, LoopStatus::blocked, why, w.events)) w.updates.push_back(l);
+          }
+        }
+        return std::nullopt;
+      });
+}
+
+awaitable<Result<Loop>> reopen_gate(ManagerState& s, std::string plan, std::string result,
+                                    std::string why, bool complete_tree) {
+  Loop out;
+  auto stored = co_await s.journal.edit_tree(
+      plan, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
+        for (Loop& l : tree) {
+          // A fix loop that failed is superseded: the person decided what happens instead.
+          if (is_fix_loop_id(l.id) && l.status == LoopStatus::failed) {
+            if (engine::transition(l, LoopStatus::invalidated, "superseded: " + why, w.events))
+              w.updates.push_back(l);
+          } else if (l.id == plan) {
+            if (!gate_blocked(l)) return not_allowed(l, "its integration gate is not blocked");
+            l.tree.gate_result = result;
+            l.tree.gate_fixes = 0;
+            l.tree.tree_complete = complete_tree;
+            if (complete_tree) w.events.push_back(make_event(l.id, "tree_complete", {}));
+            if (!engine::transition(l, LoopStatus::complete, why, w.events))
+              return not_allowed(l, "cannot reopen");
+            out = l;
+            w.updates.push_back(l);
+          }
+        }
+        return std::nullopt;
+      });
+  if (!stored) co_return stored.take_error();
+  co_return out;
+}
+
+}  // namespace loopr::manager
