@@ -60,10 +60,9 @@ std::string render_forecast(const json& d, const Style& style) {
     char pct[32] = "";
     if (fc > 0) std::snprintf(pct, sizeof pct, " (%+.0f%%)", (ac - fc) / fc * 100.0);
     out << style.dim("actual:") << "     " << format_cost(ac) << " against ~" << format_cost(fc)
-        << pct << "; " << a->value("loops", 0) << " loops against " << f->value("loops", 0)
-        << "; " << a->value("model_calls", 0) << " model calls against ~"
-        << f->value("model_calls", 0) << "; "
-        << duration_text(a->value("duration_ms", std::int64_t{0})) << " against ~"
+        << pct << "; " << a->value("loops", 0) << " loops against " << f->value("loops", 0) << "; "
+        << a->value("model_calls", 0) << " model calls against ~" << f->value("model_calls", 0)
+        << "; " << duration_text(a->value("duration_ms", std::int64_t{0})) << " against ~"
         << duration_text(f->value("duration_ms", std::int64_t{0})) << "\n";
   }
   return out.str();
@@ -75,7 +74,8 @@ ReviewDecision review_question(const Api& api, const json& loop, Prompter& promp
   ReviewDecision d{id, "skip", {}, false};
   std::string question = str_field(loop, "question");
   if (question.empty()) question = str_field(loop, "status_reason");
-  ui << "\n" << style.bold("Loop " + id) << " (" << str_field(loop, "type")
+  ui << "\n"
+     << style.bold("Loop " + id) << " (" << str_field(loop, "type")
      << ") asks: " << str_field(loop, "task").substr(0, 80) << "\n\n";
   std::istringstream lines(question);
   for (std::string line; std::getline(lines, line);) ui << "  > " << line << "\n";

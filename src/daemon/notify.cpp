@@ -33,7 +33,7 @@ std::optional<std::string> direct_notify_event(const Event& e) {
 struct Notifier::State {
   engine::EngineContext& ctx;
   std::mutex mu;
-  std::set<std::string> cost_notified;  ///< plans whose cost_threshold was notified
+  std::set<std::string> cost_notified;    ///< plans whose cost_threshold was notified
   std::set<std::string> failed_notified;  ///< plans whose tree_failed was notified (until it runs)
 
   explicit State(engine::EngineContext& c) : ctx(c) {}
@@ -41,8 +41,7 @@ struct Notifier::State {
   // Runs every command that wants `name` (blocking; on the pool).
   void run_commands(const Config& config, const std::string& name, const nlohmann::json& payload) {
     for (const auto& n : config.notify) {
-      if (!n.events.empty() &&
-          std::find(n.events.begin(), n.events.end(), name) == n.events.end())
+      if (!n.events.empty() && std::find(n.events.begin(), n.events.end(), name) == n.events.end())
         continue;
       ProcessSpec spec = shell(n.command, ctx.paths.root.string());
       spec.stdin_data = payload.dump() + "\n";

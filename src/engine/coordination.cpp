@@ -53,7 +53,8 @@ awaitable<tools::ToolResult> coordination_call(EngineContext& ctx, const Loop& l
     auto question = text_field(call, "question", error);
     if (!question) co_return error;
     if (!conv.question.empty())
-      co_return tools::ToolResult{"you asked a question already in this iteration; wait for its answer", true};
+      co_return tools::ToolResult{
+          "you asked a question already in this iteration; wait for its answer", true};
     conv.question = *question;
     co_return tools::ToolResult{
         "Your question is recorded. This iteration ends after this turn and the loop waits for "
@@ -67,16 +68,19 @@ awaitable<tools::ToolResult> coordination_call(EngineContext& ctx, const Loop& l
   char stamp[32];
   std::snprintf(stamp, sizeof stamp, "%015lld", static_cast<long long>(at));
   ++conv.notes;
-  std::string key = notes_prefix(loop.plan_id) + stamp + "/" + loop.id + "/" + std::to_string(conv.notes);
+  std::string key =
+      notes_prefix(loop.plan_id) + stamp + "/" + loop.id + "/" + std::to_string(conv.notes);
   nlohmann::json note{{"loop_id", loop.id},
                       {"time", format_timestamp(at)},
                       {"iteration", loop.iteration + 1},
                       {"text", *text}};
   WriteSet set;
   set.meta.emplace_back(key, note.dump());
-  set.events.push_back(make_event(loop.id, "note_shared", {{"n", loop.iteration + 1}, {"text", *text}}));
+  set.events.push_back(
+      make_event(loop.id, "note_shared", {{"n", loop.iteration + 1}, {"text", *text}}));
   auto stored = co_await ctx.journal.commit(std::move(set));
-  if (!stored) co_return tools::ToolResult{"the note could not be stored: " + stored.error().message, true};
+  if (!stored)
+    co_return tools::ToolResult{"the note could not be stored: " + stored.error().message, true};
   co_return tools::ToolResult{"shared with the other loops of plan " + loop.plan_id +
                                   " (they see it in their next prompts)",
                               false};
@@ -97,8 +101,8 @@ std::string coordination_sections(const TaskStore& store, const Loop& loop, cons
       if (!j.is_object()) continue;
       std::string from = j.value("loop_id", "");
       if (from == loop.id || invalidated.count(from)) continue;
-      std::string entry = "- from " + from + " (" + j.value("time", "") + "): " +
-                          j.value("text", "") + "\n";
+      std::string entry =
+          "- from " + from + " (" + j.value("time", "") + "): " + j.value("text", "") + "\n";
       if (left_out > 0 || body.size() + entry.size() > config.limits.notes_bytes) {
         ++left_out;
         continue;
@@ -114,7 +118,8 @@ std::string coordination_sections(const TaskStore& store, const Loop& loop, cons
   }
   if (!loop.run.question.empty() && !loop.run.answer.empty()) {
     std::string quoted;
-    for (char ch : loop.run.question) quoted += ch == '\n' ? std::string("\n> ") : std::string(1, ch);
+    for (char ch : loop.run.question)
+      quoted += ch == '\n' ? std::string("\n> ") : std::string(1, ch);
     out += "\n\n## Answer from the user\n\nIn your last iteration you asked:\n\n> " + quoted +
            "\n\nThe user answered:\n\n" + loop.run.answer + "\n";
   }

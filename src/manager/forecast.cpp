@@ -1,11 +1,10 @@
-#include <loopr/manager/forecast.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include <loopr/manager/forecast.hpp>
 #include <loopr/markdown/artifacts.hpp>
 
 namespace loopr::manager {

@@ -14,7 +14,8 @@ using engine::transition;
 awaitable<ActionResult> answer(State s, std::string id, std::string text) {
   auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos)
-    co_return make_error(ErrorCode::invalid_argument, "the answer is empty (write what to tell the loop)");
+    co_return make_error(ErrorCode::invalid_argument,
+                         "the answer is empty (write what to tell the loop)");
   text = text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
   if (s->stopping)
     co_return make_error(ErrorCode::unsupported, "the daemon is shutting down (start it again)");
@@ -25,11 +26,12 @@ awaitable<ActionResult> answer(State s, std::string id, std::string text) {
         (l.status != LoopStatus::awaiting_answer && l.status != LoopStatus::paused))
       return not_allowed(l, "it has no question waiting for an answer");
     if (!l.run.answer.empty() && l.status == LoopStatus::paused)
-      return not_allowed(l, "its question is answered already (`loopr resume " + l.id + "` runs it)");
+      return not_allowed(l,
+                         "its question is answered already (`loopr resume " + l.id + "` runs it)");
     l.run.answer = text;
-    w.events.push_back(make_event(
-        l.id, "question_answered",
-        {{"question", l.run.question}, {"answer", engine::first_line(text, 400)}}));
+    w.events.push_back(
+        make_event(l.id, "question_answered",
+                   {{"question", l.run.question}, {"answer", engine::first_line(text, 400)}}));
     if (l.status == LoopStatus::paused) return std::nullopt;  // it runs when resumed
     // Under a paused ancestor it waits for that resume; otherwise it runs at once.
     bool paused = s->under_paused_root(l.id);

@@ -36,7 +36,8 @@ TEST(ConfigNotifyTest, ReadsCommandsEventsAndTimeouts) {
   ASSERT_TRUE(c.ok()) << c.error().message;
   ASSERT_EQ(c->notify.size(), 2u);
   EXPECT_EQ(c->notify[0].command, "notify-send loopr \"$LOOPR_EVENT\"");
-  EXPECT_EQ(c->notify[0].events, (std::vector<std::string>{"awaiting_approval", "awaiting_answer"}));
+  EXPECT_EQ(c->notify[0].events,
+            (std::vector<std::string>{"awaiting_approval", "awaiting_answer"}));
   EXPECT_EQ(c->notify[0].timeout, 10s);
   EXPECT_TRUE(c->notify[1].events.empty());  // every event
   EXPECT_EQ(c->notify[1].timeout, 2s);

@@ -109,5 +109,4 @@ class Pty {
   }
 };
 
-
 }  // namespace loopr::testing

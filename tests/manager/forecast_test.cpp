@@ -10,7 +10,7 @@ using namespace loopr::manager;
 TEST(ForecastTest, WithoutHistoryItUsesTheDefaultsAndAWideRange) {
   Forecast f = make_forecast(2, 0.10, {});
   EXPECT_EQ(f.specs, 2);
-  EXPECT_EQ(f.phases, 6);           // 3 per spec
+  EXPECT_EQ(f.phases, 6);             // 3 per spec
   EXPECT_EQ(f.loops, 1 + 2 + 6 + 6);  // plan, specs, phases, code
   // 0.10 spent + 2 × 0.05 + 6 × 0.03 + 6 × 0.40
   EXPECT_NEAR(f.cost_usd, 0.10 + 0.10 + 0.18 + 2.40, 1e-9);
@@ -53,7 +53,8 @@ TEST(ForecastTest, ItsJsonRoundTrips) {
   f.plan_iteration = 3;
   f.made_at = 1'700'000'000'000;
   auto j = to_json(f);
-  for (const char* k : {"cost_usd", "low", "high", "loops", "basis"}) EXPECT_TRUE(j.contains(k)) << k;
+  for (const char* k : {"cost_usd", "low", "high", "loops", "basis"})
+    EXPECT_TRUE(j.contains(k)) << k;
   auto back = forecast_from_json(j);
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->loops, f.loops);
