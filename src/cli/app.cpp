@@ -125,9 +125,10 @@ int run(int argc, char** argv) {
 
   auto* review = app.add_subcommand("review",
                                     "The approval gate: shows each plan awaiting approval and asks "
-                                    "[a]pprove [r]eject [i]terate [s]kip (from stdin "
+                                    "[a]pprove [r]eject [i]terate [s]kip, and each question of a "
+                                    "loop and asks [a]nswer [s]kip (from stdin "
                                     "line by line when it is not a terminal)");
-  review->add_option("id", id, "Only this plan");
+  review->add_option("id", id, "Only this plan or loop");
 
   auto* approve = app.add_subcommand("approve",
                                      "Approve a plan awaiting approval: its specs start (exit 4 "
@@ -152,6 +153,14 @@ int run(int argc, char** argv) {
   resume->add_option("id", id, "The loop's id")->required();
   auto* stop = app.add_subcommand("stop", "Stop a loop and all its descendants now (exit 4, 5)");
   stop->add_option("id", id, "The loop's id")->required();
+
+  std::vector<std::string> answer_words;
+  auto* answer = app.add_subcommand(
+      "answer",
+      "Answer a loop's question (status awaiting_answer); it runs again with the answer in its "
+      "next prompt (exit 4 unknown id, 5 no question waiting)");
+  answer->add_option("id", id, "The loop's id")->required();
+  answer->add_option("text", answer_words, "The answer (quote it)")->required();
 
   bool follow = false;
   auto* logs =
@@ -249,6 +258,7 @@ int run(int argc, char** argv) {
     if (logs->parsed()) return run_logs(opts, id, follow);
     if (watch->parsed()) return run_watch(opts);
     if (merge->parsed()) return run_merge(opts, id, force_merge);
+    if (answer->parsed()) return run_answer(opts, id, join_words(answer_words));
     if (doctor->parsed()) return run_doctor(opts, offline);
 #ifdef LOOPR_HAS_DEMO
     if (demo->parsed()) return run_demo(opts, demo_yes);

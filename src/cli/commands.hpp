@@ -35,6 +35,8 @@ int run_gate(const GlobalOptions& opts, const std::string& action, const std::st
 /// pause | resume | stop: the loop and all its descendants.
 int run_control(const GlobalOptions& opts, const std::string& action, const std::string& id);
 int run_merge(const GlobalOptions& opts, const std::string& plan_id, bool force);
+/// `loopr answer ID TEXT`: answers a loop's question (cli/coordination.cpp).
+int run_answer(const GlobalOptions& opts, const std::string& id, const std::string& text);
 int run_logs(const GlobalOptions& opts, const std::string& id, bool follow);
 int run_watch(const GlobalOptions& opts);
 /// `loopr doctor`: 0 when every check passes, 1 when one fails. `offline`: no network request.

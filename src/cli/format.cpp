@@ -10,6 +10,8 @@
 #include <map>
 #include <sstream>
 
+#include "cli/coordination.hpp"
+
 namespace loopr::cli {
 
 using nlohmann::json;
@@ -249,6 +251,9 @@ std::string render_loop_details(const json& d, const Style& style, TimestampMs n
       }
     }
   }
+  out << render_forecast(d, style);
+  field("question", str_field(d, "question"));
+  field("answer", str_field(d, "answer"));
   field("branch", str_field(d, "branch"));
   field("worktree", str_field(d, "worktree"));
   std::int64_t created = time_field(d, "created_at"), updated = time_field(d, "updated_at");

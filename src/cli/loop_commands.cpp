@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/coordination.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/format.hpp"
 #include "cli/iteration_log.hpp"
@@ -131,7 +132,11 @@ int run_list(const GlobalOptions& opts, bool all) {
   json loops = r.value("loops", json::array());
   if (opts.json) {
     json out = json::array();
-    for (const auto& l : loops) out.push_back(interface_loop_json(l));
+    for (const auto& l : loops) {
+      json row = interface_loop_json(l);
+      if (auto q = l.find("question"); q != l.end()) row["question"] = *q;
+      out.push_back(std::move(row));
+    }
     std::cout << json{{"loops", out}}.dump() << "\n";
     return kOk;
   }
@@ -171,8 +176,11 @@ int run_show(const GlobalOptions& opts, const std::string& id, std::optional<int
   Api api = connect(paths);
   json detail = api.get(loop_target(id));
   if (opts.json)
-    std::cout << interface_show_json(detail).dump(-1, ' ', false, json::error_handler_t::replace)
-              << "\n";
+  {
+    json out = interface_show_json(detail);
+    add_coordination_json(out, detail);
+    std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+  }
   else if (!opts.quiet)
     std::cout << render_loop_details(detail, Style{stdout_color(opts)}, now_ms());
   return kOk;

@@ -4,6 +4,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "cli/coordination.hpp"
 #include "cli/format.hpp"
 #include "cli/markdown_render.hpp"
 
@@ -53,6 +54,12 @@ ReviewDecision review_plan(const Api& api, const json& loop, Prompter& prompter,
      << "\n"
      << style.dim(rule) << "\n\n";
   ui << render_markdown(text, style, width) << "\n";
+  // The forecast is made when the plan reaches the gate; the detail has it.
+  try {
+    std::string forecast = render_forecast(api.get("/v1/loops/" + url_encode(id)), style);
+    if (!forecast.empty()) ui << forecast << "\n";
+  } catch (const CommandError&) {
+  }
 
   while (true) {
     auto key = prompter.choose(style.bold("[a]pprove [r]eject [i]terate [s]kip") + " " + id + "? ",
@@ -103,31 +110,38 @@ std::vector<ReviewDecision> review_pending(const Api& api, const GlobalOptions& 
   if (!only_id.empty()) {
     json loop = api.get("/v1/loops/" + url_encode(only_id));
     std::string status = str_field(loop, "status");
-    if (str_field(loop, "type") != "plan")
-      throw CommandError{
-          kWrongState,
-          only_id + " is a " + str_field(loop, "type") + " loop; only plans wait for approval",
-          "`loopr review` without an id shows every plan that waits"};
-    if (status != "awaiting_approval")
-      throw CommandError{kWrongState,
-                         "plan " + only_id + " is not awaiting approval (it is " + status + ")",
-                         "`loopr show " + only_id + "` shows why"};
+    if (status != "awaiting_answer") {
+      if (str_field(loop, "type") != "plan")
+        throw CommandError{kWrongState,
+                           only_id + " is a " + str_field(loop, "type") +
+                               " loop that asks nothing; only plans wait for approval",
+                           "`loopr review` without an id shows every plan and question that waits"};
+      if (status != "awaiting_approval")
+        throw CommandError{kWrongState,
+                           "plan " + only_id + " is not awaiting approval (it is " + status + ")",
+                           "`loopr show " + only_id + "` shows why"};
+    }
     plans.push_back(std::move(loop));
   } else {
+    // Plans at the gate, then the loops' questions (each needs the person).
     json all = api.get("/v1/loops");
     for (const auto& l : all.value("loops", json::array()))
       if (str_field(l, "type") == "plan" && str_field(l, "status") == "awaiting_approval")
         plans.push_back(l);
+    for (const auto& l : all.value("loops", json::array()))
+      if (str_field(l, "status") == "awaiting_answer") plans.push_back(l);
   }
   std::ostream& ui = ui_stream(opts);
   Style style{stdout_color(opts)};
   std::vector<ReviewDecision> out;
   if (plans.empty()) {
-    if (!opts.quiet) ui << "no plan is awaiting approval\n";
+    if (!opts.quiet) ui << "no plan is awaiting approval and no loop asks a question\n";
     return out;
   }
   for (const auto& plan : plans) {
-    ReviewDecision d = review_plan(api, plan, prompter, ui, style);
+    ReviewDecision d = str_field(plan, "status") == "awaiting_answer"
+                           ? review_question(api, plan, prompter, ui, style)
+                           : review_plan(api, plan, prompter, ui, style);
     out.push_back(d);
     if (d.end_of_input) break;
   }

@@ -64,7 +64,7 @@ std::string Style::status(std::string_view s) const {
   if (s == "complete") return green(s);
   if (s == "failed") return red(s);
   if (s == "blocked") return wrap("1;31", s);
-  if (s == "awaiting_approval") return wrap("1;35", s);
+  if (s == "awaiting_approval" || s == "awaiting_answer") return wrap("1;35", s);
   if (s == "paused" || s == "stopped") return yellow(s);
   if (s == "pending" || s == "invalidated") return dim(s);
   return std::string(s);

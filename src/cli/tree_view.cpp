@@ -9,6 +9,7 @@
 
 #include <loopr/core/ids.hpp>
 
+#include "cli/coordination.hpp"
 #include "cli/format.hpp"
 #include "cli/review.hpp"
 #include "cli/terminal.hpp"
@@ -151,6 +152,7 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
         });
     std::istringstream in(table);
     for (std::string line; std::getline(in, line);) lines.push_back(line);
+    for (auto& line : question_lines(loops, style)) lines.push_back(std::move(line));
     return lines;
   };
 

@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
+#include "cli/coordination.hpp"
 #include "cli/format.hpp"
 #include "cli/terminal.hpp"
 #include "cli/tree_view.hpp"
@@ -152,6 +153,7 @@ int run_watch(const GlobalOptions& opts) {
         if (!animate) return "";
         return str_field(l, "status") == "running" ? std::string(spinner[frame % 10]) + " " : "  ";
       });
+    for (const auto& line : question_lines(loops, style)) out += line + "\n";
     return out;
   };
 

@@ -178,6 +178,8 @@ std::vector<std::string> read_tools(const Walker& w, const YAML::Node& v, const 
     const YAML::Node item = v[i];
     if (!known) w.fail(item, k, "unknown tool \"" + name + "\" (the tools are " + list + ")");
     if (!seen.insert(name).second) w.fail(item, k, "\"" + name + "\" is listed twice");
+    if (name == "share_note" && type == LoopType::plan)
+      w.fail(item, k, "share_note is not available to plan loops (a plan has no siblings; its artifact is what its children read)");
     if (name == "run_command" && type != LoopType::code)
       w.fail(item, k, std::string("run_command is not available to ") + to_string(type) +
                           " loops (they only write their markdown artifact; only code loops run commands)");
@@ -254,6 +256,36 @@ void read_sandbox(const Walker& w, const YAML::Node& v, const std::string& k, Sa
       if (p.empty() || (p[0] != '/' && !p.starts_with("~/") && p != "~"))
         w.fail(v[list == &s.read_only ? "read_only" : "hide"], k,
                "\"" + p + "\" must be an absolute path (or start with ~/)");
+  }
+}
+
+// `notify:` a list of {command, events, timeout}.
+void read_notify(const Walker& w, const YAML::Node& v, const std::string& k, std::vector<NotifyCommand>& out) {
+  out.clear();
+  if (v.IsNull()) return;
+  if (!v.IsSequence()) w.fail(v, k, "expected a list of {command, events, timeout} entries");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    NotifyCommand n;
+    const std::string key = k + "[" + std::to_string(i) + "]";
+    w.map(v[i], key,
+          {
+              {"command", [&](const YAML::Node& n2, const std::string& k2) { n.command = w.str(n2, k2); }},
+              {"events", [&](const YAML::Node& n2, const std::string& k2) {
+                 n.events = w.strings(n2, k2);
+                 for (std::size_t j = 0; j < n.events.size(); ++j) {
+                   bool known = false;
+                   std::string list;
+                   for (const char* e : kNotifyEvents) {
+                     known = known || n.events[j] == e;
+                     list += (list.empty() ? "" : ", ") + std::string(e);
+                   }
+                   if (!known) w.fail(n2[j], k2, "unknown event \"" + n.events[j] + "\" (the events are " + list + ")");
+                 }
+               }},
+              {"timeout", [&](const YAML::Node& n2, const std::string& k2) { n.timeout = w.duration(n2, k2); }},
+          });
+    if (n.command.empty()) w.fail(v[i], key, "needs a `command` (the shell command to run)");
+    out.push_back(std::move(n));
   }
 }
 
@@ -355,6 +387,11 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                             l.completion_signal = v2.IsNull() ? std::string() : w.pattern(v2, k2);
                           }},
                          {"feedback_bytes", size_field(l.feedback_bytes, 256, 10'000'000)},
+                         {"notes_bytes", size_field(l.notes_bytes, 0, 10'000'000)},
+                         {"notify_cost_fraction", [&](const YAML::Node& v2, const std::string& k2) {
+                            l.notify_cost_fraction = w.number(v2, k2, 0);
+                            if (l.notify_cost_fraction > 1) w.fail(v2, k2, "must be a fraction between 0 and 1");
+                          }},
                      });
              }},
             {"loops", [&](const YAML::Node& v, const std::string& k) {
@@ -387,6 +424,7 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                      });
              }},
             {"sandbox", [&](const YAML::Node& v, const std::string& k) { read_sandbox(w, v, k, c.sandbox); }},
+            {"notify", [&](const YAML::Node& v, const std::string& k) { read_notify(w, v, k, c.notify); }},
             {"integration", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k, {{"max_fix_iterations", int_field(c.integration.max_fix_iterations, 1, 1000)}});
              }},

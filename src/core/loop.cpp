@@ -34,6 +34,8 @@ const char* to_string(LoopStatus status) {
       return "blocked";
     case LoopStatus::awaiting_approval:
       return "awaiting_approval";
+    case LoopStatus::awaiting_answer:
+      return "awaiting_answer";
     case LoopStatus::complete:
       return "complete";
     case LoopStatus::failed:

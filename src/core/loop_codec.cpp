@@ -40,7 +40,9 @@ constexpr const char* kMarkKeys[] = {"merged_iteration",
                                      "last_error",
                                      "last_validation_hash",
                                      "head",
-                                     "feedback"};
+                                     "feedback",
+                                     "question",
+                                     "answer"};
 
 void read(const json& c, const char* key, int& out) {
   if (auto it = c.find(key); it != c.end() && it->is_number_integer()) out = it->get<int>();
@@ -132,6 +134,8 @@ json marks_json(const Loop& l) {
   write(c, "last_validation_hash", r.last_validation_hash);
   write(c, "head", r.head);
   write(c, "feedback", r.feedback);
+  write(c, "question", r.question);
+  write(c, "answer", r.answer);
   return c;
 }
 
@@ -167,6 +171,8 @@ void read_marks(const json& c, Loop& l) {
   read(c, "last_validation_hash", r.last_validation_hash);
   read(c, "head", r.head);
   read(c, "feedback", r.feedback);
+  read(c, "question", r.question);
+  read(c, "answer", r.answer);
   // Only what is left over is copied (not the whole context with its feedback).
   for (auto it = c.begin(); it != c.end(); ++it) {
     bool known = false;

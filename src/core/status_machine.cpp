@@ -19,7 +19,8 @@ struct Edge {
 //  pending   → running (scheduled), paused/stopped (user), failed (setup failed: no worktree),
 //              invalidated (parent iterated before it started)
 //  running   → pending (daemon restart re-queues it), paused, rebasing (integration moved),
-//              blocked (rebase conflict), awaiting_approval (valid plan), complete (validation
+//              blocked (rebase conflict), awaiting_approval (valid plan), awaiting_answer
+//              (the model asked the person), complete (validation
 //              passed), failed (limit hit), stopped (user), invalidated (parent iterated)
 //  paused    → running/pending (resume), stopped, invalidated
 //  rebasing  → running (rebase done), pending, blocked (conflict), paused, stopped, failed,
@@ -29,6 +30,7 @@ struct Edge {
 //              merged by the person)
 //  awaiting_approval → complete (approve), failed (reject), running (iterate with feedback),
 //              stopped, invalidated
+//  awaiting_answer → pending (answered: queued to run), paused, stopped, failed, invalidated
 //  complete  → running (a plan iterated after approval), invalidated (an ancestor iterated),
 //              failed (a descendant failed for good: the roll-up), blocked (its merge into the
 //              integration branch conflicts)
@@ -42,7 +44,8 @@ constexpr Edge kEdges[] = {
 
     {S::running, S::pending},        {S::running, S::paused},
     {S::running, S::rebasing},       {S::running, S::blocked},
-    {S::running, S::awaiting_approval}, {S::running, S::complete},
+    {S::running, S::awaiting_approval}, {S::running, S::awaiting_answer},
+    {S::running, S::complete},
     {S::running, S::failed},         {S::running, S::stopped},
     {S::running, S::invalidated},
 
@@ -62,6 +65,10 @@ constexpr Edge kEdges[] = {
     {S::awaiting_approval, S::complete}, {S::awaiting_approval, S::failed},
     {S::awaiting_approval, S::running},  {S::awaiting_approval, S::stopped},
     {S::awaiting_approval, S::invalidated},
+
+    {S::awaiting_answer, S::pending},    {S::awaiting_answer, S::paused},
+    {S::awaiting_answer, S::stopped},    {S::awaiting_answer, S::failed},
+    {S::awaiting_answer, S::invalidated},
 
     {S::complete, S::running},       {S::complete, S::invalidated},
     {S::complete, S::failed},        {S::complete, S::blocked},

@@ -19,6 +19,7 @@ nlohmann::json loop_json(const Loop& loop) {
   j["plan_id"] = loop.plan_id;
   j["task"] = loop.task;
   j["status_reason"] = loop.status_reason;
+  add_question_fields(j, loop);
   return j;
 }
 
@@ -253,14 +254,17 @@ awaitable<Response> Api::handle(Request req) {
         Loop loop;
         std::vector<IterationRecord> iterations;
         std::vector<Loop> tree;  ///< a plan's tree, for its verdict
+        nlohmann::json gate = nlohmann::json::object();  ///< a plan's forecast and actual
       };
-      auto get = [&s, &id]() -> Result<Detail> {
+      std::shared_ptr<const Config> config = s.ctx.config;
+      auto get = [&s, &id, config]() -> Result<Detail> {
         TaskStore& store = s.ctx.journal.store();
         Detail d;
         LOOPR_ASSIGN(d.loop, store.get_loop(id));
         LOOPR_ASSIGN(d.iterations, store.iterations(id));
         if (d.loop.type == LoopType::plan) {
           LOOPR_ASSIGN(d.tree, store.loops_of_plan(id));
+          d.gate = plan_gate_fields(store, d.loop, d.tree, *config);
         }
         return d;
       };
@@ -288,6 +292,7 @@ awaitable<Response> Api::handle(Request req) {
       j["input_artifact"] = loop.input_artifact;
       j["tree_cost_usd"] = s.manager.tree_cost(loop.plan_id);
       if (!loop.tree.conflicts.empty()) j["conflicts"] = loop.tree.conflicts;
+      j.update(got->gate);
       co_return Response{200, std::move(j)};
     }
     const std::string& action = parts[3];
@@ -314,9 +319,15 @@ awaitable<Response> Api::handle(Request req) {
       result = co_await s.manager.resume(id);
     } else if (action == "stop") {
       result = co_await s.manager.stop(id);
+    } else if (action == "answer") {
+      auto text = string_field(*body, "text", bad);
+      if (!text) co_return bad;
+      if (text->find_first_not_of(" \t\r\n") == std::string::npos)
+        co_return error_response(400, "the body needs a non-empty string field `text` (the answer)");
+      result = co_await s.manager.answer(id, *text);
     } else {
       co_return error_response(
-          404, "no action " + action + " (approve, reject, iterate, pause, resume, stop)");
+          404, "no action " + action + " (approve, reject, iterate, pause, resume, stop, answer)");
     }
     if (!result) co_return error_of(result.error());
     co_return Response{200, loop_json(*result)};

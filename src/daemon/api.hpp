@@ -9,6 +9,7 @@
 #include <loopr/daemon/http.hpp>
 #include <loopr/engine/engine.hpp>
 #include <loopr/manager/loop_manager.hpp>
+#include <loopr/store/task_store.hpp>
 
 namespace loopr::daemon {
 
@@ -48,6 +49,14 @@ nlohmann::json loop_json(const Loop& loop);
 /// `merged_into_base` (the base tip after the merge, or null), `merge_error` (or null).
 void add_tree_fields(nlohmann::json& row, const Loop& plan, std::span<const Loop> tree,
                      MergeMode mode);
+
+/// A loop's open question: `question` and `answer` (null until answered); nothing without one.
+void add_question_fields(nlohmann::json& row, const Loop& loop);
+
+/// A plan's `forecast` (manager/forecast.hpp, plus `max_cost_usd` and `over_limit`) and, when
+/// its tree ended, `actual` {cost_usd, loops, model_calls, duration_ms}. Blocking (store).
+nlohmann::json plan_gate_fields(TaskStore& store, const Loop& plan, std::span<const Loop> tree,
+                                const Config& config);
 
 /// HTTP status for an Error from the manager or the store.
 int http_status(const Error& error);

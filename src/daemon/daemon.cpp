@@ -29,6 +29,7 @@
 #include <loopr/tools/runner_slots.hpp>
 
 #include "daemon/api.hpp"
+#include "daemon/notify.hpp"
 
 namespace loopr::daemon {
 namespace {
@@ -101,6 +102,7 @@ struct Daemon {
   std::unique_ptr<engine::RepoPrompts> prompts;
   std::unique_ptr<engine::EngineContext> ctx;
   std::unique_ptr<manager::LoopManager> manager;
+  std::unique_ptr<Notifier> notifier;  ///< the user's `notify` commands
   std::unique_ptr<Api> api;
   std::unique_ptr<HttpServer> server;
   bool stopping = false;
@@ -158,6 +160,7 @@ struct Daemon {
         llm::retry_policy(config->llm), std::chrono::milliseconds(1000)});
     manager = std::make_unique<manager::LoopManager>(*ctx);
     bus.subscribe([this](const Event& e) { append_loop_log(paths, e); });
+    notifier = std::make_unique<Notifier>(*ctx);
     ApiInfo info;
     info.pid = ::getpid();
     info.started_at = started_at;

@@ -2,6 +2,7 @@
 #include <loopr/llm/retry.hpp>
 
 #include "engine/conversation.hpp"
+#include "engine/coordination.hpp"
 #include "engine/until_stopped.hpp"
 
 namespace loopr::engine {
@@ -169,6 +170,13 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shar
         std::vector<Event> called;
         called.push_back(make_event(loop.id, "tool_called", {{"tool", use->name}, {"input", use->input}, {"turn", conv.turns}}));
         co_await ctx.journal.note(std::move(called));
+        if (is_coordination_tool(use->name) && router->policy().allowed.count(use->name)) {
+          tools::ToolCall call{use->id, use->name, use->input};  // named: see g++ 12 and temporaries
+          result = co_await coordination_call(ctx, loop, call, conv);
+          ++conv.tool_calls;
+          results.content.push_back(llm::ContentBlock::make_tool_result(use->id, result.content, result.is_error));
+          continue;
+        }
         awaitable<tools::ToolResult> tool = run_tool(ctx.pool, router, tools::ToolCall{use->id, use->name, use->input}, control_ptr);
         auto ran = co_await until_stopped<tools::ToolResult>(control, std::move(tool));
         result = ran ? *ran : tools::ToolResult{"killed: the loop was stopped", true};
@@ -178,6 +186,11 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shar
     }
     if (control.stop_requested()) {
       conv.end = Conversation::End::stopped;
+      break;
+    }
+    if (!conv.question.empty()) {
+      // The model asked the person: the iteration ends here and the loop waits for the answer.
+      request.messages.push_back(std::move(results));
       break;
     }
     if (cut || paused) {

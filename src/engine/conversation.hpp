@@ -31,6 +31,8 @@ struct Conversation {
   std::string assistant_text;  ///< every text block the model wrote, joined
   std::optional<llm::LlmError> error;
   nlohmann::json refusal;
+  std::string question;  ///< what the model asked the person (`ask_user`); it ends the talk
+  int notes = 0;         ///< notes shared (`share_note`)
 };
 
 /// Talks with the model until it is done (or a limit, an error or a stop ends it).

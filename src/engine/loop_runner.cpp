@@ -16,6 +16,7 @@
 #include <loopr/tools/tool_router.hpp>
 
 #include "engine/conversation.hpp"
+#include "engine/coordination.hpp"
 #include "engine/transcript.hpp"
 #include "engine/until_stopped.hpp"
 #include "engine/validation.hpp"
@@ -190,6 +191,8 @@ class IterationRun {
     std::string template_name = loop.prompt_template.empty() ? to_string(loop.type) : loop.prompt_template;
     auto prompt = ctx_.prompts.render(template_name, prompt_vars(loop, config, state, n));
     if (!prompt) co_return co_await finish(loop, LoopStatus::failed, "its prompt template: " + prompt.error().message, {});
+    // Notes from the plan's other loops and the person's answer (engine/coordination.hpp).
+    *prompt += co_await run_blocking(ctx_.pool, [&] { return coordination_sections(ctx_.journal.store(), loop, config); });
     co_await run_blocking(ctx_.pool, [&] { write_iteration_file(paths, loop.id, n, "prompt.md", *prompt); });
 
     // 3+4. The conversation (scheduler slots are taken per model call inside).
@@ -239,6 +242,9 @@ class IterationRun {
                      re2::RE2::PartialMatch(conv.assistant_text, signal);
     bool passed = v.passed && (v.has_check || signalled);
     loop.run.consecutive_errors = 0;
+    // An answer is shown once; a new question replaces the old one (a passing loop drops it).
+    if (!loop.run.answer.empty()) loop.run.question.clear(), loop.run.answer.clear();
+    if (!conv.question.empty() && !passed) loop.run.question = conv.question;
 
     LoopStatus next = LoopStatus::running;
     std::string reason;
@@ -285,6 +291,9 @@ class IterationRun {
                      ctx_.pool, [&] { return run_stop_scripts(ctx_.executor, loop, config, v.output, n); })) {
         next = LoopStatus::stopped;
         reason = *script;
+      } else if (!conv.question.empty() && n < loop.max_iterations) {
+        next = LoopStatus::awaiting_answer;  // holds no slot: the run ends until `loopr answer`
+        reason = conv.question;
       } else if (stale >= config.limits.no_progress_iterations) {
         next = LoopStatus::failed;
         reason = "no progress: " + std::to_string(stale) + " iterations in a row changed nothing and failed the same way";
@@ -297,7 +306,8 @@ class IterationRun {
                                  : "paused by the user";
       }
     }
-    co_return co_await record(loop, n, started, passed ? "passed" : "failed", v, conv, next, reason,
+    const char* result = passed ? "passed" : next == LoopStatus::awaiting_answer ? "asked" : "failed";
+    co_return co_await record(loop, n, started, result, v, conv, next, reason,
                               commit->sha);
   }
 
@@ -387,6 +397,8 @@ class IterationRun {
                                                   {"loop_cost_usd", loop.usage.cost_usd}}));
     events.push_back(make_event(loop.id, "iteration_finished", {{"n", n}, {"status", rec.status}, {"summary", rec.summary},
                                                                 {"duration_ms", rec.duration_ms}}));
+    if (next == LoopStatus::awaiting_answer)
+      events.push_back(make_event(loop.id, "question_asked", {{"n", n}, {"question", loop.run.question}}));
     if (next != loop.status) {
       if (auto t = transition(loop, next, reason, events); !t) co_return t.take_error();
     }
@@ -470,6 +482,11 @@ awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopCont
     }
     if (control->pause_requested()) {
       step = co_await move_loop(journal, loop, LoopStatus::paused, "paused by the user");
+      co_return exit;
+    }
+    if (!loop.run.question.empty() && loop.run.answer.empty()) {
+      // Resumed (or restarted) while its question is still open: it waits for the answer.
+      step = co_await move_loop(journal, loop, LoopStatus::awaiting_answer, loop.run.question);
       co_return exit;
     }
     if (gate) {

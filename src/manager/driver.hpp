@@ -7,6 +7,7 @@
 //   integration_gate.cpp the finished tree's tip checked before it is complete; the fix loop
 //   failures.cpp        a failed loop: retry or roll up; stopping a subtree
 //   user_actions.cpp    submit, approve, reject, iterate, pause, resume, stop, merge
+//   questions.cpp       the answer to a loop's question (ask_user)
 //   recovery.cpp        start after a crash, graceful shutdown
 // Everything runs on the io thread of the EngineContext; `tree_lock` orders the steps that
 // change a tree's shape (completion, failure, submit, iterate, merge).
@@ -109,6 +110,15 @@ awaitable<ActionResult> pause(State s, std::string id);
 awaitable<ActionResult> resume(State s, std::string id);
 awaitable<ActionResult> stop(State s, std::string id);
 awaitable<Result<MergeInfo>> merge(State s, std::string plan_id, bool force);
+
+// forecast_step.cpp
+/// Makes and stores the forecast of a plan that reached the gate, and notes a `forecast` event.
+awaitable<void> forecast_at_gate(State s, Loop plan);
+
+// questions.cpp
+/// Answers a loop's question (`ask_user`): awaiting_answer → pending (run now), or stored for a
+/// paused loop that asked.
+awaitable<ActionResult> answer(State s, std::string id, std::string text);
 
 // recovery.cpp
 awaitable<Result<void>> start(State s);

@@ -37,6 +37,9 @@ awaitable<ActionResult> LoopManager::resume(std::string id) {
 awaitable<ActionResult> LoopManager::stop(std::string id) {
   return manager::stop(impl_->state, std::move(id));
 }
+awaitable<ActionResult> LoopManager::answer(std::string id, std::string text) {
+  return manager::answer(impl_->state, std::move(id), std::move(text));
+}
 awaitable<Result<MergeInfo>> LoopManager::merge(std::string plan_id, bool force) {
   return manager::merge(impl_->state, std::move(plan_id), force);
 }

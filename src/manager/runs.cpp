@@ -78,6 +78,7 @@ namespace {
 // person).
 bool runnable(const Loop& loop) {
   return !is_terminal(loop.status) && loop.status != LoopStatus::awaiting_approval &&
+         loop.status != LoopStatus::awaiting_answer &&
          loop.status != LoopStatus::paused && loop.status != LoopStatus::blocked;
 }
 
@@ -168,8 +169,13 @@ awaitable<void> after_run(State s, Loop loop) {
     co_await on_complete(s, loop.id);
   else if (loop.status == LoopStatus::failed)
     co_await on_failed(s, loop.id);
-  else if (loop.status == LoopStatus::awaiting_approval && loop.tree.dry_run)
-    co_await end_dry_run(s, loop.id);
+  else if (loop.status == LoopStatus::awaiting_approval) {
+    // The forecast first: a dry run shows it before it ends at the gate.
+    const bool dry_run = loop.tree.dry_run;
+    const std::string id = loop.id;
+    co_await forecast_at_gate(s, std::move(loop));
+    if (dry_run) co_await end_dry_run(s, id);
+  }
 }
 
 awaitable<void> finish_loop(State s, std::string id) {

@@ -205,7 +205,8 @@ awaitable<ActionResult> pause(State s, std::string id) {
             ++acted;
             continue;
           }
-          if (l.status != LoopStatus::pending) continue;
+          // A loop waiting for an answer is paused too: answered, it stays paused until resume.
+          if (l.status != LoopStatus::pending && l.status != LoopStatus::awaiting_answer) continue;
           if (run) s->runs.pause(*run);  // waiting for a slot: woken without one, before the write
           if (transition(l, LoopStatus::paused, "paused by the user", w.events)) {
             w.updates.push_back(l);

@@ -512,6 +512,16 @@ Result<std::optional<std::string>> TaskStore::get_meta(const std::string& key) c
   return impl_->get(kMeta, key);
 }
 
+Result<std::vector<std::pair<std::string, std::string>>> TaskStore::meta_with_prefix(
+    const std::string& prefix) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  LOOPR_TRY(impl_->scan(kMeta, prefix, [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
+    out.emplace_back(k.ToString(), v.ToString());
+    return true;
+  }));
+  return out;
+}
+
 Result<void> TaskStore::put_meta(const std::string& key, const std::string& value) {
   WriteSet set;
   set.meta.emplace_back(key, value);

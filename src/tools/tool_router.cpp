@@ -69,8 +69,13 @@ ToolPolicy policy_for(LoopType type, const Config& config, const std::string& ow
   p.loop_type = to_string(type);
   p.own_artifact = own_artifact;
   p.writes_only_artifact = type != LoopType::code;
-  for (const char* name : kToolNames)
-    if (type == LoopType::code || std::string_view(name) != "run_command") p.allowed.insert(name);
+  for (const char* name : kToolNames) {
+    std::string_view n = name;
+    if (n == "run_command" && type != LoopType::code) continue;
+    // A plan has no siblings to tell; its artifact is what its children read.
+    if (n == "share_note" && type == LoopType::plan) continue;
+    p.allowed.insert(name);
+  }
   const auto& narrowed = config.loop(type).tools;
   if (!narrowed.empty()) {
     std::set<std::string> keep;
@@ -134,6 +139,8 @@ ToolResult ToolRouter::call(const ToolCall& call, const std::atomic<bool>* cance
     if (call.name == "list_dir") return list_dir(call.input);
     if (call.name == "search") return search(call.input);
     if (call.name == "run_command") return run_command(call.input, cancel);
+    if (call.name == "share_note" || call.name == "ask_user")
+      return error_result(call.name + " works only inside a loop's conversation");
     return error_result("unknown tool `" + call.name + "`");
   } catch (const std::exception& e) {
     // A tool failure is the model's to read, never the engine's to crash on.

@@ -22,6 +22,9 @@ static const std::set<std::pair<S, S>> kLegal = {
     {S::blocked, S::stopped}, {S::blocked, S::failed}, {S::blocked, S::invalidated}, {S::blocked, S::complete},
     {S::awaiting_approval, S::complete}, {S::awaiting_approval, S::failed}, {S::awaiting_approval, S::running},
     {S::awaiting_approval, S::stopped}, {S::awaiting_approval, S::invalidated},
+    {S::running, S::awaiting_answer},
+    {S::awaiting_answer, S::pending}, {S::awaiting_answer, S::paused}, {S::awaiting_answer, S::stopped},
+    {S::awaiting_answer, S::failed}, {S::awaiting_answer, S::invalidated},
     {S::complete, S::running}, {S::complete, S::invalidated}, {S::complete, S::failed}, {S::complete, S::blocked},
     {S::failed, S::pending}, {S::failed, S::invalidated},
     {S::stopped, S::pending}, {S::stopped, S::invalidated},
@@ -46,7 +49,7 @@ TEST(StatusMachineTest, EveryPairIsLegalExactlyWhenTheTableSaysSo) {
     }
   }
   EXPECT_EQ(legal, static_cast<int>(kLegal.size()));
-  EXPECT_EQ(legal + illegal, 100);
+  EXPECT_EQ(legal + illegal, 121);
 }
 
 TEST(StatusMachineTest, InvalidatedIsFinal) {

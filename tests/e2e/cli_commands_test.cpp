@@ -149,7 +149,9 @@ TEST_F(CliE2E, SubmitListShowJsonAndTheGateExitCodes) {
   CliRun show = loopr("--json show 001");
   ASSERT_EQ(show.exit_code, 0);
   json d = show.json();
-  EXPECT_EQ(d.size(), std::size(kLoopFields) + 1) << d.dump();
+  // A plan at the gate also has its forecast (README "Coordination").
+  EXPECT_EQ(d.size(), std::size(kLoopFields) + 2) << d.dump();
+  EXPECT_TRUE(d["forecast"].is_object()) << d.dump();
   ASSERT_EQ(d["iterations"].size(), 1u);
   const json& it = d["iterations"][0];
   EXPECT_EQ(it.size(), 6u) << it.dump();

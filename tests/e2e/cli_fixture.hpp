@@ -123,20 +123,26 @@ class CliE2E : public ::testing::Test {
   /// The repository: `check.sh` passes (or, with `code_passes` false, always fails).
   void make_repo(const CliScript& script = {}, const std::string& merge = "auto",
                  bool code_passes = true) {
-    write_file(dir / "check.sh",
-               code_passes ? "echo ok\n" : "echo 'the test fails on purpose'; exit 1\n");
+    make_repo_with(script.yaml(),
+                   code_passes ? "echo ok\n" : "echo 'the test fails on purpose'; exit 1\n",
+                   "merge: " + merge +
+                       "\nlimits:\n  no_progress_iterations: 2\nloops:\n  code: {max_iterations: 2, "
+                       "validation: \"sh check.sh\", iteration_timeout: 1m}\n");
+  }
+
+  /// The repository with mock-llm script `yaml`, `check.sh` holding `check`, and `tail` (config
+  /// keys besides base_branch, llm and concurrency) at the end of `.loopr/config.yml`.
+  void make_repo_with(const std::string& yaml, const std::string& check, const std::string& tail) {
+    write_file(dir / "check.sh", check);
     write_file(dir / ".gitignore",
                ".loopr/state/\n.loopr/run/\n.loopr/worktrees/\n.loopr/archive/\n.loopr/logs/\n");
-    mock = std::make_unique<MockLlm>(script.yaml());
+    mock = std::make_unique<MockLlm>(yaml);
     write_file(dir / ".loopr/config.yml",
-               "base_branch: main\nmerge: " + merge +
-                   "\nllm:\n  provider: anthropic\n  model: claude-sonnet-5-5\n  base_url: " +
+               "base_branch: main\nllm:\n  provider: anthropic\n  model: claude-sonnet-5-5\n  base_url: " +
                    mock->url() +
                    "\n  max_retries: 2\nconcurrency:\n  max_loops: 20\n  llm_slots: 8\n  "
-                   "requests_per_minute: 100000\n"
-                   "limits:\n  no_progress_iterations: 2\nloops:\n  code: {max_iterations: 2, "
-                   "validation: \"sh check.sh\", "
-                   "iteration_timeout: 1m}\n");
+                   "requests_per_minute: 100000\n" +
+                   tail);
     auto init = run_command(
         "git init -q -b main . && git config user.name test && git config user.email t@t && "
         "git add -A && git commit -q -m init",

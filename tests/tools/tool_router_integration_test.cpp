@@ -29,11 +29,12 @@ class ToolRouterTest : public ::testing::Test {
   }
 };
 
-TEST_F(ToolRouterTest, DefinitionsAreTheSixSchemasVerbatim) {
+TEST_F(ToolRouterTest, DefinitionsAreTheEightSchemasVerbatim) {
   const auto& defs = tool_definitions();
   std::vector<std::string> names;
   for (const auto& d : defs) names.push_back(d.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"edit_file", "list_dir", "read_file", "run_command", "search", "write_file"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"ask_user", "edit_file", "list_dir", "read_file", "run_command", "search",
+                                             "share_note", "write_file"}));
   for (const auto& d : defs) {
     auto on_disk = nlohmann::json::parse(read_file(fs::path(LOOPR_SOURCE_DIR) / "schemas/tools" / (d.name + ".json")));
     EXPECT_EQ(d.input_schema, on_disk["input_schema"]) << d.name;
@@ -247,12 +248,21 @@ class ToolPolicyTest : public ::testing::Test {
   }
 };
 
-TEST_F(ToolPolicyTest, CodeLoopsGetAllSixDocumentLoopsNoCommands) {
+TEST_F(ToolPolicyTest, CodeLoopsGetAllEightDocumentLoopsNoCommands) {
   EXPECT_EQ(names(router_for(LoopType::code)),
-            (std::vector<std::string>{"edit_file", "list_dir", "read_file", "run_command", "search", "write_file"}));
-  for (LoopType t : {LoopType::plan, LoopType::spec, LoopType::phase})
-    EXPECT_EQ(names(router_for(t)), (std::vector<std::string>{"edit_file", "list_dir", "read_file", "search", "write_file"}))
+            (std::vector<std::string>{"ask_user", "edit_file", "list_dir", "read_file", "run_command", "search",
+                                      "share_note", "write_file"}));
+  for (LoopType t : {LoopType::spec, LoopType::phase})
+    EXPECT_EQ(names(router_for(t)), (std::vector<std::string>{"ask_user", "edit_file", "list_dir", "read_file",
+                                                              "search", "share_note", "write_file"}))
         << to_string(t);
+  // A plan has no siblings to share a note with.
+  EXPECT_EQ(names(router_for(LoopType::plan)),
+            (std::vector<std::string>{"ask_user", "edit_file", "list_dir", "read_file", "search", "write_file"}));
+  // Called outside a loop's conversation (where the engine answers them), they are refused.
+  auto r = router_for(LoopType::code).call({"t", "share_note", {{"text", "x"}}});
+  EXPECT_TRUE(r.is_error);
+  EXPECT_NE(r.content.find("only inside a loop's conversation"), std::string::npos) << r.content;
 }
 
 TEST_F(ToolPolicyTest, APlanLoopCannotRunACommandAndIsToldWhy) {

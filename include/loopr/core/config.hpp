@@ -28,9 +28,22 @@ std::optional<std::uint64_t> parse_size(std::string_view text);
 /// The shortest exact spelling (`1073741824` → `1G`).
 std::string format_size(std::uint64_t bytes);
 
-/// The tools a model may call, in the order the design lists them.
-inline constexpr const char* kToolNames[] = {"read_file", "write_file", "edit_file",
-                                             "list_dir",  "search",     "run_command"};
+/// The tools a model may call, in the order the design lists them (the last two are the
+/// coordination tools: a note to the other loops of the plan, a question to the person).
+inline constexpr const char* kToolNames[] = {"read_file", "write_file",  "edit_file", "list_dir",
+                                             "search",    "run_command", "share_note", "ask_user"};
+
+/// The events a `notify` command can be run on.
+inline constexpr const char* kNotifyEvents[] = {"awaiting_approval", "awaiting_answer", "blocked",
+                                                "tree_complete",     "tree_failed",     "cost_threshold"};
+
+/// One `notify:` entry: a command the daemon runs as the user (not sandboxed: the user wrote it)
+/// when one of `events` happens, with the event as JSON on stdin.
+struct NotifyCommand {
+  std::string command;
+  std::vector<std::string> events;  ///< empty: every event of kNotifyEvents
+  Duration timeout = std::chrono::seconds(10);
+};
 
 struct LoopTypeConfig {
   int max_iterations = 5;
@@ -114,6 +127,10 @@ struct LimitsConfig {
   Duration cooldown = Duration::zero();
   std::string completion_signal = "<promise>COMPLETE</promise>";
   std::size_t feedback_bytes = 16 * 1024;  ///< `## Previous Iteration Feedback` budget
+  std::size_t notes_bytes = 4096;          ///< `## Notes from other loops` budget
+  /// `cost_threshold` is notified once per plan when its tree's cost passes this fraction of
+  /// max_cost_usd.
+  double notify_cost_fraction = 0.8;
 };
 
 struct ArtifactsConfig {
@@ -161,6 +178,7 @@ struct Config {
   IntegrationConfig integration;
   FailurePolicy on_failure = FailurePolicy::finish_siblings;
   SandboxConfig sandbox;
+  std::vector<NotifyCommand> notify;
 
   const LoopTypeConfig& loop(LoopType t) const { return loops.at(t); }
 

@@ -23,6 +23,7 @@ enum class LoopStatus {
   rebasing,
   blocked,
   awaiting_approval,
+  awaiting_answer,  ///< the loop asked the person (`ask_user`); `loopr answer` resumes it
   complete,
   failed,
   stopped,
@@ -33,8 +34,8 @@ inline constexpr LoopType kAllLoopTypes[] = {LoopType::plan, LoopType::spec, Loo
                                              LoopType::code};
 inline constexpr LoopStatus kAllLoopStatuses[] = {
     LoopStatus::pending, LoopStatus::running,           LoopStatus::paused,   LoopStatus::rebasing,
-    LoopStatus::blocked, LoopStatus::awaiting_approval, LoopStatus::complete, LoopStatus::failed,
-    LoopStatus::stopped, LoopStatus::invalidated};
+    LoopStatus::blocked, LoopStatus::awaiting_approval, LoopStatus::awaiting_answer,
+    LoopStatus::complete, LoopStatus::failed, LoopStatus::stopped, LoopStatus::invalidated};
 
 const char* to_string(LoopType type);
 const char* to_string(LoopStatus status);

@@ -67,6 +67,9 @@ struct RunMarks {
   std::string last_validation_hash;     ///< hash of the last validation output
   std::string head;                     ///< the worktree's HEAD after the last checkpoint
   std::vector<FeedbackEntry> feedback;  ///< oldest first, bounded (engine/feedback.hpp)
+  /// The loop's question to the person (`ask_user`), kept until its answer was in a prompt.
+  std::string question;
+  std::string answer;  ///< the person's answer (`loopr answer`), shown in the next prompt
 
   bool operator==(const RunMarks&) const = default;
 };

@@ -53,6 +53,9 @@ class LoopManager {
   awaitable<ActionResult> pause(std::string id);
   awaitable<ActionResult> resume(std::string id);
   awaitable<ActionResult> stop(std::string id);
+  /// Answers the question of a loop in `awaiting_answer` (it runs again with the answer in its
+  /// next prompt); a paused loop that asked keeps the answer until it is resumed.
+  awaitable<ActionResult> answer(std::string id, std::string text);
   /// Merges a complete plan's integration branch into the base branch (`merge: manual`, or a
   /// plan its integration gate blocked). An integration tip that fails the code validation (or
   /// changed since it was checked and fails now) is refused unless `force`.

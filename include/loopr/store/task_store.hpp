@@ -19,7 +19,7 @@ namespace loopr {
 struct IterationRecord {
   std::string loop_id;
   int n = 0;                     ///< 1-based iteration number
-  std::string status;            ///< passed | failed | error | stopped
+  std::string status;            ///< passed | failed | asked (a question) | error | stopped
   std::optional<int> exit_code;  ///< of the validation command (code loops)
   Usage usage;
   std::int64_t duration_ms = 0;
@@ -121,6 +121,9 @@ class TaskStore {
   Result<int> next_plan_number();
   Result<std::optional<std::string>> get_meta(const std::string& key) const;
   Result<void> put_meta(const std::string& key, const std::string& value);
+  /// Every meta key starting with `prefix` and its value, in key order (the notes of a plan).
+  Result<std::vector<std::pair<std::string, std::string>>> meta_with_prefix(
+      const std::string& prefix) const;
 
   /// The general atomic write every helper above uses.
   Result<WriteResult> apply(WriteSet set);

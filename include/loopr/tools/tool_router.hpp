@@ -41,8 +41,10 @@ struct ToolPolicy {
   std::map<std::string, std::string> command_env;
 };
 
-/// The policy for a loop type: code loops get all six tools; plan, spec and phase loops read,
-/// list, search and write only their artifact. `loops.<type>.tools` narrows either set.
+/// The policy for a loop type: code loops get every tool; plan, spec and phase loops read,
+/// list, search and write only their artifact. Coordination: `ask_user` for every type,
+/// `share_note` for spec, phase and code loops (a plan has no siblings). `loops.<type>.tools`
+/// narrows either set.
 ToolPolicy policy_for(LoopType type, const Config& config, const std::string& own_artifact);
 
 struct ToolCall {

@@ -1,0 +1,217 @@
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <loopr/manager/forecast.hpp>
+#include <loopr/markdown/artifacts.hpp>
+
+namespace loopr::manager {
+namespace {
+
+// Built-in costs per loop when the repository has no finished loop of a type yet.
+LoopSample default_sample(LoopType type) {
+  switch (type) {
+    case LoopType::plan:
+      return {type, 0.05, 1, 3, 60'000, -1};
+    case LoopType::spec:
+      return {type, 0.05, 1, 3, 60'000, 3};
+    case LoopType::phase:
+      return {type, 0.03, 1, 2, 45'000, -1};
+    case LoopType::code:
+      break;
+  }
+  return {LoopType::code, 0.40, 3, 30, 600'000, -1};
+}
+constexpr int kDefaultPhasesPerSpec = 3;
+constexpr std::size_t kSamplesPerType = 50;
+
+// Nearest-rank percentile of a sorted list (q in [0, 1]).
+template <typename T>
+T percentile(const std::vector<T>& sorted, double q) {
+  std::size_t rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+  return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+double round_cents(double usd) { return std::round(usd * 100.0) / 100.0; }
+
+}  // namespace
+
+std::string forecast_key(const std::string& plan_id) { return "forecast/" + plan_id; }
+
+nlohmann::json to_json(const Forecast& f) {
+  return {{"cost_usd", round_cents(f.cost_usd)},
+          {"low", round_cents(f.low)},
+          {"high", round_cents(f.high)},
+          {"loops", f.loops},
+          {"basis", f.basis},
+          {"specs", f.specs},
+          {"phases", f.phases},
+          {"model_calls", f.model_calls},
+          {"duration_ms", f.duration_ms},
+          {"plan_iteration", f.plan_iteration},
+          {"made_at", format_timestamp(f.made_at)}};
+}
+
+std::optional<Forecast> forecast_from_json(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("cost_usd") || !j["cost_usd"].is_number()) return std::nullopt;
+  Forecast f;
+  f.cost_usd = j.value("cost_usd", 0.0);
+  f.low = j.value("low", 0.0);
+  f.high = j.value("high", 0.0);
+  f.loops = j.value("loops", 0);
+  f.basis = j.value("basis", "");
+  f.specs = j.value("specs", 0);
+  f.phases = j.value("phases", 0);
+  f.model_calls = j.value("model_calls", 0);
+  f.duration_ms = j.value("duration_ms", std::int64_t{0});
+  f.plan_iteration = j.value("plan_iteration", 0);
+  f.made_at = parse_timestamp(j.value("made_at", "")).value_or(0);
+  return f;
+}
+
+Forecast make_forecast(int specs, double plan_cost, std::span<const LoopSample> history) {
+  Forecast f;
+  f.specs = specs;
+  std::map<LoopType, int> seen;
+  for (const auto& s : history) ++seen[s.type];
+
+  // Phases per spec: the median of earlier specs, else the default.
+  std::vector<int> children;
+  for (const auto& s : history)
+    if (s.type == LoopType::spec && s.children >= 0) children.push_back(s.children);
+  std::sort(children.begin(), children.end());
+  int per_spec = children.empty() ? kDefaultPhasesPerSpec : std::max(1, percentile(children, 0.5));
+  f.phases = specs * per_spec;
+  const std::map<LoopType, int> count = {
+      {LoopType::spec, specs}, {LoopType::phase, f.phases}, {LoopType::code, f.phases}};
+  f.loops = 1 + specs + 2 * f.phases;
+
+  f.cost_usd = f.low = f.high = plan_cost;
+  for (const auto& [type, n] : count) {
+    std::vector<double> costs;
+    std::vector<int> calls;
+    std::vector<std::int64_t> durations;
+    for (const auto& s : history) {
+      if (s.type != type) continue;
+      costs.push_back(s.cost_usd);
+      calls.push_back(s.model_calls);
+      durations.push_back(s.duration_ms);
+    }
+    if (costs.empty()) {
+      // No history for this type: the default, and a wide range around it.
+      LoopSample d = default_sample(type);
+      f.cost_usd += n * d.cost_usd;
+      f.low += n * d.cost_usd * 0.5;
+      f.high += n * d.cost_usd * 2.0;
+      f.model_calls += n * d.model_calls;
+      if (n > 0) f.duration_ms += d.duration_ms;
+      continue;
+    }
+    std::sort(costs.begin(), costs.end());
+    std::sort(calls.begin(), calls.end());
+    std::sort(durations.begin(), durations.end());
+    double median = percentile(costs, 0.5);
+    f.cost_usd += n * median;
+    f.low += n * percentile(costs, 0.25);
+    f.high += n * std::max(percentile(costs, 0.9), 1.5 * median);
+    f.model_calls += n * percentile(calls, 0.5);
+    if (n > 0) f.duration_ms += percentile(durations, 0.5);  // siblings run side by side
+  }
+  int total = 0;
+  for (const auto& [type, n] : seen) total += type == LoopType::plan ? 0 : n;
+  if (total == 0) {
+    f.basis = "built-in defaults (no finished loops in this repository yet)";
+  } else {
+    std::string parts;
+    for (LoopType t : {LoopType::spec, LoopType::phase, LoopType::code}) {
+      auto it = seen.find(t);
+      parts += (parts.empty() ? "" : ", ") + std::to_string(it == seen.end() ? 0 : it->second) +
+               " " + to_string(t);
+    }
+    f.basis = "history: medians of " + std::to_string(total) + " finished loops (" + parts +
+              "); built-in defaults where a type has none";
+  }
+  return f;
+}
+
+std::vector<LoopSample> history_samples(const TaskStore& store, const std::string& plan_id) {
+  std::vector<LoopSample> out;
+  auto all = store.list_loop_summaries();
+  if (!all) return out;
+  std::map<std::string, int> phases_of;  // spec id → its phases (not invalidated)
+  for (const auto& l : *all)
+    if (l.type == LoopType::phase && l.status != LoopStatus::invalidated) ++phases_of[l.parent_id];
+  std::vector<const Loop*> finished;
+  for (const auto& l : *all)
+    if (l.status == LoopStatus::complete && l.plan_id != plan_id && l.type != LoopType::plan)
+      finished.push_back(&l);
+  std::sort(finished.begin(), finished.end(),
+            [](const Loop* a, const Loop* b) { return a->updated_at > b->updated_at; });
+  std::map<LoopType, std::size_t> taken;
+  for (const Loop* l : finished) {
+    if (taken[l->type]++ >= kSamplesPerType) continue;
+    LoopSample s;
+    s.type = l->type;
+    s.cost_usd = l->usage.cost_usd;
+    s.iterations = l->iteration;
+    if (l->type == LoopType::spec) s.children = phases_of.count(l->id) ? phases_of[l->id] : 0;
+    if (auto its = store.iterations(l->id))
+      for (const auto& it : *its) {
+        s.duration_ms += it.duration_ms;
+        s.model_calls += it.details.value("turns", 0);
+      }
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::optional<Forecast> forecast_for(TaskStore& store, const Loop& plan, const Config& config) {
+  if (plan.type != LoopType::plan) return std::nullopt;
+  std::optional<Forecast> stored;
+  if (auto text = store.get_meta(forecast_key(plan.id)); text && *text) {
+    auto j = nlohmann::json::parse(**text, nullptr, false);
+    stored = forecast_from_json(j);
+  }
+  bool current = stored && stored->plan_iteration == plan.iteration;
+  if (plan.status != LoopStatus::awaiting_approval || current) return stored;
+  if (plan.output_artifacts.empty() || plan.worktree.empty()) return stored;
+  std::ifstream in(std::filesystem::path(plan.worktree) / plan.output_artifacts.front(),
+                   std::ios::binary);
+  if (!in) return stored;
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto doc = markdown::read_plan(text.str(), plan.output_artifacts.front(), config.artifacts);
+  if (!doc) return stored;
+  auto samples = history_samples(store, plan.id);
+  Forecast f = make_forecast(static_cast<int>(doc->specs.size()), plan.usage.cost_usd, samples);
+  f.plan_iteration = plan.iteration;
+  f.made_at = now_ms();
+  (void)store.put_meta(forecast_key(plan.id), to_json(f).dump());
+  return f;
+}
+
+nlohmann::json actual_json(const TaskStore& store, const Loop& plan) {
+  double cost = 0;
+  int loops = 0, calls = 0;
+  TimestampMs last = plan.updated_at;
+  auto tree = store.loops_of_plan(plan.id);
+  if (tree)
+    for (const auto& l : *tree) {
+      cost += l.usage.cost_usd;
+      if (l.status == LoopStatus::invalidated) continue;
+      ++loops;
+      last = std::max(last, l.updated_at);
+      if (auto its = store.iterations(l.id))
+        for (const auto& it : *its) calls += it.details.value("turns", 0);
+    }
+  TimestampMs approved = plan.updated_at;
+  if (auto a = store.get_approval(plan.id); a && *a) approved = (*a)->at;
+  return {{"cost_usd", round_cents(cost)},
+          {"loops", loops},
+          {"model_calls", calls},
+          {"duration_ms", std::max<TimestampMs>(0, last - approved)}};
+}
+
+}  // namespace loopr::manager

@@ -1,0 +1,28 @@
+// The forecast step: a plan that reaches the gate (`awaiting_approval`) gets its forecast made
+// and stored (manager/forecast.hpp), with a `forecast` event for logs and notify commands.
+#include <spdlog/spdlog.h>
+
+#include <loopr/manager/forecast.hpp>
+
+#include "manager/driver.hpp"
+
+namespace loopr::manager {
+
+awaitable<void> forecast_at_gate(State s, Loop plan) {
+  std::shared_ptr<const Config> config = s->ctx.config;
+  TaskStore& store = s->journal.store();
+  auto make = [&store, plan, config] { return forecast_for(store, plan, *config); };
+  std::optional<Forecast> f = co_await run_blocking(s->ctx.pool, make);
+  if (!f) {
+    spdlog::warn("plan {}: no forecast (its artifact cannot be read)", plan.id);
+    co_return;
+  }
+  nlohmann::json data = to_json(*f);
+  data["max_cost_usd"] = config->limits.max_cost_usd;
+  data["over_limit"] = config->limits.max_cost_usd > 0 && f->high > config->limits.max_cost_usd;
+  std::vector<Event> events;
+  events.push_back(engine::make_event(plan.id, "forecast", std::move(data)));
+  co_await s->journal.note(std::move(events));
+}
+
+}  // namespace loopr::manager
