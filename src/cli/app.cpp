@@ -111,6 +111,14 @@ int run(int argc, char** argv) {
   auto* list =
       app.add_subcommand("list", "The loop tree: id, type, status, iteration/max, cost, age");
   list->add_flag("--all", all, "Include invalidated loops");
+  ListFilter list_filter;
+  list->add_option("--status", list_filter.status,
+                   "Only loops with these statuses, comma-separated (e.g. running,blocked)")
+      ->option_text("LIST");
+  list->add_option("--type", list_filter.type, "Only loops of this type: plan, spec, phase or code")
+      ->option_text("TYPE");
+  list->add_option("--plan", list_filter.plan, "Only this plan's tree (e.g. 001)")
+      ->option_text("ID");
 
   std::string id;
   int iteration = 0;
@@ -141,8 +149,10 @@ int run(int argc, char** argv) {
   reject->add_option("--reason", reason, "Why, for the record")->option_text("TEXT");
   std::string feedback;
   auto* iterate = app.add_subcommand(
-      "iterate", "Run another iteration of a plan with your feedback (exit 4, 5)");
-  iterate->add_option("id", id, "The plan's id")->required();
+      "iterate",
+      "Run a loop again with your feedback: a plan (at the gate or after), or a failed, stopped "
+      "or paused spec, phase or code loop; its children are invalidated (exit 4, 5)");
+  iterate->add_option("id", id, "The loop's id")->required();
   iterate->add_option("--feedback", feedback, "What to change")->option_text("TEXT")->required();
 
   auto* pause = app.add_subcommand(
@@ -244,7 +254,7 @@ int run(int argc, char** argv) {
       if (dry_run) return run_dry_run(opts, join_words(request), force);
       return run_submit(opts, join_words(request), wait, yes, force);
     }
-    if (list->parsed()) return run_list(opts, all);
+    if (list->parsed()) return run_list(opts, all, list_filter);
     if (show->parsed())
       return run_show(opts, id,
                       iteration_opt->count() ? std::optional<int>(iteration) : std::nullopt);

@@ -26,7 +26,13 @@ int run_daemon_stop(const GlobalOptions& opts);
 int run_dry_run(const GlobalOptions& opts, const std::string& request, bool force);
 int run_submit(const GlobalOptions& opts, const std::string& request, bool wait, bool yes,
                bool force);
-int run_list(const GlobalOptions& opts, bool all);
+/// `loopr list`'s filters, passed to `GET /v1/loops` as they are (the daemon checks them).
+struct ListFilter {
+  std::string status;  ///< comma-separated statuses
+  std::string type;
+  std::string plan;
+};
+int run_list(const GlobalOptions& opts, bool all, const ListFilter& filter = {});
 int run_show(const GlobalOptions& opts, const std::string& id, std::optional<int> iteration);
 int run_review(const GlobalOptions& opts, const std::string& id);
 /// approve | reject (text: the reason, may be empty) | iterate (text: the feedback).

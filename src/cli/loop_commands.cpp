@@ -125,10 +125,20 @@ int run_dry_run(const GlobalOptions& opts, const std::string& request, bool forc
   return kOk;
 }
 
-int run_list(const GlobalOptions& opts, bool all) {
+int run_list(const GlobalOptions& opts, bool all, const ListFilter& filter) {
   RepoPaths paths(require_repo(opts));
   Api api = connect(paths);
-  json r = api.get(all ? "/v1/loops?all=true" : "/v1/loops");
+  // The daemon filters (and says what a bad filter should be: a 400 is exit 2).
+  std::string query;
+  auto add = [&](const char* key, const std::string& value) {
+    if (value.empty()) return;
+    query += (query.empty() ? "?" : "&") + std::string(key) + "=" + url_encode(value);
+  };
+  if (all) add("all", "true");
+  add("status", filter.status);
+  add("type", filter.type);
+  add("plan", filter.plan);
+  json r = api.get("/v1/loops" + query);
   json loops = r.value("loops", json::array());
   if (opts.json) {
     json out = json::array();

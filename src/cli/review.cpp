@@ -124,7 +124,7 @@ std::vector<ReviewDecision> review_pending(const Api& api, const GlobalOptions& 
     plans.push_back(std::move(loop));
   } else {
     // Plans at the gate, then the loops' questions (each needs the person).
-    json all = api.get("/v1/loops");
+    json all = api.get("/v1/loops?status=awaiting_approval,awaiting_answer");
     for (const auto& l : all.value("loops", json::array()))
       if (str_field(l, "type") == "plan" && str_field(l, "status") == "awaiting_approval")
         plans.push_back(l);

@@ -94,7 +94,7 @@ std::string submit_plan(const Api& api, const std::string& request) {
 namespace {
 
 json tree_of(const Api& api, const std::string& plan_id) {
-  json all = api.get("/v1/loops");
+  json all = api.get("/v1/loops?plan=" + plan_id);
   json mine = json::array();
   for (const auto& l : all.value("loops", json::array()))
     if (root_plan_id(str_field(l, "id")) == plan_id) mine.push_back(l);

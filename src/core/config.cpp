@@ -552,13 +552,13 @@ concurrency:
   runners: {default: 8, net: 2, heavy: 1}
 limits:                          # per plan tree unless noted
   max_cost_usd: 25
-  max_runtime: 4h
+  max_runtime: 4h                # counted from the plan's approval
   circuit_breaker: 5             # consecutive errors in one loop
   no_progress_iterations: 5
   stop_on_patterns: []           # RE2 patterns; a match in validation output stops the loop
   stop_scripts: []               # commands; exit 0 stops the loop, output is the reason
   cooldown: 0s                   # pause between iterations
-attended: false                  # true: every loop pauses after each iteration until `resume`
+attended: false                  # true: loops pause after every iteration (passing too) until `resume`
 sandbox:                         # every command run for a loop (run_command, validation, stop_scripts)
   mode: bubblewrap               # bubblewrap | none (`none` runs the model's commands UNCONFINED)
   network: []                    # runner classes whose commands may use the network, e.g. [net]

@@ -35,6 +35,7 @@ constexpr const char* kMarkKeys[] = {"merged_iteration",
                                      "gate_log",
                                      "gate_fixes",
                                      "dry_run",
+                                     "runtime_from",
                                      "consecutive_errors",
                                      "no_progress",
                                      "last_error",
@@ -42,10 +43,15 @@ constexpr const char* kMarkKeys[] = {"merged_iteration",
                                      "head",
                                      "feedback",
                                      "question",
-                                     "answer"};
+                                     "answer",
+                                     "attended_passed"};
 
 void read(const json& c, const char* key, int& out) {
   if (auto it = c.find(key); it != c.end() && it->is_number_integer()) out = it->get<int>();
+}
+void read(const json& c, const char* key, std::int64_t& out) {
+  if (auto it = c.find(key); it != c.end() && it->is_number_integer())
+    out = it->get<std::int64_t>();
 }
 void read(const json& c, const char* key, std::optional<int>& out) {
   if (auto it = c.find(key); it != c.end() && it->is_number_integer()) out = it->get<int>();
@@ -77,6 +83,9 @@ void read(const json& c, const char* key, std::vector<FeedbackEntry>& out) {
 }
 
 void write(json& c, const char* key, int value, int fallback) {
+  if (value != fallback) c[key] = value;
+}
+void write(json& c, const char* key, std::int64_t value, std::int64_t fallback) {
   if (value != fallback) c[key] = value;
 }
 void write(json& c, const char* key, const std::optional<int>& value) {
@@ -127,6 +136,7 @@ json marks_json(const Loop& l) {
   write(c, "gate_log", t.gate_log);
   write(c, "gate_fixes", t.gate_fixes, 0);
   write(c, "dry_run", t.dry_run);
+  write(c, "runtime_from", t.runtime_from, std::int64_t{0});
   const RunMarks& r = l.run;
   write(c, "consecutive_errors", r.consecutive_errors, 0);
   write(c, "no_progress", r.no_progress, 0);
@@ -136,6 +146,7 @@ json marks_json(const Loop& l) {
   write(c, "feedback", r.feedback);
   write(c, "question", r.question);
   write(c, "answer", r.answer);
+  write(c, "attended_passed", r.attended_passed, 0);
   return c;
 }
 
@@ -164,6 +175,7 @@ void read_marks(const json& c, Loop& l) {
   read(c, "gate_log", t.gate_log);
   read(c, "gate_fixes", t.gate_fixes);
   read(c, "dry_run", t.dry_run);
+  read(c, "runtime_from", t.runtime_from);
   RunMarks& r = l.run;
   read(c, "consecutive_errors", r.consecutive_errors);
   read(c, "no_progress", r.no_progress);
@@ -173,6 +185,7 @@ void read_marks(const json& c, Loop& l) {
   read(c, "feedback", r.feedback);
   read(c, "question", r.question);
   read(c, "answer", r.answer);
+  read(c, "attended_passed", r.attended_passed);
   // Only what is left over is copied (not the whole context with its feedback).
   for (auto it = c.begin(); it != c.end(); ++it) {
     bool known = false;

@@ -34,7 +34,8 @@ struct Edge {
 //  complete  → running (a plan iterated after approval), invalidated (an ancestor iterated),
 //              failed (a descendant failed for good: the roll-up), blocked (its merge into the
 //              integration branch conflicts)
-//  failed    → pending (retry), invalidated
+//  failed    → pending (retry), invalidated, complete (an ancestor that failed only through a
+//              descendant's roll-up, when the person iterates that descendant)
 //  stopped   → pending (resume), invalidated
 //  invalidated → nothing: it is kept only for reference.
 constexpr Edge kEdges[] = {
@@ -74,6 +75,7 @@ constexpr Edge kEdges[] = {
     {S::complete, S::failed},        {S::complete, S::blocked},
 
     {S::failed, S::pending},         {S::failed, S::invalidated},
+    {S::failed, S::complete},
 
     {S::stopped, S::pending},        {S::stopped, S::invalidated},
 };

@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <set>
 
 #include <loopr/core/ids.hpp>
 #include <loopr/manager/tree_verdict.hpp>
+
+#include "daemon/loop_listing.hpp"
 
 namespace loopr::daemon {
 
@@ -217,24 +220,37 @@ awaitable<Response> Api::handle(Request req) {
 
   if (what == "loops" && parts.size() == 2) {
     if (req.method != "GET") co_return method_not_allowed("GET");
-    bool all = req.query.count("all") && req.query["all"] != "false" && req.query["all"] != "0";
-    auto list = [&s] { return s.ctx.journal.store().list_loop_summaries(); };
-    auto loops = co_await run_blocking(s.reads(), list);
-    if (!loops) co_return error_of(loops.error());
-    // Grouped by tree (moved, not copied): a plan row shows its tree's verdict, for which the
-    // invalidated loops are there too (the verdict skips them).
-    std::map<std::string, std::vector<Loop>> trees;
-    for (auto& l : *loops) trees[l.plan_id].push_back(std::move(l));
-    std::vector<const Loop*> shown;
-    for (const auto& [plan, tree] : trees)
-      for (const Loop& l : tree)
-        if (all || l.status != LoopStatus::invalidated) shown.push_back(&l);
-    std::sort(shown.begin(), shown.end(), [](const Loop* a, const Loop* b) {
-      return tree_sort_key(a->id) < tree_sort_key(b->id);
-    });
+    auto query = parse_list_query(req.query);
+    if (!query) co_return error_of(query.error());
+    // Only what the query keeps is copied out of the store's summaries; a plan row's tree (for
+    // its verdict) is the same records unless a filter left some of it out.
+    struct Listing {
+      std::vector<Loop> matched;
+      std::vector<Loop> trees;  ///< filtered queries: the whole trees of the plans shown
+    };
+    const ListQuery& q = *query;
+    auto list = [&s, &q]() -> Result<Listing> {
+      Listing out;
+      LOOPR_ASSIGN(out.matched, s.ctx.journal.store().list_loop_summaries(
+                                    [&q](const Loop& l) { return q.keeps(l); }));
+      if (!q.filtered()) return out;
+      std::set<std::string> plans;
+      for (const Loop& l : out.matched)
+        if (l.type == LoopType::plan) plans.insert(l.id);
+      if (plans.empty()) return out;
+      LOOPR_ASSIGN(out.trees, s.ctx.journal.store().list_loop_summaries([&plans](const Loop& l) {
+        return l.status != LoopStatus::invalidated && plans.count(l.plan_id) > 0;
+      }));
+      sort_tree_order(out.trees);
+      return out;
+    };
+    auto listed = co_await run_blocking(s.reads(), list);
+    if (!listed) co_return error_of(listed.error());
+    ListPage page = page_of(listed->matched, q);
+    auto trees = tree_spans(q.filtered() ? listed->trees : listed->matched);
     const MergeMode mode = s.ctx.config->merge;
     nlohmann::json out = nlohmann::json::array();
-    for (const Loop* l : shown) {
+    for (const Loop* l : page.rows) {
       nlohmann::json j = loop_json(*l);
       if (l->type == LoopType::plan) {
         j["tree_cost_usd"] = s.manager.tree_cost(l->id);
@@ -242,7 +258,9 @@ awaitable<Response> Api::handle(Request req) {
       }
       out.push_back(std::move(j));
     }
-    co_return Response{200, {{"loops", std::move(out)}}};
+    nlohmann::json body{{"loops", std::move(out)}};
+    if (!page.next.empty()) body["next"] = page.next;
+    co_return Response{200, std::move(body)};
   }
 
   if (what == "loops" && (parts.size() == 3 || parts.size() == 4)) {

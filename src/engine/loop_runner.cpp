@@ -12,6 +12,7 @@
 #include <loopr/core/process.hpp>
 #include <loopr/engine/engine.hpp>
 #include <loopr/engine/feedback.hpp>
+#include <loopr/engine/prompt_vars.hpp>
 #include <loopr/git/worktree.hpp>
 #include <loopr/tools/tool_router.hpp>
 
@@ -24,43 +25,6 @@
 namespace loopr::engine {
 namespace {
 
-// What steps 1 reads: the input artifact and the worktree's git state.
-struct IterationState {
-  std::string input;
-  std::string status, diff, log;
-  std::string error;  // the worktree could not be read
-};
-
-IterationState read_state(const Loop& loop, const Config& config) {
-  IterationState s;
-  if (!loop.input_artifact.empty()) {
-    // Through the sandbox's resolver: the model's commands may have made it a symlink.
-    auto text = tools::Sandbox(loop.worktree).read(loop.input_artifact, config.artifacts.max_bytes);
-    if (text && text->size() <= config.artifacts.max_bytes) {
-      s.input = std::move(*text);
-    } else if (text) {
-      s.input = text->substr(0, config.artifacts.max_bytes) + "\n(the input artifact is cut here: it is larger than " +
-                std::to_string(config.artifacts.max_bytes) + " bytes)";
-    } else {
-      s.input = "(the input artifact " + loop.input_artifact + " cannot be read from the working tree: " +
-                text.error().message + ")";
-    }
-  }
-  auto wt = git::Worktree::open(loop.worktree);
-  if (!wt) {
-    s.error = wt.error().message;
-    return s;
-  }
-  if (auto st = wt->status()) s.status = st->empty() ? "(clean)" : *st;
-  git::DiffLimits limits;
-  limits.max_bytes = config.git.diff_max_bytes;
-  if (auto d = wt->diff(limits)) s.diff = d->empty() ? "(no changes)" : *d;
-  if (auto l = wt->log(config.git.log_entries)) {
-    for (const auto& line : *l) s.log += line + "\n";
-  }
-  return s;
-}
-
 std::string text_hash(const std::string& text) { return std::to_string(std::hash<std::string>{}(text)); }
 
 // A check that ends the run before another iteration starts; empty when none applies.
@@ -69,7 +33,8 @@ struct Limit {
   std::string reason;
 };
 
-// `plan_start`: when the loop's plan was submitted (`limits.max_runtime` counts from there).
+// `plan_start`: when the tree's runtime started (`limits.max_runtime` counts from there): the
+// plan's approval (or the person's last iterate), its submit before that.
 Limit check_limits(EngineContext& ctx, const Loop& loop, const Config& config,
                    TimestampMs plan_start) {
   if (loop.iteration >= loop.max_iterations)
@@ -89,40 +54,13 @@ Limit check_limits(EngineContext& ctx, const Loop& loop, const Config& config,
   }
   if (config.limits.max_runtime.count() > 0) {
     if (now_ms() - plan_start >= config.limits.max_runtime.count())
-      return {LoopStatus::failed, "plan " + loop.plan_id + " has run longer than its limit of " +
-                                      format_duration(config.limits.max_runtime) + " (limits.max_runtime)"};
+      return {LoopStatus::failed,
+              "plan " + loop.plan_id + " has worked longer than its limit of " +
+                  format_duration(config.limits.max_runtime) +
+                  (loop.type == LoopType::plan ? "" : " since it was approved") +
+                  " (limits.max_runtime)"};
   }
   return {};
-}
-
-std::map<std::string, std::string> prompt_vars(const Loop& loop, const Config& config, const IterationState& s,
-                                               int n) {
-  const LoopTypeConfig& lc = config.loop(loop.type);
-  std::string validation = loop.type == LoopType::code
-                               ? (loop.validation_command.empty() ? lc.validation : loop.validation_command)
-                               : std::string("the built-in format check");
-  return {
-      {"task", loop.task},
-      {"input", s.input},
-      {"input-path", loop.input_artifact},
-      {"progress", !loop.run.feedback.empty()
-                       ? render_feedback(loop.run.feedback, config.limits.feedback_bytes)
-                       : std::string("None yet: this is the first iteration.")},
-      {"git-status", s.status},
-      {"git-diff", s.diff},
-      {"git-log", s.log},
-      {"artifact-path",
-       loop.output_artifacts.empty() ? std::string() : loop.output_artifacts.front()},
-      {"parent-id", loop.parent_id},
-      {"loop-id", loop.id},
-      {"plan-id", loop.plan_id},
-      {"loop-type", to_string(loop.type)},
-      {"iteration", std::to_string(n)},
-      {"max-iterations", std::to_string(loop.max_iterations)},
-      {"completion-signal", config.limits.completion_signal},
-      {"validation-command", validation},
-      {"max-items", std::to_string(config.artifacts.max_items)},
-  };
 }
 
 // The variables every command run for a loop gets (run_command, validation, stop scripts).
@@ -183,7 +121,8 @@ class IterationRun {
     co_await ctx_.journal.note(std::move(started_events));
 
     // 1. Read state.
-    IterationState state = co_await run_blocking(ctx_.pool, [&] { return read_state(loop, config); });
+    IterationState state = co_await run_blocking(
+        ctx_.pool, [&] { return read_state(loop, config, &ctx_.journal.store()); });
     if (!state.error.empty())
       co_return co_await finish(loop, LoopStatus::failed, "its worktree cannot be read: " + state.error, {});
 
@@ -251,6 +190,15 @@ class IterationRun {
     if (passed) {
       next = loop.type == LoopType::plan ? LoopStatus::awaiting_approval : LoopStatus::complete;
       reason = v.has_check ? v.summary : "completion signal matched";
+      if (config.attended && loop.type != LoopType::plan) {
+        // Attended: a passing iteration waits for the person too, before anything builds on it
+        // (its merge, its children). A plan waits at its gate anyway.
+        next = LoopStatus::paused;
+        loop.run.attended_passed = n;
+        reason = "attended mode: iteration " + std::to_string(n) + " passed (" + reason +
+                 "); `loopr resume " + loop.id + "` completes it, `loopr iterate " + loop.id +
+                 " --feedback …` sends it back to work";
+      }
     } else {
       FeedbackEntry fb{n, loop.type == LoopType::code ? "validation" : "format check", v.summary, v.feedback};
       if (!v.has_check) {
@@ -437,9 +385,16 @@ awaitable<Result<void>> load_loop(LoopJournal& journal, std::string id, Loop& ou
 }
 
 // When the plan was submitted (`fallback` if it cannot be read).
-awaitable<TimestampMs> created_at(LoopJournal& journal, std::string plan_id, TimestampMs fallback) {
+// When `plan`'s runtime started counting (TreeMarks::runtime_from): its last approval or
+// iterate, else its submit.
+TimestampMs runtime_start(const Loop& plan) {
+  return plan.tree.runtime_from > 0 ? plan.tree.runtime_from : plan.created_at;
+}
+
+awaitable<TimestampMs> plan_runtime_start(LoopJournal& journal, std::string plan_id,
+                                          TimestampMs fallback) {
   auto plan = co_await journal.load(std::move(plan_id));
-  co_return plan ? plan->created_at : fallback;
+  co_return plan ? runtime_start(*plan) : fallback;
 }
 
 // The gate's say; `loop` is the stored record afterwards.
@@ -469,9 +424,11 @@ awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopCont
       co_return exit;
     }
   }
-  // When the plan was submitted: its record does not change, so it is read once per run.
-  TimestampMs plan_start = loop.created_at;
-  if (loop.plan_id != loop.id) plan_start = co_await created_at(journal, loop.plan_id, plan_start);
+  // When the tree's runtime started (approval, not submit: the gate's wait is the person's
+  // time); it changes only while no loop of the tree runs, so it is read once per run.
+  TimestampMs plan_start = runtime_start(loop);
+  if (loop.plan_id != loop.id)
+    plan_start = co_await plan_runtime_start(journal, loop.plan_id, loop.created_at);
 
   IterationRun iteration(ctx_, control);
   while (true) {
@@ -487,6 +444,14 @@ awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopCont
     if (!loop.run.question.empty() && loop.run.answer.empty()) {
       // Resumed (or restarted) while its question is still open: it waits for the answer.
       step = co_await move_loop(journal, loop, LoopStatus::awaiting_answer, loop.run.question);
+      co_return exit;
+    }
+    if (loop.run.attended_passed > 0 && loop.run.attended_passed == loop.iteration) {
+      // Resumed after an attended pause on a passing iteration: the person let it complete.
+      std::string why = "iteration " + std::to_string(loop.iteration) +
+                        " passed; completed when the person resumed it";
+      loop.run.attended_passed = 0;
+      step = co_await move_loop(journal, loop, LoopStatus::complete, why);
       co_return exit;
     }
     if (gate) {

@@ -1,15 +1,17 @@
+#include "engine/validation.hpp"
+
 #include <fstream>
 #include <regex>
 #include <sstream>
 
 #include <loopr/core/process.hpp>
 #include <loopr/engine/code_check.hpp>
+#include <loopr/engine/feedback.hpp>
+#include <loopr/engine/prompt_vars.hpp>
 #include <loopr/markdown/artifacts.hpp>
 #include <loopr/tools/sandbox.hpp>
 
 #include "engine/conversation.hpp"
-#include "engine/validation.hpp"
-#include <loopr/engine/feedback.hpp>
 #include "engine/until_stopped.hpp"
 
 namespace loopr::engine {
@@ -60,10 +62,7 @@ awaitable<Validation> validate_document(EngineContext& ctx, const Loop& loop, st
   }
 
   // The judge: one more model call, no tools, that answers PASS or FAIL: reason.
-  std::map<std::string, std::string> vars = {
-      {"task", loop.task},       {"input", input_text},      {"artifact", *text},
-      {"artifact-path", rel},    {"loop-id", loop.id},       {"loop-type", to_string(loop.type)},
-      {"parent-id", loop.parent_id}};
+  std::map<std::string, std::string> vars = judge_vars(loop, config, input_text, *text, rel);
   auto prompt = ctx.prompts.render("judge", vars);
   if (!prompt) {
     v.summary = "the judge prompt could not be rendered";

@@ -1,4 +1,6 @@
-// `diff HEAD` for prompts: what changed since the last checkpoint, capped to a prompt's budget.
+// Diffs for prompts: what changed since the last checkpoint (`diff HEAD`), the loop's whole work
+// since where it started (`diff_since`, `changes_since`), and what its last checkpoint changed.
+// Every text is capped to a prompt's budget.
 #include <loopr/git/worktree.hpp>
 
 #include "git/history.hpp"
@@ -31,29 +33,160 @@ int print_line(const git_diff_delta* /*delta*/, const git_diff_hunk* /*hunk*/,
   return 0;
 }
 
-}  // namespace
+// The commit the loop's work is measured from: `since` (a full sha or a branch name) met with
+// HEAD at their merge base, so a start the branch was rebased past or a base branch that moved on
+// still gives only this branch's own work. Empty `since`, or nothing in common: HEAD.
+Result<git_oid> start_commit(git_repository* repo, const std::string& since, const git_oid& head) {
+  if (since.empty()) return head;
+  git_oid start{};
+  if (since.size() == 40) {
+    auto parsed = parse_oid(since);
+    if (!parsed) return head;
+    start = *parsed;
+  } else {
+    auto tip = branch_tip(repo, since);
+    if (!tip) return head;
+    start = *tip;
+  }
+  git_oid base{};
+  if (git_merge_base(&base, repo, &head, &start) != 0) return head;
+  return base;
+}
 
-Result<std::string> Worktree::diff(const DiffLimits& limits) const {
-  LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
-  LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
-  LOOPR_ASSIGN(TreePtr tree, commit_tree(repo.get(), head));
+// The work tree (index and untracked files included) against the tree of `from`.
+Result<DiffPtr> diff_to_workdir(git_repository* repo, const git_oid& from,
+                                const std::filesystem::path& path) {
+  LOOPR_ASSIGN(TreePtr tree, commit_tree(repo, from));
   git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
   // Untracked files as new files: an LLM's freshly written file belongs in "what I changed".
   opts.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
                GIT_DIFF_SHOW_UNTRACKED_CONTENT | GIT_DIFF_INCLUDE_TYPECHANGE;
   opts.notify_cb = skip_private_deltas;
   LOOPR_ASSIGN(DiffPtr diff,
-               make<DiffPtr>("diffing " + path_.string() + " against HEAD",
-                             git_diff_tree_to_workdir_with_index, repo.get(), tree.get(), &opts));
+               make<DiffPtr>("diffing " + path.string(), git_diff_tree_to_workdir_with_index, repo,
+                             tree.get(), &opts));
   // Renames as git shows them by default (diff.renames), so a moved file is not a full delete
   // plus a full add in the prompt.
   git_diff_find_options find = GIT_DIFF_FIND_OPTIONS_INIT;
   find.flags = GIT_DIFF_FIND_RENAMES;
   LOOPR_TRY(check(git_diff_find_similar(diff.get(), &find), "finding renames"));
+  return diff;
+}
+
+Result<std::string> print_patch(git_diff* diff, const DiffLimits& limits) {
   LineCapper capper(limits.max_lines, limits.max_bytes);
-  LOOPR_TRY(check(git_diff_print(diff.get(), GIT_DIFF_FORMAT_PATCH, print_line, &capper),
-                  "printing the diff"));
+  LOOPR_TRY(
+      check(git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, print_line, &capper), "printing the diff"));
   return capper.finish();
+}
+
+char status_letter(git_delta_t status) {
+  switch (status) {
+    case GIT_DELTA_ADDED:
+    case GIT_DELTA_UNTRACKED:
+      return 'A';
+    case GIT_DELTA_DELETED:
+      return 'D';
+    case GIT_DELTA_RENAMED:
+      return 'R';
+    case GIT_DELTA_TYPECHANGE:
+      return 'T';
+    case GIT_DELTA_COPIED:
+      return 'C';
+    default:
+      return 'M';
+  }
+}
+
+// `X path` lines (`R old -> new` for a rename), at most `max_paths` and then a count of the rest.
+std::vector<std::string> name_status(git_diff* diff, std::size_t max_paths) {
+  std::vector<std::string> out;
+  const std::size_t n = git_diff_num_deltas(diff);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (out.size() == max_paths) {
+      out.push_back("… " + std::to_string(n - i) + " more");
+      break;
+    }
+    const git_diff_delta* d = git_diff_get_delta(diff, i);
+    std::string line(1, status_letter(d->status));
+    line += ' ';
+    if (d->status == GIT_DELTA_RENAMED && d->old_file.path)
+      line += quote_path(d->old_file.path) + " -> ";
+    line += quote_path(d->new_file.path ? d->new_file.path : d->old_file.path);
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
+// What HEAD's commit changed against its first parent (nothing for a root commit's parent).
+Result<std::vector<std::string>> head_commit_changes(git_repository* repo, const git_oid& head,
+                                                     const std::filesystem::path& path,
+                                                     std::size_t max_paths) {
+  LOOPR_ASSIGN(CommitPtr commit, lookup_commit(repo, head));
+  LOOPR_ASSIGN(TreePtr tree, commit_tree(repo, head));
+  TreePtr parent_tree;
+  if (git_commit_parentcount(commit.get()) > 0) {
+    LOOPR_ASSIGN(parent_tree, commit_tree(repo, *git_commit_parent_id(commit.get(), 0)));
+  }
+  git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
+  opts.notify_cb = skip_private_deltas;
+  LOOPR_ASSIGN(DiffPtr diff,
+               make<DiffPtr>("diffing the last commit of " + path.string(), git_diff_tree_to_tree,
+                             repo, parent_tree.get(), tree.get(), &opts));
+  git_diff_find_options find = GIT_DIFF_FIND_OPTIONS_INIT;
+  find.flags = GIT_DIFF_FIND_RENAMES;
+  LOOPR_TRY(check(git_diff_find_similar(diff.get(), &find), "finding renames"));
+  return name_status(diff.get(), max_paths);
+}
+
+}  // namespace
+
+Result<std::string> Worktree::diff(const DiffLimits& limits) const {
+  return diff_since("", limits);
+}
+
+Result<std::string> Worktree::diff_since(const std::string& since, const DiffLimits& limits) const {
+  LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
+  LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
+  LOOPR_ASSIGN(git_oid start, start_commit(repo.get(), since, head));
+  LOOPR_ASSIGN(DiffPtr diff, diff_to_workdir(repo.get(), start, path_));
+  return print_patch(diff.get(), limits);
+}
+
+Result<std::vector<std::string>> Worktree::changes_since(const std::string& since,
+                                                         std::size_t max_paths) const {
+  LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
+  LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
+  LOOPR_ASSIGN(git_oid start, start_commit(repo.get(), since, head));
+  LOOPR_ASSIGN(DiffPtr diff, diff_to_workdir(repo.get(), start, path_));
+  return name_status(diff.get(), max_paths);
+}
+
+Result<std::vector<std::string>> Worktree::last_commit_changes(std::size_t max_paths) const {
+  LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
+  LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
+  return head_commit_changes(repo.get(), head, path_, max_paths);
+}
+
+Result<WorkState> Worktree::read_work_state(const std::filesystem::path& path,
+                                            const WorkStateOptions& options) {
+  LOOPR_ASSIGN(RepoPtr repo, open_repo(path, OpenMode::exact));
+  if (git_repository_is_bare(repo.get()))
+    return make_error(ErrorCode::invalid_argument, path.string() + " is a bare repository");
+  LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
+  LOOPR_ASSIGN(git_oid start, start_commit(repo.get(), options.since, head));
+  WorkState out;
+  LOOPR_ASSIGN(DiffPtr diff, diff_to_workdir(repo.get(), start, path));
+  out.changes = name_status(diff.get(), options.max_paths);
+  LOOPR_ASSIGN(out.diff, print_patch(diff.get(), options.limits));
+  if (options.max_last_paths > 0) {
+    LOOPR_ASSIGN(out.last_changes,
+                 head_commit_changes(repo.get(), head, path, options.max_last_paths));
+  }
+  if (options.log_entries > 0) {
+    LOOPR_ASSIGN(out.log, oneline_log(repo.get(), head, options.log_entries));
+  }
+  return out;
 }
 
 }  // namespace loopr::git

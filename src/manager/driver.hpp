@@ -37,13 +37,18 @@ struct ManagerState : std::enable_shared_from_this<ManagerState> {
         journal(c.journal),
         worktrees(c.paths.root),
         runs(c.io.get_executor(), c.config->concurrency.max_loops),
-        tree_lock(c.io.get_executor()) {}
+        tree_lock(c.io.get_executor()),
+        worktree_makers(c.io.get_executor(), kWorktreeMakers) {}
+
+  /// Worktrees made at once (each is a checkout on the pool).
+  static constexpr int kWorktreeMakers = 2;
 
   engine::EngineContext& ctx;
   engine::LoopJournal& journal;
   git::LoopWorktrees worktrees;  ///< blocking: use on ctx.pool
   RunTable runs;
   AsyncMutex tree_lock;
+  AsyncSemaphore worktree_makers;
   /// Loops the user paused: children spawned under them meanwhile start paused too.
   std::set<std::string> paused_roots;
   /// Completions under way (waiting for the tree lock or holding it), per plan.
@@ -86,6 +91,9 @@ awaitable<GateRun> run_gate(ManagerState& s, std::string plan_id);
 /// Every loop of the tree is finished (tree_lock held): check the tip unless it passed already,
 /// then mark the tree complete (and merge), make a fix loop, or block the plan.
 awaitable<void> check_integration(State s, std::string plan_id);
+/// A person's `loopr merge` of a tip changed since its last check: the check now, stored;
+/// true when it passed (a gate-blocked plan stays blocked either way).
+awaitable<Result<bool>> check_tip_now(ManagerState& s, std::string plan_id);
 /// The plan's fix loop failed for good: the plan is blocked with the check's output.
 awaitable<void> block_after_fix(State s, Loop failed);
 /// A gate-blocked plan back to complete (`result`: the gate mark to store; `complete_tree`: the

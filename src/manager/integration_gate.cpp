@@ -181,6 +181,21 @@ awaitable<void> check_integration(State s, std::string plan) {
   if (made_fix) spawn_run(s, fix.id);
 }
 
+awaitable<Result<bool>> check_tip_now(ManagerState& s, std::string plan) {
+  GateRun g = co_await run_gate(s, plan);
+  if (!g.error.empty()) co_return make_error(ErrorCode::conflict, g.error);
+  if (g.check.stopped)
+    co_return make_error(ErrorCode::unsupported, "the daemon is shutting down (start it again)");
+  co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+    const bool blocked = gate_blocked(l);
+    record(l, g);
+    if (blocked) l.tree.gate_result = "failed";  // stays blocked until reopen_gate
+    w.events.push_back(check_event(plan, g));
+    return std::nullopt;
+  });
+  co_return g.check.passed;
+}
+
 awaitable<void> block_after_fix(State s, Loop failed) {
   const std::string plan = failed.plan_id;
   co_await s->journal.edit_tree(

@@ -13,9 +13,30 @@ namespace loopr::manager {
 
 // ---------------------------------------------------------------- RunTable
 
+namespace {
+
+// Loop slots go to loops closer to code first (then in the order they were spawned): a tree
+// finishes its code loops before it starts more specs, so work reaches the integration branch
+// early and the worktrees in use stay few.
+int slot_priority(const std::string& id) {
+  switch (type_of_id(id).value_or(LoopType::plan)) {
+    case LoopType::code:
+      return 3;
+    case LoopType::phase:
+      return 2;
+    case LoopType::spec:
+      return 1;
+    case LoopType::plan:
+      break;
+  }
+  return 0;
+}
+
+}  // namespace
+
 std::shared_ptr<Run> RunTable::add(const std::string& id) {
   if (runs_.count(id)) return nullptr;
-  auto run = std::make_shared<Run>(id, ex_, slots_.make_waiter());
+  auto run = std::make_shared<Run>(id, ex_, slots_.make_waiter(slot_priority(id)));
   runs_[id] = run;
   per_plan_[root_plan_id(id)][id] = run;
   return run;
@@ -88,6 +109,16 @@ awaitable<bool> make_worktree(ManagerState& s, Loop& loop) {
   auto make = [wt = s.worktrees, loop, base = s.ctx.config->base_branch] {
     return wt.prepare(loop, base);
   };
+  // A few at a time: with many slots free at once (a start with 1,000 pending loops), the pool
+  // would otherwise run every checkout before the first iteration's work (issue 18).
+  bool made_room = co_await s.worktree_makers.acquire(s.worktree_makers.make_waiter());
+  struct Release {
+    AsyncSemaphore& sem;
+    bool held;
+    ~Release() {
+      if (held) sem.release();
+    }
+  } release{s.worktree_makers, made_room};
   auto prepared = co_await run_blocking(s.ctx.pool, make);
   if (!prepared) {
     std::string why = "its worktree could not be made: " + prepared.error().message;

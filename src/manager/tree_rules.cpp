@@ -358,6 +358,8 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id,
   parent.tree.gate_summary.clear();
   parent.tree.gate_output.clear();
   parent.tree.gate_fixes = 0;
+  parent.run.attended_passed = 0;
+  if (parent.type == LoopType::plan) parent.tree.runtime_from = now_ms();
   if (auto moved = transition(parent, next, "iterating with the user's feedback", events); !moved)
     return make_error(ErrorCode::illegal_transition,
                       "loop " + parent_id + " is " + to_string(found->status) + ": cannot iterate");
@@ -375,6 +377,31 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id,
     d.worktree.clear();
     if (transition(d, LoopStatus::invalidated, why, events))
       out.write.updates.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::vector<Loop> restore_ancestors(const std::string& id, std::span<const Loop> tree,
+                                    std::vector<Event>& events) {
+  std::vector<Loop> out;
+  const std::string why = "restored: " + id + " iterates again";
+  for (auto parent = parent_of_id(id); parent && !parent->empty(); parent = parent_of_id(*parent)) {
+    const Loop* a = find(tree, *parent);
+    if (!a || a->status != LoopStatus::failed || !a->tree.rolled_up || a->tree.user_rejected)
+      continue;
+    if (a->tree.merged_iteration != a->iteration ||
+        (a->type != LoopType::code && a->tree.spawned_iteration != a->iteration))
+      break;  // it failed before its own steps were done: only the person can say
+    // Held down by a failure outside `id`'s subtree (the ancestors between, restored nearest
+    // first, are not such a failure).
+    bool held_down = false;
+    for (const Loop& l : tree)
+      held_down = held_down || (l.status == LoopStatus::failed && is_descendant(l.id, a->id) &&
+                                !in_subtree(l.id, id) && !is_descendant(id, l.id));
+    if (held_down) break;  // and so is every ancestor above it
+    Loop up = *a;
+    up.tree.rolled_up = false;
+    if (transition(up, LoopStatus::complete, why, events)) out.push_back(std::move(up));
   }
   return out;
 }

@@ -127,6 +127,13 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id,
                                             std::span<const Loop> tree, const std::string& feedback,
                                             LoopStatus next);
 
+/// The person iterates `id` (not a plan) again: its ancestors that failed only because a failure
+/// in `id`'s subtree rolled up to them are `complete` again (their work and children stand), so
+/// the tree completes when `id`'s subtree does. An ancestor that another failed loop (outside
+/// `id`'s subtree) still holds down stays failed, and so does one that is owed a step.
+std::vector<Loop> restore_ancestors(const std::string& id, std::span<const Loop> tree,
+                                    std::vector<Event>& events);
+
 // ---------------------------------------------------------------- small helpers
 
 /// `id` is `root` or below it.

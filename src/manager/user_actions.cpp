@@ -3,6 +3,7 @@
 // answers the loop as stored afterwards, or an Error saying why it is not allowed now.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include <loopr/core/ids.hpp>
@@ -27,10 +28,53 @@ Error shutting_down() {
   return make_error(ErrorCode::unsupported, "the daemon is shutting down (start it again)");
 }
 
+// Whether `id` has children of its current generation (not invalidated).
+bool has_live_children(const std::vector<Loop>& tree, const std::string& id) {
+  for (const Loop& l : tree)
+    if (l.parent_id == id && l.status != LoopStatus::invalidated) return true;
+  return false;
+}
+
+// A loop below the plan iterates again (`budget`: the iterations it gets when its own ran out).
+// In ONE write: its descendants invalidated when it has children (tree_rules:
+// invalidate_descendants), the feedback added, and ancestors that failed only through its
+// failure restored (restore_ancestors), so the tree can complete once it does.
+void iterate_below_plan(std::vector<Loop>& tree, const Loop& loop, const FeedbackEntry& entry,
+                        int budget, WriteSet& w, std::vector<std::string>& to_archive,
+                        std::optional<Error>& refused) {
+  if (has_live_children(tree, loop.id)) {
+    auto change = invalidate_descendants(loop.id, tree, entry.text, LoopStatus::pending);
+    if (!change) {
+      refused = change.take_error();
+      return;
+    }
+    w = std::move(change->write);
+    to_archive = std::move(change->to_archive);
+  } else {
+    Loop l = loop;
+    for (const Loop& t : tree)
+      if (t.id == loop.id) l = t;
+    l.tree.rolled_up = false;
+    l.run.no_progress = 0;
+    l.run.attended_passed = 0;
+    if (!transition(l, LoopStatus::pending, "iterating with the user's feedback", w.events)) {
+      refused = not_allowed(l, "cannot iterate");
+      return;
+    }
+    engine::add_feedback(l.run, entry);
+    w.updates.push_back(std::move(l));
+  }
+  for (Loop& u : w.updates)
+    if (u.id == loop.id && u.status == LoopStatus::pending && u.iteration >= u.max_iterations)
+      u.max_iterations = u.iteration + budget;
+  for (Loop& a : restore_ancestors(loop.id, tree, w.events)) w.updates.push_back(std::move(a));
+}
+
 // Descendants of `parent` are stopped and waited for, then invalidated in ONE write with the
 // parent's new state (tree_rules: invalidate_descendants), then their worktrees are archived.
+// `budget` > 0: the parent is below the plan (iterate_below_plan).
 awaitable<ActionResult> invalidate_and_iterate(State s, Loop parent, std::string feedback,
-                                               LoopStatus next) {
+                                               LoopStatus next, int budget = 0) {
   const std::string why = "invalidated: " + parent.id + " iterates again";
   std::vector<std::shared_ptr<Run>> stopping;
   for (const auto& run : s->runs.all()) {
@@ -43,6 +87,13 @@ awaitable<ActionResult> invalidate_and_iterate(State s, Loop parent, std::string
   std::vector<std::string> to_archive;
   auto stored = co_await s->journal.edit_tree(
       parent.plan_id, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
+        to_archive.clear();
+        if (budget > 0) {
+          std::optional<Error> refused;
+          const FeedbackEntry entry{0, "user", first_line(feedback, 100), feedback};
+          iterate_below_plan(tree, parent, entry, budget, w, to_archive, refused);
+          return refused;
+        }
         auto change = invalidate_descendants(parent.id, tree, feedback, next);
         if (!change) return change.take_error();
         w = std::move(change->write);
@@ -131,6 +182,7 @@ awaitable<ActionResult> decide(State s, std::string id, bool approve, std::strin
     if (!transition(l, approve ? LoopStatus::complete : LoopStatus::failed, reason, w.events))
       return not_allowed(l, "only a plan awaiting approval can be " + verb);
     if (!approve) l.tree.user_rejected = true;
+    if (approve) l.tree.runtime_from = now_ms();  // limits.max_runtime counts from here
     w.events.push_back(make_event(id, "approval", {{"decision", decision}, {"text", text}}));
     w.approvals.push_back(Approval{id, decision, text, now_ms()});
     return std::nullopt;
@@ -155,6 +207,7 @@ awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
       if (!transition(l, LoopStatus::running, "iterating with the user's feedback", w.events))
         return not_allowed(l, "cannot iterate");
       engine::add_feedback(l.run, entry);
+      l.tree.runtime_from = now_ms();  // the wait at the gate was the person's time
       w.events.push_back(
           make_event(l.id, "approval", {{"decision", "iterate"}, {"text", feedback}}));
       w.approvals.push_back(Approval{id, "iterate", feedback, now_ms()});
@@ -168,17 +221,10 @@ awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
     result = co_await invalidate_and_iterate(s, loop, feedback, next);
   } else if (loop.status == LoopStatus::failed || loop.status == LoopStatus::stopped ||
              loop.status == LoopStatus::paused || loop.status == LoopStatus::blocked) {
-    const int budget = s->ctx.config->loop(loop.type).max_iterations;
-    result = co_await s->journal.edit(id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
-      if (l.status == LoopStatus::failed && l.iteration >= l.max_iterations)
-        l.max_iterations = l.iteration + budget;
-      l.tree.rolled_up = false;
-      l.run.no_progress = 0;
-      if (!transition(l, LoopStatus::pending, "iterating with the user's feedback", w.events))
-        return not_allowed(l, "cannot iterate");
-      engine::add_feedback(l.run, entry);
-      return std::nullopt;
-    });
+    // Its children (a spec or phase that had some) are invalidated like a plan's, and ancestors
+    // its failure rolled up to are restored: the tree can always complete after this.
+    const int budget = std::max(1, s->ctx.config->loop(loop.type).max_iterations);
+    result = co_await invalidate_and_iterate(s, loop, feedback, LoopStatus::pending, budget);
   } else {
     co_return not_allowed(loop, loop.status == LoopStatus::complete
                                     ? "a completed " + std::string(to_string(loop.type)) +
@@ -276,30 +322,6 @@ awaitable<ActionResult> stop(State s, std::string id) {
 
 namespace {
 
-// Runs the integration check now on a tip that was never checked (changed by hand) and stores
-// what it found; true when it passed.
-awaitable<Result<bool>> check_now(ManagerState& s, const std::string& plan) {
-  GateRun g = co_await run_gate(s, plan);
-  if (!g.error.empty()) co_return make_error(ErrorCode::conflict, g.error);
-  if (g.check.stopped) co_return shutting_down();
-  co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
-    l.tree.gate_sha = g.sha;
-    l.tree.gate_summary = g.check.summary;
-    l.tree.gate_output = gate_output_tail(g.check.output);
-    l.tree.gate_log = g.log;
-    if (!gate_blocked(l)) l.tree.gate_result = g.check.passed ? "passed" : "failed";
-    w.events.push_back(make_event(l.id, "integration_check",
-                                  {{"sha", g.sha},
-                                   {"passed", g.check.passed},
-                                   {"command", g.check.command},
-                                   {"summary", g.check.summary},
-                                   {"duration_ms", g.check.duration_ms},
-                                   {"log", g.log}}));
-    return std::nullopt;
-  });
-  co_return g.check.passed;
-}
-
 Error red_tip(const Loop& plan) {
   return make_error(ErrorCode::illegal_transition,
                     "plan " + plan.id + "'s integration branch fails its tests: " +
@@ -329,7 +351,7 @@ awaitable<Result<MergeInfo>> merge(State s, std::string plan, bool force) {
       auto tip = co_await run_blocking(s->ctx.pool, tip_of);
       if (!tip) co_return tip.take_error();
       if (*tip == fresh->tree.gate_sha) co_return red_tip(*fresh);
-      auto passed = co_await check_now(*s, plan);  // fixed by hand since: check it now
+      auto passed = co_await check_tip_now(*s, plan);  // fixed by hand since: check it now
       if (!passed) co_return passed.take_error();
       if (!*passed) {
         auto again = co_await s->journal.load(plan);
@@ -362,7 +384,7 @@ awaitable<Result<MergeInfo>> merge(State s, std::string plan, bool force) {
     auto tip = co_await run_blocking(s->ctx.pool, tip_of);
     if (!tip) co_return tip.take_error();
     if (*tip != fresh->tree.gate_sha) {
-      auto passed = co_await check_now(*s, plan);
+      auto passed = co_await check_tip_now(*s, plan);
       if (!passed) co_return passed.take_error();
       if (!*passed) {
         auto again = co_await s->journal.load(plan);

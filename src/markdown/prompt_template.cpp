@@ -9,9 +9,9 @@ namespace loopr::markdown {
 namespace {
 
 // clang-format off
-constexpr std::array<std::string_view, 18> kVariables = {
+constexpr std::array<std::string_view, 19> kVariables = {
     "task", "input", "input-path", "artifact-path", "artifact", "progress",
-    "git-status", "git-diff", "git-log",
+    "git-status", "git-diff", "git-log", "purpose",
     "loop-id", "parent-id", "plan-id", "loop-type", "iteration", "max-iterations",
     "completion-signal", "validation-command", "max-items"};
 // clang-format on

@@ -77,11 +77,12 @@ struct TaskStore::Impl {
     return s;
   }
 
-  // A copy in id order (list_loops()'s), with summaries_mutex held.
-  std::vector<Loop> sorted_summaries() const {
+  // A copy in id order (list_loops()'s), with summaries_mutex held; `keep` (when set) chooses.
+  std::vector<Loop> sorted_summaries(const std::function<bool(const Loop&)>* keep = nullptr) const {
     std::vector<Loop> out;
-    out.reserve(summaries.size());
-    for (const auto& [id, l] : summaries) out.push_back(l);
+    if (!keep) out.reserve(summaries.size());
+    for (const auto& [id, l] : summaries)
+      if (!keep || (*keep)(l)) out.push_back(l);
     std::sort(out.begin(), out.end(), [](const Loop& a, const Loop& b) { return a.id < b.id; });
     return out;
   }
@@ -302,6 +303,17 @@ Result<std::vector<Loop>> TaskStore::list_loop_summaries() const {
   impl_->summaries = std::move(made);
   impl_->summaries_kept = true;
   return out;  // the scan's key order is id order
+}
+
+Result<std::vector<Loop>> TaskStore::list_loop_summaries(
+    const std::function<bool(const Loop&)>& keep) const {
+  {
+    std::shared_lock lock(impl_->summaries_mutex);
+    if (impl_->summaries_kept) return impl_->sorted_summaries(&keep);
+  }
+  LOOPR_ASSIGN(std::vector<Loop> all, list_loop_summaries());  // the first call makes them
+  std::erase_if(all, [&](const Loop& l) { return !keep(l); });
+  return all;
 }
 
 Result<std::vector<Loop>> TaskStore::children(const std::string& parent_id) const {

@@ -90,3 +90,27 @@ TEST(IdsTest, AnIntegrationFixLoopIsACodeLoopWhoseParentIsThePlanAndSortsLast) {
   EXPECT_GT(tree_sort_key("fix-001-001"), tree_sort_key("001-999-999"));
   EXPECT_LT(tree_sort_key("fix-001-001"), tree_sort_key("fix-001-002"));
 }
+
+TEST(IdsTest, APhaseThatIteratesAgainGetsAFreshCodeLoopIdForItsNextGeneration) {
+  // Issue 15: the same id for the next generation meant its code loop was never spawned.
+  EXPECT_EQ(child_id("001-002-003", LoopType::code, 2), "code-001-002-003-002");
+  EXPECT_EQ(type_of_id("code-001-002-003-002"), LoopType::code);
+  EXPECT_EQ(parent_of_id("code-001-002-003-002"), "001-002-003");
+  EXPECT_EQ(root_plan_id("code-001-002-003-002"), "001");
+  EXPECT_TRUE(is_descendant("code-001-002-003-002", "001-002-003"));
+  EXPECT_TRUE(is_descendant("code-001-002-003-002", "001-002"));
+  EXPECT_TRUE(is_descendant("code-001-002-003-002", "001"));
+  EXPECT_FALSE(is_descendant("code-001-002-003-002", "001-002-004"));
+  EXPECT_FALSE(is_descendant("code-001-002-003-002", "code-001-002-003"));
+  EXPECT_FALSE(type_of_id("code-001-002-003-004-005").has_value());
+  EXPECT_FALSE(type_of_id("code-001-002-003-0x4").has_value());
+  // Right after the first generation's code loop, before the next phase.
+  EXPECT_GT(tree_sort_key("code-001-002-003-002"), tree_sort_key("code-001-002-003"));
+  EXPECT_LT(tree_sort_key("code-001-002-003-002"), tree_sort_key("001-002-004"));
+}
+
+TEST(IdsTest, MalformedLaterGenerationCodeIdsAreNotIds) {
+  EXPECT_FALSE(type_of_id("code-001-002-003-001").has_value());  // generation 1 has no suffix
+  EXPECT_FALSE(type_of_id("code-001-002-003-99999999999999999999").has_value());
+  EXPECT_FALSE(parent_of_id("code-001-002-003-99999999999999999999").has_value());
+}

@@ -130,3 +130,18 @@ TEST(LoopMarksTest, TheApiShapeIsExactlyTheInterfaceFields) {
   ASSERT_EQ(j.size(), std::size(kApiLoopFields));
   for (const char* f : kApiLoopFields) EXPECT_TRUE(j.contains(f)) << f;
 }
+
+TEST(LoopMarksTest, TheRuntimeStartAndAnAttendedPassSurviveTheStore) {
+  Loop l;
+  l.id = "001";
+  l.tree.runtime_from = 1763700000123;
+  l.run.attended_passed = 3;
+  json context = to_store_json(l)["context"];
+  EXPECT_EQ(context["runtime_from"], 1763700000123);
+  EXPECT_EQ(context["attended_passed"], 3);
+  auto back = loop_from_store_json(to_store_json(l));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->tree.runtime_from, 1763700000123);
+  EXPECT_EQ(back->run.attended_passed, 3);
+  EXPECT_TRUE(back->unknown_marks.empty());
+}

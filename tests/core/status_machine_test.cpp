@@ -26,7 +26,7 @@ static const std::set<std::pair<S, S>> kLegal = {
     {S::awaiting_answer, S::pending}, {S::awaiting_answer, S::paused}, {S::awaiting_answer, S::stopped},
     {S::awaiting_answer, S::failed}, {S::awaiting_answer, S::invalidated},
     {S::complete, S::running}, {S::complete, S::invalidated}, {S::complete, S::failed}, {S::complete, S::blocked},
-    {S::failed, S::pending}, {S::failed, S::invalidated},
+    {S::failed, S::pending}, {S::failed, S::invalidated}, {S::failed, S::complete},
     {S::stopped, S::pending}, {S::stopped, S::invalidated},
 };
 

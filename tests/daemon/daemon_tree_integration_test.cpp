@@ -100,6 +100,33 @@ TEST_F(DaemonTreeTest, SubmitApproveAndTheWholeTreeLandsOnTheBaseBranch) {
   EXPECT_EQ(code.body["iterations"][0]["input_tokens"], 2000);
   EXPECT_EQ(code.body["iterations"][0]["output_tokens"], 400);
 
+  // The listing filters and pages (issue 18: a client asks for what it shows).
+  auto code_rows = api("GET", "/v1/loops?type=code&status=complete");
+  ASSERT_EQ(code_rows.status, 200) << code_rows.body.dump();
+  std::vector<std::string> code_ids;
+  for (const auto& l : code_rows.body["loops"]) code_ids.push_back(l["id"].get<std::string>());
+  EXPECT_EQ(code_ids, (std::vector<std::string>{"code-001-001-001", "code-001-001-002",
+                                                "code-001-002-001", "code-001-002-002"}));
+  // A plan row filtered alone still has its whole tree's verdict.
+  auto plans = api("GET", "/v1/loops?type=plan");
+  ASSERT_EQ(plans.body["loops"].size(), 1u);
+  EXPECT_EQ(plans.body["loops"][0]["tree_verdict"], "merged");
+  EXPECT_TRUE(api("GET", "/v1/loops?status=running").body["loops"].empty());
+  std::vector<std::string> paged;
+  std::string after;
+  for (int page = 0; page < 20; ++page) {
+    auto r = api("GET", "/v1/loops?limit=4" + (after.empty() ? "" : "&after=" + after));
+    ASSERT_EQ(r.status, 200);
+    for (const auto& l : r.body["loops"]) paged.push_back(l["id"].get<std::string>());
+    if (!r.body.contains("next")) break;
+    after = r.body["next"].get<std::string>();
+  }
+  EXPECT_EQ(paged.size(), 11u);
+  EXPECT_EQ(std::set<std::string>(paged.begin(), paged.end()), expected);
+  auto bad = api("GET", "/v1/loops?status=runing");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.value("error", "").find("unknown status `runing`"), std::string::npos);
+
   auto [exit_code, took] = stop_daemon();
   EXPECT_EQ(exit_code, 0);
   EXPECT_LT(took.count(), 5000);

@@ -57,6 +57,7 @@ std::string render_prompt(const std::string& type, std::map<std::string, std::st
   vars.emplace("git-log", "1a2b3c4 greet: first version");
   vars.emplace("git-status", "");
   vars.emplace("git-diff", "");
+  vars.emplace("purpose", "(nothing beyond the input above)");
   vars.emplace("iteration", "1");
   vars.emplace("max-iterations", "4");
   vars.emplace("validation-command", kValidation);

@@ -114,3 +114,55 @@ TEST(SubtreeTest, ALoopIsInItsOwnSubtreeAndSoAreItsDescendantsAndCodeLoop) {
   EXPECT_FALSE(in_subtree("001-002", "001-002-003"));
   EXPECT_EQ(join({"a.txt", "b.txt"}, ", "), "a.txt, b.txt");
 }
+
+namespace {
+
+// code-001-001-001 failed for good; its failure rolled up to its phase, spec and plan.
+std::vector<Loop> rolled_up_tree() {
+  auto tree = finished_tree();
+  for (const char* id : {"001", "001-001", "001-001-001", "code-001-001-001"}) {
+    find(tree, id).status = LoopStatus::failed;
+    find(tree, id).tree.rolled_up = true;
+  }
+  return tree;
+}
+
+}  // namespace
+
+TEST(RestoreAncestorsTest, AncestorsAFailureRolledUpToAreCompleteAgainWhenItIterates) {
+  auto tree = rolled_up_tree();
+  std::vector<Event> events;
+  auto restored = restore_ancestors("001-001-001", tree, events);
+  ASSERT_EQ(restored.size(), 2u);
+  EXPECT_EQ(restored[0].id, "001-001");
+  EXPECT_EQ(restored[1].id, "001");
+  for (const Loop& l : restored) {
+    EXPECT_EQ(l.status, LoopStatus::complete) << l.id;
+    EXPECT_FALSE(l.tree.rolled_up) << l.id;
+    EXPECT_EQ(l.status_reason, "restored: 001-001-001 iterates again");
+  }
+  EXPECT_EQ(events.size(), 2u);
+  // Iterating the code loop itself restores all three.
+  events.clear();
+  EXPECT_EQ(restore_ancestors("code-001-001-001", tree, events).size(), 3u);
+}
+
+TEST(RestoreAncestorsTest, AnAncestorAnotherFailureStillHoldsDownStaysFailed) {
+  auto tree = rolled_up_tree();
+  // A second phase failed on its own under the same spec.
+  Loop other = finished("001-001-002");
+  other.status = LoopStatus::failed;
+  other.tree.rolled_up = true;
+  tree.push_back(other);
+  std::vector<Event> events;
+  auto restored = restore_ancestors("001-001-001", tree, events);
+  EXPECT_TRUE(restored.empty()) << "the spec and the plan still have 001-001-002 failed below them";
+}
+
+TEST(RestoreAncestorsTest, AnAncestorThatFailedOnItsOwnOrIsOwedAStepIsLeftToThePerson) {
+  auto tree = rolled_up_tree();
+  find(tree, "001-001").tree.rolled_up = false;      // the spec failed on its own
+  find(tree, "001").tree.spawned_iteration.reset();  // the plan never spawned its children
+  std::vector<Event> events;
+  EXPECT_TRUE(restore_ancestors("001-001-001", tree, events).empty());
+}

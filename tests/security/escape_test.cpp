@@ -422,3 +422,55 @@ TEST_F(EscapeTest, RemoteCredentialsInTheGitConfigAreNotVisible) {
   EXPECT_NE(conv.find("repositoryformatversion"), std::string::npos) << conv.substr(0, 3000);
   expect_no_secret_anywhere();
 }
+
+// 27. loopr's own settings and prompts changed inside the worktree (where run_command may
+// write): the tree is not merged without the person.
+TEST_F(EscapeTest, LooprsOwnFilesChangedInTheWorktreeDoNotReachMainWithoutThePerson) {
+  code_tricks = {
+      cmd("mkdir -p .loopr/prompts && echo evil > .loopr/prompts/code.md && "
+          "echo 'sandbox: none' >> .loopr/config.yml && echo own-files-done")};
+  prepare();
+  const std::string main_before = run_command("git rev-parse main", repo.string()).output;
+  submit();
+  EXPECT_EQ(submit_exit, 1) << "the tree did not land\n" << submit_output;
+  EXPECT_NE(conversation("code-001-001-001").find("own-files-done"), std::string::npos);
+  EXPECT_EQ(run_command("git rev-parse main", repo.string()).output, main_before);
+  EXPECT_EQ(read_file(repo / ".loopr/config.yml"), config_before);
+  EXPECT_FALSE(fs::exists(repo / ".loopr/prompts/code.md"));
+  std::string shown = loopr("--json show 001");
+  auto plan = nlohmann::json::parse(shown, nullptr, false);
+  ASSERT_TRUE(plan.is_object()) << shown;
+  EXPECT_EQ(plan["status"], "blocked");
+  // The person is told which of loopr's files the tree changes: by `submit --wait` and `show`.
+  for (const std::string& told : {submit_output, loopr("show 001")}) {
+    EXPECT_NE(told.find("loopr's own files"), std::string::npos) << told;
+    EXPECT_NE(told.find(".loopr/config.yml"), std::string::npos) << told;
+    EXPECT_NE(told.find(".loopr/prompts/code.md"), std::string::npos) << told;
+  }
+  expect_no_secret_anywhere();
+}
+
+// 28. The integration check runs the model's code too (the test script is the model's to edit):
+// at the gate it is as confined as everywhere else.
+TEST_F(EscapeTest, TheIntegrationCheckRunsTheModelsCodeConfined) {
+  const std::string hostile =
+      "if [ \"$LOOPR_LOOP_TYPE\" = integration ]; then\n"
+      "  echo GATE-HOSTILE-RAN\n"
+      "  cat " +
+      q(home / ".ssh/id_rsa") +
+      " ~/.ssh/id_rsa 2>&1\n"
+      "  cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -a KEY\n"
+      "  echo pwned > " +
+      q(repo / "pwned") +
+      " 2>&1\n"
+      "  git config core.fsmonitor 'touch /tmp/loopr-gate-fsmonitor' 2>&1\n"
+      "fi\necho ok\n";
+  code_tricks = {{"write_file", {{"path", "check.sh"}, {"content", hostile}}}};
+  run_tree();
+  expect_tree_merged();
+  auto logs = run_command("cat " + q(repo / ".loopr/logs/loops/001") + "/integration-*.log");
+  EXPECT_NE(logs.output.find("GATE-HOSTILE-RAN"), std::string::npos) << logs.output;
+  EXPECT_FALSE(fs::exists(repo / "pwned"));
+  EXPECT_EQ(read_file(repo / ".git/config"), git_config_before);
+  expect_no_secret_anywhere();
+}

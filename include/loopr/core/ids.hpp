@@ -1,4 +1,5 @@
-// Loop ids: plans `001`, children `001-002`, `001-002-003`, code loops `code-001-002-003`,
+// Loop ids: plans `001`, children `001-002`, `001-002-003`, code loops `code-001-002-003`
+// (`code-001-002-003-002` for a phase's second generation),
 // integration fix loops `fix-001-001`.
 // A child's id depends only on its parent's id and its index, so spawning is idempotent.
 #pragma once
@@ -16,7 +17,8 @@ namespace loopr {
 std::string plan_id(int number);
 
 /// The id of the `index`-th (1-based) child of `parent_id`, whose type is `child_type`:
-/// spec/phase children append `-NNN`; a code loop is `code-` + its phase's id.
+/// spec/phase children append `-NNN`; a code loop is `code-` + its phase's id, and `-NNN` after
+/// that from the second generation on (a phase that iterated again after it had its code loop).
 std::string child_id(std::string_view parent_id, LoopType child_type, int index);
 
 /// The `number`-th integration fix loop of a plan (`fix-001-001`): a code loop whose parent is

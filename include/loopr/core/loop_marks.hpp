@@ -5,6 +5,7 @@
 // (`to_store_json` / `loop_from_store_json` in loop.cpp), so stores load without a migration.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,10 @@ struct TreeMarks {
   std::string gate_log;      ///< the full output, relative to the repository root
   int gate_fixes = 0;        ///< fix loops made since the tree's generation began or a resume
   bool dry_run = false;      ///< `submit --dry-run`: the plan ends at the gate, `failed`
+  /// When the tree's `limits.max_runtime` started counting (ms since the epoch; 0: the plan's
+  /// `created_at`): the last approval, or the last time the person sent the plan back to work.
+  /// The wait at the gate is the person's time, not the tree's.
+  std::int64_t runtime_from = 0;
 
   bool operator==(const TreeMarks&) const = default;
 };
@@ -70,6 +75,9 @@ struct RunMarks {
   /// The loop's question to the person (`ask_user`), kept until its answer was in a prompt.
   std::string question;
   std::string answer;  ///< the person's answer (`loopr answer`), shown in the next prompt
+  /// `attended: true`: the iteration that passed and waits (paused) for the person before the
+  /// loop completes; `resume` completes it, `iterate` sends it back to work. 0: none.
+  int attended_passed = 0;
 
   bool operator==(const RunMarks&) const = default;
 };

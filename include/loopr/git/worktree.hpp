@@ -11,6 +11,22 @@
 
 namespace loopr::git {
 
+/// What an iteration's prompt shows of a loop's work (`Worktree::read_work_state`).
+struct WorkState {
+  std::vector<std::string> changes;       ///< `X path` lines of the work since `since`
+  std::vector<std::string> last_changes;  ///< what HEAD's commit changed (the last checkpoint)
+  std::string diff;                       ///< the work since `since` as a unified diff, capped
+  std::vector<std::string> log;           ///< `<short sha> <subject>`, newest first
+};
+
+struct WorkStateOptions {
+  std::string since;  ///< a full sha or a branch name; empty: HEAD (what is uncommitted)
+  DiffLimits limits;
+  std::size_t max_paths = 200;
+  std::size_t max_last_paths = 20;  ///< 0: `last_changes` left empty
+  int log_entries = 10;
+};
+
 /// A handle on a work tree folder: just its path, so it is cheap to copy and safe to use from
 /// any thread (each call opens its own libgit2 repository, see repository.hpp).
 class Worktree {
@@ -35,6 +51,24 @@ class Worktree {
   /// files: what the next checkpoint would commit. Longer text is cut at `limits` and ends with a
   /// line `… N more lines`.
   Result<std::string> diff(const DiffLimits& limits = {}) const;
+
+  /// The loop's whole work: the work tree (index and untracked files included) against where it
+  /// started, `since` (a full sha or a branch name) met with HEAD at their merge base, so only
+  /// this branch's own commits and edits show. Empty `since`: the same as `diff`.
+  Result<std::string> diff_since(const std::string& since, const DiffLimits& limits = {}) const;
+
+  /// The same change as `X path` lines (A, M, D, R `old -> new`, T), git's order; past
+  /// `max_paths` one line `… N more`. Empty when nothing changed.
+  Result<std::vector<std::string>> changes_since(const std::string& since,
+                                                 std::size_t max_paths = 200) const;
+
+  /// `changes_since`, `diff_since` (from one diff), `last_commit_changes` and `log` of the work
+  /// tree at exactly `path`, from one repository open: an iteration's whole prompt state.
+  static Result<WorkState> read_work_state(const std::filesystem::path& path,
+                                           const WorkStateOptions& options);
+
+  /// What HEAD's commit (the last checkpoint) changed against its first parent, as `X path` lines.
+  Result<std::vector<std::string>> last_commit_changes(std::size_t max_paths = 50) const;
 
   /// The last `n` commits of HEAD, newest first, `<short sha> <subject>` like `git log --oneline`.
   Result<std::vector<std::string>> log(int n) const;

@@ -21,9 +21,13 @@ namespace loopr::markdown {
 ///   artifact           the artifact's current content (the judge reads it)
 ///   progress           feedback of earlier iterations; the engine passes a sentence such as
 ///                      "None yet: this is the first iteration." when there is none
-///   git-status         `git status --short` of the loop's worktree
-///   git-diff           `git diff HEAD` of the worktree, cut to `git.diff_max_bytes`
+///   git-status         the loop's work since it started (`X path` lines: its commits and
+///                      uncommitted edits against the integration tip it is based on, a plan's
+///                      against its base branch), then the files its last iteration changed
+///   git-diff           the same work as a unified diff, cut to `git.diff_max_bytes`
 ///   git-log            the last `git.log_entries` commits, one line each
+///   purpose            what the work serves: the plan's title and success criteria (phase and
+///                      code loops) and the overview of the phase's spec (code loops)
 ///   loop-id, parent-id, plan-id, loop-type
 ///   iteration          this iteration's number (1-based), max-iterations its limit
 ///   completion-signal  what the model prints when done (`limits.completion_signal`)

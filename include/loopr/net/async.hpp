@@ -3,6 +3,7 @@
 // Single-threaded: use only on the io thread that runs the coroutines.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -44,19 +45,24 @@ class AsyncEvent {
   std::vector<std::weak_ptr<net::steady_timer>> waiters_;
 };
 
-/// At most `capacity` holders; FIFO among waiters; a waiter can be cancelled.
+/// At most `capacity` holders; waiters of a higher priority first, FIFO among equals; a waiter
+/// can be cancelled.
 class AsyncSemaphore {
  public:
   struct Waiter {
     net::steady_timer timer;
     bool granted = false;
     bool cancelled = false;
-    explicit Waiter(net::any_io_executor ex) : timer(ex, net::steady_timer::time_point::max()) {}
+    int priority = 0;  ///< higher goes first
+    explicit Waiter(net::any_io_executor ex, int prio = 0)
+        : timer(ex, net::steady_timer::time_point::max()), priority(prio) {}
   };
 
   AsyncSemaphore(net::any_io_executor ex, int capacity) : ex_(std::move(ex)), capacity_(capacity) {}
 
-  std::shared_ptr<Waiter> make_waiter() { return std::make_shared<Waiter>(ex_); }
+  std::shared_ptr<Waiter> make_waiter(int priority = 0) {
+    return std::make_shared<Waiter>(ex_, priority);
+  }
 
   /// True once granted; false if `w` was cancelled first.
   awaitable<bool> acquire(std::shared_ptr<Waiter> w) {
@@ -66,7 +72,10 @@ class AsyncSemaphore {
       w->granted = true;
       co_return true;
     }
-    queue_.push_back(w);
+    // Behind every waiter of its priority or a higher one (stable: FIFO among equals).
+    auto at = std::find_if(queue_.begin(), queue_.end(),
+                           [&](const auto& q) { return q->priority < w->priority; });
+    queue_.insert(at, w);
     while (!w->granted && !w->cancelled) {
       boost::system::error_code ec;
       co_await w->timer.async_wait(net::redirect_error(net::use_awaitable, ec));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -95,6 +96,10 @@ class TaskStore {
   /// one scan at the first call and updated by every write after it (~1.7 KiB per loop,
   /// measured with 10,000). With 10,000 loops this is a copy, not 10,000 JSON decodes.
   Result<std::vector<Loop>> list_loop_summaries() const;
+  /// The summaries `keep` says yes to (id order): only those are copied, so a filtered listing
+  /// of a large store costs a pass over it, not a copy of it. `keep` runs under the summaries'
+  /// read lock: it must not call back into the store.
+  Result<std::vector<Loop>> list_loop_summaries(const std::function<bool(const Loop&)>& keep) const;
   /// How many loops have each status (statuses with none are left out). From the summaries once
   /// they are kept, else reading only each record's status (GET /v1/health with 10,000 loops).
   Result<std::map<LoopStatus, std::size_t>> count_by_status() const;

@@ -1,0 +1,127 @@
+#include "daemon/loop_listing.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include <loopr/core/ids.hpp>
+
+namespace loopr::daemon {
+
+namespace {
+
+constexpr std::size_t kMaxLimit = 100000;
+
+Error bad(const std::string& what) { return make_error(ErrorCode::invalid_argument, what); }
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool ListQuery::keeps(const Loop& loop) const {
+  if (!plan.empty() && loop.plan_id != plan && loop.id != plan) return false;
+  if (type && loop.type != *type) return false;
+  if (!statuses.empty()) return statuses.count(loop.status) > 0;
+  return all || loop.status != LoopStatus::invalidated;
+}
+
+Result<ListQuery> parse_list_query(const std::map<std::string, std::string>& query) {
+  ListQuery q;
+  auto flag = [&](const char* key) {
+    auto it = query.find(key);
+    return it != query.end() && it->second != "false" && it->second != "0";
+  };
+  q.all = flag("all");
+  if (auto it = query.find("status"); it != query.end()) {
+    for (const std::string& name : split_commas(it->second)) {
+      auto status = parse_loop_status(name);
+      if (!status)
+        return bad("unknown status `" + name +
+                   "` in status= (pending, running, paused, rebasing, blocked, awaiting_approval, "
+                   "awaiting_answer, complete, failed, stopped, invalidated; several with commas)");
+      q.statuses.insert(*status);
+    }
+    if (q.statuses.empty()) return bad("status= is empty (name one status or more, with commas)");
+  }
+  if (auto it = query.find("type"); it != query.end()) {
+    q.type = parse_loop_type(it->second);
+    if (!q.type)
+      return bad("unknown type `" + it->second + "` in type= (plan, spec, phase or code)");
+  }
+  if (auto it = query.find("plan"); it != query.end()) {
+    if (type_of_id(it->second) != LoopType::plan)
+      return bad("plan= takes a plan's id such as 001, not `" + it->second + "`");
+    q.plan = it->second;
+  }
+  if (auto it = query.find("after"); it != query.end()) {
+    if (!type_of_id(it->second))
+      return bad("after= takes a loop id (the `next` of the page before), not `" + it->second +
+                 "`");
+    q.after = it->second;
+  }
+  if (auto it = query.find("limit"); it != query.end()) {
+    const std::string& text = it->second;
+    std::size_t n = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size() || n < 1 || n > kMaxLimit)
+      return bad("limit= takes a number from 1 to " + std::to_string(kMaxLimit) + ", not `" + text +
+                 "`");
+    q.limit = n;
+  }
+  return q;
+}
+
+void sort_tree_order(std::vector<Loop>& loops) {
+  // Sort keys made once (tree_sort_key allocates), not at every comparison; records moved once.
+  std::vector<std::pair<std::string, std::size_t>> keyed;
+  keyed.reserve(loops.size());
+  for (std::size_t i = 0; i < loops.size(); ++i) keyed.emplace_back(tree_sort_key(loops[i].id), i);
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<Loop> sorted;
+  sorted.reserve(loops.size());
+  for (const auto& [key, i] : keyed) sorted.push_back(std::move(loops[i]));
+  loops = std::move(sorted);
+}
+
+ListPage page_of(std::vector<Loop>& matched, const ListQuery& query) {
+  sort_tree_order(matched);
+  std::size_t first = 0;
+  if (!query.after.empty()) {
+    const std::string after = tree_sort_key(query.after);
+    first = static_cast<std::size_t>(
+        std::partition_point(matched.begin(), matched.end(),
+                             [&](const Loop& l) { return tree_sort_key(l.id) <= after; }) -
+        matched.begin());
+  }
+  const std::size_t left = matched.size() - first;
+  const std::size_t n = query.limit == 0 ? left : std::min(query.limit, left);
+  ListPage page;
+  page.rows.reserve(n);
+  for (std::size_t i = first; i < first + n; ++i) page.rows.push_back(&matched[i]);
+  if (n < left && n > 0) page.next = page.rows.back()->id;
+  return page;
+}
+
+std::map<std::string, std::span<const Loop>> tree_spans(const std::vector<Loop>& sorted) {
+  std::map<std::string, std::span<const Loop>> out;
+  std::size_t i = 0;
+  while (i < sorted.size()) {
+    const std::string& plan = sorted[i].type == LoopType::plan ? sorted[i].id : sorted[i].plan_id;
+    std::size_t j = i + 1;
+    while (j < sorted.size() && sorted[j].plan_id == plan && sorted[j].id != plan) ++j;
+    out.emplace(plan, std::span<const Loop>(sorted.data() + i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace loopr::daemon
