@@ -1,9 +1,11 @@
-// Child processes: fork + exec into a new process group, poll the pipes, enforce timeout and
-// cancel by killing the whole group, keep a bounded head+tail of the output.
+// Child processes: clone(CLONE_VM|CLONE_VFORK) + exec into a new process group, poll the pipes,
+// enforce timeout and cancel by killing the whole group, keep a bounded head+tail of the output.
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -127,6 +129,93 @@ void set_limit(int resource, const std::optional<std::uint64_t>& value) {
   setrlimit(resource, &rl);
 }
 
+// What the child needs between its start and exec, all prepared by the parent.
+struct ChildSetup {
+  const ProcessSpec& spec;
+  char** argv;
+  char** envp;
+  const char* cwd;
+  pid_t parent;
+  int exec_report;  // the write end of the exec pipe: errno when exec (or the setup) failed
+  int out, err, in;
+  sigset_t parent_mask;  // restored in the child before exec
+};
+
+// The child: runs on its own stack in the parent's memory (spawn_child), so only system calls
+// that touch nothing of the parent's: no allocation, no locks, no C++ objects made or freed.
+int child_main(void* arg) {
+  const ChildSetup& c = *static_cast<const ChildSetup*>(arg);
+  const ProcessSpec& spec = c.spec;
+  // Handlers are the daemon's: a signal before exec must not run one in this half-made child.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction old {};
+    if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, nullptr, &old) != 0) continue;
+    if (old.sa_handler != SIG_IGN && old.sa_handler != SIG_DFL) sigaction(sig, &dfl, nullptr);
+  }
+  setpgid(0, 0);
+  // A parent that dies (a daemon killed with SIGKILL) takes its commands with it: bubblewrap
+  // then ends its sandbox (--die-with-parent), so nothing runs on unwatched.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != c.parent) _exit(127);
+  // Out of the way of the numbers the passed descriptors get (3, 4, …) first.
+  int report = fcntl(c.exec_report, F_DUPFD_CLOEXEC, 64);
+  int moved[kMaxPassedFds];
+  for (std::size_t i = 0; i < spec.pass_fds.size(); ++i)
+    moved[i] = fcntl(spec.pass_fds[i], F_DUPFD_CLOEXEC, 64);
+  int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  dup2(spec.stdin_data ? c.in : devnull, 0);
+  dup2(c.out, 1);
+  dup2(spec.merge_stderr ? c.out : c.err, 2);
+  for (std::size_t i = 0; i < spec.pass_fds.size(); ++i) dup2(moved[i], static_cast<int>(3 + i));
+  // Whatever else is open here (the daemon's sockets, RocksDB's files, other children's
+  // pipes) closes at exec.
+  close_fds_on_exec(static_cast<int>(3 + spec.pass_fds.size()));
+  char pid_text[24];
+  std::size_t pid_len = format_pid(pid_text, getpid());
+  auto fail = [&] {
+    int e = errno;
+    (void)!write(report, &e, sizeof e);
+    _exit(127);
+  };
+  for (int fd : spec.cgroup_procs_fds)
+    if (write(fd, pid_text, pid_len) != static_cast<ssize_t>(pid_len)) fail();
+  set_limit(RLIMIT_NPROC, spec.limits.processes);
+  set_limit(RLIMIT_NOFILE, spec.limits.open_files);
+  set_limit(RLIMIT_FSIZE, spec.limits.file_size);
+  set_limit(RLIMIT_DATA, spec.limits.data);
+  set_limit(RLIMIT_CPU, spec.limits.cpu_seconds);
+  signal(SIGPIPE, SIG_DFL);
+  signal(SIGXFSZ, SIG_DFL);
+  if (c.cwd && chdir(c.cwd) != 0) fail();
+  sigprocmask(SIG_SETMASK, &c.parent_mask, nullptr);
+  execvpe(c.argv[0], c.argv, c.envp);
+  fail();
+  return 127;
+}
+
+// Starts `child_main` the way posix_spawn does: in the parent's memory (CLONE_VM), the parent's
+// thread waiting until it has exec'd (CLONE_VFORK), with every signal blocked meanwhile. A fork
+// would copy the page tables of a daemon of 100+ MiB and make every page it writes afterwards
+// fault and flush the other cores' TLBs: most of the daemon's CPU per command (issue 18).
+// The pid, or -errno.
+pid_t spawn_child(ChildSetup& setup) {
+  constexpr std::size_t kStack = 256 * 1024;  // execvpe builds PATH candidates on the stack
+  void* stack =
+      mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return -errno;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &setup.parent_mask);
+  pid_t pid = clone(child_main, static_cast<char*>(stack) + kStack,
+                    CLONE_VM | CLONE_VFORK | SIGCHLD, &setup);
+  const int clone_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &setup.parent_mask, nullptr);
+  munmap(stack, kStack);
+  return pid < 0 ? -clone_errno : pid;
+}
+
 }  // namespace
 
 void close_fds_on_exec(int first) {
@@ -182,56 +271,13 @@ ProcessResult run_process(const ProcessSpec& spec) {
   argv.push_back(nullptr);
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
 
-  const pid_t parent = getpid();
-  pid_t pid = fork();
+  ChildSetup setup{spec,         argv.data(), envp.data(), cwd,        getpid(),
+                   exec_pipe[1], out_pipe[1], err_pipe[1], in_pipe[0], {}};
+  pid_t pid = spawn_child(setup);
   if (pid < 0) {
     result.spawn_failed = true;
-    result.output = std::string("fork failed: ") + std::strerror(errno);
+    result.output = std::string("cannot start a process: ") + std::strerror(-pid);
     return result;
-  }
-  if (pid == 0) {
-    setpgid(0, 0);
-    // A parent that dies (a daemon killed with SIGKILL) takes its commands with it: bubblewrap
-    // then ends its sandbox (--die-with-parent), so nothing runs on unwatched.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
-    // Out of the way of the numbers the passed descriptors get (3, 4, …) first.
-    int report = fcntl(exec_pipe[1], F_DUPFD_CLOEXEC, 64);
-    int moved[kMaxPassedFds];
-    for (std::size_t i = 0; i < spec.pass_fds.size(); ++i) moved[i] = fcntl(spec.pass_fds[i], F_DUPFD_CLOEXEC, 64);
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    dup2(spec.stdin_data ? in_pipe[0] : devnull, 0);
-    dup2(out_pipe[1], 1);
-    dup2(spec.merge_stderr ? out_pipe[1] : err_pipe[1], 2);
-    for (std::size_t i = 0; i < spec.pass_fds.size(); ++i) dup2(moved[i], static_cast<int>(3 + i));
-    // Whatever else is open here (the daemon's sockets, RocksDB's files, other children's
-    // pipes) closes at exec.
-    close_fds_on_exec(static_cast<int>(3 + spec.pass_fds.size()));
-    char pid_text[24];
-    std::size_t pid_len = format_pid(pid_text, getpid());
-    for (int fd : spec.cgroup_procs_fds) {
-      if (write(fd, pid_text, pid_len) != static_cast<ssize_t>(pid_len)) {
-        int e = errno;
-        (void)!write(report, &e, sizeof e);
-        _exit(127);
-      }
-    }
-    set_limit(RLIMIT_NPROC, spec.limits.processes);
-    set_limit(RLIMIT_NOFILE, spec.limits.open_files);
-    set_limit(RLIMIT_FSIZE, spec.limits.file_size);
-    set_limit(RLIMIT_DATA, spec.limits.data);
-    set_limit(RLIMIT_CPU, spec.limits.cpu_seconds);
-    signal(SIGPIPE, SIG_DFL);
-    signal(SIGXFSZ, SIG_DFL);
-    if (cwd && chdir(cwd) != 0) {
-      int e = errno;
-      (void)!write(report, &e, sizeof e);
-      _exit(127);
-    }
-    execvpe(argv[0], argv.data(), envp.data());
-    int e = errno;
-    (void)!write(report, &e, sizeof e);
-    _exit(127);
   }
   setpgid(pid, pid);  // also from the parent: no race with an early kill
   close(out_pipe[1]);
