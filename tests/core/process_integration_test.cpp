@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <loopr/core/process.hpp>
@@ -15,11 +16,17 @@ using loopr::testing::TempDir;
 
 namespace {
 
+// Alive and not a zombie: a killed grandchild is reparented to the nearest reaper (here the
+// machine's pid 1), which may take its time to reap it; a zombie runs nothing any more.
 bool pid_alive(const std::filesystem::path& pid_file) {
   std::ifstream in(pid_file);
   int pid = 0;
   in >> pid;
-  return pid > 0 && ::kill(pid, 0) == 0;
+  if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  auto paren = text.rfind(')');
+  return paren == std::string::npos || paren + 2 >= text.size() || text[paren + 2] != 'Z';
 }
 
 }  // namespace
