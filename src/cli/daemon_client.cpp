@@ -143,6 +143,17 @@ json Api::get(const std::string& target) const {
   return call_or_throw(paths_, "GET", target, nullptr);
 }
 
+std::string Api::get_text(const std::string& target) const {
+  daemon::Client client(paths_.socket());
+  auto r = client.call_raw("GET", target);
+  if (!r) throw transport_error(paths_, r.error());
+  if (r->status < 200 || r->status >= 300) {
+    json body = json::parse(r->body, nullptr, false);
+    throw api_error(r->status, body.is_discarded() ? json(nullptr) : body);
+  }
+  return std::move(r->body);
+}
+
 json Api::post(const std::string& target, const json& body,
                std::chrono::milliseconds timeout) const {
   return call_or_throw(paths_, "POST", target, body.is_null() ? json::object() : body, timeout);

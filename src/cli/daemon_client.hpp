@@ -34,6 +34,8 @@ class Api {
 
   /// GET/POST returning the answer's JSON; any failure is a CommandError (see the file comment).
   nlohmann::json get(const std::string& target) const;
+  /// GET returning the answer's text as it came (a 2xx); failures as `get`.
+  std::string get_text(const std::string& target) const;
   /// `timeout`: how long the daemon may take (a merge may run the test command first).
   nlohmann::json post(const std::string& target, const nlohmann::json& body = nullptr,
                       std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;

@@ -138,18 +138,15 @@ int run_list(const GlobalOptions& opts, bool all, const ListFilter& filter) {
   add("status", filter.status);
   add("type", filter.type);
   add("plan", filter.plan);
-  json r = api.get("/v1/loops" + query);
-  json loops = r.value("loops", json::array());
   if (opts.json) {
-    json out = json::array();
-    for (const auto& l : loops) {
-      json row = interface_loop_json(l);
-      if (auto q = l.find("question"); q != l.end()) row["question"] = *q;
-      out.push_back(std::move(row));
-    }
-    std::cout << json{{"loops", out}}.dump() << "\n";
+    // The daemon writes INTERFACE.md's shape itself: passed on as it comes, not parsed and
+    // written again (issue 18: a fresh `list --json` with 1,000 loops).
+    add("view", "interface");
+    std::cout << api.get_text("/v1/loops" + query) << "\n";
     return kOk;
   }
+  json r = api.get("/v1/loops" + query);
+  json loops = r.value("loops", json::array());
   if (opts.quiet) return kOk;
   if (loops.empty()) {
     std::cout << "no loops yet; `loopr submit \"…\"` starts a plan\n";

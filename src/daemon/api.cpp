@@ -233,7 +233,7 @@ awaitable<Response> Api::handle(Request req) {
       Listing out;
       LOOPR_ASSIGN(out.matched, s.ctx.journal.store().list_loop_summaries(
                                     [&q](const Loop& l) { return q.keeps(l); }));
-      if (!q.filtered()) return out;
+      if (!q.filtered() || !q.tree_fields()) return out;
       std::set<std::string> plans;
       for (const Loop& l : out.matched)
         if (l.type == LoopType::plan) plans.insert(l.id);
@@ -247,10 +247,18 @@ awaitable<Response> Api::handle(Request req) {
     auto listed = co_await run_blocking(s.reads(), list);
     if (!listed) co_return error_of(listed.error());
     ListPage page = page_of(listed->matched, q);
-    auto trees = tree_spans(q.filtered() ? listed->trees : listed->matched);
+    std::map<std::string, std::span<const Loop>> trees;
+    if (q.tree_fields()) trees = tree_spans(q.filtered() ? listed->trees : listed->matched);
     const MergeMode mode = s.ctx.config->merge;
     nlohmann::json out = nlohmann::json::array();
     for (const Loop* l : page.rows) {
+      if (q.interface_view) {
+        nlohmann::json j = to_api_json(*l);
+        add_question_fields(j, *l);
+        j.erase("answer");
+        out.push_back(std::move(j));
+        continue;
+      }
       nlohmann::json j = loop_json(*l);
       if (l->type == LoopType::plan) {
         j["tree_cost_usd"] = s.manager.tree_cost(l->id);

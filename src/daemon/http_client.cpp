@@ -204,6 +204,17 @@ Error stream_refused(int status, const std::string& body) {
 Result<ClientResponse> Client::call(const std::string& method, const std::string& target,
                                     const nlohmann::json& body,
                                     std::chrono::milliseconds timeout) const {
+  LOOPR_ASSIGN(RawResponse raw, call_raw(method, target, body, timeout));
+  ClientResponse out;
+  out.status = raw.status;
+  if (!raw.body.empty()) out.body = nlohmann::json::parse(raw.body, nullptr, false);
+  if (out.body.is_discarded()) out.body = nullptr;
+  return out;
+}
+
+Result<RawResponse> Client::call_raw(const std::string& method, const std::string& target,
+                                     const nlohmann::json& body,
+                                     std::chrono::milliseconds timeout) const {
   const auto deadline = Clock::now() + timeout;
   LOOPR_ASSIGN(Fd fd, connect_to(socket_, deadline));
 
@@ -228,10 +239,9 @@ Result<ClientResponse> Client::call(const std::string& method, const std::string
       return make_error(ErrorCode::io, "the daemon's answer is larger than " +
                                            std::to_string(kMaxAnswerBytes) + " bytes");
   }
-  ClientResponse out;
+  RawResponse out;
   out.status = decoder.head().status;
-  if (!answer.empty()) out.body = nlohmann::json::parse(answer, nullptr, false);
-  if (out.body.is_discarded()) out.body = nullptr;
+  out.body = std::move(answer);
   return out;
 }
 

@@ -68,6 +68,11 @@ Result<ListQuery> parse_list_query(const std::map<std::string, std::string>& que
                  "`");
     q.after = it->second;
   }
+  if (auto it = query.find("view"); it != query.end()) {
+    if (it->second != "interface" && it->second != "full")
+      return bad("view= takes `full` (the default) or `interface`, not `" + it->second + "`");
+    q.interface_view = it->second == "interface";
+  }
   if (auto it = query.find("limit"); it != query.end()) {
     const std::string& text = it->second;
     std::size_t n = 0;

@@ -22,12 +22,17 @@ struct ListQuery {
   std::string plan;               ///< `plan=001`: that plan's tree only
   std::string after;              ///< `after=ID`: the rows after ID in tree order (the next page)
   std::size_t limit = 0;          ///< `limit=N`: at most N rows (0: all)
+  /// `view=interface`: each row exactly INTERFACE.md's loop (plus `question` while it waits for
+  /// an answer), no tree fields: what `loopr list --json` prints, passed through as it comes.
+  bool interface_view = false;
 
   /// Whether `loop` is one the query asks for (before paging).
   bool keeps(const Loop& loop) const;
   /// Whether the listing needs every loop of each plan row's tree (for its verdict) that the
   /// filters may have left out.
   bool filtered() const { return !statuses.empty() || type.has_value(); }
+  /// Whether plan rows carry their tree's fields (and so need their whole tree).
+  bool tree_fields() const { return !interface_view; }
 };
 
 /// The query of `GET /v1/loops`; invalid_argument naming the parameter and what it takes.

@@ -123,6 +123,15 @@ TEST_F(DaemonTreeTest, SubmitApproveAndTheWholeTreeLandsOnTheBaseBranch) {
   }
   EXPECT_EQ(paged.size(), 11u);
   EXPECT_EQ(std::set<std::string>(paged.begin(), paged.end()), expected);
+  // view=interface: every row exactly INTERFACE.md's loop (what `loopr list --json` prints as
+  // it comes).
+  auto plain = api("GET", "/v1/loops?view=interface&type=code");
+  ASSERT_EQ(plain.body["loops"].size(), 4u);
+  for (const auto& row : plain.body["loops"]) {
+    EXPECT_EQ(row.size(), std::size(kApiLoopFields)) << row.dump();
+    for (const char* f : kApiLoopFields) EXPECT_TRUE(row.contains(f)) << f << " " << row.dump();
+  }
+  EXPECT_EQ(api("GET", "/v1/loops?view=terse").status, 400);
   auto bad = api("GET", "/v1/loops?status=runing");
   EXPECT_EQ(bad.status, 400);
   EXPECT_NE(bad.body.value("error", "").find("unknown status `runing`"), std::string::npos);

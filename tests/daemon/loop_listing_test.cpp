@@ -62,6 +62,8 @@ TEST(LoopListingTest, WithoutFiltersEveryLoopButTheInvalidatedInTreeOrder) {
                                       "fix-001-001", "002", "002-001"}));
   EXPECT_TRUE(page.next.empty());
   EXPECT_FALSE(q.filtered());
+  EXPECT_TRUE(q.tree_fields());
+  EXPECT_FALSE(parsed({{"view", "interface"}}).tree_fields());
   auto all = parsed({{"all", "true"}});
   auto every = kept(all);
   EXPECT_EQ(page_of(every, all).rows.size(), 8u);
@@ -120,7 +122,8 @@ TEST(LoopListingTest, BadParametersSayWhatTheyTake) {
            {"after", "../etc", "after= takes a loop id"},
            {"limit", "0", "limit= takes a number from 1"},
            {"limit", "12x", "limit= takes a number from 1"},
-           {"limit", "-1", "limit= takes a number from 1"}}) {
+           {"limit", "-1", "limit= takes a number from 1"},
+           {"view", "terse", "view= takes `full`"}}) {
     auto r = parse_list_query({{key, value}});
     ASSERT_FALSE(r) << key << "=" << value;
     EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);

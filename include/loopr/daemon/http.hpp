@@ -89,6 +89,12 @@ struct ClientResponse {
   nlohmann::json body;  ///< parsed JSON (null if the body was empty or not JSON)
 };
 
+/// An answer as it came: a client that only passes it on need not parse it.
+struct RawResponse {
+  int status = 0;
+  std::string body;
+};
+
 /// One message of an SSE stream (`id`, `event`, `data`), as the one parser reads it.
 using SseMessage = SseEvent;
 
@@ -103,6 +109,11 @@ class Client {
   Result<ClientResponse> call(const std::string& method, const std::string& target,
                               const nlohmann::json& body = nullptr,
                               std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
+
+  /// `call` without parsing the answer.
+  Result<RawResponse> call_raw(const std::string& method, const std::string& target,
+                               const nlohmann::json& body = nullptr,
+                               std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
 
   /// GETs `target` as an SSE stream and hands every message to `on_message` until it returns
   /// false (→ ok), `cancel` becomes true (checked at least every 200 ms; → ok), or the server
