@@ -51,6 +51,18 @@ class TreeRepairTest : public DaemonFixture {
     ASSERT_EQ(all["001"]["tree_verdict"], "failed");
   }
 
+  // A plan with one spec of one phase, submitted with `config_extra` and waiting at the gate.
+  void one_part_at_the_gate(const std::string& config_extra, const std::string& request) {
+    make_repo(config_extra);
+    TreeScript script;
+    script.specs = {"alpha"};
+    script.phases = 1;
+    start_mock(script);
+    start_daemon();
+    ASSERT_EQ(submit(request), "001");
+    ASSERT_TRUE(wait_status("001", "awaiting_approval")) << dump_loops();
+  }
+
   json row(const std::string& id) {
     auto l = loops(true);
     return l.count(id) ? l[id] : json::object();
@@ -112,14 +124,7 @@ TEST_F(TreeRepairTest, AFailedSpecIteratedToSuccessEndsInACompleteMergedTree) {
 }
 
 TEST_F(TreeRepairTest, AttendedModePausesAfterPassingIterationsBeforeAnythingBuildsOnThem) {
-  make_repo("attended: true\n");
-  TreeScript script;
-  script.specs = {"alpha"};
-  script.phases = 1;
-  start_mock(script);
-  start_daemon();
-  ASSERT_EQ(submit("One part"), "001");
-  ASSERT_TRUE(wait_status("001", "awaiting_approval")) << dump_loops();
+  ASSERT_NO_FATAL_FAILURE(one_part_at_the_gate("attended: true\n", "One part"));
   ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
 
   // The spec passed its first iteration and waits: no phase exists yet.
@@ -155,14 +160,7 @@ TEST_F(TreeRepairTest, AttendedModePausesAfterPassingIterationsBeforeAnythingBui
 }
 
 TEST_F(TreeRepairTest, MaxRuntimeCountsFromTheApprovalNotFromTheSubmit) {
-  make_repo("limits:\n  max_runtime: 5s\n");
-  TreeScript script;
-  script.specs = {"alpha"};
-  script.phases = 1;
-  start_mock(script);
-  start_daemon();
-  ASSERT_EQ(submit("Wait at the gate"), "001");
-  ASSERT_TRUE(wait_status("001", "awaiting_approval")) << dump_loops();
+  ASSERT_NO_FATAL_FAILURE(one_part_at_the_gate("limits:\n  max_runtime: 5s\n", "Wait at the gate"));
   // The person takes longer than the whole runtime limit to decide.
   std::this_thread::sleep_for(std::chrono::milliseconds(5500));
   ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
