@@ -250,11 +250,30 @@ class SlurmExecutor final : public Executor {
     a.infrastructure = true;
     std::string said = tail_lines(r.output + "\n" + r.error_output, 3);
     if (!rep.job_id)
-      a.why = r.timed_out ? "the job did not start within " + format_duration(slurm_.queue_timeout) + ": " + said
-                          : "the job did not start: " + said;
+      a.why = (r.timed_out ? "the job did not start within " + format_duration(slurm_.queue_timeout) + ": " + said
+                           : "the job did not start: " + said) +
+              nodes_state(req.runner_class);
     else
       a.why = "the job was lost while it ran (node failure or preemption): " + said;
     return a;
+  }
+
+  // What sinfo says of the partition's nodes when a job could not start (a drained node's
+  // reason is what the person needs), e.g. " (nodes: debug drain: disk full)".
+  std::string nodes_state(const std::string& runner_class) {
+    std::string partition = slurm_.partition;
+    if (auto it = slurm_.classes.find(runner_class); it != slurm_.classes.end() && !it->second.partition.empty())
+      partition = it->second.partition;
+    ProcessSpec q;
+    q.argv = {tool("sinfo"), "-h", "-o", "%P %t: %E"};
+    if (!partition.empty()) q.argv.push_back("--partition=" + partition);
+    q.inherit_env = false;
+    q.env_set = slurm_env({});
+    q.timeout = std::chrono::seconds(20);
+    q.cwd = "/";
+    ProcessResult r = run_process(q);
+    if (!r.succeeded() || trim_end(r.output).empty()) return {};
+    return " (nodes: " + tail_lines(r.output, 4) + ")";
   }
 
   // scancel by name, then wait (bounded) until squeue no longer lists it.
@@ -331,6 +350,11 @@ class SlurmExecutor final : public Executor {
       std::getline(in, back);
     }
     fs::remove_all(dir, ec);
+    if (a.infrastructure && a.why.find(dir.string()) != std::string::npos)
+      return "the cluster's nodes do not see " + root.string() + " (" + a.why +
+             ") (set executor.worktree_root to a folder every node mounts at the same path, and keep "
+             "the repository's .git visible to the nodes at " +
+             options_.paths.root.string() + ")";
     if (a.infrastructure)
       return "the Slurm probe job did not run: " + a.why +
              " (check that `srun true` works as the daemon's user, and executor.slurm's partition, "
