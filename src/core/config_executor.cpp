@@ -30,38 +30,62 @@ void read_slurm(const Walker& w, const YAML::Node& v, const std::string& k, Slur
       if (field < min) w.fail(n, key, "must be at least " + format_duration(min));
     };
   };
-  w.map(v, k,
-        {
-            {"partition", [&](const YAML::Node& n, const std::string& key) { s.partition = read_name(w, n, key); }},
-            {"account", [&](const YAML::Node& n, const std::string& key) { s.account = read_name(w, n, key); }},
-            {"qos", [&](const YAML::Node& n, const std::string& key) { s.qos = read_name(w, n, key); }},
-            {"cpus", [&](const YAML::Node& n, const std::string& key) { s.cpus = static_cast<int>(w.integer(n, key, 1, 4096)); }},
-            {"memory", [&](const YAML::Node& n, const std::string& key) { s.memory = read_size(w, n, key); }},
-            {"srun_args", [&](const YAML::Node& n, const std::string& key) { s.srun_args = w.strings(n, key); }},
-            {"time_limit", duration(s.time_limit, std::chrono::minutes(1))},
-            {"queue_timeout", duration(s.queue_timeout, std::chrono::seconds(1))},
-            {"max_attempts", [&](const YAML::Node& n, const std::string& key) { s.max_attempts = static_cast<int>(w.integer(n, key, 1, 100)); }},
-            {"retry_backoff", duration(s.retry_backoff, Duration::zero())},
-            {"bin_dir", [&](const YAML::Node& n, const std::string& key) {
-               s.bin_dir = w.str(n, key);
-               if (!s.bin_dir.empty() && s.bin_dir[0] != '/') w.fail(n, key, "must be an absolute path");
-             }},
-            {"classes", [&](const YAML::Node& n, const std::string& key) {
-               if (n.IsNull()) return;
-               if (!n.IsMap()) w.fail(n, key, "expected a mapping of runner class to {partition, cpus, memory}");
-               for (const auto& kv : n) {
-                 std::string cls = kv.first.as<std::string>();
-                 SlurmClassConfig c;
-                 w.map(kv.second, key + "." + cls,
-                       {
-                           {"partition", [&](const YAML::Node& n2, const std::string& k2) { c.partition = read_name(w, n2, k2); }},
-                           {"cpus", [&](const YAML::Node& n2, const std::string& k2) { c.cpus = static_cast<int>(w.integer(n2, k2, 1, 4096)); }},
-                           {"memory", [&](const YAML::Node& n2, const std::string& k2) { c.memory = read_size(w, n2, k2); }},
-                       });
-                 s.classes[cls] = c;
-               }
-             }},
-        });
+  w.map(
+      v, k,
+      {
+          {"partition", [&](const YAML::Node& n,
+                            const std::string& key) { s.partition = read_name(w, n, key); }},
+          {"account",
+           [&](const YAML::Node& n, const std::string& key) { s.account = read_name(w, n, key); }},
+          {"qos",
+           [&](const YAML::Node& n, const std::string& key) { s.qos = read_name(w, n, key); }},
+          {"cpus",
+           [&](const YAML::Node& n, const std::string& key) {
+             s.cpus = static_cast<int>(w.integer(n, key, 1, 4096));
+           }},
+          {"memory",
+           [&](const YAML::Node& n, const std::string& key) { s.memory = read_size(w, n, key); }},
+          {"srun_args",
+           [&](const YAML::Node& n, const std::string& key) { s.srun_args = w.strings(n, key); }},
+          {"time_limit", duration(s.time_limit, std::chrono::minutes(1))},
+          {"queue_timeout", duration(s.queue_timeout, std::chrono::seconds(1))},
+          {"max_attempts",
+           [&](const YAML::Node& n, const std::string& key) {
+             s.max_attempts = static_cast<int>(w.integer(n, key, 1, 100));
+           }},
+          {"retry_backoff", duration(s.retry_backoff, Duration::zero())},
+          {"bin_dir",
+           [&](const YAML::Node& n, const std::string& key) {
+             s.bin_dir = w.str(n, key);
+             if (!s.bin_dir.empty() && s.bin_dir[0] != '/')
+               w.fail(n, key, "must be an absolute path");
+           }},
+          {"classes",
+           [&](const YAML::Node& n, const std::string& key) {
+             if (n.IsNull()) return;
+             if (!n.IsMap())
+               w.fail(n, key, "expected a mapping of runner class to {partition, cpus, memory}");
+             for (const auto& kv : n) {
+               std::string cls = kv.first.as<std::string>();
+               SlurmClassConfig c;
+               w.map(
+                   kv.second, key + "." + cls,
+                   {
+                       {"partition",
+                        [&](const YAML::Node& n2, const std::string& k2) {
+                          c.partition = read_name(w, n2, k2);
+                        }},
+                       {"cpus",
+                        [&](const YAML::Node& n2, const std::string& k2) {
+                          c.cpus = static_cast<int>(w.integer(n2, k2, 1, 4096));
+                        }},
+                       {"memory", [&](const YAML::Node& n2,
+                                      const std::string& k2) { c.memory = read_size(w, n2, k2); }},
+                   });
+               s.classes[cls] = c;
+             }
+           }},
+      });
 }
 
 }  // namespace
@@ -74,19 +98,28 @@ void read_executor(const Walker& w, const YAML::Node& v, const std::string& k, E
   bool has_slurm = false;
   w.map(v, k,
         {
-            {"kind", [&](const YAML::Node& n, const std::string& key) { e.kind = w.choice(n, key, {"local", "slurm"}); }},
-            {"worktree_root", [&](const YAML::Node& n, const std::string& key) {
+            {"kind",
+             [&](const YAML::Node& n, const std::string& key) {
+               e.kind = w.choice(n, key, {"local", "slurm"});
+             }},
+            {"worktree_root",
+             [&](const YAML::Node& n, const std::string& key) {
                e.worktree_root = w.str(n, key);
                if (!e.worktree_root.empty() && e.worktree_root[0] != '/')
-                 w.fail(n, key, "\"" + e.worktree_root + "\" must be an absolute path (a folder the cluster's nodes see at the same path)");
+                 w.fail(n, key,
+                        "\"" + e.worktree_root +
+                            "\" must be an absolute path (a folder the cluster's nodes see at the "
+                            "same path)");
              }},
-            {"slurm", [&](const YAML::Node& n, const std::string& key) {
+            {"slurm",
+             [&](const YAML::Node& n, const std::string& key) {
                has_slurm = true;
                read_slurm(w, n, key, e.slurm);
              }},
         });
   if (has_slurm && e.kind != "slurm")
-    w.fail(v["slurm"], k + ".slurm", "is set but executor.kind is \"" + e.kind + "\" (write `kind: slurm` to use it)");
+    w.fail(v["slurm"], k + ".slurm",
+           "is set but executor.kind is \"" + e.kind + "\" (write `kind: slurm` to use it)");
 }
 
 bool same_executor(const ExecutorConfig& a, const ExecutorConfig& b) {

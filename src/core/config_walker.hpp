@@ -2,15 +2,15 @@
 // error names the file, line and key. Private to src/core (config.cpp, config_executor.cpp).
 #pragma once
 
+#include <re2/re2.h>
+#include <yaml-cpp/yaml.h>
+
 #include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <re2/re2.h>
-#include <yaml-cpp/yaml.h>
 
 #include <loopr/core/config.hpp>
 
@@ -25,7 +25,8 @@ class Walker {
  public:
   explicit Walker(std::string_view source) : source_(source) {}
 
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& what) const {
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& key,
+                         const std::string& what) const {
     std::ostringstream out;
     out << source_;
     if (node.IsDefined() && node.Mark().line >= 0) out << ':' << node.Mark().line + 1;
@@ -36,9 +37,11 @@ class Walker {
   using Handler = std::function<void(const YAML::Node& value, const std::string& key)>;
 
   // Walks a mapping: every key must be in `handlers`.
-  void map(const YAML::Node& node, const std::string& path, const std::map<std::string, Handler>& handlers) const {
+  void map(const YAML::Node& node, const std::string& path,
+           const std::map<std::string, Handler>& handlers) const {
     if (node.IsNull()) return;
-    if (!node.IsMap()) fail(node, path.empty() ? "(top level)" : path, "expected a mapping of keys");
+    if (!node.IsMap())
+      fail(node, path.empty() ? "(top level)" : path, "expected a mapping of keys");
     std::set<std::string> seen;
     for (const auto& kv : node) {
       std::string name = kv.first.as<std::string>();
@@ -64,7 +67,8 @@ class Walker {
     return scalar(n, key, "a string");
   }
 
-  long long integer(const YAML::Node& n, const std::string& key, long long min, long long max) const {
+  long long integer(const YAML::Node& n, const std::string& key, long long min,
+                    long long max) const {
     std::string s = scalar(n, key, "a whole number");
     std::size_t used = 0;
     long long v = 0;
@@ -75,7 +79,8 @@ class Walker {
     }
     if (used == 0 || used != s.size()) fail(n, key, "expected a whole number, got \"" + s + "\"");
     if (v < min || v > max)
-      fail(n, key, "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + s);
+      fail(n, key,
+           "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + s);
     return v;
   }
 
@@ -89,7 +94,9 @@ class Walker {
       used = 0;
     }
     if (used == 0 || used != s.size()) fail(n, key, "expected a number, got \"" + s + "\"");
-    if (v < min) fail(n, key, "must be at least " + std::to_string(static_cast<long long>(min)) + ", got " + s);
+    if (v < min)
+      fail(n, key,
+           "must be at least " + std::to_string(static_cast<long long>(min)) + ", got " + s);
     return v;
   }
 
@@ -107,7 +114,8 @@ class Walker {
     return *d;
   }
 
-  std::string choice(const YAML::Node& n, const std::string& key, std::initializer_list<const char*> allowed) const {
+  std::string choice(const YAML::Node& n, const std::string& key,
+                     std::initializer_list<const char*> allowed) const {
     std::string s = scalar(n, key, "a string");
     std::string list;
     for (const char* a : allowed) {
@@ -129,7 +137,8 @@ class Walker {
     std::vector<std::string> out;
     if (n.IsNull()) return out;
     if (!n.IsSequence()) fail(n, key, "expected a list of RE2 patterns, e.g. [\"error: .*\"]");
-    for (std::size_t i = 0; i < n.size(); ++i) out.push_back(pattern(n[i], key + "[" + std::to_string(i) + "]"));
+    for (std::size_t i = 0; i < n.size(); ++i)
+      out.push_back(pattern(n[i], key + "[" + std::to_string(i) + "]"));
     return out;
   }
 

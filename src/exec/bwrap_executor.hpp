@@ -13,10 +13,10 @@ namespace loopr::exec {
 /// The bubblewrap command line for a command, for an executor that starts it elsewhere (a
 /// cluster node): the same mounts, environment and limits the local executor uses.
 struct SandboxInvocation {
-  std::vector<std::string> args;            ///< after `bwrap`, through `--` and the argv
-  std::map<std::string, std::string> env;   ///< bwrap's whole environment (the allowlist)
-  std::string git_config;                   ///< the sanitised git config for `config_fd`, or ""
-  std::uint64_t open_files = 0;             ///< RLIMIT_NOFILE to set before bwrap
+  std::vector<std::string> args;           ///< after `bwrap`, through `--` and the argv
+  std::map<std::string, std::string> env;  ///< bwrap's whole environment (the allowlist)
+  std::string git_config;                  ///< the sanitised git config for `config_fd`, or ""
+  std::uint64_t open_files = 0;            ///< RLIMIT_NOFILE to set before bwrap
 };
 
 class LocalSandbox : public Executor {

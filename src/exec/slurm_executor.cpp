@@ -80,7 +80,8 @@ class SlurmExecutor final : public Executor {
     sandbox_ = make_bwrap_executor(sandbox, std::move(options));
     info_.kind = "slurm";
     info_.confined = true;
-    std::string where = slurm_.partition.empty() ? "the default partition" : "partition " + slurm_.partition;
+    std::string where =
+        slurm_.partition.empty() ? "the default partition" : "partition " + slurm_.partition;
     info_.description = "slurm: each command a job step (srun) on " + where + ", " +
                         std::to_string(slurm_.cpus) + " CPU" + (slurm_.cpus == 1 ? "" : "s") +
                         ", inside bubblewrap on the node (" + sandbox_->info().description + ")";
@@ -123,8 +124,8 @@ class SlurmExecutor final : public Executor {
         a.result.infrastructure_failures = std::move(failures);
         return std::move(a.result);
       }
-      failures.push_back("try " + std::to_string(attempt) + (a.job.empty() ? "" : " (job " + a.job + ")") +
-                         ": " + a.why);
+      failures.push_back("try " + std::to_string(attempt) +
+                         (a.job.empty() ? "" : " (job " + a.job + ")") + ": " + a.why);
       spdlog::warn("slurm: {}", failures.back());
       if (attempt >= slurm_.max_attempts) break;
       if (!wait_unless_cancelled(backoff, c.cancel)) {
@@ -138,9 +139,10 @@ class SlurmExecutor final : public Executor {
     }
     ProcessResult failed;
     failed.spawn_failed = true;
-    failed.output = "the Slurm job never ran in " + std::to_string(slurm_.max_attempts) +
-                    (slurm_.max_attempts == 1 ? " try" : " tries") + ": " + failures.back() +
-                    " (check the cluster with `sinfo` and `squeue`; the loop resumes with `loopr resume`)";
+    failed.output =
+        "the Slurm job never ran in " + std::to_string(slurm_.max_attempts) +
+        (slurm_.max_attempts == 1 ? " try" : " tries") + ": " + failures.back() +
+        " (check the cluster with `sinfo` and `squeue`; the loop resumes with `loopr resume`)";
     failed.jobs = std::move(jobs);
     failed.infrastructure_failures = std::move(failures);
     return failed;
@@ -164,7 +166,8 @@ class SlurmExecutor final : public Executor {
   std::map<std::string, std::string> slurm_env(std::map<std::string, std::string> env) const {
     for (const char* name : {"SLURM_CONF", "MUNGE_SOCKET"})  // MUNGE_SOCKET: a non-default munged
       if (auto v = options_.env(name)) env[name] = *v;
-    if (!env.count("PATH")) env["PATH"] = options_.env("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+    if (!env.count("PATH"))
+      env["PATH"] = options_.env("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
     return env;
   }
 
@@ -193,7 +196,8 @@ class SlurmExecutor final : public Executor {
     // A safety net only: the queue wait is bounded by --immediate, the command by the node's
     // `timeout`, the job by --time.
     if (c.timeout.count() > 0)
-      spec.timeout = c.timeout + std::chrono::duration_cast<std::chrono::milliseconds>(slurm_.queue_timeout) +
+      spec.timeout = c.timeout +
+                     std::chrono::duration_cast<std::chrono::milliseconds>(slurm_.queue_timeout) +
                      std::chrono::minutes(2);
     bool started = false;
     spec.on_line = [&](std::string_view line) {
@@ -211,7 +215,10 @@ class SlurmExecutor final : public Executor {
     }
     ++queued_;
     ProcessResult r = run_process(spec);
-    if (started) --running_; else --queued_;
+    if (started)
+      --running_;
+    else
+      --queued_;
     StepReport rep = read_step_output(r.output);
     if (rep.job_id) a.job = *rep.job_id;
     bool clean = rep.finished && !r.cancelled && !r.timed_out;
@@ -250,7 +257,8 @@ class SlurmExecutor final : public Executor {
     a.infrastructure = true;
     std::string said = tail_lines(r.output + "\n" + r.error_output, 3);
     if (!rep.job_id)
-      a.why = (r.timed_out ? "the job did not start within " + format_duration(slurm_.queue_timeout) + ": " + said
+      a.why = (r.timed_out ? "the job did not start within " +
+                                 format_duration(slurm_.queue_timeout) + ": " + said
                            : "the job did not start: " + said) +
               nodes_state(req.runner_class);
     else
@@ -262,7 +270,8 @@ class SlurmExecutor final : public Executor {
   // reason is what the person needs), e.g. " (nodes: debug drain: disk full)".
   std::string nodes_state(const std::string& runner_class) {
     std::string partition = slurm_.partition;
-    if (auto it = slurm_.classes.find(runner_class); it != slurm_.classes.end() && !it->second.partition.empty())
+    if (auto it = slurm_.classes.find(runner_class);
+        it != slurm_.classes.end() && !it->second.partition.empty())
       partition = it->second.partition;
     ProcessSpec q;
     q.argv = {tool("sinfo"), "-h", "-o", "%P %t: %E"};
@@ -323,7 +332,8 @@ class SlurmExecutor final : public Executor {
   // A job that must see a file this daemon just wrote in the worktree root, and write one back.
   std::optional<std::string> probe() {
     if (!confined_)
-      return "executor: slurm runs each command in bubblewrap on the node (set `sandbox: bubblewrap`, "
+      return "executor: slurm runs each command in bubblewrap on the node (set `sandbox: "
+             "bubblewrap`, "
              "or `executor: local` to run commands unconfined here)";
     cancel_leftovers();
     std::random_device rd;
@@ -337,9 +347,7 @@ class SlurmExecutor final : public Executor {
     if (ec)
       return "cannot create " + dir.string() + ": " + ec.message() +
              " (make the worktree root writable, or set executor.worktree_root)";
-    {
-      std::ofstream(dir / "from-daemon") << nonce << "\n";
-    }
+    { std::ofstream(dir / "from-daemon") << nonce << "\n"; }
     Command c = Command::shell("cat from-daemon && cat from-daemon > from-node", dir);
     c.timeout = std::chrono::seconds(60);
     c.output_cap = 8192;
@@ -352,7 +360,8 @@ class SlurmExecutor final : public Executor {
     fs::remove_all(dir, ec);
     if (a.infrastructure && a.why.find(dir.string()) != std::string::npos)
       return "the cluster's nodes do not see " + root.string() + " (" + a.why +
-             ") (set executor.worktree_root to a folder every node mounts at the same path, and keep "
+             ") (set executor.worktree_root to a folder every node mounts at the same path, and "
+             "keep "
              "the repository's .git visible to the nodes at " +
              options_.paths.root.string() + ")";
     if (a.infrastructure)
@@ -362,7 +371,8 @@ class SlurmExecutor final : public Executor {
     if (!a.result.succeeded() || a.result.output.find(nonce) == std::string::npos)
       return "the Slurm probe job ran but could not read " + (dir / "from-daemon").string() + ": " +
              trim_end(a.result.output.substr(0, 500)) +
-             " (set executor.worktree_root to a folder every node mounts at the same path, and keep "
+             " (set executor.worktree_root to a folder every node mounts at the same path, and "
+             "keep "
              "the repository's .git visible to the nodes at " +
              options_.paths.root.string() + ")";
     if (back != nonce)
@@ -391,7 +401,8 @@ class SlurmExecutor final : public Executor {
 
 }  // namespace
 
-std::unique_ptr<Executor> make_slurm_executor(const SandboxConfig& sandbox, ExecutorOptions options) {
+std::unique_ptr<Executor> make_slurm_executor(const SandboxConfig& sandbox,
+                                              ExecutorOptions options) {
   return std::make_unique<SlurmExecutor>(sandbox, std::move(options));
 }
 

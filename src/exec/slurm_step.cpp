@@ -58,9 +58,9 @@ std::vector<std::string> srun_argv(const SlurmConfig& config, const std::string&
   }
   // The job's limit is the command's plus a minute: the node's `timeout` ends the command
   // first, so a Slurm time-limit kill only happens when the step script itself hangs.
-  auto limit = r.timeout.count() > 0 ? r.timeout + std::chrono::minutes(1)
-                                     : std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           config.time_limit);
+  auto limit = r.timeout.count() > 0
+                   ? r.timeout + std::chrono::minutes(1)
+                   : std::chrono::duration_cast<std::chrono::milliseconds>(config.time_limit);
   auto queue_s = std::chrono::duration_cast<std::chrono::seconds>(config.queue_timeout).count();
   std::vector<std::string> a = {srun,
                                 "--job-name=" + r.job_name,
@@ -77,7 +77,8 @@ std::vector<std::string> srun_argv(const SlurmConfig& config, const std::string&
   if (!config.account.empty()) a.push_back("--account=" + config.account);
   if (!config.qos.empty()) a.push_back("--qos=" + config.qos);
   a.insert(a.end(), config.srun_args.begin(), config.srun_args.end());
-  auto timeout_s = static_cast<long long>(std::ceil(static_cast<double>(r.timeout.count()) / 1000.0));
+  auto timeout_s =
+      static_cast<long long>(std::ceil(static_cast<double>(r.timeout.count()) / 1000.0));
   a.insert(a.end(), {"/bin/sh", "-c", kStepScript, "loopr-step", std::to_string(timeout_s),
                      std::to_string(r.open_files)});
   a.insert(a.end(), r.command.begin(), r.command.end());

@@ -51,8 +51,8 @@ Result<void> place_worktrees(const ExecutorConfig& config, const RepoPaths& path
   std::error_code ec;
   fs::path root = fs::weakly_canonical(paths.root, ec);
   if (ec) root = paths.root;
-  fs::path target = fs::path(config.worktree_root) /
-                    (root.filename().string() + "-" + path_hash(root.string()));
+  fs::path target =
+      fs::path(config.worktree_root) / (root.filename().string() + "-" + path_hash(root.string()));
   fs::create_directories(target, ec);
   if (ec)
     return make_error(ErrorCode::io, "cannot create the worktree folder " + target.string() + ": " +

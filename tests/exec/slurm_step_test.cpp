@@ -1,7 +1,7 @@
 // The srun line and the reading of a step's markers, without a cluster.
-#include <gtest/gtest.h>
-
 #include "exec/slurm_step.hpp"
+
+#include <gtest/gtest.h>
 
 using namespace loopr;
 using namespace loopr::exec;
@@ -39,7 +39,8 @@ TEST(SlurmStep, SrunLineHasTheSettingsAndTheClassOverrides) {
 
 TEST(SlurmStep, MarkersAreReadAndTakenOut) {
   auto rep = read_step_output(
-      "@@loopr-slurm started job=42 node=n1@@\nhello\nworld\n\n@@loopr-slurm finished started=1 rc=3 timedout=0@@\n");
+      "@@loopr-slurm started job=42 node=n1@@\nhello\nworld\n\n@@loopr-slurm finished started=1 "
+      "rc=3 timedout=0@@\n");
   ASSERT_TRUE(rep.job_id);
   EXPECT_EQ(*rep.job_id, "42");
   EXPECT_TRUE(rep.finished);
@@ -47,10 +48,13 @@ TEST(SlurmStep, MarkersAreReadAndTakenOut) {
   EXPECT_EQ(rep.exit_code, 3);
   EXPECT_FALSE(rep.timed_out);
   EXPECT_EQ(rep.output, "hello\nworld\n");
-  auto partial = read_step_output("@@loopr-slurm started job=7 node=n1@@\nno newline\n@@loopr-slurm finished started=1 rc=0 timedout=1@@\n");
+  auto partial = read_step_output(
+      "@@loopr-slurm started job=7 node=n1@@\nno newline\n@@loopr-slurm finished started=1 rc=0 "
+      "timedout=1@@\n");
   EXPECT_EQ(partial.output, "no newline");
   EXPECT_TRUE(partial.timed_out);
-  auto never = read_step_output("srun: error: Unable to allocate resources: Requested nodes are busy\n");
+  auto never =
+      read_step_output("srun: error: Unable to allocate resources: Requested nodes are busy\n");
   EXPECT_FALSE(never.job_id);
   EXPECT_FALSE(never.finished);
   EXPECT_EQ(never.output, "srun: error: Unable to allocate resources: Requested nodes are busy\n");

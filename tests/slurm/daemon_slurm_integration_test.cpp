@@ -65,18 +65,24 @@ TEST_F(DaemonSlurmTest, TheTreeCompletesWithEveryValidationAJobOnTheCluster) {
   EXPECT_EQ(health.body["sandbox"]["kind"], "slurm");
 
   std::string plan = approve_tree("Make the files");
-  ASSERT_TRUE(wait_loops([](auto& l) {
-    for (const auto& [id, loop] : l)
-      if (loop["status"] != "complete") return false;
-    return l.size() >= 5;
-  }, std::chrono::seconds(240))) << dump_loops() << cluster->logs();
-  ASSERT_TRUE(wait_until([&] { return git("log --format=%s main").find("loopr(") != std::string::npos; },
-                         std::chrono::seconds(60))) << git("log --oneline -5 main");
+  ASSERT_TRUE(wait_loops(
+      [](auto& l) {
+        for (const auto& [id, loop] : l)
+          if (loop["status"] != "complete") return false;
+        return l.size() >= 7;
+      },
+      std::chrono::seconds(240)))
+      << dump_loops() << cluster->logs();
+  ASSERT_TRUE(
+      wait_until([&] { return git("log --format=%s main").find("loopr(") != std::string::npos; },
+                 std::chrono::seconds(60)))
+      << git("log --oneline -5 main");
 
   // Worktrees were made under the worktree root, and the link is not an untracked file.
   EXPECT_TRUE(std::filesystem::is_symlink(dir / ".loopr/worktrees"));
   EXPECT_EQ(std::filesystem::read_symlink(dir / ".loopr/worktrees").parent_path(), shared.path());
-  EXPECT_EQ(git("status --porcelain").find(".loopr"), std::string::npos) << git("status --porcelain");
+  EXPECT_EQ(git("status --porcelain").find(".loopr"), std::string::npos)
+      << git("status --porcelain");
 
   // Each code loop's validation names its job, and the cluster recorded that job as completed.
   std::string record = cluster->completed_jobs();
@@ -104,7 +110,8 @@ TEST_F(DaemonSlurmTest, StopCancelsTheRunningJobAndLeavesNothingOnTheCluster) {
   start_daemon();
   approve_tree("Make the files");
   ASSERT_TRUE(wait_until([&] { return cluster->queue().find("RUNNING") != std::string::npos; },
-                         std::chrono::seconds(120))) << dump_loops() << cluster->queue();
+                         std::chrono::seconds(120)))
+      << dump_loops() << cluster->queue();
   auto health = api("GET", "/v1/health");
   EXPECT_EQ(health.body["sandbox"]["executor"]["jobs_running"], 1) << health.body.dump();
   ASSERT_EQ(api("POST", "/v1/loops/code-001-001-001/stop").status, 200);
@@ -151,12 +158,14 @@ TEST_F(DaemonSlurmTest, ADrainedNodePausesTheLoopWithTheReasonAndResumeFinishesI
   ASSERT_TRUE(wait_until([&] { return cluster->run("sinfo -h -o %t").output.find("idle") == 0; },
                          std::chrono::seconds(30)));
   ASSERT_EQ(api("POST", "/v1/loops/code-001-001-001/resume").status, 200);
-  ASSERT_TRUE(wait_status("code-001-001-001", "complete", std::chrono::seconds(120))) << dump_loops();
+  ASSERT_TRUE(wait_status("code-001-001-001", "complete", std::chrono::seconds(120)))
+      << dump_loops();
   EXPECT_EQ(loops(true)["code-001-001-001"]["iteration"], 1);
 }
 
 TEST_F(DaemonSlurmTest, TheDaemonRefusesToStartWhenTheProbeJobCannotRun) {
-  make_repo(slurm_config().replace(slurm_config().find("partition: debug"), 16, "partition: nosuch"));
+  make_repo(
+      slurm_config().replace(slurm_config().find("partition: debug"), 16, "partition: nosuch"));
   start_mock(two_code_loops());
   daemon::DaemonOptions options;
   options.repo = dir.str();

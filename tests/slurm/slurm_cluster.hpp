@@ -36,7 +36,8 @@ class SlurmCluster {
     for (const char* tool : {"/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged",
                              "/usr/bin/srun", "/usr/bin/squeue", "/usr/bin/scontrol"})
       if (::access(tool, X_OK) != 0) {
-        why_not = std::string(tool) + " is missing: install slurm-wlm and munge (tools/install-deps.sh)";
+        why_not =
+            std::string(tool) + " is missing: install slurm-wlm and munge (tools/install-deps.sh)";
         return nullptr;
       }
     auto c = std::unique_ptr<SlurmCluster>(new SlurmCluster());
@@ -84,7 +85,8 @@ class SlurmCluster {
   std::string logs() const {
     std::string out;
     for (const char* f : {"log/ctld.log", "log/d.log", "log/munged.log"})
-      out += std::string("--- ") + f + "\n" + run("tail -n 20 " + shell_quote((dir_.path() / f).string())).output;
+      out += std::string("--- ") + f + "\n" +
+             run("tail -n 20 " + shell_quote((dir_.path() / f).string())).output;
     return out;
   }
 
@@ -112,7 +114,9 @@ class SlurmCluster {
     if (pid == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       ::setenv("SLURM_CONF", conf_.c_str(), 1);
-      std::string log = (dir_.path() / "log" / (std::filesystem::path(argv[0]).filename().string() + ".out")).string();
+      std::string log =
+          (dir_.path() / "log" / (std::filesystem::path(argv[0]).filename().string() + ".out"))
+              .string();
       FILE* f = std::freopen(log.c_str(), "a", stdout);
       if (f) ::dup2(STDOUT_FILENO, STDERR_FILENO);
       std::vector<char*> args;
@@ -130,9 +134,11 @@ class SlurmCluster {
     fs::path d = dir_.path();
     for (const char* sub : {"state", "spool", "log", "munge"}) fs::create_directories(d / sub);
     fs::permissions(d, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
-    fs::permissions(d / "munge", fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+    fs::permissions(d / "munge",
+                    fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
     std::string key = (d / "munge" / "key").string();
-    run_command("head -c 1024 /dev/urandom > " + shell_quote(key) + " && chmod 400 " + shell_quote(key));
+    run_command("head -c 1024 /dev/urandom > " + shell_quote(key) + " && chmod 400 " +
+                shell_quote(key));
     std::string sock = (d / "munge" / "sock").string();
     node_ = run_command("hostname -s").output;
     while (!node_.empty() && (node_.back() == '\n' || node_.back() == ' ')) node_.pop_back();
@@ -143,17 +149,23 @@ class SlurmCluster {
     std::ofstream(conf_) << "ClusterName=loopr\n"
                          << "SlurmctldHost=" << node_ << "(127.0.0.1)\n"
                          << "SlurmctldPort=" << ctld_port << "\nSlurmdPort=" << slurmd_port << "\n"
-                         << "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" << sock << "\n"
-                         << "StateSaveLocation=" << p("state") << "\nSlurmdSpoolDir=" << p("spool") << "\n"
-                         << "SlurmctldPidFile=" << p("ctld.pid") << "\nSlurmdPidFile=" << p("d.pid") << "\n"
-                         << "SlurmctldLogFile=" << p("log/ctld.log") << "\nSlurmdLogFile=" << p("log/d.log") << "\n"
+                         << "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" << sock
+                         << "\n"
+                         << "StateSaveLocation=" << p("state") << "\nSlurmdSpoolDir=" << p("spool")
+                         << "\n"
+                         << "SlurmctldPidFile=" << p("ctld.pid") << "\nSlurmdPidFile=" << p("d.pid")
+                         << "\n"
+                         << "SlurmctldLogFile=" << p("log/ctld.log")
+                         << "\nSlurmdLogFile=" << p("log/d.log") << "\n"
                          << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n"
                          << "SchedulerType=sched/backfill\nSelectType=select/cons_tres\n"
                          << "SelectTypeParameters=CR_Core\nReturnToService=2\nSlurmUser=root\n"
                          << "JobCompType=jobcomp/filetxt\nJobCompLoc=" << p("jobcomp.txt") << "\n"
                          << "MinJobAge=2\nInactiveLimit=0\nKillWait=5\n"
-                         << "NodeName=" << node_ << " NodeAddr=127.0.0.1 CPUs=2 RealMemory=2000 State=UNKNOWN\n"
-                         << "PartitionName=debug Nodes=" << node_ << " Default=YES MaxTime=INFINITE State=UP\n";
+                         << "NodeName=" << node_
+                         << " NodeAddr=127.0.0.1 CPUs=2 RealMemory=2000 State=UNKNOWN\n"
+                         << "PartitionName=debug Nodes=" << node_
+                         << " Default=YES MaxTime=INFINITE State=UP\n";
     spawn({"/usr/sbin/munged", "-F", "-f", "--socket=" + sock, "--key-file=" + key,
            "--log-file=" + p("log/munged.log"), "--pid-file=" + p("munge/pid"),
            "--seed-file=" + p("munge/seed")});
@@ -163,8 +175,9 @@ class SlurmCluster {
     }
     spawn({"/usr/sbin/slurmctld", "-D", "-i", "-f", conf_});
     spawn({"/usr/sbin/slurmd", "-D", "-f", conf_, "-N", node_});
-    bool idle = wait_until([&] { return run("sinfo -h -o %t").output.find("idle") != std::string::npos; },
-                           std::chrono::seconds(60));
+    bool idle =
+        wait_until([&] { return run("sinfo -h -o %t").output.find("idle") != std::string::npos; },
+                   std::chrono::seconds(60));
     if (!idle) {
       why = "the one-node cluster did not become idle in 60 s: " + logs();
       return false;

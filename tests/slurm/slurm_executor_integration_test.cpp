@@ -1,9 +1,9 @@
 // The Slurm executor against a real one-node cluster: commands run as job steps inside
 // bubblewrap on the node, output and exit codes come back, a timeout or a cancel leaves no job,
 // a drained node is the cluster's failure (retried, then spawn_failed), never the command's.
-#include <future>
-
 #include <gtest/gtest.h>
+
+#include <future>
 
 #include <loopr/exec/executor.hpp>
 
@@ -23,9 +23,10 @@ class SlurmExecutorTest : public ::testing::Test {
     std::string why;
     cluster = SlurmCluster::start(why);
     if (!cluster) GTEST_SKIP() << "Slurm tests skipped: " << why;
-    auto init = run_command("git init -q -b main . && git config user.name t && git config user.email t@t && "
-                            "echo hi > a.txt && git add -A && git commit -qm init",
-                            repo.str());
+    auto init = run_command(
+        "git init -q -b main . && git config user.name t && git config user.email t@t && "
+        "echo hi > a.txt && git add -A && git commit -qm init",
+        repo.str());
     ASSERT_EQ(init.exit_code, 0) << init.output;
     worktree = repo / ".loopr/worktrees/code-1";
     std::filesystem::create_directories(worktree);
@@ -79,7 +80,8 @@ TEST_F(SlurmExecutorTest, RunsAsAJobStepInTheSandboxAndReturnsOutputAndExitCode)
   EXPECT_NE(r.output.find("out-line\n"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("job=" + r.jobs[0]), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("sandbox=bubblewrap"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("\n0\n"), std::string::npos) << "/root is hidden on the node: " << r.output;
+  EXPECT_NE(r.output.find("\n0\n"), std::string::npos)
+      << "/root is hidden on the node: " << r.output;
   EXPECT_EQ(r.output.find("@@loopr-slurm"), std::string::npos) << r.output;
   EXPECT_EQ(read_file(worktree / "made-on-node.txt"), "written\n");
   ASSERT_FALSE(live.empty());
@@ -87,10 +89,13 @@ TEST_F(SlurmExecutorTest, RunsAsAJobStepInTheSandboxAndReturnsOutputAndExitCode)
   for (const auto& l : live) EXPECT_EQ(l.find("@@loopr-slurm"), std::string::npos) << l;
   // The cluster's own record has the job, under this executor's name.
   std::string record;
-  ASSERT_TRUE(wait_until([&] {
-    record = cluster->completed_jobs();
-    return record.find("JobId=" + r.jobs[0] + " ") != std::string::npos;
-  }, std::chrono::seconds(20))) << record;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        record = cluster->completed_jobs();
+        return record.find("JobId=" + r.jobs[0] + " ") != std::string::npos;
+      },
+      std::chrono::seconds(20)))
+      << record;
   EXPECT_NE(record.find("Name=loopr-"), std::string::npos) << record;
 }
 
@@ -170,8 +175,10 @@ TEST_F(SlurmExecutorTest, NodesThatDoNotSeeTheWorktreeRootAreAClearProbeError) {
   write_file(bin / "srun",
              "#!/bin/bash\nargs=()\nfor a in \"$@\"; do\n"
              "  if [ \"$a\" = /bin/sh ] && [ -z \"$seen\" ]; then seen=1; args+=(unshare -m sh -c "
-             "'mount -t tmpfs none \"$0\" && exec \"$@\"' " + shell_quote(root) + "); fi\n"
-             "  args+=(\"$a\")\ndone\nexec /usr/bin/srun \"${args[@]}\"\n");
+             "'mount -t tmpfs none \"$0\" && exec \"$@\"' " +
+                 shell_quote(root) +
+                 "); fi\n"
+                 "  args+=(\"$a\")\ndone\nexec /usr/bin/srun \"${args[@]}\"\n");
   std::filesystem::permissions(bin / "srun", std::filesystem::perms::owner_all);
   for (const char* t : {"scancel", "squeue", "sinfo"})
     std::filesystem::create_symlink(std::string("/usr/bin/") + t, bin / t);

@@ -49,8 +49,9 @@ int main(int argc, char** argv) {
   }
   TempDir dir{"loopr-slurm-bench"};
   fs::path repo = dir.path();
-  std::string setup = "git init -q -b main . && git config user.email b@b && git config user.name b && "
-                      "echo x > f && git add f && git commit -qm i";
+  std::string setup =
+      "git init -q -b main . && git config user.email b@b && git config user.name b && "
+      "echo x > f && git add f && git commit -qm i";
   for (int i = 1; i <= 20; ++i) {
     char id[16];
     std::snprintf(id, sizeof id, "code-%03d", i);
@@ -85,7 +86,8 @@ int main(int argc, char** argv) {
     c.timeout = std::chrono::minutes(5);
     auto t0 = Clock::now();
     ProcessResult r = e.run(c);
-    if (!r.succeeded()) std::fprintf(stderr, "slurm_bench: a command failed: %s\n", r.output.c_str());
+    if (!r.succeeded())
+      std::fprintf(stderr, "slurm_bench: a command failed: %s\n", r.output.c_str());
     return ms(Clock::now() - t0);
   };
 
@@ -113,15 +115,22 @@ int main(int argc, char** argv) {
   double tree_slurm = tree(*slurm);
   long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
 
-  std::printf("| figure | local (bubblewrap) | Slurm (srun + bubblewrap on the node) | Slurm overhead |\n");
+  std::printf(
+      "| figure | local (bubblewrap) | Slurm (srun + bubblewrap on the node) | Slurm overhead |\n");
   std::printf("|---|---|---|---|\n");
-  std::printf("| `true`, p50 / p95 (30 runs each) | %.1f / %.1f ms | %.1f / %.1f ms | %.1f ms per job at p50 |\n",
-              percentile(true_local, 0.5), percentile(true_local, 0.95), percentile(true_slurm, 0.5),
-              percentile(true_slurm, 0.95), percentile(true_slurm, 0.5) - percentile(true_local, 0.5));
-  std::printf("| one validation burning 2 s of CPU, alone, p50 (5 runs) | %.0f ms | %.0f ms | %.0f ms per job |\n",
-              percentile(burn_local, 0.5), percentile(burn_slurm, 0.5),
-              percentile(burn_slurm, 0.5) - percentile(burn_local, 0.5));
-  std::printf("| 20 code loops' validations (2 s CPU each), %d at once, %ld cores | %.1f s | %.1f s | %.0f ms per job |\n",
-              workers, cores, tree_local, tree_slurm, (tree_slurm - tree_local) * 1000.0 / 20.0);
+  std::printf(
+      "| `true`, p50 / p95 (30 runs each) | %.1f / %.1f ms | %.1f / %.1f ms | %.1f ms per job at "
+      "p50 |\n",
+      percentile(true_local, 0.5), percentile(true_local, 0.95), percentile(true_slurm, 0.5),
+      percentile(true_slurm, 0.95), percentile(true_slurm, 0.5) - percentile(true_local, 0.5));
+  std::printf(
+      "| one validation burning 2 s of CPU, alone, p50 (5 runs) | %.0f ms | %.0f ms | %.0f ms per "
+      "job |\n",
+      percentile(burn_local, 0.5), percentile(burn_slurm, 0.5),
+      percentile(burn_slurm, 0.5) - percentile(burn_local, 0.5));
+  std::printf(
+      "| 20 code loops' validations (2 s CPU each), %d at once, %ld cores | %.1f s | %.1f s | %.0f "
+      "ms per job |\n",
+      workers, cores, tree_local, tree_slurm, (tree_slurm - tree_local) * 1000.0 / 20.0);
   return 0;
 }
