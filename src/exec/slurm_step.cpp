@@ -1,8 +1,9 @@
 // The step script runs under /bin/sh on the node with its arguments: TIMEOUT_S OPEN_FILES then
 // the command (`bwrap …`). It hands bwrap the two descriptors the local executor would: the
 // sanitised git config (from LOOPR_GIT_CONFIG, which it takes out of the environment first) as
-// fd 3 and a status file as fd 4 (bwrap writes `child-pid` there once the command started, which
-// tells a sandbox that could not start from a command that failed). The command's time limit
+// fd 3 and a status file as fd 4 (bwrap writes `exit-code` there only when the command itself ran
+// and ended: a mount that failed in the sandbox's set-up writes `child-pid` but no `exit-code`,
+// which tells a sandbox that could not start from a command that failed). The command's time limit
 // is enforced on the node by `timeout`, from when it starts: time spent waiting in the queue is
 // not the command's.
 #include "exec/slurm_step.hpp"
@@ -25,7 +26,7 @@ if [ "$t" -gt 0 ]; then timeout -k 5 "$t" "$@" 3<"$cf" 4>"$st"; else "$@" 3<"$cf
 rc=$?
 to=0
 if [ "$t" -gt 0 ] && [ "$rc" -eq 124 ] && [ $(( $(date +%s) - s0 )) -ge "$t" ]; then to=1; fi
-sd=0; grep -q child-pid "$st" && sd=1
+sd=0; if grep -q exit-code "$st" || [ "$to" = 1 ]; then sd=1; fi
 rm -f "$st"; [ "$cf" = /dev/null ] || rm -f "$cf"
 printf '\n@@loopr-slurm finished started=%s rc=%s timedout=%s@@\n' "$sd" "$rc" "$to"
 exit $rc

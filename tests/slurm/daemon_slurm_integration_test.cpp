@@ -146,10 +146,11 @@ TEST_F(DaemonSlurmTest, ADrainedNodePausesTheLoopWithTheReasonAndResumeFinishesI
   }
   // Both lost tries are events.
   std::vector<daemon::SseMessage> events;
-  client().stream("/v1/events?since=0&follow=false", [&](const daemon::SseMessage& m) {
+  auto history = client().stream("/v1/events?since=0&follow=false", [&](const daemon::SseMessage& m) {
     events.push_back(m);
     return true;
   });
+  EXPECT_FALSE(history.ok());  // follow=false: the stored events, then the daemon ends the stream
   int retries = 0;
   for (const auto& e : events) retries += e.event == "executor_retry";
   EXPECT_EQ(retries, 2);
