@@ -81,7 +81,7 @@ TEST_F(DaemonSlurmTest, TheTreeCompletesWithEveryValidationAJobOnTheCluster) {
   // Worktrees were made under the worktree root, and the link is not an untracked file.
   EXPECT_TRUE(std::filesystem::is_symlink(dir / ".loopr/worktrees"));
   EXPECT_EQ(std::filesystem::read_symlink(dir / ".loopr/worktrees").parent_path(), shared.path());
-  EXPECT_EQ(git("status --porcelain").find(".loopr"), std::string::npos)
+  EXPECT_EQ(git("status --porcelain").find(".loopr/worktrees"), std::string::npos)
       << git("status --porcelain");
 
   // Each code loop's validation names its job, and the cluster recorded that job as completed.
@@ -112,13 +112,21 @@ TEST_F(DaemonSlurmTest, StopCancelsTheRunningJobAndLeavesNothingOnTheCluster) {
   ASSERT_TRUE(wait_until([&] { return cluster->queue().find("RUNNING") != std::string::npos; },
                          std::chrono::seconds(120)))
       << dump_loops() << cluster->queue();
-  auto health = api("GET", "/v1/health");
-  EXPECT_EQ(health.body["sandbox"]["executor"]["jobs_running"], 1) << health.body.dump();
+  // squeue says RUNNING a moment before the step's first line reaches the daemon.
+  nlohmann::json health;
+  EXPECT_TRUE(wait_until(
+      [&] {
+        health = api("GET", "/v1/health").body;
+        return health["sandbox"]["executor"]["jobs_running"] == 1;
+      },
+      std::chrono::seconds(30)))
+      << health.dump();
   ASSERT_EQ(api("POST", "/v1/loops/code-001-001-001/stop").status, 200);
   ASSERT_TRUE(wait_status("code-001-001-001", "stopped", std::chrono::seconds(60))) << dump_loops();
   EXPECT_TRUE(queue_empty()) << cluster->queue();
-  health = api("GET", "/v1/health");
-  EXPECT_EQ(health.body["sandbox"]["executor"]["jobs_running"], 0) << health.body.dump();
+  health = api("GET", "/v1/health").body;
+  EXPECT_EQ(health["sandbox"]["executor"]["jobs_running"], 0) << health.dump();
+  EXPECT_EQ(health["sandbox"]["executor"]["jobs_queued"], 0) << health.dump();
 }
 
 TEST_F(DaemonSlurmTest, ADrainedNodePausesTheLoopWithTheReasonAndResumeFinishesIt) {
@@ -146,10 +154,11 @@ TEST_F(DaemonSlurmTest, ADrainedNodePausesTheLoopWithTheReasonAndResumeFinishesI
   }
   // Both lost tries are events.
   std::vector<daemon::SseMessage> events;
-  auto history = client().stream("/v1/events?since=0&follow=false", [&](const daemon::SseMessage& m) {
-    events.push_back(m);
-    return true;
-  });
+  auto history =
+      client().stream("/v1/events?since=0&follow=false", [&](const daemon::SseMessage& m) {
+        events.push_back(m);
+        return true;
+      });
   EXPECT_FALSE(history.ok());  // follow=false: the stored events, then the daemon ends the stream
   int retries = 0;
   for (const auto& e : events) retries += e.event == "executor_retry";
