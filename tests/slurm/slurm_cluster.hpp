@@ -46,6 +46,10 @@ class SlurmCluster {
   }
 
   ~SlurmCluster() {
+    // Jobs a failed test left: cancelled while the controller still runs (slurmd's steps do
+    // not end with slurmd), waited for with a deadline.
+    run("scancel --quiet --user=root");
+    wait_until([&] { return queue().empty(); }, std::chrono::seconds(15));
     // slurmd first (it ends the job steps it runs), then the controller, then munged.
     for (auto it = pids_.rbegin(); it != pids_.rend(); ++it) ::kill(*it, SIGTERM);
     for (auto it = pids_.rbegin(); it != pids_.rend(); ++it) {
