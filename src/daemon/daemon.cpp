@@ -334,6 +334,9 @@ Result<void> run_daemon(const DaemonOptions& options) {
   // it a moment, then tear down in order.
   daemon->io.restart();
   daemon->io.run_for(std::chrono::milliseconds(500));
+  // Commands running elsewhere (a cluster's jobs) end now, so the pool can be joined and
+  // nothing is left running on the cluster (the Daemon itself is never destroyed, see below).
+  if (daemon->executor) daemon->executor->cancel_all();
   daemon->pool.join();
   daemon->api_reads.join();
   // Model calls abandoned by the stop may still be parked in the io_context; destroying them

@@ -87,7 +87,10 @@ class SlurmExecutor final : public Executor {
                         ", inside bubblewrap on the node (" + sandbox_->info().description + ")";
   }
 
-  ~SlurmExecutor() override {
+  ~SlurmExecutor() override { cancel_all(); }
+
+  void cancel_all() override {
+    stopping_ = true;
     std::set<std::string> names;
     {
       std::lock_guard lock(mutex_);
@@ -115,6 +118,11 @@ class SlurmExecutor final : public Executor {
     // daemon's credentials: it stays on this machine.
     if (c.network) return sandbox_->run(c);
     std::vector<std::string> jobs, failures;
+    if (stopping_) {
+      ProcessResult stopped;
+      stopped.cancelled = true;
+      return stopped;
+    }
     auto backoff = std::chrono::duration_cast<std::chrono::milliseconds>(slurm_.retry_backoff);
     for (int attempt = 1;; ++attempt) {
       Attempt a = run_once(c);
@@ -127,7 +135,7 @@ class SlurmExecutor final : public Executor {
       failures.push_back("try " + std::to_string(attempt) +
                          (a.job.empty() ? "" : " (job " + a.job + ")") + ": " + a.why);
       spdlog::warn("slurm: {}", failures.back());
-      if (attempt >= slurm_.max_attempts) break;
+      if (attempt >= slurm_.max_attempts || stopping_) break;
       if (!wait_unless_cancelled(backoff, c.cancel)) {
         ProcessResult stopped;
         stopped.cancelled = true;
@@ -138,6 +146,10 @@ class SlurmExecutor final : public Executor {
       backoff *= 2;
     }
     ProcessResult failed;
+    if (stopping_) {
+      failed.cancelled = true;
+      return failed;
+    }
     failed.spawn_failed = true;
     failed.output =
         "the Slurm job never ran in " + std::to_string(slurm_.max_attempts) +
@@ -213,6 +225,12 @@ class SlurmExecutor final : public Executor {
       std::lock_guard lock(mutex_);
       active_.insert(name);
     }
+    if (stopping_) {  // cancel_all may have listed the active jobs before this one was added
+      std::lock_guard lock(mutex_);
+      active_.erase(name);
+      a.result.cancelled = true;
+      return a;
+    }
     ++queued_;
     ProcessResult r = run_process(spec);
     if (started)
@@ -229,6 +247,8 @@ class SlurmExecutor final : public Executor {
     }
 
     r.output = std::move(rep.output);
+    // Cancelled by cancel_all (the daemon stops): neither the command's failure nor the cluster's.
+    if (stopping_ && !rep.finished) r.cancelled = true;
     if (r.cancelled) {
       a.result = std::move(r);
       return a;
@@ -391,6 +411,7 @@ class SlurmExecutor final : public Executor {
   std::string token_;
   std::atomic<std::uint64_t> sequence_{0};
   std::atomic<int> queued_{0}, running_{0};
+  std::atomic<bool> stopping_{false};
   std::mutex mutex_;
   std::set<std::string> active_;
   std::mutex check_mutex_;

@@ -129,6 +129,28 @@ TEST_F(DaemonSlurmTest, StopCancelsTheRunningJobAndLeavesNothingOnTheCluster) {
   EXPECT_EQ(health["sandbox"]["executor"]["jobs_queued"], 0) << health.dump();
 }
 
+TEST_F(DaemonSlurmTest, ADaemonStopCancelsTheRunningJob) {
+  make_repo(slurm_config());
+  write_file(dir / "check.sh", "echo validating; sleep 300\n");
+  run_command("git add check.sh && git commit -qm slow", dir.str());
+  base_may_fail = true;
+  TreeScript s = two_code_loops();
+  s.specs = {"alpha"};
+  start_mock(s);
+  start_daemon();
+  approve_tree("Make the files");
+  ASSERT_TRUE(wait_until([&] { return cluster->queue().find("RUNNING") != std::string::npos; },
+                         std::chrono::seconds(120)))
+      << dump_loops() << cluster->queue();
+  ::kill(daemon_pid, SIGTERM);
+  bool exited = wait_until([&] { return ::waitpid(daemon_pid, nullptr, WNOHANG) == daemon_pid; },
+                           std::chrono::seconds(60));
+  if (!exited) kill_daemon();
+  daemon_pid = -1;
+  EXPECT_TRUE(exited) << "the daemon did not stop with a job running; log:\n" << tail_log();
+  EXPECT_TRUE(queue_empty()) << cluster->queue();
+}
+
 TEST_F(DaemonSlurmTest, ADrainedNodePausesTheLoopWithTheReasonAndResumeFinishesIt) {
   make_repo(slurm_config("    queue_timeout: 2s\n    max_attempts: 2\n    retry_backoff: 1s\n"));
   TreeScript s = two_code_loops();

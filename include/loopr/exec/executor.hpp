@@ -73,6 +73,11 @@ class Executor {
 
   /// Jobs in flight on a cluster; zero for the local executors.
   virtual ExecutorLoad load() const { return {}; }
+
+  /// The daemon stops: ends every command in flight elsewhere (a cluster's jobs are cancelled
+  /// and waited for), and every later `run` returns at once as cancelled. Blocking. A local
+  /// command ends with its loop's cancel flag, so the local executors do nothing here.
+  virtual void cancel_all() {}
 };
 
 /// Where a command's environment comes from: the daemon's own (after its secrets were taken
