@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages loopr builds and tests with (bubblewrap: the sandbox for commands;
 # dpkg-dev, help2man, man-db, lintian, zsh, bash-completion: the Debian package, the man pages,
-# the completions).
+# the completions; slurm-wlm, munge: the one-node Slurm cluster the Slurm executor's tests start).
 # Idempotent: skips what is installed, runs `apt-get update` at most once, never asks a question
 # (works as root with no terminal).
 set -euo pipefail
@@ -14,6 +14,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   curl procps bubblewrap
+  slurm-wlm munge
   dpkg-dev help2man man-db lintian zsh bash-completion
 )
 

@@ -361,6 +361,11 @@ std::string format_event_line(const json& e, const Style& style) {
       text += " (exit " + std::to_string(d["exit_code"].get<int>()) + ")";
     std::string summary = str_field(d, "summary");
     if (!summary.empty()) text += ": " + one_line(summary);
+    if (auto jobs = d.find("jobs"); jobs != d.end() && jobs->is_array() && !jobs->empty())
+      text += " [Slurm job " + (jobs->back().is_string() ? jobs->back().get<std::string>() : compact(jobs->back())) + "]";
+  } else if (type == "executor_retry") {
+    text = style.red("the cluster lost a try") + " of validation " + std::to_string(int_field(d, "n")) + ": " +
+           one_line(str_field(d, "reason"));
   } else if (type == "cost") {
     text = "iteration " + std::to_string(int_field(d, "n")) + " cost " +
            format_cost(num_field(d, "cost_usd"));
@@ -452,6 +457,9 @@ std::string render_health(const json& h, const Style& style) {
     } else {
       out << "sandbox: " << style.green(str_field(*sb, "kind")) << " (" << str_field(*sb, "description") << ")\n";
     }
+    if (auto ex = sb->find("executor"); ex != sb->end() && ex->is_object() && str_field(*ex, "kind") == "slurm")
+      out << "executor: slurm, " << int_field(*ex, "jobs_queued") << " jobs queued, "
+          << int_field(*ex, "jobs_running") << " running\n";
   }
   if (auto l = h.find("loops"); l != h.end() && l->is_object()) {
     out << "loops: " << int_field(*l, "total");

@@ -176,6 +176,8 @@ int run_config(const GlobalOptions& opts) {
                                 {"model", config.llm.model},
                                 {"sandbox", config.sandbox.mode},
                                 {"sandbox_network", config.sandbox.network},
+                                {"executor", config.executor.kind},
+                                {"worktree_root", config.executor.worktree_root},
                                 {"needs_restart", std::vector<std::string>(std::begin(kRestartKeys), std::end(kRestartKeys))}}
                      .dump()
               << "\n";
@@ -192,6 +194,14 @@ int run_config(const GlobalOptions& opts) {
       for (const auto& c : config.sandbox.network) net += (net.empty() ? "" : ", ") + c;
       std::cout << "sandbox: bubblewrap (commands confined to their worktree; network for "
                 << (net.empty() ? std::string("no runner class") : "runner classes " + net) << ")\n";
+    }
+    if (config.executor.kind == "slurm") {
+      const SlurmConfig& sl = config.executor.slurm;
+      std::cout << "executor: slurm (each command a job step on "
+                << (sl.partition.empty() ? std::string("the default partition") : "partition " + sl.partition)
+                << "; worktrees in "
+                << (config.executor.worktree_root.empty() ? std::string(".loopr/worktrees") : config.executor.worktree_root)
+                << ")\n";
     }
     std::string restart;
     for (const char* k : kRestartKeys) restart += (restart.empty() ? "" : ", ") + std::string(k);

@@ -116,18 +116,29 @@ struct Daemon {
 
   // Every command of a loop goes through the executor; check at once that it works, and say
   // loudly when the config turned confinement off.
-  void open_executor() {
+  Result<void> open_executor() {
+    LOOPR_TRY(exec::place_worktrees(config->executor, paths));
     exec::ExecutorOptions eo{paths, env()};
+    eo.executor = config->executor;
     executor = exec::make_executor(config->sandbox, eo);
+    if (config->executor.kind == "slurm") {
+      // A cluster that cannot run the probe job (or whose nodes do not see the worktrees) is a
+      // setup error: said at start, not discovered by the first loop.
+      if (auto problem = executor->unavailable())
+        return make_error(ErrorCode::unsupported, "executor: slurm: " + *problem);
+      spdlog::info("executor: {}", executor->info().description);
+      return ok();
+    }
     if (!executor->info().confined) {
       spdlog::warn("SANDBOX OFF (sandbox: none in .loopr/config.yml): the model's commands, the validation and "
                    "stop scripts run UNCONFINED with this daemon's user, files, environment and network");
-      return;
+      return ok();
     }
     if (auto problem = executor->unavailable())
       spdlog::error("sandbox: commands cannot run, loops that need them will be blocked: {}", *problem);
     else
       spdlog::info("sandbox: {}", executor->info().description);
+    return ok();
   }
 
   nlohmann::json sandbox_status() {
@@ -136,6 +147,8 @@ struct Daemon {
     auto problem = executor->unavailable();
     j["available"] = !problem.has_value();
     j["problem"] = problem ? nlohmann::json(*problem) : nlohmann::json(nullptr);
+    auto load = executor->load();
+    j["executor"] = {{"kind", config->executor.kind}, {"jobs_queued", load.queued}, {"jobs_running", load.running}};
     return j;
   }
 
@@ -146,7 +159,7 @@ struct Daemon {
     LOOPR_TRY(check_prerequisites());
     LOOPR_ASSIGN(store, TaskStore::open(paths.state_dir().string(), {.sync = true}));
     journal = std::make_unique<engine::LoopJournal>(*store, pool, bus);
-    open_executor();
+    LOOPR_TRY(open_executor());
     LOOPR_ASSIGN(auto first, llm::make_client(*config, env(), io, pool, executor.get()));
     llm = std::make_unique<llm::ReloadableClient>(std::move(first));
     std::string provider = config->llm.provider;
@@ -321,6 +334,9 @@ Result<void> run_daemon(const DaemonOptions& options) {
   // it a moment, then tear down in order.
   daemon->io.restart();
   daemon->io.run_for(std::chrono::milliseconds(500));
+  // Commands running elsewhere (a cluster's jobs) end now, so the pool can be joined and
+  // nothing is left running on the cluster (the Daemon itself is never destroyed, see below).
+  if (daemon->executor) daemon->executor->cancel_all();
   daemon->pool.join();
   daemon->api_reads.join();
   // Model calls abandoned by the stop may still be parked in the io_context; destroying them

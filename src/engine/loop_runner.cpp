@@ -170,10 +170,21 @@ class IterationRun {
     // 5. Validate.
     Validation v = co_await validate(ctx_, loop, control_, state.input);
     loop.usage += v.judge_usage;
-    co_await run_blocking(ctx_.pool, [&] { write_iteration_file(paths, loop.id, n, "validation.log", v.output); });
+    co_await run_blocking(ctx_.pool, [&] {
+      write_iteration_file(paths, loop.id, n, "validation.log", v.output + executor_note(v));
+    });
     if (v.stopped)
       co_return co_await record(loop, n, started, "stopped", v, conv, LoopStatus::stopped,
                                 control_->stop_reason());
+    if (v.could_not_start) {
+      // The sandbox or the cluster never ran the check: not the code's failure, so no failed
+      // iteration and nothing for the model. The loop waits for the person (the work stays in
+      // the worktree; `loopr resume` runs iteration n again).
+      ctx_.costs.add(loop.plan_id, conv.usage.cost_usd);
+      std::string why = "the validation could not run: " + v.feedback + "; then `loopr resume " + loop.id + "`";
+      auto events = infrastructure_events(loop, n, v);
+      co_return co_await finish(loop, LoopStatus::paused, why, std::move(events));
+    }
 
     // 7 (decided before 6 so the record and the commit message say the same thing).
     re2::RE2 signal(config.limits.completion_signal, re2::RE2::Quiet);
@@ -260,6 +271,26 @@ class IterationRun {
   }
 
  private:
+  // Where the check ran, for `loopr show ID --iteration N` (the log only: v.output is compared
+  // between iterations, and job ids always differ).
+  static std::string executor_note(const Validation& v) {
+    if (v.jobs.empty() && v.infrastructure_failures.empty()) return {};
+    std::string note = "\n[loopr: Slurm job";
+    note += v.jobs.size() == 1 ? " " : "s ";
+    for (std::size_t i = 0; i < v.jobs.size(); ++i) note += (i ? ", " : "") + v.jobs[i];
+    note += "]\n";
+    for (const auto& f : v.infrastructure_failures) note += "[loopr: retried: " + f + "]\n";
+    return note;
+  }
+
+  // One `executor_retry` event per try the cluster lost (the job never ran, or was lost).
+  static std::vector<Event> infrastructure_events(const Loop& loop, int n, const Validation& v) {
+    std::vector<Event> events;
+    for (const auto& what : v.infrastructure_failures)
+      events.push_back(make_event(loop.id, "executor_retry", {{"n", n}, {"reason", what}, {"jobs", v.jobs}}));
+    return events;
+  }
+
   // Ends the run without an iteration record (setup problems).
   awaitable<Result<void>> finish(Loop& loop, LoopStatus status, std::string reason,
                                  std::vector<Event> events) {
@@ -335,10 +366,12 @@ class IterationRun {
 
     loop.iteration = n;
     loop.progress = render_feedback(loop.run.feedback, ctx_.config->limits.feedback_bytes);
-    std::vector<Event> events;
+    if (!v.jobs.empty()) rec.details["jobs"] = v.jobs;
+    std::vector<Event> events = infrastructure_events(loop, n, v);
     events.push_back(make_event(loop.id, "validation_finished",
                                 {{"n", n}, {"passed", rec.status == "passed"}, {"summary", v.summary},
-                                 {"exit_code", v.exit_code ? nlohmann::json(*v.exit_code) : nlohmann::json(nullptr)}}));
+                                 {"exit_code", v.exit_code ? nlohmann::json(*v.exit_code) : nlohmann::json(nullptr)},
+                                 {"jobs", v.jobs}}));
     events.push_back(make_event(loop.id, "cost", {{"n", n}, {"cost_usd", rec.usage.cost_usd},
                                                   {"input_tokens", rec.usage.input_tokens},
                                                   {"output_tokens", rec.usage.output_tokens},

@@ -117,6 +117,9 @@ awaitable<Validation> validate_code(EngineContext& ctx, const Loop& loop, std::s
   v.command = std::move(c.command);
   v.output = std::move(c.output);
   v.feedback = std::move(c.feedback);
+  v.could_not_start = c.could_not_start;
+  v.jobs = std::move(c.jobs);
+  v.infrastructure_failures = std::move(c.infrastructure_failures);
   v.summary = std::move(c.summary);
   co_return v;
 }
@@ -149,6 +152,8 @@ awaitable<CodeCheck> run_code_check(EngineContext& ctx, CodeCheckRequest request
   v.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
   v.output = r.output;
   v.timed_out = r.timed_out;
+  v.jobs = r.jobs;
+  v.infrastructure_failures = r.infrastructure_failures;
   if (r.cancelled) {
     v.stopped = true;
     v.summary = "validation was interrupted by a stop";

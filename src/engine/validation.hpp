@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <loopr/engine/engine.hpp>
 
@@ -22,6 +23,10 @@ struct Validation {
   std::string summary;            ///< one line
   Usage judge_usage;              ///< tokens the judge spent
   std::int64_t duration_ms = 0;   ///< time the check took (the command, or the judge)
+  /// The command never ran (the sandbox or the cluster failed): not the code's failure.
+  bool could_not_start = false;
+  std::vector<std::string> jobs;                     ///< cluster job ids (executor: slurm)
+  std::vector<std::string> infrastructure_failures;  ///< tries the cluster lost, one line each
 };
 
 awaitable<Validation> validate(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control,

@@ -102,7 +102,7 @@ std::uint64_t user_task_count() {
   return count;
 }
 
-class BwrapExecutor final : public Executor {
+class BwrapExecutor final : public LocalSandbox {
  public:
   BwrapExecutor(const SandboxConfig& config, ExecutorOptions options)
       : config_(config), options_(std::move(options)) {
@@ -148,6 +148,19 @@ class BwrapExecutor final : public Executor {
     auto tested = self_test(*this, options_.paths.run_dir());
     if (!tested) problem_ = tested.error().message;
     return problem_;
+  }
+
+  SandboxInvocation invocation(const Command& c, int config_fd, int status_fd) override {
+    SandboxInvocation inv;
+    bool network = c.network;
+    for (const auto& cls : config_.network) network = network || cls == c.runner_class;
+    if (!layout_.git_config.empty()) inv.git_config = sanitized_git_config();
+    inv.args = bwrap_arguments(layout_, c, network, inv.git_config.empty() ? -1 : config_fd,
+                               status_fd);
+    inv.env = environment();
+    for (const auto& [k, v] : c.env) inv.env[k] = v;
+    inv.open_files = config_.limits.open_files;
+    return inv;
   }
 
   ProcessResult run(const Command& c) override {
@@ -405,8 +418,8 @@ std::string explain_sandbox_failure(std::string_view bwrap_output) {
          "); check that bubblewrap works (`bwrap --ro-bind / / true`), " + none;
 }
 
-std::unique_ptr<Executor> make_bwrap_executor(const SandboxConfig& config,
-                                              ExecutorOptions options) {
+std::unique_ptr<LocalSandbox> make_bwrap_executor(const SandboxConfig& config,
+                                                  ExecutorOptions options) {
   return std::make_unique<BwrapExecutor>(config, std::move(options));
 }
 

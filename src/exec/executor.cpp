@@ -6,6 +6,7 @@
 #include <loopr/exec/executor.hpp>
 
 #include "exec/bwrap_executor.hpp"
+#include "exec/slurm_executor.hpp"
 
 namespace loopr::exec {
 namespace fs = std::filesystem;
@@ -56,6 +57,7 @@ class UnconfinedExecutor final : public Executor {
 }  // namespace
 
 std::unique_ptr<Executor> make_executor(const SandboxConfig& config, ExecutorOptions options) {
+  if (options.executor.kind == "slurm") return make_slurm_executor(config, std::move(options));
   if (!config.confined()) return std::make_unique<UnconfinedExecutor>();
   return make_bwrap_executor(config, std::move(options));
 }

@@ -75,6 +75,43 @@ struct SandboxConfig {
   bool confined() const { return mode != "none"; }
 };
 
+/// Slurm settings for one runner class (`executor.slurm.classes.<class>`): unset fields take
+/// the `executor.slurm` value.
+struct SlurmClassConfig {
+  std::string partition;
+  int cpus = 0;              ///< --cpus-per-task; 0: the executor's
+  std::uint64_t memory = 0;  ///< --mem; 0: the executor's
+};
+
+/// `executor.slurm`: every command of a loop as a job step (`srun`) on a cluster node.
+struct SlurmConfig {
+  std::string partition;  ///< empty: the cluster's default partition
+  std::string account;
+  std::string qos;
+  int cpus = 1;              ///< --cpus-per-task
+  std::uint64_t memory = 0;  ///< --mem; 0: the partition's default
+  std::map<std::string, SlurmClassConfig> classes;  ///< per runner class (e.g. heavy)
+  std::vector<std::string> srun_args;               ///< appended to every srun line
+  /// The job's limit when the command has no timeout of its own (the validation's is
+  /// loops.code.iteration_timeout, run_command's its own); else that timeout plus a minute.
+  Duration time_limit = std::chrono::hours(1);
+  /// How long a job may wait for resources before it counts as not started (srun --immediate).
+  Duration queue_timeout = std::chrono::minutes(10);
+  int max_attempts = 3;  ///< tries of a job that never ran before the loop is paused
+  Duration retry_backoff = std::chrono::seconds(10);  ///< doubled after each failed try
+  std::string bin_dir;   ///< where srun, scancel, squeue are; empty: PATH
+};
+
+/// `executor:` where commands run. `local`: this machine's sandbox; `slurm`: a cluster's nodes,
+/// in the same sandbox there.
+struct ExecutorConfig {
+  std::string kind = "local";  ///< local | slurm
+  /// Where loop worktrees are made (a folder the nodes see at the same path); empty:
+  /// `.loopr/worktrees` in the repository.
+  std::string worktree_root;
+  SlurmConfig slurm;
+};
+
 /// The `claude` CLI provider's settings (WIRE.md §3).
 struct ClaudeCodeConfig {
   std::string command = "claude";
@@ -178,6 +215,7 @@ struct Config {
   IntegrationConfig integration;
   FailurePolicy on_failure = FailurePolicy::finish_siblings;
   SandboxConfig sandbox;
+  ExecutorConfig executor;
   std::vector<NotifyCommand> notify;
 
   const LoopTypeConfig& loop(LoopType t) const { return loops.at(t); }
@@ -202,7 +240,7 @@ Result<void> apply_env(Config& config, const EnvLookup& env);
 /// The settings a running daemon cannot take on a SIGHUP (they shape what exists already: the
 /// integration branches' base, the provider of conversations in flight, the sandbox of commands
 /// that run), as config keys.
-inline constexpr const char* kRestartKeys[] = {"base_branch", "llm.provider", "sandbox"};
+inline constexpr const char* kRestartKeys[] = {"base_branch", "llm.provider", "sandbox", "executor"};
 
 /// Which of kRestartKeys differ between two configs (for the daemon's log on SIGHUP).
 std::vector<std::string> restart_keys_changed(const Config& before, const Config& after);

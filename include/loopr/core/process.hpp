@@ -58,6 +58,11 @@ struct ProcessResult {
   std::string error_output;  ///< stderr when not merged (capped the same way)
   std::size_t total_bytes = 0;  ///< bytes the process wrote to stdout (and stderr if merged)
   std::chrono::milliseconds duration{0};
+  /// Where a cluster executor ran it: the job id of each try, in order (empty locally).
+  std::vector<std::string> jobs;
+  /// Tries that failed for the cluster's sake (the job never ran or was lost), one line each,
+  /// before this result; with `spawn_failed` the last one is why it never ran.
+  std::vector<std::string> infrastructure_failures;
 
   bool succeeded() const { return exit_code == 0 && !timed_out && !cancelled; }
 };

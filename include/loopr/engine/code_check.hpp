@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <loopr/engine/engine.hpp>
 
@@ -25,6 +26,8 @@ struct CodeCheck {
   std::string summary;   ///< one line
   std::string feedback;  ///< for a model's next prompt when it failed (the end of the output)
   std::int64_t duration_ms = 0;
+  std::vector<std::string> jobs;                     ///< cluster job ids (executor: slurm)
+  std::vector<std::string> infrastructure_failures;  ///< tries the cluster lost, one line each
 };
 
 struct CodeCheckRequest {

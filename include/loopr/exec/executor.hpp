@@ -42,9 +42,15 @@ struct Command {
   static Command shell(std::string text, std::filesystem::path workdir);
 };
 
+/// Commands an executor has handed to a cluster and not yet seen end (for `daemon status`).
+struct ExecutorLoad {
+  int queued = 0;   ///< submitted, not started on a node yet
+  int running = 0;  ///< started on a node
+};
+
 /// What an executor is, for `daemon status`, `loopr config` and the log.
 struct ExecutorInfo {
-  std::string kind;  ///< "bubblewrap" | "none"
+  std::string kind;  ///< "bubblewrap" | "none" | "slurm"
   bool confined = false;
   std::string description;  ///< one line: how commands are confined (or that they are not)
 };
@@ -64,6 +70,14 @@ class Executor {
   /// Checked again (at most every few seconds) while it fails, so installing what was missing
   /// needs no daemon restart.
   virtual std::optional<std::string> unavailable() = 0;
+
+  /// Jobs in flight on a cluster; zero for the local executors.
+  virtual ExecutorLoad load() const { return {}; }
+
+  /// The daemon stops: ends every command in flight elsewhere (a cluster's jobs are cancelled
+  /// and waited for), and every later `run` returns at once as cancelled. Blocking. A local
+  /// command ends with its loop's cancel flag, so the local executors do nothing here.
+  virtual void cancel_all() {}
 };
 
 /// Where a command's environment comes from: the daemon's own (after its secrets were taken
@@ -75,11 +89,18 @@ struct ExecutorOptions {
   /// A control group per command where the daemon may make one (false: rlimits only; for
   /// measuring what the groups cost).
   bool control_groups = true;
+  /// `executor:` of the config: `local` runs commands here, `slurm` on a cluster's nodes.
+  ExecutorConfig executor = {};
 };
 
 /// The executor `config.sandbox` asks for. Never fails: a sandbox that does not work is an
 /// executor whose `unavailable()` says why.
 std::unique_ptr<Executor> make_executor(const SandboxConfig& config, ExecutorOptions options);
+
+/// With `executor.worktree_root` set: makes `.loopr/worktrees` a link to this repository's
+/// folder under that root (so every loop's worktree is made there, where the nodes see it)
+/// and keeps the link out of `git status`. Refuses to move worktrees that exist.
+Result<void> place_worktrees(const ExecutorConfig& config, const RepoPaths& paths);
 
 /// Runs one trivial command through `executor` in a fresh folder under `scratch` and checks
 /// that it ran confined; the error says what is missing and how to fix it.

@@ -1,0 +1,430 @@
+// Why srun and not `sbatch --wait`: srun streams the step's output back as it is printed (the
+// live `on_line` view and run_command's output need it) and returns the step's exit code, with
+// no output file on the shared filesystem to poll. A job that never runs is bounded by
+// `--immediate` (executor.slurm.queue_timeout).
+//
+// Nothing is left on the cluster: every job has a name of this executor's own
+// (`loopr-<repo hash>-<n>`); a command that was cancelled, timed out or lost is `scancel`led by
+// that name and waited for until `squeue` no longer lists it; the destructor cancels whatever is
+// still in flight (daemon stop), and the first probe cancels what a previous daemon of the same
+// repository left behind (it was killed).
+//
+// Retries: a try that failed for the cluster's sake (no start line from the node, or the job
+// lost while it ran) is tried again after executor.slurm.retry_backoff (doubled each time), up
+// to executor.slurm.max_attempts; then the result is `spawn_failed` with the reason, which the
+// engine turns into a paused loop, not a failed iteration.
+#include "exec/slurm_executor.hpp"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "exec/bwrap_executor.hpp"
+#include "exec/slurm_step.hpp"
+
+namespace loopr::exec {
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string fnv_hex(const std::string& text) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
+  std::ostringstream out;
+  out << std::hex << (h & 0xffffffffULL);
+  return out.str();
+}
+
+std::string trim_end(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+// The last few lines of what srun said (its errors), for a failure's reason.
+std::string tail_lines(const std::string& text, std::size_t max_lines) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty()) lines.push_back(l);
+  std::string out;
+  std::size_t from = lines.size() > max_lines ? lines.size() - max_lines : 0;
+  for (std::size_t i = from; i < lines.size(); ++i) out += (out.empty() ? "" : " / ") + lines[i];
+  return out.empty() ? "srun printed nothing" : out;
+}
+
+// Sleeps in short steps so a stop is seen at once; false when cancelled.
+bool wait_unless_cancelled(std::chrono::milliseconds d, const std::atomic<bool>* cancel) {
+  auto until = Clock::now() + d;
+  while (Clock::now() < until) {
+    if (cancel && cancel->load()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return !(cancel && cancel->load());
+}
+
+class SlurmExecutor final : public Executor {
+ public:
+  SlurmExecutor(const SandboxConfig& sandbox, ExecutorOptions options)
+      : confined_(sandbox.confined()), slurm_(options.executor.slurm), options_(options) {
+    std::error_code ec;
+    fs::path root = fs::weakly_canonical(options_.paths.root, ec);
+    token_ = "loopr-" + fnv_hex((ec ? options_.paths.root : root).string());
+    sandbox_ = make_bwrap_executor(sandbox, std::move(options));
+    info_.kind = "slurm";
+    info_.confined = true;
+    std::string where =
+        slurm_.partition.empty() ? "the default partition" : "partition " + slurm_.partition;
+    info_.description = "slurm: each command a job step (srun) on " + where + ", " +
+                        std::to_string(slurm_.cpus) + " CPU" + (slurm_.cpus == 1 ? "" : "s") +
+                        ", inside bubblewrap on the node (" + sandbox_->info().description + ")";
+  }
+
+  ~SlurmExecutor() override { cancel_all(); }
+
+  void cancel_all() override {
+    stopping_ = true;
+    std::set<std::string> names;
+    {
+      std::lock_guard lock(mutex_);
+      names = active_;
+    }
+    for (const auto& n : names) cancel_job(n);
+  }
+
+  const ExecutorInfo& info() const override { return info_; }
+
+  ExecutorLoad load() const override { return {queued_.load(), running_.load()}; }
+
+  std::optional<std::string> unavailable() override {
+    std::lock_guard lock(check_mutex_);
+    if (checked_ && !problem_) return std::nullopt;
+    if (checked_ && Clock::now() - last_check_ < std::chrono::seconds(5)) return problem_;
+    last_check_ = Clock::now();
+    checked_ = true;
+    problem_ = probe();
+    return problem_;
+  }
+
+  ProcessResult run(const Command& c) override {
+    // The `claude` CLI (network regardless of class) is the model's own client, with the
+    // daemon's credentials: it stays on this machine.
+    if (c.network) return sandbox_->run(c);
+    std::vector<std::string> jobs, failures;
+    if (stopping_) {
+      ProcessResult stopped;
+      stopped.cancelled = true;
+      return stopped;
+    }
+    auto backoff = std::chrono::duration_cast<std::chrono::milliseconds>(slurm_.retry_backoff);
+    for (int attempt = 1;; ++attempt) {
+      Attempt a = run_once(c);
+      if (!a.job.empty()) jobs.push_back(a.job);
+      if (!a.infrastructure) {
+        a.result.jobs = std::move(jobs);
+        a.result.infrastructure_failures = std::move(failures);
+        return std::move(a.result);
+      }
+      failures.push_back("try " + std::to_string(attempt) +
+                         (a.job.empty() ? "" : " (job " + a.job + ")") + ": " + a.why);
+      spdlog::warn("slurm: {}", failures.back());
+      if (attempt >= slurm_.max_attempts || stopping_) break;
+      if (!wait_unless_cancelled(backoff, c.cancel)) {
+        ProcessResult stopped;
+        stopped.cancelled = true;
+        stopped.jobs = std::move(jobs);
+        stopped.infrastructure_failures = std::move(failures);
+        return stopped;
+      }
+      backoff *= 2;
+    }
+    ProcessResult failed;
+    if (stopping_) {
+      failed.cancelled = true;
+      return failed;
+    }
+    failed.spawn_failed = true;
+    failed.output =
+        "the Slurm job never ran in " + std::to_string(slurm_.max_attempts) +
+        (slurm_.max_attempts == 1 ? " try" : " tries") + ": " + failures.back() +
+        " (check the cluster with `sinfo` and `squeue`; the loop resumes with `loopr resume`)";
+    failed.jobs = std::move(jobs);
+    failed.infrastructure_failures = std::move(failures);
+    return failed;
+  }
+
+ private:
+  struct Attempt {
+    ProcessResult result;
+    bool infrastructure = false;  ///< the cluster's failure: try again
+    std::string why;
+    std::string job;
+  };
+
+  std::string tool(const char* name) const {
+    return slurm_.bin_dir.empty() ? std::string(name) : (fs::path(slurm_.bin_dir) / name).string();
+  }
+
+  // The environment of srun and the Slurm tools: the sandbox's allowlist, plus where the
+  // cluster's configuration is (srun passes its environment to the step; bwrap then starts the
+  // command with exactly the allowlist).
+  std::map<std::string, std::string> slurm_env(std::map<std::string, std::string> env) const {
+    for (const char* name : {"SLURM_CONF", "MUNGE_SOCKET"})  // MUNGE_SOCKET: a non-default munged
+      if (auto v = options_.env(name)) env[name] = *v;
+    if (!env.count("PATH"))
+      env["PATH"] = options_.env("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+    return env;
+  }
+
+  Attempt run_once(const Command& c) {
+    Attempt a;
+    std::string name = token_ + "-" + std::to_string(++sequence_);
+    SandboxInvocation inv = sandbox_->invocation(c, 3, 4);
+    StepRequest req;
+    req.job_name = name;
+    req.runner_class = c.runner_class;
+    req.timeout = c.timeout;
+    req.open_files = inv.open_files;
+    req.command = {"bwrap"};
+    req.command.insert(req.command.end(), inv.args.begin(), inv.args.end());
+
+    ProcessSpec spec;
+    spec.argv = srun_argv(slurm_, tool("srun"), req);
+    spec.inherit_env = false;
+    spec.env_set = slurm_env(std::move(inv.env));
+    if (!inv.git_config.empty()) spec.env_set["LOOPR_GIT_CONFIG"] = inv.git_config;
+    spec.cwd = "/";
+    spec.stdin_data = c.stdin_data;
+    spec.output_cap = c.output_cap + 1024;  // room for the two marker lines
+    spec.merge_stderr = c.merge_stderr;
+    spec.cancel = c.cancel;
+    // A safety net only: the queue wait is bounded by --immediate, the command by the node's
+    // `timeout`, the job by --time.
+    if (c.timeout.count() > 0)
+      spec.timeout = c.timeout +
+                     std::chrono::duration_cast<std::chrono::milliseconds>(slurm_.queue_timeout) +
+                     std::chrono::minutes(2);
+    bool started = false;
+    spec.on_line = [&](std::string_view line) {
+      if (auto job = started_job(line)) {
+        if (!started) --queued_, ++running_;
+        started = true;
+        return;
+      }
+      if (is_marker_line(line)) return;
+      if (c.on_line) c.on_line(line);
+    };
+    {
+      std::lock_guard lock(mutex_);
+      active_.insert(name);
+    }
+    if (stopping_) {  // cancel_all may have listed the active jobs before this one was added
+      std::lock_guard lock(mutex_);
+      active_.erase(name);
+      a.result.cancelled = true;
+      return a;
+    }
+    ++queued_;
+    ProcessResult r = run_process(spec);
+    if (started)
+      --running_;
+    else
+      --queued_;
+    StepReport rep = read_step_output(r.output);
+    if (rep.job_id) a.job = *rep.job_id;
+    bool clean = rep.finished && !r.cancelled && !r.timed_out;
+    if (!clean) cancel_job(name);
+    {
+      std::lock_guard lock(mutex_);
+      active_.erase(name);
+    }
+
+    r.output = std::move(rep.output);
+    // Cancelled by cancel_all (the daemon stops): neither the command's failure nor the cluster's.
+    if (stopping_ && !rep.finished) r.cancelled = true;
+    if (r.cancelled) {
+      a.result = std::move(r);
+      return a;
+    }
+    if (r.spawn_failed) {
+      a.infrastructure = true;
+      a.why = "srun could not start: " + trim_end(r.output);
+      return a;
+    }
+    if (rep.finished) {
+      if (!rep.sandbox_started) {
+        a.infrastructure = true;
+        a.why = "bubblewrap could not start the command on the node: " +
+                explain_sandbox_failure(r.output.empty() ? r.error_output : r.output);
+        return a;
+      }
+      r.exit_code = rep.timed_out ? -1 : rep.exit_code;
+      r.timed_out = rep.timed_out;
+      a.result = std::move(r);
+      return a;
+    }
+    if (r.timed_out && rep.job_id) {  // the local safety net: the step hung past its limits
+      a.result = std::move(r);
+      return a;
+    }
+    a.infrastructure = true;
+    std::string said = tail_lines(r.output + "\n" + r.error_output, 3);
+    if (!rep.job_id)
+      a.why = (r.timed_out ? "the job did not start within " +
+                                 format_duration(slurm_.queue_timeout) + ": " + said
+                           : "the job did not start: " + said) +
+              nodes_state(req.runner_class);
+    else
+      a.why = "the job was lost while it ran (node failure or preemption): " + said;
+    return a;
+  }
+
+  // What sinfo says of the partition's nodes when a job could not start (a drained node's
+  // reason is what the person needs), e.g. " (nodes: debug drain: disk full)".
+  std::string nodes_state(const std::string& runner_class) {
+    std::string partition = slurm_.partition;
+    if (auto it = slurm_.classes.find(runner_class);
+        it != slurm_.classes.end() && !it->second.partition.empty())
+      partition = it->second.partition;
+    ProcessSpec q;
+    q.argv = {tool("sinfo"), "-h", "-o", "%P %t: %E"};
+    if (!partition.empty()) q.argv.push_back("--partition=" + partition);
+    q.inherit_env = false;
+    q.env_set = slurm_env({});
+    q.timeout = std::chrono::seconds(20);
+    q.cwd = "/";
+    ProcessResult r = run_process(q);
+    if (!r.succeeded() || trim_end(r.output).empty()) return {};
+    return " (nodes: " + tail_lines(r.output, 4) + ")";
+  }
+
+  // scancel by name, then wait (bounded) until squeue no longer lists it.
+  void cancel_job(const std::string& name) {
+    ProcessSpec cancel;
+    cancel.argv = {tool("scancel"), "--quiet", "--name=" + name};
+    cancel.inherit_env = false;
+    cancel.env_set = slurm_env({});
+    cancel.timeout = std::chrono::seconds(20);
+    cancel.cwd = "/";
+    run_process(cancel);
+    auto until = Clock::now() + std::chrono::seconds(30);
+    while (Clock::now() < until) {
+      ProcessSpec q;
+      q.argv = {tool("squeue"), "-h", "-o", "%i", "--name=" + name};
+      q.inherit_env = false;
+      q.env_set = slurm_env({});
+      q.timeout = std::chrono::seconds(20);
+      q.cwd = "/";
+      ProcessResult listed = run_process(q);
+      if (listed.spawn_failed || (listed.exit_code == 0 && trim_end(listed.output).empty())) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    spdlog::warn("slurm: job {} is still listed by squeue 30 s after scancel", name);
+  }
+
+  // Jobs of this repository that a previous daemon left (it was killed): cancelled.
+  void cancel_leftovers() {
+    ProcessSpec q;
+    q.argv = {tool("squeue"), "-h", "-o", "%j"};
+    q.inherit_env = false;
+    q.env_set = slurm_env({});
+    q.timeout = std::chrono::seconds(20);
+    q.cwd = "/";
+    ProcessResult listed = run_process(q);
+    if (!listed.succeeded()) return;
+    std::istringstream in(listed.output);
+    for (std::string name; std::getline(in, name);) {
+      name = trim_end(name);
+      if (name.rfind(token_ + "-", 0) == 0) {
+        spdlog::warn("slurm: cancelling job {} left by an earlier daemon of this repository", name);
+        cancel_job(name);
+      }
+    }
+  }
+
+  // A job that must see a file this daemon just wrote in the worktree root, and write one back.
+  std::optional<std::string> probe() {
+    if (!confined_)
+      return "executor: slurm runs each command in bubblewrap on the node (set `sandbox: "
+             "bubblewrap`, "
+             "or `executor: local` to run commands unconfined here)";
+    cancel_leftovers();
+    std::random_device rd;
+    std::string nonce = std::to_string(rd()) + std::to_string(::getpid());
+    fs::path root = options_.paths.worktrees_dir();
+    std::error_code ec;
+    fs::create_directories(root, ec);
+    fs::path dir = root / (".loopr-probe-" + std::to_string(::getpid()));
+    fs::remove_all(dir, ec);
+    fs::create_directories(dir, ec);
+    if (ec)
+      return "cannot create " + dir.string() + ": " + ec.message() +
+             " (make the worktree root writable, or set executor.worktree_root)";
+    { std::ofstream(dir / "from-daemon") << nonce << "\n"; }
+    Command c = Command::shell("cat from-daemon && cat from-daemon > from-node", dir);
+    c.timeout = std::chrono::seconds(60);
+    c.output_cap = 8192;
+    Attempt a = run_once(c);
+    std::string back;
+    {
+      std::ifstream in(dir / "from-node");
+      std::getline(in, back);
+    }
+    fs::remove_all(dir, ec);
+    if (a.infrastructure && a.why.find(dir.string()) != std::string::npos)
+      return "the cluster's nodes do not see " + root.string() + " (" + a.why +
+             ") (set executor.worktree_root to a folder every node mounts at the same path, and "
+             "keep "
+             "the repository's .git visible to the nodes at " +
+             options_.paths.root.string() + ")";
+    if (a.infrastructure)
+      return "the Slurm probe job did not run: " + a.why +
+             " (check that `srun true` works as the daemon's user, and executor.slurm's partition, "
+             "account and qos)";
+    if (!a.result.succeeded() || a.result.output.find(nonce) == std::string::npos)
+      return "the Slurm probe job ran but could not read " + (dir / "from-daemon").string() + ": " +
+             trim_end(a.result.output.substr(0, 500)) +
+             " (set executor.worktree_root to a folder every node mounts at the same path, and "
+             "keep "
+             "the repository's .git visible to the nodes at " +
+             options_.paths.root.string() + ")";
+    if (back != nonce)
+      return "the Slurm probe job's file did not appear in " + dir.string() +
+             " (the nodes see another filesystem there: set executor.worktree_root to a shared "
+             "folder)";
+    spdlog::info("slurm: probe job {} ran and saw the worktree root {}", a.job, root.string());
+    return std::nullopt;
+  }
+
+  bool confined_;
+  SlurmConfig slurm_;
+  ExecutorOptions options_;
+  std::unique_ptr<LocalSandbox> sandbox_;
+  ExecutorInfo info_;
+  std::string token_;
+  std::atomic<std::uint64_t> sequence_{0};
+  std::atomic<int> queued_{0}, running_{0};
+  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;
+  std::set<std::string> active_;
+  std::mutex check_mutex_;
+  bool checked_ = false;
+  Clock::time_point last_check_{};
+  std::optional<std::string> problem_;
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> make_slurm_executor(const SandboxConfig& sandbox,
+                                              ExecutorOptions options) {
+  return std::make_unique<SlurmExecutor>(sandbox, std::move(options));
+}
+
+}  // namespace loopr::exec

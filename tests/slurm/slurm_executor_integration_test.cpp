@@ -1,0 +1,194 @@
+// The Slurm executor against a real one-node cluster: commands run as job steps inside
+// bubblewrap on the node, output and exit codes come back, a timeout or a cancel leaves no job,
+// a drained node is the cluster's failure (retried, then spawn_failed), never the command's.
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include <loopr/exec/executor.hpp>
+
+#include "slurm/slurm_cluster.hpp"
+#include "support/subprocess.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace loopr;
+using namespace loopr::exec;
+using namespace loopr::testing;
+
+namespace {
+
+class SlurmExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    cluster = SlurmCluster::start(why);
+    if (!cluster) GTEST_SKIP() << "Slurm tests skipped: " << why;
+    auto init = run_command(
+        "git init -q -b main . && git config user.name t && git config user.email t@t && "
+        "echo hi > a.txt && git add -A && git commit -qm init",
+        repo.str());
+    ASSERT_EQ(init.exit_code, 0) << init.output;
+    worktree = repo / ".loopr/worktrees/code-1";
+    std::filesystem::create_directories(worktree);
+  }
+
+  std::unique_ptr<Executor> executor(SlurmConfig slurm = {}) {
+    ExecutorOptions o{RepoPaths(repo.path())};
+    std::string conf = cluster->conf();
+    o.env = [conf](const char* name) -> std::optional<std::string> {
+      if (std::string(name) == "SLURM_CONF") return conf;
+      return process_env()(name);
+    };
+    o.executor.kind = "slurm";
+    o.executor.slurm = slurm;
+    return make_executor(SandboxConfig{}, o);
+  }
+
+  // Nothing of ours is queued or running (polled: scancel is asynchronous in Slurm).
+  bool queue_empty() {
+    return wait_until([&] { return cluster->queue().find("loopr-") == std::string::npos; },
+                      std::chrono::seconds(30));
+  }
+
+  std::unique_ptr<SlurmCluster> cluster;
+  TempDir repo{"loopr-slurm-repo"};
+  std::filesystem::path worktree;
+};
+
+}  // namespace
+
+TEST_F(SlurmExecutorTest, ProbeJobSeesTheWorktreeRoot) {
+  auto e = executor();
+  EXPECT_EQ(e->info().kind, "slurm");
+  auto problem = e->unavailable();
+  EXPECT_FALSE(problem) << *problem << "\n" << cluster->logs();
+}
+
+TEST_F(SlurmExecutorTest, RunsAsAJobStepInTheSandboxAndReturnsOutputAndExitCode) {
+  auto e = executor();
+  std::vector<std::string> live;
+  Command c = Command::shell(
+      "echo out-line; echo job=$SLURM_JOB_ID; echo sandbox=$LOOPR_SANDBOX; "
+      "ls /root | wc -l; echo written > made-on-node.txt; git status --short | head -3; exit 3",
+      worktree);
+  c.timeout = std::chrono::seconds(60);
+  c.on_line = [&](std::string_view l) { live.emplace_back(l); };
+  ProcessResult r = e->run(c);
+  ASSERT_FALSE(r.spawn_failed) << r.output << "\n" << cluster->logs();
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  ASSERT_EQ(r.jobs.size(), 1u);
+  EXPECT_NE(r.output.find("out-line\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("job=" + r.jobs[0]), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("sandbox=bubblewrap"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n0\n"), std::string::npos)
+      << "/root is hidden on the node: " << r.output;
+  EXPECT_EQ(r.output.find("@@loopr-slurm"), std::string::npos) << r.output;
+  EXPECT_EQ(read_file(worktree / "made-on-node.txt"), "written\n");
+  ASSERT_FALSE(live.empty());
+  EXPECT_EQ(live.front(), "out-line");
+  for (const auto& l : live) EXPECT_EQ(l.find("@@loopr-slurm"), std::string::npos) << l;
+  // The cluster's own record has the job, under this executor's name.
+  std::string record;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        record = cluster->completed_jobs();
+        return record.find("JobId=" + r.jobs[0] + " ") != std::string::npos;
+      },
+      std::chrono::seconds(20)))
+      << record;
+  EXPECT_NE(record.find("Name=loopr-"), std::string::npos) << record;
+}
+
+TEST_F(SlurmExecutorTest, OutputIsCappedHeadAndTailAsLocally) {
+  auto e = executor();
+  Command c = Command::shell("echo FIRST; seq 1 200000; echo LAST", worktree);
+  c.timeout = std::chrono::seconds(60);
+  c.output_cap = 4096;
+  ProcessResult r = e->run(c);
+  ASSERT_TRUE(r.succeeded()) << r.output;
+  EXPECT_LT(r.output.size(), 8192u);
+  EXPECT_EQ(r.output.rfind("FIRST\n", 0), 0u) << r.output.substr(0, 100);
+  EXPECT_NE(r.output.find("LAST"), std::string::npos);
+  EXPECT_NE(r.output.find("omitted"), std::string::npos);
+}
+
+TEST_F(SlurmExecutorTest, ATimeoutEndsTheCommandAndLeavesNoJob) {
+  auto e = executor();
+  Command c = Command::shell("echo started; sleep 300", worktree);
+  c.timeout = std::chrono::seconds(3);
+  ProcessResult r = e->run(c);
+  EXPECT_TRUE(r.timed_out) << r.output;
+  EXPECT_FALSE(r.spawn_failed);
+  EXPECT_FALSE(r.succeeded());
+  EXPECT_NE(r.output.find("started"), std::string::npos) << r.output;
+  EXPECT_TRUE(queue_empty()) << cluster->queue();
+}
+
+TEST_F(SlurmExecutorTest, ACancelScancelsTheJob) {
+  auto e = executor();
+  std::atomic<bool> cancel{false};
+  Command c = Command::shell("sleep 300", worktree);
+  c.timeout = std::chrono::seconds(600);
+  c.cancel = &cancel;
+  auto running = std::async(std::launch::async, [&] { return e->run(c); });
+  ASSERT_TRUE(wait_until([&] { return e->load().running == 1; }, std::chrono::seconds(30)))
+      << cluster->queue();
+  EXPECT_NE(cluster->queue().find("RUNNING"), std::string::npos) << cluster->queue();
+  cancel = true;
+  ASSERT_EQ(running.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  ProcessResult r = running.get();
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_TRUE(queue_empty()) << cluster->queue();
+  EXPECT_EQ(e->load().running, 0);
+  EXPECT_EQ(e->load().queued, 0);
+}
+
+TEST_F(SlurmExecutorTest, ADrainedNodeIsTheClustersFailureRetriedThenSpawnFailed) {
+  SlurmConfig s;
+  s.queue_timeout = std::chrono::seconds(2);
+  s.max_attempts = 2;
+  s.retry_backoff = std::chrono::milliseconds(100);
+  auto e = executor(s);
+  cluster->drain("loopr-test-maintenance");
+  Command c = Command::shell("touch ran.txt", worktree);
+  c.timeout = std::chrono::seconds(30);
+  ProcessResult r = e->run(c);
+  EXPECT_TRUE(r.spawn_failed) << r.output;
+  EXPECT_EQ(r.infrastructure_failures.size(), 2u);
+  EXPECT_NE(r.output.find("never ran in 2 tries"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("loopr-test-maintenance"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(worktree / "ran.txt"));
+  EXPECT_TRUE(queue_empty()) << cluster->queue();
+  cluster->resume();
+  ASSERT_TRUE(wait_until([&] { return cluster->run("sinfo -h -o %t").output.find("idle") == 0; },
+                         std::chrono::seconds(30)));
+  ProcessResult again = e->run(c);
+  EXPECT_TRUE(again.succeeded()) << again.output;
+  EXPECT_TRUE(std::filesystem::exists(worktree / "ran.txt"));
+}
+
+TEST_F(SlurmExecutorTest, NodesThatDoNotSeeTheWorktreeRootAreAClearProbeError) {
+  // A node without the shared mount, made here: an `srun` in front of the real one starts each
+  // step in its own mount namespace with an empty tmpfs over the worktree root.
+  TempDir bin{"loopr-slurm-bin"};
+  std::string root = std::filesystem::canonical(repo / ".loopr/worktrees").string();
+  write_file(bin / "srun",
+             "#!/bin/bash\nargs=()\nfor a in \"$@\"; do\n"
+             "  if [ \"$a\" = /bin/sh ] && [ -z \"$seen\" ]; then seen=1; args+=(unshare -m sh -c "
+             "'mount -t tmpfs none \"$0\" && exec \"$@\"' " +
+                 shell_quote(root) +
+                 "); fi\n"
+                 "  args+=(\"$a\")\ndone\nexec /usr/bin/srun \"${args[@]}\"\n");
+  std::filesystem::permissions(bin / "srun", std::filesystem::perms::owner_all);
+  for (const char* t : {"scancel", "squeue", "sinfo"})
+    std::filesystem::create_symlink(std::string("/usr/bin/") + t, bin / t);
+  SlurmConfig s;
+  s.bin_dir = bin.str();
+  s.max_attempts = 1;
+  auto e = executor(s);
+  auto problem = e->unavailable();
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("do not see"), std::string::npos) << *problem;
+  EXPECT_NE(problem->find("(set executor.worktree_root"), std::string::npos) << *problem;
+  EXPECT_TRUE(queue_empty()) << cluster->queue();
+}
