@@ -29,6 +29,18 @@ class DaemonSlurmTest : public DaemonFixture {
                       std::chrono::seconds(30));
   }
 
+  // What a failure needs to tell Slurm's cleanup from ours: the queue, the job as the controller
+  // sees it, the step's processes still on the node, the daemons' logs.
+  std::string cluster_state() {
+    return cluster->queue() + "\n" + run_command("scontrol show job 2>&1 | head -40", "/").output +
+           "\nprocesses: " +
+           run_command(
+               "ps -eo pid,ppid,stat,args | grep -E 'sleep 300|bwrap|slurmstepd' | grep -v grep",
+               "/")
+               .output +
+           "\n" + cluster->logs();
+  }
+
   std::string approve_tree(const std::string& request) {
     std::string plan = submit(request);
     EXPECT_TRUE(wait_status(plan, "awaiting_approval")) << dump_loops();
@@ -123,7 +135,7 @@ TEST_F(DaemonSlurmTest, StopCancelsTheRunningJobAndLeavesNothingOnTheCluster) {
       << health.dump();
   ASSERT_EQ(api("POST", "/v1/loops/code-001-001-001/stop").status, 200);
   ASSERT_TRUE(wait_status("code-001-001-001", "stopped", std::chrono::seconds(60))) << dump_loops();
-  EXPECT_TRUE(queue_empty()) << cluster->queue();
+  EXPECT_TRUE(queue_empty()) << cluster_state();
   health = api("GET", "/v1/health").body;
   EXPECT_EQ(health["sandbox"]["executor"]["jobs_running"], 0) << health.dump();
   EXPECT_EQ(health["sandbox"]["executor"]["jobs_queued"], 0) << health.dump();
@@ -142,13 +154,18 @@ TEST_F(DaemonSlurmTest, ADaemonStopCancelsTheRunningJob) {
   ASSERT_TRUE(wait_until([&] { return cluster->queue().find("RUNNING") != std::string::npos; },
                          std::chrono::seconds(120)))
       << dump_loops() << cluster->queue();
+  // The step's own first line reached the daemon: the command runs on the node (a stop during
+  // the step's launch is Slurm's race to clean up, not what this test is about).
+  EXPECT_TRUE(wait_until(
+      [&] { return api("GET", "/v1/health").body["sandbox"]["executor"]["jobs_running"] == 1; },
+      std::chrono::seconds(30)));
   ::kill(daemon_pid, SIGTERM);
   bool exited = wait_until([&] { return ::waitpid(daemon_pid, nullptr, WNOHANG) == daemon_pid; },
                            std::chrono::seconds(60));
   if (!exited) kill_daemon();
   daemon_pid = -1;
   EXPECT_TRUE(exited) << "the daemon did not stop with a job running; log:\n" << tail_log();
-  EXPECT_TRUE(queue_empty()) << cluster->queue();
+  EXPECT_TRUE(queue_empty()) << cluster_state();
 }
 
 TEST_F(DaemonSlurmTest, ADrainedNodePausesTheLoopWithTheReasonAndResumeFinishesIt) {
