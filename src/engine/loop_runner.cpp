@@ -121,8 +121,12 @@ class IterationRun {
     co_await ctx_.journal.note(std::move(started_events));
 
     // 1. Read state.
-    IterationState state = co_await run_blocking(
-        ctx_.pool, [&] { return read_state(loop, config, &ctx_.journal.store()); });
+    IterationState state = co_await run_blocking(ctx_.pool, [&] {
+      const TimestampMs t0 = now_ms();
+      IterationState read = read_state(loop, config, &ctx_.journal.store());
+      state_ms_ = now_ms() - t0;
+      return read;
+    });
     if (!state.error.empty())
       co_return co_await finish(loop, LoopStatus::failed, "its worktree cannot be read: " + state.error, {});
 
@@ -229,8 +233,11 @@ class IterationRun {
     std::string message = "loopr(" + loop.id + "): iteration " + std::to_string(n) + ": " +
                           (passed ? "passed" : "failed: " + first_line(v.summary, 72));
     auto commit = co_await run_blocking(ctx_.pool, [&] {
+      const TimestampMs t0 = now_ms();
       auto wt = git::Worktree::open(loop.worktree);
-      return wt ? wt->checkpoint(message) : Result<git::CommitOutcome>(wt.take_error());
+      auto made = wt ? wt->checkpoint(message) : Result<git::CommitOutcome>(wt.take_error());
+      checkpoint_ms_ = now_ms() - t0;
+      return made;
     });
     if (!commit) co_return co_await finish(loop, LoopStatus::failed, "its checkpoint commit failed: " + commit.error().message, {});
     bool changed = commit->kind == git::CommitOutcome::Kind::committed;
@@ -362,6 +369,9 @@ class IterationRun {
                    {"validation_command", v.command},
                    {"model_ms", conv.model_ms},
                    {"validation_ms", v.duration_ms},
+                   // Where the rest of the iteration's time went (tools/bench/engine_bench).
+                   {"state_ms", state_ms_},
+                   {"checkpoint_ms", checkpoint_ms_},
                    {"timed_out", v.timed_out}};
 
     loop.iteration = n;
@@ -397,6 +407,8 @@ class IterationRun {
 
   EngineContext& ctx_;
   std::shared_ptr<LoopControl> control_;
+  std::int64_t state_ms_ = 0;       ///< reading the worktree's state for the prompt
+  std::int64_t checkpoint_ms_ = 0;  ///< the checkpoint commit
 };
 
 // The run's one Loop is changed in place by these (see IterationRun::run on frame sizes).

@@ -89,8 +89,19 @@ rules:
   engine::CostLedger costs;
   engine::RepoPrompts prompts(repo);
   auto executor = exec::make_executor(config->sandbox, exec::ExecutorOptions{RepoPaths(repo)});
-  engine::EngineContext ctx{io,      pool,      journal, config, RepoPaths(repo), *client, scheduler,
-                            runners, *executor, prompts, costs,  {},              std::chrono::milliseconds(10)};
+  engine::EngineContext ctx{io,
+                            pool,
+                            journal,
+                            config,
+                            RepoPaths(repo),
+                            *client,
+                            scheduler,
+                            runners,
+                            *executor,
+                            prompts,
+                            costs,
+                            {},
+                            std::chrono::milliseconds(10)};
 
   auto r = git::Repository::open(repo).value();
   r.create_branch(git::integration_branch("001"), "main").value();
@@ -112,7 +123,7 @@ rules:
     io.run_one_for(std::chrono::milliseconds(50));
   fut.get();
 
-  std::vector<double> overhead, model, validation, total;
+  std::vector<double> overhead, model, validation, total, state, checkpoint, rest;
   std::vector<IterationRecord> records = store->iterations(loop.id).value();
   for (const auto& rec : records) {
     double m = rec.details.value("model_ms", 0.0), v = rec.details.value("validation_ms", 0.0);
@@ -120,6 +131,10 @@ rules:
     model.push_back(m);
     validation.push_back(v);
     overhead.push_back(static_cast<double>(rec.duration_ms) - m - v);
+    double st = rec.details.value("state_ms", 0.0), cp = rec.details.value("checkpoint_ms", 0.0);
+    state.push_back(st);
+    checkpoint.push_back(cp);
+    rest.push_back(overhead.back() - st - cp);
   }
   auto pct = [](std::vector<double> xs, double p) {
     std::sort(xs.begin(), xs.end());
@@ -140,6 +155,14 @@ rules:
               pct(validation, 0.5), pct(validation, 0.99));
   std::printf("  orchestration       p50 %6.1f ms   p99 %6.1f ms  (all the rest)\n",
               pct(overhead, 0.5), pct(overhead, 0.99));
+  std::printf("    reading state     p50 %6.1f ms   p99 %6.1f ms  (status, cumulative diff, log)\n",
+              pct(state, 0.5), pct(state, 0.99));
+  std::printf("    checkpoint        p50 %6.1f ms   p99 %6.1f ms  (stage all, tree, commit)\n",
+              pct(checkpoint, 0.5), pct(checkpoint, 0.99));
+  std::printf(
+      "    the rest          p50 %6.1f ms   p99 %6.1f ms  (prompt, tools, transcripts, store "
+      "write, events)\n",
+      pct(rest, 0.5), pct(rest, 0.99));
   kill(pid, SIGTERM);
   waitpid(pid, nullptr, 0);
   pool.join();

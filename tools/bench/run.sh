@@ -54,6 +54,7 @@ step "daemon_bench recovery 10000"
 step "engine_bench"
 "$bench/engine_bench" $([ $quick = 1 ] && echo 20 || echo 60) "$mock" > "$out/engine" 2>&1
 awk '/orchestration/ {printf "| 1 loop, 1,000-file repo, no model latency: orchestration per iteration p50 / p99 | %s / %s ms | engine_bench, %s\n", $3, $6, "all but model + validation |"}
+     /^    [a-z]/ {name=""; for (i=1; $i != "p50"; i++) name=name (name == "" ? "" : " ") $i; printf "| 1 loop, 1,000-file repo: of the orchestration, %s p50 / p99 | %s / %s ms | engine_bench |\n", name, $(i+1), $(i+4)}
      /iteration wall/ {printf "| 1 loop, 1,000-file repo: iteration wall p50 / p99 | %s / %s ms | engine_bench (2 model calls, 1 write_file, validation `false`) |\n", $4, $7}' \
   "$out/engine" >> "$rows"
 
