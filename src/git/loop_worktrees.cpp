@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/core/read_up_to.hpp>
 #include <loopr/git/branches.hpp>
 #include <loopr/git/loop_worktrees.hpp>
 #include <loopr/git/repository.hpp>
@@ -40,11 +41,7 @@ bool set_aside_if_stray(const Repository& repo, const RepoPaths& paths, const st
 Result<std::string> read_text_file(const std::filesystem::path& path, std::size_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(ErrorCode::not_found, "cannot read " + path.string());
-  std::string text;
-  text.resize(max_bytes + 1);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  return text;
+  return read_up_to(in, max_bytes);
 }
 
 }  // namespace

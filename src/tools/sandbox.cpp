@@ -3,6 +3,7 @@
 // dangling links whose target would be created outside the worktree).
 #include <fstream>
 
+#include <loopr/core/read_up_to.hpp>
 #include <loopr/tools/sandbox.hpp>
 
 namespace loopr::tools {
@@ -85,11 +86,7 @@ Result<std::string> Sandbox::read(std::string_view path, std::size_t max_bytes) 
                       std::string(path) + " is not a file in the working tree");
   std::ifstream in(resolved, std::ios::binary);
   if (!in) return make_error(ErrorCode::not_found, "cannot read " + std::string(path));
-  std::string out;
-  out.resize(max_bytes + 1);
-  in.read(out.data(), static_cast<std::streamsize>(out.size()));
-  out.resize(static_cast<std::size_t>(in.gcount()));
-  return out;
+  return read_up_to(in, max_bytes);
 }
 
 std::string Sandbox::relative(const fs::path& resolved) const {

@@ -143,6 +143,38 @@ TEST_F(SlurmExecutorTest, ACancelScancelsTheJob) {
   EXPECT_EQ(e->load().queued, 0);
 }
 
+// The step's processes killed out of order (its `timeout` first, as a kill during the step's
+// start may do): bubblewrap and the command in its sandbox must not live on. (slurmstepd reaps
+// and kills the orphans when the step ends; a bwrap left under init was seen once, after a
+// test's cluster was torn down with a job still COMPLETING.)
+TEST_F(SlurmExecutorTest, TheSandboxDiesWithTheStepsTimeout) {
+  auto e = executor();
+  std::atomic<bool> cancel{false};
+  Command c = Command::shell("sleep 313", worktree);
+  c.timeout = std::chrono::seconds(600);
+  c.cancel = &cancel;
+  auto running = std::async(std::launch::async, [&] { return e->run(c); });
+  ASSERT_TRUE(wait_until([&] { return e->load().running == 1; }, std::chrono::seconds(30)))
+      << cluster->queue();
+  auto count = [](const std::string& pattern) {
+    return run_command("pgrep -f -c " + shell_quote(pattern) + " || true", "/").output;
+  };
+  ASSERT_TRUE(wait_until([&] { return count("^sleep 313") == "1\n"; }, std::chrono::seconds(10)))
+      << run_command("ps -eo pid,ppid,args | grep -E 'sleep 313|bwrap|timeout' | grep -v grep", "/")
+             .output;
+  auto killed = run_command("pkill -KILL -f '^timeout -k 5 600 '", "/");
+  ASSERT_EQ(killed.exit_code, 0) << "no step `timeout` found: " << killed.output;
+  EXPECT_TRUE(wait_until(
+      [&] { return count("^sleep 313") == "0\n" && count("[b]wrap .*sleep 313") == "0\n"; },
+      std::chrono::seconds(10)))
+      << run_command("ps -eo pid,ppid,stat,args | grep -E 'sleep 313|bwrap' | grep -v grep", "/")
+             .output;
+  cancel = true;
+  ASSERT_EQ(running.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  running.get();
+  EXPECT_TRUE(queue_empty()) << cluster->queue();
+}
+
 TEST_F(SlurmExecutorTest, ADrainedNodeIsTheClustersFailureRetriedThenSpawnFailed) {
   SlurmConfig s;
   s.queue_timeout = std::chrono::seconds(2);
