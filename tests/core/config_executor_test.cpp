@@ -4,16 +4,14 @@
 
 #include <loopr/core/config.hpp>
 
+#include "support/config_errors.hpp"
+
 using namespace loopr;
 using namespace std::chrono_literals;
 
 namespace {
 
-std::string error_of(const std::string& yaml) {
-  auto r = parse_config(yaml, ".loopr/config.yml");
-  EXPECT_FALSE(r.ok()) << "expected an error for:\n" << yaml;
-  return r.ok() ? std::string() : r.error().message;
-}
+std::string error_of(const std::string& yaml) { return loopr::testing::config_error_of(yaml); }
 
 }  // namespace
 
@@ -69,14 +67,16 @@ TEST(ConfigExecutorTest, ReadsEverySlurmSetting) {
 
 TEST(ConfigExecutorTest, ErrorsNameFileLineAndKey) {
   std::string e = error_of("executor:\n  kind: slurm\n  slurm:\n    partitoin: batch\n");
-  EXPECT_NE(e.find(".loopr/config.yml:4: executor.slurm.partitoin: unknown key"), std::string::npos) << e;
+  EXPECT_NE(e.find(".loopr/config.yml:4: executor.slurm.partitoin: unknown key"), std::string::npos)
+      << e;
   e = error_of("executor:\n  kind: kubernetes\n");
   EXPECT_NE(e.find(":2: executor.kind: must be one of local | slurm"), std::string::npos) << e;
   e = error_of("executor:\n  kind: slurm\n  worktree_root: shared/wt\n");
   EXPECT_NE(e.find(":3: executor.worktree_root"), std::string::npos) << e;
   EXPECT_NE(e.find("absolute path"), std::string::npos) << e;
   e = error_of("executor:\n  slurm: {partition: batch}\n");
-  EXPECT_NE(e.find("executor.slurm: is set but executor.kind is \"local\""), std::string::npos) << e;
+  EXPECT_NE(e.find("executor.slurm: is set but executor.kind is \"local\""), std::string::npos)
+      << e;
   e = error_of("executor:\n  kind: slurm\n  slurm:\n    partition: \"a b; rm -rf\"\n");
   EXPECT_NE(e.find(":4: executor.slurm.partition"), std::string::npos) << e;
   e = error_of("executor:\n  kind: slurm\n  slurm:\n    cpus: 0\n");

@@ -4,16 +4,14 @@
 
 #include <loopr/core/config.hpp>
 
+#include "support/config_errors.hpp"
+
 using namespace loopr;
 using namespace std::chrono_literals;
 
 namespace {
 
-std::string error_of(const std::string& yaml) {
-  auto r = parse_config(yaml, ".loopr/config.yml");
-  EXPECT_FALSE(r.ok()) << "expected an error for:\n" << yaml;
-  return r.ok() ? std::string() : r.error().message;
-}
+std::string error_of(const std::string& yaml) { return loopr::testing::config_error_of(yaml); }
 
 }  // namespace
 

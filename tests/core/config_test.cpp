@@ -4,6 +4,7 @@
 
 #include <loopr/core/config.hpp>
 
+#include "support/config_errors.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace loopr;
@@ -19,11 +20,7 @@ EnvLookup fake_env(std::map<std::string, std::string> vars) {
   };
 }
 
-std::string error_of(const std::string& yaml) {
-  auto r = parse_config(yaml, ".loopr/config.yml");
-  EXPECT_FALSE(r.ok()) << "expected an error for:\n" << yaml;
-  return r.ok() ? std::string() : r.error().message;
-}
+std::string error_of(const std::string& yaml) { return loopr::testing::config_error_of(yaml); }
 
 }  // namespace
 

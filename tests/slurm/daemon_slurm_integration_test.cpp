@@ -10,6 +10,8 @@ using namespace loopr::testing;
 
 namespace {
 
+TreeScript two_code_loops();
+
 class DaemonSlurmTest : public DaemonFixture {
  protected:
   void SetUp() override {
@@ -27,6 +29,32 @@ class DaemonSlurmTest : public DaemonFixture {
   bool queue_empty() {
     return wait_until([&] { return cluster->queue().find("loopr-") == std::string::npos; },
                       std::chrono::seconds(30));
+  }
+
+  // A tree whose first code loop's validation runs (`sleep 300`) as a job step on the node, and
+  // the step's own first line reached the daemon (squeue says RUNNING a moment before; a stop
+  // during the step's launch is Slurm's race to clean up, not what these tests are about).
+  void start_a_slow_validation() {
+    make_repo(slurm_config());
+    write_file(dir / "check.sh", "echo validating; sleep 300\n");
+    run_command("git add check.sh && git commit -qm slow", dir.str());
+    base_may_fail = true;
+    TreeScript s = two_code_loops();
+    s.specs = {"alpha"};
+    start_mock(s);
+    start_daemon();
+    approve_tree("Make the files");
+    ASSERT_TRUE(wait_until([&] { return cluster->queue().find("RUNNING") != std::string::npos; },
+                           std::chrono::seconds(120)))
+        << dump_loops() << cluster->queue();
+    nlohmann::json health;
+    EXPECT_TRUE(wait_until(
+        [&] {
+          health = api("GET", "/v1/health").body;
+          return health["sandbox"]["executor"]["jobs_running"] == 1;
+        },
+        std::chrono::seconds(30)))
+        << health.dump();
   }
 
   // What a failure needs to tell Slurm's cleanup from ours: the queue, the job as the controller
@@ -112,27 +140,8 @@ TEST_F(DaemonSlurmTest, TheTreeCompletesWithEveryValidationAJobOnTheCluster) {
 }
 
 TEST_F(DaemonSlurmTest, StopCancelsTheRunningJobAndLeavesNothingOnTheCluster) {
-  make_repo(slurm_config());
-  write_file(dir / "check.sh", "echo validating; sleep 300\n");
-  run_command("git add check.sh && git commit -qm slow", dir.str());
-  base_may_fail = true;
-  TreeScript s = two_code_loops();
-  s.specs = {"alpha"};
-  start_mock(s);
-  start_daemon();
-  approve_tree("Make the files");
-  ASSERT_TRUE(wait_until([&] { return cluster->queue().find("RUNNING") != std::string::npos; },
-                         std::chrono::seconds(120)))
-      << dump_loops() << cluster->queue();
-  // squeue says RUNNING a moment before the step's first line reaches the daemon.
+  ASSERT_NO_FATAL_FAILURE(start_a_slow_validation());
   nlohmann::json health;
-  EXPECT_TRUE(wait_until(
-      [&] {
-        health = api("GET", "/v1/health").body;
-        return health["sandbox"]["executor"]["jobs_running"] == 1;
-      },
-      std::chrono::seconds(30)))
-      << health.dump();
   ASSERT_EQ(api("POST", "/v1/loops/code-001-001-001/stop").status, 200);
   ASSERT_TRUE(wait_status("code-001-001-001", "stopped", std::chrono::seconds(60))) << dump_loops();
   EXPECT_TRUE(queue_empty()) << cluster_state();
@@ -142,23 +151,7 @@ TEST_F(DaemonSlurmTest, StopCancelsTheRunningJobAndLeavesNothingOnTheCluster) {
 }
 
 TEST_F(DaemonSlurmTest, ADaemonStopCancelsTheRunningJob) {
-  make_repo(slurm_config());
-  write_file(dir / "check.sh", "echo validating; sleep 300\n");
-  run_command("git add check.sh && git commit -qm slow", dir.str());
-  base_may_fail = true;
-  TreeScript s = two_code_loops();
-  s.specs = {"alpha"};
-  start_mock(s);
-  start_daemon();
-  approve_tree("Make the files");
-  ASSERT_TRUE(wait_until([&] { return cluster->queue().find("RUNNING") != std::string::npos; },
-                         std::chrono::seconds(120)))
-      << dump_loops() << cluster->queue();
-  // The step's own first line reached the daemon: the command runs on the node (a stop during
-  // the step's launch is Slurm's race to clean up, not what this test is about).
-  EXPECT_TRUE(wait_until(
-      [&] { return api("GET", "/v1/health").body["sandbox"]["executor"]["jobs_running"] == 1; },
-      std::chrono::seconds(30)));
+  ASSERT_NO_FATAL_FAILURE(start_a_slow_validation());
   ::kill(daemon_pid, SIGTERM);
   bool exited = wait_until([&] { return ::waitpid(daemon_pid, nullptr, WNOHANG) == daemon_pid; },
                            std::chrono::seconds(60));
