@@ -234,8 +234,7 @@ class IterationRun {
                           (passed ? "passed" : "failed: " + first_line(v.summary, 72));
     auto commit = co_await run_blocking(ctx_.pool, [&] {
       const TimestampMs t0 = now_ms();
-      auto wt = git::Worktree::open(loop.worktree);
-      auto made = wt ? wt->checkpoint(message) : Result<git::CommitOutcome>(wt.take_error());
+      auto made = git::Worktree::checkpoint_at(loop.worktree, message);
       checkpoint_ms_ = now_ms() - t0;
       return made;
     });

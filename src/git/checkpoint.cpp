@@ -27,40 +27,54 @@ Result<std::string> clean_message(const std::string& message) {
   return out.str();
 }
 
-}  // namespace
-
-Result<CommitOutcome> Worktree::checkpoint(const std::string& message) const {
+// Stages everything (like `git add -A`) and commits it on HEAD's branch (the body of both
+// checkpoint functions; `path` names the work tree in messages).
+Result<CommitOutcome> commit_all(git_repository* repo, const std::filesystem::path& path,
+                                 const std::string& message) {
   LOOPR_ASSIGN(std::string text, clean_message(message));
-  LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
-  LOOPR_ASSIGN(IndexPtr index,
-               make<IndexPtr>("opening the index", git_repository_index, repo.get()));
+  LOOPR_ASSIGN(IndexPtr index, make<IndexPtr>("opening the index", git_repository_index, repo));
   // Like `git add -A`: new and modified files are staged, deleted ones removed, ignored skipped.
   LOOPR_TRY(check(
       git_index_add_all(index.get(), nullptr, GIT_INDEX_ADD_DEFAULT, skip_private_paths, nullptr),
-      "staging changes in " + path_.string()));
+      "staging changes in " + path.string()));
   // Written even when nothing is committed, so the index's refreshed stat data is kept and the
   // CLI's `git status` sees the same (clean) state.
   LOOPR_TRY(check(git_index_write(index.get()), "writing the index"));
   git_oid tree_id;
   LOOPR_TRY(check(git_index_write_tree(&tree_id, index.get()), "writing the tree"));
 
-  LOOPR_ASSIGN(git_oid parent_id, head_id(repo.get()));
-  LOOPR_ASSIGN(CommitPtr parent, lookup_commit(repo.get(), parent_id));
+  LOOPR_ASSIGN(git_oid parent_id, head_id(repo));
+  LOOPR_ASSIGN(CommitPtr parent, lookup_commit(repo, parent_id));
   if (git_oid_equal(git_commit_tree_id(parent.get()), &tree_id)) {
     return CommitOutcome{CommitOutcome::Kind::nothing_to_commit, to_hex(parent_id)};
   }
 
   LOOPR_ASSIGN(TreePtr tree,
-               make<TreePtr>("reading the new tree", git_tree_lookup, repo.get(), &tree_id));
-  LOOPR_ASSIGN(SignaturePtr sig, default_signature(repo.get()));
+               make<TreePtr>("reading the new tree", git_tree_lookup, repo, &tree_id));
+  LOOPR_ASSIGN(SignaturePtr sig, default_signature(repo));
   const git_commit* parents[] = {parent.get()};
   git_oid id;
   // update_ref "HEAD" moves the checked-out branch only if its tip is still `parent` (libgit2
   // checks), so a concurrent commit on the same branch fails instead of being overwritten.
-  LOOPR_TRY(check(git_commit_create(&id, repo.get(), "HEAD", sig.get(), sig.get(), nullptr,
-                                    text.c_str(), tree.get(), 1, parents),
-                  "committing in " + path_.string()));
+  LOOPR_TRY(check(git_commit_create(&id, repo, "HEAD", sig.get(), sig.get(), nullptr, text.c_str(),
+                                    tree.get(), 1, parents),
+                  "committing in " + path.string()));
   return CommitOutcome{CommitOutcome::Kind::committed, to_hex(id)};
+}
+
+}  // namespace
+
+Result<CommitOutcome> Worktree::checkpoint(const std::string& message) const {
+  LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
+  return commit_all(repo.get(), path_, message);
+}
+
+Result<CommitOutcome> Worktree::checkpoint_at(const std::filesystem::path& path,
+                                              const std::string& message) {
+  LOOPR_ASSIGN(RepoPtr repo, open_repo(path, OpenMode::exact));
+  if (git_repository_is_bare(repo.get()))
+    return make_error(ErrorCode::invalid_argument, path.string() + " is a bare repository");
+  return commit_all(repo.get(), path, message);
 }
 
 }  // namespace loopr::git

@@ -136,6 +136,23 @@ TEST(CheckpointTest, EmptyMessageIsRefused) {
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 
+// The engine's one-open checkpoint: the same commit as open + checkpoint, and the same refusals.
+TEST(CheckpointTest, CheckpointAtCommitsTheWorkTreeAtAPath) {
+  TestRepo t;
+  Worktree wt = loop_worktree(t);
+  write_file(wt.path() / "new.txt", "new\n");
+  ASSERT_OK_AND_ASSIGN(CommitOutcome c, Worktree::checkpoint_at(wt.path(), "iteration 1"));
+  EXPECT_EQ(c.kind, CommitOutcome::Kind::committed);
+  EXPECT_EQ(c.sha, git_line(wt.path(), "rev-parse HEAD"));
+  EXPECT_EQ(git_line(wt.path(), "log -1 --format=%s"), "iteration 1");
+  EXPECT_EQ(git_line(wt.path(), "show --name-only --format= HEAD"), "new.txt");
+  ASSERT_OK_AND_ASSIGN(c, Worktree::checkpoint_at(wt.path(), "iteration 2"));
+  EXPECT_EQ(c.kind, CommitOutcome::Kind::nothing_to_commit);
+  EXPECT_FALSE(Worktree::checkpoint_at(wt.path(), " \n").ok());
+  EXPECT_FALSE(Worktree::checkpoint_at(wt.path() / "no-such-folder", "x").ok());
+  EXPECT_TRUE(fsck_clean(t.root()));
+}
+
 TEST(CheckpointTest, NeverCommitsLooprPrivateFoldersEvenWhenNotIgnored) {
   TestRepo t;
   Worktree wt = loop_worktree(t);

@@ -43,6 +43,10 @@ class Worktree {
   /// nothing differs from HEAD the outcome is `nothing_to_commit`.
   Result<CommitOutcome> checkpoint(const std::string& message) const;
 
+  /// `open(path)` then `checkpoint(message)` on one repository open (an iteration's checkpoint).
+  static Result<CommitOutcome> checkpoint_at(const std::filesystem::path& path,
+                                             const std::string& message);
+
   /// `git status --porcelain` (v1) text: `XY path` lines, tracked changes then `??` untracked,
   /// paths quoted the way git quotes them. Empty when clean.
   Result<std::string> status() const;
