@@ -220,10 +220,12 @@ TEST_F(ClaudeCodeTest, InTheSandboxTheCliSeesItsWorktreeAndStateButNotTheHome) {
   std::filesystem::path home = std::filesystem::canonical(home_dir.path());
   loopr::testing::write_file(home / ".ssh/id_rsa", "SECRET-SSH\n");
   loopr::testing::write_file(home / ".claude/settings.json", "{}\n");
+  // Its answer comes from the worktree: the sandbox hides /tmp, where a checkout may live.
+  std::filesystem::copy_file(fixture_path(), worktree / "reply.jsonl");
   // Records into its working folder: the only place (with ~/.claude) it may write.
   std::string body =
       "env > env.txt\npwd > cwd.txt\ncat ~/.ssh/id_rsa > ssh.txt 2>&1\necho state > ~/.claude/touched\n"
-      "cat " + loopr::testing::shell_quote(fixture_path()) + "\n";
+      "cat " + loopr::testing::shell_quote((worktree / "reply.jsonl").string()) + "\n";
   auto path = dir / "claude";
   loopr::testing::write_file(path, "#!/bin/sh\n" + body);
   ::chmod(path.c_str(), 0755);
