@@ -227,8 +227,7 @@ bool LoopWorktrees::folder_exists(const std::string& worktree) const {
 
 Result<bool> LoopWorktrees::checkpoint(const std::string& worktree,
                                        const std::string& message) const {
-  LOOPR_ASSIGN(Worktree wt, Worktree::open(worktree));
-  LOOPR_ASSIGN(CommitOutcome out, wt.checkpoint(message));
+  LOOPR_ASSIGN(CommitOutcome out, Worktree::checkpoint_at(worktree, message));
   return out.kind == CommitOutcome::Kind::committed;
 }
 
