@@ -1,9 +1,12 @@
 #include <CLI/CLI.hpp>
 
+#include <optional>
+
 #include <loopr/core/log.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/docgen.hpp"
+#include "cli/terminal_guard.hpp"
 #if __has_include("cli/demo.hpp")
 #include "cli/demo.hpp"
 #define LOOPR_HAS_DEMO 1
@@ -194,6 +197,16 @@ int run(int argc, char** argv) {
   merge->add_flag("--force", force_merge,
                   "Merge even though the integration branch fails the code validation");
 
+  // Hidden: loopr's own network bridge inside the claude CLI's sandbox (llm/host_proxy.hpp).
+  std::string bridge_socket;
+  int bridge_port = 0;
+  std::vector<std::string> bridge_command;
+  auto* bridge = app.add_subcommand("sandbox-bridge", "loopr's network bridge in a sandbox");
+  bridge->group("");
+  bridge->add_option("socket", bridge_socket)->required();
+  bridge->add_option("port", bridge_port)->required();
+  bridge->add_option("command", bridge_command)->required();
+
   bool offline = false;
   auto* doctor = app.add_subcommand(
       "doctor",
@@ -237,7 +250,12 @@ int run(int argc, char** argv) {
 
   if (!generate_docs.empty()) return print_generated_doc(app, generate_docs, "loopr 0.1.0");
 
+  // Everything a command prints passes the terminal filter (terminal_guard.hpp); the daemon in
+  // the foreground writes only its log.
+  std::optional<TerminalGuard> guard;
+  if (!(daemon->parsed() && foreground) && !bridge->parsed()) guard.emplace(opts.json);
   try {
+    if (bridge->parsed()) return run_sandbox_bridge(bridge_socket, bridge_port, bridge_command);
     if (init->parsed())
       return run_init(opts, base,
                       init_validation_opt->count() ? std::optional(init_validation) : std::nullopt);

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "cli/context.hpp"
 
@@ -47,5 +48,8 @@ int run_logs(const GlobalOptions& opts, const std::string& id, bool follow);
 int run_watch(const GlobalOptions& opts);
 /// `loopr doctor`: 0 when every check passes, 1 when one fails. `offline`: no network request.
 int run_doctor(const GlobalOptions& opts, bool offline);
+/// `loopr sandbox-bridge SOCKET PORT -- COMMAND…` (hidden; cli/sandbox_bridge.cpp).
+int run_sandbox_bridge(const std::string& socket_path, int port,
+                       const std::vector<std::string>& command);
 
 }  // namespace loopr::cli

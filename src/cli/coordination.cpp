@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include <loopr/core/text.hpp>
+
 #include "cli/commands.hpp"
 #include "cli/format.hpp"
 
@@ -13,9 +15,7 @@ using nlohmann::json;
 namespace {
 
 std::string quoted_first_line(const std::string& text, std::size_t max) {
-  std::string line = text.substr(0, text.find('\n'));
-  if (line.size() > max) line = line.substr(0, max) + "…";
-  return line;
+  return terminal_text(std::string_view(text).substr(0, text.find('\n')), max);
 }
 
 double num(const json& j, const char* key) {
@@ -31,7 +31,7 @@ std::vector<std::string> question_lines(const json& loops, const Style& style) {
   std::vector<std::string> out;
   for (const auto& l : loops) {
     if (str_field(l, "status") != "awaiting_answer") continue;
-    std::string id = str_field(l, "id");
+    std::string id = terminal_text(str_field(l, "id"));
     std::string q = str_field(l, "question");
     if (q.empty()) q = str_field(l, "status_reason");
     out.push_back(style.bold("? " + id + " asks: ") + quoted_first_line(q, 200));
@@ -40,7 +40,8 @@ std::vector<std::string> question_lines(const json& loops, const Style& style) {
   return out;
 }
 
-std::string render_forecast(const json& d, const Style& style) {
+std::string render_forecast(const json& detail, const Style& style) {
+  const json d = terminal_json(detail);
   auto f = d.find("forecast");
   if (f == d.end() || !f->is_object()) return "";
   std::ostringstream out;
@@ -68,15 +69,16 @@ std::string render_forecast(const json& d, const Style& style) {
   return out.str();
 }
 
-ReviewDecision review_question(const Api& api, const json& loop, Prompter& prompter,
+ReviewDecision review_question(const Api& api, const json& asking, Prompter& prompter,
                                std::ostream& ui, const Style& style) {
-  std::string id = str_field(loop, "id");
+  const json loop = terminal_json(asking);  // the question is the model's text
+  std::string id = str_field(asking, "id");
   ReviewDecision d{id, "skip", {}, false};
   std::string question = str_field(loop, "question");
   if (question.empty()) question = str_field(loop, "status_reason");
   ui << "\n"
      << style.bold("Loop " + id) << " (" << str_field(loop, "type")
-     << ") asks: " << str_field(loop, "task").substr(0, 80) << "\n\n";
+     << ") asks: " << utf8_prefix(str_field(loop, "task"), 80) << "\n\n";
   std::istringstream lines(question);
   for (std::string line; std::getline(lines, line);) ui << "  > " << line << "\n";
   ui << "\n";

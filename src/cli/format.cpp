@@ -10,6 +10,8 @@
 #include <map>
 #include <sstream>
 
+#include <loopr/core/text.hpp>
+
 #include "cli/coordination.hpp"
 
 namespace loopr::cli {
@@ -35,14 +37,14 @@ std::int64_t int_field(const json& j, const char* key) {
 std::string compact(const json& j, std::size_t max = 200) {
   std::string s =
       j.is_string() ? j.get<std::string>() : j.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (s.size() > max) s = s.substr(0, max) + "…";
+  if (s.size() > max) s = std::string(utf8_prefix(s, max)) + "…";
   return s;
 }
 
 std::string one_line(std::string s, std::size_t max = 160) {
   for (char& c : s)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  if (s.size() > max) s = s.substr(0, max) + "…";
+  if (s.size() > max) s = std::string(utf8_prefix(s, max)) + "…";
   return s;
 }
 
@@ -163,16 +165,19 @@ std::vector<TreeRow> tree_rows(const json& loops, bool unicode) {
 
 std::string render_tree_table(const json& loops, const Style& style, TimestampMs now,
                               const std::function<std::string(const json&)>& marker) {
+  // Ids, types and statuses are the daemon's own words; the one free text, an id the model
+  // cannot choose, is still shown safely.
   auto rows = tree_rows(loops, style.color);
   std::vector<std::array<std::string, 6>> cells;
   cells.push_back({"ID", "TYPE", "STATUS", "ITER", "COST", "AGE"});
   for (const auto& row : rows) {
     const json& l = row.loop;
     std::string status = str_field(l, "status");
-    std::string shown = style.status(status);
+    std::string shown = style.status(terminal_text(status));
     if (marker) shown = marker(l) + shown;
     std::int64_t created = time_field(l, "created_at");
-    cells.push_back({row.prefix + str_field(l, "id"), str_field(l, "type"), shown, iteration_of(l),
+    cells.push_back({row.prefix + terminal_text(str_field(l, "id")), terminal_text(str_field(l, "type")),
+                     shown, iteration_of(l),
                      format_cost(num_field(l, "cost_usd")),
                      created ? format_age(now - created) : "-"});
   }
@@ -200,7 +205,8 @@ std::string render_tree_table(const json& loops, const Style& style, TimestampMs
   return out;
 }
 
-std::string render_loop_details(const json& d, const Style& style, TimestampMs now) {
+std::string render_loop_details(const json& detail, const Style& style, TimestampMs now) {
+  const json d = terminal_json(detail);  // the model's text, shown with its controls visible
   std::ostringstream out;
   auto field = [&](const std::string& name, const std::string& value) {
     if (value.empty()) return;
@@ -322,7 +328,8 @@ std::string render_loop_details(const json& d, const Style& style, TimestampMs n
   return out.str();
 }
 
-std::string format_event_line(const json& e, const Style& style) {
+std::string format_event_line(const json& event, const Style& style) {
+  const json e = terminal_json(event);
   std::string time = str_field(e, "time");
   std::string clock = "--:--:--";
   if (auto t = parse_timestamp(time)) {
@@ -441,7 +448,8 @@ std::string format_event_line(const json& e, const Style& style) {
   return line;
 }
 
-std::string render_health(const json& h, const Style& style) {
+std::string render_health(const json& health, const Style& style) {
+  const json h = terminal_json(health);
   std::ostringstream out;
   out << "loopr daemon " << style.green("running") << ": pid " << int_field(h, "pid") << ", up "
       << format_elapsed(int_field(h, "uptime_s") * 1000);

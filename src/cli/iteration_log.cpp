@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <loopr/core/text.hpp>
+
 namespace loopr::cli {
 
 using nlohmann::json;
@@ -93,7 +95,12 @@ json iteration_log_json(const IterationLog& log) {
           {"validation_log", log.validation_log ? json(*log.validation_log) : json(nullptr)}};
 }
 
-std::string render_iteration_log(const IterationLog& log, const Style& style) {
+std::string render_iteration_log(const IterationLog& raw, const Style& style) {
+  // Everything in it is the model's or its commands' text: shown with its controls visible.
+  IterationLog log = raw;
+  if (log.prompt) log.prompt = terminal_text(*log.prompt);
+  if (log.validation_log) log.validation_log = terminal_text(*log.validation_log);
+  for (auto& m : log.conversation) m = terminal_json(m);
   std::ostringstream out;
   auto heading = [&](const std::string& what, const std::string& file) {
     out << "\n" << style.bold("== " + what) << style.dim("  " + (log.dir / file).string()) << "\n";

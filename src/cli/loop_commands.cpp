@@ -7,6 +7,8 @@
 #include <sstream>
 #include <thread>
 
+#include <loopr/core/text.hpp>
+
 #include "cli/commands.hpp"
 #include "cli/coordination.hpp"
 #include "cli/daemon_client.hpp"
@@ -152,7 +154,7 @@ int run_list(const GlobalOptions& opts, bool all, const ListFilter& filter) {
     std::cout << "no loops yet; `loopr submit \"…\"` starts a plan\n";
     return kOk;
   }
-  std::cout << render_tree_table(loops, Style{stdout_color(opts)}, now_ms());
+  std::cout << render_tree_table(terminal_json(loops), Style{stdout_color(opts)}, now_ms());
   return kOk;
 }
 

@@ -4,6 +4,8 @@
 #include <ostream>
 #include <sstream>
 
+#include <loopr/core/text.hpp>
+
 #include "cli/coordination.hpp"
 #include "cli/format.hpp"
 #include "cli/markdown_render.hpp"
@@ -26,6 +28,9 @@ std::string read_plan_artifact(const RepoPaths& paths, const json& loop) {
   if (!worktree.empty()) candidates.push_back(std::filesystem::path(worktree) / rel);
   candidates.push_back(paths.root / rel);
   for (const auto& p : candidates) {
+    // Only a plain file: a FIFO the model left there would hang the person's command.
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(p, ec))) continue;
     std::ifstream in(p, std::ios::binary);
     if (!in) continue;
     std::ostringstream s;
@@ -36,11 +41,13 @@ std::string read_plan_artifact(const RepoPaths& paths, const json& loop) {
                      "`loopr show " + id + "` shows where it should be"};
 }
 
-ReviewDecision review_plan(const Api& api, const json& loop, Prompter& prompter, std::ostream& ui,
+ReviewDecision review_plan(const Api& api, const json& plan, Prompter& prompter, std::ostream& ui,
                            const Style& style) {
-  std::string id = str_field(loop, "id");
+  std::string id = str_field(plan, "id");
   ReviewDecision d{id, "skip", {}, false};
-  std::string text = read_plan_artifact(api.paths(), loop);
+  // The plan is rendered with its controls visible (markdown_render.cpp); so is its task.
+  std::string text = read_plan_artifact(api.paths(), plan);
+  const json loop = terminal_json(plan);
   std::string path;
   if (auto a = loop.find("artifacts"); a != loop.end() && a->is_array() && !a->empty())
     path = (*a)[0].get<std::string>();

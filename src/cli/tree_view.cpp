@@ -8,11 +8,13 @@
 #include <sstream>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/core/text.hpp>
 
 #include "cli/coordination.hpp"
 #include "cli/format.hpp"
 #include "cli/review.hpp"
 #include "cli/terminal.hpp"
+#include "cli/terminal_guard.hpp"
 
 namespace loopr::cli {
 
@@ -34,20 +36,23 @@ const char* const kSpinner[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦",
 void LiveView::show(const std::vector<std::string>& lines) {
   std::size_t width = static_cast<std::size_t>(std::max(terminal_width() - 1, 10));
   std::size_t max_lines = static_cast<std::size_t>(std::max(terminal_height() - 1, 3));
-  std::string frame;
-  if (shown_ > 0) frame += "\x1b[" + std::to_string(shown_) + "F";
+  // The cursor movement and line clearing are loopr's own: they go around the terminal filter
+  // (terminal_guard.hpp), which shows any such sequence inside the lines visibly.
+  if (shown_ > 0) write_terminal_control(out_, "\x1b[" + std::to_string(shown_) + "F");
   int count = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (i + 1 == max_lines && lines.size() > max_lines) {
-      frame += "… " + std::to_string(lines.size() - i) + " more\x1b[K\n";
+      out_ << "… " << std::to_string(lines.size() - i) << " more";
+      write_terminal_control(out_, "\x1b[K\n");
       ++count;
       break;
     }
-    frame += truncate_visible(lines[i], width) + "\x1b[K\n";
+    out_ << truncate_visible(lines[i], width);
+    write_terminal_control(out_, "\x1b[K\n");
     ++count;
   }
-  frame += "\x1b[J";
-  out_ << frame << std::flush;
+  write_terminal_control(out_, "\x1b[J");
+  out_ << std::flush;
   shown_ = count;
 }
 
@@ -167,7 +172,7 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
     if (changed || Clock::now() - last_fetch > std::chrono::seconds(1)) {
       last_fetch = Clock::now();
       try {
-        loops = tree_of(api, plan_id);
+        loops = terminal_json(tree_of(api, plan_id));  // shown: the model's text made safe
         daemon_gone = false;
       } catch (const CommandError& e) {
         if (e.exit_code != kDaemonUnreachable) throw;

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <thread>
 
+#include <loopr/core/text.hpp>
+
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/coordination.hpp"
@@ -162,6 +164,7 @@ int run_watch(const GlobalOptions& opts) {
       last_fetch = Clock::now();
       try {
         loops = api.get("/v1/loops").value("loops", json::array());
+        if (!opts.json) loops = terminal_json(loops);  // shown: the model's text made safe
         daemon_gone = false;
       } catch (const CommandError& e) {
         if (e.exit_code != kDaemonUnreachable) throw;

@@ -224,6 +224,7 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                                       {"permission_mode", [&](const YAML::Node& v3, const std::string& k3) { cc.permission_mode = w.choice(v3, k3, {"manual", "default", "acceptEdits", "auto", "bypassPermissions", "dontAsk", "plan"}); }},
                                       {"skip_permissions", bool_field(cc.skip_permissions)},
                                       {"max_turns", int_field(cc.max_turns, 1, 10000)},
+                                      {"allowed_hosts", [&](const YAML::Node& v3, const std::string& k3) { cc.allowed_hosts = w.strings(v3, k3); }},
                                   });
                           }},
                      });

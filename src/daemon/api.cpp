@@ -11,6 +11,7 @@
 #include <set>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/core/text.hpp>
 #include <loopr/manager/tree_verdict.hpp>
 
 #include "daemon/loop_listing.hpp"
@@ -411,7 +412,7 @@ awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
     for (const auto& e : *batch) {
       last = e.seq;
       if (!wanted(e, loop_filter)) continue;
-      bool sent = co_await out->send(std::to_string(e.seq), e.type, to_json(e).dump());
+      bool sent = co_await out->send(std::to_string(e.seq), e.type, json_text(to_json(e)));
       if (!sent) co_return;
     }
   }
@@ -437,7 +438,7 @@ awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
     Event e = std::move(queue->front());
     queue->pop_front();
     if (e.seq <= replayed) continue;
-    bool sent = co_await out->send(std::to_string(e.seq), e.type, to_json(e).dump());
+    bool sent = co_await out->send(std::to_string(e.seq), e.type, json_text(to_json(e)));
     if (!sent) co_return;
   }
 }

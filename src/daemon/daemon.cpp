@@ -17,6 +17,7 @@
 #include <loopr/core/config.hpp>
 #include <loopr/core/log.hpp>
 #include <loopr/core/preflight.hpp>
+#include <loopr/core/text.hpp>
 #include <loopr/daemon/http.hpp>
 #include <loopr/engine/loop_journal.hpp>
 #include <loopr/engine/repo_prompts.hpp>
@@ -81,7 +82,7 @@ void append_loop_log(const RepoPaths& paths, const Event& e) {
   auto dir = paths.loop_log_dir(e.loop_id);
   std::filesystem::create_directories(dir, ec);
   std::ofstream out(dir / "events.log", std::ios::app);
-  out << format_timestamp(e.time) << " #" << e.seq << " " << e.type << " " << e.data.dump() << "\n";
+  out << format_timestamp(e.time) << " #" << e.seq << " " << e.type << " " << json_text(e.data) << "\n";
 }
 
 struct Daemon {
@@ -160,7 +161,8 @@ struct Daemon {
     LOOPR_ASSIGN(store, TaskStore::open(paths.state_dir().string(), {.sync = true}));
     journal = std::make_unique<engine::LoopJournal>(*store, pool, bus);
     LOOPR_TRY(open_executor());
-    LOOPR_ASSIGN(auto first, llm::make_client(*config, env(), io, pool, executor.get()));
+    LOOPR_ASSIGN(auto first, llm::make_client(*config, env(), io, pool, executor.get(),
+                                              paths.run_dir() / "claude"));
     llm = std::make_unique<llm::ReloadableClient>(std::move(first));
     std::string provider = config->llm.provider;
     scheduler = std::make_unique<engine::Scheduler>(io.get_executor(), engine::SchedulerOptions::from_config(*config),
@@ -217,7 +219,7 @@ struct Daemon {
     next->base_branch = config->base_branch;
     next->llm.provider = config->llm.provider;
     next->sandbox = config->sandbox;
-    auto client = llm::make_client(*next, env(), io, pool, executor.get());
+    auto client = llm::make_client(*next, env(), io, pool, executor.get(), paths.run_dir() / "claude");
     if (!client) {
       spdlog::error("SIGHUP: the config was not reloaded: the model client: {}", client.error().message);
       return;

@@ -1,4 +1,9 @@
+#include <spdlog/spdlog.h>
+
+#include <set>
+
 #include <loopr/engine/event_bus.hpp>
+#include <loopr/git/worktree.hpp>
 #include <loopr/llm/retry.hpp>
 
 #include "engine/conversation.hpp"
@@ -197,6 +202,25 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shar
       results.content.push_back(llm::ContentBlock::make_text(cut ? kContinue : "Continue."));
     }
     request.messages.push_back(std::move(results));
+  }
+  if (ctx.llm.runs_own_tools() && loop.type != LoopType::code && !loop.output_artifacts.empty()) {
+    // The CLI's own tools write anywhere in the worktree; a plan, spec or phase loop may change
+    // only its artifact (as the tool router makes sure for the other providers).
+    std::set<std::string> keep(loop.output_artifacts.begin(), loop.output_artifacts.end());
+    auto undo = [wt = loop.worktree, keep]() -> Result<std::vector<std::string>> {
+      LOOPR_ASSIGN(git::Worktree tree, git::Worktree::open(wt));
+      return tree.undo_changes_except(keep);
+    };
+    auto undone = co_await run_blocking(ctx.pool, undo);
+    if (!undone) {
+      spdlog::warn("loop {}: undoing changes outside its artifact: {}", loop.id, undone.error().message);
+    } else if (!undone->empty()) {
+      conv.reverted = std::move(*undone);
+      std::string list;
+      for (const auto& p : conv.reverted) list += (list.empty() ? "" : ", ") + p;
+      conv.messages.push_back(llm::Message::user_text(
+          "[loopr: a " + to_string(loop.type) + " loop writes only its artifact; undone: " + list + "]"));
+    }
   }
   // The conversation for the transcript: everything sent plus the last reply.
   std::vector<llm::Message> all = std::move(request.messages);

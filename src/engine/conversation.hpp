@@ -33,6 +33,9 @@ struct Conversation {
   nlohmann::json refusal;
   std::string question;  ///< what the model asked the person (`ask_user`); it ends the talk
   int notes = 0;         ///< notes shared (`share_note`)
+  /// Files a tool that writes anywhere (the claude CLI) changed outside the artifact of a loop
+  /// that may write only its artifact: undone after the session.
+  std::vector<std::string> reverted;
 };
 
 /// Talks with the model until it is done (or a limit, an error or a stop ends it).

@@ -20,13 +20,15 @@ struct SandboxLayout {
   std::vector<std::filesystem::path> hide_dirs;  ///< an empty tmpfs over each
   std::vector<std::filesystem::path> hide_files;  ///< /dev/null over each
   std::vector<std::filesystem::path> read_only;   ///< visible (read-only) again after hiding
-  std::uint64_t tmp_size = 1ULL << 30;
+  std::uint64_t tmp_size = 1ULL << 30;  ///< each of /tmp, /dev/shm and the home
 };
 
 /// Arguments after `bwrap` (up to and including `--`, then the command's argv). `config_fd`
-/// (the sanitised git config, or -1) and `status_fd` are descriptor numbers in bwrap.
+/// (the sanitised git config, or -1), `status_fd` and `seccomp_fd` (the filter of
+/// seccomp_filter.hpp, or -1) are descriptor numbers in bwrap.
 std::vector<std::string> bwrap_arguments(const SandboxLayout& layout, const Command& command,
-                                         bool network, int config_fd, int status_fd);
+                                         bool network, int config_fd, int status_fd,
+                                         int seccomp_fd = -1);
 
 /// A repository's git config with only what git needs to read the repository (`[core]` format
 /// keys and `[extensions]`): no remote URLs (they may carry tokens), credentials, includes or

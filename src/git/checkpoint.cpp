@@ -1,4 +1,5 @@
 // Checkpoint commits: everything changed in a work tree becomes one commit on its branch.
+#include <loopr/core/worktree_sweep.hpp>
 #include <loopr/git/worktree.hpp>
 
 #include "git/history.hpp"
@@ -32,6 +33,13 @@ Result<std::string> clean_message(const std::string& message) {
 Result<CommitOutcome> commit_all(git_repository* repo, const std::filesystem::path& path,
                                  const std::string& message) {
   LOOPR_ASSIGN(std::string text, clean_message(message));
+  // Before libgit2 opens anything there: a FIFO (say, `.gitignore`) would block this thread
+  // for good, and a setuid bit must not stay on the host (core/worktree_sweep.hpp).
+  SweepReport swept = sweep_worktree(workdir_of(repo));
+  if (!swept.failed.empty())
+    return make_error(ErrorCode::io, "the worktree " + path.string() +
+                                         " holds files loopr does not commit and cannot remove: " +
+                                         describe(swept));
   LOOPR_ASSIGN(IndexPtr index, make<IndexPtr>("opening the index", git_repository_index, repo));
   // Like `git add -A`: new and modified files are staged, deleted ones removed, ignored skipped.
   LOOPR_TRY(check(

@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include <loopr/core/text.hpp>
 #include <loopr/manager/forecast.hpp>
 #include <loopr/markdown/artifacts.hpp>
 
@@ -188,7 +189,7 @@ std::optional<Forecast> forecast_for(TaskStore& store, const Loop& plan, const C
   Forecast f = make_forecast(static_cast<int>(doc->specs.size()), plan.usage.cost_usd, samples);
   f.plan_iteration = plan.iteration;
   f.made_at = now_ms();
-  (void)store.put_meta(forecast_key(plan.id), to_json(f).dump());
+  (void)store.put_meta(forecast_key(plan.id), json_text(to_json(f)));
   return f;
 }
 

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/core/text.hpp>
 
 #include "manager/driver.hpp"
 #include "manager/iteration_gate.hpp"
@@ -169,13 +170,38 @@ awaitable<void> run_body(State s, std::shared_ptr<Run> run, Loop& ended) {
   ended = std::move(exit.loop);
 }
 
+// A run that ended on an exception (a bug, or text loopr could not handle) leaves its loop
+// `running` with nothing behind it, for good, also after a restart: it is paused instead, with
+// the error as its reason, so a person sees it and `loopr resume` tries again.
+awaitable<void> pause_after_exception(State s, std::string id, std::string what) {
+  auto loaded = co_await s->journal.load(id);
+  if (!loaded) co_return;
+  const LoopStatus st = loaded->status;
+  if (st != LoopStatus::running && st != LoopStatus::pending && st != LoopStatus::rebasing)
+    co_return;
+  std::string why = "its run stopped on an internal error (" +
+                    std::string(utf8_prefix(what, 300)) + "); `loopr resume " + id +
+                    "` runs it again";
+  auto paused = co_await s->journal.save_status(std::move(*loaded), LoopStatus::paused, why);
+  if (!paused) spdlog::error("loop {}: pausing it after the error: {}", id, paused.error().message);
+}
+
 awaitable<void> run_loop(State s, std::shared_ptr<Run> run) {
   Loop ended;
+  std::optional<std::string> failure;
   try {
     co_await run_body(s, run, ended);
   } catch (const std::exception& e) {
     spdlog::error("loop {}: its run ended with an exception: {}", run->id, e.what());
     ended = Loop{};
+    failure = e.what();
+  }
+  if (failure && !s->stopping) {
+    try {
+      co_await pause_after_exception(s, run->id, *failure);
+    } catch (const std::exception& e) {
+      spdlog::error("loop {}: pausing it after the error: {}", run->id, e.what());
+    }
   }
   run->done.set();
   s->runs.remove(run);

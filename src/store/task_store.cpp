@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/core/text.hpp>
 #include <loopr/store/task_store.hpp>
 
 namespace loopr {
@@ -212,7 +213,7 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
     if (loop.created_at == 0) loop.created_at = now;
     loop.updated_at = now;
     loop.version = 1;
-    batch.Put(impl_->cf(kLoops), loop.id, to_store_json(loop).dump());
+    batch.Put(impl_->cf(kLoops), loop.id, json_text(to_store_json(loop)));
     result.loops.push_back(loop);
   }
   for (Loop& loop : set.updates) {
@@ -227,20 +228,20 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
                                                  std::to_string(loop.version) + ")");
     loop.version = stored.version + 1;
     loop.updated_at = now;
-    batch.Put(impl_->cf(kLoops), loop.id, to_store_json(loop).dump());
+    batch.Put(impl_->cf(kLoops), loop.id, json_text(to_store_json(loop)));
     result.loops.push_back(loop);
   }
   for (const IterationRecord& rec : set.iterations)
-    batch.Put(impl_->cf(kIterations), iteration_key(rec.loop_id, rec.n), to_json(rec).dump());
+    batch.Put(impl_->cf(kIterations), iteration_key(rec.loop_id, rec.n), json_text(to_json(rec)));
   for (const Approval& a : set.approvals)
-    batch.Put(impl_->cf(kApprovals), a.loop_id, to_json(a).dump());
+    batch.Put(impl_->cf(kApprovals), a.loop_id, json_text(to_json(a)));
   for (const auto& [k, v] : set.meta) batch.Put(impl_->cf(kMeta), k, v);
 
   std::uint64_t seq = impl_->event_seq;
   for (Event& e : set.events) {
     e.seq = ++seq;
     if (e.time == 0) e.time = now;
-    batch.Put(impl_->cf(kEvents), event_key(e.seq), to_json(e).dump());
+    batch.Put(impl_->cf(kEvents), event_key(e.seq), json_text(to_json(e)));
     result.events.push_back(e);
   }
   if (!set.events.empty()) batch.Put(impl_->cf(kMeta), kEventSeqKey, std::to_string(seq));

@@ -85,8 +85,10 @@ class EscapeTest : public ::testing::Test {
   std::unique_ptr<MockLlm> mock;
   std::unique_ptr<Listener> agent;
   std::vector<Call> plan_tricks;  ///< the plan loop's first turn, before it writes its plan
+  std::vector<Call> plan_after;   ///< the same turn, after it wrote its plan
   std::vector<Call> code_tricks;  ///< the code loop's first turn of iteration 1
   std::string extra_config;       ///< appended to .loopr/config.yml
+  std::string llm_config = "  provider: anthropic\n  model: claude-sonnet-5-5\n";  ///< in `llm:`
   int submit_exit = -1;
   std::string submit_output;
 
@@ -164,13 +166,16 @@ class EscapeTest : public ::testing::Test {
     return out;
   }
 
-  // A YAML list of tool_use items (inputs as JSON, which YAML reads as flow mappings).
-  static std::string tool_uses(const std::vector<Call>& calls, const std::string& last) {
-    std::string y = "      tool_use:\n";
+  // YAML tool_use items (inputs as JSON, which YAML reads as flow mappings; ASCII only, so a
+  // control character travels as a \u escape both read alike).
+  static std::string items(const std::vector<Call>& calls) {
+    std::string y;
     for (const auto& c : calls)
-      y += "        - name: " + c.name + "\n          input: " + c.input.dump() + "\n";
-    y += last;
+      y += "        - name: " + c.name + "\n          input: " + c.input.dump(-1, ' ', true) + "\n";
     return y;
+  }
+  static std::string tool_uses(const std::vector<Call>& calls, const std::string& last) {
+    return "      tool_use:\n" + items(calls) + last;
   }
 
   std::string script() const {
@@ -200,7 +205,7 @@ class EscapeTest : public ::testing::Test {
     y += "  - name: finish\n    match: {turn: 2}\n    reply: {text: \"Done.\"}\n";
     y += "  - name: plan\n    match: {loop_type: plan, first_user: "
          "\"`(\\\\.loopr/plans/[^`]+)`\"}\n    reply:\n" +
-         tool_uses(plan_tricks, writer(plan));
+         tool_uses(plan_tricks, writer(plan) + items(plan_after));
     y += "  - name: spec\n    match: {loop_type: spec, first_user: "
          "\"`(\\\\.loopr/specs/[^`]+)`\"}\n    reply:\n" +
          tool_uses({}, writer(spec));
@@ -228,8 +233,7 @@ class EscapeTest : public ::testing::Test {
   void prepare() {
     mock = std::make_unique<MockLlm>(script());
     write_file(repo / ".loopr/config.yml",
-               "base_branch: main\nmerge: auto\nllm:\n  provider: anthropic\n  model: "
-               "claude-sonnet-5-5\n  base_url: " +
+               "base_branch: main\nmerge: auto\nllm:\n" + llm_config + "  base_url: " +
                    mock->url() +
                    "\n  max_retries: 2\nconcurrency:\n  max_loops: 10\n  llm_slots: 8\n  "
                    "requests_per_minute: 100000\n"

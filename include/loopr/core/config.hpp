@@ -118,6 +118,9 @@ struct ClaudeCodeConfig {
   std::string permission_mode = "acceptEdits";
   bool skip_permissions = false;  ///< passes --dangerously-skip-permissions; only when asked
   int max_turns = 50;
+  /// `host[:port]` (443 when none) the CLI may reach besides the API host of `llm.base_url`
+  /// (its only way out is loopr's allowlisting proxy), e.g. the login host of a subscription.
+  std::vector<std::string> allowed_hosts;
 };
 
 struct LlmConfig {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,12 +41,20 @@ class Worktree {
   /// Commits everything changed in the work tree (new, modified, deleted files; `.gitignore`
   /// honoured; loopr's private `.loopr/state|run|worktrees|archive|logs/` never) on its branch,
   /// author and committer from git config or `loopr <loopr@localhost>`. No empty commits: when
-  /// nothing differs from HEAD the outcome is `nothing_to_commit`.
+  /// nothing differs from HEAD the outcome is `nothing_to_commit`. First the work tree is swept
+  /// (core/worktree_sweep.hpp: FIFOs, sockets and devices removed, setuid/setgid bits cleared;
+  /// an io error naming what could not be): a loop's worktree holds what the model left.
   Result<CommitOutcome> checkpoint(const std::string& message) const;
 
   /// `open(path)` then `checkpoint(message)` on one repository open (an iteration's checkpoint).
   static Result<CommitOutcome> checkpoint_at(const std::filesystem::path& path,
                                              const std::string& message);
+
+  /// Undoes every change since HEAD except those to `keep` (repo-relative paths): changed and
+  /// deleted tracked files come back from HEAD, new files (ignored ones too, but never loopr's
+  /// private folders) are removed. The paths it undid, sorted. For a loop that may write only
+  /// its artifact but ran a tool that writes anywhere (the claude CLI).
+  Result<std::vector<std::string>> undo_changes_except(const std::set<std::string>& keep) const;
 
   /// `git status --porcelain` (v1) text: `XY path` lines, tracked changes then `??` untracked,
   /// paths quoted the way git quotes them. Empty when clean.
