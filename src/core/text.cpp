@@ -1,5 +1,6 @@
 #include <loopr/core/text.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 

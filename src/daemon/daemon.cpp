@@ -219,7 +219,8 @@ struct Daemon {
     next->base_branch = config->base_branch;
     next->llm.provider = config->llm.provider;
     next->sandbox = config->sandbox;
-    auto client = llm::make_client(*next, env(), io, pool, executor.get(), paths.run_dir() / "claude");
+    auto client =
+        llm::make_client(*next, env(), io, pool, executor.get(), paths.run_dir() / "claude");
     if (!client) {
       spdlog::error("SIGHUP: the config was not reloaded: the model client: {}", client.error().message);
       return;

@@ -103,7 +103,11 @@ class ClaudeCodeClient final : public LlmClient {
     exec::Command c;
     c.argv = spec.argv;
     c.workdir = spec.cwd;
+    // No network, whatever `sandbox.network` grants the runner classes of commands: the
+    // proxy is its way out.
     c.network = false;
+    c.runner_class = "loopr-claude-cli";
+    c.stays_local = true;
     c.env = spec.env_set;
     c.timeout = spec.timeout;
     c.cancel = spec.cancel;

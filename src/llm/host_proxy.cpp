@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -174,10 +175,10 @@ Result<std::unique_ptr<HostProxy>> HostProxy::start(std::filesystem::path path,
   }
   auto shared = std::make_shared<Shared>();
   shared->allowed = std::move(allowed);
-  return std::unique_ptr<HostProxy>(new HostProxy(std::move(path), fd, std::move(shared)));
+  return std::make_unique<HostProxy>(Key{}, std::move(path), fd, std::move(shared));
 }
 
-HostProxy::HostProxy(std::filesystem::path path, int fd, std::shared_ptr<Shared> shared)
+HostProxy::HostProxy(Key, std::filesystem::path path, int fd, std::shared_ptr<Shared> shared)
     : path_(std::move(path)), fd_(fd), shared_(std::move(shared)) {
   acceptor_ = std::thread([this] { accept_loop(); });
 }

@@ -43,7 +43,12 @@ class HostProxy {
   };
 
  private:
-  HostProxy(std::filesystem::path path, int fd, std::shared_ptr<Shared> shared);
+  struct Key {};  // only `start` makes one
+
+ public:
+  HostProxy(Key, std::filesystem::path path, int fd, std::shared_ptr<Shared> shared);
+
+ private:
   void accept_loop();
 
   std::filesystem::path path_;

@@ -50,7 +50,7 @@ TEST(TerminalText, ShowsEveryControlVisibly) {
   EXPECT_EQ(terminal_text("\x1b[2J\x1b[8mhidden"), "^[[2J^[[8mhidden");
   EXPECT_EQ(terminal_text("\x1b]0;title\x07"), "^[]0;title^G");
   EXPECT_EQ(terminal_text("a\xc2\x9b" "31mb"), "a<U+009B>31mb");  // C1 CSI
-  EXPECT_EQ(terminal_text("x\x7fy\x00z", 5), "x^?y…");
+  EXPECT_EQ(terminal_text(std::string("x\x7fy\0z", 5), 5), "x^?y…");
   EXPECT_EQ(terminal_text(std::string("n\0l", 3)), "n^@l");
   EXPECT_EQ(terminal_text("over\rwrite"), "over^Mwrite");
   EXPECT_EQ(terminal_text("rtl \u202Eevil"), "rtl <U+202E>evil");
