@@ -1,10 +1,10 @@
-#include <loopr/core/socket_pump.hpp>
-
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+
+#include <loopr/core/socket_pump.hpp>
 
 namespace loopr {
 

@@ -1,8 +1,8 @@
-#include <loopr/core/text.hpp>
-
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+
+#include <loopr/core/text.hpp>
 
 namespace loopr {
 namespace {
@@ -121,13 +121,16 @@ std::string valid_utf8(std::string_view text) {
 }
 
 std::size_t utf8_unfinished_tail(std::string_view text) {
-  std::size_t start = text.size() > 3 ? text.size() - 3 : 0;
-  for (std::size_t i = start; i < text.size(); ++i) {
-    unsigned char b = static_cast<unsigned char>(text[i]);
+  // The last byte that is not a continuation byte, among the last four.
+  std::size_t stop = text.size() > 4 ? text.size() - 4 : 0;
+  for (std::size_t i = text.size(); i > stop; --i) {
+    unsigned char b = static_cast<unsigned char>(text[i - 1]);
     if ((b & 0xC0) == 0x80) continue;
-    Step s = decode(text, i);
+    Step s = decode(text, i - 1);
     // Ill-formed only because the text ends: the rest may come.
-    return !s.valid && i + s.len >= text.size() && b >= 0xC2 ? text.size() - i : 0;
+    return !s.valid && i - 1 + s.len >= text.size() && b >= 0xC2 && b <= 0xF4
+               ? text.size() - (i - 1)
+               : 0;
   }
   return 0;
 }

@@ -1,8 +1,6 @@
 // The walk goes by directory descriptors (openat, fstatat, unlinkat with O_NOFOLLOW): a name
 // swapped for a symlink meanwhile leads nowhere outside the folder. Nothing but folders is
 // opened, so a FIFO or a device is never read.
-#include <loopr/core/worktree_sweep.hpp>
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,6 +8,8 @@
 
 #include <cerrno>
 #include <cstring>
+
+#include <loopr/core/worktree_sweep.hpp>
 
 namespace loopr {
 namespace {
@@ -102,8 +102,7 @@ void walk(int fd, const std::string& prefix, SweepReport& report, int depth) {
 
 std::string list(const std::vector<std::string>& names) {
   std::string out;
-  for (std::size_t i = 0; i < names.size() && i < kMaxNamed; ++i)
-    out += (i ? ", " : "") + names[i];
+  for (std::size_t i = 0; i < names.size() && i < kMaxNamed; ++i) out += (i ? ", " : "") + names[i];
   if (names.size() > kMaxNamed) out += " and " + std::to_string(names.size() - kMaxNamed) + " more";
   return out;
 }
@@ -120,8 +119,9 @@ SweepReport sweep_worktree(const std::filesystem::path& root) {
 std::string describe(const SweepReport& r) {
   std::string out;
   if (!r.removed.empty())
-    out += "[loopr: removed from the worktree (only regular files, folders and symlinks are kept): " +
-           list(r.removed) + "]\n";
+    out +=
+        "[loopr: removed from the worktree (only regular files, folders and symlinks are kept): " +
+        list(r.removed) + "]\n";
   if (!r.stripped.empty())
     out += "[loopr: cleared the setuid/setgid bits of " + list(r.stripped) + "]\n";
   if (!r.failed.empty()) out += "[loopr: could not remove or clear " + list(r.failed) + "]\n";

@@ -219,7 +219,8 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shar
       std::string list;
       for (const auto& p : conv.reverted) list += (list.empty() ? "" : ", ") + p;
       conv.messages.push_back(llm::Message::user_text(
-          "[loopr: a " + to_string(loop.type) + " loop writes only its artifact; undone: " + list + "]"));
+          "[loopr: a " + std::string(to_string(loop.type)) +
+          " loop writes only its artifact; undone: " + list + "]"));
     }
   }
   // The conversation for the transcript: everything sent plus the last reply.

@@ -228,7 +228,7 @@ class IterationRun {
                    " model turns (max_turns_per_iteration). Work in smaller steps.";
       if (!conv.reverted.empty())
         fb.text += "\n\nloopr undid your changes to files other than your artifact (a " +
-                   to_string(loop.type) + " loop writes only `" + loop.output_artifacts.front() +
+                   std::string(to_string(loop.type)) + " loop writes only `" + loop.output_artifacts.front() +
                    "`): " + std::to_string(conv.reverted.size()) + " files.";
       add_feedback(loop.run, fb);
     }

@@ -90,21 +90,21 @@ Program build() {
   Program p;
 #if defined(__x86_64__)
   const std::vector<Guard> native = {
-      {SYS_chmod, 1},      {SYS_fchmod, 1},     {SYS_fchmodat, 2},    {452 /* fchmodat2 */, 2},
-      {SYS_mkdir, 1},      {SYS_mkdirat, 2},    {SYS_mknod, 1},       {SYS_mknodat, 2},
-      {SYS_creat, 1},      {SYS_open, 2, 1},    {SYS_openat, 3, 2},   {437 /* openat2 */, -1},
+      {SYS_chmod, 1}, {SYS_fchmod, 1},  {SYS_fchmodat, 2},  {452 /* fchmodat2 */, 2},
+      {SYS_mkdir, 1}, {SYS_mkdirat, 2}, {SYS_mknod, 1},     {SYS_mknodat, 2},
+      {SYS_creat, 1}, {SYS_open, 2, 1}, {SYS_openat, 3, 2}, {437 /* openat2 */, -1},
   };
   // The same calls of 32-bit programs (i386 numbers).
   const std::vector<Guard> i386 = {
-      {15, 1},  {94, 1},     {306, 2},     {452, 2},     {39, 1}, {296, 2},
-      {14, 1},  {297, 2},    {8, 1},       {5, 2, 1},    {295, 3, 2}, {437, -1},
+      {15, 1}, {94, 1},  {306, 2}, {452, 2},  {39, 1},     {296, 2},
+      {14, 1}, {297, 2}, {8, 1},   {5, 2, 1}, {295, 3, 2}, {437, -1},
   };
   add_arch(p, AUDIT_ARCH_X86_64, arch_section(native, true));
   add_arch(p, AUDIT_ARCH_I386, arch_section(i386, false));
   p.push_back(stmt(BPF_RET | BPF_K, kAllow));
 #elif defined(__aarch64__)
   const std::vector<Guard> native = {
-      {SYS_fchmod, 1},  {SYS_fchmodat, 2}, {452 /* fchmodat2 */, 2}, {SYS_mkdirat, 2},
+      {SYS_fchmod, 1},  {SYS_fchmodat, 2},  {452 /* fchmodat2 */, 2}, {SYS_mkdirat, 2},
       {SYS_mknodat, 2}, {SYS_openat, 3, 2}, {437 /* openat2 */, -1},
   };
   add_arch(p, AUDIT_ARCH_AARCH64, arch_section(native, false));

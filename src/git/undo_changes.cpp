@@ -49,7 +49,8 @@ Result<std::vector<std::string>> Worktree::undo_changes_except(
     LOOPR_TRY(check(git_checkout_head(repo.get(), &co), "restoring files in " + path_.string()));
   }
   // A new file the tool staged (`git add`) leaves the index with the file.
-  LOOPR_ASSIGN(IndexPtr index, make<IndexPtr>("opening the index", git_repository_index, repo.get()));
+  LOOPR_ASSIGN(IndexPtr index,
+               make<IndexPtr>("opening the index", git_repository_index, repo.get()));
   bool index_changed = false;
   for (const auto& p : undone)
     if (git_index_get_bypath(index.get(), p.c_str(), 0) != nullptr &&

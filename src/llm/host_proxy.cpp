@@ -62,8 +62,8 @@ void split_host(std::string_view authority, std::string& host, std::string& port
   port = default_port;
   if (!authority.empty() && authority.front() == '[') {
     auto close = authority.find(']');
-    host = std::string(authority.substr(1, close == std::string_view::npos ? authority.npos
-                                                                           : close - 1));
+    host = std::string(
+        authority.substr(1, close == std::string_view::npos ? authority.npos : close - 1));
     if (close != std::string_view::npos && close + 1 < authority.size() &&
         authority[close + 1] == ':')
       port = std::string(authority.substr(close + 2));
@@ -121,10 +121,12 @@ void serve(int client, std::shared_ptr<HostProxy::Shared> shared) {
   if (where.empty() || port.empty() || !shared->allowed.count(where)) {
     ++shared->refused;
     std::string shown = terminal_text(where.empty() ? std::string(line) : where, 200);
-    spdlog::warn("claude CLI network: refused {} (not an allowed host; llm.claude_code.allowed_hosts)",
-                 shown);
+    spdlog::warn(
+        "claude CLI network: refused {} (not an allowed host; llm.claude_code.allowed_hosts)",
+        shown);
     answer(client, "403 Forbidden",
-           "loopr: " + shown + " is not an allowed host for the claude CLI (llm.claude_code.allowed_hosts)\n");
+           "loopr: " + shown +
+               " is not an allowed host for the claude CLI (llm.claude_code.allowed_hosts)\n");
     ::close(client);
     return;
   }

@@ -1,3 +1,5 @@
+#include "cli/terminal_guard.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -5,7 +7,6 @@
 #include <loopr/core/text.hpp>
 
 #include "cli/terminal.hpp"
-#include "cli/terminal_guard.hpp"
 
 using namespace loopr;
 using namespace loopr::cli;
@@ -33,8 +34,10 @@ TEST(TerminalFilter, LetsLooprsOwnStylesThrough) {
 }
 
 TEST(TerminalFilter, ShowsEveryOtherEscapeAndControlVisibly) {
-  std::string out = through_filter({"plan \x1b]52;c;cGF5bG9hZA==\x07 \x1b[2J\x1b]0;pwned\x07"
-                                    "\x1b[8mhidden\x1b[0m \xc2\x9b" "31m \x1b[5F\x1b[K x\r y"});
+  std::string out =
+      through_filter({"plan \x1b]52;c;cGF5bG9hZA==\x07 \x1b[2J\x1b]0;pwned\x07"
+                      "\x1b[8mhidden\x1b[0m \xc2\x9b"
+                      "31m \x1b[5F\x1b[K x\r y"});
   EXPECT_EQ(out.find('\x1b' + std::string("]")), std::string::npos) << out;
   EXPECT_EQ(out.find("\x1b[2J"), std::string::npos);
   EXPECT_EQ(out.find("\x1b[8m"), std::string::npos);
@@ -48,7 +51,10 @@ TEST(TerminalFilter, ShowsEveryOtherEscapeAndControlVisibly) {
 
 TEST(TerminalFilter, HoldsSequencesSplitAcrossWrites) {
   // A character and a style cut in two by separate writes come out whole.
-  EXPECT_EQ(through_filter({"a\xe2\x9c", "\x93" "b", "\x1b[", "1mc\x1b", "[0m"}),
+  EXPECT_EQ(through_filter({"a\xe2\x9c",
+                            "\x93"
+                            "b",
+                            "\x1b[", "1mc\x1b", "[0m"}),
             "a✓b\x1b[1mc\x1b[0m");
   EXPECT_EQ(through_filter({"crlf\r", "\nnext"}), "crlf\nnext");
   // What never completes is shown at the end.
@@ -77,9 +83,9 @@ TEST(TerminalFilter, TerminalControlGoesAroundTheFilter) {
 TEST(TerminalFilter, OwnStylesAreExactlyStylesCodes) {
   EXPECT_TRUE(is_own_style("\x1b[0m"));
   EXPECT_TRUE(is_own_style("\x1b[1;31m"));
-  EXPECT_FALSE(is_own_style("\x1b[8m"));    // conceal
-  EXPECT_FALSE(is_own_style("\x1b[30m"));   // black: invisible on a black terminal
-  EXPECT_FALSE(is_own_style("\x1b[41m"));   // a background
+  EXPECT_FALSE(is_own_style("\x1b[8m"));   // conceal
+  EXPECT_FALSE(is_own_style("\x1b[30m"));  // black: invisible on a black terminal
+  EXPECT_FALSE(is_own_style("\x1b[41m"));  // a background
   EXPECT_FALSE(is_own_style("\x1b[m"));
   EXPECT_FALSE(is_own_style("\x1b[38;5;0m"));
 }

@@ -7,7 +7,8 @@
 using namespace loopr;
 
 TEST(ValidUtf8, KeepsValidTextAsItIs) {
-  for (std::string s : {"", "plain", "grüße ✓ 😀", "tab\tnew\nline", std::string("nul\0x", 5)}) {
+  for (std::string s : {std::string(), std::string("plain"), std::string("grüße ✓ 😀"),
+                        std::string("tab\tnew\nline"), std::string("nul\0x", 5)}) {
     EXPECT_TRUE(is_valid_utf8(s)) << s;
     EXPECT_EQ(valid_utf8(s), s);
   }
@@ -15,11 +16,11 @@ TEST(ValidUtf8, KeepsValidTextAsItIs) {
 
 TEST(ValidUtf8, ReplacesIllFormedBytesLikeLossyDecoding) {
   EXPECT_EQ(valid_utf8("\xff\xfe"), "\uFFFD\uFFFD");
-  EXPECT_EQ(valid_utf8("a\xc3"), "a\uFFFD");           // cut off at the end
-  EXPECT_EQ(valid_utf8("\xe2\x9c"), "\uFFFD");          // a maximal subpart: one replacement
+  EXPECT_EQ(valid_utf8("a\xc3"), "a\uFFFD");    // cut off at the end
+  EXPECT_EQ(valid_utf8("\xe2\x9c"), "\uFFFD");  // a maximal subpart: one replacement
   EXPECT_EQ(valid_utf8("\xe2\x9cx"), "\uFFFDx");
-  EXPECT_EQ(valid_utf8("\xc0\xaf"), "\uFFFD\uFFFD");    // overlong
-  EXPECT_EQ(valid_utf8("\xed\xa0\x80"), "\uFFFD\uFFFD\uFFFD");  // a surrogate
+  EXPECT_EQ(valid_utf8("\xc0\xaf"), "\uFFFD\uFFFD");                      // overlong
+  EXPECT_EQ(valid_utf8("\xed\xa0\x80"), "\uFFFD\uFFFD\uFFFD");            // a surrogate
   EXPECT_EQ(valid_utf8("\xf4\x90\x80\x80"), "\uFFFD\uFFFD\uFFFD\uFFFD");  // above U+10FFFF
   EXPECT_EQ(valid_utf8("\x80ok"), "\uFFFDok");
   EXPECT_FALSE(is_valid_utf8("\xff"));
@@ -41,7 +42,7 @@ TEST(Utf8UnfinishedTail, CountsOnlyWhatMayStillComplete) {
   EXPECT_EQ(utf8_unfinished_tail("ab\xe2"), 1u);
   EXPECT_EQ(utf8_unfinished_tail("ab\xe2\x9c"), 2u);
   EXPECT_EQ(utf8_unfinished_tail("ab\xe2\x9c\x93"), 0u);
-  EXPECT_EQ(utf8_unfinished_tail("ab\xff"), 0u);   // can never become valid
+  EXPECT_EQ(utf8_unfinished_tail("ab\xff"), 0u);  // can never become valid
   EXPECT_EQ(utf8_unfinished_tail("ab\xe2x"), 0u);
 }
 
@@ -49,7 +50,9 @@ TEST(TerminalText, ShowsEveryControlVisibly) {
   EXPECT_EQ(terminal_text("\x1b]52;c;SGVsbG8=\x07"), "^[]52;c;SGVsbG8=^G");
   EXPECT_EQ(terminal_text("\x1b[2J\x1b[8mhidden"), "^[[2J^[[8mhidden");
   EXPECT_EQ(terminal_text("\x1b]0;title\x07"), "^[]0;title^G");
-  EXPECT_EQ(terminal_text("a\xc2\x9b" "31mb"), "a<U+009B>31mb");  // C1 CSI
+  EXPECT_EQ(terminal_text("a\xc2\x9b"
+                          "31mb"),
+            "a<U+009B>31mb");  // C1 CSI
   EXPECT_EQ(terminal_text(std::string("x\x7fy\0z", 5), 5), "x^?y…");
   EXPECT_EQ(terminal_text(std::string("n\0l", 3)), "n^@l");
   EXPECT_EQ(terminal_text("over\rwrite"), "over^Mwrite");

@@ -26,7 +26,7 @@ TEST(UndoChanges, KeepsOnlyTheArtifactAndRestoresEverythingElse) {
 
   ASSERT_OK_AND_ASSIGN(auto undone, wt->undo_changes_except({artifact}));
   EXPECT_EQ(undone, (std::vector<std::string>{"README.md", "build.log", "link", "new/evil.sh",
-                                               "shared.txt"}));
+                                              "shared.txt"}));
   EXPECT_EQ(t.read(artifact), "# Plan\n");
   EXPECT_EQ(t.read("shared.txt"), "line 1\nline 2\nline 3\n");
   EXPECT_EQ(t.read("README.md"), "# test repo\n");
@@ -50,7 +50,8 @@ TEST(CheckpointSweep, AFifoGitignoreNeitherHangsNorReachesTheCommit) {
   ::chmod((t.root() / "tool").c_str(), 04755);
   ASSERT_OK_AND_ASSIGN(auto made, wt.checkpoint("with a fifo"));
   EXPECT_EQ(made.kind, git::CommitOutcome::Kind::committed);
-  EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(t.root() / "sub/.gitignore")));
+  EXPECT_FALSE(
+      std::filesystem::exists(std::filesystem::symlink_status(t.root() / "sub/.gitignore")));
   EXPECT_EQ(git_line(t.root(), "show --format= --name-only HEAD"), "sub/file.txt\ntool");
   struct stat st {};
   ::stat((t.root() / "tool").c_str(), &st);

@@ -1,8 +1,6 @@
 // The claude CLI's allowlisting proxy on real sockets: a CONNECT tunnel to an allowed host
 // carries bytes both ways, an absolute-form request is passed on in origin form, and every
 // other host is refused with 403.
-#include "llm/host_proxy.hpp"
-
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -13,6 +11,7 @@
 
 #include <loopr/core/socket_pump.hpp>
 
+#include "llm/host_proxy.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace loopr;
@@ -66,7 +65,8 @@ std::string through_proxy(const std::filesystem::path& socket, const std::string
   write_all(fd, request);
   std::string out;
   char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<std::size_t>(n));
   ::close(fd);
   return out;
 }
@@ -82,9 +82,10 @@ TEST(HostProxy, TunnelsToAnAllowedHostAndRefusesEveryOther) {
   ASSERT_TRUE(proxy.ok()) << proxy.error().message;
 
   // CONNECT, then the request inside the tunnel (bytes sent with the CONNECT head included).
-  std::string tunnel = through_proxy((*proxy)->path(),
-                                     "CONNECT " + allowed_host + " HTTP/1.1\r\nHost: x\r\n\r\n"
-                                     "GET /inside HTTP/1.1\r\nHost: a\r\n\r\n");
+  std::string tunnel =
+      through_proxy((*proxy)->path(), "CONNECT " + allowed_host +
+                                          " HTTP/1.1\r\nHost: x\r\n\r\n"
+                                          "GET /inside HTTP/1.1\r\nHost: a\r\n\r\n");
   EXPECT_EQ(tunnel.rfind("HTTP/1.1 200 Connection established\r\n\r\n", 0), 0u) << tunnel;
   EXPECT_NE(tunnel.find("\r\n\r\nok"), std::string::npos) << tunnel;
 
@@ -108,8 +109,7 @@ TEST(HostProxy, PassesAnAbsoluteFormRequestOnInOriginForm) {
   auto proxy = HostProxy::start(dir.path() / "p.sock", {where});
   ASSERT_TRUE(proxy.ok()) << proxy.error().message;
   std::string answer = through_proxy(
-      (*proxy)->path(), "POST http://" + where +
-                            "/v1/messages HTTP/1.1\r\nHost: " + where +
+      (*proxy)->path(), "POST http://" + where + "/v1/messages HTTP/1.1\r\nHost: " + where +
                             "\r\nProxy-Connection: keep-alive\r\nContent-Length: 0\r\n\r\n");
   EXPECT_EQ(answer.rfind("HTTP/1.1 404", 0), 0u) << answer;
   EXPECT_EQ(api.seen().rfind("POST /v1/messages HTTP/1.1\r\n", 0), 0u) << api.seen();

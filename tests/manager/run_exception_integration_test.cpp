@@ -30,10 +30,25 @@ class ThrowingClient final : public llm::LlmClient {
 };
 
 template <typename T>
+awaitable<void> store_into(awaitable<T> work, std::optional<T>* out) {
+  out->emplace(co_await std::move(work));
+}
+
+// Runs `work` on the harness's io_context to its end (Results have no default value, so not
+// through a future of their own).
+template <typename T>
 T drive(EngineHarness& h, awaitable<T> work) {
+  std::optional<T> out;
+  auto fut = net::co_spawn(h.io, store_into(std::move(work), &out), net::use_future);
+  h.drive_until(fut);
+  fut.get();
+  return std::move(*out);
+}
+
+void drive(EngineHarness& h, awaitable<void> work) {
   auto fut = net::co_spawn(h.io, std::move(work), net::use_future);
   h.drive_until(fut);
-  return fut.get();
+  fut.get();
 }
 
 Loop wait_for(EngineHarness& h, const std::string& id, LoopStatus status) {
@@ -45,7 +60,7 @@ Loop wait_for(EngineHarness& h, const std::string& id, LoopStatus status) {
   }
   auto l = h.store->get_loop(id);
   ADD_FAILURE() << id << " did not become " << to_string(status) << "; it is "
-                << (l ? to_string(l->status) + ": " + l->status_reason : "missing");
+                << (l ? std::string(to_string(l->status)) + ": " + l->status_reason : "missing");
   return l ? *l : Loop{};
 }
 
@@ -56,9 +71,9 @@ TEST(RunException, ThePlanIsPausedWithTheErrorAlsoAfterARestart) {
   h.config->base_branch = "main";
   engine::EngineContext& real = h.engine();
   ThrowingClient throwing;
-  engine::EngineContext ctx{real.io,     real.pool,    real.journal, real.config,
-                            real.paths,  throwing,     real.scheduler, real.runners,
-                            real.executor, real.prompts, real.costs,  real.retry,
+  engine::EngineContext ctx{real.io,           real.pool,    real.journal,   real.config,
+                            real.paths,        throwing,     real.scheduler, real.runners,
+                            real.executor,     real.prompts, real.costs,     real.retry,
                             real.error_backoff};
   {
     manager::LoopManager m(ctx);

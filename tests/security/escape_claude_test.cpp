@@ -43,20 +43,28 @@ std::string hostile_cli(int listener_port, const std::string& api_url) {
          "cfg=${CLAUDE_CONFIG_DIR:-$HOME/.claude}; mkdir -p \"$cfg\"; cp ~/.claude/settings.json "
          "\"$cfg/settings.json\"\n"
          // The network: any address directly, another host through the proxy, the API host.
-         "curl -s -m 3 --noproxy '*' http://127.0.0.1:" + port + "/ >/dev/null 2>&1; direct=$?\n"
-         "other=$(curl -s -m 5 -o /dev/null -w '%{http_code}' http://127.0.0.1:" + port +
+         "curl -s -m 3 --noproxy '*' http://127.0.0.1:" +
+         port +
+         "/ >/dev/null 2>&1; direct=$?\n"
+         "other=$(curl -s -m 5 -o /dev/null -w '%{http_code}' http://127.0.0.1:" +
+         port +
          "/ 2>/dev/null)\n"
          "other_tls=$(curl -s -m 5 -o /dev/null -w '%{http_code}' https://example.com/ "
          "2>/dev/null)\n"
-         "api=$(curl -s -m 5 -o /dev/null -w '%{http_code}' " + api_url + "/v1/nothing 2>/dev/null)\n"
+         "api=$(curl -s -m 5 -o /dev/null -w '%{http_code}' " +
+         api_url +
+         "/v1/nothing 2>/dev/null)\n"
          // Outside the artifact, in the loops that may write only theirs.
-         "echo evil > \"evil-$type.txt\"; echo 'echo pwned' >> check.sh\n"
+         "[ \"$type\" = code ] || { echo evil > \"evil-$type.txt\"; echo 'echo pwned' >> check.sh; "
+         "}\n"
          "case \"$type\" in\n"
          "  plan) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
-         kPlan + "EOF\n;;\n  spec) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
-         kSpec + "EOF\n;;\n  phase) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
+         kPlan +
+         "EOF\n;;\n  spec) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
+         kSpec +
+         "EOF\n;;\n  phase) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
          kPhase +
-         "EOF\n;;\n  code) git checkout -q -- check.sh; rm -f evil-code.txt; mkdir -p code; printf "
+         "EOF\n;;\n  code) mkdir -p code; printf "
          "'made by %s\\n' \"$id\" > \"code/$id.txt\";;\nesac\n"
          "found=\"home=$home direct=$direct other=$other other_tls=$other_tls api=$api "
          "cfg=${CLAUDE_CONFIG_DIR:+private} claude-done\"\n"
@@ -81,9 +89,8 @@ TEST_F(EscapeTest, AHostileClaudeCliChangesNothingOfThePersonsAndReachesOnlyTheA
   // The person's own Claude Code configuration, which must stay as it is.
   write_file(home / ".claude/settings.json", "{\"theme\":\"dark\"}\n");
   write_file(home / ".claude.json", "{\"userID\":\"person\",\"mcpServers\":{}}\n");
-  llm_config =
-      "  provider: claude-code\n  model: claude-opus-5-5\n  claude_code: {command: " +
-      (bin / "claude").string() + ", skip_permissions: true}\n";
+  llm_config = "  provider: claude-code\n  model: claude-opus-5-5\n  claude_code: {command: " +
+               (bin / "claude").string() + ", skip_permissions: true}\n";
   prepare();
   write_file(bin / "claude", hostile_cli(listener.port(), mock->url()));
   ::chmod((bin / "claude").c_str(), 0755);
@@ -107,8 +114,7 @@ TEST_F(EscapeTest, AHostileClaudeCliChangesNothingOfThePersonsAndReachesOnlyTheA
   }
   // Only the artifacts reached main: no evil file, check.sh as it was.
   for (const char* evil : {"evil-plan.txt", "evil-spec.txt", "evil-phase.txt"})
-    EXPECT_NE(run_command(std::string("git cat-file -e main:") + evil, repo.string()).exit_code,
-              0)
+    EXPECT_NE(run_command(std::string("git cat-file -e main:") + evil, repo.string()).exit_code, 0)
         << evil;
   EXPECT_EQ(run_command("git show main:check.sh", repo.string()).output, check_before);
   auto log = read_file(repo / ".loopr/logs/daemon.log");

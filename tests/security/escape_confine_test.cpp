@@ -108,8 +108,9 @@ TEST_F(EscapeTest, TheModelsTextCannotDriveThePersonsTerminal) {
 
   std::string iteration = loopr("show code-001-001-001 --iteration 1");
   expect_terminal_safe(iteration, "show --iteration");
-  EXPECT_NE(iteration.find("OUT ^[]0;pwned-title^G ^[[8mhidden <U+009B> split\uFFFD bad\uFFFD\uFFFD"),
-            std::string::npos)
+  EXPECT_NE(
+      iteration.find("OUT ^[]0;pwned-title^G ^[[8mhidden <U+009B> split\uFFFD bad\uFFFD\uFFFD"),
+      std::string::npos)
       << iteration;
   std::string shown = loopr("show code-001-001-001");
   expect_terminal_safe(shown, "show with the validation output");
@@ -200,10 +201,10 @@ TEST_F(EscapeTest, NoSetuidOrSetgidFileIsLeftOnTheHost) {
 
 // 33. /dev/shm (and /dev itself): as bounded as /tmp, not half the machine's memory.
 TEST_F(EscapeTest, DevShmIsBoundedLikeTmp) {
-  code_tricks = {cmd(
-      "head -c 100000000 /dev/zero > /dev/shm/big; echo shm=$?; rm -f /dev/shm/big; "
-      "head -c 100000000 /dev/zero > /dev/big; echo dev=$?; df -k /dev/shm; echo shm-done",
-      60)};
+  code_tricks = {
+      cmd("head -c 100000000 /dev/zero > /dev/shm/big; echo shm=$?; rm -f /dev/shm/big; "
+          "head -c 100000000 /dev/zero > /dev/big; echo dev=$?; df -k /dev/shm; echo shm-done",
+          60)};
   run_tree();
   expect_tree_merged();
   std::string conv = conversation("code-001-001-001");
