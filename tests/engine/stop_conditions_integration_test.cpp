@@ -46,6 +46,7 @@ rules:
   code_setup(h, "sh check.sh", 3);
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_EQ(l.end_reason, EndReason::max_iterations) << to_string(l.end_reason);
   EXPECT_EQ(l.iteration, 3);
   EXPECT_NE(l.status_reason.find("maximum of 3 iterations"), std::string::npos) << l.status_reason;
   EXPECT_EQ(h.iterations(l.id).size(), 3u);
@@ -57,6 +58,7 @@ TEST(StopConditionsTest, NoProgressEndsALoopThatChangesNothing) {
   code_setup(h, "sh check.sh", 10);
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_EQ(l.end_reason, EndReason::no_progress) << to_string(l.end_reason);
   EXPECT_NE(l.status_reason.find("no progress"), std::string::npos) << l.status_reason;
   EXPECT_EQ(l.iteration, 3);  // the first failure sets the baseline, two identical ones follow
 }
@@ -75,6 +77,7 @@ rules:
   code_setup(h, "");
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::complete) << l.status_reason;
+  EXPECT_EQ(l.end_reason, EndReason::completion_signal) << to_string(l.end_reason);
   EXPECT_EQ(l.iteration, 2);
   EXPECT_EQ(l.status_reason, "completion signal matched");
 }
@@ -90,6 +93,7 @@ rules:
   code_setup(h, "sh check.sh", 2);
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_EQ(l.end_reason, EndReason::max_iterations) << to_string(l.end_reason);
   EXPECT_EQ(h.iterations(l.id).front().status, "failed");
 }
 
@@ -99,6 +103,7 @@ TEST(StopConditionsTest, LoopCostLimit) {
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_EQ(l.end_reason, EndReason::loop_cost_limit) << to_string(l.end_reason);
   EXPECT_EQ(l.iteration, 1);
   EXPECT_NE(l.status_reason.find("max_loop_cost_usd"), std::string::npos) << l.status_reason;
 }
@@ -109,6 +114,7 @@ TEST(StopConditionsTest, PlanTreeCostLimit) {
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_EQ(l.end_reason, EndReason::cost_limit) << to_string(l.end_reason);
   EXPECT_NE(l.status_reason.find("limits.max_cost_usd"), std::string::npos) << l.status_reason;
 }
 
@@ -119,6 +125,7 @@ TEST(StopConditionsTest, MaxRuntime) {
   std::this_thread::sleep_for(5ms);  // let the plan's clock pass its 1 ms budget
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_EQ(l.end_reason, EndReason::runtime_limit) << to_string(l.end_reason);
   EXPECT_EQ(l.iteration, 0);
   EXPECT_NE(l.status_reason.find("max_runtime"), std::string::npos) << l.status_reason;
 }
@@ -129,6 +136,7 @@ TEST(StopConditionsTest, StopPatternInValidationOutput) {
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::stopped);
+  EXPECT_EQ(l.end_reason, EndReason::stop_pattern) << to_string(l.end_reason);
   EXPECT_EQ(l.iteration, 1);
   EXPECT_NE(l.status_reason.find("LICENSE"), std::string::npos);
 }
@@ -139,6 +147,7 @@ TEST(StopConditionsTest, StopScriptExitZeroStopsWithItsOutputAsReason) {
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::stopped);
+  EXPECT_EQ(l.end_reason, EndReason::stop_script) << to_string(l.end_reason);
   EXPECT_NE(l.status_reason.find("giving up on code-001-001-001"), std::string::npos) << l.status_reason;
 }
 
@@ -148,6 +157,7 @@ TEST(StopConditionsTest, AttendedModePausesAfterEachIterationUntilResumed) {
   code_setup(h, "sh check.sh", 3);
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::paused);
+  EXPECT_EQ(l.end_reason, EndReason::attended) << to_string(l.end_reason);
   EXPECT_EQ(l.iteration, 1);
   l = h.run("code-001-001-001");  // resume
   EXPECT_EQ(l.status, LoopStatus::paused);
@@ -183,6 +193,7 @@ rules:
   });
   Loop l = h.run("code-001-001-001", control);
   EXPECT_EQ(l.status, LoopStatus::paused);
+  EXPECT_EQ(l.end_reason, EndReason::paused_by_user) << to_string(l.end_reason);
   EXPECT_EQ(l.iteration, 1);  // the iteration in flight finished and was recorded
   EXPECT_EQ(h.iterations(l.id).size(), 1u);
   l = h.run("code-001-001-001");  // resume with a fresh control: it runs on to its limit
@@ -208,6 +219,7 @@ rules:
   Loop l = h.run("code-001-001-001", control);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
   EXPECT_EQ(l.status, LoopStatus::stopped);
+  EXPECT_EQ(l.end_reason, EndReason::stopped_by_user) << to_string(l.end_reason);
   auto recs = h.iterations(l.id);
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].status, "stopped");
@@ -237,6 +249,7 @@ rules:
   Loop l = h.run("code-001-001-001", control);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 3s);
   EXPECT_EQ(l.status, LoopStatus::stopped);
+  EXPECT_EQ(l.end_reason, EndReason::stopped_by_user) << to_string(l.end_reason);
   EXPECT_EQ(h.iterations(l.id).back().status, "stopped");
 }
 
@@ -279,6 +292,7 @@ rules:
   code_setup(h, "sh ok.sh");
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::complete);
+  EXPECT_EQ(l.end_reason, EndReason::validation_passed) << to_string(l.end_reason);
   auto reqs = h.requests_of(l.id);
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_GE(reqs[1]["t_ms"].get<long long>() - reqs[0]["t_ms"].get<long long>(), 950);
@@ -297,6 +311,7 @@ rules:
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_EQ(l.end_reason, EndReason::circuit_breaker) << to_string(l.end_reason);
   EXPECT_NE(l.status_reason.find("circuit breaker: 3 consecutive errors"), std::string::npos) << l.status_reason;
   EXPECT_EQ(l.iteration, 0);  // errors are not iterations
   EXPECT_TRUE(h.iterations(l.id).empty());
@@ -314,6 +329,7 @@ rules:
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_EQ(l.end_reason, EndReason::model_error) << to_string(l.end_reason);
   EXPECT_NE(l.status_reason.find("401"), std::string::npos) << l.status_reason;
   EXPECT_EQ(h.requests_of(l.id).size(), 1u);
 }
@@ -332,6 +348,7 @@ rules:
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_EQ(l.end_reason, EndReason::model_refused) << to_string(l.end_reason);
   EXPECT_NE(l.status_reason.find("refused (cyber)"), std::string::npos) << l.status_reason;
 }
 
