@@ -20,7 +20,8 @@ int run_validate(const GlobalOptions& opts, const std::string& kind, const std::
 /// `force`: start even if the provider's prerequisites look unmet.
 int run_daemon_command(const GlobalOptions& opts, bool foreground, bool force);
 int run_daemon_status(const GlobalOptions& opts);
-int run_daemon_stop(const GlobalOptions& opts);
+/// `drain`: the iterations in flight finish first, for at most `timeout` (a duration; empty: 30m).
+int run_daemon_stop(const GlobalOptions& opts, bool drain = false, const std::string& timeout = {});
 
 /// `force`: skip the prerequisite checks that can be wrong (src/cli/preflight.hpp).
 /// `submit --dry-run`: the plan loop up to the gate, shown, then ended (`failed`, `dry run`).
@@ -51,5 +52,10 @@ int run_doctor(const GlobalOptions& opts, bool offline);
 /// `loopr sandbox-bridge SOCKET PORT -- COMMAND…` (hidden; cli/sandbox_bridge.cpp).
 int run_sandbox_bridge(const std::string& socket_path, int port,
                        const std::vector<std::string>& command);
+/// `loopr stats [--since D]`: spending per plan and in total (cli/stats_command.cpp).
+int run_stats(const GlobalOptions& opts, const std::string& since);
+/// `loopr gc [--dry-run] [--older-than D]` (cli/gc_command.cpp); 1 when something could not be
+/// removed (the rest was).
+int run_gc(const GlobalOptions& opts, bool dry_run, const std::string& older_than);
 
 }  // namespace loopr::cli

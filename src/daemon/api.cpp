@@ -12,6 +12,7 @@
 
 #include <loopr/core/ids.hpp>
 #include <loopr/core/text.hpp>
+#include <loopr/manager/stats.hpp>
 #include <loopr/manager/tree_verdict.hpp>
 
 #include "daemon/loop_listing.hpp"
@@ -114,6 +115,9 @@ std::optional<std::string> string_field(const nlohmann::json& body, const char* 
 
 bool valid_id(const std::string& id) { return type_of_id(id).has_value(); }
 
+// How long `POST /v1/shutdown {"drain":true}` lets iterations finish when it names no timeout.
+constexpr std::chrono::milliseconds kDefaultDrain = std::chrono::minutes(30);
+
 }  // namespace
 
 struct Api::State {
@@ -174,19 +178,69 @@ awaitable<Response> Api::handle(Request req) {
                         {"repo", s.info.repo},
                         {"active_runs", s.manager.active_runs()},
                         {"stopping", s.info.shutting_down ? s.info.shutting_down() : false},
+                        {"draining", s.info.draining ? s.info.draining() : false},
                         {"sandbox", s.info.sandbox ? s.info.sandbox() : nlohmann::json(nullptr)},
                         {"loops", counts}}};
   }
 
+  if (what == "stats" && parts.size() == 2) {
+    if (req.method != "GET") co_return method_not_allowed("GET");
+    TimestampMs since = 0;
+    if (auto it = req.query.find("since"); it != req.query.end() && !it->second.empty()) {
+      auto back = parse_duration(it->second);
+      if (!back)
+        co_return error_response(400, "`since` must be a duration such as 7d, 12h or 30m");
+      since = now_ms() - back->count();
+    }
+    const MergeMode mode = s.ctx.config->merge;
+    auto compute = [&s, since, mode] {
+      return manager::stats_of_store(s.ctx.journal.store(), since, mode);
+    };
+    auto stats = co_await run_blocking(s.reads(), compute);
+    if (!stats) co_return error_of(stats.error());
+    co_return Response{200, manager::to_json(*stats)};
+  }
+
   if (what == "shutdown" && parts.size() == 2) {
     if (req.method != "POST") co_return method_not_allowed("POST");
-    if (s.info.request_shutdown) s.info.request_shutdown();
-    co_return Response{200, {{"ok", true}}};
+    auto body = body_object(req, bad);
+    if (!body) co_return bad;
+    const bool drain = body->contains("drain") && (*body)["drain"].is_boolean() &&
+                       (*body)["drain"].get<bool>();
+    std::chrono::milliseconds limit = kDefaultDrain;
+    if (auto t = string_field(*body, "timeout", bad); !t) {
+      co_return bad;
+    } else if (!t->empty()) {
+      auto d = parse_duration(*t);
+      if (!d || d->count() <= 0)
+        co_return error_response(400, "`timeout` must be a duration such as 30m or 90s");
+      limit = *d;
+    }
+    if (s.info.request_shutdown) s.info.request_shutdown(drain ? limit : std::chrono::milliseconds(0));
+    co_return Response{200, {{"ok", true}, {"drain", drain}}};
   }
 
   if (s.info.shutting_down && s.info.shutting_down() && req.method == "POST")
     co_return error_response(503,
                              "the daemon is shutting down (start it again with `loopr daemon`)");
+
+  if (what == "gc" && parts.size() == 2) {
+    if (req.method != "POST") co_return method_not_allowed("POST");
+    auto body = body_object(req, bad);
+    if (!body) co_return bad;
+    manager::GcOptions options = manager::GcOptions::from(*s.ctx.config, now_ms());
+    options.dry_run = body->contains("dry_run") && (*body)["dry_run"].is_boolean() &&
+                      (*body)["dry_run"].get<bool>();
+    if (auto older = string_field(*body, "older_than", bad); !older) {
+      co_return bad;
+    } else if (!older->empty()) {
+      auto d = parse_duration(*older);
+      if (!d) co_return error_response(400, "`older_than` must be a duration such as 7d or 12h");
+      options.older_than = *d;
+    }
+    manager::GcReport report = co_await s.manager.gc(options);
+    co_return Response{200, manager::to_json(report)};
+  }
 
   if (what == "plans" && parts.size() == 2) {
     if (req.method != "POST") co_return method_not_allowed("POST");

@@ -24,6 +24,7 @@
 #include <loopr/engine/code_check.hpp>
 #include <loopr/engine/engine.hpp>
 #include <loopr/git/loop_worktrees.hpp>
+#include <loopr/manager/gc.hpp>
 #include <loopr/manager/loop_manager.hpp>
 #include <loopr/net/async.hpp>
 
@@ -54,6 +55,8 @@ struct ManagerState : std::enable_shared_from_this<ManagerState> {
   /// Completions under way (waiting for the tree lock or holding it), per plan.
   std::map<std::string, int> completing;
   bool stopping = false;
+  /// `daemon stop --drain`: the iterations in flight finish, none starts (iteration_gate.cpp).
+  bool draining = false;
   /// Set when the daemon stops: an integration check under way ends.
   std::atomic<bool> gate_cancel{false};
 
@@ -106,7 +109,7 @@ awaitable<void> on_failed(State s, std::string id);
 /// Stops `root` and its descendants (with `include_root` false only the descendants): runs are
 /// asked to stop, loops waiting to run are stored `stopped` at once. How many were acted on.
 awaitable<std::size_t> stop_subtree(ManagerState& s, std::string plan_id, std::string root,
-                                    std::string why, bool include_root);
+                                    std::string why, EndReason end, bool include_root);
 
 // user_actions.cpp
 awaitable<ActionResult> submit(State s, std::string request, bool dry_run);
@@ -128,9 +131,20 @@ awaitable<void> forecast_at_gate(State s, Loop plan);
 /// paused loop that asked.
 awaitable<ActionResult> answer(State s, std::string id, std::string text);
 
+// gc_step.cpp
+/// `loopr gc` in the daemon: tree by tree under the tree lock; loops with a run are left alone.
+awaitable<GcReport> gc(State s, GcOptions options);
+
 // recovery.cpp
 awaitable<Result<void>> start(State s);
-awaitable<void> shutdown(State s, std::chrono::milliseconds grace);
+/// `drain` > 0: first the runs' iterations in flight finish (none starts) for at most `drain`.
+awaitable<void> shutdown(State s, std::chrono::milliseconds grace,
+                         std::chrono::milliseconds drain = std::chrono::milliseconds(0));
+/// A drain under way ends now: what still runs is stopped as in a shutdown without a drain.
+void cut_drain_short(ManagerState& s);
+/// The status reason of a loop a drain stopped at its iteration boundary.
+inline constexpr const char* kDrained =
+    "the daemon stopped after its iteration (a drained stop); it runs again at the next start";
 
 /// An illegal_transition error naming the loop's status and what was refused.
 Error not_allowed(const Loop& loop, const std::string& what);

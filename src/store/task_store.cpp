@@ -227,7 +227,7 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
                                                  ", update was based on " +
                                                  std::to_string(loop.version) + ")");
     loop.version = stored.version + 1;
-    loop.updated_at = now;
+    if (set.touch) loop.updated_at = now;
     batch.Put(impl_->cf(kLoops), loop.id, json_text(to_store_json(loop)));
     result.loops.push_back(loop);
   }

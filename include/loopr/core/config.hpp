@@ -99,6 +99,10 @@ struct SlurmConfig {
   Duration queue_timeout = std::chrono::minutes(10);
   int max_attempts = 3;  ///< tries of a job that never ran before the loop is paused
   Duration retry_backoff = std::chrono::seconds(10);  ///< doubled after each failed try
+  /// How long a cancelled job may stay listed by squeue (COMPLETING: the node still ends its
+  /// processes) before the command returns anyway; the job is then reported as still cleaning
+  /// up (`daemon status`), never as gone. Slurm's own KillWait + UnkillableStepTimeout is 90 s.
+  Duration cancel_timeout = std::chrono::minutes(3);
   std::string bin_dir;   ///< where srun, scancel, squeue are; empty: PATH
 };
 
@@ -184,6 +188,21 @@ struct IntegrationConfig {
   int max_fix_iterations = 5;
 };
 
+/// `gc:` what `loopr gc` removes of trees that ended (their worktrees and loop branches), and
+/// when the daemon runs it by itself.
+struct GcConfig {
+  Duration older_than = std::chrono::hours(24 * 7);      ///< trees that ended this long ago
+  Duration keep_archived = std::chrono::hours(24 * 30);  ///< archived attempts kept this long
+  Duration every = Duration::zero();  ///< the daemon runs gc this often; 0: never by itself
+};
+
+/// `daemon:` the service's own behaviour.
+struct DaemonConfig {
+  /// SIGTERM drains for at most this long (iterations in flight finish, none starts) before it
+  /// stops as `loopr daemon stop` does; 0: SIGTERM stops at once (what a drain's timeout does).
+  Duration sigterm_drain = Duration::zero();
+};
+
 struct GitConfig {
   std::size_t diff_max_bytes = 64 * 1024;   ///< `{{git-diff}}` is cut past this
   int log_entries = 10;
@@ -216,6 +235,8 @@ struct Config {
   ArtifactsConfig artifacts;
   GitConfig git;
   IntegrationConfig integration;
+  GcConfig gc;
+  DaemonConfig daemon;
   FailurePolicy on_failure = FailurePolicy::finish_siblings;
   SandboxConfig sandbox;
   ExecutorConfig executor;

@@ -14,6 +14,7 @@
 
 #include <loopr/core/ids.hpp>
 #include <loopr/engine/engine.hpp>
+#include <loopr/manager/gc.hpp>
 
 namespace loopr::manager {
 
@@ -61,10 +62,18 @@ class LoopManager {
   /// changed since it was checked and fails now) is refused unless `force`.
   awaitable<Result<MergeInfo>> merge(std::string plan_id, bool force = false);
 
+  /// `loopr gc` (manager/gc.hpp): tree by tree under the tree lock, loops with a run left alone.
+  awaitable<GcReport> gc(GcOptions options);
+
   /// Graceful stop: no new runs; every run is stopped (model calls abandoned, tool and validation
   /// processes killed) and waited for up to `grace`; loops it stopped are stored `pending` so the
   /// next start resumes them.
-  awaitable<void> shutdown(std::chrono::milliseconds grace);
+  awaitable<void> shutdown(std::chrono::milliseconds grace,
+                           std::chrono::milliseconds drain = std::chrono::milliseconds(0));
+  /// A drain under way (`shutdown` with `drain`) ends now, as a shutdown without one.
+  void cut_drain_short();
+  /// A drained shutdown is under way.
+  bool draining() const;
 
   /// Loops with a run in this process (iterating or waiting for a loop slot).
   std::size_t active_runs() const;
