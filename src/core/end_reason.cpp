@@ -49,6 +49,7 @@ constexpr Spelling kSpellings[] = {
     {EndReason::attended, "attended"},
     {EndReason::validation_not_run, "validation_not_run"},
     {EndReason::disk_full, "disk_full"},
+    {EndReason::run_error, "run_error"},
     {EndReason::unknown, "unknown"},
 };
 

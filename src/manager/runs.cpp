@@ -184,7 +184,8 @@ awaitable<void> pause_after_exception(State s, std::string id, std::string what)
   std::string why = "its run stopped on an internal error (" +
                     std::string(utf8_prefix(what, 300)) + "); `loopr resume " + id +
                     "` runs it again";
-  auto paused = co_await s->journal.save_status(std::move(*loaded), LoopStatus::paused, why);
+  auto paused = co_await s->journal.save_status(std::move(*loaded), LoopStatus::paused,
+                                                EndReason::run_error, why, {});
   if (!paused) spdlog::error("loop {}: pausing it after the error: {}", id, paused.error().message);
 }
 

@@ -84,6 +84,7 @@ TEST(RunException, ThePlanIsPausedWithTheErrorAlsoAfterARestart) {
     EXPECT_NE(paused.status_reason.find("internal error (a bug in the client)"), std::string::npos)
         << paused.status_reason;
     EXPECT_NE(paused.status_reason.find("`loopr resume 001`"), std::string::npos);
+    EXPECT_EQ(paused.end_reason, EndReason::run_error);
     drive(h, m.shutdown(std::chrono::seconds(5)));
   }
   // A daemon killed during such a run left the loop `running`: the next start runs it, the run
@@ -95,5 +96,6 @@ TEST(RunException, ThePlanIsPausedWithTheErrorAlsoAfterARestart) {
   ASSERT_TRUE(drive(h, again.start()).ok());
   Loop after = wait_for(h, "001", LoopStatus::paused);
   EXPECT_NE(after.status_reason.find("internal error"), std::string::npos);
+  EXPECT_EQ(after.end_reason, EndReason::run_error);
   drive(h, again.shutdown(std::chrono::seconds(5)));
 }

@@ -55,6 +55,7 @@ enum class EndReason {
   attended,            ///< attended: true, after an iteration
   validation_not_run,  ///< the check could not start (sandbox or cluster trouble)
   disk_full,           ///< below the free-space floor (or a write hit ENOSPC): resumes itself
+  run_error,           ///< its run stopped on an exception (a bug): `loopr resume` tries again
   unknown,             ///< a reason a newer loopr stored, which this one does not know
 };
 
@@ -78,7 +79,7 @@ inline constexpr EndReason kAllEndReasons[] = {
     EndReason::invalidated,        EndReason::superseded,        EndReason::rebase_conflict,
     EndReason::merge_conflict,     EndReason::integration_failed, EndReason::sandbox_unavailable,
     EndReason::baseline_failed,    EndReason::held_for_review,   EndReason::paused_by_user,    EndReason::attended,
-    EndReason::validation_not_run, EndReason::disk_full,
+    EndReason::validation_not_run, EndReason::disk_full,          EndReason::run_error,
 };
 
 }  // namespace loopr
