@@ -13,6 +13,7 @@
 #include <loopr/engine/engine.hpp>
 #include <loopr/engine/feedback.hpp>
 #include <loopr/engine/prompt_vars.hpp>
+#include <loopr/engine/test_output.hpp>
 #include <loopr/git/worktree.hpp>
 #include <loopr/tools/tool_router.hpp>
 
@@ -24,8 +25,6 @@
 
 namespace loopr::engine {
 namespace {
-
-std::string text_hash(const std::string& text) { return std::to_string(std::hash<std::string>{}(text)); }
 
 // A check that ends the run before another iteration starts; empty when none applies.
 struct Limit {
@@ -243,8 +242,9 @@ class IterationRun {
     loop.run.head = commit->sha;
 
     if (!passed) {
-      // Deterministic stop conditions, in order of how much they say about the loop.
-      std::string hash = text_hash(v.output);
+      // Deterministic stop conditions, in order of how much they say about the loop. "The same
+      // failure" is the same output with timings, temp paths, pids … taken out (test_output.hpp).
+      std::string hash = output_fingerprint(v.output, {{loop.worktree}});
       int stale =
           (!changed && loop.run.last_validation_hash == hash) ? loop.run.no_progress + 1 : 0;
       loop.run.no_progress = stale;

@@ -61,6 +61,21 @@ TEST(StopConditionsTest, NoProgressEndsALoopThatChangesNothing) {
   EXPECT_EQ(l.iteration, 3);  // the first failure sets the baseline, two identical ones follow
 }
 
+// pytest's summary changes every run (`2 errors in 0.06s`, its temp folders, pids): the same
+// failure all the same (engine/test_output.hpp), so the stale check still fires.
+TEST(StopConditionsTest, NoProgressSeesThroughTimingsTempPathsAndPids) {
+  EngineHarness h(kIdleModel, kProject);
+  h.config->limits.no_progress_iterations = 2;
+  code_setup(h,
+             "d=$(mktemp -d); echo \"E   ModuleNotFoundError: No module named 'pkg' ($d, pid $$)\"; "
+             "echo \"=== 2 errors in 0.$(date +%N | cut -c1-2)s ===\"; exit 1",
+             10);
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_NE(l.status_reason.find("no progress"), std::string::npos) << l.status_reason;
+  EXPECT_EQ(l.iteration, 3);
+}
+
 TEST(StopConditionsTest, CompletionSignalEndsALoopWithoutValidationCommand) {
   const char* script = R"(
 rules:
