@@ -1,9 +1,9 @@
 // The events' one codec. Each type: its wire name, how its data reads (missing fields take
 // their defaults, as every reader did before) and how it is written (the emitters' exact shape).
+#include <loopr/api/events.hpp>
+
 #include <string_view>
 #include <type_traits>
-
-#include <loopr/api/events.hpp>
 
 namespace loopr::api {
 namespace {
@@ -25,12 +25,12 @@ std::vector<std::string> strs(const json& d, const char* key) {
 template <typename T>
 struct Codec;
 
-#define LOOPR_EVENT(T, NAME)                       \
-  template <>                                      \
-  struct Codec<T> {                                \
-    static constexpr std::string_view name = NAME; \
-    static T read(const json& d);                  \
-    static json write(const T& e);                 \
+#define LOOPR_EVENT(T, NAME)                                                \
+  template <>                                                              \
+  struct Codec<T> {                                                        \
+    static constexpr std::string_view name = NAME;                         \
+    static T read(const json& d);                                          \
+    static json write(const T& e);                                         \
   };
 
 LOOPR_EVENT(LoopCreated, "loop_created")
@@ -107,8 +107,8 @@ json Codec<ToolCalled>::write(const ToolCalled& e) {
 }
 
 ValidationFinished Codec<ValidationFinished>::read(const json& d) {
-  return {d.value("n", 0), d.value("passed", false), str(d, "summary"), int_or_null(d, "exit_code"),
-          strs(d, "jobs")};
+  return {d.value("n", 0), d.value("passed", false), str(d, "summary"),
+          int_or_null(d, "exit_code"), strs(d, "jobs")};
 }
 json Codec<ValidationFinished>::write(const ValidationFinished& e) {
   return {{"n", e.n},
@@ -169,16 +169,12 @@ json Codec<LlmRetry>::write(const LlmRetry& e) {
           {"message", e.message}};
 }
 
-Merged Codec<Merged>::read(const json& d) {
-  return {str(d, "into"), str(d, "sha"), str(d, "kind")};
-}
+Merged Codec<Merged>::read(const json& d) { return {str(d, "into"), str(d, "sha"), str(d, "kind")}; }
 json Codec<Merged>::write(const Merged& e) {
   return {{"into", e.into}, {"sha", e.sha}, {"kind", e.kind}};
 }
 
-Rebased Codec<Rebased>::read(const json& d) {
-  return {str(d, "onto"), str(d, "sha"), str(d, "kind")};
-}
+Rebased Codec<Rebased>::read(const json& d) { return {str(d, "onto"), str(d, "sha"), str(d, "kind")}; }
 json Codec<Rebased>::write(const Rebased& e) {
   return {{"onto", e.onto}, {"sha", e.sha}, {"kind", e.kind}};
 }
@@ -232,9 +228,12 @@ IntegrationCheck Codec<IntegrationCheck>::read(const json& d) {
           str(d, "log")};
 }
 json Codec<IntegrationCheck>::write(const IntegrationCheck& e) {
-  return {{"sha", e.sha},         {"passed", e.passed},
-          {"command", e.command}, {"exit_code", or_null(e.exit_code)},
-          {"summary", e.summary}, {"duration_ms", e.duration_ms},
+  return {{"sha", e.sha},
+          {"passed", e.passed},
+          {"command", e.command},
+          {"exit_code", or_null(e.exit_code)},
+          {"summary", e.summary},
+          {"duration_ms", e.duration_ms},
           {"log", e.log}};
 }
 
@@ -253,8 +252,10 @@ SetupFinished Codec<SetupFinished>::read(const json& d) {
           str(d, "log")};
 }
 json Codec<SetupFinished>::write(const SetupFinished& e) {
-  return {
-      {"passed", e.passed}, {"summary", e.summary}, {"duration_ms", e.duration_ms}, {"log", e.log}};
+  return {{"passed", e.passed},
+          {"summary", e.summary},
+          {"duration_ms", e.duration_ms},
+          {"log", e.log}};
 }
 
 NoteShared Codec<NoteShared>::read(const json& d) { return {d.value("n", 0), str(d, "text")}; }
