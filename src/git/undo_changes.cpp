@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <loopr/core/worktree_sweep.hpp>
 #include <loopr/git/worktree.hpp>
 
 #include "git/libgit2.hpp"
@@ -16,6 +17,11 @@ using namespace detail;
 
 Result<std::vector<std::string>> Worktree::undo_changes_except(
     const std::set<std::string>& keep) const {
+  // Before libgit2 reads the work tree: a FIFO `.gitignore` would block this thread for good.
+  SweepReport swept = sweep_worktree(path_);
+  if (!swept.failed.empty())
+    return make_error(ErrorCode::io, "the worktree " + path_.string() +
+                                         " holds files loopr cannot remove: " + describe(swept));
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
   git_status_options opts = GIT_STATUS_OPTIONS_INIT;
   opts.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;

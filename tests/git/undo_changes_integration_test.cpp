@@ -57,3 +57,16 @@ TEST(CheckpointSweep, AFifoGitignoreNeitherHangsNorReachesTheCommit) {
   ::stat((t.root() / "tool").c_str(), &st);
   EXPECT_EQ(st.st_mode & 07777, 0755u);
 }
+
+TEST(UndoChanges, AFifoGitignoreLeftByTheCliIsRemovedFirst) {
+  TestRepo t;
+  ASSERT_OK_AND_ASSIGN(Worktree wt, Worktree::open(t.root()));
+  const std::string tracked = t.read(".gitignore");
+  std::filesystem::remove(t.root() / ".gitignore");
+  ASSERT_EQ(::mkfifo((t.root() / ".gitignore").c_str(), 0644), 0);
+  t.write("other.txt", "new\n");
+  ASSERT_OK_AND_ASSIGN(auto undone, wt.undo_changes_except({"plan.md"}));
+  EXPECT_EQ(undone, (std::vector<std::string>{".gitignore", "other.txt"}));
+  EXPECT_TRUE(std::filesystem::is_regular_file(t.root() / ".gitignore"));
+  EXPECT_EQ(t.read(".gitignore"), tracked);
+}
