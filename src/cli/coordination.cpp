@@ -116,7 +116,7 @@ ReviewDecision review_question(const Api& api, const json& loop, Prompter& promp
 }
 
 void add_coordination_json(json& out, const json& api) {
-  for (const char* key : {"question", "answer", "forecast", "actual"})
+  for (const char* key : {"question", "answer", "forecast", "actual", "budget"})
     if (auto it = api.find(key); it != api.end()) out[key] = *it;
 }
 
