@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "cli/baseline_view.hpp"
 #include "cli/coordination.hpp"
 
 namespace loopr::cli {
@@ -252,6 +253,7 @@ std::string render_loop_details(const json& d, const Style& style, TimestampMs n
       }
     }
   }
+  out << render_baseline(d, style);
   out << render_forecast(d, style);
   field("question", str_field(d, "question"));
   field("answer", str_field(d, "answer"));
