@@ -178,7 +178,6 @@ awaitable<void> check_baseline(State s, std::string plan) {
   }
   spdlog::info("plan {}: baseline {} in {}: {}", plan, result->passed ? "passed" : "failed",
                seconds(result->duration_ms), result->summary);
-  Loop after;
   auto stored = co_await s->journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     record(l, *result);
     w.events.push_back(check_event(plan, *result, reused));
