@@ -304,8 +304,12 @@ RecoveryPlan plan_recovery(std::span<const Loop> all, MergeMode mode) {
 FailureStep after_failure(const Loop& l, const std::string& baseline_failure) {
   if (!failure_pending(l)) return FailureStep::none;
   if (is_fix_loop_id(l.id)) return FailureStep::block_plan;
+  // A fresh attempt cannot help a tree whose cost or runtime is used up: it rolls up at once;
+  // nor a loop that fails exactly as the base did before any change (`baseline: warn`).
+  const bool tree_spent = l.end_reason == EndReason::cost_limit || l.end_reason == EndReason::runtime_limit;
   const bool as_on_base = !baseline_failure.empty() && l.run.last_validation_hash == baseline_failure;
-  if (l.type == LoopType::code && l.tree.attempt < 2 && !as_on_base) return FailureStep::retry_fresh;
+  if (l.type == LoopType::code && l.tree.attempt < 2 && !tree_spent && !as_on_base)
+    return FailureStep::retry_fresh;
   return FailureStep::roll_up;
 }
 
