@@ -33,6 +33,9 @@ std::string render_baseline(const nlohmann::json& plan, const Style& style) {
     out << style.bold("baseline: ") << style.green("passed") << " in " << seconds(ms);
     if (setup_ms > 0) out << " (setup " << seconds(setup_ms) << ")";
     out << " on " << sha << "\n";
+  } else if (result == "unavailable") {
+    out << style.bold("baseline: ") << "could not run (" << str_field(*b, "summary")
+        << "); the code loops go on\n";
   } else {
     out << style.bold("baseline: ") << style.red("failed") << " on " << sha << " in " << seconds(ms)
         << ": " << str_field(*b, "summary") << "\n";

@@ -26,6 +26,9 @@ namespace {
 struct BaselineRun {
   bool passed = false;
   bool stopped = false;  ///< the daemon is stopping: nothing is stored, it runs again
+  /// The sandbox or the cluster never ran it: no verdict on the tests (the loops meet the same
+  /// problem and say so themselves), so it blocks nothing.
+  bool could_not_start = false;
   std::string sha;
   std::string summary;
   std::string output;
@@ -94,6 +97,7 @@ awaitable<BaselineRun> run_check(ManagerState& s, const std::string& plan) {
   std::string text = setup.output;
   if (!setup.passed) {
     r.stopped = setup.stopped;
+    r.could_not_start = setup.could_not_start;
     r.summary = setup.summary;
     r.output = setup.output;
   } else {
@@ -105,6 +109,7 @@ awaitable<BaselineRun> run_check(ManagerState& s, const std::string& plan) {
     engine::CodeCheck check = co_await engine::run_code_check(s.ctx, std::move(request));
     r.passed = check.passed;
     r.stopped = check.stopped;
+    r.could_not_start = check.could_not_start;
     r.summary = check.summary;
     r.output = check.output;
     text += "$ " + check.command + "\n" + check.output + "\n";
@@ -126,13 +131,14 @@ awaitable<BaselineRun> run_check(ManagerState& s, const std::string& plan) {
 void record(Loop& plan, const BaselineRun& r) {
   auto& t = plan.tree;
   t.baseline_sha = r.sha;
-  t.baseline_result = r.passed ? "passed" : "failed";
+  t.baseline_result = r.passed ? "passed" : r.could_not_start ? "unavailable" : "failed";
   t.baseline_summary = r.summary;
   t.baseline_output = gate_output_tail(r.output);
   t.baseline_log = r.log;
   t.baseline_ms = r.duration_ms;
   t.baseline_setup_ms = r.setup_ms;
-  t.baseline_fingerprint = r.passed ? "" : engine::output_fingerprint(r.output);
+  t.baseline_fingerprint =
+      r.passed || r.could_not_start ? "" : engine::output_fingerprint(r.output);
 }
 
 Event check_event(const std::string& plan, const BaselineRun& r, bool reused) {
@@ -181,7 +187,7 @@ awaitable<void> check_baseline(State s, std::string plan) {
   auto stored = co_await s->journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     record(l, *result);
     w.events.push_back(check_event(plan, *result, reused));
-    if (!reused) w.meta.emplace_back(key, to_json(*result).dump());
+    if (!reused && !result->could_not_start) w.meta.emplace_back(key, to_json(*result).dump());
     return std::nullopt;
   });
   if (!stored) co_return;

@@ -78,7 +78,8 @@ std::string gate_output_tail(const std::string& output);
 /// What a plan's children wait for: the baseline check (the project's setup and tests on the
 /// integration branch before any code loop, started at submit).
 enum class BaselineStep {
-  proceed,  ///< passed, not asked for (`baseline: off`), or failed under `baseline: warn`
+  proceed,  ///< passed, not asked for (`baseline: off`), failed under `baseline: warn`, or
+            ///< could not run at all (the sandbox or cluster: the loops meet that themselves)
   check,    ///< no result and no check under way: start one
   wait,     ///< a check is under way: its end finishes the plan
   block,    ///< failed under `baseline: block`: the plan is blocked before any code loop

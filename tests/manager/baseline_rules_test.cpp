@@ -24,6 +24,8 @@ TEST(BaselineRulesTest, ChildrenWaitForTheCheckAndAFailureBlocksOnlyUnderBlock) 
   plan.tree.baseline_result = "failed";
   EXPECT_EQ(baseline_step(plan, BaselineMode::block, false), BaselineStep::block);
   EXPECT_EQ(baseline_step(plan, BaselineMode::warn, false), BaselineStep::proceed);
+  plan.tree.baseline_result = "unavailable";  // the sandbox or cluster never ran it
+  EXPECT_EQ(baseline_step(plan, BaselineMode::block, false), BaselineStep::proceed);
   plan.tree.baseline_result.clear();
   EXPECT_EQ(baseline_step(plan, BaselineMode::off, false), BaselineStep::proceed);
 }

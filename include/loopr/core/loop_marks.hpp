@@ -69,7 +69,7 @@ struct TreeMarks {
   int gate_fixes = 0;        ///< fix loops made since the tree's generation began or a resume
   /// (plan) The baseline check: the tests on the integration branch before any code loop.
   std::string baseline_sha;      ///< the commit checked
-  std::string baseline_result;   ///< "" | "checking" | "passed" | "failed"
+  std::string baseline_result;   ///< "" | "checking" | "passed" | "failed" | "unavailable"
   std::string baseline_summary;  ///< one line
   std::string baseline_output;   ///< the end of what it printed (a few KiB)
   std::string baseline_log;      ///< the full output, relative to the repository root
