@@ -13,6 +13,9 @@ namespace loopr::cli {
 /// `validation`: `--validation CMD`; none: the test command is found from the repository.
 int run_init(const GlobalOptions& opts, const std::string& base,
              const std::optional<std::string>& validation);
+/// `loopr doctor`; `skip_tests`: the setup and tests are not run in a fresh worktree of the base
+/// branch (doctor_tests.hpp).
+int run_doctor(const GlobalOptions& opts, bool offline, bool skip_tests);
 int run_config(const GlobalOptions& opts);
 int run_validate(const GlobalOptions& opts, const std::string& kind, const std::string& file);
 
@@ -56,8 +59,7 @@ int run_answer(const GlobalOptions& opts, const std::string& id, const std::stri
 int run_logs(const GlobalOptions& opts, const std::string& id, bool follow);
 int run_watch(const GlobalOptions& opts);
 /// `loopr doctor`: 0 when every check passes, 1 when one fails. `offline`: no network request.
-/// `skip_tests`: the setup and tests are not run in a fresh worktree (doctor_tests.hpp).
-int run_doctor(const GlobalOptions& opts, bool offline, bool skip_tests = false);
+int run_doctor(const GlobalOptions& opts, bool offline);
 /// `loopr stats [--since D]`: spending per plan and in total (cli/stats_command.cpp).
 int run_stats(const GlobalOptions& opts, const std::string& since);
 /// `loopr gc [--dry-run] [--older-than D]` (cli/gc_command.cpp); 1 when something could not be

@@ -258,6 +258,8 @@ Check check_tests(const std::optional<fs::path>& root, const std::optional<Confi
 
 }  // namespace
 
+int run_doctor(const GlobalOptions& opts, bool offline) { return run_doctor(opts, offline, false); }
+
 int run_doctor(const GlobalOptions& opts, bool offline, bool skip_tests) {
   std::vector<Check> checks;
   std::optional<fs::path> root;

@@ -10,8 +10,8 @@
 #include <map>
 #include <sstream>
 
-#include "cli/baseline_view.hpp"
 #include "cli/coordination.hpp"
+#include "cli/baseline_view.hpp"  // issue 27
 
 namespace loopr::cli {
 

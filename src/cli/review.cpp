@@ -4,10 +4,10 @@
 #include <ostream>
 #include <sstream>
 
-#include "cli/baseline_view.hpp"
 #include "cli/coordination.hpp"
 #include "cli/format.hpp"
 #include "cli/markdown_render.hpp"
+#include "cli/baseline_view.hpp"  // issue 27
 
 namespace loopr::cli {
 
