@@ -57,6 +57,7 @@ LOOPR_EVENT(IntegrationCheck, "integration_check")
 LOOPR_EVENT(IntegrationFix, "integration_fix")
 LOOPR_EVENT(Revalidated, "revalidated")
 LOOPR_EVENT(SetupFinished, "setup_finished")
+LOOPR_EVENT(BaselineCheck, "baseline_check")
 LOOPR_EVENT(NoteShared, "note_shared")
 LOOPR_EVENT(QuestionAsked, "question_asked")
 LOOPR_EVENT(QuestionAnswered, "question_answered")
@@ -256,6 +257,25 @@ json Codec<SetupFinished>::write(const SetupFinished& e) {
           {"summary", e.summary},
           {"duration_ms", e.duration_ms},
           {"log", e.log}};
+}
+
+BaselineCheck Codec<BaselineCheck>::read(const json& d) {
+  return {str(d, "sha"),
+          d.value("passed", false),
+          str(d, "summary"),
+          d.value("duration_ms", std::int64_t{0}),
+          d.value("setup_ms", std::int64_t{0}),
+          str(d, "log"),
+          d.value("reused", false)};
+}
+json Codec<BaselineCheck>::write(const BaselineCheck& e) {
+  return {{"sha", e.sha},
+          {"passed", e.passed},
+          {"summary", e.summary},
+          {"duration_ms", e.duration_ms},
+          {"setup_ms", e.setup_ms},
+          {"log", e.log},
+          {"reused", e.reused}};
 }
 
 NoteShared Codec<NoteShared>::read(const json& d) { return {d.value("n", 0), str(d, "text")}; }

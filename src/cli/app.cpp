@@ -233,9 +233,12 @@ int run(int argc, char** argv) {
   auto* doctor = app.add_subcommand(
       "doctor",
       "Check that this machine and repository are ready: git, config, sandbox, the model "
-      "provider's key or CLI, the test command, the model endpoint, disk space, the daemon (exit "
-      "1 if not)");
+      "provider's key or CLI, the test command, the model endpoint, disk space, the daemon, and "
+      "the tests in a fresh worktree of the base branch (exit 1 if not)");
   doctor->add_flag("--offline", offline, "Do not send the request that checks the model endpoint");
+  bool skip_tests = false;
+  doctor->add_flag("--skip-tests", skip_tests,
+                   "Do not run the setup and the tests in a fresh worktree of the base branch");
 
   std::string stats_since;
   auto* stats = app.add_subcommand(
@@ -334,7 +337,7 @@ int run(int argc, char** argv) {
     if (watch->parsed()) return run_watch(opts);
     if (merge->parsed()) return run_merge(opts, id, force_merge);
     if (answer->parsed()) return run_answer(opts, id, join_words(answer_words));
-    if (doctor->parsed()) return run_doctor(opts, offline);
+    if (doctor->parsed()) return run_doctor(opts, offline, skip_tests);
     if (stats->parsed()) return run_stats(opts, stats_since);
     if (gc->parsed()) return run_gc(opts, gc_dry_run, gc_older_than);
 #ifdef LOOPR_HAS_DEMO

@@ -14,6 +14,9 @@ namespace loopr::cli {
 /// `validation`: `--validation CMD`; none: the test command is found from the repository.
 int run_init(const GlobalOptions& opts, const std::string& base,
              const std::optional<std::string>& validation);
+/// `loopr doctor`; `skip_tests`: the setup and tests are not run in a fresh worktree of the base
+/// branch (doctor_tests.hpp).
+int run_doctor(const GlobalOptions& opts, bool offline, bool skip_tests);
 int run_config(const GlobalOptions& opts);
 int run_validate(const GlobalOptions& opts, const std::string& kind, const std::string& file);
 

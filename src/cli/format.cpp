@@ -13,6 +13,7 @@
 #include <loopr/core/text.hpp>
 
 #include "cli/coordination.hpp"
+#include "cli/baseline_view.hpp"  // issue 27
 
 namespace loopr::cli {
 
@@ -258,6 +259,7 @@ std::string render_loop_details(const json& detail, const Style& style, Timestam
       }
     }
   }
+  out << render_baseline(d, style);
   out << render_forecast(d, style);
   field("question", str_field(d, "question"));
   field("answer", str_field(d, "answer"));

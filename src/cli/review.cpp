@@ -9,6 +9,7 @@
 #include "cli/coordination.hpp"
 #include "cli/format.hpp"
 #include "cli/markdown_render.hpp"
+#include "cli/baseline_view.hpp"  // issue 27
 
 namespace loopr::cli {
 
@@ -63,7 +64,9 @@ ReviewDecision review_plan(const Api& api, const json& plan, Prompter& prompter,
   ui << render_markdown(text, style, width) << "\n";
   // The forecast is made when the plan reaches the gate; the detail has it.
   try {
-    std::string forecast = render_forecast(api.get("/v1/loops/" + url_encode(id)), style);
+    json detail = api.get("/v1/loops/" + url_encode(id));
+    ui << render_baseline(detail, style);
+    std::string forecast = render_forecast(detail, style);
     if (!forecast.empty()) ui << forecast << "\n";
   } catch (const CommandError&) {
   }

@@ -10,6 +10,7 @@
 #include <loopr/core/ids.hpp>
 #include <loopr/core/text.hpp>
 
+#include "cli/baseline_view.hpp"
 #include "cli/coordination.hpp"
 #include "cli/format.hpp"
 #include "cli/review.hpp"
@@ -200,6 +201,7 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
           view.finish();
         }
         if (yes) {
+          if (!opts.quiet) ui << render_baseline(l, style);
           api.post("/v1/loops/" + plan_id + "/approve");
           if (!opts.quiet) ui << "approved " << plan_id << " (--yes)\n";
         } else {
@@ -243,6 +245,9 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
             ui << style.red("plan " + plan_id + " is blocked") << " after "
                << format_elapsed(elapsed) << ", " << format_cost(tree_cost(loops))
                << ": every loop passed, but " << str_field(plan, "status_reason") << "\n";
+          } else if (failed && str_field(plan, "end_reason") == "baseline_failed") {
+            ui << style.red("plan " + plan_id + " is blocked before any code loop") << ": "
+               << str_field(plan, "status_reason") << "\n";
           } else if (failed) {
             std::string why;
             for (const auto& l : loops) {

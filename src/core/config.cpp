@@ -269,6 +269,10 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
             {"base_branch", str_field(c.base_branch)},
             {"merge", [&](const YAML::Node& v, const std::string& k) { c.merge = w.choice(v, k, {"auto", "manual"}) == "manual" ? MergeMode::manual : MergeMode::automatic; }},
             {"attended", bool_field(c.attended)},
+            {"baseline", [&](const YAML::Node& v, const std::string& k) {
+               std::string m = w.choice(v, k, {"block", "warn", "off"});
+               c.baseline = m == "warn" ? BaselineMode::warn : m == "off" ? BaselineMode::off : BaselineMode::block;
+             }},
             {"on_failure", [&](const YAML::Node& v, const std::string& k) { c.on_failure = w.choice(v, k, {"finish_siblings", "stop_siblings"}) == "stop_siblings" ? FailurePolicy::stop_siblings : FailurePolicy::finish_siblings; }},
             {"llm", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k,
@@ -470,6 +474,10 @@ std::vector<std::string> SandboxConfig::checkout_paths() const {
 
 const char* to_string(MergeMode mode) { return mode == MergeMode::manual ? "manual" : "auto"; }
 
+const char* to_string(BaselineMode mode) {
+  return mode == BaselineMode::warn ? "warn" : mode == BaselineMode::off ? "off" : "block";
+}
+
 const char* to_string(FailurePolicy policy) {
   return policy == FailurePolicy::stop_siblings ? "stop_siblings" : "finish_siblings";
 }
@@ -536,6 +544,7 @@ limits:                          # per plan tree unless noted
   cooldown: 0s                   # pause between iterations
   min_free_space: 256M           # no iteration starts below it (loops pause, resume by themselves)
 attended: false                  # true: loops pause after every iteration (passing too) until `resume`
+baseline: block                  # the tests on the base, checked at submit: block | warn | off
 sandbox:                         # every command run for a loop (run_command, validation, stop_scripts)
   mode: bubblewrap               # bubblewrap | none (`none` runs the model's commands UNCONFINED)
   network: []                    # runner classes whose commands may use the network, e.g. [net]

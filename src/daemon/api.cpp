@@ -49,6 +49,16 @@ void add_tree_fields(nlohmann::json& row, const Loop& plan, std::span<const Loop
                           {"log", or_null(plan.tree.gate_log)},
                           {"fix_loops", plan.tree.gate_fixes}};
   }
+  // The baseline check: the tests on the integration branch before any code loop (null: none).
+  if (plan.tree.baseline_result.empty()) {
+    row["baseline"] = nullptr;
+  } else {
+    const auto& t = plan.tree;
+    row["baseline"] = {{"result", t.baseline_result},   {"sha", or_null(t.baseline_sha)},
+                       {"summary", or_null(t.baseline_summary)},
+                       {"output", or_null(t.baseline_output)}, {"log", or_null(t.baseline_log)},
+                       {"duration_ms", t.baseline_ms},   {"setup_ms", t.baseline_setup_ms}};
+  }
 }
 
 int http_status(const Error& error) {

@@ -177,11 +177,11 @@ Result<MergeOutcome> LoopWorktrees::merge_plan_into_base(const std::string& plan
 
 namespace {
 std::string gate_name(const std::string& plan_id) { return plan_id + "-gate"; }
+std::string baseline_name(const std::string& plan_id) { return plan_id + "-baseline"; }
 }  // namespace
 
-Result<void> LoopWorktrees::remove_gate(const std::string& plan_id) const {
+Result<void> LoopWorktrees::remove_scratch(const std::string& name) const {
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
-  const std::string name = gate_name(plan_id);
   auto removed = r.remove_worktree(name, RemoveMode::force);
   if (!removed && removed.error().code != ErrorCode::not_found) return removed;
   LOOPR_TRY(r.drop_broken_worktree_registration(name));
@@ -194,13 +194,36 @@ Result<void> LoopWorktrees::remove_gate(const std::string& plan_id) const {
   return ok();
 }
 
-Result<GateCheckout> LoopWorktrees::prepare_gate(const std::string& plan_id) const {
-  LOOPR_TRY(remove_gate(plan_id));
+Result<GateCheckout> LoopWorktrees::prepare_scratch(const std::string& name,
+                                                    const std::string& start) const {
+  LOOPR_TRY(remove_scratch(name));
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
-  const std::string name = gate_name(plan_id);
-  LOOPR_ASSIGN(std::string sha, r.create_branch("loopr/" + name, integration_branch(plan_id)));
+  LOOPR_ASSIGN(std::string sha, r.create_branch("loopr/" + name, start));
   LOOPR_ASSIGN(Worktree wt, r.add_worktree(name, "loopr/" + name));
   return GateCheckout{wt.path().string(), sha};
+}
+
+Result<void> LoopWorktrees::remove_gate(const std::string& plan_id) const {
+  return remove_scratch(gate_name(plan_id));
+}
+
+Result<GateCheckout> LoopWorktrees::prepare_gate(const std::string& plan_id) const {
+  return prepare_scratch(gate_name(plan_id), integration_branch(plan_id));
+}
+
+Result<GateCheckout> LoopWorktrees::prepare_baseline(const std::string& plan_id) const {
+  return prepare_scratch(baseline_name(plan_id), integration_branch(plan_id));
+}
+
+Result<void> LoopWorktrees::remove_baseline(const std::string& plan_id) const {
+  return remove_scratch(baseline_name(plan_id));
+}
+
+Result<MergeOutcome> LoopWorktrees::update_from_base(const std::string& plan_id,
+                                                     const std::string& base_branch,
+                                                     const std::string& message) const {
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  return r.merge(base_branch, integration_branch(plan_id), message);
 }
 
 Result<void> LoopWorktrees::retire(const std::string& loop_id) const {

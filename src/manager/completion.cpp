@@ -236,6 +236,10 @@ awaitable<void> on_complete(State s, std::string id) {
     bool ok = co_await merge_into_integration(s, loop);
     if (!ok) co_return;
   }
+  if (loop.type == LoopType::plan && !spawned(loop)) {
+    bool ready = co_await baseline_ready(s, loop);
+    if (!ready) co_return;
+  }
   if (!spawned(loop)) {
     bool ok = co_await spawn_children(s, loop);
     if (!ok) co_return;

@@ -60,6 +60,8 @@ struct ManagerState : std::enable_shared_from_this<ManagerState> {
   bool draining = false;
   /// Set when the daemon stops: an integration check under way ends.
   std::atomic<bool> gate_cancel{false};
+  /// Plans whose baseline check is under way (baseline.cpp).
+  std::set<std::string> baselines;
 
   bool under_paused_root(const std::string& id) const;
 };
@@ -104,6 +106,18 @@ awaitable<void> block_after_fix(State s, Loop failed);
 /// person merges it as it is); its failed fix loops are superseded.
 awaitable<Result<Loop>> reopen_gate(ManagerState& s, std::string plan_id, std::string result,
                                     std::string why, bool complete_tree);
+
+// baseline.cpp
+/// The plan's baseline check in the background, unless one runs or `baseline: off`: at submit,
+/// at the gate, when its children wait for it. Its end stores the result and finishes an
+/// approved plan (its children, or the block).
+void start_baseline(const State& s, const std::string& plan_id);
+/// Before an approved plan's children are made (tree_lock held): true when the baseline allows
+/// it; else a check is started or waited for, or the plan is stored blocked (`baseline_failed`).
+awaitable<bool> baseline_ready(State s, Loop& plan);
+/// `resume` of a plan its baseline check blocked: the base branch merged into the integration
+/// branch, the plan complete again, the check run again.
+awaitable<ActionResult> resume_baseline(State s, Loop plan);
 
 // failures.cpp
 awaitable<void> on_failed(State s, std::string id);

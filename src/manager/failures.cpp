@@ -63,7 +63,11 @@ awaitable<void> on_failed(State s, std::string id) {
   auto loaded = co_await s->journal.load(id);
   if (!loaded || loaded->status != LoopStatus::failed) co_return;
   const Loop loop = std::move(*loaded);
-  const FailureStep step = after_failure(loop);
+  std::string baseline_failure;  // `baseline: warn`: the base failed, and the loops ran anyway
+  if (loop.type == LoopType::code && loop.id != loop.plan_id)
+    if (auto plan = co_await s->journal.load(loop.plan_id); plan)
+      baseline_failure = plan->tree.baseline_fingerprint;
+  const FailureStep step = after_failure(loop, baseline_failure);
   if (step == FailureStep::none) co_return;
   if (step == FailureStep::block_plan) {  // an integration fix loop (integration_gate.cpp)
     co_await block_after_fix(s, loop);

@@ -92,6 +92,9 @@ awaitable<Result<void>> start(State s) {
   }
   for (const auto& id : plan.finish) co_await finish_loop(s, id);
   for (const auto& id : plan.run) spawn_run(s, id);
+  // A baseline check a kill cut short runs again (an approved plan's children wait for it).
+  for (const Loop& l : *all)
+    if (l.type == LoopType::plan && l.tree.baseline_result == "checking") start_baseline(s, l.id);
   co_return ok();
 }
 

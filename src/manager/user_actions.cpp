@@ -159,6 +159,7 @@ awaitable<ActionResult> submit(State s, std::string request, bool dry_run, Reque
       {{"type", "plan"}, {"task", first_line(request, 200)}, {"dry_run", dry_run}}));
   auto stored = co_await s->journal.commit(std::move(set));
   if (!stored) co_return stored.take_error();
+  start_baseline(s, made->id);  // while the plan is written
   spawn_run(s, made->id);
   co_return std::move(stored->loops.front());
 }
@@ -298,6 +299,10 @@ awaitable<ActionResult> resume(State s, std::string id) {
   if (loaded->type == LoopType::plan && loaded->status == LoopStatus::blocked &&
       loaded->tree.tree_complete)
     co_return not_allowed(*loaded, "its tree is complete and waits for `loopr merge " + id + "`");
+  if (baseline_blocked(*loaded)) {
+    auto guard = co_await s->tree_lock.lock();
+    co_return co_await resume_baseline(s, *loaded);
+  }
   if (gate_blocked(*loaded)) {
     // The person fixed the integration branch (or wants another fix loop): check it again.
     auto guard = co_await s->tree_lock.lock();

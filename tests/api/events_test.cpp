@@ -40,6 +40,7 @@ const std::pair<const char*, const char*> kSamples[] = {
     {"integration_fix", R"({"loop_id":"fix-001-001"})"},
     {"revalidated", R"({"passed":true,"summary":"ok"})"},
     {"setup_finished", R"({"duration_ms":1200,"log":"setup.log","passed":false,"summary":"the setup `make gen` failed with exit code 2"})"},
+    {"baseline_check", R"({"duration_ms":900,"log":".loopr/logs/loops/001/baseline-abc.log","passed":false,"reused":false,"setup_ms":100,"sha":"abc","summary":"exit code 1"})"},
     {"note_shared", R"({"n":2,"text":"port 8080"})"},
     {"question_asked", R"({"n":1,"question":"which port?"})"},
     {"question_answered", R"({"question":"which port?","answer":"8080"})"},

@@ -24,7 +24,7 @@ if [ $do_build = 1 ]; then
   if [ ! -f "$build/build.ninja" ]; then
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOPR_TESTS=OFF >/dev/null
   fi
-  nice ninja -C "$build" -j2 loopr loopr-mock-llm daemon_bench engine_bench git_bench store_bench sandbox_bench >&2
+  nice ninja -C "$build" -j2 loopr loopr-mock-llm daemon_bench engine_bench git_bench store_bench sandbox_bench provision_bench >&2
 fi
 bench=$build/tools/bench
 mock=$build/tools/mock-llm/loopr-mock-llm
@@ -78,6 +78,8 @@ awk '/^sync/ {printf "| store: synced loop updates/s, iteration appends/s | %s, 
 
 step "sandbox_bench"
 "$bench/sandbox_bench" $([ $quick = 1 ] && echo 60 || echo 300) >> "$rows"
+step "provision_bench"
+"$bench/provision_bench" $([ $quick = 1 ] && echo 8 || echo 30) >> "$rows"
 
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)

@@ -137,6 +137,17 @@ struct SetupFinished {
   std::int64_t duration_ms = 0;
   std::string log;
 };
+/// A plan's baseline check (its tests before any code loop) ended; `reused`: the result of an
+/// earlier check of the same commit and settings.
+struct BaselineCheck {
+  std::string sha;
+  bool passed = false;
+  std::string summary;
+  std::int64_t duration_ms = 0;
+  std::int64_t setup_ms = 0;
+  std::string log;
+  bool reused = false;
+};
 struct NoteShared {
   int n = 0;
   std::string text;
@@ -172,7 +183,7 @@ using EventBody =
                  ExecutorRetry, CostEvent, IterationFinished, LlmErrorEvent, LlmRetry, Merged,
                  Rebased, RebaseConflict, MergeFailed, RetryEvent, TreeComplete, ApprovalEvent,
                  DaemonStarted, DaemonStopping, IntegrationCheckStarted, IntegrationCheck,
-                 IntegrationFix, Revalidated, SetupFinished, NoteShared, QuestionAsked,
+                 IntegrationFix, Revalidated, SetupFinished, BaselineCheck, NoteShared, QuestionAsked,
                  QuestionAnswered, ForecastMade, GcDone, OtherEvent>;
 
 /// One event as a client sees it.

@@ -243,8 +243,16 @@ enum class FailurePolicy { finish_siblings, stop_siblings };
 const char* to_string(MergeMode mode);
 const char* to_string(FailurePolicy policy);
 
+/// `baseline:` the check of the base before any code loop of a tree runs (setup and
+/// loops.code.validation in a fresh worktree of the plan's integration branch, at submit):
+/// `block` (a failure blocks the plan before its code loops), `warn` (shown, never blocks; a code
+/// loop whose failure equals the base's is not retried fresh), `off` (not run).
+enum class BaselineMode { block, warn, off };
+const char* to_string(BaselineMode mode);
+
 struct Config {
   std::string base_branch = "main";
+  BaselineMode baseline = BaselineMode::block;
   MergeMode merge = MergeMode::automatic;
   LlmConfig llm;
   ConcurrencyConfig concurrency;

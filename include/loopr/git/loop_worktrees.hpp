@@ -108,6 +108,22 @@ class LoopWorktrees {
   /// Removes the gate's worktree, whatever the check left in it, and its branch.
   Result<void> remove_gate(const std::string& plan_id) const;
 
+  // -- the baseline check (the tests before any code loop) and other scratch checkouts
+
+  /// A fresh worktree of the plan's integration tip (`.loopr/worktrees/<plan>-baseline`) where
+  /// the baseline check runs; one a killed daemon left is removed first.
+  Result<GateCheckout> prepare_baseline(const std::string& plan_id) const;
+  Result<void> remove_baseline(const std::string& plan_id) const;
+  /// Merges `base_branch` into the plan's integration branch (a person fixed the base after
+  /// its baseline check failed, before any code loop's work is there).
+  Result<MergeOutcome> update_from_base(const std::string& plan_id, const std::string& base_branch,
+                                        const std::string& message) const;
+  /// A worktree `.loopr/worktrees/<name>` on a new branch `loopr/<name>` made at `start` (a
+  /// branch or commit); what was there under that name is removed first.
+  Result<GateCheckout> prepare_scratch(const std::string& name, const std::string& start) const;
+  /// Removes the scratch worktree `name` and its branch, whatever is in it.
+  Result<void> remove_scratch(const std::string& name) const;
+
   /// Removes a finished loop's worktree folder (the branch stays); a folder git does not know is
   /// set aside instead. conflict when it has uncommitted changes; not_found when there is none.
   Result<void> retire(const std::string& loop_id) const;

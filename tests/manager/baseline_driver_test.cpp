@@ -1,0 +1,146 @@
+// The baseline check through the manager's driver, in process (tests/support/fakes): the demo's
+// tree with its project's tests, except that the test command says what the test wants when it
+// runs for the baseline check (LOOPR_LOOP_TYPE=baseline). A failing base blocks the approved plan
+// before any child is made; `resume` checks again and the tree goes on; under `baseline: warn`
+// the code loops run, and one that fails exactly as the base did gets no fresh retry.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+
+#include <loopr/core/config.hpp>
+#include <loopr/core/process.hpp>
+#include <loopr/engine/repo_prompts.hpp>
+
+#include "support/fakes/engine_kit.hpp"
+
+using namespace loopr;
+using namespace loopr::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kExample = fs::path(LOOPR_SOURCE_DIR) / ".loopr-example";
+const std::string kFailure = "FAIL tests/greet_test.sh\nexpected 'Hello, Ada!' (0.02s)\n";
+
+std::map<std::string, std::string> demo_project() {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(kExample / "project"))
+    if (e.is_regular_file())
+      files[fs::relative(e.path(), kExample / "project").string()] = read_file(e.path());
+  files[".gitignore"] =
+      ".loopr/state/\n.loopr/run/\n.loopr/worktrees/\n.loopr/archive/\n.loopr/logs/\n";
+  return files;
+}
+
+struct BaselineTree {
+  EngineKit kit{read_file(kExample / "mock-model.yml"), demo_project()};
+  std::unique_ptr<engine::RepoPrompts> prompts;
+  std::atomic<bool> base_fails{true};
+  std::atomic<bool> code_fails_like_base{false};
+  std::atomic<int> baseline_runs{0};
+
+  explicit BaselineTree(BaselineMode mode) {
+    auto config = parse_config(read_file(kExample / "config.yml"), "config.yml");
+    if (!config) throw std::runtime_error(config.error().message);
+    *kit.config = *config;
+    kit.config->baseline = mode;
+    kit.config->llm.stream = false;
+    kit.config->llm.base_url.clear();
+    kit.executor.on("tests/run.sh", [this](const exec::Command& c) {
+      auto type = c.env.find("LOOPR_LOOP_TYPE");
+      const bool baseline = type != c.env.end() && type->second == "baseline";
+      if (baseline) ++baseline_runs;
+      if ((baseline && base_fails) || (!baseline && code_fails_like_base))
+        return FakeExecutor::result(1, kFailure);
+      return run_process(shell(FakeExecutor::text_of(c), c.workdir.string()));
+    });
+    prompts = std::make_unique<engine::RepoPrompts>(kit.dir.path());
+    kit.prompt_source = prompts.get();
+  }
+
+  Loop loop(const std::string& id) { return kit.loop(id); }
+  bool until(const std::function<bool()>& cond,
+             std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    return kit.drive_while_not(cond, timeout);
+  }
+};
+
+}  // namespace
+
+TEST(BaselineDriverTest, AFailingBaseBlocksTheApprovedPlanBeforeAnyChildAndResumeChecksAgain) {
+  BaselineTree t(BaselineMode::block);
+  manager::LoopManager& m = t.kit.manager();
+  ASSERT_TRUE(t.kit.wait(m.submit("Add a --shout flag to greet")).ok());
+  ASSERT_TRUE(t.until([&] {
+    return t.loop("001").status == LoopStatus::awaiting_approval &&
+           t.loop("001").tree.baseline_result == "failed";
+  })) << t.loop("001").tree.baseline_result;
+  Loop plan = t.loop("001");
+  EXPECT_EQ(plan.tree.baseline_summary.find("exit code 1") != std::string::npos, true)
+      << plan.tree.baseline_summary;
+  EXPECT_NE(plan.tree.baseline_output.find("expected 'Hello, Ada!'"), std::string::npos);
+  EXPECT_FALSE(plan.tree.baseline_fingerprint.empty());
+  EXPECT_FALSE(plan.tree.baseline_sha.empty());
+
+  ASSERT_TRUE(t.kit.wait(m.approve("001")).ok());
+  ASSERT_TRUE(t.until([&] { return t.loop("001").status == LoopStatus::blocked; }))
+      << t.loop("001").status_reason;
+  plan = t.loop("001");
+  EXPECT_EQ(plan.end_reason, EndReason::baseline_failed);
+  EXPECT_NE(plan.status_reason.find("loopr resume 001"), std::string::npos) << plan.status_reason;
+  EXPECT_EQ(t.kit.store->loops_of_plan("001").value().size(), 1u) << "no spec, phase or code loop";
+  // The check's worktree is gone; its output is in the log.
+  EXPECT_FALSE(fs::exists(t.kit.dir.path() / ".loopr/worktrees/001-baseline"));
+  EXPECT_NE(read_file(t.kit.dir.path() / plan.tree.baseline_log).find("expected 'Hello, Ada!'"),
+            std::string::npos);
+
+  // The person fixes the base: resume checks again (a failure is never reused) and goes on.
+  t.base_fails = false;
+  const int runs_before = t.baseline_runs;
+  auto resumed = t.kit.wait(m.resume("001"));
+  ASSERT_TRUE(resumed.ok()) << resumed.error().message;
+  EXPECT_EQ(resumed->status, LoopStatus::complete);
+  ASSERT_TRUE(t.until([&] { return !t.loop("001").tree.merged_into_base.empty(); }))
+      << t.loop("001").status_reason;
+  EXPECT_EQ(t.baseline_runs, runs_before + 1);
+  EXPECT_EQ(t.loop("001").tree.baseline_result, "passed");
+  EXPECT_TRUE(t.loop("001").tree.baseline_fingerprint.empty());
+  int checks = 0;
+  for (const Event& e : t.kit.published) checks += e.type == "baseline_check";
+  EXPECT_EQ(checks, 2);
+}
+
+TEST(BaselineDriverTest, UnderWarnCodeLoopsRunAndOneFailingAsTheBaseDidIsNotRetriedFresh) {
+  BaselineTree t(BaselineMode::warn);
+  t.code_fails_like_base = true;
+  manager::LoopManager& m = t.kit.manager();
+  ASSERT_TRUE(t.kit.wait(m.submit("Add a --shout flag to greet")).ok());
+  ASSERT_TRUE(t.until([&] {
+    return t.loop("001").status == LoopStatus::awaiting_approval &&
+           t.loop("001").tree.baseline_result == "failed";
+  }));
+  ASSERT_TRUE(t.kit.wait(m.approve("001")).ok());
+  ASSERT_TRUE(t.until(
+      [&] {
+        auto l = t.kit.store->get_loop("code-001-001-001");
+        return l && l->status == LoopStatus::failed && l->tree.rolled_up;
+      },
+      std::chrono::seconds(60)))
+      << t.loop("001").status_reason;
+  Loop code = t.loop("code-001-001-001");
+  EXPECT_GE(code.iteration, 1) << "warn: the code loop ran";
+  EXPECT_LT(code.tree.attempt, 2) << "no fresh retry for the base's own failure";
+  for (const Event& e : t.kit.published) EXPECT_NE(e.type, "retry") << e.loop_id;
+}
+
+TEST(BaselineDriverTest, APassingResultIsReusedForTheSameCommitAndSettings) {
+  BaselineTree t(BaselineMode::block);
+  t.base_fails = false;
+  manager::LoopManager& m = t.kit.manager();
+  ASSERT_TRUE(t.kit.wait(m.submit("First")).ok());
+  ASSERT_TRUE(t.until([&] { return t.loop("001").tree.baseline_result == "passed"; }));
+  ASSERT_TRUE(t.kit.wait(m.submit("Second")).ok());
+  ASSERT_TRUE(t.until([&] { return t.loop("002").tree.baseline_result == "passed"; }));
+  EXPECT_EQ(t.baseline_runs, 1) << "002's integration branch is the same commit";
+}
