@@ -136,7 +136,8 @@ TreeVerdict tree_verdict(std::span<const Loop> tree, std::string_view plan_id, M
   const Loop* root = find(tree, plan_id);
   if (!root) return TreeVerdict::running;
   if (gate_blocked(*root)) return TreeVerdict::integration_failed;
-  // Not merged automatically (it changes loopr's own files): `loopr merge` decides.
+  // Not merged automatically (it changes held files: loopr's own, the harness, auto-run files):
+  // `loopr merge` decides.
   if (root->status == LoopStatus::blocked && root->tree.tree_complete &&
       !root->tree.merge_error.empty())
     return TreeVerdict::merge_failed;

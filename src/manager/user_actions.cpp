@@ -394,7 +394,7 @@ awaitable<Result<MergeInfo>> merge(State s, std::string plan, bool force) {
   }
   auto merged = co_await merge_into_base(*s, plan);
   if (merged && fresh->status == LoopStatus::blocked) {
-    // A plan held back for review (it changed loopr's own files): the person merged it.
+    // A plan held back for review (it changed held files): the person merged it.
     co_await s->journal.edit(plan, [](Loop& l, WriteSet& w) -> std::optional<Error> {
       l.tree.conflicts.clear();
       if (!transition(l, LoopStatus::complete, "merged by the user after review", w.events))
