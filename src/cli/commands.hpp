@@ -47,5 +47,10 @@ int run_logs(const GlobalOptions& opts, const std::string& id, bool follow);
 int run_watch(const GlobalOptions& opts);
 /// `loopr doctor`: 0 when every check passes, 1 when one fails. `offline`: no network request.
 int run_doctor(const GlobalOptions& opts, bool offline);
+/// `loopr stats [--since D]`: spending per plan and in total (cli/stats_command.cpp).
+int run_stats(const GlobalOptions& opts, const std::string& since);
+/// `loopr gc [--dry-run] [--older-than D]` (cli/gc_command.cpp); 1 when something could not be
+/// removed (the rest was).
+int run_gc(const GlobalOptions& opts, bool dry_run, const std::string& older_than);
 
 }  // namespace loopr::cli

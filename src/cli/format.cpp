@@ -211,6 +211,7 @@ std::string render_loop_details(const json& d, const Style& style, TimestampMs n
       << style.status(str_field(d, "status")) << "\n";
   field("task", one_line(str_field(d, "task"), 400));
   field("reason", one_line(str_field(d, "status_reason"), 400));
+  field("ended", str_field(d, "end_reason"));  // the same for scripts (README "End reasons")
   field("parent", str_field(d, "parent_id"));
   field("iteration", iteration_of(d));
   std::string cost = format_cost(num_field(d, "cost_usd")) + " (" +
@@ -457,9 +458,14 @@ std::string render_health(const json& h, const Style& style) {
     } else {
       out << "sandbox: " << style.green(str_field(*sb, "kind")) << " (" << str_field(*sb, "description") << ")\n";
     }
-    if (auto ex = sb->find("executor"); ex != sb->end() && ex->is_object() && str_field(*ex, "kind") == "slurm")
+    if (auto ex = sb->find("executor"); ex != sb->end() && ex->is_object() && str_field(*ex, "kind") == "slurm") {
       out << "executor: slurm, " << int_field(*ex, "jobs_queued") << " jobs queued, "
-          << int_field(*ex, "jobs_running") << " running\n";
+          << int_field(*ex, "jobs_running") << " running";
+      // Cancelled jobs the cluster still lists (COMPLETING): not gone until squeue says so.
+      if (int_field(*ex, "jobs_cleaning") > 0)
+        out << ", " << int_field(*ex, "jobs_cleaning") << " cancelled and still cleaning up";
+      out << "\n";
+    }
   }
   if (auto l = h.find("loops"); l != h.end() && l->is_object()) {
     out << "loops: " << int_field(*l, "total");

@@ -24,6 +24,7 @@
 #include <loopr/engine/code_check.hpp>
 #include <loopr/engine/engine.hpp>
 #include <loopr/git/loop_worktrees.hpp>
+#include <loopr/manager/gc.hpp>
 #include <loopr/manager/loop_manager.hpp>
 #include <loopr/net/async.hpp>
 
@@ -107,7 +108,7 @@ awaitable<void> on_failed(State s, std::string id);
 /// Stops `root` and its descendants (with `include_root` false only the descendants): runs are
 /// asked to stop, loops waiting to run are stored `stopped` at once. How many were acted on.
 awaitable<std::size_t> stop_subtree(ManagerState& s, std::string plan_id, std::string root,
-                                    std::string why, bool include_root);
+                                    std::string why, EndReason end, bool include_root);
 
 // user_actions.cpp
 awaitable<ActionResult> submit(State s, std::string request, bool dry_run);
@@ -128,6 +129,10 @@ awaitable<void> forecast_at_gate(State s, Loop plan);
 /// Answers a loop's question (`ask_user`): awaiting_answer → pending (run now), or stored for a
 /// paused loop that asked.
 awaitable<ActionResult> answer(State s, std::string id, std::string text);
+
+// gc_step.cpp
+/// `loopr gc` in the daemon: tree by tree under the tree lock; loops with a run are left alone.
+awaitable<GcReport> gc(State s, GcOptions options);
 
 // recovery.cpp
 awaitable<Result<void>> start(State s);
