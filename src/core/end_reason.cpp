@@ -47,6 +47,8 @@ constexpr Spelling kSpellings[] = {
     {EndReason::paused_by_user, "paused_by_user"},
     {EndReason::attended, "attended"},
     {EndReason::validation_not_run, "validation_not_run"},
+    {EndReason::review_rejected, "review_rejected"},
+    {EndReason::review_error, "review_error"},
     {EndReason::unknown, "unknown"},
 };
 

@@ -361,6 +361,7 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id,
   parent.tree.gate_output.clear();
   parent.tree.gate_fixes = 0;
   parent.run.attended_passed = 0;
+  parent.run.review_rounds = 0;
   if (parent.type == LoopType::plan) parent.tree.runtime_from = now_ms();
   if (auto moved = transition(parent, next, EndReason::none, "iterating with the user's feedback",
                               events);

@@ -57,6 +57,7 @@ void iterate_below_plan(std::vector<Loop>& tree, const Loop& loop, const Feedbac
     l.tree.rolled_up = false;
     l.run.no_progress = 0;
     l.run.attended_passed = 0;
+    l.run.review_rounds = 0;
     if (!transition(l, LoopStatus::pending, EndReason::none, "iterating with the user's feedback",
                     w.events)) {
       refused = not_allowed(l, "cannot iterate");

@@ -53,6 +53,8 @@ enum class EndReason {
   paused_by_user,      ///< `loopr pause`
   attended,            ///< attended: true, after an iteration
   validation_not_run,  ///< the check could not start (sandbox or cluster trouble)
+  review_rejected,     ///< loops.review sent it back loops.review.max_rounds times; tests pass
+  review_error,        ///< loops.review: the reviewer could not be asked; tests pass
   unknown,             ///< a reason a newer loopr stored, which this one does not know
 };
 
@@ -76,7 +78,7 @@ inline constexpr EndReason kAllEndReasons[] = {
     EndReason::invalidated,        EndReason::superseded,        EndReason::rebase_conflict,
     EndReason::merge_conflict,     EndReason::integration_failed, EndReason::sandbox_unavailable,
     EndReason::baseline_failed,    EndReason::held_for_review,   EndReason::paused_by_user,    EndReason::attended,
-    EndReason::validation_not_run,
+    EndReason::validation_not_run, EndReason::review_rejected,   EndReason::review_error,
 };
 
 }  // namespace loopr
