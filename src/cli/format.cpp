@@ -449,6 +449,11 @@ std::string render_health(const json& h, const Style& style) {
   std::string repo = str_field(h, "repo");
   if (!repo.empty()) out << ", repository " << repo;
   out << "\n";
+  if (h.value("draining", false))
+    out << style.yellow("draining") << ": the iterations in flight finish, no new one starts; "
+        << "then it stops\n";
+  else if (h.value("stopping", false))
+    out << style.yellow("stopping") << "\n";
   if (auto sb = h.find("sandbox"); sb != h.end() && sb->is_object()) {
     if (!sb->value("confined", true)) {
       out << style.red(style.bold("sandbox: none")) << " — the model's commands run UNCONFINED (sandbox: none in "

@@ -340,6 +340,9 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
             {"integration", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k, {{"max_fix_iterations", int_field(c.integration.max_fix_iterations, 1, 1000)}});
              }},
+            {"daemon", [&](const YAML::Node& v, const std::string& k) {
+               w.map(v, k, {{"sigterm_drain", dur_field(c.daemon.sigterm_drain)}});
+             }},
             {"gc", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k,
                      {

@@ -114,6 +114,9 @@ std::optional<std::string> string_field(const nlohmann::json& body, const char* 
 
 bool valid_id(const std::string& id) { return type_of_id(id).has_value(); }
 
+// How long `POST /v1/shutdown {"drain":true}` lets iterations finish when it names no timeout.
+constexpr std::chrono::milliseconds kDefaultDrain = std::chrono::minutes(30);
+
 }  // namespace
 
 struct Api::State {
@@ -174,6 +177,7 @@ awaitable<Response> Api::handle(Request req) {
                         {"repo", s.info.repo},
                         {"active_runs", s.manager.active_runs()},
                         {"stopping", s.info.shutting_down ? s.info.shutting_down() : false},
+                        {"draining", s.info.draining ? s.info.draining() : false},
                         {"sandbox", s.info.sandbox ? s.info.sandbox() : nlohmann::json(nullptr)},
                         {"loops", counts}}};
   }
@@ -198,8 +202,21 @@ awaitable<Response> Api::handle(Request req) {
 
   if (what == "shutdown" && parts.size() == 2) {
     if (req.method != "POST") co_return method_not_allowed("POST");
-    if (s.info.request_shutdown) s.info.request_shutdown();
-    co_return Response{200, {{"ok", true}}};
+    auto body = body_object(req, bad);
+    if (!body) co_return bad;
+    const bool drain = body->contains("drain") && (*body)["drain"].is_boolean() &&
+                       (*body)["drain"].get<bool>();
+    std::chrono::milliseconds limit = kDefaultDrain;
+    if (auto t = string_field(*body, "timeout", bad); !t) {
+      co_return bad;
+    } else if (!t->empty()) {
+      auto d = parse_duration(*t);
+      if (!d || d->count() <= 0)
+        co_return error_response(400, "`timeout` must be a duration such as 30m or 90s");
+      limit = *d;
+    }
+    if (s.info.request_shutdown) s.info.request_shutdown(drain ? limit : std::chrono::milliseconds(0));
+    co_return Response{200, {{"ok", true}, {"drain", drain}}};
   }
 
   if (s.info.shutting_down && s.info.shutting_down() && req.method == "POST")

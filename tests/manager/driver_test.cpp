@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include <loopr/api/events.hpp>
 #include <loopr/core/config.hpp>
 #include <loopr/engine/repo_prompts.hpp>
 #include <loopr/manager/forecast.hpp>
@@ -106,6 +107,17 @@ TEST(DriverTest, SubmitApproveAndTheWholeTreeMergesIntoMain) {
   EXPECT_EQ(t.loop("001").tree.gate_result, "passed");
   // The project's tests ran for every code iteration and for the gate, never a model command.
   EXPECT_GE(t.kit.executor.count("tests/run.sh"), 5);
+
+  // Every event of a whole tree is a type the typed wire knows (include/loopr/api/events.hpp),
+  // and its codec writes it back byte for byte.
+  ASSERT_GT(t.kit.published.size(), 50u);
+  for (const Event& e : t.kit.published) {
+    api::TypedEvent typed = api::decode(e);
+    EXPECT_FALSE(std::holds_alternative<api::OtherEvent>(typed.body))
+        << "event type `" << e.type << "` is not in include/loopr/api/events.hpp: add a struct "
+        << "and its codec entry (src/api/events.cpp)";
+    EXPECT_EQ(api::encode_body(typed.body).dump(), e.data.dump()) << e.type;
+  }
 }
 
 TEST(DriverTest, RejectAtTheGateEndsThePlanAndSpawnsNothing) {

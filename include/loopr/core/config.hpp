@@ -193,6 +193,13 @@ struct GcConfig {
   Duration every = Duration::zero();  ///< the daemon runs gc this often; 0: never by itself
 };
 
+/// `daemon:` the service's own behaviour.
+struct DaemonConfig {
+  /// SIGTERM drains for at most this long (iterations in flight finish, none starts) before it
+  /// stops as `loopr daemon stop` does; 0: SIGTERM stops at once (what a drain's timeout does).
+  Duration sigterm_drain = Duration::zero();
+};
+
 struct GitConfig {
   std::size_t diff_max_bytes = 64 * 1024;   ///< `{{git-diff}}` is cut past this
   int log_entries = 10;
@@ -251,6 +258,7 @@ struct Config {
   GitConfig git;
   IntegrationConfig integration;
   GcConfig gc;
+  DaemonConfig daemon;
   FailurePolicy on_failure = FailurePolicy::finish_siblings;
   SandboxConfig sandbox;
   ExecutorConfig executor;

@@ -39,6 +39,7 @@ enum class EndReason {
   stop_pattern,     ///< limits.stop_on_patterns matched the validation output
   stop_script,      ///< a limits.stop_scripts command exited 0
   daemon_stopped,   ///< the daemon stopped while it ran: it runs again at the next start
+  daemon_drained,   ///< `daemon stop --drain`: its iteration finished, no new one started
   // invalidated
   invalidated,  ///< an ancestor iterated: this generation is replaced
   superseded,   ///< a failed integration fix loop the person decided past
@@ -53,6 +54,7 @@ enum class EndReason {
   paused_by_user,      ///< `loopr pause`
   attended,            ///< attended: true, after an iteration
   validation_not_run,  ///< the check could not start (sandbox or cluster trouble)
+  disk_full,           ///< below the free-space floor (or a write hit ENOSPC): resumes itself
   review_rejected,     ///< loops.review sent it back loops.review.max_rounds times; tests pass
   review_error,        ///< loops.review: the reviewer could not be asked; tests pass
   unknown,             ///< a reason a newer loopr stored, which this one does not know
@@ -74,11 +76,12 @@ inline constexpr EndReason kAllEndReasons[] = {
     EndReason::model_refused,      EndReason::internal_error,    EndReason::child_failed,
     EndReason::rejected,           EndReason::dry_run,           EndReason::stopped_by_user,
     EndReason::sibling_failed,     EndReason::stop_pattern,      EndReason::stop_script,
-    EndReason::daemon_stopped,
+    EndReason::daemon_stopped,     EndReason::daemon_drained,
     EndReason::invalidated,        EndReason::superseded,        EndReason::rebase_conflict,
     EndReason::merge_conflict,     EndReason::integration_failed, EndReason::sandbox_unavailable,
     EndReason::baseline_failed,    EndReason::held_for_review,   EndReason::paused_by_user,    EndReason::attended,
-    EndReason::validation_not_run, EndReason::review_rejected,   EndReason::review_error,
+    EndReason::validation_not_run, EndReason::disk_full,
+    EndReason::review_rejected,    EndReason::review_error,
 };
 
 }  // namespace loopr
