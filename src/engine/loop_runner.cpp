@@ -302,6 +302,7 @@ class IterationRun {
     rec.finished_at = now_ms();
     rec.duration_ms = rec.finished_at - started;
     rec.summary = v.summary.empty() ? move.reason : v.summary;
+    if (facts.review && !facts.review->stopped) rec.summary += "; " + facts.review->summary;
     rec.output_excerpt = cap_head_tail(v.output, 4096);
     rec.details = {{"turns", conv.turns},
                    {"tool_calls", conv.tool_calls},
@@ -339,7 +340,6 @@ class IterationRun {
       events.push_back(make_event(loop.id, "review_finished", std::move(e)));
     }
     events.push_back(make_event(loop.id, "cost", {{"n", n}, {"cost_usd", rec.usage.cost_usd},
-                                                  {"review_cost_usd", facts.review ? facts.review->usage.cost_usd : 0.0},
                                                   {"input_tokens", rec.usage.input_tokens},
                                                   {"output_tokens", rec.usage.output_tokens},
                                                   {"loop_cost_usd", loop.usage.cost_usd}}));

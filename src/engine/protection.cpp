@@ -1,5 +1,7 @@
 #include "engine/protection.hpp"
 
+#include <algorithm>
+
 #include <loopr/engine/prompt_vars.hpp>
 #include <loopr/git/worktree.hpp>
 #include <loopr/markdown/artifacts.hpp>
@@ -20,7 +22,14 @@ Result<std::vector<Breach>> protection_breaches(const Loop& loop, const Config& 
   LOOPR_ASSIGN(std::vector<PathChange> changes,
                wt.path_changes_since(work_start(loop), keyed_files(harness)));
   add_keyed_changes(changes, harness);
-  return unowned_changes(changes, harness, config.protect.tests, phase_files(loop, input));
+  // A loop that edits its own phase document (run_command can write there) owns nothing: the
+  // phase as the loop found it decides, and that one is not in the worktree any more.
+  bool own_phase_changed = std::any_of(changes.begin(), changes.end(), [&](const PathChange& c) {
+    return !loop.input_artifact.empty() &&
+           (c.path == loop.input_artifact || c.old_path == loop.input_artifact);
+  });
+  return unowned_changes(changes, harness, config.protect.tests,
+                         own_phase_changed ? std::vector<std::string>{} : phase_files(loop, input));
 }
 
 Validation breach_validation(const Loop& loop, const Config& config,
