@@ -11,9 +11,12 @@ namespace loopr::engine {
 
 const char* to_string(ReviewResult::Verdict verdict) {
   switch (verdict) {
-    case ReviewResult::Verdict::pass: return "pass";
-    case ReviewResult::Verdict::fail: return "fail";
-    default: return "error";
+    case ReviewResult::Verdict::pass:
+      return "pass";
+    case ReviewResult::Verdict::fail:
+      return "fail";
+    default:
+      return "error";
   }
 }
 
@@ -70,15 +73,16 @@ awaitable<ReviewResult> review_code(EngineContext& ctx, const Loop& loop,
     }
     if (auto verdict = parse_verdict(c.assistant_text)) {
       out.verdict = verdict->first ? ReviewResult::Verdict::pass : ReviewResult::Verdict::fail;
-      out.summary = verdict->first ? "review passed" : "review: " + first_line(verdict->second, 100);
+      out.summary =
+          verdict->first ? "review passed" : "review: " + first_line(verdict->second, 100);
       out.feedback = verdict->second;
       co_return out;
     }
     out.summary = "the reviewer gave no PASS/FAIL verdict";
     out.feedback = first_line(c.assistant_text, 200);
   }
-  out.summary += " (" + std::to_string(out.attempts) + " attempt" +
-                 (out.attempts == 1 ? "" : "s") + ")";
+  out.summary +=
+      " (" + std::to_string(out.attempts) + " attempt" + (out.attempts == 1 ? "" : "s") + ")";
   co_return out;
 }
 

@@ -26,7 +26,8 @@ std::string phase_doc(const std::string& files) {
 std::map<std::string, std::string> project(const std::string& phase_files) {
   return {{"check.sh", "for t in tests/*.sh; do sh \"$t\" || exit 1; done\necho all passed\n"},
           {"greet.sh", "echo nothing\n"},
-          {"tests/t_greet.sh", "sh greet.sh | grep -q hello || { echo 't_greet: no hello'; exit 1; }\n"},
+          {"tests/t_greet.sh",
+           "sh greet.sh | grep -q hello || { echo 't_greet: no hello'; exit 1; }\n"},
           {kPhasePath, phase_doc(phase_files)}};
 }
 
@@ -37,7 +38,8 @@ defaults:
   usage: {input_tokens: 1000, output_tokens: 100}
   thinking: false
 rules:
-)" + extra_rules + R"(
+)" + extra_rules +
+         R"(
   - name: done
     match: {loop_type: code, turn: 2}
     reply: {text: "Done."}
@@ -159,7 +161,8 @@ void enable_review(EngineKit& h, int max_rounds = 2, int max_attempts = 2) {
   h.config->review.max_rounds = max_rounds;
   h.config->review.max_attempts = max_attempts;
   h.prompts.templates["review"] =
-      "# Review {{loop-id}}\nPhase:\n{{input}}\nDiff:\n{{git-diff}}\nTests:\n{{validation-output}}\n";
+      "# Review "
+      "{{loop-id}}\nPhase:\n{{input}}\nDiff:\n{{git-diff}}\nTests:\n{{validation-output}}\n";
 }
 
 int count_events(const EngineKit& h, const std::string& type) {
@@ -193,8 +196,8 @@ TEST(ReviewTest, APassingReviewCompletesTheLoopAndItsCostCounts) {
   EXPECT_NE(prompt.find("+echo hello"), std::string::npos) << prompt.substr(0, 1500);
   EXPECT_NE(prompt.find("all passed"), std::string::npos) << prompt.substr(0, 1500);
   EXPECT_EQ(l.usage.input_tokens, 3000);  // two code turns and the review
-  EXPECT_TRUE(std::filesystem::exists(h.dir / ".loopr/logs/loops" / kCodeId /
-                                      "iterations/001/review.md"));
+  EXPECT_TRUE(
+      std::filesystem::exists(h.dir / ".loopr/logs/loops" / kCodeId / "iterations/001/review.md"));
 }
 
 TEST(ReviewTest, AFailedReviewSendsTheLoopBackWithItsFeedback) {

@@ -57,7 +57,8 @@ TEST(ReviewRulesTest, ABreachFailsTheIterationWithFeedbackNamingTheFiles) {
   v.feedback = "- `tests/run.sh` (modified): restore it; it decides whether tests pass.";
   f.validation = v;
   f.changed = true;
-  f.breaches = {{"tests/run.sh", PathChange::Kind::modified, Breach::Role::harness, "/tests/run.sh"}};
+  f.breaches = {
+      {"tests/run.sh", PathChange::Kind::modified, Breach::Role::harness, "/tests/run.sh"}};
   auto verdict = decide(l, 1, f, config());
   EXPECT_EQ(verdict.record, "failed");
   EXPECT_EQ(verdict.move.status, LoopStatus::running);
@@ -65,7 +66,8 @@ TEST(ReviewRulesTest, ABreachFailsTheIterationWithFeedbackNamingTheFiles) {
   EXPECT_EQ(l.run.feedback[0].source, "protected files");
   EXPECT_NE(l.run.feedback[0].text.find("restore it"), std::string::npos);
   EXPECT_FALSE(passed(f));
-  EXPECT_NE(checkpoint_message(l, 1, f).find("failed: changed the test harness"), std::string::npos);
+  EXPECT_NE(checkpoint_message(l, 1, f).find("failed: changed the test harness"),
+            std::string::npos);
   // Even a check that "passed" does not count while a breach stands.
   f.validation->passed = true;
   EXPECT_FALSE(checks_passed(f));
