@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <loopr/core/protected_paths.hpp>
 #include <loopr/git/work_tree_state.hpp>
 
 #include "cli/commands.hpp"
@@ -108,6 +109,31 @@ std::string current_branch(const std::filesystem::path& root) {
   return line.rfind(prefix, 0) == 0 ? line.substr(prefix.size()) : std::string();
 }
 
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out.empty() ? std::string("(none)") : out;
+}
+
+// What a loop may not change on its own, and the reviewer (README "Security model").
+void print_protection(std::ostream& out, const Config& config) {
+  out << "protected paths (a code loop changes them only where its phase lists them under "
+         "`- Files:`):\n  harness"
+      << (config.protect.harness ? "" : " (inferred from loops.code.validation)") << ": "
+      << joined(harness_patterns(config)) << "\n  existing tests: " << joined(config.protect.tests)
+      << "\nheld for `loopr merge` (a tree that changes them is not merged automatically): "
+         "loopr's own files ("
+      << joined({std::begin(kLooprOwnPatterns), std::end(kLooprOwnPatterns)})
+      << "), the harness, and other tools' auto-run files: " << joined(config.protect.hold)
+      << "\n";
+  if (config.review.enabled)
+    out << "review: on (model "
+        << (config.review.model.empty() ? config.llm.model : config.review.model) << ", at most "
+        << config.review.max_rounds << " failed reviews per loop before you decide)\n";
+  else
+    out << "review: off (loops.review.enabled)\n";
+}
+
 }  // namespace
 
 int run_init(const GlobalOptions& opts, const std::string& base,
@@ -202,6 +228,7 @@ int run_init(const GlobalOptions& opts, const std::string& base,
                              {"env", provision->env},
                              {"notes", provision->notes},
                              {"hints", provision->hints}};
+    if (chosen) doc["protect_harness"] = default_harness(chosen->command);
     std::cout << doc.dump() << "\n";
   } else if (!opts.quiet) {
     if (done.empty()) std::cout << "loopr is already set up in " << paths.root.string() << "\n";
@@ -211,10 +238,16 @@ int run_init(const GlobalOptions& opts, const std::string& base,
                 << "); loops.code.validation in .loopr/config.yml changes it\n";
       for (const auto& c : chosen->others)
         std::cout << "  also found: " << c.command << " (" << c.source << ")\n";
+      std::cout << "test harness (protect.harness; a code loop changes it only where its phase "
+                   "lists it): "
+                << joined(default_harness(chosen->command)) << "
+";
     }
     if (provision) {
-      for (const auto& n : provision->notes) std::cout << "  " << n << "\n";
-      for (const auto& h : provision->hints) std::cout << "  could not tell: " << h << "\n";
+      for (const auto& n : provision->notes) std::cout << "  " << n << "
+";
+      for (const auto& h : provision->hints) std::cout << "  could not tell: " << h << "
+";
     }
     if (chosen && chosen->command.empty()) {
       std::cout << "no test command found: put yours in loops.code.validation of "
@@ -239,6 +272,18 @@ int run_config(const GlobalOptions& opts) {
                                 {"sandbox_network", config.sandbox.network},
                                 {"executor", config.executor.kind},
                                 {"worktree_root", config.executor.worktree_root},
+                                {"protect",
+                                 {{"harness", harness_patterns(config)},
+                                  {"harness_inferred", !config.protect.harness.has_value()},
+                                  {"tests", config.protect.tests},
+                                  {"hold", config.protect.hold},
+                                  {"loopr", std::vector<std::string>(std::begin(kLooprOwnPatterns),
+                                                                     std::end(kLooprOwnPatterns))}}},
+                                {"review",
+                                 {{"enabled", config.review.enabled},
+                                  {"model", config.review.model.empty() ? config.llm.model
+                                                                        : config.review.model},
+                                  {"max_rounds", config.review.max_rounds}}},
                                 {"needs_restart", std::vector<std::string>(std::begin(kRestartKeys), std::end(kRestartKeys))}}
                      .dump()
               << "\n";
@@ -264,6 +309,7 @@ int run_config(const GlobalOptions& opts) {
                 << (config.executor.worktree_root.empty() ? std::string(".loopr/worktrees") : config.executor.worktree_root)
                 << ")\n";
     }
+    print_protection(std::cout, config);
     std::string restart;
     for (const char* k : kRestartKeys) restart += (restart.empty() ? "" : ", ") + std::string(k);
     std::cout << "a running daemon applies changes on SIGHUP (`kill -HUP $(cat .loopr/run/loopr.pid)`), except "

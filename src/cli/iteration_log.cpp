@@ -76,6 +76,7 @@ IterationLog read_iteration_log(const RepoPaths& paths, const std::string& id, i
   log.dir = paths.iteration_dir(id, n);
   log.prompt = slurp(log.dir / "prompt.md");
   log.validation_log = slurp(log.dir / "validation.log");
+  log.review = slurp(log.dir / "review.md");
   if (auto conv = slurp(log.dir / "conversation.jsonl")) {
     std::istringstream in(*conv);
     for (std::string line; std::getline(in, line);) {
@@ -92,7 +93,8 @@ json iteration_log_json(const IterationLog& log) {
           {"iteration", log.n},
           {"prompt", log.prompt ? json(*log.prompt) : json(nullptr)},
           {"conversation", log.conversation},
-          {"validation_log", log.validation_log ? json(*log.validation_log) : json(nullptr)}};
+          {"validation_log", log.validation_log ? json(*log.validation_log) : json(nullptr)},
+          {"review", log.review ? json(*log.review) : json(nullptr)}};
 }
 
 std::string render_iteration_log(const IterationLog& raw, const Style& style) {
@@ -129,6 +131,10 @@ std::string render_iteration_log(const IterationLog& raw, const Style& style) {
   heading("validation", "validation.log");
   out << (log.validation_log ? ensure_newline(*log.validation_log)
                              : style.dim("(no validation.log)") + "\n");
+  if (log.review) {
+    heading("review", "review.md");
+    out << ensure_newline(*log.review);
+  }
   return out.str();
 }
 

@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <loopr/core/config.hpp>
+#include <loopr/core/protected_paths.hpp>
 
 #include "core/config_walker.hpp"
 
@@ -236,6 +237,31 @@ void read_notify(const Walker& w, const YAML::Node& v, const std::string& k, std
   }
 }
 
+// `protect.<list>`: path patterns (core/protected_paths.hpp); `..` and empty ones would match
+// nothing a loop can change.
+std::vector<std::string> read_path_patterns(const Walker& w, const YAML::Node& v, const std::string& k) {
+  std::vector<std::string> out = w.strings(v, k);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::string& p = out[i];
+    std::string path = p.substr(0, p.find('#'));
+    bool up = path == ".." || path.rfind("../", 0) == 0 || path.find("/../") != std::string::npos;
+    if (path.empty() || path.find_first_not_of('/') == std::string::npos || up)
+      w.fail(v[i], k, "\"" + p + "\" is not a path pattern inside the repository (write e.g. tests/run.sh, conftest.py, .vscode/ or package.json#scripts.test)");
+  }
+  return out;
+}
+
+// `loops.review`: the reviewer of a code loop that passed its validation.
+void read_review(const Walker& w, const YAML::Node& v, const std::string& k, ReviewConfig& r) {
+  w.map(v, k,
+        {
+            {"enabled", [&](const YAML::Node& n, const std::string& key) { r.enabled = w.boolean(n, key); }},
+            {"model", [&](const YAML::Node& n, const std::string& key) { r.model = w.str(n, key); }},
+            {"max_rounds", [&](const YAML::Node& n, const std::string& key) { r.max_rounds = static_cast<int>(w.integer(n, key, 1, 100)); }},
+            {"max_attempts", [&](const YAML::Node& n, const std::string& key) { r.max_attempts = static_cast<int>(w.integer(n, key, 1, 20)); }},
+        });
+}
+
 void read_config(const Walker& w, const YAML::Node& root, Config& c) {
   auto int_field = [&w](int& field, long long min, long long max) -> H {
     return [&w, &field, min, max](const YAML::Node& v, const std::string& k) { field = static_cast<int>(w.integer(v, k, min, max)); };
@@ -358,6 +384,7 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                  LoopTypeConfig* slot = &c.loops[t];
                  hs[to_string(t)] = [&w, slot, t](const YAML::Node& v2, const std::string& k2) { read_loop_type(w, v2, k2, *slot, t); };
                }
+               hs["review"] = [&w, &c](const YAML::Node& v2, const std::string& k2) { read_review(w, v2, k2, c.review); };
                w.map(v, k, hs);
              }},
             {"pricing", [&](const YAML::Node& v, const std::string& k) {
@@ -385,6 +412,14 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
             {"setup", [&](const YAML::Node& v, const std::string& k) { read_setup(w, v, k, c.setup); }},
             {"executor", [&](const YAML::Node& v, const std::string& k) { config_detail::read_executor(w, v, k, c.executor); }},
             {"notify", [&](const YAML::Node& v, const std::string& k) { read_notify(w, v, k, c.notify); }},
+            {"protect", [&](const YAML::Node& v, const std::string& k) {
+               w.map(v, k,
+                     {
+                         {"harness", [&](const YAML::Node& v2, const std::string& k2) { c.protect.harness = read_path_patterns(w, v2, k2); }},
+                         {"tests", [&](const YAML::Node& v2, const std::string& k2) { c.protect.tests = read_path_patterns(w, v2, k2); }},
+                         {"hold", [&](const YAML::Node& v2, const std::string& k2) { c.protect.hold = read_path_patterns(w, v2, k2); }},
+                     });
+             }},
             {"integration", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k, {{"max_fix_iterations", int_field(c.integration.max_fix_iterations, 1, 1000)}});
              }},
@@ -513,12 +548,20 @@ std::string yaml_quoted(std::string_view text) {
   return out + "\"";
 }
 
+// A YAML flow list of double-quoted scalars (patterns start with `*` or hold `#`).
+std::string yaml_list(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + yaml_quoted(items[i]);
+  return out + "]";
+}
+
 }  // namespace
 
 std::string default_config_yaml(std::string_view base_branch, std::string_view code_validation,
                                 const std::vector<std::string>& validation_comment) {
   std::string code_comment;
   for (const auto& line : validation_comment) code_comment += "  # " + line + "\n";
+  const ProtectConfig protect;
   std::string out = R"(# loopr configuration. Every key is optional; the values below are the defaults.
 # Environment overrides: LOOPR_PROVIDER, LOOPR_MODEL, ANTHROPIC_BASE_URL, OPENAI_BASE_URL.
 base_branch: )" + std::string(base_branch) + R"(
@@ -565,6 +608,15 @@ loops:
   phase: {max_iterations: 5}
 )" + code_comment + R"(  code:  {max_iterations: 20, validation: )" + yaml_quoted(code_validation) +
                     R"(, iteration_timeout: 10m, max_turns_per_iteration: 50}
+  review: {enabled: false, model: "", max_rounds: 2, max_attempts: 3}  # a reviewer model call after a code loop passes
+protect:                         # what a loop may not change on its own (README "Security model")
+  # The test harness (inferred from the test command): a code loop changes it only where its phase
+  # lists it under `- Files:`, and a tree that changes it waits for `loopr merge`.
+  harness: )" + yaml_list(default_harness(code_validation)) + R"(
+  # Existing tests: a code loop modifies or deletes them only where its phase lists them.
+  tests: )" + yaml_list(protect.tests) + R"(
+  # Other tools' auto-run files: a tree that changes them waits for `loopr merge`.
+  hold: )" + yaml_list(protect.hold) + R"(
 integration:                     # the finished tree's integration branch runs loops.code.validation
   max_fix_iterations: 5          # before it is merged; a failure gets a fix loop with this budget
 pricing:                         # USD per million tokens

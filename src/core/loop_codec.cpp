@@ -55,7 +55,8 @@ constexpr const char* kMarkKeys[] = {"merged_iteration",
                                      "feedback",
                                      "question",
                                      "answer",
-                                     "attended_passed"};
+                                     "attended_passed",
+                                     "review_rounds"};
 
 void read(const json& c, const char* key, int& out) {
   if (auto it = c.find(key); it != c.end() && it->is_number_integer()) out = it->get<int>();
@@ -169,6 +170,7 @@ json marks_json(const Loop& l) {
   write(c, "question", r.question);
   write(c, "answer", r.answer);
   write(c, "attended_passed", r.attended_passed, 0);
+  write(c, "review_rounds", r.review_rounds, 0);
   return c;
 }
 
@@ -222,6 +224,7 @@ void read_marks(const json& c, Loop& l) {
   read(c, "question", r.question);
   read(c, "answer", r.answer);
   read(c, "attended_passed", r.attended_passed);
+  read(c, "review_rounds", r.review_rounds);
   // Only what is left over is copied (not the whole context with its feedback).
   for (auto it = c.begin(); it != c.end(); ++it) {
     bool known = false;

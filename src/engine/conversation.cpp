@@ -103,10 +103,11 @@ awaitable<std::optional<llm::Outcome>> call_model(EngineContext& ctx, const Loop
 awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control_ptr,
                                  const std::string& prompt, std::shared_ptr<tools::ToolRouter> router,
                                  const std::string& header_type, int max_turns,
-                                 TurnCheck between_turns) {
+                                 TurnCheck between_turns, const std::string& model) {
   LoopControl& control = *control_ptr;
   Conversation conv;
   llm::Request request;
+  request.model = model;
   request.max_tokens = ctx.config->llm.max_tokens;
   request.loop_id = loop.id;
   request.loop_type = header_type;

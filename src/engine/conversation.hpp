@@ -54,12 +54,14 @@ using TurnCheck = std::function<std::optional<TurnLimit>(const Usage& so_far)>;
 /// Talks with the model until it is done (or a limit, an error or a stop ends it).
 /// Both shared pointers may outlive the call: a stopped tool call finishes in the background.
 /// `router` is null for calls without tools (the judge). `header_type` is the
-/// `x-loopr-loop-type` to send (the loop's type, or `judge`). `between_turns` (may be empty) is
-/// asked before every model call after the first: a limit ends the talk with `End::limit`.
+/// `x-loopr-loop-type` to send (the loop's type, `judge` or `review`). `between_turns` (may be
+/// empty) is asked before every model call after the first: a limit ends the talk with
+/// `End::limit`. `model`: empty for the configured one (the reviewer may use another,
+/// loops.review.model).
 awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
                                  std::shared_ptr<LoopControl> control, const std::string& prompt,
                                  std::shared_ptr<tools::ToolRouter> router,
                                  const std::string& header_type, int max_turns,
-                                 TurnCheck between_turns = {});
+                                 TurnCheck between_turns = {}, const std::string& model = {});
 
 }  // namespace loopr::engine

@@ -31,6 +31,11 @@ FeedbackEntry failure_feedback(const Loop& loop, int n, const IterationFacts& f,
   const Validation& v = *f.validation;
   FeedbackEntry fb{n, loop.type == LoopType::code ? "validation" : "format check", v.summary,
                    v.feedback};
+  if (!f.breaches.empty()) fb.source = "protected files";
+  if (f.review && f.review->verdict == ReviewResult::Verdict::fail)
+    fb = {n, "review", f.review->summary,
+          "A reviewer read your change (the tests passed) and sent it back:\n\n" +
+              f.review->feedback};
   if (!v.has_check) {
     fb.summary = "no completion signal";
     fb.text = "There is no validation command for this loop, so it ends only when you write " +
@@ -65,6 +70,16 @@ Move on_pass(Loop& loop, int n, const Validation& v, const Config& config) {
              " --feedback …` sends it back to work"};
   }
   return m;
+}
+
+// Tests pass but the review did not: the person decides, as in attended mode (`resume`
+// completes the loop as it is, `iterate` sends it back with feedback and fresh review rounds).
+Move wait_for_person(Loop& loop, int n, EndReason why, const std::string& what) {
+  loop.run.attended_passed = n;
+  loop.run.review_rounds = 0;
+  return {LoopStatus::paused, why,
+          what + "; its tests pass: " + resume_hint(loop) + " completes it as it is, `loopr iterate " +
+              loop.id + " --feedback …` sends it back to work"};
 }
 
 // A failed iteration: the stop conditions, in order of how much they say about the loop.
@@ -209,17 +224,25 @@ bool checkpointed(const IterationFacts& f) {
   return judged(f) || f.end == Conversation::End::limit;
 }
 
+bool checks_passed(const IterationFacts& f) {
+  return judged(f) && f.breaches.empty() && f.validation->passed &&
+         (f.validation->has_check || f.signalled);
+}
+
 bool passed(const IterationFacts& f) {
-  return judged(f) && f.validation->passed && (f.validation->has_check || f.signalled);
+  return checks_passed(f) && (!f.review || f.review->verdict == ReviewResult::Verdict::pass);
 }
 
 std::string checkpoint_message(const Loop& loop, int n, const IterationFacts& f) {
   std::string summary = f.validation ? f.validation->summary : std::string();
-  if (f.end == Conversation::End::limit)
-    return "loopr(" + loop.id + "): iteration " + std::to_string(n) + ": stopped: " +
-           to_string(f.limit.end);
-  return "loopr(" + loop.id + "): iteration " + std::to_string(n) + ": " +
-         (passed(f) ? "passed" : "failed: " + first_line(summary, 72));
+  std::string head = "loopr(" + loop.id + "): iteration " + std::to_string(n) + ": ";
+  if (f.end == Conversation::End::limit) return head + "stopped: " + to_string(f.limit.end);
+  if (checks_passed(f) && f.review) {
+    if (f.review->verdict == ReviewResult::Verdict::error)
+      return head + "passed, not reviewed: " + first_line(f.review->summary, 60);
+    summary = f.review->summary;
+  }
+  return head + (passed(f) ? "passed" : "failed: " + first_line(summary, 72));
 }
 
 bool wants_stop_scripts(const IterationFacts& f, const Config& config) {
@@ -254,9 +277,20 @@ IterationVerdict decide(Loop& loop, int n, const IterationFacts& f, const Config
   loop.run.consecutive_errors = 0;
   // An answer is shown once; a new question replaces the old one (a passing loop drops it).
   if (!loop.run.answer.empty()) loop.run.question.clear(), loop.run.answer.clear();
-  if (passed(f)) return {on_pass(loop, n, v, config), "passed"};
+  if (passed(f)) {
+    Validation shown = v;
+    if (f.review) shown.summary += "; review passed";
+    return {on_pass(loop, n, shown, config), "passed"};
+  }
+  if (checks_passed(f) && f.review->verdict == ReviewResult::Verdict::error)
+    return {wait_for_person(loop, n, EndReason::review_error, f.review->summary), "passed"};
   if (!f.question.empty()) loop.run.question = f.question;
   add_feedback(loop.run, failure_feedback(loop, n, f, config));
+  if (checks_passed(f) && ++loop.run.review_rounds >= config.review.max_rounds)
+    return {wait_for_person(loop, n, EndReason::review_rejected,
+                            "the reviewer sent it back " + std::to_string(loop.run.review_rounds) +
+                                " times (loops.review.max_rounds), last: " + f.review->summary),
+            "failed"};
   Move m = on_fail(loop, n, f, config);
   return {m, m.status == LoopStatus::awaiting_answer ? "asked" : "failed"};
 }

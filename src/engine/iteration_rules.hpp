@@ -14,7 +14,10 @@
 #include <loopr/core/loop.hpp>
 #include <loopr/llm/types.hpp>
 
+#include <loopr/core/protected_paths.hpp>
+
 #include "engine/conversation.hpp"
+#include "engine/review.hpp"
 #include "engine/validation.hpp"
 
 namespace loopr::engine {
@@ -91,6 +94,10 @@ struct IterationFacts {
   std::string question;  ///< what the model asked the person this iteration (`ask_user`)
   bool signalled = false;  ///< the completion signal is in what the model wrote
   std::optional<Validation> validation;  ///< unset when the conversation ended it early
+  /// Protected files the loop changed that its phase does not list (core/protected_paths.hpp):
+  /// the tests did not run, `validation` is the failed check that names them.
+  std::vector<Breach> breaches;
+  std::optional<ReviewResult> review;  ///< loops.review's say, when the tests passed
   bool changed = false;                  ///< the checkpoint committed something new
   std::optional<std::string> stop_script;  ///< a stop script's reason (it exited 0)
   bool pause_requested = false;
@@ -107,7 +114,11 @@ bool judged(const IterationFacts& facts);
 /// turns (the work so far is kept; it is not validated).
 bool checkpointed(const IterationFacts& facts);
 
-/// Whether the iteration passed: its check passed (or, with no check, the completion signal).
+/// Whether the iteration's check passed (or, with no check, the completion signal matched),
+/// with no protected file changed that its phase does not list.
+bool checks_passed(const IterationFacts& facts);
+
+/// Whether the iteration passed: its check passed and, when it was reviewed, the review did.
 bool passed(const IterationFacts& facts);
 
 /// The checkpoint commit's message (`loopr(<id>): iteration N: passed|failed: …`).
@@ -130,8 +141,9 @@ struct IterationVerdict {
 };
 
 /// The stop ladder, in order of how much each says about the loop: passed (complete, awaiting
-/// approval, or paused when attended) · stop pattern · stop script · a question · no progress ·
-/// max iterations · attended / pause. Updates the run marks of `loop` (feedback, no-progress
+/// approval, or paused when attended) · the reviewer could not be asked (paused: the person
+/// decides) · the review failed loops.review.max_rounds times (paused) · stop pattern · stop
+/// script · a question · no progress · max iterations · attended / pause. Updates the run marks of `loop` (feedback, no-progress
 /// count, the question and answer, errors in a row).
 IterationVerdict decide(Loop& loop, int n, const IterationFacts& facts, const Config& config);
 

@@ -20,6 +20,8 @@
 #include "engine/conversation.hpp"
 #include "engine/coordination.hpp"
 #include "engine/iteration_rules.hpp"
+#include "engine/protection.hpp"
+#include "engine/review.hpp"
 #include "engine/transcript.hpp"
 #include "engine/until_stopped.hpp"
 #include "engine/validation.hpp"
@@ -118,15 +120,28 @@ class IterationRun {
     if (conv.end == Conversation::End::error) co_return co_await model_error(loop, conv);
     IterationFacts facts = facts_of(conv);
 
-    // 5. Validate, unless the conversation ended the iteration (stopped, refused, a limit).
+    // 5. Validate, unless the conversation ended the iteration (stopped, refused, a limit): first the
+    // protected files (a changed harness must not decide), then the check, then the review.
     if (facts.end != Conversation::End::stopped && facts.end != Conversation::End::refused &&
         facts.end != Conversation::End::limit) {
-      facts.validation = co_await validate(ctx_, loop, control_, prepared->state.input);
+      if (checks_protection(loop)) {
+        auto breaches = co_await run_blocking(ctx_.pool, [&] {
+          return protection_breaches(loop, config, prepared->state.input);
+        });
+        if (!breaches) co_return co_await fail(loop, "its changes cannot be checked against the protected paths: " + breaches.error().message);
+        facts.breaches = std::move(*breaches);
+      }
+      if (!facts.breaches.empty())
+        facts.validation = breach_validation(loop, config, facts.breaches);
+      else
+        facts.validation = co_await validate(ctx_, loop, control_, prepared->state.input);
       loop.usage += facts.validation->judge_usage;
       co_await run_blocking(ctx_.pool, [&] {
         write_iteration_file(ctx_.paths, loop.id, n, "validation.log",
                              facts.validation->output + executor_note(*facts.validation));
       });
+      if (checks_passed(facts) && wants_review(loop, config))
+        co_await review(loop, n, prepared->state.input, facts);
     }
 
     // 6. Checkpoint commit (git is the audit trail of every iteration), then the stop scripts.
@@ -220,6 +235,18 @@ class IterationRun {
     return f;
   }
 
+  // The reviewer's say on a passing code iteration (loops.review), with its own cost; a stop
+  // during it stops the iteration like a stop during the tests.
+  awaitable<void> review(Loop& loop, int n, const std::string& phase, IterationFacts& facts) {
+    ReviewResult r = co_await review_code(ctx_, loop, control_, phase, facts.validation->output, n);
+    loop.usage += r.usage;
+    co_await run_blocking(ctx_.pool, [&] {
+      write_iteration_file(ctx_.paths, loop.id, n, "review.md", r.transcript);
+    });
+    if (r.stopped) facts.validation->stopped = true;  // its tokens still count (record)
+    facts.review = std::move(r);
+  }
+
   awaitable<Result<git::CommitOutcome>> checkpoint(const Loop& loop, std::string message) {
     co_return co_await run_blocking(ctx_.pool, [&] {
       const TimestampMs t0 = now_ms();
@@ -227,6 +254,14 @@ class IterationRun {
       checkpoint_ms_ = now_ms() - t0;
       return made;
     });
+  }
+
+  // The review in the iteration record and its event (the feedback is in the record's summary
+  // and the loop's feedback; the whole exchange in review.md).
+  static nlohmann::json review_json(const ReviewResult& r) {
+    return {{"verdict", to_string(r.verdict)}, {"summary", r.summary},   {"model", r.model},
+            {"cost_usd", r.usage.cost_usd},    {"attempts", r.attempts}, {"input_tokens", r.usage.input_tokens},
+            {"output_tokens", r.usage.output_tokens}};
   }
 
   // Where the check ran, for `loopr show ID --iteration N` (the log only: v.output is compared
@@ -305,10 +340,12 @@ class IterationRun {
     rec.exit_code = v.exit_code;
     rec.usage = conv.usage;
     rec.usage += v.judge_usage;
+    if (facts.review) rec.usage += facts.review->usage;
     rec.started_at = started;
     rec.finished_at = now_ms();
     rec.duration_ms = rec.finished_at - started;
     rec.summary = v.summary.empty() ? move.reason : v.summary;
+    if (facts.review && !facts.review->stopped) rec.summary += "; " + facts.review->summary;
     rec.output_excerpt = cap_head_tail(v.output, 4096);
     rec.details = {{"turns", conv.turns},
                    {"tool_calls", conv.tool_calls},
@@ -322,6 +359,14 @@ class IterationRun {
                    {"checkpoint_ms", checkpoint_ms_},
                    {"timed_out", v.timed_out}};
     if (move.end != EndReason::none) rec.details["end_reason"] = to_string(move.end);
+    if (!facts.breaches.empty()) {
+      nlohmann::json files = nlohmann::json::array();
+      for (const Breach& b : facts.breaches)
+        files.push_back({{"path", b.path}, {"change", to_string(b.kind)},
+                         {"role", b.role == Breach::Role::test ? "test" : "harness"}});
+      rec.details["protected"] = std::move(files);
+    }
+    if (facts.review) rec.details["review"] = review_json(*facts.review);
 
     loop.iteration = n;
     loop.progress = render_feedback(loop.run.feedback, ctx_.config->limits.feedback_bytes);
@@ -331,6 +376,12 @@ class IterationRun {
                                 {{"n", n}, {"passed", rec.status == "passed"}, {"summary", v.summary},
                                  {"exit_code", v.exit_code ? nlohmann::json(*v.exit_code) : nlohmann::json(nullptr)},
                                  {"jobs", v.jobs}}));
+    if (facts.review && !facts.review->stopped) {
+      nlohmann::json e = review_json(*facts.review);
+      e["n"] = n;
+      e["feedback"] = cap_head_tail(facts.review->feedback, 4096);
+      events.push_back(make_event(loop.id, "review_finished", std::move(e)));
+    }
     events.push_back(make_event(loop.id, "cost", {{"n", n}, {"cost_usd", rec.usage.cost_usd},
                                                   {"input_tokens", rec.usage.input_tokens},
                                                   {"output_tokens", rec.usage.output_tokens},

@@ -3,6 +3,7 @@
 // would almost always see as "(clean)"), and a code loop is told what its phase serves.
 #include <loopr/core/text.hpp>
 #include <loopr/core/worktree_sweep.hpp>
+#include <loopr/core/process.hpp>
 #include <loopr/engine/feedback.hpp>
 #include <loopr/engine/prompt_vars.hpp>
 #include <loopr/git/worktree.hpp>
@@ -182,6 +183,27 @@ std::map<std::string, std::string> judge_vars(const Loop& loop, const Config& co
           {"loop-type", to_string(loop.type)},
           {"parent-id", loop.parent_id},
           {"plan-id", loop.plan_id},
+          {"progress", progress_text(loop, config)}};
+}
+
+std::map<std::string, std::string> review_vars(const Loop& loop, const Config& config,
+                                               const std::string& phase, const std::string& diff,
+                                               const std::string& test_output, int n) {
+  const std::string& command = loop.validation_command.empty()
+                                   ? config.loop(LoopType::code).validation
+                                   : loop.validation_command;
+  return {{"task", loop.task},
+          {"input", phase},
+          {"input-path", loop.input_artifact},
+          {"git-diff", diff.empty() ? std::string("(no changes)") : diff},
+          {"validation-command", command},
+          {"validation-output", cap_head_tail(test_output, 16 * 1024)},
+          {"loop-id", loop.id},
+          {"loop-type", to_string(loop.type)},
+          {"parent-id", loop.parent_id},
+          {"plan-id", loop.plan_id},
+          {"iteration", std::to_string(n)},
+          {"max-iterations", std::to_string(loop.max_iterations)},
           {"progress", progress_text(loop, config)}};
 }
 

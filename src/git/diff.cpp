@@ -11,6 +11,27 @@ namespace loopr::git {
 
 using namespace detail;
 
+namespace detail {
+
+Result<git_oid> start_commit(git_repository* repo, const std::string& since, const git_oid& head) {
+  if (since.empty()) return head;
+  git_oid start{};
+  if (since.size() == 40) {
+    auto parsed = parse_oid(since);
+    if (!parsed) return head;
+    start = *parsed;
+  } else {
+    auto tip = branch_tip(repo, since);
+    if (!tip) return head;
+    start = *tip;
+  }
+  git_oid base{};
+  if (git_merge_base(&base, repo, &head, &start) != 0) return head;
+  return base;
+}
+
+}  // namespace detail
+
 namespace {
 
 // git_diff_options.notify_cb: > 0 leaves a delta out (the same paths a checkpoint skips).
@@ -31,26 +52,6 @@ int print_line(const git_diff_delta* /*delta*/, const git_diff_hunk* /*hunk*/,
   }
   capper->add(std::string_view(line->content, line->content_len));
   return 0;
-}
-
-// The commit the loop's work is measured from: `since` (a full sha or a branch name) met with
-// HEAD at their merge base, so a start the branch was rebased past or a base branch that moved on
-// still gives only this branch's own work. Empty `since`, or nothing in common: HEAD.
-Result<git_oid> start_commit(git_repository* repo, const std::string& since, const git_oid& head) {
-  if (since.empty()) return head;
-  git_oid start{};
-  if (since.size() == 40) {
-    auto parsed = parse_oid(since);
-    if (!parsed) return head;
-    start = *parsed;
-  } else {
-    auto tip = branch_tip(repo, since);
-    if (!tip) return head;
-    start = *tip;
-  }
-  git_oid base{};
-  if (git_merge_base(&base, repo, &head, &start) != 0) return head;
-  return base;
 }
 
 // The work tree (index and untracked files included) against the tree of `from`.

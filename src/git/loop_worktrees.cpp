@@ -157,15 +157,22 @@ Result<IntegrationMerge> LoopWorktrees::merge_into_integration(const Loop& loop,
   return IntegrationMerge{std::move(m), std::move(conflicts)};
 }
 
-Result<std::vector<std::string>> LoopWorktrees::protected_changes(
-    const std::string& plan_id, const std::string& base_branch) const {
+Result<std::vector<HeldPath>> LoopWorktrees::held_changes(
+    const std::string& plan_id, const std::string& base_branch,
+    const std::vector<std::string>& harness, const std::vector<std::string>& hold) const {
+  std::vector<std::string> patterns = harness;
+  patterns.insert(patterns.end(), hold.begin(), hold.end());
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
-  LOOPR_ASSIGN(std::vector<std::string> changed,
-               r.changed_since_fork(base_branch, integration_branch(plan_id)));
-  std::vector<std::string> out;
-  for (auto& p : changed)
-    if (p == ".loopr/config.yml" || p.rfind(".loopr/prompts/", 0) == 0) out.push_back(p);
-  return out;
+  LOOPR_ASSIGN(std::vector<PathChange> changes,
+               r.path_changes_since_fork(base_branch, integration_branch(plan_id),
+                                         keyed_files(patterns)));
+  add_keyed_changes(changes, patterns);
+  std::vector<std::string> paths;
+  for (const PathChange& c : changes) {
+    if (!c.old_path.empty()) paths.push_back(c.old_path);
+    paths.push_back(c.path);
+  }
+  return held_paths(paths, harness, hold);
 }
 
 Result<MergeOutcome> LoopWorktrees::merge_plan_into_base(const std::string& plan_id,

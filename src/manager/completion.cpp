@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/core/protected_paths.hpp>
 #include <loopr/engine/code_check.hpp>
 #include <loopr/engine/feedback.hpp>
 #include <loopr/git/branches.hpp>
@@ -262,23 +263,29 @@ awaitable<void> on_complete(State s, std::string id) {
 
 awaitable<void> auto_merge_into_base(ManagerState& s, std::string plan) {
   const std::string base = s.ctx.config->base_branch;
-  auto check = [wt = s.worktrees, plan, base] { return wt.protected_changes(plan, base); };
-  auto touched = co_await run_blocking(s.ctx.pool, check);
-  if (touched && touched->empty()) {
+  auto check = [wt = s.worktrees, plan, base, config = s.ctx.config] {
+    return wt.held_changes(plan, base, harness_patterns(*config), config->protect.hold);
+  };
+  auto held = co_await run_blocking(s.ctx.pool, check);
+  if (held && held->empty()) {
     co_await merge_into_base(s, plan);
     co_return;
   }
-  // The model may have changed loopr itself (its settings, its prompts): a person looks first.
+  // The model may have changed loopr itself (its settings, its prompts), what decides whether
+  // tests pass, or what other tools run on their own: a person looks first.
   std::string problem =
-      touched ? "its changes touch loopr's own files: " + join(*touched, ", ") +
-                    " (review them with `git diff " + base + "..." +
-                    git::integration_branch(plan) + "`, then `loopr merge " + plan + "`)"
-              : "cannot tell which files it changes: " + touched.error().message +
-                    " (`loopr merge " + plan + "` merges it)";
+      held ? "its changes touch files held for your review: " + describe_held(*held) +
+                 " (review them with `git diff " + base + "..." + git::integration_branch(plan) +
+                 "`, then `loopr merge " + plan + "`)"
+           : "cannot tell which files it changes: " + held.error().message + " (`loopr merge " +
+                 plan + "` merges it)";
   spdlog::warn("plan {} is not merged into {} automatically: {}", plan, base, problem);
   co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     l.tree.merge_error = problem;
-    if (touched) l.tree.conflicts = *touched;
+    if (held) {
+      l.tree.conflicts.clear();
+      for (const HeldPath& h : *held) l.tree.conflicts.push_back(h.path);
+    }
     w.events.push_back(make_event(l.id, "merge_failed", {{"into", base}, {"message", problem}}));
     if (!engine::transition(l, LoopStatus::blocked, EndReason::held_for_review, problem,
                             w.events))

@@ -81,8 +81,9 @@ awaitable<void> wait_for_runs(std::vector<std::shared_ptr<Run>> runs,
 // completion.cpp
 awaitable<void> on_complete(State s, std::string id);
 awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan_id);
-/// `merge: auto`: merge_into_base, unless the tree changes loopr's own files (`.loopr/config.yml`,
-/// `.loopr/prompts/`): then the plan is blocked with the paths and `loopr merge` decides.
+/// `merge: auto`: merge_into_base, unless the tree changes held paths (core/protected_paths.hpp:
+/// loopr's own files, the test harness, other tools' auto-run files): then the plan is blocked
+/// with the paths and `loopr merge` decides.
 awaitable<void> auto_merge_into_base(ManagerState& s, std::string plan_id);
 
 // integration_gate.cpp

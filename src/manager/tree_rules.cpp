@@ -118,7 +118,8 @@ TreeVerdict tree_verdict(std::span<const Loop> tree, std::string_view plan_id, M
   if (!root) return TreeVerdict::running;
   if (gate_blocked(*root)) return TreeVerdict::integration_failed;
   if (baseline_blocked(*root)) return TreeVerdict::failed;  // before any code loop: a person acts
-  // Not merged automatically (it changes loopr's own files): `loopr merge` decides.
+  // Not merged automatically (it changes held files: loopr's own, the harness, auto-run files):
+  // `loopr merge` decides.
   if (root->status == LoopStatus::blocked && root->tree.tree_complete &&
       !root->tree.merge_error.empty())
     return TreeVerdict::merge_failed;
@@ -391,6 +392,7 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id,
   parent.tree.gate_output.clear();
   parent.tree.gate_fixes = 0;
   parent.run.attended_passed = 0;
+  parent.run.review_rounds = 0;
   if (parent.type == LoopType::plan) parent.tree.runtime_from = now_ms();
   if (auto moved = transition(parent, next, EndReason::none, "iterating with the user's feedback",
                               events);

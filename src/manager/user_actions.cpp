@@ -57,6 +57,7 @@ void iterate_below_plan(std::vector<Loop>& tree, const Loop& loop, const Feedbac
     l.tree.rolled_up = false;
     l.run.no_progress = 0;
     l.run.attended_passed = 0;
+    l.run.review_rounds = 0;
     if (!transition(l, LoopStatus::pending, EndReason::none, "iterating with the user's feedback",
                     w.events)) {
       refused = not_allowed(l, "cannot iterate");
@@ -423,7 +424,7 @@ awaitable<Result<MergeInfo>> merge(State s, std::string plan, bool force) {
   }
   auto merged = co_await merge_into_base(*s, plan);
   if (merged && fresh->status == LoopStatus::blocked) {
-    // A plan held back for review (it changed loopr's own files): the person merged it.
+    // A plan held back for review (it changed held files): the person merged it.
     co_await s->journal.edit(plan, [](Loop& l, WriteSet& w) -> std::optional<Error> {
       l.tree.conflicts.clear();
       if (!transition(l, LoopStatus::complete, EndReason::merged_by_user,

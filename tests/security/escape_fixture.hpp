@@ -89,6 +89,7 @@ class EscapeTest : public ::testing::Test {
   std::vector<Call> code_tricks;  ///< the code loop's first turn of iteration 1
   std::string extra_config;       ///< appended to .loopr/config.yml
   std::string llm_config = "  provider: anthropic\n  model: claude-sonnet-5-5\n";  ///< in `llm:`
+  std::string phase_files;        ///< the phase's `- Files:` list (empty: no such line)
   int submit_exit = -1;
   std::string submit_output;
 
@@ -195,8 +196,9 @@ class EscapeTest : public ::testing::Test {
         "   - Files: code/x.txt\n";
     std::string phase =
         "# Phase\n\n## Parent Spec\nThe spec.\n\n## Task\nWrite the file.\n\n## Specific Work\n- "
-        "Write it.\n\n"
-        "## Success Criteria\n- check.sh passes.\n";
+        "Write it.\n" +
+        (phase_files.empty() ? std::string() : "- Files: " + phase_files + "\n") +
+        "\n## Success Criteria\n- check.sh passes.\n";
     std::string code_file =
         "        - name: write_file\n          input: {path: \"code/{{loop_id}}.txt\", content: "
         "\"made by {{loop_id}}\\n\"}\n";

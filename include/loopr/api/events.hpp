@@ -168,6 +168,18 @@ struct ForecastMade {
   bool over_limit = false;
   nlohmann::json rest = nlohmann::json::object();  ///< the forecast's other fields, as they came
 };
+/// loops.review's verdict on a code iteration whose tests passed (its cost is in `cost` too).
+struct ReviewFinished {
+  int n = 0;
+  std::string verdict;  ///< pass | fail | error
+  std::string summary;
+  std::string feedback;
+  std::string model;
+  int attempts = 0;
+  double cost_usd = 0;
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+};
 struct GcDone {
   std::vector<std::string> removed;
   std::uint64_t bytes_freed = 0;
@@ -184,7 +196,7 @@ using EventBody =
                  Rebased, RebaseConflict, MergeFailed, RetryEvent, TreeComplete, ApprovalEvent,
                  DaemonStarted, DaemonStopping, IntegrationCheckStarted, IntegrationCheck,
                  IntegrationFix, Revalidated, SetupFinished, BaselineCheck, NoteShared, QuestionAsked,
-                 QuestionAnswered, ForecastMade, GcDone, OtherEvent>;
+                 QuestionAnswered, ForecastMade, GcDone, ReviewFinished, OtherEvent>;
 
 /// One event as a client sees it.
 struct TypedEvent {

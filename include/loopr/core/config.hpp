@@ -228,6 +228,31 @@ struct GitConfig {
   int log_entries = 10;
 };
 
+/// `protect:` what a loop may not change on its own (core/protected_paths.hpp; README "Security
+/// model"). Patterns in a subset of .gitignore's syntax; `file#key` names a key of a JSON file.
+struct ProtectConfig {
+  /// The test harness: what decides whether tests pass. A code loop changes it only where its
+  /// phase lists it (`- Files:`), and a tree that changes it waits for `loopr merge`. Unset:
+  /// inferred from loops.code.validation (`default_harness`).
+  std::optional<std::vector<std::string>> harness;
+  /// Existing tests: a code loop modifies or deletes them only where its phase lists them.
+  std::vector<std::string> tests = default_tests();
+  /// Other tools' auto-run files: a tree that changes them waits for `loopr merge`.
+  std::vector<std::string> hold = default_hold();
+
+  static std::vector<std::string> default_tests();
+  static std::vector<std::string> default_hold();
+};
+
+/// `loops.review`: after a code loop passes validation, a reviewer model call reads its phase,
+/// its whole diff and the test output, and passes it or sends it back with feedback.
+struct ReviewConfig {
+  bool enabled = false;
+  std::string model;   ///< empty: llm.model
+  int max_rounds = 2;  ///< failed reviews of one loop before the person decides
+  int max_attempts = 3;  ///< tries of one review (a failed call, a reply without a verdict)
+};
+
 /// Model prices in USD per million tokens.
 struct Price {
   double input = 0, output = 0, cache_write = 0, cache_read = 0;
@@ -270,6 +295,8 @@ struct Config {
   SetupConfig setup;
   ExecutorConfig executor;
   std::vector<NotifyCommand> notify;
+  ProtectConfig protect;
+  ReviewConfig review;  ///< `loops.review`
 
   const LoopTypeConfig& loop(LoopType t) const { return loops.at(t); }
 

@@ -99,8 +99,12 @@ struct RunMarks {
   std::string question;
   std::string answer;  ///< the person's answer (`loopr answer`), shown in the next prompt
   /// `attended: true`: the iteration that passed and waits (paused) for the person before the
-  /// loop completes; `resume` completes it, `iterate` sends it back to work. 0: none.
+  /// loop completes; `resume` completes it, `iterate` sends it back to work. 0: none. (Also a
+  /// code loop whose tests pass but whose review failed loops.review.max_rounds times, or could
+  /// not be asked: the person decides the same way.)
   int attended_passed = 0;
+  /// loops.review: the reviews that sent this loop back since it last waited for the person.
+  int review_rounds = 0;
 
   bool operator==(const RunMarks&) const = default;
 };

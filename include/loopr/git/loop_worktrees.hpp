@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <loopr/core/loop.hpp>
+#include <loopr/core/protected_paths.hpp>
 #include <loopr/core/repo_paths.hpp>
 #include <loopr/core/result.hpp>
 #include <loopr/git/types.hpp>
@@ -88,10 +89,13 @@ class LoopWorktrees {
                                                   const std::string& message,
                                                   bool merge_after_rebase = true) const;
 
-  /// loopr's own files (`.loopr/config.yml`, `.loopr/prompts/`) that merging the plan's
-  /// integration branch into `base_branch` would change: a person reviews those.
-  Result<std::vector<std::string>> protected_changes(const std::string& plan_id,
-                                                     const std::string& base_branch) const;
+  /// The paths merging the plan's integration branch into `base_branch` would change that a
+  /// person reviews first (core/protected_paths.hpp `held_paths`): loopr's own files (always),
+  /// then those matching `harness` (protect.harness), then `hold` (protect.hold).
+  Result<std::vector<HeldPath>> held_changes(const std::string& plan_id,
+                                             const std::string& base_branch,
+                                             const std::vector<std::string>& harness,
+                                             const std::vector<std::string>& hold) const;
 
   /// Merges a plan's integration branch into `base_branch` (see Repository::merge: the user's
   /// work tree is updated, their uncommitted edits never lost).

@@ -93,6 +93,13 @@ class Repository {
   Result<std::vector<std::string>> changed_since_fork(const std::string& from,
                                                       const std::string& to) const;
 
+  /// The same change as typed records for the protection rule (core/protected_paths.hpp):
+  /// renames found, mode changes told apart, and the content before and after of the changed
+  /// files that match `content_patterns` (at most 1 MiB each).
+  Result<std::vector<PathChange>> path_changes_since_fork(
+      const std::string& from, const std::string& to,
+      const std::vector<std::string>& content_patterns = {}) const;
+
   // -- files
 
   /// The content of `path` (relative to the repository root) as committed at the tip of

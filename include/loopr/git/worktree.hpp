@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <loopr/core/protected_paths.hpp>
 #include <loopr/core/result.hpp>
 #include <loopr/git/types.hpp>
 
@@ -74,6 +75,14 @@ class Worktree {
   /// `max_paths` one line `… N more`. Empty when nothing changed.
   Result<std::vector<std::string>> changes_since(const std::string& since,
                                                  std::size_t max_paths = 200) const;
+
+  /// The same change as typed records for the protection rule (core/protected_paths.hpp), with
+  /// renames found and mode changes told apart; files git ignores that the loop made count as
+  /// added (an ignored `conftest.py` still runs). Changed files matching `content_patterns`
+  /// carry their content before and after (at most 1 MiB each; symlinks are not followed, a
+  /// special file reads as empty).
+  Result<std::vector<PathChange>> path_changes_since(
+      const std::string& since, const std::vector<std::string>& content_patterns = {}) const;
 
   /// `changes_since`, `diff_since` (from one diff), `last_commit_changes` and `log` of the work
   /// tree at exactly `path`, from one repository open: an iteration's whole prompt state.
