@@ -472,6 +472,18 @@ std::string render_health(const json& h, const Style& style) {
       out << "\n";
     }
   }
+  if (auto d = h.find("disk"); d != h.end() && d->is_object()) {
+    // limits.min_free_space: below it no iteration starts; paused loops resume by themselves.
+    const int paused = int_field(*d, "paused_loops");
+    if (d->value("full", false))
+      out << style.red("disk full") << ": " << int_field(*d, "free_mib") << " MiB free in "
+          << str_field(*d, "dir") << " (limits.min_free_space " << int_field(*d, "min_free_mib")
+          << " MiB): no iteration starts\n";
+    if (paused > 0)
+      out << style.yellow("waiting for disk space") << ": " << paused
+          << (paused == 1 ? " loop paused" : " loops paused")
+          << "; they resume by themselves once there is space\n";
+  }
   if (auto l = h.find("loops"); l != h.end() && l->is_object()) {
     out << "loops: " << int_field(*l, "total");
     std::string parts;

@@ -44,6 +44,7 @@ constexpr Spelling kSpellings[] = {
     {EndReason::integration_failed, "integration_failed"},
     {EndReason::sandbox_unavailable, "sandbox_unavailable"},
     {EndReason::baseline_failed, "baseline_failed"},
+    {EndReason::setup_failed, "setup_failed"},
     {EndReason::held_for_review, "held_for_review"},
     {EndReason::paused_by_user, "paused_by_user"},
     {EndReason::attended, "attended"},

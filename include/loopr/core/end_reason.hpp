@@ -49,6 +49,7 @@ enum class EndReason {
   integration_failed,   ///< the integration gate's check fails on the merged tip
   sandbox_unavailable,  ///< commands cannot run (no working sandbox or executor)
   baseline_failed,      ///< the tests fail on the base before any code loop ran
+  setup_failed,         ///< a `setup:` command failed in the loop's new worktree
   held_for_review,      ///< the tree changes files a person must review before the merge
   // paused
   paused_by_user,      ///< `loopr pause`
@@ -77,7 +78,7 @@ inline constexpr EndReason kAllEndReasons[] = {
     EndReason::daemon_stopped,     EndReason::daemon_drained,
     EndReason::invalidated,        EndReason::superseded,        EndReason::rebase_conflict,
     EndReason::merge_conflict,     EndReason::integration_failed, EndReason::sandbox_unavailable,
-    EndReason::baseline_failed,    EndReason::held_for_review,   EndReason::paused_by_user,    EndReason::attended,
+    EndReason::baseline_failed,    EndReason::setup_failed,      EndReason::held_for_review,   EndReason::paused_by_user,    EndReason::attended,
     EndReason::validation_not_run, EndReason::disk_full,
 };
 
