@@ -202,6 +202,17 @@ int run(int argc, char** argv) {
       "1 if not)");
   doctor->add_flag("--offline", offline, "Do not send the request that checks the model endpoint");
 
+  int web_port = 0;
+  bool web_open = false, web_stop = false;
+  auto* web = app.add_subcommand(
+      "web",
+      "Serve the browser view (tree, loops, diffs, transcripts, the gate) on 127.0.0.1 behind a "
+      "random token and print its address; starts the daemon if needed");
+  web->add_option("--port", web_port, "Listen on this port (default: a free one)")
+      ->option_text("N");
+  web->add_flag("--open", web_open, "Open the address in the browser (xdg-open)");
+  web->add_flag("--stop", web_stop, "Stop serving it (the address stops working)");
+
 #ifdef LOOPR_HAS_DEMO
   bool demo_yes = false;
   auto* demo = app.add_subcommand(
@@ -270,6 +281,7 @@ int run(int argc, char** argv) {
     if (merge->parsed()) return run_merge(opts, id, force_merge);
     if (answer->parsed()) return run_answer(opts, id, join_words(answer_words));
     if (doctor->parsed()) return run_doctor(opts, offline);
+    if (web->parsed()) return run_web(opts, web_port, web_open, web_stop);
 #ifdef LOOPR_HAS_DEMO
     if (demo->parsed()) return run_demo(opts, demo_yes);
 #endif

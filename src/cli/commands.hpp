@@ -47,5 +47,8 @@ int run_logs(const GlobalOptions& opts, const std::string& id, bool follow);
 int run_watch(const GlobalOptions& opts);
 /// `loopr doctor`: 0 when every check passes, 1 when one fails. `offline`: no network request.
 int run_doctor(const GlobalOptions& opts, bool offline);
+/// `loopr web`: the daemon's web UI on 127.0.0.1 (`port` 0: a free one), its address printed;
+/// `open`: in the person's browser; `stop`: ends it (cli/web_command.cpp).
+int run_web(const GlobalOptions& opts, int port, bool open, bool stop);
 
 }  // namespace loopr::cli

@@ -461,6 +461,8 @@ std::string render_health(const json& h, const Style& style) {
       out << "executor: slurm, " << int_field(*ex, "jobs_queued") << " jobs queued, "
           << int_field(*ex, "jobs_running") << " running\n";
   }
+  if (auto w = h.find("web"); w != h.end() && w->is_object())
+    out << "web UI: " << str_field(*w, "url") << "\n";
   if (auto l = h.find("loops"); l != h.end() && l->is_object()) {
     out << "loops: " << int_field(*l, "total");
     std::string parts;
