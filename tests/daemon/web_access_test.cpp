@@ -63,7 +63,7 @@ TEST(WebAccessTest, AGetWithTheTokenAndTheUisHostPasses) {
 }
 
 TEST(WebAccessTest, TheTokenIsRequiredOnEveryRequest) {
-  for (const std::string& path : {"/", "/gate", "/loop/001", "/static/app.js", "/events"}) {
+  for (std::string path : {"/", "/gate", "/loop/001", "/static/app.js", "/events"}) {
     auto missing = refuse(get(path, ""), access());
     ASSERT_TRUE(missing) << path;
     EXPECT_EQ(missing->status, 403);
@@ -80,7 +80,7 @@ TEST(WebAccessTest, TheTokenIsRequiredOnEveryRequest) {
 }
 
 TEST(WebAccessTest, AForeignHostIsRefusedEvenWithTheToken) {
-  for (const std::string& host :
+  for (std::string host :
        {"evil.example:41234", "127.0.0.1:41235", "127.0.0.1", "", "localhost",
         "127.0.0.1:41234, evil.example", "[::1]:41234", "127.0.0.2:41234"}) {
     auto r = refuse(get("/", kToken, host), access());
@@ -91,7 +91,7 @@ TEST(WebAccessTest, AForeignHostIsRefusedEvenWithTheToken) {
 }
 
 TEST(WebAccessTest, OnlyGetAndPostAreAllowed) {
-  for (const std::string& method : {"PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"}) {
+  for (std::string method : {"PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"}) {
     Request r = get("/");
     r.method = method;
     auto refused = refuse(r, access());
@@ -108,7 +108,7 @@ TEST(WebAccessTest, APostNeedsTheTokenInItsFormAndTheUisOrigin) {
   q.query["token"] = kToken;
   EXPECT_TRUE(refuse(q, access()));
   EXPECT_EQ(refuse(post("token=nope"), access())->status, 403);
-  for (const std::string& origin : {"", "null", "http://evil.example", "http://127.0.0.1:41235",
+  for (std::string origin : {"", "null", "http://evil.example", "http://127.0.0.1:41235",
                                     "https://127.0.0.1:41234", "http://127.0.0.1:41234.evil"}) {
     auto r = refuse(post("token=" + kToken, origin), access());
     ASSERT_TRUE(r) << origin;

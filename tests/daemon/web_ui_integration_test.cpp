@@ -95,7 +95,7 @@ TEST_F(WebUiTest, RefusesRequestsWithoutTheTokenOrFromAForeignHostOrOrigin) {
   const std::string id = submit("Build files");
   ASSERT_TRUE(wait_status(id, "awaiting_approval")) << dump_loops();
 
-  for (const std::string& path : {"/", "/gate", "/loop/001", "/loop/001/iterations/1",
+  for (std::string path : {"/", "/gate", "/loop/001", "/loop/001/iterations/1",
                                   "/static/app.js", "/static/style.css", "/events", "/nope"}) {
     auto none = tcp_request(port, "GET " + path + " HTTP/1.1\r\n" + host());
     EXPECT_EQ(none.status, 403) << path;
@@ -106,7 +106,7 @@ TEST_F(WebUiTest, RefusesRequestsWithoutTheTokenOrFromAForeignHostOrOrigin) {
     EXPECT_EQ(wrong.status, 403) << path;
   }
   // DNS rebinding: a page of evil.example whose name now points at 127.0.0.1.
-  for (const std::string& h :
+  for (std::string h :
        {"Host: evil.example:" + std::to_string(port), std::string("Host: evil.example")}) {
     auto rebound = tcp_request(port, "GET /?token=" + token + " HTTP/1.1\r\n" + h);
     EXPECT_EQ(rebound.status, 403) << h;
