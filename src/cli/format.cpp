@@ -211,6 +211,7 @@ std::string render_loop_details(const json& d, const Style& style, TimestampMs n
       << style.status(str_field(d, "status")) << "\n";
   field("task", one_line(str_field(d, "task"), 400));
   field("reason", one_line(str_field(d, "status_reason"), 400));
+  field("ended", str_field(d, "end_reason"));  // the same for scripts (README "End reasons")
   field("parent", str_field(d, "parent_id"));
   field("iteration", iteration_of(d));
   std::string cost = format_cost(num_field(d, "cost_usd")) + " (" +

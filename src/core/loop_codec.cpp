@@ -197,7 +197,7 @@ void read_marks(const json& c, Loop& l) {
 }  // namespace
 
 nlohmann::json to_store_json(const Loop& l) {
-  return {
+  json out = {
       {"id", l.id},
       {"type", to_string(l.type)},
       {"parent_id", l.parent_id},
@@ -225,6 +225,9 @@ nlohmann::json to_store_json(const Loop& l) {
       {"updated_at", l.updated_at},
       {"version", l.version},
   };
+  // Only when set, so a record written before end reasons existed is written back unchanged.
+  if (l.end_reason != EndReason::none) out["end_reason"] = to_string(l.end_reason);
+  return out;
 }
 
 Result<Loop> loop_from_store_json(const nlohmann::json& j) {
@@ -251,6 +254,7 @@ Result<Loop> loop_from_store_json(const nlohmann::json& j) {
     l.branch = j.value("branch", "");
     l.iteration = j.value("iteration", 0);
     l.status_reason = j.value("status_reason", "");
+    l.end_reason = parse_end_reason(j.value("end_reason", "none")).value_or(EndReason::unknown);
     l.progress = j.value("progress", "");
     if (auto c = j.find("context"); c != j.end()) read_marks(*c, l);
     l.usage.input_tokens = j.value("input_tokens", std::int64_t{0});
@@ -284,7 +288,8 @@ nlohmann::json to_api_json(const Loop& l) {
                    or_null(l.worktree),
                    or_null(l.branch),
                    format_timestamp(l.created_at),
-                   format_timestamp(l.updated_at)};
+                   format_timestamp(l.updated_at),
+                   l.end_reason == EndReason::none ? json(nullptr) : json(to_string(l.end_reason))};
   static_assert(std::size(values) == std::size(kApiLoopFields));
   json out = json::object();
   for (std::size_t i = 0; i < std::size(values); ++i) out[kApiLoopFields[i]] = std::move(values[i]);

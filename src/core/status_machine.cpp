@@ -105,10 +105,11 @@ bool is_terminal(LoopStatus status) {
          status == S::invalidated;
 }
 
-Result<void> Loop::transition_to(LoopStatus next, std::string reason) {
+Result<void> Loop::transition_to(LoopStatus next, std::string reason, EndReason end) {
   LOOPR_TRY(check_transition(status, next));
   status = next;
   status_reason = std::move(reason);
+  end_reason = holds_end_reason(next) ? end : EndReason::none;
   return ok();
 }
 

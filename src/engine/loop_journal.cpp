@@ -9,12 +9,14 @@ constexpr int kEditAttempts = 8;
 
 }  // namespace
 
-Result<void> transition(Loop& loop, LoopStatus to, std::string reason, std::vector<Event>& out) {
+Result<void> transition(Loop& loop, LoopStatus to, EndReason end, std::string reason,
+                        std::vector<Event>& out) {
   const LoopStatus from = loop.status;
-  LOOPR_TRY(loop.transition_to(to, reason));
-  out.push_back(make_event(
-      loop.id, "status_changed",
-      {{"from", to_string(from)}, {"to", to_string(to)}, {"reason", std::move(reason)}}));
+  LOOPR_TRY(loop.transition_to(to, reason, end));
+  nlohmann::json data = {
+      {"from", to_string(from)}, {"to", to_string(to)}, {"reason", std::move(reason)}};
+  if (loop.end_reason != EndReason::none) data["end_reason"] = to_string(loop.end_reason);
+  out.push_back(make_event(loop.id, "status_changed", std::move(data)));
   return ok();
 }
 
@@ -49,9 +51,9 @@ awaitable<Result<Loop>> LoopJournal::save(Loop loop, std::vector<Event> events) 
   co_return std::move(stored->loops.front());
 }
 
-awaitable<Result<Loop>> LoopJournal::save_status(Loop loop, LoopStatus to, std::string reason,
-                                                 std::vector<Event> events) {
-  if (auto moved = transition(loop, to, std::move(reason), events); !moved)
+awaitable<Result<Loop>> LoopJournal::save_status(Loop loop, LoopStatus to, EndReason end,
+                                                 std::string reason, std::vector<Event> events) {
+  if (auto moved = transition(loop, to, end, std::move(reason), events); !moved)
     co_return moved.take_error();
   co_return co_await save(std::move(loop), std::move(events));
 }

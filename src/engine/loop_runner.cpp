@@ -18,6 +18,7 @@
 
 #include "engine/conversation.hpp"
 #include "engine/coordination.hpp"
+#include "engine/iteration_rules.hpp"
 #include "engine/transcript.hpp"
 #include "engine/until_stopped.hpp"
 #include "engine/validation.hpp"
@@ -25,48 +26,10 @@
 namespace loopr::engine {
 namespace {
 
-std::string text_hash(const std::string& text) { return std::to_string(std::hash<std::string>{}(text)); }
-
-// A check that ends the run before another iteration starts; empty when none applies.
-struct Limit {
-  LoopStatus status = LoopStatus::running;
-  std::string reason;
-};
-
-// `plan_start`: when the tree's runtime started (`limits.max_runtime` counts from there): the
-// plan's approval (or the person's last iterate), its submit before that.
-Limit check_limits(EngineContext& ctx, const Loop& loop, const Config& config,
-                   TimestampMs plan_start) {
-  if (loop.iteration >= loop.max_iterations)
-    return {LoopStatus::failed, "reached the maximum of " + std::to_string(loop.max_iterations) +
-                                    " iterations without passing validation"};
-  if (config.limits.max_loop_cost_usd > 0 && loop.usage.cost_usd >= config.limits.max_loop_cost_usd)
-    return {LoopStatus::failed, "the loop's cost limit of $" + std::to_string(config.limits.max_loop_cost_usd) +
-                                    " was reached (limits.max_loop_cost_usd)"};
-  if (config.limits.max_cost_usd > 0) {
-    double tree = ctx.costs.total(loop.plan_id);
-    if (tree >= config.limits.max_cost_usd) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "plan %s has spent $%.2f, its cost limit is $%.2f (limits.max_cost_usd)",
-                    loop.plan_id.c_str(), tree, config.limits.max_cost_usd);
-      return {LoopStatus::failed, buf};
-    }
-  }
-  if (config.limits.max_runtime.count() > 0) {
-    if (now_ms() - plan_start >= config.limits.max_runtime.count())
-      return {LoopStatus::failed,
-              "plan " + loop.plan_id + " has worked longer than its limit of " +
-                  format_duration(config.limits.max_runtime) +
-                  (loop.type == LoopType::plan ? "" : " since it was approved") +
-                  " (limits.max_runtime)"};
-  }
-  return {};
-}
-
 // The variables every command run for a loop gets (run_command, validation, stop scripts).
 std::map<std::string, std::string> command_env(const Loop& loop, int n) {
-  return {{"LOOPR_LOOP_ID", loop.id}, {"LOOPR_ITERATION", std::to_string(n)}, {"LOOPR_LOOP_TYPE", to_string(loop.type)},
-          {"LOOPR_PLAN_ID", loop.plan_id}};
+  return {{"LOOPR_LOOP_ID", loop.id}, {"LOOPR_ITERATION", std::to_string(n)},
+          {"LOOPR_LOOP_TYPE", to_string(loop.type)}, {"LOOPR_PLAN_ID", loop.plan_id}};
 }
 
 // Whether a loop runs commands at all (then it cannot go on without a working sandbox).
@@ -76,7 +39,8 @@ bool needs_commands(const Loop& loop, const Config& config) {
 
 // Stop scripts (`limits.stop_scripts`): exit 0 stops the loop, their output is the reason. They
 // run in the sandbox like every command: they read the worktree the model changed.
-std::optional<std::string> run_stop_scripts(exec::Executor& executor, const Loop& loop, const Config& config,
+std::optional<std::string> run_stop_scripts(exec::Executor& executor, const Loop& loop,
+                                            const Config& config,
                                             const std::string& validation_log, int n) {
   for (const auto& script : config.limits.stop_scripts) {
     exec::Command cmd = exec::Command::shell(script, loop.worktree);
@@ -93,14 +57,21 @@ std::optional<std::string> run_stop_scripts(exec::Executor& executor, const Loop
   return std::nullopt;
 }
 
-std::optional<std::string> match_stop_pattern(const Config& config, const std::string& output) {
-  for (const auto& pattern : config.limits.stop_on_patterns) {
-    re2::RE2 re(pattern, re2::RE2::Quiet);
-    if (re.ok() && re2::RE2::PartialMatch(output, re))
-      return "the validation output matched the stop pattern `" + pattern + "` (limits.stop_on_patterns)";
-  }
-  return std::nullopt;
+// Why the model refused, for a person.
+std::string refusal_text(const Conversation& conv) {
+  std::string why = "the model refused";
+  if (conv.refusal.contains("category") && conv.refusal["category"].is_string())
+    why += " (" + conv.refusal["category"].get<std::string>() + ")";
+  if (conv.refusal.contains("explanation") && conv.refusal["explanation"].is_string())
+    why += ": " + conv.refusal["explanation"].get<std::string>();
+  return why;
 }
+
+// The state and the rendered prompt of one iteration (steps 1 and 2).
+struct Prepared {
+  IterationState state;
+  std::string prompt;
+};
 
 class IterationRun {
  public:
@@ -108,175 +79,122 @@ class IterationRun {
 
   // Runs iteration `loop.iteration + 1`; `loop` is the stored loop afterwards. (The loop is
   // passed by reference down to the one write that stores it: every Loop a suspended coroutine
-  // frame holds is ~0.9 KB per running loop.)
+  // frame holds is ~0.9 KB per running loop.) The decisions are iteration_rules'; this is the
+  // I/O around them: read → render → converse → validate → checkpoint → decide → record.
   awaitable<Result<void>> run(Loop& loop) {
     std::shared_ptr<const Config> config_ptr = ctx_.config;
     const Config& config = *config_ptr;
     const int n = loop.iteration + 1;
     const TimestampMs started = now_ms();
-    const RepoPaths& paths = ctx_.paths;
-
-    std::vector<Event> started_events;
-    started_events.push_back(make_event(loop.id, "iteration_started", {{"n", n}}));
+    std::vector<Event> started_events = {make_event(loop.id, "iteration_started", {{"n", n}})};
     co_await ctx_.journal.note(std::move(started_events));
 
-    // 1. Read state.
-    IterationState state = co_await run_blocking(ctx_.pool, [&] {
+    // 1+2. Read state and render the prompt (the feedback of earlier iterations is IN it).
+    Result<Prepared> prepared = co_await prepare(loop, config, n);
+    if (!prepared) co_return co_await fail(loop, prepared.error().message);
+
+    // 3+4. The conversation (scheduler slots are taken per model call inside).
+    Conversation conv = co_await talk(loop, config, n, prepared->prompt);
+    loop.usage += conv.usage;
+    if (conv.end == Conversation::End::error) co_return co_await model_error(loop, conv);
+    IterationFacts facts = facts_of(conv);
+
+    // 5. Validate, unless the conversation ended the iteration (stopped, refused).
+    if (facts.end != Conversation::End::stopped && facts.end != Conversation::End::refused) {
+      facts.validation = co_await validate(ctx_, loop, control_, prepared->state.input);
+      loop.usage += facts.validation->judge_usage;
+      co_await run_blocking(ctx_.pool, [&] {
+        write_iteration_file(ctx_.paths, loop.id, n, "validation.log",
+                             facts.validation->output + executor_note(*facts.validation));
+      });
+    }
+
+    // 6. Checkpoint commit (git is the audit trail of every iteration), then the stop scripts.
+    std::string sha;
+    if (judged(facts)) {
+      auto commit = co_await checkpoint(loop, checkpoint_message(loop, n, facts));
+      if (!commit) co_return co_await fail(loop, "its checkpoint commit failed: " + commit.error().message);
+      facts.changed = commit->kind == git::CommitOutcome::Kind::committed;
+      sha = loop.run.head = commit->sha;
+      if (wants_stop_scripts(facts, config))
+        facts.stop_script = co_await run_blocking(ctx_.pool, [&] {
+          return run_stop_scripts(ctx_.executor, loop, config, facts.validation->output, n);
+        });
+    }
+
+    // 7. Decide (iteration_rules), then store it all at once.
+    facts.pause_requested = control_->pause_requested();
+    IterationVerdict verdict = decide(loop, n, facts, config);
+    if (verdict.record.empty()) {
+      ctx_.costs.add(loop.plan_id, conv.usage.cost_usd);  // spent, though no iteration counts
+      co_return co_await finish(loop, verdict.move, infrastructure_events(loop, n, *facts.validation));
+    }
+    co_return co_await record(loop, n, started, verdict, facts, conv, sha);
+  }
+
+ private:
+  awaitable<Result<Prepared>> prepare(const Loop& loop, const Config& config, int n) {
+    Prepared out;
+    out.state = co_await run_blocking(ctx_.pool, [&] {
       const TimestampMs t0 = now_ms();
       IterationState read = read_state(loop, config, &ctx_.journal.store());
       state_ms_ = now_ms() - t0;
       return read;
     });
-    if (!state.error.empty())
-      co_return co_await finish(loop, LoopStatus::failed, "its worktree cannot be read: " + state.error, {});
-
-    // 2. Render the prompt; the feedback of earlier iterations is IN it, never a message history.
-    std::string template_name = loop.prompt_template.empty() ? to_string(loop.type) : loop.prompt_template;
-    auto prompt = ctx_.prompts.render(template_name, prompt_vars(loop, config, state, n));
-    if (!prompt) co_return co_await finish(loop, LoopStatus::failed, "its prompt template: " + prompt.error().message, {});
+    if (!out.state.error.empty())
+      co_return make_error(ErrorCode::io, "its worktree cannot be read: " + out.state.error);
+    std::string name = loop.prompt_template.empty() ? to_string(loop.type) : loop.prompt_template;
+    auto prompt = ctx_.prompts.render(name, prompt_vars(loop, config, out.state, n));
+    if (!prompt) co_return make_error(ErrorCode::invalid_argument, "its prompt template: " + prompt.error().message);
+    out.prompt = std::move(*prompt);
     // Notes from the plan's other loops and the person's answer (engine/coordination.hpp).
-    *prompt += co_await run_blocking(ctx_.pool, [&] { return coordination_sections(ctx_.journal.store(), loop, config); });
-    co_await run_blocking(ctx_.pool, [&] { write_iteration_file(paths, loop.id, n, "prompt.md", *prompt); });
+    out.prompt += co_await run_blocking(
+        ctx_.pool, [&] { return coordination_sections(ctx_.journal.store(), loop, config); });
+    co_await run_blocking(ctx_.pool, [&] { write_iteration_file(ctx_.paths, loop.id, n, "prompt.md", out.prompt); });
+    co_return out;
+  }
 
-    // 3+4. The conversation (scheduler slots are taken per model call inside).
+  awaitable<Conversation> talk(const Loop& loop, const Config& config, int n, const std::string& prompt) {
     tools::ToolLimits limits;
-    limits.command_max_timeout = std::chrono::duration_cast<std::chrono::seconds>(config.loop(loop.type).iteration_timeout);
+    limits.command_max_timeout =
+        std::chrono::duration_cast<std::chrono::seconds>(config.loop(loop.type).iteration_timeout);
     tools::ToolPolicy policy = tools::policy_for(
         loop.type, config, loop.output_artifacts.empty() ? std::string() : loop.output_artifacts.front());
     policy.command_env = command_env(loop, n);
-    auto router = std::make_shared<tools::ToolRouter>(tools::Sandbox(loop.worktree), ctx_.runners, ctx_.executor,
-                                                      std::move(policy), limits);
-    std::string header_type = to_string(loop.type);
-    Conversation conv = co_await converse(ctx_, loop, control_, *prompt, router, header_type,
+    auto router = std::make_shared<tools::ToolRouter>(tools::Sandbox(loop.worktree), ctx_.runners,
+                                                      ctx_.executor, std::move(policy), limits);
+    Conversation conv = co_await converse(ctx_, loop, control_, prompt, router, to_string(loop.type),
                                           config.loop(loop.type).max_turns_per_iteration);
     co_await run_blocking(ctx_.pool, [&] {
-      write_iteration_file(paths, loop.id, n, "conversation.jsonl", conversation_jsonl(conv.messages, conv.calls));
+      write_iteration_file(ctx_.paths, loop.id, n, "conversation.jsonl",
+                           conversation_jsonl(conv.messages, conv.calls));
     });
-    loop.usage += conv.usage;
+    co_return conv;
+  }
 
-    if (conv.end == Conversation::End::error) co_return co_await model_error(loop, conv);
-    if (conv.end == Conversation::End::stopped) {
-      Validation not_run;  // a named value: g++ 12 destroys a `{}` temporary twice across co_await
-      co_return co_await record(loop, n, started, "stopped", not_run, conv, LoopStatus::stopped,
-                                control_->stop_reason());
-    }
-    if (conv.end == Conversation::End::refused) {
-      std::string why = "the model refused";
-      if (conv.refusal.contains("category") && conv.refusal["category"].is_string())
-        why += " (" + conv.refusal["category"].get<std::string>() + ")";
-      if (conv.refusal.contains("explanation") && conv.refusal["explanation"].is_string())
-        why += ": " + conv.refusal["explanation"].get<std::string>();
-      Validation none;
-      none.summary = why;
-      co_return co_await record(loop, n, started, "error", none, conv, LoopStatus::failed, why);
-    }
+  IterationFacts facts_of(const Conversation& conv) const {
+    IterationFacts f;
+    f.end = conv.end;
+    f.turns = conv.turns;
+    f.question = conv.question;
+    if (conv.end == Conversation::End::refused) f.refusal = refusal_text(conv);
+    const std::string& signal_text = ctx_.config->limits.completion_signal;
+    re2::RE2 signal(signal_text, re2::RE2::Quiet);
+    f.signalled = signal.ok() && !signal_text.empty() && re2::RE2::PartialMatch(conv.assistant_text, signal);
+    f.stop_reason = control_->stop_reason();
+    f.stop_end = control_->stop_end();
+    return f;
+  }
 
-    // 5. Validate.
-    Validation v = co_await validate(ctx_, loop, control_, state.input);
-    loop.usage += v.judge_usage;
-    co_await run_blocking(ctx_.pool, [&] {
-      write_iteration_file(paths, loop.id, n, "validation.log", v.output + executor_note(v));
-    });
-    if (v.stopped)
-      co_return co_await record(loop, n, started, "stopped", v, conv, LoopStatus::stopped,
-                                control_->stop_reason());
-    if (v.could_not_start) {
-      // The sandbox or the cluster never ran the check: not the code's failure, so no failed
-      // iteration and nothing for the model. The loop waits for the person (the work stays in
-      // the worktree; `loopr resume` runs iteration n again).
-      ctx_.costs.add(loop.plan_id, conv.usage.cost_usd);
-      std::string why = "the validation could not run: " + v.feedback + "; then `loopr resume " + loop.id + "`";
-      auto events = infrastructure_events(loop, n, v);
-      co_return co_await finish(loop, LoopStatus::paused, why, std::move(events));
-    }
-
-    // 7 (decided before 6 so the record and the commit message say the same thing).
-    re2::RE2 signal(config.limits.completion_signal, re2::RE2::Quiet);
-    bool signalled = signal.ok() && !config.limits.completion_signal.empty() &&
-                     re2::RE2::PartialMatch(conv.assistant_text, signal);
-    bool passed = v.passed && (v.has_check || signalled);
-    loop.run.consecutive_errors = 0;
-    // An answer is shown once; a new question replaces the old one (a passing loop drops it).
-    if (!loop.run.answer.empty()) loop.run.question.clear(), loop.run.answer.clear();
-    if (!conv.question.empty() && !passed) loop.run.question = conv.question;
-
-    LoopStatus next = LoopStatus::running;
-    std::string reason;
-    if (passed) {
-      next = loop.type == LoopType::plan ? LoopStatus::awaiting_approval : LoopStatus::complete;
-      reason = v.has_check ? v.summary : "completion signal matched";
-      if (config.attended && loop.type != LoopType::plan) {
-        // Attended: a passing iteration waits for the person too, before anything builds on it
-        // (its merge, its children). A plan waits at its gate anyway.
-        next = LoopStatus::paused;
-        loop.run.attended_passed = n;
-        reason = "attended mode: iteration " + std::to_string(n) + " passed (" + reason +
-                 "); `loopr resume " + loop.id + "` completes it, `loopr iterate " + loop.id +
-                 " --feedback …` sends it back to work";
-      }
-    } else {
-      FeedbackEntry fb{n, loop.type == LoopType::code ? "validation" : "format check", v.summary, v.feedback};
-      if (!v.has_check) {
-        fb.summary = "no completion signal";
-        fb.text = "There is no validation command for this loop, so it ends only when you write " +
-                  config.limits.completion_signal + " after finishing the task.";
-      }
-      if (conv.end == Conversation::End::context_exceeded)
-        fb.text += "\n\nThe conversation filled the model's context window. Do less per iteration and read only what you need.";
-      if (conv.end == Conversation::End::max_turns)
-        fb.text += "\n\nThe iteration ended after " + std::to_string(conv.turns) +
-                   " model turns (max_turns_per_iteration). Work in smaller steps.";
-      add_feedback(loop.run, fb);
-    }
-
-    // 6. Checkpoint commit, so git is the audit trail of every iteration.
-    std::string message = "loopr(" + loop.id + "): iteration " + std::to_string(n) + ": " +
-                          (passed ? "passed" : "failed: " + first_line(v.summary, 72));
-    auto commit = co_await run_blocking(ctx_.pool, [&] {
+  awaitable<Result<git::CommitOutcome>> checkpoint(const Loop& loop, std::string message) {
+    co_return co_await run_blocking(ctx_.pool, [&] {
       const TimestampMs t0 = now_ms();
       auto made = git::Worktree::checkpoint_at(loop.worktree, message);
       checkpoint_ms_ = now_ms() - t0;
       return made;
     });
-    if (!commit) co_return co_await finish(loop, LoopStatus::failed, "its checkpoint commit failed: " + commit.error().message, {});
-    bool changed = commit->kind == git::CommitOutcome::Kind::committed;
-    loop.run.head = commit->sha;
-
-    if (!passed) {
-      // Deterministic stop conditions, in order of how much they say about the loop.
-      std::string hash = text_hash(v.output);
-      int stale =
-          (!changed && loop.run.last_validation_hash == hash) ? loop.run.no_progress + 1 : 0;
-      loop.run.no_progress = stale;
-      loop.run.last_validation_hash = hash;
-      if (auto why = match_stop_pattern(config, v.output)) {
-        next = LoopStatus::stopped;
-        reason = *why;
-      } else if (auto script = co_await run_blocking(
-                     ctx_.pool, [&] { return run_stop_scripts(ctx_.executor, loop, config, v.output, n); })) {
-        next = LoopStatus::stopped;
-        reason = *script;
-      } else if (!conv.question.empty() && n < loop.max_iterations) {
-        next = LoopStatus::awaiting_answer;  // holds no slot: the run ends until `loopr answer`
-        reason = conv.question;
-      } else if (stale >= config.limits.no_progress_iterations) {
-        next = LoopStatus::failed;
-        reason = "no progress: " + std::to_string(stale) + " iterations in a row changed nothing and failed the same way";
-      } else if (n >= loop.max_iterations) {
-        next = LoopStatus::failed;
-        reason = "reached the maximum of " + std::to_string(loop.max_iterations) + " iterations; last: " + v.summary;
-      } else if (config.attended || control_->pause_requested()) {
-        next = LoopStatus::paused;
-        reason = config.attended ? "attended mode: `loopr resume " + loop.id + "` to run the next iteration"
-                                 : "paused by the user";
-      }
-    }
-    const char* result = passed ? "passed" : next == LoopStatus::awaiting_answer ? "asked" : "failed";
-    co_return co_await record(loop, n, started, result, v, conv, next, reason,
-                              commit->sha);
   }
 
- private:
   // Where the check ran, for `loopr show ID --iteration N` (the log only: v.output is compared
   // between iterations, and job ids always differ).
   static std::string executor_note(const Validation& v) {
@@ -297,69 +215,57 @@ class IterationRun {
     return events;
   }
 
-  // Ends the run without an iteration record (setup problems).
-  awaitable<Result<void>> finish(Loop& loop, LoopStatus status, std::string reason,
-                                 std::vector<Event> events) {
-    auto stored =
-        co_await ctx_.journal.save_status(loop, status, std::move(reason), std::move(events));
+  // Ends the run without an iteration record (setup problems, a check that never ran).
+  awaitable<Result<void>> finish(Loop& loop, const Move& move, std::vector<Event> events) {
+    auto stored = co_await ctx_.journal.save_status(loop, move.status, move.end, move.reason,
+                                                    std::move(events));
     if (!stored) co_return stored.take_error();
     loop = std::move(*stored);
     co_return ok();
   }
 
-  // Stores `loop` with `events`; `loop` is the stored record afterwards.
-  awaitable<Result<void>> store(Loop& loop, std::vector<Event> events) {
-    auto stored = co_await ctx_.journal.save(loop, std::move(events));
-    if (!stored) co_return stored.take_error();
-    loop = std::move(*stored);
-    co_return ok();
+  // loopr itself cannot go on with this loop (its worktree, template or checkpoint).
+  awaitable<Result<void>> fail(Loop& loop, std::string why) {
+    Move move{LoopStatus::failed, EndReason::internal_error, std::move(why)};
+    co_return co_await finish(loop, move, {});
   }
 
-  // A model call failed for good. Fatal: the loop fails with the provider's message. Retryable
-  // (retries used up): the iteration is not counted; the circuit breaker counts it. Its tokens
-  // were spent all the same, so they stay in the loop's cost.
+  // A model call failed for good (iteration_rules: on_model_error). Its tokens were spent all
+  // the same, so they stay in the loop's cost. A retryable one is not an iteration: the same
+  // iteration is tried again after a back-off.
   awaitable<Result<void>> model_error(Loop& loop, const Conversation& conv) {
     const llm::LlmError& err = *conv.error;
-    const Config& config = *ctx_.config;
-    int errors = loop.run.consecutive_errors + 1;
-    loop.run.consecutive_errors = errors;
-    loop.run.last_error = err.describe();
+    Move move = on_model_error(loop, err, *ctx_.config);
+    const int errors = loop.run.consecutive_errors;
     std::vector<Event> events = {make_event(loop.id, "llm_error", {{"kind", llm::to_string(err.kind)},
                                                                    {"retryable", err.retryable},
                                                                    {"status", err.http_status},
                                                                    {"message", err.describe()},
                                                                    {"consecutive", errors}})};
-    if (!err.retryable)
-      co_return co_await finish(loop, LoopStatus::failed, "model call failed: " + err.describe(),
-                                std::move(events));
-    if (errors >= config.limits.circuit_breaker)
-      co_return co_await finish(loop, LoopStatus::failed,
-                                "circuit breaker: " + std::to_string(errors) +
-                                    " consecutive errors; last: " + err.describe(),
-                                std::move(events));
-    auto stored = co_await store(loop, std::move(events));
-    if (!stored) co_return stored;
-    // Back off before the same iteration is tried again: 2 s, 4 s, … at most a minute.
-    auto wait = std::chrono::milliseconds(
-        std::min<long long>(60'000, ctx_.error_backoff.count() << std::min(errors - 1, 6)));
-    co_await sleep_unless_stopped(*control_, wait);
-    co_return stored;
+    if (!move.goes_on()) co_return co_await finish(loop, move, std::move(events));
+    auto stored = co_await ctx_.journal.save(loop, std::move(events));
+    if (!stored) co_return stored.take_error();
+    loop = std::move(*stored);
+    co_await sleep_unless_stopped(*control_, error_backoff(ctx_.error_backoff, errors));
+    co_return ok();
   }
 
-  awaitable<Result<void>> record(Loop& loop, int n, TimestampMs started, std::string status,
-                                 const Validation& v, const Conversation& conv, LoopStatus next,
-                                 std::string reason, std::string sha = {}) {
+  awaitable<Result<void>> record(Loop& loop, int n, TimestampMs started, const IterationVerdict& verdict,
+                                 const IterationFacts& facts, const Conversation& conv, const std::string& sha) {
+    const Validation not_run;  // a named value: g++ 12 destroys a `{}` temporary twice across co_await
+    const Validation& v = facts.validation ? *facts.validation : not_run;
+    const Move& move = verdict.move;
     IterationRecord rec;
     rec.loop_id = loop.id;
     rec.n = n;
-    rec.status = std::move(status);
+    rec.status = verdict.record;
     rec.exit_code = v.exit_code;
     rec.usage = conv.usage;
     rec.usage += v.judge_usage;
     rec.started_at = started;
     rec.finished_at = now_ms();
     rec.duration_ms = rec.finished_at - started;
-    rec.summary = v.summary.empty() ? reason : v.summary;
+    rec.summary = v.summary.empty() ? move.reason : v.summary;
     rec.output_excerpt = cap_head_tail(v.output, 4096);
     rec.details = {{"turns", conv.turns},
                    {"tool_calls", conv.tool_calls},
@@ -372,6 +278,7 @@ class IterationRun {
                    {"state_ms", state_ms_},
                    {"checkpoint_ms", checkpoint_ms_},
                    {"timed_out", v.timed_out}};
+    if (move.end != EndReason::none) rec.details["end_reason"] = to_string(move.end);
 
     loop.iteration = n;
     loop.progress = render_feedback(loop.run.feedback, ctx_.config->limits.feedback_bytes);
@@ -387,10 +294,10 @@ class IterationRun {
                                                   {"loop_cost_usd", loop.usage.cost_usd}}));
     events.push_back(make_event(loop.id, "iteration_finished", {{"n", n}, {"status", rec.status}, {"summary", rec.summary},
                                                                 {"duration_ms", rec.duration_ms}}));
-    if (next == LoopStatus::awaiting_answer)
+    if (move.status == LoopStatus::awaiting_answer)
       events.push_back(make_event(loop.id, "question_asked", {{"n", n}, {"question", loop.run.question}}));
-    if (next != loop.status) {
-      if (auto t = transition(loop, next, reason, events); !t) co_return t.take_error();
+    if (move.status != loop.status) {
+      if (auto t = transition(loop, move.status, move.end, move.reason, events); !t) co_return t.take_error();
     }
     // The loop's new state, its iteration record and the events: ONE atomic write.
     WriteSet set;
@@ -412,10 +319,9 @@ class IterationRun {
 
 // The run's one Loop is changed in place by these (see IterationRun::run on frame sizes).
 
-// `loop` moved to `to` and stored; left as it was when that is refused.
-awaitable<Result<void>> move_loop(LoopJournal& journal, Loop& loop, LoopStatus to,
-                                  std::string reason) {
-  auto stored = co_await journal.save_status(loop, to, std::move(reason));
+// `loop` moved as `move` says and stored; left as it was when that is refused.
+awaitable<Result<void>> move_loop(LoopJournal& journal, Loop& loop, const Move& move) {
+  auto stored = co_await journal.save_status(loop, move.status, move.end, move.reason);
   if (!stored) co_return stored.take_error();
   loop = std::move(*stored);
   co_return ok();
@@ -462,7 +368,8 @@ awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopCont
   }
   if (loop.status == LoopStatus::invalidated) co_return exit;
   if (loop.status != LoopStatus::running) {
-    step = co_await move_loop(journal, loop, LoopStatus::running, "");
+    const Move start{LoopStatus::running, EndReason::none, ""};
+    step = co_await move_loop(journal, loop, start);
     if (!step) {
       spdlog::error("cannot start loop {}: {}", loop_id, step.error().message);
       co_return exit;
@@ -477,25 +384,11 @@ awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopCont
   IterationRun iteration(ctx_, control);
   while (true) {
     std::shared_ptr<const Config> config = ctx_.config;
-    if (control->stop_requested()) {
-      step = co_await move_loop(journal, loop, LoopStatus::stopped, control->stop_reason());
-      co_return exit;
-    }
-    if (control->pause_requested()) {
-      step = co_await move_loop(journal, loop, LoopStatus::paused, "paused by the user");
-      co_return exit;
-    }
-    if (!loop.run.question.empty() && loop.run.answer.empty()) {
-      // Resumed (or restarted) while its question is still open: it waits for the answer.
-      step = co_await move_loop(journal, loop, LoopStatus::awaiting_answer, loop.run.question);
-      co_return exit;
-    }
-    if (loop.run.attended_passed > 0 && loop.run.attended_passed == loop.iteration) {
-      // Resumed after an attended pause on a passing iteration: the person let it complete.
-      std::string why = "iteration " + std::to_string(loop.iteration) +
-                        " passed; completed when the person resumed it";
-      loop.run.attended_passed = 0;
-      step = co_await move_loop(journal, loop, LoopStatus::complete, why);
+    // Stop, pause, an open question, an attended pass the person resumed (iteration_rules).
+    const BoundaryRequests asked{control->stop_requested(), control->stop_reason(),
+                                 control->stop_end(), control->pause_requested()};
+    if (Move move = at_boundary(loop, asked); !move.goes_on()) {
+      step = co_await move_loop(journal, loop, move);
       co_return exit;
     }
     if (gate) {
@@ -507,15 +400,16 @@ awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopCont
       // person (who installs what is missing, or chooses `sandbox: none`) instead of failing.
       auto problem = co_await run_blocking(ctx_.pool, [&] { return ctx_.executor.unavailable(); });
       if (problem) {
-        step = co_await move_loop(journal, loop, LoopStatus::blocked,
-                                  "commands cannot run: " + *problem + "; then `loopr resume " + loop.id + "`");
+        const Move blocked{LoopStatus::blocked, EndReason::sandbox_unavailable,
+                           "commands cannot run: " + *problem + "; then `loopr resume " + loop.id + "`"};
+        step = co_await move_loop(journal, loop, blocked);
         co_return exit;
       }
     }
     // Plain arithmetic on the record, the config and the cost ledger: no store read.
-    if (Limit limit = check_limits(ctx_, loop, *config, plan_start);
-        limit.status != LoopStatus::running) {
-      step = co_await move_loop(journal, loop, limit.status, limit.reason);
+    if (Move limit = check_limits(loop, *config, ctx_.costs.total(loop.plan_id), now_ms(), plan_start);
+        !limit.goes_on()) {
+      step = co_await move_loop(journal, loop, limit);
       co_return exit;
     }
 

@@ -47,7 +47,15 @@ Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLo
   options.idle_timeout = c.idle_timeout;
   options.ca_file = c.ca_file;
   LOOPR_ASSIGN(auto http, HttpClient::create(io, std::move(endpoint), std::move(options)));
+  if (env(anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY").value_or("").empty() && anthropic)
+    spdlog::warn("ANTHROPIC_API_KEY is not set: requests to {} will be refused", url);
+  return make_http_llm_client(make_wire(config, env), std::move(http), c.stream,
+                              std::move(pricing));
+}
 
+std::unique_ptr<Wire> make_wire(const Config& config, const EnvLookup& env) {
+  const LlmConfig& c = config.llm;
+  const bool anthropic = c.provider != "openai";
   WireSettings w;
   w.model = c.model;
   w.max_tokens = c.max_tokens;
@@ -56,10 +64,7 @@ Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLo
   w.bearer = c.auth_header != "x-api-key";
   w.api_version = c.api_version;
   w.max_tokens_field = c.max_tokens_field;
-  if (w.api_key.empty() && anthropic)
-    spdlog::warn("ANTHROPIC_API_KEY is not set: requests to {} will be refused", url);
-  auto wire = anthropic ? make_anthropic_wire(std::move(w)) : make_openai_wire(std::move(w));
-  return make_http_llm_client(std::move(wire), std::move(http), c.stream, std::move(pricing));
+  return anthropic ? make_anthropic_wire(std::move(w)) : make_openai_wire(std::move(w));
 }
 
 }  // namespace loopr::llm

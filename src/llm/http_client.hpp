@@ -81,23 +81,34 @@ struct HttpFailure {
   bool head_received = false;  ///< the sink has seen on_head
 };
 
-class HttpClient {
+/// Where a model call's HTTP exchange goes: the network (HttpClient), or an in-process answerer
+/// (llm/in_process.hpp: fast tests over the real wire code, no socket).
+class HttpTransport {
+ public:
+  virtual ~HttpTransport() = default;
+  /// Sends `request` and streams the response into `sink`; nullopt: all of it was delivered.
+  virtual awaitable<std::optional<HttpFailure>> send(const HttpRequest& request,
+                                                     HttpSink& sink) = 0;
+  virtual const Endpoint& endpoint() const = 0;
+};
+
+class HttpClient final : public HttpTransport {
  public:
   /// Fails if `ca_file` cannot be loaded.
   static Result<std::unique_ptr<HttpClient>> create(net::io_context& io, Endpoint endpoint,
                                                     HttpOptions options);
   struct Impl;
   explicit HttpClient(std::unique_ptr<Impl> impl);  ///< for create(); Impl is defined in the .cpp
-  ~HttpClient();
+  ~HttpClient() override;
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
   /// Sends `request` (adding Host, Content-Length) and streams the response into `sink`. A
   /// reused keep-alive connection that turns out closed before any response byte is replaced
   /// by a fresh one once. nullopt: the whole response was delivered.
-  awaitable<std::optional<HttpFailure>> send(const HttpRequest& request, HttpSink& sink);
+  awaitable<std::optional<HttpFailure>> send(const HttpRequest& request, HttpSink& sink) override;
 
-  const Endpoint& endpoint() const;
+  const Endpoint& endpoint() const override;
   /// Connections opened so far (to prove reuse in tests and the bench).
   std::size_t connections_opened() const;
 

@@ -69,7 +69,7 @@ class ResponseSink final : public HttpSink {
 
 class HttpLlmClient final : public LlmClient {
  public:
-  HttpLlmClient(std::unique_ptr<Wire> wire, std::unique_ptr<HttpClient> http, bool stream,
+  HttpLlmClient(std::unique_ptr<Wire> wire, std::unique_ptr<HttpTransport> http, bool stream,
                 std::shared_ptr<const Pricing> pricing)
       : wire_(std::move(wire)),
         http_(std::move(http)),
@@ -138,7 +138,7 @@ class HttpLlmClient final : public LlmClient {
   }
 
   std::unique_ptr<Wire> wire_;
-  std::unique_ptr<HttpClient> http_;
+  std::unique_ptr<HttpTransport> http_;
   bool stream_;
   std::shared_ptr<const Pricing> pricing_;
 };
@@ -146,7 +146,7 @@ class HttpLlmClient final : public LlmClient {
 }  // namespace
 
 std::unique_ptr<LlmClient> make_http_llm_client(std::unique_ptr<Wire> wire,
-                                                std::unique_ptr<HttpClient> http, bool stream,
+                                                std::unique_ptr<HttpTransport> http, bool stream,
                                                 std::shared_ptr<const Pricing> pricing) {
   return std::make_unique<HttpLlmClient>(std::move(wire), std::move(http), stream,
                                          std::move(pricing));

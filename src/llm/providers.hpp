@@ -14,9 +14,12 @@
 
 namespace loopr::llm {
 
+/// The wire `config.llm.provider` speaks (anthropic, or openai), its key from `env`.
+std::unique_ptr<Wire> make_wire(const Config& config, const EnvLookup& env);
+
 /// Anthropic or OpenAI-compatible, by `wire`, over `http`.
 std::unique_ptr<LlmClient> make_http_llm_client(std::unique_ptr<Wire> wire,
-                                                std::unique_ptr<HttpClient> http, bool stream,
+                                                std::unique_ptr<HttpTransport> http, bool stream,
                                                 std::shared_ptr<const Pricing> pricing);
 
 struct ClaudeCodeSettings {

@@ -66,7 +66,7 @@ awaitable<bool> revalidate_rebased(State state, Loop& loop) {
                                               "(other loops' work landed there) and then failed "
                                               "its validation. " + check.feedback});
     if (l.iteration >= l.max_iterations) l.max_iterations = l.iteration + std::max(1, budget / 2);
-    if (!engine::transition(l, LoopStatus::running,
+    if (!engine::transition(l, LoopStatus::running, EndReason::none,
                             "its validation fails after a rebase at merge time", w.events))
       return not_allowed(l, "cannot run again");
     return std::nullopt;
@@ -117,7 +117,7 @@ awaitable<bool> merge_into_integration(State state, Loop& loop) {
       l.tree.conflicts = out->conflicts;
       w.events.push_back(
           make_event(l.id, "rebase_conflict", {{"onto", integration}, {"paths", out->conflicts}}));
-      if (!engine::transition(l, LoopStatus::blocked, why, w.events))
+      if (!engine::transition(l, LoopStatus::blocked, EndReason::merge_conflict, why, w.events))
         return not_allowed(l, "cannot block");
       return std::nullopt;
     });
@@ -153,7 +153,7 @@ awaitable<bool> spawn_children(State s, Loop& parent) {
     std::string why = "its children could not be spawned: " + wanted.error().message;
     spdlog::error("loop {}: {}", parent.id, why);
     co_await s->journal.edit(parent.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
-      if (!engine::transition(l, LoopStatus::failed, why, w.events))
+      if (!engine::transition(l, LoopStatus::failed, EndReason::internal_error, why, w.events))
         return not_allowed(l, "cannot fail");
       return std::nullopt;
     });
@@ -191,7 +191,7 @@ awaitable<bool> spawn_children(State s, Loop& parent) {
     if (status != LoopStatus::pending && status != LoopStatus::running) continue;
     if (s->under_paused_root(c.id)) {
       co_await s->journal.edit(c.id, [](Loop& l, WriteSet& w) -> std::optional<Error> {
-        if (!engine::transition(l, LoopStatus::paused,
+        if (!engine::transition(l, LoopStatus::paused, EndReason::paused_by_user,
                                 "paused by the user (its ancestor is paused)", w.events))
           return not_allowed(l, "cannot pause");
         return std::nullopt;
@@ -273,7 +273,8 @@ awaitable<void> auto_merge_into_base(ManagerState& s, std::string plan) {
     l.tree.merge_error = problem;
     if (touched) l.tree.conflicts = *touched;
     w.events.push_back(make_event(l.id, "merge_failed", {{"into", base}, {"message", problem}}));
-    if (!engine::transition(l, LoopStatus::blocked, problem, w.events))
+    if (!engine::transition(l, LoopStatus::blocked, EndReason::held_for_review, problem,
+                            w.events))
       return not_allowed(l, "cannot block");
     return std::nullopt;
   });

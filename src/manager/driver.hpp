@@ -106,7 +106,7 @@ awaitable<void> on_failed(State s, std::string id);
 /// Stops `root` and its descendants (with `include_root` false only the descendants): runs are
 /// asked to stop, loops waiting to run are stored `stopped` at once. How many were acted on.
 awaitable<std::size_t> stop_subtree(ManagerState& s, std::string plan_id, std::string root,
-                                    std::string why, bool include_root);
+                                    std::string why, EndReason end, bool include_root);
 
 // user_actions.cpp
 awaitable<ActionResult> submit(State s, std::string request, bool dry_run);

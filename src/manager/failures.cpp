@@ -87,16 +87,16 @@ awaitable<void> on_failed(State s, std::string id) {
       });
   if (!stored) spdlog::error("loop {}: rolling up its failure: {}", id, stored.error().message);
   for (const auto& rid : up.stop_runs)
-    if (auto run = s->runs.find(rid)) s->runs.stop(*run, up.reason);
+    if (auto run = s->runs.find(rid)) s->runs.stop(*run, up.reason, EndReason::child_failed);
 
   if (s->ctx.config->on_failure == FailurePolicy::stop_siblings) {
     std::string why = "stopped: " + up.reason + " (on_failure: stop_siblings)";
-    co_await stop_subtree(*s, loop.plan_id, loop.plan_id, why, false);
+    co_await stop_subtree(*s, loop.plan_id, loop.plan_id, why, EndReason::sibling_failed, false);
   }
 }
 
 awaitable<std::size_t> stop_subtree(ManagerState& s, std::string plan, std::string root,
-                                    std::string why, bool include_root) {
+                                    std::string why, EndReason end, bool include_root) {
   std::size_t acted = 0;
   co_await s.journal.edit_tree(
       plan, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
@@ -107,11 +107,11 @@ awaitable<std::size_t> stop_subtree(ManagerState& s, std::string plan, std::stri
           auto run = s.runs.find(l.id);
           // A run that iterates writes its loop itself when it stops; a waiting one is woken now
           // (before the write, so it cannot start meanwhile) and its loop stored stopped here.
-          if (run && s.runs.stop(*run, why)) {
+          if (run && s.runs.stop(*run, why, end)) {
             ++acted;
             continue;
           }
-          if (engine::transition(l, LoopStatus::stopped, why, w.events)) {
+          if (engine::transition(l, LoopStatus::stopped, end, why, w.events)) {
             w.updates.push_back(l);
             ++acted;
           }

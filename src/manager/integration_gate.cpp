@@ -172,7 +172,8 @@ awaitable<void> check_integration(State s, std::string plan) {
         } else {
           std::string why = "its integration branch " + git::integration_branch(plan) +
                             " fails: " + g.check.summary + " (" + what_to_do(plan) + ")";
-          if (!engine::transition(p, LoopStatus::blocked, why, w.events))
+          if (!engine::transition(p, LoopStatus::blocked, EndReason::integration_failed, why,
+                                  w.events))
             return not_allowed(p, "cannot block");
         }
         w.updates.push_back(std::move(p));
@@ -210,11 +211,18 @@ awaitable<void> block_after_fix(State s, Loop failed) {
                               git::integration_branch(plan) + " still fails: " +
                               l.tree.gate_summary + " (" + what_to_do(plan) + ")";
             l.tree.gate_result = "failed";
-            if (engine::transition(l, LoopStatus::blocked, why, w.events)) w.updates.push_back(l);
+            if (engine::transition(l, LoopStatus::blocked, EndReason::integration_failed, why,
+                                   w.events))
+              w.updates.push_back(l);
           }
         }
         return std::nullopt;
       });
+}
+
+// A reopened plan is complete again: as approved (resumed, checked again) or merged by the person.
+static EndReason reopen_end(const std::string& result) {
+  return result.empty() ? EndReason::approved : EndReason::merged_by_user;
 }
 
 awaitable<Result<Loop>> reopen_gate(ManagerState& s, std::string plan, std::string result,
@@ -225,7 +233,8 @@ awaitable<Result<Loop>> reopen_gate(ManagerState& s, std::string plan, std::stri
         for (Loop& l : tree) {
           // A fix loop that failed is superseded: the person decided what happens instead.
           if (is_fix_loop_id(l.id) && l.status == LoopStatus::failed) {
-            if (engine::transition(l, LoopStatus::invalidated, "superseded: " + why, w.events))
+            if (engine::transition(l, LoopStatus::invalidated, EndReason::superseded,
+                                   "superseded: " + why, w.events))
               w.updates.push_back(l);
           } else if (l.id == plan) {
             if (!gate_blocked(l)) return not_allowed(l, "its integration gate is not blocked");
@@ -233,7 +242,7 @@ awaitable<Result<Loop>> reopen_gate(ManagerState& s, std::string plan, std::stri
             l.tree.gate_fixes = 0;
             l.tree.tree_complete = complete_tree;
             if (complete_tree) w.events.push_back(make_event(l.id, "tree_complete", {}));
-            if (!engine::transition(l, LoopStatus::complete, why, w.events))
+            if (!engine::transition(l, LoopStatus::complete, reopen_end(result), why, w.events))
               return not_allowed(l, "cannot reopen");
             out = l;
             w.updates.push_back(l);

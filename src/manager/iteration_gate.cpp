@@ -30,14 +30,15 @@ awaitable<IterationGate::Verdict> RebaseGate::before_iteration(Loop loop) {
   if (!tip || loop.tree.based_on == *tip) co_return Verdict{true, std::move(loop)};
 
   auto rebasing = co_await s_.journal.save_status(
-      loop, LoopStatus::rebasing, "the integration branch moved: rebasing onto " + integration);
+      loop, LoopStatus::rebasing, EndReason::none, "the integration branch moved: rebasing onto " + integration);
   if (!rebasing) co_return co_await stop_with(s_, std::move(rebasing), std::move(loop));
   loop = std::move(*rebasing);
   auto rebase = [wt = s_.worktrees, loop] { return wt.rebase_onto_integration(loop); };
   auto outcome = co_await run_blocking(s_.ctx.pool, rebase);
   if (!outcome) {
     std::string why = "rebase onto " + integration + " failed: " + outcome.error().message;
-    auto blocked = co_await s_.journal.save_status(loop, LoopStatus::blocked, why);
+    auto blocked = co_await s_.journal.save_status(loop, LoopStatus::blocked,
+                                                   EndReason::rebase_conflict, why);
     co_return co_await stop_with(s_, std::move(blocked), std::move(loop));
   }
   using K = git::RebaseOutcome::Kind;
@@ -49,7 +50,8 @@ awaitable<IterationGate::Verdict> RebaseGate::before_iteration(Loop loop) {
     std::vector<Event> events = {make_event(
         loop.id, "rebase_conflict", {{"onto", integration}, {"paths", outcome->conflicts}})};
     auto blocked =
-        co_await s_.journal.save_status(loop, LoopStatus::blocked, why, std::move(events));
+        co_await s_.journal.save_status(loop, LoopStatus::blocked, EndReason::rebase_conflict, why,
+                                        std::move(events));
     co_return co_await stop_with(s_, std::move(blocked), std::move(loop));
   }
   loop.tree.based_on = *tip;
@@ -57,7 +59,8 @@ awaitable<IterationGate::Verdict> RebaseGate::before_iteration(Loop loop) {
   std::vector<Event> events = {make_event(
       loop.id, "rebased",
       {{"onto", integration}, {"sha", outcome->sha}, {"kind", git::to_string(outcome->kind)}})};
-  auto running = co_await s_.journal.save_status(loop, LoopStatus::running, "", std::move(events));
+  auto running = co_await s_.journal.save_status(loop, LoopStatus::running, EndReason::none, "",
+                                                 std::move(events));
   if (!running) co_return co_await stop_with(s_, std::move(running), std::move(loop));
   co_return Verdict{true, std::move(*running)};
 }

@@ -36,6 +36,7 @@ awaitable<ActionResult> answer(State s, std::string id, std::string text) {
     // Under a paused ancestor it waits for that resume; otherwise it runs at once.
     bool paused = s->under_paused_root(l.id);
     if (!transition(l, paused ? LoopStatus::paused : LoopStatus::pending,
+                    paused ? EndReason::paused_by_user : EndReason::none,
                     paused ? "answered; paused by the user (its ancestor is paused)"
                            : "answered by the user",
                     w.events))

@@ -58,7 +58,8 @@ awaitable<void> shutdown(State s, std::chrono::milliseconds grace) {
   s->stopping = true;
   s->gate_cancel = true;
   std::vector<std::shared_ptr<Run>> all = s->runs.all();
-  for (auto& run : all) s->runs.stop(*run, kDaemonStopping, engine::StopCause::daemon_stopping);
+  for (auto& run : all) s->runs.stop(*run, kDaemonStopping, EndReason::daemon_stopped,
+                                     engine::StopCause::daemon_stopping);
   auto deadline = std::chrono::steady_clock::now() + grace;
   co_await wait_for_runs(all, grace * 3 / 4);
   // Loops the shutdown stopped run again at the next start. What their interrupted iteration
@@ -74,7 +75,7 @@ awaitable<void> shutdown(State s, std::chrono::milliseconds grace) {
       continue;
     Loop loop = std::move(*l);
     if (!loop.worktree.empty()) to_checkpoint.emplace_back(loop.worktree, loop.id);
-    if (engine::transition(loop, LoopStatus::pending,
+    if (engine::transition(loop, LoopStatus::pending, EndReason::none,
                            "the daemon stopped; it resumes at the next start", set.events))
       set.updates.push_back(loop);
   }

@@ -64,8 +64,9 @@ std::vector<std::shared_ptr<Run>> RunTable::all() const {
   return out;
 }
 
-bool RunTable::stop(const Run& run, const std::string& reason, engine::StopCause cause) {
-  run.control->request_stop(reason, cause);
+bool RunTable::stop(const Run& run, const std::string& reason, EndReason end,
+                    engine::StopCause cause) {
+  run.control->request_stop(reason, cause, end);
   if (run.slot->granted) return true;
   slots_.cancel(run.slot);
   return false;
@@ -123,7 +124,8 @@ awaitable<bool> make_worktree(ManagerState& s, Loop& loop) {
   if (!prepared) {
     std::string why = "its worktree could not be made: " + prepared.error().message;
     spdlog::error("loop {}: {}", loop.id, why);
-    auto failed = co_await s.journal.save_status(loop, LoopStatus::failed, why);
+    auto failed =
+        co_await s.journal.save_status(loop, LoopStatus::failed, EndReason::internal_error, why);
     if (failed) loop = std::move(*failed);
     co_return false;
   }

@@ -42,7 +42,8 @@ class RunTable {
 
   /// Asks the run to stop; one still waiting for a slot is woken without it. True when it was
   /// iterating (its loop's record is the run's to write).
-  bool stop(const Run& run, const std::string& reason,
+  /// `end`: the loop's end reason when it ends stopped (daemon_stopping: daemon_stopped).
+  bool stop(const Run& run, const std::string& reason, EndReason end,
             engine::StopCause cause = engine::StopCause::user);
   /// Asks the run to pause at its next boundary; one still waiting is woken without a slot.
   bool pause(const Run& run);

@@ -303,7 +303,8 @@ Result<void> make_retry(Loop& l, const std::string& kept, int max_iterations,
   std::vector<Event> more = {
       make_event(l.id, "retry", {{"attempt", 2}, {"archived_branch", kept}})};
   LOOPR_TRY(
-      transition(fresh, LoopStatus::pending, "retrying as a fresh loop (attempt 2 of 2)", more));
+      transition(fresh, LoopStatus::pending, EndReason::none,
+                 "retrying as a fresh loop (attempt 2 of 2)", more));
   l = std::move(fresh);
   for (auto& e : more) events.push_back(std::move(e));
   return ok();
@@ -320,7 +321,7 @@ RollUp roll_up(Loop failed, std::span<const Loop> ancestors,
       continue;
     }
     Loop up = a;
-    if (transition(up, LoopStatus::failed, out.reason, events)) {
+    if (transition(up, LoopStatus::failed, EndReason::child_failed, out.reason, events)) {
       up.tree.rolled_up = true;  // failed because of a descendant: nothing more is owed to it
       out.updates.push_back(std::move(up));
     }
@@ -360,7 +361,9 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id,
   parent.tree.gate_fixes = 0;
   parent.run.attended_passed = 0;
   if (parent.type == LoopType::plan) parent.tree.runtime_from = now_ms();
-  if (auto moved = transition(parent, next, "iterating with the user's feedback", events); !moved)
+  if (auto moved = transition(parent, next, EndReason::none, "iterating with the user's feedback",
+                              events);
+      !moved)
     return make_error(ErrorCode::illegal_transition,
                       "loop " + parent_id + " is " + to_string(found->status) + ": cannot iterate");
   events.push_back(
@@ -375,7 +378,7 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id,
     if (!d.worktree.empty()) out.to_archive.push_back(d.id);
     d.tree.invalidated_worktree = d.worktree;
     d.worktree.clear();
-    if (transition(d, LoopStatus::invalidated, why, events))
+    if (transition(d, LoopStatus::invalidated, EndReason::invalidated, why, events))
       out.write.updates.push_back(std::move(d));
   }
   return out;
@@ -401,7 +404,8 @@ std::vector<Loop> restore_ancestors(const std::string& id, std::span<const Loop>
     if (held_down) break;  // and so is every ancestor above it
     Loop up = *a;
     up.tree.rolled_up = false;
-    if (transition(up, LoopStatus::complete, why, events)) out.push_back(std::move(up));
+    if (transition(up, LoopStatus::complete, EndReason::children_complete, why, events))
+      out.push_back(std::move(up));
   }
   return out;
 }

@@ -57,7 +57,8 @@ void iterate_below_plan(std::vector<Loop>& tree, const Loop& loop, const Feedbac
     l.tree.rolled_up = false;
     l.run.no_progress = 0;
     l.run.attended_passed = 0;
-    if (!transition(l, LoopStatus::pending, "iterating with the user's feedback", w.events)) {
+    if (!transition(l, LoopStatus::pending, EndReason::none, "iterating with the user's feedback",
+                    w.events)) {
       refused = not_allowed(l, "cannot iterate");
       return;
     }
@@ -79,7 +80,7 @@ awaitable<ActionResult> invalidate_and_iterate(State s, Loop parent, std::string
   std::vector<std::shared_ptr<Run>> stopping;
   for (const auto& run : s->runs.all()) {
     if (!is_descendant(run->id, parent.id)) continue;
-    s->runs.stop(*run, why);
+    s->runs.stop(*run, why, EndReason::invalidated);
     stopping.push_back(run);
   }
   co_await wait_for_runs(stopping, std::chrono::seconds(30));
@@ -160,7 +161,8 @@ awaitable<void> end_dry_run(State s, std::string id) {
     if (l.status != LoopStatus::awaiting_approval || !l.tree.dry_run)
       return not_allowed(l, "it is not a dry run at the gate");
     l.tree.user_rejected = true;  // ended on purpose: no failure policy
-    if (!transition(l, LoopStatus::failed, "dry run", w.events)) return not_allowed(l, "cannot end");
+    if (!transition(l, LoopStatus::failed, EndReason::dry_run, "dry run", w.events))
+      return not_allowed(l, "cannot end");
     return std::nullopt;
   });
 }
@@ -179,7 +181,8 @@ awaitable<ActionResult> decide(State s, std::string id, bool approve, std::strin
       approve ? "approved by the user" : "rejected by the user" + (text.empty() ? "" : ": " + text);
   const std::string decision = approve ? "approve" : "reject";
   auto stored = co_await s->journal.edit(id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
-    if (!transition(l, approve ? LoopStatus::complete : LoopStatus::failed, reason, w.events))
+    if (!transition(l, approve ? LoopStatus::complete : LoopStatus::failed,
+                    approve ? EndReason::approved : EndReason::rejected, reason, w.events))
       return not_allowed(l, "only a plan awaiting approval can be " + verb);
     if (!approve) l.tree.user_rejected = true;
     if (approve) l.tree.runtime_from = now_ms();  // limits.max_runtime counts from here
@@ -204,7 +207,8 @@ awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
   ActionResult result = loop;
   if (loop.type == LoopType::plan && loop.status == LoopStatus::awaiting_approval) {
     result = co_await s->journal.edit(id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
-      if (!transition(l, LoopStatus::running, "iterating with the user's feedback", w.events))
+      if (!transition(l, LoopStatus::running, EndReason::none, "iterating with the user's feedback",
+                      w.events))
         return not_allowed(l, "cannot iterate");
       engine::add_feedback(l.run, entry);
       l.tree.runtime_from = now_ms();  // the wait at the gate was the person's time
@@ -254,7 +258,8 @@ awaitable<ActionResult> pause(State s, std::string id) {
           // A loop waiting for an answer is paused too: answered, it stays paused until resume.
           if (l.status != LoopStatus::pending && l.status != LoopStatus::awaiting_answer) continue;
           if (run) s->runs.pause(*run);  // waiting for a slot: woken without one, before the write
-          if (transition(l, LoopStatus::paused, "paused by the user", w.events)) {
+          if (transition(l, LoopStatus::paused, EndReason::paused_by_user, "paused by the user",
+                         w.events)) {
             w.updates.push_back(l);
             ++acted;
           }
@@ -293,7 +298,8 @@ awaitable<ActionResult> resume(State s, std::string id) {
           if (!in_subtree(l.id, id) || s->runs.has(l.id)) continue;
           if (l.status == LoopStatus::paused || l.status == LoopStatus::stopped ||
               l.status == LoopStatus::blocked) {
-            if (transition(l, LoopStatus::pending, "resumed by the user", w.events)) {
+            if (transition(l, LoopStatus::pending, EndReason::none, "resumed by the user",
+                           w.events)) {
               w.updates.push_back(l);
               start.push_back(l.id);
             }
@@ -315,7 +321,8 @@ awaitable<ActionResult> resume(State s, std::string id) {
 awaitable<ActionResult> stop(State s, std::string id) {
   auto loaded = co_await s->journal.load(id);
   if (!loaded) co_return loaded.take_error();
-  std::size_t acted = co_await stop_subtree(*s, loaded->plan_id, id, "stopped by the user", true);
+  std::size_t acted = co_await stop_subtree(*s, loaded->plan_id, id, "stopped by the user",
+                                            EndReason::stopped_by_user, true);
   if (acted == 0) co_return not_allowed(*loaded, "neither it nor its descendants are active");
   co_return co_await s->journal.load(id);
 }
@@ -397,7 +404,8 @@ awaitable<Result<MergeInfo>> merge(State s, std::string plan, bool force) {
     // A plan held back for review (it changed loopr's own files): the person merged it.
     co_await s->journal.edit(plan, [](Loop& l, WriteSet& w) -> std::optional<Error> {
       l.tree.conflicts.clear();
-      if (!transition(l, LoopStatus::complete, "merged by the user after review", w.events))
+      if (!transition(l, LoopStatus::complete, EndReason::merged_by_user,
+                      "merged by the user after review", w.events))
         return not_allowed(l, "cannot complete");
       return std::nullopt;
     });

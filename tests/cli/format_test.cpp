@@ -41,9 +41,9 @@ TEST(FormatTest, InterfaceLoopJsonHasExactlyTheContractFields) {
   for (auto it = out.begin(); it != out.end(); ++it) keys.push_back(it.key());
   std::sort(keys.begin(), keys.end());
   std::vector<std::string> expected = {
-      "artifacts",    "branch",    "cost_usd",       "created_at",    "id",
-      "input_tokens", "iteration", "max_iterations", "output_tokens", "parent_id",
-      "status",       "type",      "updated_at",     "worktree"};
+      "artifacts",    "branch",    "cost_usd",       "created_at",    "end_reason",
+      "id",           "input_tokens", "iteration", "max_iterations", "output_tokens",
+      "parent_id",    "status",    "type",           "updated_at",    "worktree"};
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(keys, expected);
   EXPECT_TRUE(out["parent_id"].is_null());

@@ -49,7 +49,7 @@ TEST(LoopJsonTest, ApiJsonHasExactlyTheInterfaceFields) {
   std::set<std::string> expected = {
       "id",         "type",         "status",        "parent_id", "iteration", "max_iterations",
       "cost_usd",   "input_tokens", "output_tokens", "artifacts", "worktree",  "branch",
-      "created_at", "updated_at"};
+      "created_at", "updated_at",   "end_reason"};
   EXPECT_EQ(keys, expected);
   EXPECT_EQ(j["status"], "blocked");
   EXPECT_EQ(j["type"], "spec");

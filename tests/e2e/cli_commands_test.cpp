@@ -15,10 +15,11 @@ void expect_one_error_line(const CliRun& r, const std::string& contains) {
   EXPECT_EQ(r.err.find('\x1b'), std::string::npos);
 }
 
+// INTERFACE.md's loop, with loopr's `end_reason` (README "Where loopr differs").
 const char* const kLoopFields[] = {
     "id",         "type",         "status",        "parent_id", "iteration", "max_iterations",
     "cost_usd",   "input_tokens", "output_tokens", "artifacts", "worktree",  "branch",
-    "created_at", "updated_at"};
+    "created_at", "updated_at",   "end_reason"};
 
 void expect_interface_loop(const json& l) {
   EXPECT_EQ(l.size(), std::size(kLoopFields)) << l.dump();
@@ -145,6 +146,7 @@ TEST_F(CliE2E, SubmitListShowJsonAndTheGateExitCodes) {
   EXPECT_EQ(plan["artifacts"], json::array({".loopr/plans/001-add-a-thing.plan.md"}));
   EXPECT_EQ(plan["worktree"], (dir / ".loopr/worktrees/001").string());
   EXPECT_TRUE(plan["branch"].is_string());
+  EXPECT_TRUE(plan["end_reason"].is_null()) << "at the gate it has not ended";
 
   CliRun show = loopr("--json show 001");
   ASSERT_EQ(show.exit_code, 0);
@@ -202,6 +204,11 @@ TEST_F(CliE2E, SubmitListShowJsonAndTheGateExitCodes) {
   CliRun all = loopr("--json list");
   ASSERT_EQ(all.json()["loops"].size(), 4u);
   for (const auto& loop : all.json()["loops"]) expect_interface_loop(loop);
+  // Why each ended, for scripts (README "End reasons").
+  EXPECT_EQ(all.json()["loops"][0]["end_reason"], "approved");
+  for (int i = 1; i < 4; ++i)
+    EXPECT_EQ(all.json()["loops"][i]["end_reason"], "validation_passed") << all.out;
+  EXPECT_EQ(loopr("--json show code-001-001-001").json()["end_reason"], "validation_passed");
   EXPECT_EQ(all.json()["loops"][3]["parent_id"], "001-001-001");
   CliRun tree = loopr("list");
   EXPECT_NE(tree.out.find("`- code-001-001-001"), std::string::npos) << tree.out;
@@ -245,6 +252,8 @@ TEST_F(CliE2E, SubmitWaitExits1WhenTheTreeFails) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("plan 001 ended without completing"), std::string::npos) << r.out;
   EXPECT_EQ(loops()["001"]["status"], "failed");
+  EXPECT_EQ(loops()["001"]["end_reason"], "child_failed");
+  EXPECT_EQ(loops()["code-001-001-001"]["end_reason"], "max_iterations");
   EXPECT_FALSE(on_branch(dir.str(), "main", "code/code-001-001-001.txt"));
 }
 
@@ -256,6 +265,7 @@ TEST_F(CliE2E, RejectFromPipedReviewEndsAWaitWith1) {
   EXPECT_NE(r.out.find("rejected 001"), std::string::npos) << r.out;
   json show = loopr("--json show 001").json();
   EXPECT_EQ(show["status"], "failed");
+  EXPECT_EQ(show["end_reason"], "rejected");
   // Skipping at the gate leaves the plan waiting and ends the wait with 0.
   CliRun skip = loopr("submit --wait 'Later'", "s\n");
   EXPECT_EQ(skip.exit_code, 0) << skip.out << skip.err;
@@ -316,6 +326,7 @@ TEST_F(CliE2E, PauseResumeStopActOnTheTree) {
   ASSERT_EQ(pause.exit_code, 0) << pause.err;
   expect_interface_loop(pause.json());
   ASSERT_TRUE(wait_status("001", "paused", std::chrono::seconds(30)));
+  EXPECT_EQ(loops()["001"]["end_reason"], "paused_by_user");
   EXPECT_EQ(loopr("pause 001").exit_code, 5);
   CliRun resume = loopr("resume 001");
   ASSERT_EQ(resume.exit_code, 0) << resume.err;
@@ -323,6 +334,7 @@ TEST_F(CliE2E, PauseResumeStopActOnTheTree) {
   CliRun stop = loopr("stop 001");
   ASSERT_EQ(stop.exit_code, 0) << stop.err;
   ASSERT_TRUE(wait_status("001", "stopped", std::chrono::seconds(30)));
+  EXPECT_EQ(loops()["001"]["end_reason"], "stopped_by_user");
   CliRun logs = loopr("--json logs 001");
   ASSERT_EQ(logs.exit_code, 0);
   json events = logs.json()["events"];
@@ -333,7 +345,10 @@ TEST_F(CliE2E, PauseResumeStopActOnTheTree) {
     EXPECT_GT(e["seq"].get<std::uint64_t>(), last);
     last = e["seq"];
     EXPECT_EQ(e["loop_id"], "001");
-    if (e["type"] == "status_changed" && e["data"]["to"] == "stopped") saw_stop = true;
+    if (e["type"] == "status_changed" && e["data"]["to"] == "stopped") {
+      saw_stop = true;
+      EXPECT_EQ(e["data"]["end_reason"], "stopped_by_user") << e.dump();
+    }
   }
   EXPECT_TRUE(saw_stop) << logs.out;
 }

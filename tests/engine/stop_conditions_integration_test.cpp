@@ -1,4 +1,7 @@
-// Every stop condition and retry path of the engine, each against the real mock-llm.
+// The stop and retry paths that need real processes: a model call cut by a stop, a killed tool,
+// a sandboxed stop script, HTTP retries and retry-after, the scheduler under load, the judge —
+// each against the real mock-llm server. The rest of the ladder runs in process
+// (stop_conditions_test.cpp, on the engine kit; the rules alone: iteration_rules_test.cpp).
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -46,91 +49,10 @@ rules:
   code_setup(h, "sh check.sh", 3);
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_EQ(l.end_reason, EndReason::max_iterations) << to_string(l.end_reason);
   EXPECT_EQ(l.iteration, 3);
   EXPECT_NE(l.status_reason.find("maximum of 3 iterations"), std::string::npos) << l.status_reason;
   EXPECT_EQ(h.iterations(l.id).size(), 3u);
-}
-
-TEST(StopConditionsTest, NoProgressEndsALoopThatChangesNothing) {
-  EngineHarness h(kIdleModel, kProject);
-  h.config->limits.no_progress_iterations = 2;
-  code_setup(h, "sh check.sh", 10);
-  Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_NE(l.status_reason.find("no progress"), std::string::npos) << l.status_reason;
-  EXPECT_EQ(l.iteration, 3);  // the first failure sets the baseline, two identical ones follow
-}
-
-TEST(StopConditionsTest, CompletionSignalEndsALoopWithoutValidationCommand) {
-  const char* script = R"(
-rules:
-  - name: finish
-    match: {loop_type: code, first_user: "ends only when you write"}
-    reply: {text: "All done. <promise>COMPLETE</promise>"}
-  - name: idle
-    match: {loop_type: code}
-    reply: {text: "working"}
-)";
-  EngineHarness h(script, kProject);
-  code_setup(h, "");
-  Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::complete) << l.status_reason;
-  EXPECT_EQ(l.iteration, 2);
-  EXPECT_EQ(l.status_reason, "completion signal matched");
-}
-
-TEST(StopConditionsTest, CompletionSignalAloneDoesNotPassFailingValidation) {
-  const char* script = R"(
-rules:
-  - name: claims
-    match: {loop_type: code}
-    reply: {text: "<promise>COMPLETE</promise>"}
-)";
-  EngineHarness h(script, kProject);
-  code_setup(h, "sh check.sh", 2);
-  Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(h.iterations(l.id).front().status, "failed");
-}
-
-TEST(StopConditionsTest, LoopCostLimit) {
-  EngineHarness h(kIdleModel, kProject);
-  h.config->limits.max_loop_cost_usd = 0.0001;  // one call of the default usage costs more
-  code_setup(h, "sh check.sh");
-  Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.iteration, 1);
-  EXPECT_NE(l.status_reason.find("max_loop_cost_usd"), std::string::npos) << l.status_reason;
-}
-
-TEST(StopConditionsTest, PlanTreeCostLimit) {
-  EngineHarness h(kIdleModel, kProject);
-  h.config->limits.max_cost_usd = 0.0001;
-  code_setup(h, "sh check.sh");
-  Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_NE(l.status_reason.find("limits.max_cost_usd"), std::string::npos) << l.status_reason;
-}
-
-TEST(StopConditionsTest, MaxRuntime) {
-  EngineHarness h(kIdleModel, kProject);
-  h.config->limits.max_runtime = 1ms;
-  code_setup(h, "sh check.sh");
-  std::this_thread::sleep_for(5ms);  // let the plan's clock pass its 1 ms budget
-  Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.iteration, 0);
-  EXPECT_NE(l.status_reason.find("max_runtime"), std::string::npos) << l.status_reason;
-}
-
-TEST(StopConditionsTest, StopPatternInValidationOutput) {
-  EngineHarness h(kIdleModel, {{"check.sh", "echo 'LICENSE VIOLATION in x.c'; exit 1\n"}});
-  h.config->limits.stop_on_patterns = {"LICENSE\\s+VIOLATION"};
-  code_setup(h, "sh check.sh");
-  Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::stopped);
-  EXPECT_EQ(l.iteration, 1);
-  EXPECT_NE(l.status_reason.find("LICENSE"), std::string::npos);
 }
 
 TEST(StopConditionsTest, StopScriptExitZeroStopsWithItsOutputAsReason) {
@@ -139,55 +61,8 @@ TEST(StopConditionsTest, StopScriptExitZeroStopsWithItsOutputAsReason) {
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::stopped);
+  EXPECT_EQ(l.end_reason, EndReason::stop_script) << to_string(l.end_reason);
   EXPECT_NE(l.status_reason.find("giving up on code-001-001-001"), std::string::npos) << l.status_reason;
-}
-
-TEST(StopConditionsTest, AttendedModePausesAfterEachIterationUntilResumed) {
-  EngineHarness h(kIdleModel, kProject);
-  h.config->attended = true;
-  code_setup(h, "sh check.sh", 3);
-  Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::paused);
-  EXPECT_EQ(l.iteration, 1);
-  l = h.run("code-001-001-001");  // resume
-  EXPECT_EQ(l.status, LoopStatus::paused);
-  EXPECT_EQ(l.iteration, 2);
-}
-
-TEST(StopConditionsTest, CooldownSeparatesIterations) {
-  EngineHarness h(kIdleModel, kProject);
-  h.config->limits.cooldown = 300ms;
-  code_setup(h, "sh check.sh", 2);
-  Loop l = h.run("code-001-001-001");
-  auto recs = h.iterations(l.id);
-  ASSERT_EQ(recs.size(), 2u);
-  EXPECT_GE(recs[1].started_at - recs[0].finished_at, 290);
-}
-
-TEST(StopConditionsTest, PauseTakesEffectAtTheNextBoundary) {
-  const char* script = R"(
-rules:
-  - name: work
-    match: {loop_type: code, turn: 1}
-    reply:
-      tool_use: [{name: run_command, input: {command: "true"}}]
-  - name: end
-    match: {loop_type: code}
-    reply: {text: "done"}
-)";
-  EngineHarness h(script, kProject);
-  code_setup(h, "sh check.sh");
-  auto control = std::make_shared<engine::LoopControl>();
-  h.bus.subscribe([control](const Event& e) {
-    if (e.type == "tool_called") control->request_pause();
-  });
-  Loop l = h.run("code-001-001-001", control);
-  EXPECT_EQ(l.status, LoopStatus::paused);
-  EXPECT_EQ(l.iteration, 1);  // the iteration in flight finished and was recorded
-  EXPECT_EQ(h.iterations(l.id).size(), 1u);
-  l = h.run("code-001-001-001");  // resume with a fresh control: it runs on to its limit
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.iteration, 5);
 }
 
 TEST(StopConditionsTest, StopCancelsAnInFlightModelCallWithinTwoSeconds) {
@@ -208,6 +83,7 @@ rules:
   Loop l = h.run("code-001-001-001", control);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
   EXPECT_EQ(l.status, LoopStatus::stopped);
+  EXPECT_EQ(l.end_reason, EndReason::stopped_by_user) << to_string(l.end_reason);
   auto recs = h.iterations(l.id);
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].status, "stopped");
@@ -237,6 +113,7 @@ rules:
   Loop l = h.run("code-001-001-001", control);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 3s);
   EXPECT_EQ(l.status, LoopStatus::stopped);
+  EXPECT_EQ(l.end_reason, EndReason::stopped_by_user) << to_string(l.end_reason);
   EXPECT_EQ(h.iterations(l.id).back().status, "stopped");
 }
 
@@ -279,121 +156,10 @@ rules:
   code_setup(h, "sh ok.sh");
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::complete);
+  EXPECT_EQ(l.end_reason, EndReason::validation_passed) << to_string(l.end_reason);
   auto reqs = h.requests_of(l.id);
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_GE(reqs[1]["t_ms"].get<long long>() - reqs[0]["t_ms"].get<long long>(), 950);
-}
-
-TEST(RetryTest, CircuitBreakerAfterConsecutiveErrors) {
-  const char* script = R"(
-rules:
-  - name: down
-    match: {loop_type: code}
-    reply: {fault: {status: 529}}
-)";
-  EngineHarness h(script, kProject);
-  h.config->llm.max_retries = 1;
-  h.config->limits.circuit_breaker = 3;
-  code_setup(h, "sh check.sh");
-  Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_NE(l.status_reason.find("circuit breaker: 3 consecutive errors"), std::string::npos) << l.status_reason;
-  EXPECT_EQ(l.iteration, 0);  // errors are not iterations
-  EXPECT_TRUE(h.iterations(l.id).empty());
-  EXPECT_EQ(h.requests_of(l.id).size(), 6u);  // 3 attempts × (1 try + 1 retry)
-}
-
-TEST(RetryTest, FatalErrorFailsAtOnceWithTheProvidersMessage) {
-  const char* script = R"(
-rules:
-  - name: refused
-    match: {loop_type: code}
-    reply: {fault: {status: 401}}
-)";
-  EngineHarness h(script, kProject);
-  code_setup(h, "sh check.sh");
-  Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_NE(l.status_reason.find("401"), std::string::npos) << l.status_reason;
-  EXPECT_EQ(h.requests_of(l.id).size(), 1u);
-}
-
-TEST(ModelTurnsTest, RefusalFailsTheLoopWithTheCategory) {
-  const char* script = R"(
-rules:
-  - name: no
-    match: {loop_type: code}
-    reply:
-      text: ""
-      stop_reason: refusal
-      stop_details: {type: refusal, category: cyber, explanation: "not this"}
-)";
-  EngineHarness h(script, kProject);
-  code_setup(h, "sh check.sh");
-  Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_NE(l.status_reason.find("refused (cyber)"), std::string::npos) << l.status_reason;
-}
-
-TEST(ModelTurnsTest, MaxTokensAsksToContinue) {
-  const char* script = R"(
-rules:
-  - name: cut
-    match: {loop_type: code, turn: 1}
-    reply: {text: "I will now", stop_reason: max_tokens}
-  - name: rest
-    match: {loop_type: code, turn: 2}
-    reply: {text: "continue and finish."}
-)";
-  EngineHarness h(script, {{"ok.sh", "exit 0\n"}});
-  code_setup(h, "sh ok.sh");
-  Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::complete);
-  auto reqs = h.requests_of(l.id);
-  ASSERT_EQ(reqs.size(), 2u);
-  auto last = reqs[1]["body"]["messages"].back();
-  EXPECT_EQ(last["role"], "user");
-  EXPECT_NE(last.dump().find("Continue from where you stopped"), std::string::npos);
-}
-
-TEST(ModelTurnsTest, MaxTurnsPerIterationEndsTheConversation) {
-  const char* script = R"(
-rules:
-  - name: forever
-    match: {loop_type: code}
-    reply:
-      tool_use: [{name: list_dir, input: {path: "."}}]
-)";
-  EngineHarness h(script, kProject);
-  h.config->loops[LoopType::code].max_turns_per_iteration = 3;
-  code_setup(h, "sh check.sh", 1);
-  Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(h.requests_of(l.id).size(), 3u);
-  EXPECT_EQ(l.iteration, 1);
-  EXPECT_NE(l.progress.find("max_turns_per_iteration"), std::string::npos) << l.progress;
-}
-
-TEST(ModelTurnsTest, ToolFailuresAreResultsTheModelReads) {
-  const char* script = R"(
-rules:
-  - name: escape
-    match: {loop_type: code, turn: 1}
-    reply:
-      tool_use: [{name: read_file, input: {path: "../../etc/passwd"}}]
-  - name: end
-    match: {loop_type: code}
-    reply: {text: "ok"}
-)";
-  EngineHarness h(script, {{"ok.sh", "exit 0\n"}});
-  code_setup(h, "sh ok.sh");
-  Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::complete);
-  auto reqs = h.requests_of(l.id);
-  ASSERT_EQ(reqs.size(), 2u);
-  auto result = reqs[1]["body"]["messages"][2]["content"][0];
-  EXPECT_EQ(result["type"], "tool_result");
-  EXPECT_EQ(result["is_error"], true);
-  EXPECT_NE(result.dump().find("refused path"), std::string::npos);
 }
 
 TEST(JudgeTest, JudgeFailureBecomesFeedbackThenPasses) {

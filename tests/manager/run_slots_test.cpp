@@ -47,7 +47,7 @@ TEST(RunSlotsTest, ACancelledWaiterIsSkippedAndItsPlaceGoesToTheNext) {
   net::co_spawn(io, take(runs, holder, order, 5ms), net::detached);
   net::co_spawn(io, take(runs, cancelled, order, 1ms), net::detached);
   net::co_spawn(io, take(runs, next, order, 1ms), net::detached);
-  net::post(io, [&] { runs.stop(*cancelled, "stopped while waiting"); });
+  net::post(io, [&] { runs.stop(*cancelled, "stopped while waiting", loopr::EndReason::stopped_by_user); });
   io.run();
   EXPECT_EQ(order, (std::vector<std::string>{"001", "001-001"}));
 }

@@ -6,13 +6,30 @@
 #include <stdexcept>
 #include <thread>
 
+#include <unistd.h>
+
 namespace loopr::testing {
 
-TempDir::TempDir(const std::string& prefix) {
+namespace {
+
+std::filesystem::path default_base() {
   const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
+  return base && *base ? base : "/tmp";
+}
+
+}  // namespace
+
+TempDir::TempDir(const std::string& prefix) : TempDir(prefix, default_base()) {}
+
+TempDir::TempDir(const std::string& prefix, const std::filesystem::path& base) {
+  std::string tmpl = (base / (prefix + "-XXXXXX")).string();
   if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed for " + tmpl);
   path_ = std::filesystem::canonical(tmpl);
+}
+
+std::filesystem::path memory_temp_base() {
+  if (access("/dev/shm", W_OK | X_OK) == 0) return "/dev/shm";
+  return default_base();
 }
 
 TempDir::~TempDir() {

@@ -13,6 +13,8 @@ namespace loopr::testing {
 class TempDir {
  public:
   explicit TempDir(const std::string& prefix = "loopr-test");
+  /// Under `base` instead of $TMPDIR (e.g. memory_temp_base()).
+  TempDir(const std::string& prefix, const std::filesystem::path& base);
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
@@ -23,6 +25,10 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+/// /dev/shm when this user may write there (files in memory: fast tests of many small files),
+/// else $TMPDIR (or /tmp).
+std::filesystem::path memory_temp_base();
 
 /// Writes `content` to `path`, creating parent folders.
 void write_file(const std::filesystem::path& path, const std::string& content);

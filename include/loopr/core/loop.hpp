@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include <loopr/core/end_reason.hpp>
 #include <loopr/core/loop_marks.hpp>
 #include <loopr/core/result.hpp>
 
@@ -88,6 +89,7 @@ struct Loop {
   int iteration = 0;     ///< iterations recorded so far
   LoopStatus status = LoopStatus::pending;
   std::string status_reason;  ///< why it is failed/blocked/stopped (shown to the user)
+  EndReason end_reason = EndReason::none;  ///< the same for scripts (core/end_reason.hpp)
   std::string progress;       ///< accumulated feedback of earlier iterations (bounded)
   TreeMarks tree;             ///< the manager's marks (stored under "context")
   RunMarks run;               ///< the engine's marks (stored under "context")
@@ -100,7 +102,9 @@ struct Loop {
   std::uint64_t version = 0;  ///< bumped by the store on every write
 
   /// Changes `status` if the transition is legal; otherwise leaves it and returns the error.
-  Result<void> transition_to(LoopStatus next, std::string reason = {});
+  /// `end` is kept where the status holds one (holds_end_reason), else cleared.
+  Result<void> transition_to(LoopStatus next, std::string reason = {},
+                             EndReason end = EndReason::none);
 };
 
 /// The full record, for the store (every field).
@@ -108,10 +112,11 @@ nlohmann::json to_store_json(const Loop& loop);
 Result<Loop> loop_from_store_json(const nlohmann::json& json);
 
 /// INTERFACE.md's `--json` shape of a loop: exactly these fields, in this order.
+/// loopr adds `end_reason` (null while the loop works; README "End reasons").
 inline constexpr const char* kApiLoopFields[] = {
     "id",         "type",         "status",        "parent_id", "iteration", "max_iterations",
     "cost_usd",   "input_tokens", "output_tokens", "artifacts", "worktree",  "branch",
-    "created_at", "updated_at"};
+    "created_at", "updated_at",   "end_reason"};
 
 /// INTERFACE.md's `--json` shape of a loop (the fields of kApiLoopFields).
 nlohmann::json to_api_json(const Loop& loop);

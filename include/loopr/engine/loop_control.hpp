@@ -8,6 +8,8 @@
 #include <map>
 #include <string>
 
+#include <loopr/core/end_reason.hpp>
+
 namespace loopr::engine {
 
 /// Who asked a loop to stop (the latest request counts, like its reason).
@@ -19,10 +21,13 @@ enum class StopCause {
 class LoopControl {
  public:
   /// Stop now: in-flight model calls are abandoned, tool and validation processes killed.
-  void request_stop(std::string reason = "stopped by the user", StopCause cause = StopCause::user) {
+  /// `end`: the loop's end reason when it ends stopped by this request.
+  void request_stop(std::string reason = "stopped by the user", StopCause cause = StopCause::user,
+                    EndReason end = EndReason::stopped_by_user) {
     stop_ = true;
     stop_reason_ = std::move(reason);
     stop_cause_ = cause;
+    stop_end_ = cause == StopCause::daemon_stopping ? EndReason::daemon_stopped : end;
     cancel_ = true;
     wake_all();
   }
@@ -34,6 +39,7 @@ class LoopControl {
   bool stop_requested() const { return stop_; }
   const std::string& stop_reason() const { return stop_reason_; }
   StopCause stop_cause() const { return stop_cause_; }
+  EndReason stop_end() const { return stop_end_; }
   bool pause_requested() const { return pause_; }
   bool take_integration_updated() { return std::exchange(integration_updated_, false); }
   bool integration_updated() const { return integration_updated_; }
@@ -57,6 +63,7 @@ class LoopControl {
   bool integration_updated_ = false;
   std::string stop_reason_;
   StopCause stop_cause_ = StopCause::user;
+  EndReason stop_end_ = EndReason::stopped_by_user;
   std::atomic<bool> cancel_{false};
   std::map<int, std::function<void()>> wakers_;
   int next_waker_ = 0;

@@ -23,7 +23,9 @@ namespace loopr::engine {
 
 /// The one status change: checks the transition table, then moves `loop` to `to` and appends
 /// its `status_changed` event to `out`. The loop and `out` are untouched when it is illegal.
-Result<void> transition(Loop& loop, LoopStatus to, std::string reason, std::vector<Event>& out);
+/// `end`: why it stops working (EndReason::none for the statuses that hold none).
+Result<void> transition(Loop& loop, LoopStatus to, EndReason end, std::string reason,
+                        std::vector<Event>& out);
 
 class LoopJournal {
  public:
@@ -46,8 +48,8 @@ class LoopJournal {
   /// Stores `loop` as it is (compare-and-set at its version) with `events`; the stored loop.
   awaitable<Result<Loop>> save(Loop loop, std::vector<Event> events = {});
   /// `transition` + `save`.
-  awaitable<Result<Loop>> save_status(Loop loop, LoopStatus to, std::string reason,
-                                      std::vector<Event> events = {});
+  awaitable<Result<Loop>> save_status(Loop loop, LoopStatus to, EndReason end,
+                                      std::string reason, std::vector<Event> events = {});
 
   /// Edits loop `id`: loads it, lets `change` edit it and add to the write (events, approvals,
   /// loops to create), stores the loop with them; loads and edits again when someone wrote the

@@ -1,0 +1,205 @@
+#include "engine/iteration_rules.hpp"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+
+#include <loopr/engine/feedback.hpp>
+
+namespace loopr::engine {
+namespace {
+
+std::optional<std::string> match_stop_pattern(const Config& config, const std::string& output) {
+  for (const auto& pattern : config.limits.stop_on_patterns) {
+    re2::RE2 re(pattern, re2::RE2::Quiet);
+    if (re.ok() && re2::RE2::PartialMatch(output, re))
+      return "the validation output matched the stop pattern `" + pattern +
+             "` (limits.stop_on_patterns)";
+  }
+  return std::nullopt;
+}
+
+std::string resume_hint(const Loop& loop) { return "`loopr resume " + loop.id + "`"; }
+
+// The feedback a failed iteration leaves for the next prompt.
+FeedbackEntry failure_feedback(const Loop& loop, int n, const IterationFacts& f,
+                               const Config& config) {
+  const Validation& v = *f.validation;
+  FeedbackEntry fb{n, loop.type == LoopType::code ? "validation" : "format check", v.summary,
+                   v.feedback};
+  if (!v.has_check) {
+    fb.summary = "no completion signal";
+    fb.text = "There is no validation command for this loop, so it ends only when you write " +
+              config.limits.completion_signal + " after finishing the task.";
+  }
+  if (f.end == Conversation::End::context_exceeded)
+    fb.text +=
+        "\n\nThe conversation filled the model's context window. Do less per iteration and read "
+        "only what you need.";
+  if (f.end == Conversation::End::max_turns)
+    fb.text += "\n\nThe iteration ended after " + std::to_string(f.turns) +
+               " model turns (max_turns_per_iteration). Work in smaller steps.";
+  return fb;
+}
+
+// A passed iteration: the loop completes (a plan goes to its gate), or waits for the person.
+Move on_pass(Loop& loop, int n, const Validation& v, const Config& config) {
+  Move m{loop.type == LoopType::plan ? LoopStatus::awaiting_approval : LoopStatus::complete,
+         v.has_check ? EndReason::validation_passed : EndReason::completion_signal,
+         v.has_check ? v.summary : "completion signal matched"};
+  if (config.attended && loop.type != LoopType::plan) {
+    // Attended: a passing iteration waits for the person too, before anything builds on it (its
+    // merge, its children). A plan waits at its gate anyway.
+    loop.run.attended_passed = n;
+    m = {LoopStatus::paused, EndReason::attended,
+         "attended mode: iteration " + std::to_string(n) + " passed (" + m.reason + "); " +
+             resume_hint(loop) + " completes it, `loopr iterate " + loop.id +
+             " --feedback …` sends it back to work"};
+  }
+  return m;
+}
+
+// A failed iteration: the stop conditions, in order of how much they say about the loop.
+Move on_fail(Loop& loop, int n, const IterationFacts& f, const Config& config) {
+  const Validation& v = *f.validation;
+  const std::string fingerprint = failure_fingerprint(v.output);
+  const int stale = (!f.changed && loop.run.last_validation_hash == fingerprint)
+                        ? loop.run.no_progress + 1
+                        : 0;
+  loop.run.no_progress = stale;
+  loop.run.last_validation_hash = fingerprint;
+  if (auto why = match_stop_pattern(config, v.output))
+    return {LoopStatus::stopped, EndReason::stop_pattern, *why};
+  if (f.stop_script) return {LoopStatus::stopped, EndReason::stop_script, *f.stop_script};
+  if (!f.question.empty() && n < loop.max_iterations)
+    return {LoopStatus::awaiting_answer, EndReason::none, f.question};  // holds no slot
+  if (stale >= config.limits.no_progress_iterations)
+    return {LoopStatus::failed, EndReason::no_progress,
+            "no progress: " + std::to_string(stale) +
+                " iterations in a row changed nothing and failed the same way"};
+  if (n >= loop.max_iterations)
+    return {LoopStatus::failed, EndReason::max_iterations,
+            "reached the maximum of " + std::to_string(loop.max_iterations) +
+                " iterations; last: " + v.summary};
+  if (config.attended)
+    return {LoopStatus::paused, EndReason::attended,
+            "attended mode: " + resume_hint(loop) + " to run the next iteration"};
+  if (f.pause_requested) return {LoopStatus::paused, EndReason::paused_by_user, "paused by the user"};
+  return {};
+}
+
+}  // namespace
+
+Move at_boundary(Loop& loop, const BoundaryRequests& asked) {
+  if (asked.stop) return {LoopStatus::stopped, asked.stop_end, asked.stop_reason};
+  if (asked.pause) return {LoopStatus::paused, EndReason::paused_by_user, "paused by the user"};
+  if (!loop.run.question.empty() && loop.run.answer.empty())
+    // Resumed (or restarted) while its question is still open: it waits for the answer.
+    return {LoopStatus::awaiting_answer, EndReason::none, loop.run.question};
+  if (loop.run.attended_passed > 0 && loop.run.attended_passed == loop.iteration) {
+    // Resumed after an attended pause on a passing iteration: the person let it complete.
+    loop.run.attended_passed = 0;
+    return {LoopStatus::complete, EndReason::validation_passed,
+            "iteration " + std::to_string(loop.iteration) +
+                " passed; completed when the person resumed it"};
+  }
+  return {};
+}
+
+Move check_limits(const Loop& loop, const Config& config, double tree_cost, TimestampMs now,
+                  TimestampMs plan_start) {
+  if (loop.iteration >= loop.max_iterations)
+    return {LoopStatus::failed, EndReason::max_iterations,
+            "reached the maximum of " + std::to_string(loop.max_iterations) +
+                " iterations without passing validation"};
+  if (config.limits.max_loop_cost_usd > 0 && loop.usage.cost_usd >= config.limits.max_loop_cost_usd)
+    return {LoopStatus::failed, EndReason::loop_cost_limit,
+            "the loop's cost limit of $" + std::to_string(config.limits.max_loop_cost_usd) +
+                " was reached (limits.max_loop_cost_usd)"};
+  if (config.limits.max_cost_usd > 0 && tree_cost >= config.limits.max_cost_usd) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "plan %s has spent $%.2f, its cost limit is $%.2f (limits.max_cost_usd)",
+                  loop.plan_id.c_str(), tree_cost, config.limits.max_cost_usd);
+    return {LoopStatus::failed, EndReason::cost_limit, buf};
+  }
+  if (config.limits.max_runtime.count() > 0 &&
+      now - plan_start >= config.limits.max_runtime.count())
+    return {LoopStatus::failed, EndReason::runtime_limit,
+            "plan " + loop.plan_id + " has worked longer than its limit of " +
+                format_duration(config.limits.max_runtime) +
+                (loop.type == LoopType::plan ? "" : " since it was approved") +
+                " (limits.max_runtime)"};
+  return {};
+}
+
+Move on_model_error(Loop& loop, const llm::LlmError& error, const Config& config) {
+  const int errors = loop.run.consecutive_errors + 1;
+  loop.run.consecutive_errors = errors;
+  loop.run.last_error = error.describe();
+  if (!error.retryable)
+    return {LoopStatus::failed, EndReason::model_error, "model call failed: " + error.describe()};
+  if (errors >= config.limits.circuit_breaker)
+    return {LoopStatus::failed, EndReason::circuit_breaker,
+            "circuit breaker: " + std::to_string(errors) +
+                " consecutive errors; last: " + error.describe()};
+  return {};
+}
+
+std::chrono::milliseconds error_backoff(std::chrono::milliseconds base, int errors) {
+  return std::chrono::milliseconds(
+      std::min<long long>(60'000, base.count() << std::clamp(errors - 1, 0, 6)));
+}
+
+bool judged(const IterationFacts& f) {
+  return f.end != Conversation::End::stopped && f.end != Conversation::End::refused &&
+         f.validation && !f.validation->stopped && !f.validation->could_not_start;
+}
+
+bool passed(const IterationFacts& f) {
+  return judged(f) && f.validation->passed && (f.validation->has_check || f.signalled);
+}
+
+std::string checkpoint_message(const Loop& loop, int n, const IterationFacts& f) {
+  std::string summary = f.validation ? f.validation->summary : std::string();
+  return "loopr(" + loop.id + "): iteration " + std::to_string(n) + ": " +
+         (passed(f) ? "passed" : "failed: " + first_line(summary, 72));
+}
+
+bool wants_stop_scripts(const IterationFacts& f, const Config& config) {
+  return judged(f) && !passed(f) && !config.limits.stop_scripts.empty() &&
+         !match_stop_pattern(config, f.validation->output);
+}
+
+std::string failure_fingerprint(const std::string& validation_output) {
+  return std::to_string(std::hash<std::string>{}(validation_output));
+}
+
+IterationVerdict decide(Loop& loop, int n, const IterationFacts& f, const Config& config) {
+  if (f.end == Conversation::End::stopped) return {{LoopStatus::stopped, f.stop_end, f.stop_reason}, "stopped"};
+  if (f.end == Conversation::End::refused)
+    return {{LoopStatus::failed, EndReason::model_refused, f.refusal}, "error"};
+  if (!f.validation) return {{LoopStatus::failed, EndReason::internal_error, "the check did not run"}, "error"};
+  const Validation& v = *f.validation;
+  if (v.stopped) return {{LoopStatus::stopped, f.stop_end, f.stop_reason}, "stopped"};
+  if (v.could_not_start)
+    // The sandbox or the cluster never ran the check: not the code's failure, so no failed
+    // iteration and nothing for the model. The loop waits for the person (the work stays in
+    // the worktree; `loopr resume` runs iteration n again).
+    return {{LoopStatus::paused, EndReason::validation_not_run,
+             "the validation could not run: " + v.feedback + "; then " + resume_hint(loop)},
+            ""};
+
+  loop.run.consecutive_errors = 0;
+  // An answer is shown once; a new question replaces the old one (a passing loop drops it).
+  if (!loop.run.answer.empty()) loop.run.question.clear(), loop.run.answer.clear();
+  if (passed(f)) return {on_pass(loop, n, v, config), "passed"};
+  if (!f.question.empty()) loop.run.question = f.question;
+  add_feedback(loop.run, failure_feedback(loop, n, f, config));
+  Move m = on_fail(loop, n, f, config);
+  return {m, m.status == LoopStatus::awaiting_answer ? "asked" : "failed"};
+}
+
+}  // namespace loopr::engine

@@ -1,0 +1,107 @@
+// The engine's decisions about one loop, as data (DESIGN.md "Stop conditions"): what happens at
+// an iteration boundary, after a model call failed for good, and after an iteration (which stop
+// condition wins, in which order). No coroutine, store, git, process or clock of its own: the
+// runner (loop_runner.cpp) does the I/O around these and stores what they return. Each rung is
+// a case of tests/engine/iteration_rules_test.cpp.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <loopr/core/config.hpp>
+#include <loopr/core/loop.hpp>
+#include <loopr/llm/types.hpp>
+
+#include "engine/conversation.hpp"
+#include "engine/validation.hpp"
+
+namespace loopr::engine {
+
+/// A status change for the runner to store. `running`: none, the loop goes on.
+struct Move {
+  LoopStatus status = LoopStatus::running;
+  EndReason end = EndReason::none;
+  std::string reason;
+
+  bool goes_on() const { return status == LoopStatus::running; }
+  bool operator==(const Move&) const = default;
+};
+
+// ---------------------------------------------------------------- at an iteration boundary
+
+/// What the outside world asks of a loop between two iterations (engine/loop_control.hpp).
+struct BoundaryRequests {
+  bool stop = false;
+  std::string stop_reason;
+  EndReason stop_end = EndReason::stopped_by_user;
+  bool pause = false;
+};
+
+/// Before the manager's gate: a stop, a pause, a question still open, or an attended pass the
+/// person resumed (which completes it: `loop.run.attended_passed` is cleared then).
+Move at_boundary(Loop& loop, const BoundaryRequests& asked);
+
+/// The limits checked before every iteration: iterations, the loop's and the tree's cost, the
+/// tree's runtime (counted from `plan_start`, its approval).
+Move check_limits(const Loop& loop, const Config& config, double tree_cost, TimestampMs now,
+                  TimestampMs plan_start);
+
+// ---------------------------------------------------------------- a model call failed
+
+/// A model call failed for good (retries used up, or fatal). Updates the run marks (errors in
+/// a row, the last error); fatal → failed (model_error); the circuit breaker → failed; else
+/// `running`: the same iteration is tried again after `error_backoff`.
+Move on_model_error(Loop& loop, const llm::LlmError& error, const Config& config);
+
+/// The wait before the same iteration is tried again after `errors` failures in a row: `base`
+/// doubled per error, at most a minute.
+std::chrono::milliseconds error_backoff(std::chrono::milliseconds base, int errors);
+
+// ---------------------------------------------------------------- after an iteration
+
+/// What one iteration came to (the runner collects these; nothing here does I/O).
+struct IterationFacts {
+  Conversation::End end = Conversation::End::done;  ///< never `error` (on_model_error has it)
+  int turns = 0;
+  std::string refusal;   ///< the model refused: why, for a person (end == refused)
+  std::string question;  ///< what the model asked the person this iteration (`ask_user`)
+  bool signalled = false;  ///< the completion signal is in what the model wrote
+  std::optional<Validation> validation;  ///< unset when the conversation ended it early
+  bool changed = false;                  ///< the checkpoint committed something new
+  std::optional<std::string> stop_script;  ///< a stop script's reason (it exited 0)
+  bool pause_requested = false;
+  std::string stop_reason;  ///< the stop's reason, when the loop was stopped
+  EndReason stop_end = EndReason::stopped_by_user;
+};
+
+/// Whether the iteration's work is checkpointed and judged: the conversation ran to its end and
+/// the check ran (not stopped, not refused, not a check that never started).
+bool judged(const IterationFacts& facts);
+
+/// Whether the iteration passed: its check passed (or, with no check, the completion signal).
+bool passed(const IterationFacts& facts);
+
+/// The checkpoint commit's message (`loopr(<id>): iteration N: passed|failed: …`).
+std::string checkpoint_message(const Loop& loop, int n, const IterationFacts& facts);
+
+/// Whether the stop scripts are run: a judged, failed iteration no stop pattern stopped.
+bool wants_stop_scripts(const IterationFacts& facts, const Config& config);
+
+/// The failure a loop's no-progress check compares between iterations (a hash of the output).
+std::string failure_fingerprint(const std::string& validation_output);
+
+struct IterationVerdict {
+  Move move;
+  /// The iteration record's status: passed | failed | asked | stopped | error; empty: no record
+  /// (the check never ran: not the code's failure, and not an iteration).
+  std::string record;
+};
+
+/// The stop ladder, in order of how much each says about the loop: passed (complete, awaiting
+/// approval, or paused when attended) · stop pattern · stop script · a question · no progress ·
+/// max iterations · attended / pause. Updates the run marks of `loop` (feedback, no-progress
+/// count, the question and answer, errors in a row).
+IterationVerdict decide(Loop& loop, int n, const IterationFacts& facts, const Config& config);
+
+}  // namespace loopr::engine

@@ -1,0 +1,126 @@
+// The manager's driver through whole trees, in process (tests/support/fakes): the demo's
+// scripted model (the same YAML as `loopr demo`) answers the real client in memory, the shipped
+// prompt templates render, the demo project's own test script runs unconfined, git and RocksDB
+// live in /dev/shm. Submit → gate → approve → specs, phases, code loops → integration gate →
+// merged, with the decisions asserted as data (statuses, end reasons, marks, events).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <loopr/core/config.hpp>
+#include <loopr/engine/repo_prompts.hpp>
+
+#include "support/fakes/engine_kit.hpp"
+
+using namespace loopr;
+using namespace loopr::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kExample = fs::path(LOOPR_SOURCE_DIR) / ".loopr-example";
+
+std::map<std::string, std::string> demo_project() {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(kExample / "project"))
+    if (e.is_regular_file())
+      files[fs::relative(e.path(), kExample / "project").string()] = read_file(e.path());
+  files[".gitignore"] = ".loopr/state/\n.loopr/run/\n.loopr/worktrees/\n.loopr/archive/\n.loopr/logs/\n";
+  return files;
+}
+
+// The kit with the demo's model, config and prompts; the project's tests really run.
+struct DemoTree {
+  EngineKit kit{read_file(kExample / "mock-model.yml"), demo_project()};
+  std::unique_ptr<engine::RepoPrompts> prompts;
+
+  explicit DemoTree(MergeMode merge = MergeMode::automatic) {
+    auto config = parse_config(read_file(kExample / "config.yml"), "config.yml");
+    if (!config) throw std::runtime_error(config.error().message);
+    *kit.config = *config;
+    kit.config->merge = merge;
+    kit.config->llm.stream = false;
+    kit.config->llm.base_url.clear();
+    kit.executor.run_for_real("tests/run.sh");
+    // The shipped templates (the scripted model finds the artifact paths in them).
+    prompts = std::make_unique<engine::RepoPrompts>(kit.dir.path());
+    kit.prompt_source = prompts.get();
+  }
+
+  manager::LoopManager& manager() { return kit.manager(); }
+
+  Loop loop(const std::string& id) { return kit.loop(id); }
+  bool reach(const std::string& id, LoopStatus status) {
+    return kit.drive_while_not([&] {
+      auto l = kit.store->get_loop(id);
+      return l && l->status == status;
+    });
+  }
+};
+
+}  // namespace
+
+TEST(DriverTest, SubmitApproveAndTheWholeTreeMergesIntoMain) {
+  DemoTree t;
+  manager::LoopManager& m = t.manager();
+  auto plan = t.kit.wait(m.submit("Add a --shout flag to greet"));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->id, "001");
+  ASSERT_TRUE(t.reach("001", LoopStatus::awaiting_approval)) << t.loop("001").status_reason;
+  EXPECT_EQ(t.loop("001").end_reason, EndReason::none);  // waiting at the gate is not an end
+
+  auto approved = t.kit.wait(m.approve("001"));
+  ASSERT_TRUE(approved.ok()) << approved.error().message;
+  ASSERT_TRUE(t.kit.drive_while_not([&] { return !t.loop("001").tree.merged_into_base.empty(); }))
+      << t.loop("001").status_reason;
+
+  auto tree = t.kit.store->loops_of_plan("001").value();
+  ASSERT_EQ(tree.size(), 9u);  // plan, 2 specs, 3 phases, 3 code loops
+  for (const Loop& l : tree) {
+    EXPECT_EQ(l.status, LoopStatus::complete) << l.id << ": " << l.status_reason;
+    EXPECT_EQ(l.end_reason, l.type == LoopType::plan ? EndReason::approved
+                                                     : EndReason::validation_passed)
+        << l.id;
+  }
+  // The demo's code-001-001-001 fails once and fixes itself from the fed-back test output.
+  EXPECT_EQ(t.loop("code-001-001-001").iteration, 2);
+  EXPECT_TRUE(t.loop("001").tree.tree_complete);
+  EXPECT_EQ(t.loop("001").tree.gate_result, "passed");
+  // The project's tests ran for every code iteration and for the gate, never a model command.
+  EXPECT_GE(t.kit.executor.count("tests/run.sh"), 5);
+}
+
+TEST(DriverTest, RejectAtTheGateEndsThePlanAndSpawnsNothing) {
+  DemoTree t;
+  manager::LoopManager& m = t.manager();
+  ASSERT_TRUE(t.kit.wait(m.submit("Add a --shout flag to greet")).ok());
+  ASSERT_TRUE(t.reach("001", LoopStatus::awaiting_approval));
+  auto rejected = t.kit.wait(m.reject("001", "not now"));
+  ASSERT_TRUE(rejected.ok()) << rejected.error().message;
+  EXPECT_EQ(rejected->status, LoopStatus::failed);
+  EXPECT_EQ(rejected->end_reason, EndReason::rejected);
+  EXPECT_EQ(t.kit.store->loops_of_plan("001").value().size(), 1u);
+  EXPECT_FALSE(t.kit.wait(m.approve("001")).ok());  // a decided gate stays decided
+}
+
+TEST(DriverTest, AStoppedTreeCarriesTheUsersEndReasonAndResumesToTheEnd) {
+  DemoTree t(MergeMode::manual);
+  manager::LoopManager& m = t.manager();
+  ASSERT_TRUE(t.kit.wait(m.submit("Add a --shout flag to greet")).ok());
+  ASSERT_TRUE(t.reach("001", LoopStatus::awaiting_approval));
+  ASSERT_TRUE(t.kit.wait(m.approve("001")).ok());
+  ASSERT_TRUE(t.kit.drive_while_not([&] { return t.kit.store->get_loop("001-002").ok(); }));
+  auto stopped = t.kit.wait(m.stop("001-002"));
+  ASSERT_TRUE(stopped.ok()) << stopped.error().message;
+  ASSERT_TRUE(t.reach("001-002", LoopStatus::stopped));
+  EXPECT_EQ(t.loop("001-002").end_reason, EndReason::stopped_by_user);
+
+  auto resumed = t.kit.wait(m.resume("001-002"));
+  ASSERT_TRUE(resumed.ok()) << resumed.error().message;
+  ASSERT_TRUE(t.kit.drive_while_not([&] { return t.loop("001").tree.tree_complete; }))
+      << t.loop("001-002").status_reason;
+  EXPECT_TRUE(t.loop("001").tree.merged_into_base.empty()) << "merge: manual waits";
+  auto merged = t.kit.wait(m.merge("001"));
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  EXPECT_EQ(merged->base_branch, "main");
+}
