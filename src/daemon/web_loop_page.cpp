@@ -93,6 +93,7 @@ std::string loop_summary_section(const LoopView& v, const std::string& token) {
   if (!str(d, "status_reason").empty())
     status += " <span class=\"reason\">" + esc(str(d, "status_reason")) + "</span>";
   out += field("status", status);
+  out += field("end reason", esc(str(d, "end_reason")));
   out += field("iteration", esc(str(d, "iteration")) + "/" + esc(str(d, "max_iterations")));
   std::string cost = format_cost(num(d, "cost_usd")) + " <span class=\"dim\">(" +
                      esc(str(d, "input_tokens")) + " in, " + esc(str(d, "output_tokens")) +

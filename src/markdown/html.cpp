@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <string>
 #include <vector>
 
 #include <loopr/markdown/gfm.hpp>
@@ -73,12 +74,13 @@ void make_inert(cmark_node* root) {
         break;
       case CMARK_NODE_IMAGE: {
         cmark_node* link = new_node(CMARK_NODE_LINK);
-        const char* url = cmark_node_get_url(n);
-        cmark_node_set_url(link, url != nullptr ? url : "");
+        const char* raw = cmark_node_get_url(n);
+        const std::string url = raw != nullptr ? raw : "";  // `raw` dies with the image node
+        cmark_node_set_url(link, url.c_str());
         cmark_node_append_child(link, text_node("image: "));
         move_children(n, link);
         replace(n, link);
-        if (!is_safe_link(url != nullptr ? url : "")) unlink(link);
+        if (!is_safe_link(url)) unlink(link);
         break;
       }
       case CMARK_NODE_LINK: {
