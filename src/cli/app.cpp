@@ -213,6 +213,27 @@ int run(int argc, char** argv) {
   web->add_flag("--open", web_open, "Open the address in the browser (xdg-open)");
   web->add_flag("--stop", web_stop, "Stop serving it (the address stops working)");
 
+  std::string stats_since;
+  auto* stats = app.add_subcommand(
+      "stats",
+      "What loopr has spent, per plan and in total: cost, tokens, model calls, iterations, loops "
+      "by outcome, wall time (from the store; works without the daemon)");
+  stats->add_option("--since", stats_since, "Only what happened in this last stretch, e.g. 7d or 12h")
+      ->option_text("D");
+
+  bool gc_dry_run = false;
+  std::string gc_older_than;
+  auto* gc = app.add_subcommand(
+      "gc",
+      "Remove what trees that ended left behind: their worktrees (what they held is kept on "
+      "loopr/archive/<id>), loop branches whose commits are merged, archived attempts after "
+      "gc.keep_archived, merged integration branches; prints what went and the space freed "
+      "(exit 1 if something could not be removed)");
+  gc->add_flag("--dry-run", gc_dry_run, "Only say what would be removed");
+  gc->add_option("--older-than", gc_older_than,
+                 "Only trees that ended at least this long ago (default gc.older_than, 7d)")
+      ->option_text("D");
+
 #ifdef LOOPR_HAS_DEMO
   bool demo_yes = false;
   auto* demo = app.add_subcommand(
@@ -282,6 +303,8 @@ int run(int argc, char** argv) {
     if (answer->parsed()) return run_answer(opts, id, join_words(answer_words));
     if (doctor->parsed()) return run_doctor(opts, offline);
     if (web->parsed()) return run_web(opts, web_port, web_open, web_stop);
+    if (stats->parsed()) return run_stats(opts, stats_since);
+    if (gc->parsed()) return run_gc(opts, gc_dry_run, gc_older_than);
 #ifdef LOOPR_HAS_DEMO
     if (demo->parsed()) return run_demo(opts, demo_yes);
 #endif

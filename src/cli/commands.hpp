@@ -50,5 +50,10 @@ int run_doctor(const GlobalOptions& opts, bool offline);
 /// `loopr web`: the daemon's web UI on 127.0.0.1 (`port` 0: a free one), its address printed;
 /// `open`: in the person's browser; `stop`: ends it (cli/web_command.cpp).
 int run_web(const GlobalOptions& opts, int port, bool open, bool stop);
+/// `loopr stats [--since D]`: spending per plan and in total (cli/stats_command.cpp).
+int run_stats(const GlobalOptions& opts, const std::string& since);
+/// `loopr gc [--dry-run] [--older-than D]` (cli/gc_command.cpp); 1 when something could not be
+/// removed (the rest was).
+int run_gc(const GlobalOptions& opts, bool dry_run, const std::string& older_than);
 
 }  // namespace loopr::cli

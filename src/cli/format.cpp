@@ -458,9 +458,14 @@ std::string render_health(const json& h, const Style& style) {
     } else {
       out << "sandbox: " << style.green(str_field(*sb, "kind")) << " (" << str_field(*sb, "description") << ")\n";
     }
-    if (auto ex = sb->find("executor"); ex != sb->end() && ex->is_object() && str_field(*ex, "kind") == "slurm")
+    if (auto ex = sb->find("executor"); ex != sb->end() && ex->is_object() && str_field(*ex, "kind") == "slurm") {
       out << "executor: slurm, " << int_field(*ex, "jobs_queued") << " jobs queued, "
-          << int_field(*ex, "jobs_running") << " running\n";
+          << int_field(*ex, "jobs_running") << " running";
+      // Cancelled jobs the cluster still lists (COMPLETING): not gone until squeue says so.
+      if (int_field(*ex, "jobs_cleaning") > 0)
+        out << ", " << int_field(*ex, "jobs_cleaning") << " cancelled and still cleaning up";
+      out << "\n";
+    }
   }
   if (auto w = h.find("web"); w != h.end() && w->is_object())
     out << "web UI: " << str_field(*w, "url") << "\n";

@@ -305,6 +305,14 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
             {"integration", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k, {{"max_fix_iterations", int_field(c.integration.max_fix_iterations, 1, 1000)}});
              }},
+            {"gc", [&](const YAML::Node& v, const std::string& k) {
+               w.map(v, k,
+                     {
+                         {"older_than", dur_field(c.gc.older_than)},
+                         {"keep_archived", dur_field(c.gc.keep_archived)},
+                         {"every", dur_field(c.gc.every)},
+                     });
+             }},
             {"git", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k,
                      {

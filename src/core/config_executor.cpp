@@ -54,6 +54,7 @@ void read_slurm(const Walker& w, const YAML::Node& v, const std::string& k, Slur
              s.max_attempts = static_cast<int>(w.integer(n, key, 1, 100));
            }},
           {"retry_backoff", duration(s.retry_backoff, Duration::zero())},
+          {"cancel_timeout", duration(s.cancel_timeout, std::chrono::seconds(1))},
           {"bin_dir",
            [&](const YAML::Node& n, const std::string& key) {
              s.bin_dir = w.str(n, key);
@@ -139,7 +140,7 @@ bool same_executor(const ExecutorConfig& a, const ExecutorConfig& b) {
          same_classes(s.classes, t.classes) && s.srun_args == t.srun_args &&
          s.time_limit == t.time_limit && s.queue_timeout == t.queue_timeout &&
          s.max_attempts == t.max_attempts && s.retry_backoff == t.retry_backoff &&
-         s.bin_dir == t.bin_dir;
+         s.cancel_timeout == t.cancel_timeout && s.bin_dir == t.bin_dir;
 }
 
 }  // namespace loopr::config_detail

@@ -11,6 +11,7 @@
 #include <set>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/manager/stats.hpp>
 #include <loopr/manager/tree_verdict.hpp>
 
 #include "daemon/loop_listing.hpp"
@@ -197,6 +198,24 @@ awaitable<Response> Api::handle(Request req) {
     co_return Response{200, std::move(*started)};
   }
 
+  if (what == "stats" && parts.size() == 2) {
+    if (req.method != "GET") co_return method_not_allowed("GET");
+    TimestampMs since = 0;
+    if (auto it = req.query.find("since"); it != req.query.end() && !it->second.empty()) {
+      auto back = parse_duration(it->second);
+      if (!back)
+        co_return error_response(400, "`since` must be a duration such as 7d, 12h or 30m");
+      since = now_ms() - back->count();
+    }
+    const MergeMode mode = s.ctx.config->merge;
+    auto compute = [&s, since, mode] {
+      return manager::stats_of_store(s.ctx.journal.store(), since, mode);
+    };
+    auto stats = co_await run_blocking(s.reads(), compute);
+    if (!stats) co_return error_of(stats.error());
+    co_return Response{200, manager::to_json(*stats)};
+  }
+
   if (what == "shutdown" && parts.size() == 2) {
     if (req.method != "POST") co_return method_not_allowed("POST");
     if (s.info.request_shutdown) s.info.request_shutdown();
@@ -206,6 +225,24 @@ awaitable<Response> Api::handle(Request req) {
   if (s.info.shutting_down && s.info.shutting_down() && req.method == "POST")
     co_return error_response(503,
                              "the daemon is shutting down (start it again with `loopr daemon`)");
+
+  if (what == "gc" && parts.size() == 2) {
+    if (req.method != "POST") co_return method_not_allowed("POST");
+    auto body = body_object(req, bad);
+    if (!body) co_return bad;
+    manager::GcOptions options = manager::GcOptions::from(*s.ctx.config, now_ms());
+    options.dry_run = body->contains("dry_run") && (*body)["dry_run"].is_boolean() &&
+                      (*body)["dry_run"].get<bool>();
+    if (auto older = string_field(*body, "older_than", bad); !older) {
+      co_return bad;
+    } else if (!older->empty()) {
+      auto d = parse_duration(*older);
+      if (!d) co_return error_response(400, "`older_than` must be a duration such as 7d or 12h");
+      options.older_than = *d;
+    }
+    manager::GcReport report = co_await s.manager.gc(options);
+    co_return Response{200, manager::to_json(report)};
+  }
 
   if (what == "plans" && parts.size() == 2) {
     if (req.method != "POST") co_return method_not_allowed("POST");

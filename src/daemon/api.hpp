@@ -63,7 +63,7 @@ void add_question_fields(nlohmann::json& row, const Loop& loop);
 
 /// A plan's `forecast` (manager/forecast.hpp, plus `max_cost_usd` and `over_limit`) and, when
 /// its tree ended, `actual` {cost_usd, loops, model_calls, duration_ms}. Blocking (store).
-nlohmann::json plan_gate_fields(TaskStore& store, const Loop& plan, std::span<const Loop> tree,
+nlohmann::json plan_gate_fields(const TaskStore& store, const Loop& plan, std::span<const Loop> tree,
                                 const Config& config);
 
 /// HTTP status for an Error from the manager or the store.

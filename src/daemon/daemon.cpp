@@ -151,7 +151,10 @@ struct Daemon {
     j["available"] = !problem.has_value();
     j["problem"] = problem ? nlohmann::json(*problem) : nlohmann::json(nullptr);
     auto load = executor->load();
-    j["executor"] = {{"kind", config->executor.kind}, {"jobs_queued", load.queued}, {"jobs_running", load.running}};
+    j["executor"] = {{"kind", config->executor.kind},
+                     {"jobs_queued", load.queued},
+                     {"jobs_running", load.running},
+                     {"jobs_cleaning", load.cleaning}};
     return j;
   }
 
@@ -308,6 +311,22 @@ struct Daemon {
     self->io.stop();
   }
 
+  // `gc.every`: the daemon runs `loopr gc` by itself (off by default). Read at each wake, so a
+  // SIGHUP that turns it on or changes it takes effect after the current wait.
+  static awaitable<void> gc_schedule(Daemon* self) {
+    net::steady_timer timer(self->io);
+    while (!self->stopping) {
+      auto every = self->config->gc.every;
+      timer.expires_after(every.count() > 0 ? every : std::chrono::minutes(1));
+      boost::system::error_code ec;
+      co_await timer.async_wait(net::redirect_error(net::use_awaitable, ec));
+      if (self->stopping || self->config->gc.every.count() <= 0) continue;
+      auto options = manager::GcOptions::from(*self->config, now_ms());
+      manager::GcReport report = co_await self->manager->gc(options);
+      for (const auto& e : report.errors) spdlog::warn("gc (gc.every): {}", e);
+    }
+  }
+
   static awaitable<void> watch_signals(Daemon* self, std::shared_ptr<net::signal_set> signals) {
     while (true) {
       boost::system::error_code ec;
@@ -335,6 +354,7 @@ struct Daemon {
     serving.events = {engine::make_event("", "daemon_started", {{"pid", ::getpid()}})};
     co_await self->journal->commit(std::move(serving));
     spdlog::info("serving {} on {}", self->paths.root.string(), self->paths.socket().string());
+    net::co_spawn(self->io, gc_schedule(self), net::detached);
     // The store keeps loop summaries in memory from their first listing on (`loopr list`,
     // health's counts); make them now, off the io thread, rather than in the user's first list.
     net::post(self->api_reads, [store = self->store.get()] {

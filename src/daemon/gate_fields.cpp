@@ -16,7 +16,7 @@ void add_question_fields(nlohmann::json& j, const Loop& loop) {
   j["answer"] = loop.run.answer.empty() ? nlohmann::json(nullptr) : nlohmann::json(loop.run.answer);
 }
 
-nlohmann::json plan_gate_fields(TaskStore& store, const Loop& plan, std::span<const Loop> tree,
+nlohmann::json plan_gate_fields(const TaskStore& store, const Loop& plan, std::span<const Loop> tree,
                                 const Config& config) {
   nlohmann::json out = nlohmann::json::object();
   auto f = manager::forecast_for(store, plan, config);

@@ -5,9 +5,10 @@
 //
 // Nothing is left on the cluster: every job has a name of this executor's own
 // (`loopr-<repo hash>-<n>`); a command that was cancelled, timed out or lost is `scancel`led by
-// that name and waited for until `squeue` no longer lists it; the destructor cancels whatever is
-// still in flight (daemon stop), and the first probe cancels what a previous daemon of the same
-// repository left behind (it was killed).
+// that name and waited for until `squeue` no longer lists it (executor.slurm.cancel_timeout at
+// most; a job the cluster is slow to clean up is then counted as `cleaning`, never as gone); the
+// destructor cancels whatever is still in flight (daemon stop), and the first probe cancels what
+// a previous daemon of the same repository left behind (it was killed).
 //
 // Retries: a try that failed for the cluster's sake (no start line from the node, or the job
 // lost while it ran) is tried again after executor.slurm.retry_backoff (doubled each time), up
@@ -18,8 +19,11 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -91,17 +95,21 @@ class SlurmExecutor final : public Executor {
 
   void cancel_all() override {
     stopping_ = true;
-    std::set<std::string> names;
+    std::vector<std::string> names;
     {
       std::lock_guard lock(mutex_);
-      names = active_;
+      names.assign(active_.begin(), active_.end());
+      for (const auto& [name, since] : lingering_) names.push_back(name);
     }
-    for (const auto& n : names) cancel_job(n);
+    cancel_jobs(names);
   }
 
   const ExecutorInfo& info() const override { return info_; }
 
-  ExecutorLoad load() const override { return {queued_.load(), running_.load()}; }
+  ExecutorLoad load() const override {
+    std::lock_guard lock(mutex_);
+    return {queued_.load(), running_.load(), static_cast<int>(lingering_.size())};
+  }
 
   std::optional<std::string> unavailable() override {
     std::lock_guard lock(check_mutex_);
@@ -118,6 +126,7 @@ class SlurmExecutor final : public Executor {
     // daemon's credentials: it stays on this machine.
     if (c.network) return sandbox_->run(c);
     std::vector<std::string> jobs, failures;
+    recheck_lingering();
     if (stopping_) {
       ProcessResult stopped;
       stopped.cancelled = true;
@@ -240,7 +249,7 @@ class SlurmExecutor final : public Executor {
     StepReport rep = read_step_output(r.output);
     if (rep.job_id) a.job = *rep.job_id;
     bool clean = rep.finished && !r.cancelled && !r.timed_out;
-    if (!clean) cancel_job(name);
+    if (!clean) cancel_jobs({name});
     {
       std::lock_guard lock(mutex_);
       active_.erase(name);
@@ -293,60 +302,104 @@ class SlurmExecutor final : public Executor {
     if (auto it = slurm_.classes.find(runner_class);
         it != slurm_.classes.end() && !it->second.partition.empty())
       partition = it->second.partition;
-    ProcessSpec q;
-    q.argv = {tool("sinfo"), "-h", "-o", "%P %t: %E"};
+    ProcessSpec q = slurm_tool({tool("sinfo"), "-h", "-o", "%P %t: %E"});
     if (!partition.empty()) q.argv.push_back("--partition=" + partition);
-    q.inherit_env = false;
-    q.env_set = slurm_env({});
-    q.timeout = std::chrono::seconds(20);
-    q.cwd = "/";
     ProcessResult r = run_process(q);
     if (!r.succeeded() || trim_end(r.output).empty()) return {};
     return " (nodes: " + tail_lines(r.output, 4) + ")";
   }
 
-  // scancel by name, then wait (bounded) until squeue no longer lists it.
-  void cancel_job(const std::string& name) {
-    ProcessSpec cancel;
-    cancel.argv = {tool("scancel"), "--quiet", "--name=" + name};
-    cancel.inherit_env = false;
-    cancel.env_set = slurm_env({});
-    cancel.timeout = std::chrono::seconds(20);
-    cancel.cwd = "/";
-    run_process(cancel);
-    auto until = Clock::now() + std::chrono::seconds(30);
-    while (Clock::now() < until) {
-      ProcessSpec q;
-      q.argv = {tool("squeue"), "-h", "-o", "%i", "--name=" + name};
-      q.inherit_env = false;
-      q.env_set = slurm_env({});
-      q.timeout = std::chrono::seconds(20);
-      q.cwd = "/";
-      ProcessResult listed = run_process(q);
-      if (listed.spawn_failed || (listed.exit_code == 0 && trim_end(listed.output).empty())) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The Slurm tools' process: this executor's environment, `/` as its folder, a short limit.
+  ProcessSpec slurm_tool(std::vector<std::string> argv) const {
+    ProcessSpec spec;
+    spec.argv = std::move(argv);
+    spec.inherit_env = false;
+    spec.env_set = slurm_env({});
+    spec.timeout = std::chrono::seconds(20);
+    spec.cwd = "/";
+    return spec;
+  }
+
+  // Which of `names` squeue still lists (pending, running or COMPLETING); nullopt when squeue
+  // could not answer (then nothing is known to be gone).
+  std::optional<std::set<std::string>> still_listed(const std::vector<std::string>& names) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ",") + n;
+    ProcessResult r = run_process(slurm_tool({tool("squeue"), "-h", "-o", "%j", "--name=" + list}));
+    if (!r.succeeded()) return std::nullopt;
+    std::set<std::string> out;
+    std::istringstream in(r.output);
+    for (std::string line; std::getline(in, line);)
+      if (!trim_end(line).empty()) out.insert(trim_end(line));
+    return out;
+  }
+
+  // scancel by name (a job still queued is cancelled too), then wait until squeue no longer
+  // lists them, at most executor.slurm.cancel_timeout. A cancelled job stays COMPLETING while
+  // the node ends its processes, which a loaded node or a slow controller can stretch well past
+  // KillWait; a job still listed then is never taken for gone: it is kept as cleaning up
+  // (load().cleaning, `daemon status`) until a later look (the next command, the daemon's stop)
+  // no longer finds it.
+  void cancel_jobs(const std::vector<std::string>& names) {
+    if (names.empty()) return;
+    for (const auto& name : names)
+      run_process(slurm_tool({tool("scancel"), "--quiet", "--name=" + name}));
+    std::set<std::string> left(names.begin(), names.end());
+    auto until = Clock::now() + slurm_.cancel_timeout;
+    auto pause = std::chrono::milliseconds(200);
+    while (true) {
+      if (auto listed = still_listed({left.begin(), left.end()})) left = std::move(*listed);
+      if (left.empty() || Clock::now() >= until) break;
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(2000));
     }
-    spdlog::warn("slurm: job {} is still listed by squeue 30 s after scancel", name);
+    std::lock_guard lock(mutex_);
+    for (const auto& name : names) {
+      if (!left.count(name)) {
+        if (lingering_.erase(name)) spdlog::info("slurm: job {} is gone from the queue", name);
+        continue;
+      }
+      if (lingering_.emplace(name, Clock::now()).second)
+        spdlog::warn(
+            "slurm: job {} is still listed by squeue {} after scancel (the cluster has "
+            "not finished ending it); counted as cleaning up until it is gone",
+            name, format_duration(slurm_.cancel_timeout));
+    }
+  }
+
+  // Jobs cancelled earlier that the cluster still listed: looked at again (at most every 10 s),
+  // and forgotten once squeue no longer lists them.
+  void recheck_lingering() {
+    std::vector<std::string> names;
+    {
+      std::lock_guard lock(mutex_);
+      if (lingering_.empty() || Clock::now() - last_linger_check_ < std::chrono::seconds(10))
+        return;
+      last_linger_check_ = Clock::now();
+      for (const auto& [name, since] : lingering_) names.push_back(name);
+    }
+    auto listed = still_listed(names);
+    if (!listed) return;
+    std::lock_guard lock(mutex_);
+    for (const auto& name : names)
+      if (!listed->count(name) && lingering_.erase(name))
+        spdlog::info("slurm: job {} is gone from the queue", name);
   }
 
   // Jobs of this repository that a previous daemon left (it was killed): cancelled.
   void cancel_leftovers() {
-    ProcessSpec q;
-    q.argv = {tool("squeue"), "-h", "-o", "%j"};
-    q.inherit_env = false;
-    q.env_set = slurm_env({});
-    q.timeout = std::chrono::seconds(20);
-    q.cwd = "/";
-    ProcessResult listed = run_process(q);
+    ProcessResult listed = run_process(slurm_tool({tool("squeue"), "-h", "-o", "%j"}));
     if (!listed.succeeded()) return;
+    std::vector<std::string> left;
     std::istringstream in(listed.output);
     for (std::string name; std::getline(in, name);) {
       name = trim_end(name);
       if (name.rfind(token_ + "-", 0) == 0) {
         spdlog::warn("slurm: cancelling job {} left by an earlier daemon of this repository", name);
-        cancel_job(name);
+        left.push_back(name);
       }
     }
+    cancel_jobs(left);
   }
 
   // A job that must see a file this daemon just wrote in the worktree root, and write one back.
@@ -412,8 +465,11 @@ class SlurmExecutor final : public Executor {
   std::atomic<std::uint64_t> sequence_{0};
   std::atomic<int> queued_{0}, running_{0};
   std::atomic<bool> stopping_{false};
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::set<std::string> active_;
+  /// Cancelled jobs squeue still listed after cancel_timeout, and since when.
+  std::map<std::string, Clock::time_point> lingering_;
+  Clock::time_point last_linger_check_{};
   std::mutex check_mutex_;
   bool checked_ = false;
   Clock::time_point last_check_{};

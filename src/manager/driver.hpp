@@ -24,6 +24,7 @@
 #include <loopr/engine/code_check.hpp>
 #include <loopr/engine/engine.hpp>
 #include <loopr/git/loop_worktrees.hpp>
+#include <loopr/manager/gc.hpp>
 #include <loopr/manager/loop_manager.hpp>
 #include <loopr/net/async.hpp>
 
@@ -127,6 +128,10 @@ awaitable<void> forecast_at_gate(State s, Loop plan);
 /// Answers a loop's question (`ask_user`): awaiting_answer → pending (run now), or stored for a
 /// paused loop that asked.
 awaitable<ActionResult> answer(State s, std::string id, std::string text);
+
+// gc_step.cpp
+/// `loopr gc` in the daemon: tree by tree under the tree lock; loops with a run are left alone.
+awaitable<GcReport> gc(State s, GcOptions options);
 
 // recovery.cpp
 awaitable<Result<void>> start(State s);

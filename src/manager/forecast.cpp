@@ -167,7 +167,9 @@ std::vector<LoopSample> history_samples(const TaskStore& store, const std::strin
   return out;
 }
 
-std::optional<Forecast> forecast_for(TaskStore& store, const Loop& plan, const Config& config) {
+std::optional<Forecast> forecast_for(const TaskStore& store, const Loop& plan, const Config& config,
+                                     bool* fresh) {
+  if (fresh) *fresh = false;
   if (plan.type != LoopType::plan) return std::nullopt;
   std::optional<Forecast> stored;
   if (auto text = store.get_meta(forecast_key(plan.id)); text && *text) {
@@ -188,7 +190,7 @@ std::optional<Forecast> forecast_for(TaskStore& store, const Loop& plan, const C
   Forecast f = make_forecast(static_cast<int>(doc->specs.size()), plan.usage.cost_usd, samples);
   f.plan_iteration = plan.iteration;
   f.made_at = now_ms();
-  (void)store.put_meta(forecast_key(plan.id), to_json(f).dump());
+  if (fresh) *fresh = true;
   return f;
 }
 

@@ -1,5 +1,6 @@
 // The forecast step: a plan that reaches the gate (`awaiting_approval`) gets its forecast made
-// and stored (manager/forecast.hpp), with a `forecast` event for logs and notify commands.
+// and stored (manager/forecast.hpp) with a `forecast` event for logs and notify commands, in
+// one write through the journal (the API's reads never store it).
 #include <spdlog/spdlog.h>
 
 #include <loopr/manager/forecast.hpp>
@@ -11,7 +12,8 @@ namespace loopr::manager {
 awaitable<void> forecast_at_gate(State s, Loop plan) {
   std::shared_ptr<const Config> config = s->ctx.config;
   TaskStore& store = s->journal.store();
-  auto make = [&store, plan, config] { return forecast_for(store, plan, *config); };
+  bool fresh = false;
+  auto make = [&store, plan, config, &fresh] { return forecast_for(store, plan, *config, &fresh); };
   std::optional<Forecast> f = co_await run_blocking(s->ctx.pool, make);
   if (!f) {
     spdlog::warn("plan {}: no forecast (its artifact cannot be read)", plan.id);
@@ -20,9 +22,11 @@ awaitable<void> forecast_at_gate(State s, Loop plan) {
   nlohmann::json data = to_json(*f);
   data["max_cost_usd"] = config->limits.max_cost_usd;
   data["over_limit"] = config->limits.max_cost_usd > 0 && f->high > config->limits.max_cost_usd;
-  std::vector<Event> events;
-  events.push_back(engine::make_event(plan.id, "forecast", std::move(data)));
-  co_await s->journal.note(std::move(events));
+  WriteSet set;
+  if (fresh) set.meta.emplace_back(forecast_key(plan.id), to_json(*f).dump());
+  set.events.push_back(engine::make_event(plan.id, "forecast", std::move(data)));
+  auto stored = co_await s->journal.commit(std::move(set));
+  if (!stored) spdlog::warn("plan {}: storing its forecast: {}", plan.id, stored.error().message);
 }
 
 }  // namespace loopr::manager

@@ -43,6 +43,9 @@ awaitable<ActionResult> LoopManager::answer(std::string id, std::string text) {
 awaitable<Result<MergeInfo>> LoopManager::merge(std::string plan_id, bool force) {
   return manager::merge(impl_->state, std::move(plan_id), force);
 }
+awaitable<GcReport> LoopManager::gc(GcOptions options) {
+  return manager::gc(impl_->state, std::move(options));
+}
 awaitable<void> LoopManager::shutdown(std::chrono::milliseconds grace) {
   return manager::shutdown(impl_->state, grace);
 }

@@ -92,27 +92,6 @@ bool failure_pending(const Loop& l) {
 
 // ---------------------------------------------------------------- the tree
 
-const char* to_string(TreeVerdict v) {
-  switch (v) {
-    case TreeVerdict::running:
-      return "running";
-    case TreeVerdict::failed:
-      return "failed";
-    case TreeVerdict::merging:
-      return "merging";
-    case TreeVerdict::complete:
-      return "complete";
-    case TreeVerdict::merged:
-      return "merged";
-    case TreeVerdict::merge_failed:
-      return "merge_failed";
-    case TreeVerdict::validating:
-      return "validating";
-    case TreeVerdict::integration_failed:
-      return "integration_failed";
-  }
-  return "running";
-}
 
 namespace {
 

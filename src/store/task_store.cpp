@@ -226,7 +226,7 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
                                                  ", update was based on " +
                                                  std::to_string(loop.version) + ")");
     loop.version = stored.version + 1;
-    loop.updated_at = now;
+    if (set.touch) loop.updated_at = now;
     batch.Put(impl_->cf(kLoops), loop.id, to_store_json(loop).dump());
     result.loops.push_back(loop);
   }

@@ -42,6 +42,7 @@ TEST(ConfigExecutorTest, ReadsEverySlurmSetting) {
       "    queue_timeout: 30s\n"
       "    max_attempts: 5\n"
       "    retry_backoff: 2s\n"
+      "    cancel_timeout: 90s\n"
       "    bin_dir: /opt/slurm/bin\n",
       "c.yml");
   ASSERT_TRUE(c.ok()) << c.error().message;
@@ -62,6 +63,7 @@ TEST(ConfigExecutorTest, ReadsEverySlurmSetting) {
   EXPECT_EQ(e.slurm.queue_timeout, 30s);
   EXPECT_EQ(e.slurm.max_attempts, 5);
   EXPECT_EQ(e.slurm.retry_backoff, 2s);
+  EXPECT_EQ(e.slurm.cancel_timeout, 90s);
   EXPECT_EQ(e.slurm.bin_dir, "/opt/slurm/bin");
 }
 

@@ -7,8 +7,10 @@
 
 #include <filesystem>
 
+#include <loopr/api/events.hpp>
 #include <loopr/core/config.hpp>
 #include <loopr/engine/repo_prompts.hpp>
+#include <loopr/manager/forecast.hpp>
 
 #include "support/fakes/engine_kit.hpp"
 
@@ -68,6 +70,23 @@ TEST(DriverTest, SubmitApproveAndTheWholeTreeMergesIntoMain) {
   EXPECT_EQ(plan->id, "001");
   ASSERT_TRUE(t.reach("001", LoopStatus::awaiting_approval)) << t.loop("001").status_reason;
   EXPECT_EQ(t.loop("001").end_reason, EndReason::none);  // waiting at the gate is not an end
+  // The forecast at the gate: stored by the manager (one journal write with its event); a read
+  // of it (what the API's GET does) gives the stored one and never writes.
+  auto forecasts = [&] {
+    int n = 0;
+    for (const Event& e : t.kit.published) n += e.type == "forecast";
+    return n;
+  };
+  ASSERT_TRUE(t.kit.drive_while_not([&] { return forecasts() > 0; }));
+  auto meta = t.kit.store->get_meta(manager::forecast_key("001"));
+  ASSERT_TRUE(meta && *meta) << "stored with its event";
+  bool fresh = true;
+  const TaskStore& reader = *t.kit.store;
+  auto f = manager::forecast_for(reader, t.loop("001"), *t.kit.config, &fresh);
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(fresh) << "the stored forecast, not a new one";
+  EXPECT_EQ(f->specs, 2);
+  EXPECT_EQ(forecasts(), 1);
 
   auto approved = t.kit.wait(m.approve("001"));
   ASSERT_TRUE(approved.ok()) << approved.error().message;
@@ -88,6 +107,17 @@ TEST(DriverTest, SubmitApproveAndTheWholeTreeMergesIntoMain) {
   EXPECT_EQ(t.loop("001").tree.gate_result, "passed");
   // The project's tests ran for every code iteration and for the gate, never a model command.
   EXPECT_GE(t.kit.executor.count("tests/run.sh"), 5);
+
+  // Every event of a whole tree is a type the typed wire knows (include/loopr/api/events.hpp),
+  // and its codec writes it back byte for byte.
+  ASSERT_GT(t.kit.published.size(), 50u);
+  for (const Event& e : t.kit.published) {
+    api::TypedEvent typed = api::decode(e);
+    EXPECT_FALSE(std::holds_alternative<api::OtherEvent>(typed.body))
+        << "event type `" << e.type << "` is not in include/loopr/api/events.hpp: add a struct "
+        << "and its codec entry (src/api/events.cpp)";
+    EXPECT_EQ(api::encode_body(typed.body).dump(), e.data.dump()) << e.type;
+  }
 }
 
 TEST(DriverTest, RejectAtTheGateEndsThePlanAndSpawnsNothing) {

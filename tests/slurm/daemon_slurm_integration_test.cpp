@@ -28,7 +28,7 @@ class DaemonSlurmTest : public DaemonFixture {
 
   bool queue_empty() {
     return wait_until([&] { return cluster->queue().find("loopr-") == std::string::npos; },
-                      std::chrono::seconds(30));
+                      kSlowCluster);
   }
 
   // A tree whose first code loop's validation runs (`sleep 300`) as a job step on the node, and
@@ -45,7 +45,7 @@ class DaemonSlurmTest : public DaemonFixture {
     start_daemon();
     approve_tree("Make the files");
     ASSERT_TRUE(wait_until([&] { return cluster->queue().find("RUNNING") != std::string::npos; },
-                           std::chrono::seconds(120)))
+                           kSlowCluster))
         << dump_loops() << cluster->queue();
     nlohmann::json health;
     EXPECT_TRUE(wait_until(
@@ -53,7 +53,7 @@ class DaemonSlurmTest : public DaemonFixture {
           health = api("GET", "/v1/health").body;
           return health["sandbox"]["executor"]["jobs_running"] == 1;
         },
-        std::chrono::seconds(30)))
+        kSlowCluster))
         << health.dump();
   }
 
@@ -143,7 +143,7 @@ TEST_F(DaemonSlurmTest, StopCancelsTheRunningJobAndLeavesNothingOnTheCluster) {
   ASSERT_NO_FATAL_FAILURE(start_a_slow_validation());
   nlohmann::json health;
   ASSERT_EQ(api("POST", "/v1/loops/code-001-001-001/stop").status, 200);
-  ASSERT_TRUE(wait_status("code-001-001-001", "stopped", std::chrono::seconds(60))) << dump_loops();
+  ASSERT_TRUE(wait_status("code-001-001-001", "stopped", kSlowCluster)) << dump_loops();
   EXPECT_TRUE(queue_empty()) << cluster_state();
   health = api("GET", "/v1/health").body;
   EXPECT_EQ(health["sandbox"]["executor"]["jobs_running"], 0) << health.dump();
@@ -154,7 +154,7 @@ TEST_F(DaemonSlurmTest, ADaemonStopCancelsTheRunningJob) {
   ASSERT_NO_FATAL_FAILURE(start_a_slow_validation());
   ::kill(daemon_pid, SIGTERM);
   bool exited = wait_until([&] { return ::waitpid(daemon_pid, nullptr, WNOHANG) == daemon_pid; },
-                           std::chrono::seconds(60));
+                           kSlowCluster);
   if (!exited) kill_daemon();
   daemon_pid = -1;
   EXPECT_TRUE(exited) << "the daemon did not stop with a job running; log:\n" << tail_log();
@@ -169,7 +169,7 @@ TEST_F(DaemonSlurmTest, ADrainedNodePausesTheLoopWithTheReasonAndResumeFinishesI
   start_daemon();  // the probe job ran: the cluster was up at start
   cluster->drain("loopr-drain-test");
   approve_tree("Make the files");
-  ASSERT_TRUE(wait_status("code-001-001-001", "paused", std::chrono::seconds(120))) << dump_loops();
+  ASSERT_TRUE(wait_status("code-001-001-001", "paused", kSlowCluster)) << dump_loops();
   auto l = loops(true);
   const auto& code = l["code-001-001-001"];
   std::string reason = code.value("status_reason", "");
@@ -198,10 +198,9 @@ TEST_F(DaemonSlurmTest, ADrainedNodePausesTheLoopWithTheReasonAndResumeFinishesI
 
   cluster->resume();
   ASSERT_TRUE(wait_until([&] { return cluster->run("sinfo -h -o %t").output.find("idle") == 0; },
-                         std::chrono::seconds(30)));
+                         kSlowCluster));
   ASSERT_EQ(api("POST", "/v1/loops/code-001-001-001/resume").status, 200);
-  ASSERT_TRUE(wait_status("code-001-001-001", "complete", std::chrono::seconds(120)))
-      << dump_loops();
+  ASSERT_TRUE(wait_status("code-001-001-001", "complete", kSlowCluster)) << dump_loops();
   EXPECT_EQ(loops(true)["code-001-001-001"]["iteration"], 1);
 }
 

@@ -25,6 +25,13 @@
 
 namespace loopr::testing {
 
+/// How long a condition on the cluster (a job started, a cancelled job gone from squeue) may take
+/// before a test counts it as failed. A 2-core machine shared with a parallel test run keeps a
+/// cancelled job COMPLETING for tens of seconds (seen: over 30 s); a passing test never waits
+/// this out, it polls until the condition holds. Longer than executor.slurm.cancel_timeout's
+/// default (3 min), so loopr's own wait ends first.
+inline constexpr std::chrono::seconds kSlowCluster{240};
+
 class SlurmCluster {
  public:
   /// A running cluster, or nullptr with why it cannot run here (for GTEST_SKIP).

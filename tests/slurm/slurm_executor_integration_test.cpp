@@ -47,7 +47,7 @@ class SlurmExecutorTest : public ::testing::Test {
   // Nothing of ours is queued or running (polled: scancel is asynchronous in Slurm).
   bool queue_empty() {
     return wait_until([&] { return cluster->queue().find("loopr-") == std::string::npos; },
-                      std::chrono::seconds(30));
+                      kSlowCluster);
   }
 
   std::unique_ptr<SlurmCluster> cluster;
@@ -94,7 +94,7 @@ TEST_F(SlurmExecutorTest, RunsAsAJobStepInTheSandboxAndReturnsOutputAndExitCode)
         record = cluster->completed_jobs();
         return record.find("JobId=" + r.jobs[0] + " ") != std::string::npos;
       },
-      std::chrono::seconds(20)))
+      kSlowCluster))
       << record;
   EXPECT_NE(record.find("Name=loopr-"), std::string::npos) << record;
 }
@@ -131,16 +131,55 @@ TEST_F(SlurmExecutorTest, ACancelScancelsTheJob) {
   c.timeout = std::chrono::seconds(600);
   c.cancel = &cancel;
   auto running = std::async(std::launch::async, [&] { return e->run(c); });
-  ASSERT_TRUE(wait_until([&] { return e->load().running == 1; }, std::chrono::seconds(30)))
-      << cluster->queue();
+  ASSERT_TRUE(wait_until([&] { return e->load().running == 1; }, kSlowCluster)) << cluster->queue();
   EXPECT_NE(cluster->queue().find("RUNNING"), std::string::npos) << cluster->queue();
   cancel = true;
-  ASSERT_EQ(running.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  ASSERT_EQ(running.wait_for(kSlowCluster + std::chrono::seconds(60)), std::future_status::ready);
   ProcessResult r = running.get();
   EXPECT_TRUE(r.cancelled);
   EXPECT_TRUE(queue_empty()) << cluster->queue();
   EXPECT_EQ(e->load().running, 0);
   EXPECT_EQ(e->load().queued, 0);
+}
+
+// A cluster slow to clean up (its scancel takes effect seconds later, as a loaded controller or
+// a node ending a job's processes does): the command returns once executor.slurm.cancel_timeout
+// passed, but the job squeue still lists is counted as cleaning up, never as gone, until a later
+// look finds it gone.
+TEST_F(SlurmExecutorTest, AJobTheClusterIsSlowToRemoveIsCountedAsCleaningNotGone) {
+  TempDir bin{"loopr-slurm-bin"};
+  // In its own session: the executor ends the tool's process group when the tool returns.
+  write_file(bin / "scancel",
+             "#!/bin/sh\n# the cluster acts on the cancel a few seconds late\n"
+             "setsid -f sh -c 'sleep 4; exec /usr/bin/scancel \"$@\"' scancel \"$@\" "
+             ">/dev/null 2>&1 </dev/null\n");
+  std::filesystem::permissions(bin / "scancel", std::filesystem::perms::owner_all);
+  for (const char* t : {"srun", "squeue", "sinfo"})
+    std::filesystem::create_symlink(std::string("/usr/bin/") + t, bin / t);
+  SlurmConfig s;
+  s.bin_dir = bin.str();
+  s.cancel_timeout = std::chrono::seconds(1);
+  auto e = executor(s);
+  std::atomic<bool> cancel{false};
+  Command c = Command::shell("sleep 300", worktree);
+  c.timeout = std::chrono::seconds(600);
+  c.cancel = &cancel;
+  auto running = std::async(std::launch::async, [&] { return e->run(c); });
+  ASSERT_TRUE(wait_until([&] { return e->load().running == 1; }, kSlowCluster)) << cluster->queue();
+  cancel = true;
+  ASSERT_EQ(running.wait_for(kSlowCluster), std::future_status::ready);
+  EXPECT_TRUE(running.get().cancelled);
+  ExecutorLoad load = e->load();
+  EXPECT_EQ(load.running, 0);
+  if (cluster->queue().find("loopr-") != std::string::npos) {
+    EXPECT_EQ(load.cleaning, 1) << "a job squeue still lists is not gone: " << cluster->queue();
+  }
+  // The delayed cancel lands; the next command looks again and forgets the job.
+  ASSERT_TRUE(queue_empty()) << cluster->queue();
+  Command next = Command::shell("true", worktree);
+  next.timeout = std::chrono::seconds(60);
+  EXPECT_TRUE(e->run(next).succeeded());
+  EXPECT_EQ(e->load().cleaning, 0);
 }
 
 // The step's processes killed out of order (its `timeout` first, as a kill during the step's
@@ -154,23 +193,22 @@ TEST_F(SlurmExecutorTest, TheSandboxDiesWithTheStepsTimeout) {
   c.timeout = std::chrono::seconds(600);
   c.cancel = &cancel;
   auto running = std::async(std::launch::async, [&] { return e->run(c); });
-  ASSERT_TRUE(wait_until([&] { return e->load().running == 1; }, std::chrono::seconds(30)))
-      << cluster->queue();
+  ASSERT_TRUE(wait_until([&] { return e->load().running == 1; }, kSlowCluster)) << cluster->queue();
   auto count = [](const std::string& pattern) {
     return run_command("pgrep -f -c " + shell_quote(pattern) + " || true", "/").output;
   };
-  ASSERT_TRUE(wait_until([&] { return count("^sleep 313") == "1\n"; }, std::chrono::seconds(10)))
+  ASSERT_TRUE(wait_until([&] { return count("^sleep 313") == "1\n"; }, kSlowCluster))
       << run_command("ps -eo pid,ppid,args | grep -E 'sleep 313|bwrap|timeout' | grep -v grep", "/")
              .output;
   auto killed = run_command("pkill -KILL -f '^timeout -k 5 600 '", "/");
   ASSERT_EQ(killed.exit_code, 0) << "no step `timeout` found: " << killed.output;
   EXPECT_TRUE(wait_until(
       [&] { return count("^sleep 313") == "0\n" && count("[b]wrap .*sleep 313") == "0\n"; },
-      std::chrono::seconds(10)))
+      kSlowCluster))
       << run_command("ps -eo pid,ppid,stat,args | grep -E 'sleep 313|bwrap' | grep -v grep", "/")
              .output;
   cancel = true;
-  ASSERT_EQ(running.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  ASSERT_EQ(running.wait_for(kSlowCluster + std::chrono::seconds(60)), std::future_status::ready);
   running.get();
   EXPECT_TRUE(queue_empty()) << cluster->queue();
 }
@@ -193,7 +231,7 @@ TEST_F(SlurmExecutorTest, ADrainedNodeIsTheClustersFailureRetriedThenSpawnFailed
   EXPECT_TRUE(queue_empty()) << cluster->queue();
   cluster->resume();
   ASSERT_TRUE(wait_until([&] { return cluster->run("sinfo -h -o %t").output.find("idle") == 0; },
-                         std::chrono::seconds(30)));
+                         kSlowCluster));
   ProcessResult again = e->run(c);
   EXPECT_TRUE(again.succeeded()) << again.output;
   EXPECT_TRUE(std::filesystem::exists(worktree / "ran.txt"));

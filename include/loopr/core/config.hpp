@@ -99,6 +99,10 @@ struct SlurmConfig {
   Duration queue_timeout = std::chrono::minutes(10);
   int max_attempts = 3;  ///< tries of a job that never ran before the loop is paused
   Duration retry_backoff = std::chrono::seconds(10);  ///< doubled after each failed try
+  /// How long a cancelled job may stay listed by squeue (COMPLETING: the node still ends its
+  /// processes) before the command returns anyway; the job is then reported as still cleaning
+  /// up (`daemon status`), never as gone. Slurm's own KillWait + UnkillableStepTimeout is 90 s.
+  Duration cancel_timeout = std::chrono::minutes(3);
   std::string bin_dir;   ///< where srun, scancel, squeue are; empty: PATH
 };
 
@@ -181,6 +185,14 @@ struct IntegrationConfig {
   int max_fix_iterations = 5;
 };
 
+/// `gc:` what `loopr gc` removes of trees that ended (their worktrees and loop branches), and
+/// when the daemon runs it by itself.
+struct GcConfig {
+  Duration older_than = std::chrono::hours(24 * 7);      ///< trees that ended this long ago
+  Duration keep_archived = std::chrono::hours(24 * 30);  ///< archived attempts kept this long
+  Duration every = Duration::zero();  ///< the daemon runs gc this often; 0: never by itself
+};
+
 struct GitConfig {
   std::size_t diff_max_bytes = 64 * 1024;   ///< `{{git-diff}}` is cut past this
   int log_entries = 10;
@@ -213,6 +225,7 @@ struct Config {
   ArtifactsConfig artifacts;
   GitConfig git;
   IntegrationConfig integration;
+  GcConfig gc;
   FailurePolicy on_failure = FailurePolicy::finish_siblings;
   SandboxConfig sandbox;
   ExecutorConfig executor;

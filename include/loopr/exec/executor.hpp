@@ -46,6 +46,9 @@ struct Command {
 struct ExecutorLoad {
   int queued = 0;   ///< submitted, not started on a node yet
   int running = 0;  ///< started on a node
+  /// Cancelled (or timed out), still listed by the cluster past executor.slurm.cancel_timeout:
+  /// the node has not confirmed that their processes ended.
+  int cleaning = 0;
 };
 
 /// What an executor is, for `daemon status`, `loopr config` and the log.

@@ -52,10 +52,12 @@ Forecast make_forecast(int specs, double plan_cost, std::span<const LoopSample> 
 /// per type). Blocking.
 std::vector<LoopSample> history_samples(const TaskStore& store, const std::string& plan_id);
 
-/// The stored forecast of `plan`; when it waits at the gate and none was made for its current
-/// iteration, one is made from its artifact and stored. nullopt: none (not a plan, never at the
-/// gate, or its artifact cannot be read). Blocking.
-std::optional<Forecast> forecast_for(TaskStore& store, const Loop& plan, const Config& config);
+/// The forecast of `plan`: the stored one; when it waits at the gate and none was stored for its
+/// current iteration, one made from its artifact (not stored: reads never write; the manager
+/// stores it through the journal when the plan reaches the gate). nullopt: none (not a plan,
+/// never at the gate, or its artifact cannot be read). `fresh` says it was made now. Blocking.
+std::optional<Forecast> forecast_for(const TaskStore& store, const Loop& plan, const Config& config,
+                                     bool* fresh = nullptr);
 
 /// What the tree really spent (for a plan whose tree ended): cost (every loop, invalidated ones
 /// too: their tokens were spent), loops (not invalidated), model calls, wall time after approval.

@@ -14,6 +14,7 @@
 
 #include <loopr/core/ids.hpp>
 #include <loopr/engine/engine.hpp>
+#include <loopr/manager/gc.hpp>
 
 namespace loopr::manager {
 
@@ -60,6 +61,9 @@ class LoopManager {
   /// plan its integration gate blocked). An integration tip that fails the code validation (or
   /// changed since it was checked and fails now) is refused unless `force`.
   awaitable<Result<MergeInfo>> merge(std::string plan_id, bool force = false);
+
+  /// `loopr gc` (manager/gc.hpp): tree by tree under the tree lock, loops with a run left alone.
+  awaitable<GcReport> gc(GcOptions options);
 
   /// Graceful stop: no new runs; every run is stopped (model calls abandoned, tool and validation
   /// processes killed) and waited for up to `grace`; loops it stopped are stored `pending` so the

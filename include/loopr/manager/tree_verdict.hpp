@@ -7,24 +7,13 @@
 
 #include <loopr/core/config.hpp>
 #include <loopr/core/loop.hpp>
+#include <loopr/core/tree_verdict.hpp>
 
 namespace loopr::manager {
 
-enum class TreeVerdict {
-  running,       ///< a loop runs, waits (for a slot, a person, a rebase) or is owed a step
-  failed,        ///< nothing more happens without a person: a loop failed or was stopped
-  merging,       ///< every loop complete; the merge into the base branch is next (merge: auto)
-  complete,      ///< every loop complete; waits for `loopr merge` (merge: manual)
-  merged,        ///< merged into the base branch
-  merge_failed,  ///< the merge into the base branch could not be made (the plan says why)
-  validating,    ///< every loop complete; the integration tip's tests run (the gate)
-  integration_failed,  ///< the integration tip fails its tests and no fix loop made it pass:
-                       ///< the plan is blocked until a person acts
-};
-
-/// `running`, `failed`, `merging`, `complete`, `merged`, `merge_failed`, `validating`,
-/// `integration_failed`.
-const char* to_string(TreeVerdict verdict);
+// The verdict's values (core/tree_verdict.hpp: the CLI reads them too).
+using loopr::TreeVerdict;
+using loopr::to_string;
 
 /// The verdict on the tree of `plan_id`. `tree`: the loops of that tree (invalidated ones do
 /// not count); summaries will do (the tree marks are all it reads besides the fields).

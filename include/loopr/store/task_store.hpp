@@ -54,6 +54,10 @@ struct WriteSet {
   /// false: no fdatasync for this write (still crash-safe for a process crash, through the WAL;
   /// a power cut may lose it). For high-rate, low-value writes such as `tool_called` events.
   bool durable = true;
+  /// false: the updated loops keep their `updated_at` (housekeeping that is not the loop's own
+  /// doing, such as `loopr gc` clearing a removed worktree's path: "when did this loop last
+  /// change" stays the loop's answer for stats, the forecast and gc's own age checks).
+  bool touch = true;
 };
 
 /// What an applied WriteSet produced: the stored loops (new versions) and the numbered events.

@@ -1,0 +1,192 @@
+// The events of the wire between the daemon and its clients, typed: one struct per event type,
+// one codec that reads and writes exactly the JSON the store and `GET /v1/events` carry
+// (src/daemon/API.md "Events"). A type this loopr does not know stays an `OtherEvent` with its
+// data as it came, so nothing is lost and a newer daemon never breaks an older client.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <loopr/core/end_reason.hpp>
+#include <loopr/core/event.hpp>
+#include <loopr/core/loop.hpp>
+
+namespace loopr::api {
+
+struct LoopCreated {
+  LoopType type = LoopType::plan;
+  std::string parent_id;  ///< empty for a plan (then not in the JSON)
+  std::string task;
+  bool fix = false;      ///< an integration fix loop
+  bool dry_run = false;  ///< a plan of `submit --dry-run`
+};
+struct StatusChanged {
+  LoopStatus from = LoopStatus::pending;
+  LoopStatus to = LoopStatus::pending;
+  std::string reason;
+  EndReason end_reason = EndReason::none;
+};
+struct IterationStarted {
+  int n = 0;
+};
+struct ToolCalled {
+  std::string tool;
+  nlohmann::json input;
+  int turn = 0;
+};
+struct ValidationFinished {
+  int n = 0;
+  bool passed = false;
+  std::string summary;
+  std::optional<int> exit_code;
+  std::vector<std::string> jobs;
+};
+struct ExecutorRetry {
+  int n = 0;
+  std::string reason;
+  std::vector<std::string> jobs;
+};
+struct CostEvent {
+  int n = 0;
+  double cost_usd = 0;
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  double loop_cost_usd = 0;
+};
+struct IterationFinished {
+  int n = 0;
+  std::string status;  ///< passed | failed | asked | stopped | error
+  std::string summary;
+  std::int64_t duration_ms = 0;
+};
+struct LlmErrorEvent {
+  std::string kind;
+  bool retryable = false;
+  int status = 0;
+  std::string message;
+  int consecutive = 0;
+};
+struct LlmRetry {
+  int attempt = 0;
+  std::int64_t wait_ms = 0;
+  std::string kind;
+  int status = 0;
+  std::string message;
+};
+struct Merged {
+  std::string into;
+  std::string sha;
+  std::string kind;
+};
+struct Rebased {
+  std::string onto;
+  std::string sha;
+  std::string kind;
+};
+struct RebaseConflict {
+  std::string onto;
+  std::vector<std::string> paths;
+};
+struct MergeFailed {
+  std::string into;
+  std::string message;
+};
+struct RetryEvent {
+  int attempt = 0;
+  std::string archived_branch;
+};
+struct TreeComplete {};
+struct ApprovalEvent {
+  std::string decision;  ///< approve | reject | iterate
+  std::string text;
+};
+struct DaemonStarted {
+  int pid = 0;
+};
+struct DaemonStopping {
+  int pid = 0;
+};
+struct IntegrationCheckStarted {
+  std::string sha;
+  std::string command;
+};
+struct IntegrationCheck {
+  std::string sha;
+  bool passed = false;
+  std::string command;
+  std::optional<int> exit_code;
+  std::string summary;
+  std::int64_t duration_ms = 0;
+  std::string log;
+};
+struct IntegrationFix {
+  std::string loop_id;
+};
+struct Revalidated {
+  bool passed = false;
+  std::string summary;
+};
+struct NoteShared {
+  int n = 0;
+  std::string text;
+};
+struct QuestionAsked {
+  int n = 0;
+  std::string question;
+};
+struct QuestionAnswered {
+  std::string question;
+  std::string answer;
+};
+struct ForecastMade {
+  double cost_usd = 0, low = 0, high = 0;
+  int loops = 0;
+  std::string basis;
+  double max_cost_usd = 0;
+  bool over_limit = false;
+  nlohmann::json rest = nlohmann::json::object();  ///< the forecast's other fields, as they came
+};
+struct GcDone {
+  std::vector<std::string> removed;
+  std::uint64_t bytes_freed = 0;
+};
+/// A type this loopr does not know (or a newer shape): kept as it came.
+struct OtherEvent {
+  std::string type;
+  nlohmann::json data = nlohmann::json::object();
+};
+
+using EventBody =
+    std::variant<LoopCreated, StatusChanged, IterationStarted, ToolCalled, ValidationFinished,
+                 ExecutorRetry, CostEvent, IterationFinished, LlmErrorEvent, LlmRetry, Merged,
+                 Rebased, RebaseConflict, MergeFailed, RetryEvent, TreeComplete, ApprovalEvent,
+                 DaemonStarted, DaemonStopping, IntegrationCheckStarted, IntegrationCheck,
+                 IntegrationFix, Revalidated, NoteShared, QuestionAsked, QuestionAnswered,
+                 ForecastMade, GcDone, OtherEvent>;
+
+/// One event as a client sees it.
+struct TypedEvent {
+  std::uint64_t seq = 0;
+  TimestampMs time = 0;
+  std::string loop_id;  ///< empty for daemon-wide events
+  EventBody body;
+};
+
+/// The wire name of a body's type (`status_changed`, …; an OtherEvent's own).
+std::string type_name(const EventBody& body);
+
+/// The body of `type` with `data`; a known type whose data does not read (a field of the wrong
+/// type) is an OtherEvent, never an exception.
+EventBody decode_body(const std::string& type, const nlohmann::json& data);
+/// The data JSON of a body: exactly what the emitters write today.
+nlohmann::json encode_body(const EventBody& body);
+
+TypedEvent decode(const Event& event);
+/// The store's event for `loop_id` (seq and time are the store's to set).
+Event encode(const std::string& loop_id, const EventBody& body);
+
+}  // namespace loopr::api

@@ -1,0 +1,135 @@
+// What the daemon's API shows, typed: a loop row (`GET /v1/loops`), a plan row's tree fields, a
+// loop's detail (`GET /v1/loops/{id}`) and the daemon's health (`GET /v1/health`). The daemon
+// encodes these and the CLI decodes them, with one codec each way (src/daemon/API.md has the
+// JSON). Fields a newer daemon adds that this loopr does not know are kept in `extra`.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <loopr/core/end_reason.hpp>
+#include <loopr/core/loop.hpp>
+#include <loopr/core/tree_verdict.hpp>
+
+namespace loopr::api {
+
+/// The plan's integration gate: its last check of the integration tip.
+struct IntegrationView {
+  std::string result;  ///< checking | passed | failed | forced
+  std::string sha, summary, output, log;
+  int fix_loops = 0;
+};
+
+/// A plan's forecast at the gate.
+struct ForecastView {
+  double cost_usd = 0, low = 0, high = 0;
+  int loops = 0, specs = 0, phases = 0, model_calls = 0;
+  std::int64_t duration_ms = 0;
+  std::string basis;
+  int plan_iteration = 0;
+  std::string made_at;
+  double max_cost_usd = 0;
+  bool over_limit = false;
+};
+
+/// What a plan's tree really spent, once it ended.
+struct ActualView {
+  double cost_usd = 0;
+  int loops = 0, model_calls = 0;
+  std::int64_t duration_ms = 0;
+};
+
+/// A row of `GET /v1/loops`: INTERFACE.md's loop with loopr's fields.
+struct LoopRow {
+  std::string id;
+  LoopType type = LoopType::plan;
+  LoopStatus status = LoopStatus::pending;
+  std::string parent_id;  ///< empty: null (a plan)
+  int iteration = 0;
+  int max_iterations = 0;
+  double cost_usd = 0;
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  std::vector<std::string> artifacts;
+  std::string worktree;  ///< empty: null
+  std::string branch;    ///< empty: null
+  TimestampMs created_at = 0;
+  TimestampMs updated_at = 0;
+  EndReason end_reason = EndReason::none;
+  // loopr's display fields
+  std::string plan_id;
+  std::string task;
+  std::string status_reason;
+  std::optional<std::string> question;
+  std::optional<std::string> answer;  ///< set when `question` is (null: not answered yet)
+  // a plan row's tree (GET /v1/loops without view=interface)
+  std::optional<TreeVerdict> tree_verdict;
+  std::string base_branch, merged_into_base, merge_error;  ///< empty: null
+  std::optional<double> tree_cost_usd;
+  std::optional<IntegrationView> integration;
+  /// Fields this loopr does not know, as they came (written back as they are).
+  nlohmann::json extra = nlohmann::json::object();
+
+  bool is_plan() const { return type == LoopType::plan; }
+};
+
+/// One iteration in a loop's detail.
+struct IterationRow {
+  int n = 0;
+  std::string status;  ///< passed | failed | asked | stopped | error
+  std::optional<int> exit_code;
+  double cost_usd = 0;
+  std::int64_t input_tokens = 0, output_tokens = 0;
+  std::int64_t duration_ms = 0;
+  std::string summary;
+};
+
+/// `GET /v1/loops/{id}`.
+struct LoopDetail {
+  LoopRow loop;  ///< its `extra` holds the detail's unknown fields too
+  std::vector<IterationRow> iterations;
+  std::string validation_output;
+  std::string progress;
+  std::string input_artifact;
+  std::vector<std::string> conflicts;
+  std::optional<ForecastView> forecast;
+  std::optional<ActualView> actual;
+};
+
+/// `GET /v1/health`: the daemon, its sandbox and its loops.
+struct Health {
+  int pid = 0;
+  std::string started_at;
+  std::int64_t uptime_s = 0;
+  std::string repo;
+  int active_runs = 0;
+  bool stopping = false;
+  nlohmann::json sandbox;                   ///< {kind, confined, description, available, …}
+  std::map<std::string, int> loops;         ///< "total" and one count per status
+  nlohmann::json extra = nlohmann::json::object();
+};
+
+nlohmann::json to_json(const LoopRow& row);
+LoopRow loop_row_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const IterationRow& it);
+IterationRow iteration_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const LoopDetail& d);
+LoopDetail loop_detail_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const ForecastView& f);
+ForecastView forecast_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const ActualView& a);
+ActualView actual_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const Health& h);
+Health health_from_json(const nlohmann::json& j);
+
+/// A `{"loops":[…]}` document (`list`, `watch`).
+std::vector<LoopRow> loop_rows_from_json(const nlohmann::json& j);
+
+/// The row as the daemon makes it from a stored loop (no tree fields: those are the manager's).
+LoopRow row_of(const Loop& loop);
+
+}  // namespace loopr::api

@@ -1,0 +1,309 @@
+// The views' one codec each way. Reading never throws: a field of the wrong type reads as its
+// default (a client shows what it can), and unknown fields are kept in `extra`.
+#include <loopr/api/views.hpp>
+
+#include <initializer_list>
+#include <set>
+
+namespace loopr::api {
+namespace {
+
+using json = nlohmann::json;
+
+json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+json or_null(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
+
+// Typed reads that take the default for a missing, null or mistyped field.
+std::string str(const json& j, const char* k) {
+  auto it = j.find(k);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+double num(const json& j, const char* k) {
+  auto it = j.find(k);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+std::int64_t i64(const json& j, const char* k) {
+  auto it = j.find(k);
+  return it != j.end() && it->is_number() ? it->get<std::int64_t>() : 0;
+}
+int i32(const json& j, const char* k) { return static_cast<int>(i64(j, k)); }
+bool flag(const json& j, const char* k) {
+  auto it = j.find(k);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+std::optional<int> opt_int(const json& j, const char* k) {
+  auto it = j.find(k);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  return it->get<int>();
+}
+std::vector<std::string> strs(const json& j, const char* k) {
+  std::vector<std::string> out;
+  auto it = j.find(k);
+  if (it == j.end() || !it->is_array()) return out;
+  for (const auto& v : *it)
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  return out;
+}
+TimestampMs when(const json& j, const char* k) {
+  return parse_timestamp(str(j, k)).value_or(0);
+}
+
+// `j`'s fields not in `known`.
+json extra_of(const json& j, std::initializer_list<std::set<std::string>> known) {
+  json out = json::object();
+  if (!j.is_object()) return out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    bool k = false;
+    for (const auto& set : known) k = k || set.count(it.key()) > 0;
+    if (!k) out[it.key()] = it.value();
+  }
+  return out;
+}
+
+const std::set<std::string> kRowFields = {
+    "id",         "type",       "status",        "parent_id",  "iteration",    "max_iterations",
+    "cost_usd",   "input_tokens", "output_tokens", "artifacts", "worktree",     "branch",
+    "created_at", "updated_at", "end_reason",    "plan_id",    "task",         "status_reason",
+    "question",   "answer",     "tree_verdict",  "base_branch", "merged_into_base",
+    "merge_error", "tree_cost_usd", "integration"};
+const std::set<std::string> kDetailFields = {"iterations", "validation_output", "progress",
+                                             "input_artifact", "conflicts", "forecast", "actual"};
+
+}  // namespace
+
+json to_json(const ForecastView& f) {
+  return {{"cost_usd", f.cost_usd},     {"low", f.low},
+          {"high", f.high},             {"loops", f.loops},
+          {"basis", f.basis},           {"specs", f.specs},
+          {"phases", f.phases},         {"model_calls", f.model_calls},
+          {"duration_ms", f.duration_ms}, {"plan_iteration", f.plan_iteration},
+          {"made_at", f.made_at},       {"max_cost_usd", f.max_cost_usd},
+          {"over_limit", f.over_limit}};
+}
+
+ForecastView forecast_from_json(const json& j) {
+  ForecastView f;
+  f.cost_usd = num(j, "cost_usd");
+  f.low = num(j, "low");
+  f.high = num(j, "high");
+  f.loops = i32(j, "loops");
+  f.basis = str(j, "basis");
+  f.specs = i32(j, "specs");
+  f.phases = i32(j, "phases");
+  f.model_calls = i32(j, "model_calls");
+  f.duration_ms = i64(j, "duration_ms");
+  f.plan_iteration = i32(j, "plan_iteration");
+  f.made_at = str(j, "made_at");
+  f.max_cost_usd = num(j, "max_cost_usd");
+  f.over_limit = flag(j, "over_limit");
+  return f;
+}
+
+json to_json(const ActualView& a) {
+  return {{"cost_usd", a.cost_usd},
+          {"loops", a.loops},
+          {"model_calls", a.model_calls},
+          {"duration_ms", a.duration_ms}};
+}
+
+ActualView actual_from_json(const json& j) {
+  return {num(j, "cost_usd"), i32(j, "loops"), i32(j, "model_calls"), i64(j, "duration_ms")};
+}
+
+LoopRow row_of(const Loop& loop) {
+  LoopRow r;
+  r.id = loop.id;
+  r.type = loop.type;
+  r.status = loop.status;
+  r.parent_id = loop.parent_id;
+  r.iteration = loop.iteration;
+  r.max_iterations = loop.max_iterations;
+  r.cost_usd = loop.usage.cost_usd;
+  r.input_tokens = loop.usage.input_tokens;
+  r.output_tokens = loop.usage.output_tokens;
+  r.artifacts = loop.output_artifacts;
+  r.worktree = loop.worktree;
+  r.branch = loop.branch;
+  r.created_at = loop.created_at;
+  r.updated_at = loop.updated_at;
+  r.end_reason = loop.end_reason;
+  r.plan_id = loop.plan_id;
+  r.task = loop.task;
+  r.status_reason = loop.status_reason;
+  return r;
+}
+
+json to_json(const LoopRow& r) {
+  json j = r.extra.is_object() ? r.extra : json::object();
+  j["id"] = r.id;
+  j["type"] = to_string(r.type);
+  j["status"] = to_string(r.status);
+  j["parent_id"] = or_null(r.parent_id);
+  j["iteration"] = r.iteration;
+  j["max_iterations"] = r.max_iterations;
+  j["cost_usd"] = r.cost_usd;
+  j["input_tokens"] = r.input_tokens;
+  j["output_tokens"] = r.output_tokens;
+  j["artifacts"] = r.artifacts;
+  j["worktree"] = or_null(r.worktree);
+  j["branch"] = or_null(r.branch);
+  j["created_at"] = format_timestamp(r.created_at);
+  j["updated_at"] = format_timestamp(r.updated_at);
+  j["end_reason"] = r.end_reason == EndReason::none ? json(nullptr) : json(to_string(r.end_reason));
+  j["plan_id"] = r.plan_id;
+  j["task"] = r.task;
+  j["status_reason"] = r.status_reason;
+  if (r.question) {
+    j["question"] = *r.question;
+    j["answer"] = r.answer ? json(*r.answer) : json(nullptr);
+  }
+  if (r.tree_verdict) {
+    j["tree_verdict"] = to_string(*r.tree_verdict);
+    j["base_branch"] = or_null(r.base_branch);
+    j["merged_into_base"] = or_null(r.merged_into_base);
+    j["merge_error"] = or_null(r.merge_error);
+    if (!r.integration) {
+      j["integration"] = nullptr;
+    } else {
+      const IntegrationView& g = *r.integration;
+      j["integration"] = {{"result", g.result},         {"sha", or_null(g.sha)},
+                          {"summary", or_null(g.summary)}, {"output", or_null(g.output)},
+                          {"log", or_null(g.log)},        {"fix_loops", g.fix_loops}};
+    }
+  }
+  if (r.tree_cost_usd) j["tree_cost_usd"] = *r.tree_cost_usd;
+  return j;
+}
+
+LoopRow loop_row_from_json(const json& j) {
+  LoopRow r;
+  if (!j.is_object()) return r;
+  r.id = str(j, "id");
+  r.type = parse_loop_type(str(j, "type")).value_or(LoopType::plan);
+  r.status = parse_loop_status(str(j, "status")).value_or(LoopStatus::pending);
+  r.parent_id = str(j, "parent_id");
+  r.iteration = i32(j, "iteration");
+  r.max_iterations = i32(j, "max_iterations");
+  r.cost_usd = num(j, "cost_usd");
+  r.input_tokens = i64(j, "input_tokens");
+  r.output_tokens = i64(j, "output_tokens");
+  r.artifacts = strs(j, "artifacts");
+  r.worktree = str(j, "worktree");
+  r.branch = str(j, "branch");
+  r.created_at = when(j, "created_at");
+  r.updated_at = when(j, "updated_at");
+  if (std::string e = str(j, "end_reason"); !e.empty())
+    r.end_reason = parse_end_reason(e).value_or(EndReason::unknown);
+  r.plan_id = str(j, "plan_id");
+  r.task = str(j, "task");
+  r.status_reason = str(j, "status_reason");
+  if (j.contains("question") && j["question"].is_string()) {
+    r.question = j["question"].get<std::string>();
+    if (j.contains("answer") && j["answer"].is_string()) r.answer = j["answer"].get<std::string>();
+  }
+  if (std::string v = str(j, "tree_verdict"); !v.empty()) {
+    r.tree_verdict = parse_tree_verdict(v).value_or(TreeVerdict::running);
+    r.base_branch = str(j, "base_branch");
+    r.merged_into_base = str(j, "merged_into_base");
+    r.merge_error = str(j, "merge_error");
+    if (auto it = j.find("integration"); it != j.end() && it->is_object())
+      r.integration = IntegrationView{str(*it, "result"), str(*it, "sha"), str(*it, "summary"),
+                                      str(*it, "output"), str(*it, "log"), i32(*it, "fix_loops")};
+  }
+  if (auto it = j.find("tree_cost_usd"); it != j.end() && it->is_number())
+    r.tree_cost_usd = it->get<double>();
+  r.extra = extra_of(j, {kRowFields, kDetailFields});
+  return r;
+}
+
+std::vector<LoopRow> loop_rows_from_json(const json& j) {
+  std::vector<LoopRow> out;
+  if (!j.is_object()) return out;
+  auto it = j.find("loops");
+  if (it == j.end() || !it->is_array()) return out;
+  out.reserve(it->size());
+  for (const auto& row : *it) out.push_back(loop_row_from_json(row));
+  return out;
+}
+
+json to_json(const IterationRow& it) {
+  return {{"n", it.n},
+          {"status", it.status},
+          {"exit_code", or_null(it.exit_code)},
+          {"cost_usd", it.cost_usd},
+          {"input_tokens", it.input_tokens},
+          {"output_tokens", it.output_tokens},
+          {"duration_ms", it.duration_ms},
+          {"summary", it.summary}};
+}
+
+IterationRow iteration_from_json(const json& j) {
+  return {i32(j, "n"),          str(j, "status"),        opt_int(j, "exit_code"),
+          num(j, "cost_usd"),   i64(j, "input_tokens"),  i64(j, "output_tokens"),
+          i64(j, "duration_ms"), str(j, "summary")};
+}
+
+json to_json(const LoopDetail& d) {
+  json j = to_json(d.loop);
+  json its = json::array();
+  for (const auto& it : d.iterations) its.push_back(to_json(it));
+  j["iterations"] = std::move(its);
+  j["validation_output"] = d.validation_output;
+  j["progress"] = d.progress;
+  j["input_artifact"] = d.input_artifact;
+  if (!d.conflicts.empty()) j["conflicts"] = d.conflicts;
+  if (d.forecast) j["forecast"] = to_json(*d.forecast);
+  if (d.actual) j["actual"] = to_json(*d.actual);
+  return j;
+}
+
+LoopDetail loop_detail_from_json(const json& j) {
+  LoopDetail d;
+  d.loop = loop_row_from_json(j);
+  if (!j.is_object()) return d;
+  if (auto it = j.find("iterations"); it != j.end() && it->is_array())
+    for (const auto& rec : *it) d.iterations.push_back(iteration_from_json(rec));
+  d.validation_output = str(j, "validation_output");
+  d.progress = str(j, "progress");
+  d.input_artifact = str(j, "input_artifact");
+  d.conflicts = strs(j, "conflicts");
+  if (auto it = j.find("forecast"); it != j.end() && it->is_object())
+    d.forecast = forecast_from_json(*it);
+  if (auto it = j.find("actual"); it != j.end() && it->is_object())
+    d.actual = actual_from_json(*it);
+  return d;
+}
+
+json to_json(const Health& h) {
+  json j = h.extra.is_object() ? h.extra : json::object();
+  j["ok"] = true;
+  j["pid"] = h.pid;
+  j["started_at"] = h.started_at;
+  j["uptime_s"] = h.uptime_s;
+  j["repo"] = h.repo;
+  j["active_runs"] = h.active_runs;
+  j["stopping"] = h.stopping;
+  j["sandbox"] = h.sandbox;
+  j["loops"] = h.loops;
+  return j;
+}
+
+Health health_from_json(const json& j) {
+  Health h;
+  if (!j.is_object()) return h;
+  h.pid = i32(j, "pid");
+  h.started_at = str(j, "started_at");
+  h.uptime_s = i64(j, "uptime_s");
+  h.repo = str(j, "repo");
+  h.active_runs = i32(j, "active_runs");
+  h.stopping = flag(j, "stopping");
+  h.sandbox = j.value("sandbox", json(nullptr));
+  if (auto it = j.find("loops"); it != j.end() && it->is_object())
+    for (auto c = it->begin(); c != it->end(); ++c)
+      if (c.value().is_number()) h.loops[c.key()] = c.value().get<int>();
+  h.extra = extra_of(j, {{"ok", "pid", "started_at", "uptime_s", "repo", "active_runs",
+                          "stopping", "sandbox", "loops"}});
+  return h;
+}
+
+}  // namespace loopr::api

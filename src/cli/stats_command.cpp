@@ -1,0 +1,44 @@
+// `loopr stats [--since D]`: what loopr has spent, per plan and in total. Asked of the daemon
+// when one serves the repository (it holds the store); read from the store here otherwise.
+#include <loopr/daemon/offline.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/daemon_client.hpp"
+#include "cli/format.hpp"
+#include "cli/maintenance_view.hpp"
+
+namespace loopr::cli {
+
+int run_stats(const GlobalOptions& opts, const std::string& since) {
+  RepoPaths paths(require_repo(opts));
+  Config config = require_config(paths);
+  TimestampMs since_ms = 0;
+  if (!since.empty()) {
+    auto back = parse_duration(since);
+    if (!back || back->count() <= 0)
+      throw CommandError{kUsage, "--since \"" + since + "\" is not a duration",
+                         "write e.g. --since 7d, 12h or 30m"};
+    since_ms = now_ms() - back->count();
+  }
+  nlohmann::json stats;
+  Api api(paths);
+  if (api.health()) {
+    stats = api.get("/v1/stats" + (since.empty() ? std::string() : "?since=" + url_encode(since)));
+  } else {
+    auto read = daemon::stats_without_daemon(paths, config, since_ms);
+    if (!read && read.error().code == ErrorCode::conflict)
+      throw CommandError{kDaemonUnreachable, read.error().message,
+                         "wait until the daemon has started or stopped, then try again"};
+    if (!read)
+      throw CommandError{kFailed, "cannot read the store: " + read.error().message,
+                         "see `loopr doctor`"};
+    stats = std::move(*read);
+  }
+  if (opts.json)
+    std::cout << stats.dump() << "\n";
+  else if (!opts.quiet)
+    std::cout << render_stats(stats, Style{stdout_color(opts)});
+  return kOk;
+}
+
+}  // namespace loopr::cli

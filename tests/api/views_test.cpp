@@ -1,0 +1,109 @@
+// The views' codec: the daemon's JSON read into structs and written back unchanged.
+#include <gtest/gtest.h>
+
+#include <loopr/api/views.hpp>
+
+using namespace loopr;
+using namespace loopr::api;
+using json = nlohmann::json;
+
+namespace {
+
+const char* kPlanRow = R"({
+  "id":"001","type":"plan","status":"blocked","parent_id":null,"iteration":2,"max_iterations":5,
+  "cost_usd":0.5,"input_tokens":1000,"output_tokens":200,
+  "artifacts":[".loopr/plans/001-x.plan.md"],"worktree":"/r/.loopr/worktrees/001",
+  "branch":"loopr/001-loops/001","created_at":"2026-11-26T10:00:00.000Z",
+  "updated_at":"2026-11-26T10:05:00.000Z","end_reason":"integration_failed",
+  "plan_id":"001","task":"Add x","status_reason":"its integration branch fails",
+  "tree_verdict":"integration_failed","base_branch":"main","merged_into_base":null,
+  "merge_error":null,"tree_cost_usd":1.25,
+  "integration":{"result":"failed","sha":"abc","summary":"exit 1","output":"boom","log":"l","fix_loops":1},
+  "baseline":{"result":"passed"}
+})";
+
+}  // namespace
+
+TEST(ViewsTest, APlanRowReadsTypedAndWritesBackTheSame) {
+  json j = json::parse(kPlanRow);
+  LoopRow r = loop_row_from_json(j);
+  EXPECT_EQ(r.type, LoopType::plan);
+  EXPECT_EQ(r.status, LoopStatus::blocked);
+  EXPECT_EQ(r.end_reason, EndReason::integration_failed);
+  ASSERT_TRUE(r.tree_verdict);
+  EXPECT_EQ(*r.tree_verdict, TreeVerdict::integration_failed);
+  ASSERT_TRUE(r.integration);
+  EXPECT_EQ(r.integration->fix_loops, 1);
+  EXPECT_EQ(*r.tree_cost_usd, 1.25);
+  EXPECT_TRUE(r.parent_id.empty());
+  EXPECT_EQ(r.extra, json::parse(R"({"baseline":{"result":"passed"}})"));  // kept, not lost
+  EXPECT_EQ(to_json(r), j);
+}
+
+TEST(ViewsTest, AWaitingLoopCarriesItsQuestion) {
+  json j = json::parse(kPlanRow);
+  j["question"] = "which port?";
+  j["answer"] = nullptr;
+  LoopRow r = loop_row_from_json(j);
+  ASSERT_TRUE(r.question);
+  EXPECT_FALSE(r.answer);
+  EXPECT_EQ(to_json(r), j);
+}
+
+TEST(ViewsTest, ADetailWithIterationsForecastAndActual) {
+  json j = json::parse(kPlanRow);
+  j["iterations"] = json::parse(R"([{"n":1,"status":"failed","exit_code":null,"cost_usd":0.1,
+      "input_tokens":10,"output_tokens":2,"duration_ms":5,"summary":"s"}])");
+  j["validation_output"] = "out";
+  j["progress"] = "p";
+  j["input_artifact"] = "";
+  j["conflicts"] = {"a.txt"};
+  j["forecast"] = json::parse(R"({"cost_usd":1.5,"low":1,"high":2.5,"loops":9,"basis":"b",
+      "specs":2,"phases":6,"model_calls":40,"duration_ms":60000,"plan_iteration":1,
+      "made_at":"2026-11-26T10:00:00.000Z","max_cost_usd":25,"over_limit":false})");
+  j["actual"] = json::parse(R"({"cost_usd":1.25,"loops":9,"model_calls":38,"duration_ms":50000})");
+  LoopDetail d = loop_detail_from_json(j);
+  ASSERT_EQ(d.iterations.size(), 1u);
+  EXPECT_FALSE(d.iterations[0].exit_code);
+  EXPECT_EQ(d.conflicts, std::vector<std::string>{"a.txt"});
+  ASSERT_TRUE(d.forecast);
+  EXPECT_EQ(d.forecast->specs, 2);
+  ASSERT_TRUE(d.actual);
+  EXPECT_EQ(d.actual->model_calls, 38);
+  EXPECT_EQ(to_json(d), j);
+}
+
+TEST(ViewsTest, WrongTypesReadAsDefaultsNeverThrow) {
+  LoopRow r = loop_row_from_json(json::parse(R"({"id":7,"status":"sideways","iteration":"x"})"));
+  EXPECT_EQ(r.id, "");
+  EXPECT_EQ(r.status, LoopStatus::pending);
+  EXPECT_EQ(r.iteration, 0);
+  EXPECT_TRUE(loop_rows_from_json(json::parse("[1,2]")).empty());
+  EXPECT_EQ(loop_rows_from_json(json::parse(R"({"loops":[{"id":"001"}]})")).size(), 1u);
+}
+
+TEST(ViewsTest, RowOfAStoredLoopIsTheInterfaceShape) {
+  Loop l;
+  l.id = "code-001-001-001";
+  l.type = LoopType::code;
+  l.status = LoopStatus::failed;
+  l.parent_id = "001-001-001";
+  l.plan_id = "001";
+  ASSERT_TRUE(true);
+  l.end_reason = EndReason::no_progress;
+  json j = to_json(row_of(l));
+  json api = to_api_json(l);
+  for (auto it = api.begin(); it != api.end(); ++it) EXPECT_EQ(j[it.key()], it.value()) << it.key();
+  EXPECT_EQ(j["plan_id"], "001");
+}
+
+TEST(ViewsTest, Health) {
+  json j = json::parse(R"({"ok":true,"pid":9,"started_at":"2026-11-26T10:00:00.000Z","uptime_s":60,
+      "repo":"/r","active_runs":2,"stopping":false,"sandbox":{"kind":"bubblewrap","confined":true},
+      "loops":{"total":3,"running":2,"complete":1},"web":{"url":"http://127.0.0.1:1/"}})");
+  Health h = health_from_json(j);
+  EXPECT_EQ(h.loops["running"], 2);
+  EXPECT_EQ(h.sandbox["kind"], "bubblewrap");
+  EXPECT_TRUE(h.extra.contains("web"));
+  EXPECT_EQ(to_json(h), j);
+}
