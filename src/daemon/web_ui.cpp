@@ -79,7 +79,8 @@ web::ShownFile read_shown(const std::filesystem::path& p, std::string shown_path
 /// its plan's integration branch, or in the main work tree (merged).
 web::ShownFile read_artifact(const RepoPaths& paths, const json& loop, const std::string& rel) {
   const std::string worktree = web::str(loop, "worktree");
-  if (!worktree.empty() && rel.find("..") == std::string::npos) {
+  const bool inside = !rel.empty() && rel.front() != '/' && rel.find("..") == std::string::npos;
+  if (!worktree.empty() && inside) {
     auto f = read_shown(std::filesystem::path(worktree) / rel, rel);
     if (f.text) return f;
   }
