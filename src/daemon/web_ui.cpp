@@ -361,38 +361,56 @@ awaitable<Response> WebUi::handle(Request req) {
         base = web::str(row, "base_branch");
     }
     if (part == "summary") co_return html_response(200, web::loop_summary_section(view, s.token()));
+    // A plan's diff is its integration branch (the whole tree's change) once that holds
+    // anything; before (at the gate) it is the plan's own branch: the plan it wrote.
     const bool is_plan = web::str(view.detail, "type") == "plan";
-    const std::string branch =
-        is_plan ? git::integration_branch(id) : web::str(view.detail, "branch");
-    view.diff_label = "git diff " + base + "..." + branch;
+    const std::string own = web::str(view.detail, "branch");
     const RepoPaths paths = s.ctx.paths;
     const json detail = view.detail;
-    auto read = [paths, detail, base, branch, id] {
-      std::pair<std::vector<web::ShownFile>, web::ShownFile> out;
+    struct Read {
+      std::vector<web::ShownFile> artifacts;
+      web::ShownFile diff;
+      std::string label;
+    };
+    auto read = [paths, detail, base, own, is_plan, id] {
+      Read out;
       if (detail.contains("artifacts") && detail["artifacts"].is_array())
         for (const auto& a : detail["artifacts"])
           if (a.is_string())
-            out.first.push_back(read_artifact(paths, detail, a.get<std::string>()));
-      out.second.path = branch;
+            out.artifacts.push_back(read_artifact(paths, detail, a.get<std::string>()));
+      std::vector<std::string> branches;
+      if (is_plan) branches.push_back(git::integration_branch(id));
+      if (!own.empty()) branches.push_back(own);
+      branches.push_back(git::archive_branch(id));
+      out.label = "git diff " + base + "..." + branches.front();
+      out.diff.path = branches.front();
       auto repo = git::Repository::open(paths.root);
       if (!repo) {
-        out.second.problem = repo.error().message;
+        out.diff.problem = repo.error().message;
         return out;
       }
       git::DiffLimits limits;
       limits.max_lines = 50'000;
       limits.max_bytes = kMaxFileBytes;
-      auto diff = repo->diff_since_fork(base, branch, limits);
-      if (!diff) diff = repo->diff_since_fork(base, git::archive_branch(id), limits);
-      if (diff)
-        out.second.text = std::move(*diff);
-      else
-        out.second.problem = "no diff: " + diff.error().message;
+      std::string problem;
+      for (const auto& branch : branches) {
+        auto diff = repo->diff_since_fork(base, branch, limits);
+        if (!diff) {
+          if (problem.empty()) problem = "no diff: " + diff.error().message;
+          continue;
+        }
+        out.label = "git diff " + base + "..." + branch;
+        out.diff.path = branch;
+        out.diff.text = std::move(*diff);
+        if (!out.diff.text->empty()) break;  // else a later branch may hold the change
+      }
+      if (!out.diff.text) out.diff.problem = problem;
       return out;
     };
-    auto files = co_await run_blocking(s.reads, read);
-    view.artifacts = std::move(files.first);
-    view.diff = std::move(files.second);
+    Read files = co_await run_blocking(s.reads, read);
+    view.diff_label = std::move(files.label);
+    view.artifacts = std::move(files.artifacts);
+    view.diff = std::move(files.diff);
     co_return html_response(200, web::page(s.frame(web::str(view.detail, "type") + " " + id, "",
                                                    loops, static_cast<std::int64_t>(since)),
                                            web::loop_body(view, s.token())));

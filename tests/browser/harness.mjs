@@ -37,7 +37,32 @@ export async function waitFor(what, fn, ms = 60000) {
   throw new Error(`timed out waiting for ${what} (last: ${last})`);
 }
 
-/// Starts chromium, or exits the process with 77 when it cannot start at all.
+const CHROMIUM_FLAGS = [
+  '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--disable-dev-shm-usage',
+];
+
+/// Whether chromium itself starts here: it prints a blank page's DOM, with a fresh profile.
+/// Returns null when it does, else why not.
+function chromiumProblem(executablePath) {
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'loopr-chromium-probe-'));
+  try {
+    const out = execFileSync(executablePath,
+      [...CHROMIUM_FLAGS, `--user-data-dir=${profile}`, '--dump-dom', 'about:blank'],
+      { encoding: 'utf8', timeout: 60000, stdio: ['ignore', 'pipe', 'pipe'] });
+    return /<html/i.test(out) ? null : `it printed no page (${out.slice(0, 200)})`;
+  } catch (e) {
+    const err = (e.stderr || '').toString().trim().split('\n').slice(-3).join(' | ');
+    return `${e.message.split('\n')[0]}${err ? ': ' + err : ''}`;
+  } finally {
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+/// Starts chromium (playwright gives it a fresh profile of its own), or exits the process with
+/// 77 (skipped) when chromium cannot start on this machine at all. Chromium starting on its own
+/// but not under playwright-core is a failure, not a skip.
 export async function launchBrowser(extraArgs = []) {
   let chromium;
   try {
@@ -52,26 +77,18 @@ export async function launchBrowser(extraArgs = []) {
   if (!fs.existsSync(executablePath)) {
     throw new Error(`${executablePath} does not exist (tools/install-deps.sh installs Debian's chromium)`);
   }
-  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'loopr-chromium-'));
-  const args = [
-    '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--disable-dev-shm-usage', `--user-data-dir=${userDataDir}`, ...extraArgs,
-  ];
-  try {
-    const browser = await chromium.launch({ executablePath, args, headless: true, timeout: 60000 });
-    browser.userDataDir = userDataDir;
-    return browser;
-  } catch (e) {
-    console.log(`SKIPPED: chromium (${executablePath}) cannot start here: ${e.message.split('\n')[0]}`);
+  const problem = chromiumProblem(executablePath);
+  if (problem) {
+    console.log(`SKIPPED: chromium (${executablePath}) cannot start here: ${problem}`);
     process.exit(SKIP);
   }
+  // playwright passes its own headless flag.
+  const args = [...CHROMIUM_FLAGS.filter((f) => !f.startsWith('--headless')), ...extraArgs];
+  return chromium.launch({ executablePath, args, headless: true, timeout: 60000 });
 }
 
 export async function closeBrowser(browser) {
-  if (!browser) return;
-  await browser.close();
-  fs.rmSync(browser.userDataDir, { recursive: true, force: true });
+  if (browser) await browser.close();
 }
 
 /// A mock-llm script whose plan names `specs` (with an optional `planBody` instead) and whose

@@ -168,8 +168,12 @@ TEST(RepositoryTest, DiffSinceForkIsTheBranchsOwnChangeAsAPatch) {
   EXPECT_NE(diff.find("+line two"), std::string::npos) << diff;
   EXPECT_EQ(diff.find("base-only.txt"), std::string::npos) << diff;
 
-  ASSERT_OK_AND_ASSIGN(std::string none, repo.diff_since_fork("feature", "trunk~1", {}));
+  ASSERT_OK_AND_ASSIGN(std::string none, repo.diff_since_fork("feature", "feature", {}));
   EXPECT_EQ(none, "");
+  // A full sha names a commit too: trunk's own change since it met the branch.
+  ASSERT_OK_AND_ASSIGN(std::string sha, repo.branch_sha("trunk"));
+  ASSERT_OK_AND_ASSIGN(std::string base_side, repo.diff_since_fork("feature", sha, {}));
+  EXPECT_NE(base_side.find("+++ b/base-only.txt"), std::string::npos) << base_side;
   auto missing = repo.diff_since_fork("trunk", "no-such-branch", {});
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, ErrorCode::not_found);
