@@ -197,9 +197,14 @@ TEST_F(WebUiTest, DecisionsFromThePageAreTheApisCalls) {
       "answered:\\\\s+(PORT-\\\\d+)\"}\n    reply:\n"
       "      tool_use:\n        - name: write_file\n          input: {path: "
       "\"code/{{loop_id}}.txt\", content: \"{{first_user.1}}\\n\"}\n"
+      "        - name: write_file\n          input: {path: \"wip/{{loop_id}}.txt\", content: "
+      "\"done\\n\"}\n"
+      // A question holds the loop only when its iteration fails (a passing loop drops it).
       "  - name: code-asks\n    match: {loop_type: code, loop_id: \"code-001-001-001\"}\n    "
       "reply:\n"
-      "      tool_use:\n        - name: ask_user\n          input: {question: \"Which <port>?\"}\n";
+      "      tool_use:\n        - name: write_file\n          input: {path: "
+      "\"wip/{{loop_id}}.txt\", content: \"WIP\\n\"}\n"
+      "        - name: ask_user\n          input: {question: \"Which <port>?\"}\n";
   script.specs = {"alpha"};
   script.phases = 1;
   start_tree(script);
@@ -228,7 +233,15 @@ TEST_F(WebUiTest, DecisionsFromThePageAreTheApisCalls) {
 
   // answer: the code loop asked; the page's answer reaches it.
   const std::string code = "code-001-001-001";
-  ASSERT_TRUE(wait_status(code, "awaiting_answer", std::chrono::seconds(90))) << dump_loops();
+  auto rules_of = [&](const std::string& loop) {
+    std::string out;
+    for (const auto& r : mock->requests())
+      if (r["headers"].value("x-loopr-loop-id", "") == loop)
+        out += r["rule"].is_string() ? r["rule"].get<std::string>() + " " : "(none) ";
+    return "rules that answered " + loop + ": " + out;
+  };
+  ASSERT_TRUE(wait_status(code, "awaiting_answer", std::chrono::seconds(90)))
+      << dump_loops() << rules_of(code);
   auto gate = get("/gate");
   EXPECT_TRUE(has(gate.body, "Which &lt;port&gt;?")) << gate.body;
   EXPECT_TRUE(has(gate.body, "action=\"/loop/" + code + "/answer\"")) << gate.body;
