@@ -72,13 +72,15 @@ const std::set<std::string> kDetailFields = {"iterations", "validation_output", 
 }  // namespace
 
 json to_json(const ForecastView& f) {
-  return {{"cost_usd", f.cost_usd},     {"low", f.low},
+  json j = {{"cost_usd", f.cost_usd},     {"low", f.low},
           {"high", f.high},             {"loops", f.loops},
           {"basis", f.basis},           {"specs", f.specs},
           {"phases", f.phases},         {"model_calls", f.model_calls},
           {"duration_ms", f.duration_ms}, {"plan_iteration", f.plan_iteration},
           {"made_at", f.made_at},       {"max_cost_usd", f.max_cost_usd},
           {"over_limit", f.over_limit}};
+  if (!f.max_cost_source.empty()) j["max_cost_source"] = f.max_cost_source;
+  return j;
 }
 
 ForecastView forecast_from_json(const json& j) {
@@ -96,6 +98,7 @@ ForecastView forecast_from_json(const json& j) {
   f.made_at = str(j, "made_at");
   f.max_cost_usd = num(j, "max_cost_usd");
   f.over_limit = flag(j, "over_limit");
+  f.max_cost_source = str(j, "max_cost_source");
   return f;
 }
 

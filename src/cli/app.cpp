@@ -87,6 +87,15 @@ int run(int argc, char** argv) {
                              "Stop the daemon gracefully and wait until it has exited (exit 3 if "
                              "not running): running iterations are cut short, what they wrote is "
                              "checkpointed, and their loops resume when the daemon starts again");
+  bool drain = false;
+  std::string drain_timeout;
+  daemon_stop->add_flag("--drain", drain,
+                        "Let the iterations in flight finish (model turns, validation, "
+                        "checkpoint, record) and start no new one, then stop");
+  daemon_stop
+      ->add_option("--timeout", drain_timeout,
+                   "With --drain: stop as without it once this has passed (default 30m)")
+      ->option_text("D");
 
   std::vector<std::string> request;
   bool wait = false, yes = false;
@@ -102,6 +111,19 @@ int run(int argc, char** argv) {
                    "Run the plan loop only up to the gate: show the plan, its forecast and the "
                    "code loops' validation command, then end it (kept as failed, reason `dry "
                    "run`; nothing is merged)");
+  SubmitLimits limits;
+  submit->add_option("--max-cost", limits.max_cost,
+                     "This request's cost limit in US dollars, for its whole tree, in place of "
+                     "limits.max_cost_usd (checked between model turns too)")
+      ->option_text("USD");
+  submit->add_option("--max-runtime", limits.max_runtime,
+                     "This request's runtime limit from its approval (e.g. 2h), in place of "
+                     "limits.max_runtime")
+      ->option_text("D");
+  submit->add_option("--max-iterations", limits.max_iterations,
+                     "The most iterations each loop of this request's tree runs, in place of "
+                     "loops.<type>.max_iterations")
+      ->option_text("N");
   bool force = false;
   submit->add_flag("--force", force,
                    "Skip the checks that can be wrong (API key, validation command's program; "
@@ -277,14 +299,18 @@ int run(int argc, char** argv) {
     if (validate->parsed()) return run_validate(opts, validate_kind, validate_file);
     if (daemon->parsed()) {
       if (daemon_status->parsed()) return run_daemon_status(opts);
-      if (daemon_stop->parsed()) return run_daemon_stop(opts);
+      if (daemon_stop->parsed()) {
+        if (!drain && !drain_timeout.empty())
+          throw CommandError{kUsage, "--timeout is the limit of a drain", "add --drain"};
+        return run_daemon_stop(opts, drain, drain_timeout);
+      }
       return run_daemon_command(opts, foreground, daemon_force);
     }
     if (submit->parsed()) {
       if (dry_run && (wait || yes))
         throw CommandError{kUsage, "--dry-run ends at the gate", "leave out --wait and --yes"};
-      if (dry_run) return run_dry_run(opts, join_words(request), force);
-      return run_submit(opts, join_words(request), wait, yes, force);
+      if (dry_run) return run_dry_run(opts, join_words(request), force, limits);
+      return run_submit(opts, join_words(request), wait, yes, force, limits);
     }
     if (list->parsed()) return run_list(opts, all, list_filter);
     if (show->parsed())

@@ -49,9 +49,20 @@ std::string render_forecast(const json& d, const Style& style) {
       << f->value("loops", 0) << " loops, ~" << f->value("model_calls", 0) << " model calls, ~"
       << duration_text(f->value("duration_ms", std::int64_t{0})) << " after approval\n";
   out << style.dim("basis:") << "      " << str_field(*f, "basis") << "\n";
+  if (auto b = d.find("budget"); b != d.end() && b->is_object()) {
+    // The request's own limits (submit --max-cost/--max-runtime/--max-iterations).
+    std::string own;
+    auto add = [&own](const std::string& part) { own += (own.empty() ? "" : ", ") + part; };
+    if ((*b)["max_cost_usd"].is_number()) add(format_cost(num(*b, "max_cost_usd")));
+    if ((*b)["max_runtime"].is_string()) add(str_field(*b, "max_runtime") + " after approval");
+    if ((*b)["max_iterations"].is_number())
+      add(std::to_string((*b)["max_iterations"].get<int>()) + " iterations per loop");
+    out << style.dim("limits:") << "     " << own << " (this request's own)\n";
+  }
   if (f->value("over_limit", false)) {
     out << style.red("warning:") << "    the high estimate " << format_cost(num(*f, "high"))
-        << " is above limits.max_cost_usd " << format_cost(num(*f, "max_cost_usd"))
+        << " is above " << f->value("max_cost_source", std::string("limits.max_cost_usd")) << " "
+        << format_cost(num(*f, "max_cost_usd"))
         << ": the tree may stop at the limit\n";
   }
   auto a = d.find("actual");
@@ -105,7 +116,7 @@ ReviewDecision review_question(const Api& api, const json& loop, Prompter& promp
 }
 
 void add_coordination_json(json& out, const json& api) {
-  for (const char* key : {"question", "answer", "forecast", "actual"})
+  for (const char* key : {"question", "answer", "forecast", "actual", "budget"})
     if (auto it = api.find(key); it != api.end()) out[key] = *it;
 }
 

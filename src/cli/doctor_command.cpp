@@ -220,6 +220,16 @@ Check check_daemon(const std::optional<fs::path>& root) {
   Api api(paths);
   if (auto h = api.health(std::chrono::seconds(2))) {
     long loops = h->contains("loops") ? h->at("loops").value("total", 0L) : 0L;
+    // limits.min_free_space: the daemon's last look at the disk.
+    if (auto d = h->find("disk"); d != h->end() && d->is_object() &&
+                                  (d->value("full", false) || d->value("paused_loops", 0L) > 0))
+      return fail("daemon",
+                  "running, but disk full: " + std::to_string(d->value("free_mib", 0L)) +
+                      " MiB free in " + d->value("dir", std::string()) + "; " +
+                      std::to_string(d->value("paused_loops", 0L)) +
+                      " loops paused for want of space (limits.min_free_space " +
+                      std::to_string(d->value("min_free_mib", 0L)) + " MiB)",
+                  "free space (e.g. `loopr gc`): the paused loops resume by themselves");
     return ok("daemon", "running (pid " + std::to_string(h->value("pid", 0L)) + ", up " +
                             format_elapsed(h->value("uptime_s", 0L) * 1000) + ", " +
                             std::to_string(loops) + " loops)");

@@ -449,6 +449,11 @@ std::string render_health(const json& h, const Style& style) {
   std::string repo = str_field(h, "repo");
   if (!repo.empty()) out << ", repository " << repo;
   out << "\n";
+  if (h.value("draining", false))
+    out << style.yellow("draining") << ": the iterations in flight finish, no new one starts; "
+        << "then it stops\n";
+  else if (h.value("stopping", false))
+    out << style.yellow("stopping") << "\n";
   if (auto sb = h.find("sandbox"); sb != h.end() && sb->is_object()) {
     if (!sb->value("confined", true)) {
       out << style.red(style.bold("sandbox: none")) << " — the model's commands run UNCONFINED (sandbox: none in "
@@ -469,6 +474,18 @@ std::string render_health(const json& h, const Style& style) {
   }
   if (auto w = h.find("web"); w != h.end() && w->is_object())
     out << "web UI: " << str_field(*w, "url") << "\n";
+  if (auto d = h.find("disk"); d != h.end() && d->is_object()) {
+    // limits.min_free_space: below it no iteration starts; paused loops resume by themselves.
+    const int paused = int_field(*d, "paused_loops");
+    if (d->value("full", false))
+      out << style.red("disk full") << ": " << int_field(*d, "free_mib") << " MiB free in "
+          << str_field(*d, "dir") << " (limits.min_free_space " << int_field(*d, "min_free_mib")
+          << " MiB): no iteration starts\n";
+    if (paused > 0)
+      out << style.yellow("waiting for disk space") << ": " << paused
+          << (paused == 1 ? " loop paused" : " loops paused")
+          << "; they resume by themselves once there is space\n";
+  }
   if (auto l = h.find("loops"); l != h.end() && l->is_object()) {
     out << "loops: " << int_field(*l, "total");
     std::string parts;

@@ -83,8 +83,10 @@ void EventWatcher::run() {
   }
 }
 
-std::string submit_plan(const Api& api, const std::string& request) {
-  json r = api.post("/v1/plans", json{{"request", request}});
+std::string submit_plan(const Api& api, const std::string& request, const json& fields) {
+  json body = fields.is_object() ? fields : json::object();
+  body["request"] = request;
+  json r = api.post("/v1/plans", body);
   std::string id = str_field(r, "id");
   if (id.empty())
     throw CommandError{kFailed, "the daemon answered without an id", "see .loopr/logs/daemon.out"};

@@ -109,6 +109,7 @@ struct Daemon {
   std::unique_ptr<WebUi> web_ui;           ///< `loopr web`: off until asked
   std::unique_ptr<HttpServer> web_server;  ///< its loopback listener
   bool stopping = false;
+  manager::DiskStatus disk;  ///< the last look (disk_watch)
   TimestampMs started_at = now_ms();
 
   Daemon(DaemonOptions o, exec::SecretEnv s) : options(std::move(o)), paths(options.repo), secrets(std::move(s)) {}
@@ -184,13 +185,27 @@ struct Daemon {
     info.pid = ::getpid();
     info.started_at = started_at;
     info.repo = paths.root.string();
-    info.request_shutdown = [this] { begin_shutdown("shutdown requested over the API"); };
+    info.request_shutdown = [this](std::chrono::milliseconds drain) {
+      begin_shutdown(drain.count() > 0 ? "a drained stop requested over the API"
+                                       : "shutdown requested over the API",
+                     drain);
+    };
+    info.draining = [this] { return manager->draining(); };
     info.shutting_down = [this] { return stopping; };
     info.read_pool = &api_reads;
     info.sandbox = [this] { return sandbox_status(); };
     info.start_web = [this](std::uint16_t port) { return start_web(port); };
     info.stop_web = [this] { return stop_web(); };
     info.web = [this] { return web_status(); };
+    info.disk = [this] {
+      const std::uint64_t mib = 1024 * 1024;
+      return nlohmann::json{
+          {"dir", disk.dir},
+          {"free_mib", disk.free ? nlohmann::json(*disk.free / mib) : nlohmann::json(nullptr)},
+          {"min_free_mib", disk.floor / mib},
+          {"full", disk.full()},
+          {"paused_loops", disk.paused}};
+    };
     api = std::make_unique<Api>(*ctx, *manager, info);
     server = std::make_unique<HttpServer>(io, api->routes());
     return ok();
@@ -290,22 +305,32 @@ struct Daemon {
                    key);
   }
 
-  void begin_shutdown(std::string why) {
-    if (stopping) return;
+  // `drain` > 0: the iterations in flight finish first (at most that long). Asked again while
+  // a drain runs (a second SIGTERM, Ctrl-C, a stop without --drain): the drain ends now.
+  void begin_shutdown(std::string why, std::chrono::milliseconds drain = {}) {
+    if (stopping) {
+      if (manager->draining() && drain.count() == 0) {
+        spdlog::info("stopping now: {}", why);
+        manager->cut_drain_short();
+      }
+      return;
+    }
     stopping = true;
-    spdlog::info("stopping: {}", why);
-    net::co_spawn(io, shutdown(this), net::detached);
+    spdlog::info("stopping: {}{}", why,
+                 drain.count() > 0 ? " (draining for at most " + format_duration(drain) + ")" : "");
+    net::co_spawn(io, shutdown(this, drain), net::detached);
   }
 
-  static awaitable<void> shutdown(Daemon* self) {
+  static awaitable<void> shutdown(Daemon* self, std::chrono::milliseconds drain) {
     // Answer the request that asked for it before the connections close.
     net::steady_timer t(self->io, std::chrono::milliseconds(50));
     boost::system::error_code ec;
     co_await t.async_wait(net::redirect_error(net::use_awaitable, ec));
     WriteSet stopping;
-    stopping.events = {engine::make_event("", "daemon_stopping", {{"pid", ::getpid()}})};
+    stopping.events = {engine::make_event(
+        "", "daemon_stopping", {{"pid", ::getpid()}, {"drain_ms", drain.count()}})};
     co_await self->journal->commit(std::move(stopping));
-    co_await self->manager->shutdown(std::chrono::milliseconds(3500));
+    co_await self->manager->shutdown(std::chrono::milliseconds(3500), drain);
     self->stop_web();
     self->server->stop();
     self->io.stop();
@@ -327,13 +352,33 @@ struct Daemon {
     }
   }
 
+  // limits.min_free_space: a look at the disk every few seconds; the loops paused for want of
+  // space go on by themselves once there is space again (manager: watch_disk).
+  static awaitable<void> disk_watch(Daemon* self) {
+    net::steady_timer timer(self->io);
+    while (!self->stopping) {
+      const bool was_full = self->disk.full();
+      self->disk = co_await self->manager->watch_disk();
+      if (self->disk.full() && !was_full && self->disk.free)
+        spdlog::warn("disk full: {} MiB free in {} (limits.min_free_space)",
+                     *self->disk.free / (1024 * 1024), self->disk.dir);
+      timer.expires_after(std::chrono::seconds(self->disk.paused > 0 ? 2 : 5));
+      boost::system::error_code ec;
+      co_await timer.async_wait(net::redirect_error(net::use_awaitable, ec));
+    }
+  }
+
   static awaitable<void> watch_signals(Daemon* self, std::shared_ptr<net::signal_set> signals) {
     while (true) {
       boost::system::error_code ec;
       int sig = co_await signals->async_wait(net::redirect_error(net::use_awaitable, ec));
       if (ec) co_return;
-      if (sig == SIGHUP) self->reload();
-      else self->begin_shutdown(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      if (sig == SIGHUP)
+        self->reload();
+      else if (sig == SIGTERM)
+        self->begin_shutdown("SIGTERM", self->config->daemon.sigterm_drain);
+      else
+        self->begin_shutdown("SIGINT");
     }
   }
 
@@ -355,6 +400,7 @@ struct Daemon {
     co_await self->journal->commit(std::move(serving));
     spdlog::info("serving {} on {}", self->paths.root.string(), self->paths.socket().string());
     net::co_spawn(self->io, gc_schedule(self), net::detached);
+    net::co_spawn(self->io, disk_watch(self), net::detached);
     // The store keeps loop summaries in memory from their first listing on (`loopr list`,
     // health's counts); make them now, off the io thread, rather than in the user's first list.
     net::post(self->api_reads, [store = self->store.get()] {

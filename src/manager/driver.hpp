@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include <loopr/core/budget.hpp>
 #include <loopr/engine/code_check.hpp>
 #include <loopr/engine/engine.hpp>
 #include <loopr/git/loop_worktrees.hpp>
@@ -55,6 +56,8 @@ struct ManagerState : std::enable_shared_from_this<ManagerState> {
   /// Completions under way (waiting for the tree lock or holding it), per plan.
   std::map<std::string, int> completing;
   bool stopping = false;
+  /// `daemon stop --drain`: the iterations in flight finish, none starts (iteration_gate.cpp).
+  bool draining = false;
   /// Set when the daemon stops: an integration check under way ends.
   std::atomic<bool> gate_cancel{false};
 
@@ -109,8 +112,15 @@ awaitable<void> on_failed(State s, std::string id);
 awaitable<std::size_t> stop_subtree(ManagerState& s, std::string plan_id, std::string root,
                                     std::string why, EndReason end, bool include_root);
 
+// disk_step.cpp
+/// LoopManager::watch_disk: resumes the loops paused with `disk_full` once there is space.
+awaitable<DiskStatus> watch_disk(State s);
+
 // user_actions.cpp
-awaitable<ActionResult> submit(State s, std::string request, bool dry_run);
+awaitable<ActionResult> submit(State s, std::string request, bool dry_run, RequestBudget budget);
+/// The config `plan_id`'s tree works under: the request's own limits in place of the file's
+/// (core/budget.hpp). Blocking (one store read): call it on the pool.
+std::shared_ptr<const Config> tree_config_of(ManagerState& s, const std::string& plan_id);
 /// A dry run's plan reached the gate: it ends `failed` with the reason `dry run`.
 awaitable<void> end_dry_run(State s, std::string id);
 awaitable<ActionResult> decide(State s, std::string id, bool approve, std::string reason);
@@ -135,7 +145,14 @@ awaitable<GcReport> gc(State s, GcOptions options);
 
 // recovery.cpp
 awaitable<Result<void>> start(State s);
-awaitable<void> shutdown(State s, std::chrono::milliseconds grace);
+/// `drain` > 0: first the runs' iterations in flight finish (none starts) for at most `drain`.
+awaitable<void> shutdown(State s, std::chrono::milliseconds grace,
+                         std::chrono::milliseconds drain = std::chrono::milliseconds(0));
+/// A drain under way ends now: what still runs is stopped as in a shutdown without a drain.
+void cut_drain_short(ManagerState& s);
+/// The status reason of a loop a drain stopped at its iteration boundary.
+inline constexpr const char* kDrained =
+    "the daemon stopped after its iteration (a drained stop); it runs again at the next start";
 
 /// An illegal_transition error naming the loop's status and what was refused.
 Error not_allowed(const Loop& loop, const std::string& what);

@@ -16,8 +16,9 @@ LoopManager::LoopManager(engine::EngineContext& ctx)
 LoopManager::~LoopManager() { impl_->state->stopping = true; }
 
 awaitable<Result<void>> LoopManager::start() { return manager::start(impl_->state); }
-awaitable<ActionResult> LoopManager::submit(std::string request, bool dry_run) {
-  return manager::submit(impl_->state, std::move(request), dry_run);
+awaitable<ActionResult> LoopManager::submit(std::string request, bool dry_run,
+                                            RequestBudget budget) {
+  return manager::submit(impl_->state, std::move(request), dry_run, budget);
 }
 awaitable<ActionResult> LoopManager::approve(std::string id) {
   return decide(impl_->state, std::move(id), true, "");
@@ -43,12 +44,16 @@ awaitable<ActionResult> LoopManager::answer(std::string id, std::string text) {
 awaitable<Result<MergeInfo>> LoopManager::merge(std::string plan_id, bool force) {
   return manager::merge(impl_->state, std::move(plan_id), force);
 }
+awaitable<DiskStatus> LoopManager::watch_disk() { return manager::watch_disk(impl_->state); }
 awaitable<GcReport> LoopManager::gc(GcOptions options) {
   return manager::gc(impl_->state, std::move(options));
 }
-awaitable<void> LoopManager::shutdown(std::chrono::milliseconds grace) {
-  return manager::shutdown(impl_->state, grace);
+awaitable<void> LoopManager::shutdown(std::chrono::milliseconds grace,
+                                      std::chrono::milliseconds drain) {
+  return manager::shutdown(impl_->state, grace, drain);
 }
+void LoopManager::cut_drain_short() { manager::cut_drain_short(*impl_->state); }
+bool LoopManager::draining() const { return impl_->state->draining; }
 std::size_t LoopManager::active_runs() const { return impl_->state->runs.size(); }
 double LoopManager::tree_cost(const std::string& plan_id) const {
   return impl_->state->ctx.costs.total(plan_id);

@@ -34,6 +34,7 @@ struct ForecastView {
   std::string made_at;
   double max_cost_usd = 0;
   bool over_limit = false;
+  std::string max_cost_source;  ///< limits.max_cost_usd, or submit --max-cost (the request's)
 };
 
 /// What a plan's tree really spent, once it ended.
