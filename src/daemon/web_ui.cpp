@@ -399,10 +399,13 @@ awaitable<Response> WebUi::handle(Request req) {
           if (problem.empty()) problem = "no diff: " + diff.error().message;
           continue;
         }
+        // The first branch that has a diff names the section; a later one replaces it only
+        // when it holds a change the earlier ones did not show.
+        if (out.diff.text && diff->empty()) continue;
         out.label = "git diff " + base + "..." + branch;
         out.diff.path = branch;
         out.diff.text = std::move(*diff);
-        if (!out.diff.text->empty()) break;  // else a later branch may hold the change
+        if (!out.diff.text->empty()) break;
       }
       if (!out.diff.text) out.diff.problem = problem;
       return out;
