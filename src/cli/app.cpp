@@ -240,6 +240,17 @@ int run(int argc, char** argv) {
   doctor->add_flag("--skip-tests", skip_tests,
                    "Do not run the setup and the tests in a fresh worktree of the base branch");
 
+  int web_port = 0;
+  bool web_open = false, web_stop = false;
+  auto* web = app.add_subcommand(
+      "web",
+      "Serve the browser view (tree, loops, diffs, transcripts, the gate) on 127.0.0.1 behind a "
+      "random token and print its address; starts the daemon if needed");
+  web->add_option("--port", web_port, "Listen on this port (default: a free one)")
+      ->option_text("N");
+  web->add_flag("--open", web_open, "Open the address in the browser (xdg-open)");
+  web->add_flag("--stop", web_stop, "Stop serving it (the address stops working)");
+
   std::string stats_since;
   auto* stats = app.add_subcommand(
       "stats",
@@ -338,6 +349,7 @@ int run(int argc, char** argv) {
     if (merge->parsed()) return run_merge(opts, id, force_merge);
     if (answer->parsed()) return run_answer(opts, id, join_words(answer_words));
     if (doctor->parsed()) return run_doctor(opts, offline, skip_tests);
+    if (web->parsed()) return run_web(opts, web_port, web_open, web_stop);
     if (stats->parsed()) return run_stats(opts, stats_since);
     if (gc->parsed()) return run_gc(opts, gc_dry_run, gc_older_than);
 #ifdef LOOPR_HAS_DEMO

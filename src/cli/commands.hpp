@@ -64,6 +64,9 @@ int run_doctor(const GlobalOptions& opts, bool offline);
 /// `loopr sandbox-bridge SOCKET PORT -- COMMAND…` (hidden; cli/sandbox_bridge.cpp).
 int run_sandbox_bridge(const std::string& socket_path, int port,
                        const std::vector<std::string>& command);
+/// `loopr web`: the daemon's web UI on 127.0.0.1 (`port` 0: a free one), its address printed;
+/// `open`: in the person's browser; `stop`: ends it (cli/web_command.cpp).
+int run_web(const GlobalOptions& opts, int port, bool open, bool stop);
 /// `loopr stats [--since D]`: spending per plan and in total (cli/stats_command.cpp).
 int run_stats(const GlobalOptions& opts, const std::string& since);
 /// `loopr gc [--dry-run] [--older-than D]` (cli/gc_command.cpp); 1 when something could not be

@@ -482,6 +482,8 @@ std::string render_health(const json& health, const Style& style) {
       out << "\n";
     }
   }
+  if (auto w = h.find("web"); w != h.end() && w->is_object())
+    out << "web UI: " << str_field(*w, "url") << "\n";
   if (auto d = h.find("disk"); d != h.end() && d->is_object()) {
     // limits.min_free_space: below it no iteration starts; paused loops resume by themselves.
     const int paused = int_field(*d, "paused_loops");

@@ -222,8 +222,28 @@ awaitable<Response> Api::handle(Request req) {
                         {"stopping", s.info.shutting_down ? s.info.shutting_down() : false},
                         {"draining", s.info.draining ? s.info.draining() : false},
                         {"sandbox", s.info.sandbox ? s.info.sandbox() : nlohmann::json(nullptr)},
+                        {"web", s.info.web ? s.info.web() : nlohmann::json(nullptr)},
                         {"disk", s.info.disk ? s.info.disk() : nlohmann::json(nullptr)},
                         {"loops", counts}}};
+  }
+
+  if (what == "web" && (parts.size() == 2 || (parts.size() == 3 && parts[2] == "stop"))) {
+    if (req.method != "POST") co_return method_not_allowed("POST");
+    if (!s.info.start_web || !s.info.stop_web)
+      co_return error_response(503, "this daemon serves no web UI");
+    if (parts.size() == 3) co_return Response{200, {{"stopped", s.info.stop_web()}}};
+    auto body = body_object(req, bad);
+    if (!body) co_return bad;
+    long port = 0;
+    if (body->contains("port") && !(*body)["port"].is_null()) {
+      if (!(*body)["port"].is_number_integer() || (*body)["port"].get<long>() < 0 ||
+          (*body)["port"].get<long>() > 65535)
+        co_return error_response(400, "`port` must be a number from 0 to 65535");
+      port = (*body)["port"].get<long>();
+    }
+    auto started = s.info.start_web(static_cast<std::uint16_t>(port));
+    if (!started) co_return error_of(started.error());
+    co_return Response{200, std::move(*started)};
   }
 
   if (what == "stats" && parts.size() == 2) {

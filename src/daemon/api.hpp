@@ -1,6 +1,7 @@
 // The control API's routes (src/daemon/API.md) over the LoopManager and the store.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -26,6 +27,13 @@ struct ApiInfo {
   net::thread_pool* read_pool = nullptr;
   /// The command executor's state for health: kind, confined, description, available, problem.
   std::function<nlohmann::json()> sandbox;
+  /// The web UI (`POST /v1/web`): starts it on `port` (0: a free one) unless it runs, and says
+  /// `{"url","port","started"}`; conflict when it runs on another port than asked.
+  std::function<Result<nlohmann::json>(std::uint16_t port)> start_web;
+  /// `POST /v1/web/stop`: stops it (its token dies with it); false when it was not running.
+  std::function<bool()> stop_web;
+  /// For health: `{"url","port"}` while it runs, else null.
+  std::function<nlohmann::json()> web;
   /// The last look at the disk (limits.min_free_space): dir, free_mib, min_free_mib, full,
   /// paused_loops.
   std::function<nlohmann::json()> disk;

@@ -31,6 +31,7 @@
 
 #include "daemon/api.hpp"
 #include "daemon/notify.hpp"
+#include "daemon/web_ui.hpp"
 
 namespace loopr::daemon {
 namespace {
@@ -106,6 +107,8 @@ struct Daemon {
   std::unique_ptr<Notifier> notifier;  ///< the user's `notify` commands
   std::unique_ptr<Api> api;
   std::unique_ptr<HttpServer> server;
+  std::unique_ptr<WebUi> web_ui;           ///< `loopr web`: off until asked
+  std::unique_ptr<HttpServer> web_server;  ///< its loopback listener
   bool stopping = false;
   manager::DiskStatus disk;  ///< the last look (disk_watch)
   TimestampMs started_at = now_ms();
@@ -193,6 +196,9 @@ struct Daemon {
     info.shutting_down = [this] { return stopping; };
     info.read_pool = &api_reads;
     info.sandbox = [this] { return sandbox_status(); };
+    info.start_web = [this](std::uint16_t port) { return start_web(port); };
+    info.stop_web = [this] { return stop_web(); };
+    info.web = [this] { return web_status(); };
     info.disk = [this] {
       const std::uint64_t mib = 1024 * 1024;
       return nlohmann::json{
@@ -206,6 +212,51 @@ struct Daemon {
     server = std::make_unique<HttpServer>(io, api->routes());
     return ok();
   }
+
+  nlohmann::json web_status() const {
+    if (!web_ui) return nullptr;
+    return {{"url", web_ui->url()}, {"port", web_ui->access().port}};
+  }
+
+  // The web UI on 127.0.0.1 with a fresh token; the token is never logged (it is the key).
+  Result<nlohmann::json> start_web(std::uint16_t port) {
+    if (web_ui) {
+      if (port != 0 && port != web_ui->access().port)
+        return make_error(ErrorCode::conflict, "the web UI already runs on port " +
+                                                   std::to_string(web_ui->access().port) +
+                                                   " (`loopr web --stop` first to move it)");
+      nlohmann::json j = web_status();
+      j["started"] = false;
+      return j;
+    }
+    if (stopping) return make_error(ErrorCode::unsupported, "the daemon is shutting down");
+    auto ui = std::make_unique<WebUi>(*ctx, *api, api_reads, WebAccess{new_web_token(), 0});
+    ServerOptions options;
+    options.max_connections = 64;
+    auto listener = std::make_unique<HttpServer>(io, ui->routes(), options);
+    auto bound = listener->listen_tcp("127.0.0.1", port);
+    if (!bound) return bound.take_error();
+    // Nothing is served before this returns (one io thread), so the port is known in time.
+    ui->set_port(*bound);
+    web_ui = std::move(ui);
+    web_server = std::move(listener);
+    spdlog::info("web UI on http://127.0.0.1:{}/ (`loopr web` prints its address)", *bound);
+    nlohmann::json j = web_status();
+    j["started"] = true;
+    return j;
+  }
+
+  bool stop_web() {
+    if (!web_server) return false;
+    web_server->stop();
+    // Connections still open hold the routes; the UI object stays until the daemon ends.
+    retired_web.push_back(std::move(web_ui));
+    retired_servers.push_back(std::move(web_server));
+    spdlog::info("web UI stopped");
+    return true;
+  }
+  std::vector<std::unique_ptr<WebUi>> retired_web;
+  std::vector<std::unique_ptr<HttpServer>> retired_servers;
 
   // Refuses to serve a provider that cannot work (a missing key, no `claude`), unless forced;
   // a validation program that is missing now may be installed before a code loop runs.
@@ -283,6 +334,7 @@ struct Daemon {
         "", "daemon_stopping", {{"pid", ::getpid()}, {"drain_ms", drain.count()}})};
     co_await self->journal->commit(std::move(stopping));
     co_await self->manager->shutdown(std::chrono::milliseconds(3500), drain);
+    self->stop_web();
     self->server->stop();
     self->io.stop();
   }
@@ -398,6 +450,7 @@ Result<void> run_daemon(const DaemonOptions& options) {
   daemon->io.run();
   signals->cancel();
   if (daemon->server) daemon->server->stop();
+  if (daemon->web_server) daemon->web_server->stop();
   std::filesystem::remove(paths.socket(), ec);
   // Work abandoned by stopped loops (a model call in flight) ends against closed sockets; give
   // it a moment, then tear down in order.

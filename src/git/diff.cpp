@@ -1,6 +1,7 @@
 // Diffs for prompts: what changed since the last checkpoint (`diff HEAD`), the loop's whole work
-// since where it started (`diff_since`, `changes_since`), and what its last checkpoint changed.
-// Every text is capped to a prompt's budget.
+// since where it started (`diff_since`, `changes_since`), and what its last checkpoint changed;
+// and a branch's whole change since it forked (the web UI's loop page). Every text is capped.
+#include <loopr/git/repository.hpp>
 #include <loopr/git/worktree.hpp>
 
 #include "git/history.hpp"
@@ -188,6 +189,36 @@ Result<WorkState> Worktree::read_work_state(const std::filesystem::path& path,
     LOOPR_ASSIGN(out.log, oneline_log(repo.get(), head, options.log_entries));
   }
   return out;
+}
+
+Result<std::string> Repository::diff_since_fork(const std::string& from, const std::string& to,
+                                                const DiffLimits& limits) const {
+  LOOPR_ASSIGN(RepoPtr repo, open_repo(root_, OpenMode::exact));
+  auto commit_of = [&](const std::string& rev) -> Result<git_oid> {
+    if (rev.size() == 40)
+      if (auto sha = parse_oid(rev)) return *sha;
+    auto tip = branch_tip(repo.get(), rev);
+    if (!tip) return make_error(ErrorCode::not_found, "no branch " + rev);
+    return *tip;
+  };
+  LOOPR_ASSIGN(git_oid a, commit_of(from));
+  LOOPR_ASSIGN(git_oid b, commit_of(to));
+  git_oid base{};
+  int rc = git_merge_base(&base, repo.get(), &a, &b);
+  if (rc == GIT_ENOTFOUND)
+    base = a;  // unrelated histories: everything `to` has differs
+  else
+    LOOPR_TRY(check(rc, "finding the merge base of " + from + " and " + to));
+  LOOPR_ASSIGN(TreePtr ta, commit_tree(repo.get(), base));
+  LOOPR_ASSIGN(TreePtr tb, commit_tree(repo.get(), b));
+  git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
+  opts.notify_cb = skip_private_deltas;
+  LOOPR_ASSIGN(DiffPtr diff, make<DiffPtr>("diffing " + from + " and " + to, git_diff_tree_to_tree,
+                                           repo.get(), ta.get(), tb.get(), &opts));
+  git_diff_find_options find = GIT_DIFF_FIND_OPTIONS_INIT;
+  find.flags = GIT_DIFF_FIND_RENAMES;
+  LOOPR_TRY(check(git_diff_find_similar(diff.get(), &find), "finding renames"));
+  return print_patch(diff.get(), limits);
 }
 
 }  // namespace loopr::git

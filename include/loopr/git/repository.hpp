@@ -92,6 +92,11 @@ class Repository {
   /// `to`; both branches or shas), sorted: what merging `to` into `from` brings.
   Result<std::vector<std::string>> changed_since_fork(const std::string& from,
                                                       const std::string& to) const;
+  /// The same change as a unified diff (`git diff from...to`, renames found, loopr's private
+  /// folders left out), cut at `limits` like Worktree::diff. not_found when `from` or `to` is no
+  /// branch or sha.
+  Result<std::string> diff_since_fork(const std::string& from, const std::string& to,
+                                      const DiffLimits& limits) const;
 
   /// The same change as typed records for the protection rule (core/protected_paths.hpp):
   /// renames found, mode changes told apart, and the content before and after of the changed

@@ -1,0 +1,51 @@
+// `loopr web`: the real binary starts the daemon if needed, asks it for the web UI and prints the
+// address once; `daemon status` shows it again; `--stop` ends it.
+#include <regex>
+
+#include "cli_fixture.hpp"
+
+namespace loopr::testing {
+namespace {
+
+using nlohmann::json;
+
+class WebCommandE2E : public CliE2E {};
+
+TEST_F(WebCommandE2E, PrintsTheAddressStatusShowsItAndStopEndsIt) {
+  make_repo();
+  CliRun web = loopr("web");
+  ASSERT_EQ(web.exit_code, 0) << web.err;
+  std::smatch m;
+  std::string url = web.out.substr(0, web.out.find('\n'));
+  ASSERT_TRUE(
+      std::regex_match(url, m, std::regex(R"(http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64})")))
+      << web.out;
+  EXPECT_NE(web.err.find("127.0.0.1 only"), std::string::npos) << web.err;
+
+  CliRun again = loopr("--json web");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.json()["url"], url);
+  EXPECT_EQ(again.json()["started"], false);
+
+  CliRun status = loopr("daemon status");
+  EXPECT_NE(status.out.find("web UI: " + url), std::string::npos) << status.out;
+  CliRun jstatus = loopr("--json daemon status");
+  EXPECT_EQ(jstatus.json()["web"]["url"], url);
+
+  CliRun quiet = loopr("-q web");
+  EXPECT_EQ(quiet.out, url + "\n");
+  EXPECT_EQ(quiet.err, "");
+
+  CliRun bad = loopr("web --port 70000");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+
+  CliRun stop = loopr("web --stop");
+  ASSERT_EQ(stop.exit_code, 0) << stop.err;
+  EXPECT_NE(stop.out.find("stopped"), std::string::npos);
+  EXPECT_TRUE(loopr("--json daemon status").json()["web"].is_null());
+  CliRun fresh = loopr("-q web");
+  EXPECT_NE(fresh.out, url + "\n");  // a new token
+}
+
+}  // namespace
+}  // namespace loopr::testing
