@@ -240,14 +240,11 @@ int run_init(const GlobalOptions& opts, const std::string& base,
         std::cout << "  also found: " << c.command << " (" << c.source << ")\n";
       std::cout << "test harness (protect.harness; a code loop changes it only where its phase "
                    "lists it): "
-                << joined(default_harness(chosen->command)) << "
-";
+                << joined(default_harness(chosen->command)) << "\n";
     }
     if (provision) {
-      for (const auto& n : provision->notes) std::cout << "  " << n << "
-";
-      for (const auto& h : provision->hints) std::cout << "  could not tell: " << h << "
-";
+      for (const auto& n : provision->notes) std::cout << "  " << n << "\n";
+      for (const auto& h : provision->hints) std::cout << "  could not tell: " << h << "\n";
     }
     if (chosen && chosen->command.empty()) {
       std::cout << "no test command found: put yours in loops.code.validation of "
