@@ -274,6 +274,51 @@ LoopDetail loop_detail_from_json(const json& j) {
   return d;
 }
 
+IterationResult iteration_result(std::string_view s) {
+  if (s == "passed") return IterationResult::passed;
+  if (s == "failed") return IterationResult::failed;
+  if (s == "asked") return IterationResult::asked;
+  if (s == "stopped") return IterationResult::stopped;
+  if (s == "error") return IterationResult::error;
+  return IterationResult::other;
+}
+
+namespace {
+
+json to_json(const SandboxView& sb) {
+  if (!sb.present) return nullptr;
+  json j = sb.extra.is_object() ? sb.extra : json::object();
+  j["kind"] = sb.kind;
+  j["confined"] = sb.confined;
+  j["description"] = sb.description;
+  j["available"] = sb.available;
+  j["problem"] = or_null(sb.problem);
+  if (sb.executor)
+    j["executor"] = {{"kind", sb.executor->kind},
+                     {"jobs_queued", sb.executor->jobs_queued},
+                     {"jobs_running", sb.executor->jobs_running},
+                     {"jobs_cleaning", sb.executor->jobs_cleaning}};
+  return j;
+}
+
+SandboxView sandbox_from_json(const json& j) {
+  SandboxView sb;
+  if (!j.is_object()) return sb;
+  sb.present = true;
+  sb.kind = str(j, "kind");
+  sb.description = str(j, "description");
+  sb.confined = !j.contains("confined") || flag(j, "confined");
+  sb.available = !j.contains("available") || flag(j, "available");
+  sb.problem = str(j, "problem");
+  if (auto it = j.find("executor"); it != j.end() && it->is_object())
+    sb.executor = ExecutorView{str(*it, "kind"), i32(*it, "jobs_queued"), i32(*it, "jobs_running"),
+                               i32(*it, "jobs_cleaning")};
+  sb.extra = extra_of(j, {{"kind", "confined", "description", "available", "problem", "executor"}});
+  return sb;
+}
+
+}  // namespace
+
 json to_json(const Health& h) {
   json j = h.extra.is_object() ? h.extra : json::object();
   j["ok"] = true;
@@ -283,7 +328,7 @@ json to_json(const Health& h) {
   j["repo"] = h.repo;
   j["active_runs"] = h.active_runs;
   j["stopping"] = h.stopping;
-  j["sandbox"] = h.sandbox;
+  j["sandbox"] = to_json(h.sandbox);
   j["loops"] = h.loops;
   return j;
 }
@@ -297,7 +342,7 @@ Health health_from_json(const json& j) {
   h.repo = str(j, "repo");
   h.active_runs = i32(j, "active_runs");
   h.stopping = flag(j, "stopping");
-  h.sandbox = j.value("sandbox", json(nullptr));
+  if (auto it = j.find("sandbox"); it != j.end()) h.sandbox = sandbox_from_json(*it);
   if (auto it = j.find("loops"); it != j.end() && it->is_object())
     for (auto c = it->begin(); c != it->end(); ++c)
       if (c.value().is_number()) h.loops[c.key()] = c.value().get<int>();

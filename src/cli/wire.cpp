@@ -1,5 +1,7 @@
 #include "cli/wire.hpp"
 
+#include <chrono>
+
 namespace loopr::cli {
 
 using json = nlohmann::json;
@@ -27,8 +29,21 @@ std::string submit_request(const Api& api, const std::string& request, bool dry_
   return it->get<std::string>();
 }
 
-std::optional<api::Health> daemon_health(const Api& api) {
-  auto h = api.health();
+MergeAnswer merge_plan(const Api& api, const std::string& plan_id, bool force) {
+  MergeAnswer out;
+  out.document = api.post("/v1/plans/" + url_encode(plan_id) + "/merge" + (force ? "?force=1" : ""),
+                          nullptr, std::chrono::hours(24));
+  if (out.document.is_object()) {
+    if (auto it = out.document.find("base_branch"); it != out.document.end() && it->is_string())
+      out.base_branch = it->get<std::string>();
+    if (auto it = out.document.find("sha"); it != out.document.end() && it->is_string())
+      out.sha = it->get<std::string>();
+  }
+  return out;
+}
+
+std::optional<api::Health> daemon_health(const Api& api, std::chrono::milliseconds timeout) {
+  auto h = api.health(timeout);
   if (!h) return std::nullopt;
   return api::health_from_json(*h);
 }

@@ -18,37 +18,6 @@
 
 namespace loopr::daemon {
 
-nlohmann::json loop_json(const Loop& loop) {
-  nlohmann::json j = to_api_json(loop);
-  j["plan_id"] = loop.plan_id;
-  j["task"] = loop.task;
-  j["status_reason"] = loop.status_reason;
-  add_question_fields(j, loop);
-  return j;
-}
-
-void add_tree_fields(nlohmann::json& row, const Loop& plan, std::span<const Loop> tree,
-                     MergeMode mode) {
-  auto or_null = [](const std::string& s) {
-    return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
-  };
-  row["tree_verdict"] = manager::to_string(manager::tree_verdict(tree, plan.id, mode));
-  row["base_branch"] = or_null(plan.tree.base_branch);
-  row["merged_into_base"] = or_null(plan.tree.merged_into_base);
-  row["merge_error"] = or_null(plan.tree.merge_error);
-  // The integration gate: the last check of the integration tip (null before the first).
-  if (plan.tree.gate_result.empty()) {
-    row["integration"] = nullptr;
-  } else {
-    row["integration"] = {{"result", plan.tree.gate_result},
-                          {"sha", or_null(plan.tree.gate_sha)},
-                          {"summary", or_null(plan.tree.gate_summary)},
-                          {"output", or_null(plan.tree.gate_output)},
-                          {"log", or_null(plan.tree.gate_log)},
-                          {"fix_loops", plan.tree.gate_fixes}};
-  }
-}
-
 int http_status(const Error& error) {
   switch (error.code) {
     case ErrorCode::not_found:
@@ -296,12 +265,12 @@ awaitable<Response> Api::handle(Request req) {
         out.push_back(std::move(j));
         continue;
       }
-      nlohmann::json j = loop_json(*l);
+      api::LoopRow row = loop_row(*l);
       if (l->type == LoopType::plan) {
-        j["tree_cost_usd"] = s.manager.tree_cost(l->id);
-        add_tree_fields(j, *l, trees[l->id], mode);
+        row.tree_cost_usd = s.manager.tree_cost(l->id);
+        add_tree_fields(row, *l, trees[l->id], mode);
       }
-      out.push_back(std::move(j));
+      out.push_back(api::to_json(row));
     }
     nlohmann::json body{{"loops", std::move(out)}};
     if (!page.next.empty()) body["next"] = page.next;
@@ -317,7 +286,7 @@ awaitable<Response> Api::handle(Request req) {
         Loop loop;
         std::vector<IterationRecord> iterations;
         std::vector<Loop> tree;  ///< a plan's tree, for its verdict
-        nlohmann::json gate = nlohmann::json::object();  ///< a plan's forecast and actual
+        api::LoopDetail detail;  ///< a plan's forecast and actual
       };
       std::shared_ptr<const Config> config = s.ctx.config;
       auto get = [&s, &id, config]() -> Result<Detail> {
@@ -327,7 +296,7 @@ awaitable<Response> Api::handle(Request req) {
         LOOPR_ASSIGN(d.iterations, store.iterations(id));
         if (d.loop.type == LoopType::plan) {
           LOOPR_ASSIGN(d.tree, store.loops_of_plan(id));
-          d.gate = plan_gate_fields(store, d.loop, d.tree, *config);
+          add_gate_fields(d.detail, store, d.loop, d.tree, *config);
         }
         return d;
       };
@@ -335,27 +304,19 @@ awaitable<Response> Api::handle(Request req) {
       if (!got) co_return error_of(got.error());
       const Loop& loop = got->loop;
       const auto& iterations = got->iterations;
-      nlohmann::json j = loop_json(loop);
-      if (loop.type == LoopType::plan) add_tree_fields(j, loop, got->tree, s.ctx.config->merge);
-      nlohmann::json its = nlohmann::json::array();
+      api::LoopDetail& d = got->detail;
+      d.loop = loop_row(loop);
+      if (loop.type == LoopType::plan) add_tree_fields(d.loop, loop, got->tree, s.ctx.config->merge);
+      d.loop.tree_cost_usd = s.manager.tree_cost(loop.plan_id);
       for (const auto& it : iterations)
-        its.push_back(
-            {{"n", it.n},
-             {"status", it.status},
-             {"exit_code", it.exit_code ? nlohmann::json(*it.exit_code) : nlohmann::json(nullptr)},
-             {"cost_usd", it.usage.cost_usd},
-             {"input_tokens", it.usage.input_tokens},
-             {"output_tokens", it.usage.output_tokens},
-             {"duration_ms", it.duration_ms},
-             {"summary", it.summary}});
-      j["iterations"] = std::move(its);
-      j["validation_output"] =
-          iterations.empty() ? std::string() : iterations.back().output_excerpt;
-      j["progress"] = loop.progress;
-      j["input_artifact"] = loop.input_artifact;
-      j["tree_cost_usd"] = s.manager.tree_cost(loop.plan_id);
-      if (!loop.tree.conflicts.empty()) j["conflicts"] = loop.tree.conflicts;
-      j.update(got->gate);
+        d.iterations.push_back({it.n, it.status, it.exit_code, it.usage.cost_usd,
+                                it.usage.input_tokens, it.usage.output_tokens, it.duration_ms,
+                                it.summary});
+      d.validation_output = iterations.empty() ? std::string() : iterations.back().output_excerpt;
+      d.progress = loop.progress;
+      d.input_artifact = loop.input_artifact;
+      d.conflicts = loop.tree.conflicts;
+      nlohmann::json j = api::to_json(d);
       co_return Response{200, std::move(j)};
     }
     const std::string& action = parts[3];
