@@ -38,8 +38,10 @@ class Api {
   static bool is_stream(const Request& request);
   awaitable<void> stream(Request request, std::shared_ptr<EventStream> out);
 
- private:
+  /// What the routes work on (the engine's context, the manager, ApiInfo); api.cpp's own.
   struct State;
+
+ private:
   std::shared_ptr<State> state_;
 };
 
