@@ -56,6 +56,7 @@ LOOPR_EVENT(IntegrationCheckStarted, "integration_check_started")
 LOOPR_EVENT(IntegrationCheck, "integration_check")
 LOOPR_EVENT(IntegrationFix, "integration_fix")
 LOOPR_EVENT(Revalidated, "revalidated")
+LOOPR_EVENT(SetupFinished, "setup_finished")
 LOOPR_EVENT(NoteShared, "note_shared")
 LOOPR_EVENT(QuestionAsked, "question_asked")
 LOOPR_EVENT(QuestionAnswered, "question_answered")
@@ -244,6 +245,17 @@ Revalidated Codec<Revalidated>::read(const json& d) {
 }
 json Codec<Revalidated>::write(const Revalidated& e) {
   return {{"passed", e.passed}, {"summary", e.summary}};
+}
+
+SetupFinished Codec<SetupFinished>::read(const json& d) {
+  return {d.value("passed", false), str(d, "summary"), d.value("duration_ms", std::int64_t{0}),
+          str(d, "log")};
+}
+json Codec<SetupFinished>::write(const SetupFinished& e) {
+  return {{"passed", e.passed},
+          {"summary", e.summary},
+          {"duration_ms", e.duration_ms},
+          {"log", e.log}};
 }
 
 NoteShared Codec<NoteShared>::read(const json& d) { return {d.value("n", 0), str(d, "text")}; }

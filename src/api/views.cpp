@@ -328,6 +328,7 @@ json to_json(const Health& h) {
   j["repo"] = h.repo;
   j["active_runs"] = h.active_runs;
   j["stopping"] = h.stopping;
+  j["draining"] = h.draining;
   j["sandbox"] = to_json(h.sandbox);
   j["loops"] = h.loops;
   return j;
@@ -342,12 +343,13 @@ Health health_from_json(const json& j) {
   h.repo = str(j, "repo");
   h.active_runs = i32(j, "active_runs");
   h.stopping = flag(j, "stopping");
+  h.draining = flag(j, "draining");
   if (auto it = j.find("sandbox"); it != j.end()) h.sandbox = sandbox_from_json(*it);
   if (auto it = j.find("loops"); it != j.end() && it->is_object())
     for (auto c = it->begin(); c != it->end(); ++c)
       if (c.value().is_number()) h.loops[c.key()] = c.value().get<int>();
   h.extra = extra_of(j, {{"ok", "pid", "started_at", "uptime_s", "repo", "active_runs",
-                          "stopping", "sandbox", "loops"}});
+                          "stopping", "draining", "sandbox", "loops"}});
   return h;
 }
 

@@ -87,6 +87,15 @@ int run(int argc, char** argv) {
                              "Stop the daemon gracefully and wait until it has exited (exit 3 if "
                              "not running): running iterations are cut short, what they wrote is "
                              "checkpointed, and their loops resume when the daemon starts again");
+  bool drain = false;
+  std::string drain_timeout;
+  daemon_stop->add_flag("--drain", drain,
+                        "Let the iterations in flight finish (model turns, validation, "
+                        "checkpoint, record) and start no new one, then stop");
+  daemon_stop
+      ->add_option("--timeout", drain_timeout,
+                   "With --drain: stop as without it once this has passed (default 30m)")
+      ->option_text("D");
 
   std::vector<std::string> request;
   bool wait = false, yes = false;
@@ -266,7 +275,11 @@ int run(int argc, char** argv) {
     if (validate->parsed()) return run_validate(opts, validate_kind, validate_file);
     if (daemon->parsed()) {
       if (daemon_status->parsed()) return run_daemon_status(opts);
-      if (daemon_stop->parsed()) return run_daemon_stop(opts);
+      if (daemon_stop->parsed()) {
+        if (!drain && !drain_timeout.empty())
+          throw CommandError{kUsage, "--timeout is the limit of a drain", "add --drain"};
+        return run_daemon_stop(opts, drain, drain_timeout);
+      }
       return run_daemon_command(opts, foreground, daemon_force);
     }
     if (submit->parsed()) {

@@ -19,7 +19,8 @@ int run_validate(const GlobalOptions& opts, const std::string& kind, const std::
 /// `force`: start even if the provider's prerequisites look unmet.
 int run_daemon_command(const GlobalOptions& opts, bool foreground, bool force);
 int run_daemon_status(const GlobalOptions& opts);
-int run_daemon_stop(const GlobalOptions& opts);
+/// `drain`: the iterations in flight finish first, for at most `timeout` (a duration; empty: 30m).
+int run_daemon_stop(const GlobalOptions& opts, bool drain = false, const std::string& timeout = {});
 
 /// `force`: skip the prerequisite checks that can be wrong (src/cli/preflight.hpp).
 /// `submit --dry-run`: the plan loop up to the gate, shown, then ended (`failed`, `dry run`).

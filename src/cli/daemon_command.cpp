@@ -16,6 +16,7 @@ using nlohmann::json;
 namespace {
 
 constexpr auto kStopTimeout = std::chrono::seconds(10);
+constexpr auto kDefaultDrain = std::chrono::minutes(30);
 
 }  // namespace
 
@@ -72,21 +73,37 @@ int run_daemon_status(const GlobalOptions& opts) {
   return kOk;
 }
 
-int run_daemon_stop(const GlobalOptions& opts) {
+int run_daemon_stop(const GlobalOptions& opts, bool drain, const std::string& timeout) {
   RepoPaths paths(require_repo(opts));
+  auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(kDefaultDrain);
+  if (!timeout.empty()) {
+    auto d = parse_duration(timeout);
+    if (!d || d->count() <= 0)
+      throw CommandError{kUsage, "--timeout \"" + timeout + "\" is not a duration",
+                         "write e.g. --timeout 30m or 90s"};
+    limit = *d;
+  }
   Api api(paths);
   auto h = daemon_health(api);
   if (!h) throw daemon_not_running(paths);
   long pid = h->pid;
-  api.post("/v1/shutdown");
-  auto deadline = std::chrono::steady_clock::now() + kStopTimeout;
+  if (drain) {
+    api.post("/v1/shutdown", json{{"drain", true}, {"timeout", format_duration(limit)}});
+    if (!opts.quiet && !opts.json)
+      std::cerr << "draining: the iterations in flight finish and no new one starts (at most "
+                << format_duration(limit) << "; `loopr daemon stop` stops at once)\n";
+  } else {
+    api.post("/v1/shutdown");
+  }
+  // A drain takes as long as the iterations in flight, at most its limit; then the stop itself.
+  auto deadline = std::chrono::steady_clock::now() + kStopTimeout + (drain ? limit : std::chrono::milliseconds(0));
   while (true) {
     bool answering = api.health(std::chrono::seconds(1)).has_value();
     bool alive = process_alive(pid);
     if (!answering && !alive) break;
     if (std::chrono::steady_clock::now() > deadline)
       throw CommandError{kFailed,
-                         "the daemon (pid " + std::to_string(pid) + ") did not stop within 10 s",
+                         "the daemon (pid " + std::to_string(pid) + ") did not stop in time",
                          "see " + daemon_out_file(paths).string() + "; `kill " +
                              std::to_string(pid) + "` ends it"};
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -319,6 +319,11 @@ std::string render_health(const api::Health& h, const Style& style) {
       << format_elapsed(h.uptime_s * 1000);
   if (!h.repo.empty()) out << ", repository " << h.repo;
   out << "\n";
+  if (h.draining)
+    out << style.yellow("draining") << ": the iterations in flight finish, no new one starts; "
+        << "then it stops\n";
+  else if (h.stopping)
+    out << style.yellow("stopping") << "\n";
   const api::SandboxView& sb = h.sandbox;
   if (sb.present) {
     if (!sb.confined) {

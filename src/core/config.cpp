@@ -82,6 +82,79 @@ void read_loop_type(const Walker& w, const YAML::Node& node, const std::string& 
         });
 }
 
+bool is_variable_name(const std::string& name) {
+  bool valid = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+  for (char ch : name) valid = valid && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+  return valid;
+}
+
+// `sandbox.env`: a list of `NAME` (the daemon's value) or `NAME=value` entries, or a mapping of
+// NAME to a value (null: the daemon's value).
+void read_env(const Walker& w, const YAML::Node& n, const std::string& key, SandboxConfig& s) {
+  s.env.clear();
+  s.env_values.clear();
+  auto add = [&](const YAML::Node& at, std::string name, std::optional<std::string> value) {
+    if (!is_variable_name(name)) w.fail(at, key, "\"" + name + "\" is not a variable name");
+    if (value)
+      s.env_values[name] = *value;
+    else
+      s.env.push_back(name);
+  };
+  if (n.IsMap()) {
+    for (const auto& kv : n) {
+      std::optional<std::string> value;
+      if (!kv.second.IsNull()) value = w.scalar(kv.second, key, "a value (a string)");
+      add(kv.first, kv.first.as<std::string>(), value);
+    }
+    return;
+  }
+  std::vector<std::string> entries = w.strings(n, key);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    auto eq = entries[i].find('=');
+    if (eq == std::string::npos)
+      add(n[i], entries[i], std::nullopt);
+    else
+      add(n[i], entries[i].substr(0, eq), entries[i].substr(eq + 1));
+  }
+}
+
+// Why a relative `sandbox.read_only` entry cannot be a path of the checkout; empty when it can.
+std::string checkout_path_problem(const std::string& p) {
+  if (p.empty() || p == ".") return "is empty (name a path of your checkout, e.g. node_modules)";
+  std::string first = p.substr(0, p.find('/'));
+  std::size_t at = 0;
+  while (at <= p.size()) {
+    std::size_t slash = p.find('/', at);
+    std::string part = p.substr(at, slash == std::string::npos ? std::string::npos : slash - at);
+    if (part == ".." || part.empty())
+      return "must stay inside your checkout (no `..` or empty parts), or be absolute";
+    if (slash == std::string::npos) break;
+    at = slash + 1;
+  }
+  if (first == ".git" || first == ".loopr") return "is loopr's or git's own folder";
+  return {};
+}
+
+// `setup:` a list of commands, or {commands, network, timeout}.
+void read_setup(const Walker& w, const YAML::Node& v, const std::string& k, SetupConfig& s) {
+  if (v.IsNull()) return;
+  if (v.IsSequence()) {
+    s.commands = w.strings(v, k);
+  } else {
+    w.map(v, k,
+          {
+              {"commands", [&](const YAML::Node& n, const std::string& key) { s.commands = w.strings(n, key); }},
+              {"network", [&](const YAML::Node& n, const std::string& key) { s.network = w.boolean(n, key); }},
+              {"timeout", [&](const YAML::Node& n, const std::string& key) {
+                 s.timeout = w.duration(n, key);
+                 if (s.timeout < std::chrono::seconds(1)) w.fail(n, key, "must be at least 1s");
+               }},
+          });
+  }
+  for (const auto& c : s.commands)
+    if (c.find_first_not_of(" \t\r\n") == std::string::npos) w.fail(v, k, "a setup command is empty");
+}
+
 // `sandbox: none` (the explicit opt-out) or a mapping of settings.
 void read_sandbox(const Walker& w, const YAML::Node& v, const std::string& k, SandboxConfig& s) {
   if (v.IsScalar()) {
@@ -106,7 +179,7 @@ void read_sandbox(const Walker& w, const YAML::Node& v, const std::string& k, Sa
         {
             {"mode", [&](const YAML::Node& n, const std::string& key) { s.mode = w.choice(n, key, {"bubblewrap", "none"}); }},
             {"network", [&](const YAML::Node& n, const std::string& key) { s.network = w.strings(n, key); }},
-            {"env", [&](const YAML::Node& n, const std::string& key) { s.env = w.strings(n, key); }},
+            {"env", [&](const YAML::Node& n, const std::string& key) { read_env(w, n, key, s); }},
             {"read_only", [&](const YAML::Node& n, const std::string& key) { s.read_only = w.strings(n, key); }},
             {"hide", [&](const YAML::Node& n, const std::string& key) { s.hide = w.strings(n, key); }},
             {"limits", [&](const YAML::Node& n, const std::string& key) {
@@ -121,18 +194,16 @@ void read_sandbox(const Walker& w, const YAML::Node& v, const std::string& k, Sa
                      });
              }},
         });
-  for (std::size_t i = 0; i < s.env.size(); ++i) {
-    const std::string& name = s.env[i];
-    bool valid = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
-    for (char ch : name) valid = valid && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
-    if (!valid) w.fail(v["env"][i], k + ".env", "\"" + name + "\" is not a variable name");
+  for (auto& p : s.read_only) {
+    // Relative: the checkout's own path (node_modules, .venv), shown in every worktree too.
+    if (!p.empty() && (p[0] == '/' || p.starts_with("~/") || p == "~")) continue;
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    if (std::string why = checkout_path_problem(p); !why.empty())
+      w.fail(v["read_only"], k + ".read_only", "\"" + p + "\" " + why);
   }
-  for (const auto* list : {&s.read_only, &s.hide}) {
-    for (const auto& p : *list)
-      if (p.empty() || (p[0] != '/' && !p.starts_with("~/") && p != "~"))
-        w.fail(v[list == &s.read_only ? "read_only" : "hide"], k,
-               "\"" + p + "\" must be an absolute path (or start with ~/)");
-  }
+  for (const auto& p : s.hide)
+    if (p.empty() || (p[0] != '/' && !p.starts_with("~/") && p != "~"))
+      w.fail(v["hide"], k + ".hide", "\"" + p + "\" must be an absolute path (or start with ~/)");
 }
 
 // `notify:` a list of {command, events, timeout}.
@@ -300,10 +371,14 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                      });
              }},
             {"sandbox", [&](const YAML::Node& v, const std::string& k) { read_sandbox(w, v, k, c.sandbox); }},
+            {"setup", [&](const YAML::Node& v, const std::string& k) { read_setup(w, v, k, c.setup); }},
             {"executor", [&](const YAML::Node& v, const std::string& k) { config_detail::read_executor(w, v, k, c.executor); }},
             {"notify", [&](const YAML::Node& v, const std::string& k) { read_notify(w, v, k, c.notify); }},
             {"integration", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k, {{"max_fix_iterations", int_field(c.integration.max_fix_iterations, 1, 1000)}});
+             }},
+            {"daemon", [&](const YAML::Node& v, const std::string& k) {
+               w.map(v, k, {{"sigterm_drain", dur_field(c.daemon.sigterm_drain)}});
              }},
             {"gc", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k,
@@ -379,6 +454,13 @@ Result<Config> load_config(const std::string& path, const EnvLookup& env) {
   return config;
 }
 
+std::vector<std::string> SandboxConfig::checkout_paths() const {
+  std::vector<std::string> out;
+  for (const auto& p : read_only)
+    if (!p.empty() && p[0] != '/' && p[0] != '~') out.push_back(p);
+  return out;
+}
+
 const char* to_string(MergeMode mode) { return mode == MergeMode::manual ? "manual" : "auto"; }
 
 const char* to_string(FailurePolicy policy) {
@@ -390,7 +472,8 @@ std::vector<std::string> restart_keys_changed(const Config& a, const Config& b) 
   if (a.base_branch != b.base_branch) out.push_back("base_branch");
   if (a.llm.provider != b.llm.provider) out.push_back("llm.provider");
   const SandboxConfig &x = a.sandbox, &y = b.sandbox;
-  if (x.mode != y.mode || x.network != y.network || x.env != y.env || x.read_only != y.read_only ||
+  if (x.mode != y.mode || x.network != y.network || x.env != y.env ||
+      x.env_values != y.env_values || x.read_only != y.read_only ||
       x.hide != y.hide || x.limits.processes != y.limits.processes || x.limits.open_files != y.limits.open_files ||
       x.limits.file_size != y.limits.file_size || x.limits.memory != y.limits.memory ||
       x.limits.tmp_size != y.limits.tmp_size)
@@ -448,10 +531,17 @@ attended: false                  # true: loops pause after every iteration (pass
 sandbox:                         # every command run for a loop (run_command, validation, stop_scripts)
   mode: bubblewrap               # bubblewrap | none (`none` runs the model's commands UNCONFINED)
   network: []                    # runner classes whose commands may use the network, e.g. [net]
-  env: []                        # extra environment variables passed to commands, e.g. [CARGO_HOME]
-  read_only: []                  # extra paths visible read-only, e.g. [~/.cargo, ~/.rustup]
+  env: []                        # variables for commands: NAME (the daemon's value) or NAME=value,
+                                 # e.g. [CARGO_HOME, PYTHONPATH=src]
+  read_only: []                  # paths visible read-only: absolute ones where they are, e.g.
+                                 # ~/.cargo; relative ones from your checkout, also at the same
+                                 # place in every worktree, e.g. [node_modules, .venv]
   hide: []                       # extra paths hidden from commands
   limits: {processes: 1024, open_files: 4096, file_size: 1G, memory: 8G, tmp_size: 1G}
+setup:                           # run once in every new worktree, in the sandbox, before its tests
+  commands: []                   # e.g. ["make generate"]; a failure blocks the loop with its output
+  network: false                 # true: these commands may use the network (e.g. npm ci)
+  timeout: 10m                   # per command
 loops:
   plan:  {max_iterations: 5}
   spec:  {max_iterations: 5}

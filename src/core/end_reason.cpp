@@ -36,6 +36,7 @@ constexpr Spelling kSpellings[] = {
     {EndReason::stop_pattern, "stop_pattern"},
     {EndReason::stop_script, "stop_script"},
     {EndReason::daemon_stopped, "daemon_stopped"},
+    {EndReason::daemon_drained, "daemon_drained"},
     {EndReason::invalidated, "invalidated"},
     {EndReason::superseded, "superseded"},
     {EndReason::rebase_conflict, "rebase_conflict"},
@@ -43,10 +44,12 @@ constexpr Spelling kSpellings[] = {
     {EndReason::integration_failed, "integration_failed"},
     {EndReason::sandbox_unavailable, "sandbox_unavailable"},
     {EndReason::baseline_failed, "baseline_failed"},
+    {EndReason::setup_failed, "setup_failed"},
     {EndReason::held_for_review, "held_for_review"},
     {EndReason::paused_by_user, "paused_by_user"},
     {EndReason::attended, "attended"},
     {EndReason::validation_not_run, "validation_not_run"},
+    {EndReason::disk_full, "disk_full"},
     {EndReason::unknown, "unknown"},
 };
 

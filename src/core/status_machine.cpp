@@ -17,7 +17,8 @@ struct Edge {
 
 // Why each edge exists:
 //  pending   → running (scheduled), paused/stopped (user), failed (setup failed: no worktree),
-//              invalidated (parent iterated before it started)
+//              invalidated (parent iterated before it started), blocked (a `setup:` command
+//              failed in its new worktree before its first iteration)
 //  running   → pending (daemon restart re-queues it), paused, rebasing (integration moved),
 //              blocked (rebase conflict), awaiting_approval (valid plan), awaiting_answer
 //              (the model asked the person), complete (validation
@@ -41,7 +42,7 @@ struct Edge {
 constexpr Edge kEdges[] = {
     {S::pending, S::running},        {S::pending, S::paused},
     {S::pending, S::stopped},        {S::pending, S::failed},
-    {S::pending, S::invalidated},
+    {S::pending, S::invalidated},    {S::pending, S::blocked},
 
     {S::running, S::pending},        {S::running, S::paused},
     {S::running, S::rebasing},       {S::running, S::blocked},

@@ -83,6 +83,9 @@ std::optional<std::string> string_field(const nlohmann::json& body, const char* 
 
 bool valid_id(const std::string& id) { return type_of_id(id).has_value(); }
 
+// How long `POST /v1/shutdown {"drain":true}` lets iterations finish when it names no timeout.
+constexpr std::chrono::milliseconds kDefaultDrain = std::chrono::minutes(30);
+
 }  // namespace
 
 struct Api::State {
@@ -136,6 +139,7 @@ awaitable<Response> get_health(Api::State& s, Request&, const Params&) {
                       {"repo", s.info.repo},
                       {"active_runs", s.manager.active_runs()},
                       {"stopping", s.info.shutting_down ? s.info.shutting_down() : false},
+                      {"draining", s.info.draining ? s.info.draining() : false},
                       {"sandbox", s.info.sandbox ? s.info.sandbox() : nlohmann::json(nullptr)},
                       {"loops", counts}}};
 }
@@ -158,10 +162,24 @@ awaitable<Response> get_stats(Api::State& s, Request& req, const Params&) {
   co_return Response{200, manager::to_json(*stats)};
 }
 
-// POST /v1/shutdown.
-awaitable<Response> post_shutdown(Api::State& s, Request&, const Params&) {
-  if (s.info.request_shutdown) s.info.request_shutdown();
-  co_return Response{200, {{"ok", true}}};
+// POST /v1/shutdown [{drain, timeout}].
+awaitable<Response> post_shutdown(Api::State& s, Request& req, const Params&) {
+  Response bad;
+  auto body = body_object(req, bad);
+  if (!body) co_return bad;
+  const bool drain = body->contains("drain") && (*body)["drain"].is_boolean() &&
+                     (*body)["drain"].get<bool>();
+  std::chrono::milliseconds limit = kDefaultDrain;
+  if (auto t = string_field(*body, "timeout", bad); !t) {
+    co_return bad;
+  } else if (!t->empty()) {
+    auto d = parse_duration(*t);
+    if (!d || d->count() <= 0)
+      co_return error_response(400, "`timeout` must be a duration such as 30m or 90s");
+    limit = *d;
+  }
+  if (s.info.request_shutdown) s.info.request_shutdown(drain ? limit : std::chrono::milliseconds(0));
+  co_return Response{200, {{"ok", true}, {"drain", drain}}};
 }
 
 // POST /v1/gc {dry_run, older_than}.

@@ -18,8 +18,10 @@ struct ApiInfo {
   int pid = 0;
   TimestampMs started_at = 0;
   std::string repo;
-  std::function<void()> request_shutdown;  ///< `POST /v1/shutdown`
+  /// `POST /v1/shutdown`; a drain > 0 lets the iterations in flight finish first.
+  std::function<void(std::chrono::milliseconds drain)> request_shutdown;
   std::function<bool()> shutting_down;
+  std::function<bool()> draining;
   /// Where the routes read the store. Its own pool, so that `loopr list` and health answer while
   /// the engine's pool is queued up with git work (1,000 worktrees at start); null: the engine's.
   net::thread_pool* read_pool = nullptr;

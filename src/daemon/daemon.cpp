@@ -181,7 +181,12 @@ struct Daemon {
     info.pid = ::getpid();
     info.started_at = started_at;
     info.repo = paths.root.string();
-    info.request_shutdown = [this] { begin_shutdown("shutdown requested over the API"); };
+    info.request_shutdown = [this](std::chrono::milliseconds drain) {
+      begin_shutdown(drain.count() > 0 ? "a drained stop requested over the API"
+                                       : "shutdown requested over the API",
+                     drain);
+    };
+    info.draining = [this] { return manager->draining(); };
     info.shutting_down = [this] { return stopping; };
     info.read_pool = &api_reads;
     info.sandbox = [this] { return sandbox_status(); };
@@ -239,22 +244,32 @@ struct Daemon {
                    key);
   }
 
-  void begin_shutdown(std::string why) {
-    if (stopping) return;
+  // `drain` > 0: the iterations in flight finish first (at most that long). Asked again while
+  // a drain runs (a second SIGTERM, Ctrl-C, a stop without --drain): the drain ends now.
+  void begin_shutdown(std::string why, std::chrono::milliseconds drain = {}) {
+    if (stopping) {
+      if (manager->draining() && drain.count() == 0) {
+        spdlog::info("stopping now: {}", why);
+        manager->cut_drain_short();
+      }
+      return;
+    }
     stopping = true;
-    spdlog::info("stopping: {}", why);
-    net::co_spawn(io, shutdown(this), net::detached);
+    spdlog::info("stopping: {}{}", why,
+                 drain.count() > 0 ? " (draining for at most " + format_duration(drain) + ")" : "");
+    net::co_spawn(io, shutdown(this, drain), net::detached);
   }
 
-  static awaitable<void> shutdown(Daemon* self) {
+  static awaitable<void> shutdown(Daemon* self, std::chrono::milliseconds drain) {
     // Answer the request that asked for it before the connections close.
     net::steady_timer t(self->io, std::chrono::milliseconds(50));
     boost::system::error_code ec;
     co_await t.async_wait(net::redirect_error(net::use_awaitable, ec));
     WriteSet stopping;
-    stopping.events = {engine::make_event("", "daemon_stopping", {{"pid", ::getpid()}})};
+    stopping.events = {engine::make_event(
+        "", "daemon_stopping", {{"pid", ::getpid()}, {"drain_ms", drain.count()}})};
     co_await self->journal->commit(std::move(stopping));
-    co_await self->manager->shutdown(std::chrono::milliseconds(3500));
+    co_await self->manager->shutdown(std::chrono::milliseconds(3500), drain);
     self->server->stop();
     self->io.stop();
   }
@@ -280,8 +295,12 @@ struct Daemon {
       boost::system::error_code ec;
       int sig = co_await signals->async_wait(net::redirect_error(net::use_awaitable, ec));
       if (ec) co_return;
-      if (sig == SIGHUP) self->reload();
-      else self->begin_shutdown(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      if (sig == SIGHUP)
+        self->reload();
+      else if (sig == SIGTERM)
+        self->begin_shutdown("SIGTERM", self->config->daemon.sigterm_drain);
+      else
+        self->begin_shutdown("SIGINT");
     }
   }
 

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include <loopr/engine/feedback.hpp>
+#include <loopr/engine/test_output.hpp>
 
 namespace loopr::engine {
 namespace {
@@ -64,7 +65,7 @@ Move on_pass(Loop& loop, int n, const Validation& v, const Config& config) {
 // A failed iteration: the stop conditions, in order of how much they say about the loop.
 Move on_fail(Loop& loop, int n, const IterationFacts& f, const Config& config) {
   const Validation& v = *f.validation;
-  const std::string fingerprint = failure_fingerprint(v.output);
+  const std::string fingerprint = failure_fingerprint(v.output, loop.worktree);
   const int stale = (!f.changed && loop.run.last_validation_hash == fingerprint)
                         ? loop.run.no_progress + 1
                         : 0;
@@ -173,8 +174,10 @@ bool wants_stop_scripts(const IterationFacts& f, const Config& config) {
          !match_stop_pattern(config, f.validation->output);
 }
 
-std::string failure_fingerprint(const std::string& validation_output) {
-  return std::to_string(std::hash<std::string>{}(validation_output));
+std::string failure_fingerprint(const std::string& validation_output, const std::string& workdir) {
+  NormalizeOptions options;
+  if (!workdir.empty()) options.workdirs.push_back(workdir);
+  return output_fingerprint(validation_output, options);
 }
 
 IterationVerdict decide(Loop& loop, int n, const IterationFacts& f, const Config& config) {

@@ -88,8 +88,11 @@ std::string checkpoint_message(const Loop& loop, int n, const IterationFacts& fa
 /// Whether the stop scripts are run: a judged, failed iteration no stop pattern stopped.
 bool wants_stop_scripts(const IterationFacts& facts, const Config& config);
 
-/// The failure a loop's no-progress check compares between iterations (a hash of the output).
-std::string failure_fingerprint(const std::string& validation_output);
+/// The failure a loop's no-progress check compares between iterations: a fingerprint of the
+/// output with what changes between two runs of the same failure taken out (durations, temp
+/// paths, pids, the worktree's own path `workdir`; test_output.hpp).
+std::string failure_fingerprint(const std::string& validation_output,
+                                const std::string& workdir = {});
 
 struct IterationVerdict {
   Move move;

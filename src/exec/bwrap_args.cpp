@@ -5,6 +5,7 @@
 #include "exec/bwrap_args.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -90,6 +91,13 @@ std::vector<std::string> bwrap_arguments(const SandboxLayout& layout, const Comm
   std::string wt = command.workdir.string();
   a.insert(a.end(), {"--bind", wt, wt});
   std::error_code ec;
+  // The checkout's dependencies (node_modules, .venv) at the same place in a worktree, read-only.
+  if (fs::exists(command.workdir / ".git", ec))
+    for (const auto& cp : layout.checkout_paths) {
+      fs::path dest = command.workdir / cp.rel;
+      if (mount_point_free(dest))
+        a.insert(a.end(), {"--ro-bind-try", cp.source.string(), dest.string()});
+    }
   if (fs::exists(command.workdir / ".git", ec)) {
     std::string dotgit = (command.workdir / ".git").string();
     a.insert(a.end(), {"--ro-bind", dotgit, dotgit});
@@ -98,6 +106,78 @@ std::vector<std::string> bwrap_arguments(const SandboxLayout& layout, const Comm
   a.insert(a.end(), {"--chdir", wt, "--"});
   a.insert(a.end(), command.argv.begin(), command.argv.end());
   return a;
+}
+
+bool mount_point_free(const fs::path& dest) {
+  std::error_code ec;
+  auto st = fs::symlink_status(dest, ec);
+  if (ec || st.type() == fs::file_type::not_found) return true;
+  if (st.type() == fs::file_type::directory) return fs::is_empty(dest, ec) && !ec;
+  if (st.type() == fs::file_type::regular) return fs::file_size(dest, ec) == 0 && !ec;
+  return false;
+}
+
+std::string expand_env_value(std::string_view value, const std::map<std::string, std::string>& vars) {
+  auto name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::string out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    if (value[i] != '$' || i + 1 == value.size()) {
+      out += value[i];
+      continue;
+    }
+    std::string name;
+    std::size_t next = i + 1;
+    if (value[next] == '$') {
+      out += '$';
+      i = next;
+      continue;
+    }
+    if (value[next] == '{') {
+      auto close = value.find('}', next);
+      if (close == std::string_view::npos) {
+        out += value.substr(i);
+        break;
+      }
+      name = std::string(value.substr(next + 1, close - next - 1));
+      i = close;
+    } else {
+      std::size_t end = next;
+      while (end < value.size() && name_char(value[end])) ++end;
+      if (end == next) {
+        out += '$';
+        continue;
+      }
+      name = std::string(value.substr(next, end - next));
+      i = end - 1;
+    }
+    if (auto it = vars.find(name); it != vars.end()) out += it->second;
+  }
+  return out;
+}
+
+void apply_env_values(std::map<std::string, std::string>& env,
+                      const std::map<std::string, std::string>& values, const fs::path& workdir) {
+  if (values.empty()) return;
+  std::map<std::string, std::string> vars = env;
+  vars["WORKTREE"] = workdir.string();
+  for (const auto& [name, value] : values) env[name] = expand_env_value(value, vars);
+}
+
+void note_checkout_mounts(const fs::path& workdir, const std::vector<std::string>& rels) {
+  std::error_code ec;
+  if (rels.empty() || !fs::is_regular_file(workdir / ".git", ec)) return;
+  GitDirs dirs = find_git_dirs(workdir);
+  if (dirs.git_dir.empty() || dirs.git_dir == dirs.common_dir) return;
+  std::string text;
+  for (const auto& r : rels) text += r + "\n";
+  fs::path file = dirs.git_dir / kWorktreeMountsFile;
+  {
+    std::ifstream in(file, std::ios::binary);
+    std::string have((std::istreambuf_iterator<char>(in)), {});
+    if (have == text) return;
+  }
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << text;
 }
 
 std::string sanitize_git_config(std::string_view text) {

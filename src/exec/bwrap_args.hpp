@@ -4,12 +4,20 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <loopr/exec/executor.hpp>
 
 namespace loopr::exec {
+
+/// A path of the user's checkout (`sandbox.read_only: [node_modules]`) shown read-only at the
+/// same relative place in each worktree.
+struct CheckoutPath {
+  std::filesystem::path source;  ///< `<checkout>/<rel>`
+  std::string rel;
+};
 
 struct SandboxLayout {
   std::filesystem::path repo_root;               ///< hidden: the user's checkout and `.loopr/`
@@ -20,6 +28,9 @@ struct SandboxLayout {
   std::vector<std::filesystem::path> hide_dirs;  ///< an empty tmpfs over each
   std::vector<std::filesystem::path> hide_files;  ///< /dev/null over each
   std::vector<std::filesystem::path> read_only;   ///< visible (read-only) again after hiding
+  /// Shown again at `<workdir>/<rel>` when the command runs in a git worktree whose own path
+  /// there is free (missing, or an empty folder or file: a mount point made before).
+  std::vector<CheckoutPath> checkout_paths;
   std::uint64_t tmp_size = 1ULL << 30;
 };
 
@@ -27,6 +38,23 @@ struct SandboxLayout {
 /// (the sanitised git config, or -1) and `status_fd` are descriptor numbers in bwrap.
 std::vector<std::string> bwrap_arguments(const SandboxLayout& layout, const Command& command,
                                          bool network, int config_fd, int status_fd);
+
+/// Whether `<workdir>/<rel>` can take a checkout path's mount: nothing there, or an empty folder
+/// or file (what an earlier mount left). A worktree that has its own (tracked) copy keeps it.
+bool mount_point_free(const std::filesystem::path& dest);
+
+/// `value` with `$NAME` / `${NAME}` replaced from `vars` (unknown: empty) and `$$` as `$`: the
+/// values of `sandbox.env` entries written `NAME=value` (`$WORKTREE` is the command's folder).
+std::string expand_env_value(std::string_view value, const std::map<std::string, std::string>& vars);
+
+/// `env` with `values` set on top, each expanded against `env` and `WORKTREE` = `workdir`.
+void apply_env_values(std::map<std::string, std::string>& env,
+                      const std::map<std::string, std::string>& values,
+                      const std::filesystem::path& workdir);
+
+/// Writes `<git dir of workdir>/loopr-mounts` (kWorktreeMountsFile) listing `rels`, when `workdir`
+/// is a linked git worktree and the file does not say so already: git never commits them there.
+void note_checkout_mounts(const std::filesystem::path& workdir, const std::vector<std::string>& rels);
 
 /// A repository's git config with only what git needs to read the repository (`[core]` format
 /// keys and `[extensions]`): no remote URLs (they may carry tokens), credentials, includes or

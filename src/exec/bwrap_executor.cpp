@@ -158,7 +158,9 @@ class BwrapExecutor final : public LocalSandbox {
     inv.args = bwrap_arguments(layout_, c, network, inv.git_config.empty() ? -1 : config_fd,
                                status_fd);
     inv.env = environment();
+    apply_env_values(inv.env, config_.env_values, c.workdir);
     for (const auto& [k, v] : c.env) inv.env[k] = v;
+    note_checkout_mounts(c.workdir, config_.checkout_paths());
     inv.open_files = config_.limits.open_files;
     return inv;
   }
@@ -208,7 +210,9 @@ class BwrapExecutor final : public LocalSandbox {
     spec.pass_fds = pass;
     spec.inherit_env = false;
     spec.env_set = environment();
+    apply_env_values(spec.env_set, config_.env_values, c.workdir);
     for (const auto& [k, v] : c.env) spec.env_set[k] = v;
+    note_checkout_mounts(c.workdir, config_.checkout_paths());
     spec.cwd = "/";
     spec.stdin_data = c.stdin_data;
     spec.timeout = c.timeout;
@@ -302,6 +306,17 @@ class BwrapExecutor final : public LocalSandbox {
       ::globfree(&g);
     }
     for (const auto& p : config_.read_only) {
+      bool relative = !p.empty() && p[0] != '/' && p[0] != '~';
+      if (relative) {
+        // The checkout's own path: at its place (a venv's scripts name it in their shebangs)
+        // and in each worktree. Made later (`npm install` after the daemon started) is fine:
+        // the mounts are `-try`.
+        fs::path source = canonical_or_empty(layout_.repo_root / p);
+        if (source.empty()) source = (layout_.repo_root / p).lexically_normal();
+        layout_.read_only.push_back(source);
+        layout_.checkout_paths.push_back({source, p});
+        continue;
+      }
       fs::path c = canonical_or_empty(expand_home(p, home));
       if (!c.empty()) layout_.read_only.push_back(c);
     }

@@ -5,6 +5,7 @@
 
 #include <loopr/exec/executor.hpp>
 
+#include "exec/bwrap_args.hpp"
 #include "exec/bwrap_executor.hpp"
 #include "exec/slurm_executor.hpp"
 
@@ -20,9 +21,26 @@ Command Command::shell(std::string text, fs::path workdir) {
 
 namespace {
 
+// `sandbox: none` has no mounts: the checkout's paths (`sandbox.read_only: [node_modules]`)
+// are links in each worktree instead, which git never commits there (note_checkout_mounts).
+void link_checkout_paths(const fs::path& workdir, const fs::path& repo_root,
+                         const std::vector<std::string>& rels) {
+  std::error_code ec;
+  if (rels.empty() || !fs::exists(workdir / ".git", ec)) return;
+  note_checkout_mounts(workdir, rels);
+  for (const auto& rel : rels) {
+    fs::path source = repo_root / rel, dest = workdir / rel;
+    if (!fs::exists(source, ec) || fs::is_symlink(dest, ec) || !mount_point_free(dest)) continue;
+    fs::remove(dest, ec);  // an empty mount point a sandboxed run left
+    fs::create_directories(dest.parent_path(), ec);
+    fs::create_symlink(source, dest, ec);
+  }
+}
+
 class UnconfinedExecutor final : public Executor {
  public:
-  UnconfinedExecutor() {
+  UnconfinedExecutor(const SandboxConfig& config, ExecutorOptions options)
+      : config_(config), options_(std::move(options)) {
     info_.kind = "none";
     info_.confined = false;
     info_.description =
@@ -33,7 +51,16 @@ class UnconfinedExecutor final : public Executor {
     ProcessSpec spec;
     spec.argv = c.argv;
     spec.cwd = c.workdir.string();
-    spec.env_set = c.env;
+    link_checkout_paths(c.workdir, options_.paths.root, config_.checkout_paths());
+    if (!config_.env_values.empty()) {
+      // Expanded against the daemon's own environment (the command inherits it).
+      std::map<std::string, std::string> base;
+      for (const char* name : {"PATH", "HOME", "USER", "LANG"})
+        if (auto v = options_.env(name)) base[name] = *v;
+      apply_env_values(base, config_.env_values, c.workdir);
+      for (const auto& [k, v] : config_.env_values) spec.env_set[k] = base[k];
+    }
+    for (const auto& [k, v] : c.env) spec.env_set[k] = v;
     // The daemon took its provider keys out of its environment at start; should anything have
     // put one back, it still does not reach a command.
     for (const char* key : {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"})
@@ -51,6 +78,8 @@ class UnconfinedExecutor final : public Executor {
   std::optional<std::string> unavailable() override { return std::nullopt; }
 
  private:
+  SandboxConfig config_;
+  ExecutorOptions options_;
   ExecutorInfo info_;
 };
 
@@ -58,7 +87,7 @@ class UnconfinedExecutor final : public Executor {
 
 std::unique_ptr<Executor> make_executor(const SandboxConfig& config, ExecutorOptions options) {
   if (options.executor.kind == "slurm") return make_slurm_executor(config, std::move(options));
-  if (!config.confined()) return std::make_unique<UnconfinedExecutor>();
+  if (!config.confined()) return std::make_unique<UnconfinedExecutor>(config, std::move(options));
   return make_bwrap_executor(config, std::move(options));
 }
 

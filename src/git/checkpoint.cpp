@@ -1,6 +1,10 @@
 // Checkpoint commits: everything changed in a work tree becomes one commit on its branch.
 #include <loopr/git/worktree.hpp>
 
+#include <fstream>
+
+#include <loopr/core/repo_paths.hpp>
+
 #include "git/history.hpp"
 #include "git/libgit2.hpp"
 
@@ -27,11 +31,26 @@ Result<std::string> clean_message(const std::string& message) {
   return out.str();
 }
 
+// The checkout's paths the executor shows in this worktree (kWorktreeMountsFile in its git admin
+// folder): their mount points (an empty folder or file) or links are never committed. As ignore
+// rules of this repository handle only, so they hold for untracked paths and nothing else.
+Result<void> ignore_checkout_mounts(git_repository* repo) {
+  const char* admin = git_repository_path(repo);
+  if (!admin) return ok();
+  std::ifstream in(std::filesystem::path(admin) / kWorktreeMountsFile);
+  std::string rules;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) rules += "/" + line + "\n";
+  if (rules.empty()) return ok();
+  return check(git_ignore_add_rule(repo, rules.c_str()), "reading the worktree's mounted paths");
+}
+
 // Stages everything (like `git add -A`) and commits it on HEAD's branch (the body of both
 // checkpoint functions; `path` names the work tree in messages).
 Result<CommitOutcome> commit_all(git_repository* repo, const std::filesystem::path& path,
                                  const std::string& message) {
   LOOPR_ASSIGN(std::string text, clean_message(message));
+  LOOPR_TRY(ignore_checkout_mounts(repo));
   LOOPR_ASSIGN(IndexPtr index, make<IndexPtr>("opening the index", git_repository_index, repo));
   // Like `git add -A`: new and modified files are staged, deleted ones removed, ignored skipped.
   LOOPR_TRY(check(

@@ -55,6 +55,8 @@ struct ManagerState : std::enable_shared_from_this<ManagerState> {
   /// Completions under way (waiting for the tree lock or holding it), per plan.
   std::map<std::string, int> completing;
   bool stopping = false;
+  /// `daemon stop --drain`: the iterations in flight finish, none starts (iteration_gate.cpp).
+  bool draining = false;
   /// Set when the daemon stops: an integration check under way ends.
   std::atomic<bool> gate_cancel{false};
 
@@ -135,7 +137,14 @@ awaitable<GcReport> gc(State s, GcOptions options);
 
 // recovery.cpp
 awaitable<Result<void>> start(State s);
-awaitable<void> shutdown(State s, std::chrono::milliseconds grace);
+/// `drain` > 0: first the runs' iterations in flight finish (none starts) for at most `drain`.
+awaitable<void> shutdown(State s, std::chrono::milliseconds grace,
+                         std::chrono::milliseconds drain = std::chrono::milliseconds(0));
+/// A drain under way ends now: what still runs is stopped as in a shutdown without a drain.
+void cut_drain_short(ManagerState& s);
+/// The status reason of a loop a drain stopped at its iteration boundary.
+inline constexpr const char* kDrained =
+    "the daemon stopped after its iteration (a drained stop); it runs again at the next start";
 
 /// An illegal_transition error naming the loop's status and what was refused.
 Error not_allowed(const Loop& loop, const std::string& what);

@@ -12,6 +12,7 @@
 #include <loopr/core/ids.hpp>
 #include <loopr/engine/code_check.hpp>
 #include <loopr/engine/feedback.hpp>
+#include <loopr/engine/worktree_setup.hpp>
 #include <loopr/git/branches.hpp>
 
 #include "manager/driver.hpp"
@@ -96,12 +97,27 @@ awaitable<GateRun> run_gate(ManagerState& s, std::string plan) {
     co_return g;
   }
   g.sha = checkout->sha;
+  // A fresh worktree: the project's `setup:` first, as in a code loop's.
+  engine::SetupRequest setup_request;
+  setup_request.workdir = checkout->worktree;
+  setup_request.env = {{"LOOPR_PLAN_ID", plan}, {"LOOPR_LOOP_ID", plan}, {"LOOPR_LOOP_TYPE", "integration"}};
+  setup_request.cancel = &s.gate_cancel;
+  engine::SetupRun setup = co_await engine::run_setup(s.ctx, std::move(setup_request));
+  if (!setup.passed) {
+    // Not the merged code's failure: no fix loop; the plan is blocked with the setup's output.
+    g.check.passed = false;
+    g.check.stopped = setup.stopped;
+    g.check.command = setup.command;
+    g.check.summary = setup.summary;
+    g.check.output = setup.output;
+    if (!setup.stopped) g.error = "its setup failed in the integration check's worktree: " + setup.summary;
+  }
   engine::CodeCheckRequest request;
   request.command = s.ctx.config->loop(LoopType::code).validation;
   request.workdir = checkout->worktree;
   request.env = {{"LOOPR_PLAN_ID", plan}, {"LOOPR_LOOP_ID", plan}, {"LOOPR_LOOP_TYPE", "integration"}};
   request.cancel = &s.gate_cancel;
-  g.check = co_await engine::run_code_check(s.ctx, std::move(request));
+  if (setup.passed) g.check = co_await engine::run_code_check(s.ctx, std::move(request));
   auto finish = [wt = s.worktrees, plan, paths = s.ctx.paths, sha = g.sha, check = g.check] {
     if (auto removed = wt.remove_gate(plan); !removed)
       spdlog::warn("plan {}: the integration check's worktree stays: {}", plan,

@@ -22,6 +22,13 @@ awaitable<IterationGate::Verdict> stop_with(ManagerState& s, Result<Loop> stored
 }  // namespace
 
 awaitable<IterationGate::Verdict> RebaseGate::before_iteration(Loop loop) {
+  if (s_.draining) {
+    // A drained stop: the iteration that just ended was the last; the loop runs again at the
+    // next start (recovery runs what a drain stopped, also if the daemon dies before it exits).
+    auto drained = co_await s_.journal.save_status(loop, LoopStatus::stopped,
+                                                   EndReason::daemon_drained, kDrained);
+    co_return co_await stop_with(s_, std::move(drained), std::move(loop));
+  }
   if (loop.type == LoopType::plan) co_return Verdict{true, std::move(loop)};
   run_->control->take_integration_updated();
   const std::string integration = git::integration_branch(loop.plan_id);

@@ -46,9 +46,12 @@ awaitable<Result<MergeInfo>> LoopManager::merge(std::string plan_id, bool force)
 awaitable<GcReport> LoopManager::gc(GcOptions options) {
   return manager::gc(impl_->state, std::move(options));
 }
-awaitable<void> LoopManager::shutdown(std::chrono::milliseconds grace) {
-  return manager::shutdown(impl_->state, grace);
+awaitable<void> LoopManager::shutdown(std::chrono::milliseconds grace,
+                                      std::chrono::milliseconds drain) {
+  return manager::shutdown(impl_->state, grace, drain);
 }
+void LoopManager::cut_drain_short() { manager::cut_drain_short(*impl_->state); }
+bool LoopManager::draining() const { return impl_->state->draining; }
 std::size_t LoopManager::active_runs() const { return impl_->state->runs.size(); }
 double LoopManager::tree_cost(const std::string& plan_id) const {
   return impl_->state->ctx.costs.total(plan_id);

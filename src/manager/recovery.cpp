@@ -13,11 +13,52 @@ namespace {
 
 constexpr const char* kDaemonStopping = "the daemon is stopping";
 
+// A loop a stop of the daemon ended (drained or not), to be run again at the next start.
+bool stopped_by_the_daemon(const Loop& l) {
+  return l.status == LoopStatus::stopped && (l.end_reason == EndReason::daemon_stopped ||
+                                             l.end_reason == EndReason::daemon_drained);
+}
+
+// Lets the iterations in flight finish and starts none (the gate stops each loop at its next
+// boundary: iteration_gate.cpp), for at most `limit`. Runs still waiting for a loop slot never
+// start; their loops stay pending.
+awaitable<void> drain(State s, std::chrono::milliseconds limit) {
+  s->draining = true;
+  std::vector<std::shared_ptr<Run>> all = s->runs.all();
+  std::size_t waiting = 0;
+  for (auto& run : all)
+    if (!run->slot->granted && !s->runs.stop(*run, kDrained, EndReason::daemon_drained,
+                                             engine::StopCause::daemon_stopping))
+      ++waiting;
+  spdlog::info("draining: {} runs finish their iteration (at most {}), {} waiting never start",
+               all.size() - waiting, format_duration(limit), waiting);
+  co_await wait_for_runs(all, limit);
+  if (s->runs.size() > 0)
+    spdlog::warn("draining: {} runs still in their iteration after {}: stopping them",
+                 s->runs.size(), format_duration(limit));
+}
+
 }  // namespace
+
+void cut_drain_short(ManagerState& s) {
+  if (!s.draining) return;
+  spdlog::info("draining cut short: the runs still in their iteration are stopped");
+  for (auto& run : s.runs.all())
+    s.runs.stop(*run, kDaemonStopping, EndReason::daemon_stopped,
+                engine::StopCause::daemon_stopping);
+}
 
 awaitable<Result<void>> start(State s) {
   auto all = co_await s->journal.all();
   if (!all) co_return all.take_error();
+  // Loops the last daemon stopped and did not store pending again (it died first): they run
+  // again, as its stop promised.
+  for (Loop& l : *all) {
+    if (!stopped_by_the_daemon(l)) continue;
+    auto requeued = co_await s->journal.save_status(
+        l, LoopStatus::pending, EndReason::none, "the daemon stopped; it resumes at this start");
+    if (requeued) l = std::move(*requeued);
+  }
   s->ctx.costs.reset(*all);
   RecoveryPlan plan = plan_recovery(*all, s->ctx.config->merge);
 
@@ -54,8 +95,11 @@ awaitable<Result<void>> start(State s) {
   co_return ok();
 }
 
-awaitable<void> shutdown(State s, std::chrono::milliseconds grace) {
-  s->stopping = true;
+awaitable<void> shutdown(State s, std::chrono::milliseconds grace,
+                         std::chrono::milliseconds drain_limit) {
+  s->stopping = true;  // no run starts, no completion is carried out (the next start does)
+  std::vector<std::shared_ptr<Run>> every = s->runs.all();
+  if (drain_limit.count() > 0) co_await drain(s, drain_limit);
   s->gate_cancel = true;
   std::vector<std::shared_ptr<Run>> all = s->runs.all();
   for (auto& run : all) s->runs.stop(*run, kDaemonStopping, EndReason::daemon_stopped,
@@ -66,15 +110,19 @@ awaitable<void> shutdown(State s, std::chrono::milliseconds grace) {
   // had written is checkpointed first (while time is left; otherwise it stays in the worktree).
   WriteSet set;
   std::vector<std::pair<std::string, std::string>> to_checkpoint;  // worktree, loop id
-  for (auto& run : all) {
+  for (auto& run : every) {
     auto l = co_await s->journal.load(run->id);
-    // Stopped by this shutdown (not by a stop pattern, a person, … that ended it meanwhile).
-    if (!l || l->status != LoopStatus::stopped ||
-        run->control->stop_cause() != engine::StopCause::daemon_stopping ||
-        l->status_reason != run->control->stop_reason())
+    // Stopped by this shutdown or its drain (not by a stop pattern, a person, … that ended it
+    // meanwhile).
+    if (!l || l->status != LoopStatus::stopped) continue;
+    const bool drained = l->end_reason == EndReason::daemon_drained;
+    if (!drained && (run->control->stop_cause() != engine::StopCause::daemon_stopping ||
+                     l->status_reason != run->control->stop_reason()))
       continue;
     Loop loop = std::move(*l);
-    if (!loop.worktree.empty()) to_checkpoint.emplace_back(loop.worktree, loop.id);
+    // A drained loop's iteration ended with its checkpoint; one stopped mid-iteration has work
+    // in progress to commit.
+    if (!drained && !loop.worktree.empty()) to_checkpoint.emplace_back(loop.worktree, loop.id);
     if (engine::transition(loop, LoopStatus::pending, EndReason::none,
                            "the daemon stopped; it resumes at the next start", set.events))
       set.updates.push_back(loop);

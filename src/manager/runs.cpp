@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/engine/worktree_setup.hpp>
 
 #include "manager/driver.hpp"
 #include "manager/iteration_gate.hpp"
@@ -136,7 +137,43 @@ awaitable<bool> make_worktree(ManagerState& s, Loop& loop) {
     if (prepared->based_on && l.type != LoopType::plan) l.tree.based_on = *prepared->based_on;
     return std::nullopt;
   });
-  co_return stored.ok();
+  if (!stored) co_return false;
+  loop = std::move(*stored);
+  co_return true;
+}
+
+// The config's `setup:` commands in a code loop's worktree, once (engine/worktree_setup.hpp).
+// A failure blocks the loop with the output before any iteration (no model call); `resume`
+// runs the setup again. False when the run must end (`loop` is then the stored record).
+awaitable<bool> set_up_worktree(ManagerState& s, const Run& run, Loop& loop) {
+  engine::SetupRequest request;
+  request.workdir = loop.worktree;
+  request.env = {{"LOOPR_LOOP_ID", loop.id},
+                 {"LOOPR_LOOP_TYPE", to_string(loop.type)},
+                 {"LOOPR_PLAN_ID", loop.plan_id}};
+  request.cancel = run.control->cancel_flag();
+  request.log_file = s.ctx.paths.loop_log_dir(loop.id) / "setup.log";
+  engine::SetupRun setup = co_await engine::run_setup(s.ctx, std::move(request));
+  if (!setup.ran || setup.stopped) co_return true;  // a stop: the engine stores it at once
+  std::vector<Event> events;
+  events.push_back(engine::make_event(loop.id, "setup_finished",
+                                      {{"passed", setup.passed},
+                                       {"summary", setup.summary},
+                                       {"duration_ms", setup.duration_ms},
+                                       {"log", "setup.log"}}));
+  if (setup.passed) {
+    co_await s.journal.note(std::move(events));
+    co_return true;
+  }
+  std::string why = engine::setup_failure_text(setup, 600) +
+                    "\n(fix the command in `setup:` of .loopr/config.yml, or what it needs, then "
+                    "`loopr resume " + loop.id + "`; the whole output is in " +
+                    (s.ctx.paths.loop_log_dir(loop.id) / "setup.log").string() + ")";
+  spdlog::warn("loop {}: {}", loop.id, setup.summary);
+  auto blocked = co_await s.journal.save_status(loop, LoopStatus::blocked, EndReason::setup_failed,
+                                                why, std::move(events));
+  if (blocked) loop = std::move(*blocked);
+  co_return false;
 }
 
 // Loads `id` into `out`; false when it cannot be read.
@@ -164,6 +201,10 @@ awaitable<void> run_body(State s, std::shared_ptr<Run> run, Loop& ended) {
   if (!runnable(ended)) co_return;
   bool made = co_await make_worktree(*s, ended);
   if (!made) co_return;
+  if (ended.type == LoopType::code) {
+    bool ready = co_await set_up_worktree(*s, *run, ended);
+    if (!ready) co_return;
+  }
 
   engine::LoopRunner runner(s->ctx);
   RebaseGate gate(*s, run);

@@ -39,6 +39,7 @@ const std::pair<const char*, const char*> kSamples[] = {
     {"integration_check", R"({"sha":"abc","passed":false,"command":"make test","exit_code":2,"summary":"s","duration_ms":9,"log":".loopr/logs/x.log"})"},
     {"integration_fix", R"({"loop_id":"fix-001-001"})"},
     {"revalidated", R"({"passed":true,"summary":"ok"})"},
+    {"setup_finished", R"({"duration_ms":1200,"log":"setup.log","passed":false,"summary":"the setup `make gen` failed with exit code 2"})"},
     {"note_shared", R"({"n":2,"text":"port 8080"})"},
     {"question_asked", R"({"n":1,"question":"which port?"})"},
     {"question_answered", R"({"question":"which port?","answer":"8080"})"},

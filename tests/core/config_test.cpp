@@ -271,7 +271,7 @@ TEST(ConfigTest, BadSandboxSettingsNameTheKeyAndLine) {
   EXPECT_NE(error_of("sandbox:\n  limits: {file_size: huge}\n").find("sandbox.limits.file_size: bad size \"huge\""),
             std::string::npos);
   EXPECT_NE(error_of("sandbox:\n  env: [\"A B\"]\n").find("is not a variable name"), std::string::npos);
-  EXPECT_NE(error_of("sandbox:\n  read_only: [relative/path]\n").find("must be an absolute path"), std::string::npos);
+  EXPECT_NE(error_of("sandbox:\n  hide: [relative/path]\n").find("must be an absolute path"), std::string::npos);
   EXPECT_NE(error_of("sandbox:\n  networks: [net]\n").find("unknown key"), std::string::npos);
 }
 

@@ -11,7 +11,7 @@ using S = LoopStatus;
 // The expected table, written out independently of the implementation's edge list.
 static const std::set<std::pair<S, S>> kLegal = {
     {S::pending, S::running}, {S::pending, S::paused}, {S::pending, S::stopped}, {S::pending, S::failed},
-    {S::pending, S::invalidated},
+    {S::pending, S::invalidated}, {S::pending, S::blocked},
     {S::running, S::pending}, {S::running, S::paused}, {S::running, S::rebasing}, {S::running, S::blocked},
     {S::running, S::awaiting_approval}, {S::running, S::complete}, {S::running, S::failed},
     {S::running, S::stopped}, {S::running, S::invalidated},

@@ -129,6 +129,37 @@ TEST(IterationRulesTest, NoProgressCountsUnchangedIdenticalFailures) {
   EXPECT_EQ(v.move.end, EndReason::no_progress);
 }
 
+// The same failure with other timings, temp folders and pids (and the worktree's own path) is
+// the same failure: pytest's `in 0.20s` never resets the count (issue 27).
+TEST(IterationRulesTest, NoProgressComparesNormalizedOutput) {
+  Loop l = code_loop(0, 20);
+  l.worktree = "/repo/wt-a";
+  const Config c = config();
+  decide(l, 1,
+         ran(check(false, "E No module named 'pkg' (/tmp/a1, pid 10)\n2 errors in 0.20s"), false),
+         c);
+  decide(l, 2,
+         ran(check(false, "E No module named 'pkg' (/tmp/b7, pid 11)\n2 errors in 0.05s"), false),
+         c);
+  EXPECT_EQ(l.run.no_progress, 1);
+  decide(
+      l, 3,
+      ran(check(false,
+                "rootdir: /repo/wt-a\nE No module named 'pkg' (/tmp/c, pid 9)\n2 errors in 1.5s"),
+          false),
+      c);
+  EXPECT_EQ(l.run.no_progress, 0);  // a new line of output: another failure
+  decide(
+      l, 4,
+      ran(check(false,
+                "rootdir: /repo/wt-a\nE No module named 'pkg' (/tmp/d, pid 8)\n2 errors in 0.1s"),
+          false),
+      c);
+  EXPECT_EQ(l.run.no_progress, 1);
+  EXPECT_EQ(failure_fingerprint("rootdir: /repo/wt-a", "/repo/wt-a"),
+            failure_fingerprint("rootdir: /elsewhere/wt-b", "/elsewhere/wt-b"));
+}
+
 TEST(IterationRulesTest, MaxIterationsFailsTheLastFailedIteration) {
   Loop l = code_loop(4, 5);
   auto v = decide(l, 5, ran(check(false)), config());

@@ -55,6 +55,22 @@ rules:
   EXPECT_EQ(h.iterations(l.id).size(), 3u);
 }
 
+// pytest's summary changes every run (`2 errors in 0.06s`), and so do its temp folders and
+// pids: the same failure all the same (engine/test_output.hpp), so the stale check fires on a
+// real command's output.
+TEST(StopConditionsTest, NoProgressSeesThroughTimingsTempPathsAndPids) {
+  EngineHarness h(kIdleModel, kProject);
+  h.config->limits.no_progress_iterations = 2;
+  code_setup(h,
+             "d=$(mktemp -d); echo \"E   ModuleNotFoundError: No module named 'pkg' ($d, pid $$)\"; "
+             "echo \"=== 2 errors in 0.$(date +%N | cut -c1-2)s ===\"; exit 1",
+             10);
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::failed);
+  EXPECT_EQ(l.end_reason, EndReason::no_progress) << l.status_reason;
+  EXPECT_EQ(l.iteration, 3);
+}
+
 TEST(StopConditionsTest, StopScriptExitZeroStopsWithItsOutputAsReason) {
   EngineHarness h(kIdleModel, kProject);
   h.config->limits.stop_scripts = {"grep -q 'still failing' && echo \"giving up on $LOOPR_LOOP_ID\"", "exit 1"};

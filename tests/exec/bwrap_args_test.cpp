@@ -191,3 +191,67 @@ TEST(BwrapArgumentsTest, AWorktreeThatIsTheRepositoryRootStaysWritable) {
   EXPECT_EQ(find_pair(a, "--tmpfs", "/home/u/repo"), std::string::npos);
   EXPECT_NE(find_triple(a, "--bind", "/home/u/repo"), std::string::npos);
 }
+
+// `sandbox.read_only: [node_modules]`: the checkout's folder at its own place and, in a git
+// worktree, at the same relative place there, after the worktree's own bind (so it shows over
+// it), unless the worktree has its own (non-empty) copy.
+TEST(BwrapArgumentsTest, CheckoutPathsShowInTheWorktreeUnlessItHasItsOwn) {
+  TempDir dir{"loopr-bwrap-args"};
+  std::string wt = (dir / "wt").string();
+  write_file(dir / "wt/.git", "gitdir: /home/u/repo/.git/worktrees/wt\n");
+  write_file(dir / "wt/vendor/kept.txt", "tracked here\n");
+  std::filesystem::create_directories(dir / "wt/.venv");  // an empty mount point of a run before
+  SandboxLayout l = layout();
+  l.read_only.push_back("/home/u/repo/node_modules");
+  l.checkout_paths = {{"/home/u/repo/node_modules", "node_modules"},
+                      {"/home/u/repo/.venv", ".venv"},
+                      {"/home/u/repo/vendor", "vendor"}};
+  auto a = bwrap_arguments(l, command(wt), false, 3, 4);
+  std::size_t bind = find_triple(a, "--bind", wt);
+  std::size_t own = find_triple(a, "--ro-bind-try", "/home/u/repo/node_modules");
+  std::size_t in_wt = find_pair(a, "--ro-bind-try", "/home/u/repo/node_modules");
+  ASSERT_NE(bind, std::string::npos);
+  ASSERT_NE(own, std::string::npos);
+  EXPECT_LT(own, bind);
+  // The first pair is the own-place mount; the worktree's follows the worktree's bind.
+  std::size_t wt_mount = std::string::npos;
+  for (std::size_t i = bind; i + 2 < a.size(); ++i)
+    if (a[i] == "--ro-bind-try" && a[i + 1] == "/home/u/repo/node_modules") wt_mount = i;
+  ASSERT_NE(wt_mount, std::string::npos);
+  EXPECT_EQ(a[wt_mount + 2], wt + "/node_modules");
+  EXPECT_LE(in_wt, own);
+  EXPECT_NE(std::find(a.begin(), a.end(), wt + "/.venv"), a.end());
+  EXPECT_EQ(std::find(a.begin(), a.end(), wt + "/vendor"), a.end()) << "its own copy is kept";
+  // A scratch folder (no `.git`) gets none of them.
+  std::filesystem::create_directories(dir / "scratch");
+  auto s = bwrap_arguments(l, command((dir / "scratch").string()), false, 3, 4);
+  EXPECT_EQ(std::find(s.begin(), s.end(), (dir / "scratch/node_modules").string()), s.end());
+}
+
+TEST(BwrapArgumentsTest, MountPointsAreFreeWhenMissingOrEmpty) {
+  TempDir dir{"loopr-bwrap-mp"};
+  write_file(dir / "full/a", "x");
+  write_file(dir / "empty_file", "");
+  write_file(dir / "file", "x");
+  std::filesystem::create_directories(dir / "empty");
+  EXPECT_TRUE(mount_point_free(dir / "missing"));
+  EXPECT_TRUE(mount_point_free(dir / "empty"));
+  EXPECT_TRUE(mount_point_free(dir / "empty_file"));
+  EXPECT_FALSE(mount_point_free(dir / "full"));
+  EXPECT_FALSE(mount_point_free(dir / "file"));
+  std::filesystem::create_symlink(dir / "empty", dir / "link");
+  EXPECT_FALSE(mount_point_free(dir / "link"));
+}
+
+TEST(BwrapArgumentsTest, EnvValuesExpandWorktreeAndVariables) {
+  std::map<std::string, std::string> vars = {{"PATH", "/usr/bin:/bin"}, {"WORKTREE", "/w/t"}};
+  EXPECT_EQ(expand_env_value("$WORKTREE/src", vars), "/w/t/src");
+  EXPECT_EQ(expand_env_value("${WORKTREE}/.venv/bin:$PATH", vars), "/w/t/.venv/bin:/usr/bin:/bin");
+  EXPECT_EQ(expand_env_value("src", vars), "src");
+  EXPECT_EQ(expand_env_value("$NOPE|$$|$|${unclosed", vars), "|$|$|${unclosed");
+  std::map<std::string, std::string> env = {{"PATH", "/usr/bin"}, {"HOME", "/h"}};
+  apply_env_values(env, {{"PYTHONPATH", "$WORKTREE/src"}, {"PATH", "$WORKTREE/bin:$PATH"}}, "/w/t");
+  EXPECT_EQ(env["PYTHONPATH"], "/w/t/src");
+  EXPECT_EQ(env["PATH"], "/w/t/bin:/usr/bin");
+  EXPECT_EQ(env["HOME"], "/h");
+}

@@ -2,6 +2,7 @@
 #include <git2.h>
 #include <stdlib.h>
 
+#include <loopr/core/repo_paths.hpp>
 #include <loopr/git/branches.hpp>
 #include <loopr/git/repository.hpp>
 
@@ -166,6 +167,27 @@ TEST(CheckpointTest, NeverCommitsLooprPrivateFoldersEvenWhenNotIgnored) {
             ".gitignore\n.loopr/plans/001-x.plan.md\n");
   ASSERT_OK_AND_ASSIGN(std::string diff, wt.diff());
   EXPECT_EQ(diff.find(".loopr/state"), std::string::npos) << diff;
+  EXPECT_TRUE(fsck_clean(t.root()));
+}
+
+// The checkout's paths the sandbox shows in a worktree (`sandbox.read_only: [node_modules,
+// local.env]`) leave an empty folder or file (or, with `sandbox: none`, a link) as their mount
+// point; the executor lists them in the worktree's git admin folder, and no checkpoint commits
+// them. Other new files are committed as ever; a tracked file of that name stays tracked.
+TEST(CheckpointTest, NeverCommitsTheCheckoutPathsShownInTheWorktree) {
+  TestRepo t;
+  Worktree wt = loop_worktree(t);
+  std::string admin = run_git(wt.path(), "rev-parse --git-dir");
+  while (!admin.empty() && admin.back() == '\n') admin.pop_back();
+  write_file(std::filesystem::path(admin) / kWorktreeMountsFile, "local.env\nnode_modules\n.venv\n");
+  write_file(wt.path() / "local.env", "");
+  std::filesystem::create_directories(wt.path() / ".venv");
+  std::filesystem::create_symlink("/nonexistent/checkout/node_modules", wt.path() / "node_modules");
+  write_file(wt.path() / "src/new.py", "x = 1\n");
+  write_file(wt.path() / "src/local.env", "a file of that name elsewhere\n");
+  ASSERT_OK_AND_ASSIGN(CommitOutcome c, wt.checkpoint("work"));
+  ASSERT_EQ(c.kind, CommitOutcome::Kind::committed);
+  EXPECT_EQ(run_git(wt.path(), "show --name-only --format= HEAD"), "src/local.env\nsrc/new.py\n");
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 

@@ -130,6 +130,13 @@ struct Revalidated {
   bool passed = false;
   std::string summary;
 };
+/// A code loop's new worktree ran the config's `setup:` commands (`log`: in its log folder).
+struct SetupFinished {
+  bool passed = false;
+  std::string summary;
+  std::int64_t duration_ms = 0;
+  std::string log;
+};
 struct NoteShared {
   int n = 0;
   std::string text;
@@ -165,8 +172,8 @@ using EventBody =
                  ExecutorRetry, CostEvent, IterationFinished, LlmErrorEvent, LlmRetry, Merged,
                  Rebased, RebaseConflict, MergeFailed, RetryEvent, TreeComplete, ApprovalEvent,
                  DaemonStarted, DaemonStopping, IntegrationCheckStarted, IntegrationCheck,
-                 IntegrationFix, Revalidated, NoteShared, QuestionAsked, QuestionAnswered,
-                 ForecastMade, GcDone, OtherEvent>;
+                 IntegrationFix, Revalidated, SetupFinished, NoteShared, QuestionAsked,
+                 QuestionAnswered, ForecastMade, GcDone, OtherEvent>;
 
 /// One event as a client sees it.
 struct TypedEvent {

@@ -140,6 +140,7 @@ struct Health {
   std::string repo;
   int active_runs = 0;
   bool stopping = false;
+  bool draining = false;  ///< a drained stop: iterations in flight finish, no new one starts
   SandboxView sandbox;
   std::map<std::string, int> loops;         ///< "total" and one count per status
   nlohmann::json extra = nlohmann::json::object();

@@ -68,11 +68,28 @@ struct SandboxConfig {
   std::string mode = "bubblewrap";                ///< bubblewrap | none (unconfined, explicit only)
   std::vector<std::string> network;               ///< runner classes whose commands get the network
   std::vector<std::string> env;                   ///< extra variable names passed to commands
-  std::vector<std::string> read_only;             ///< extra paths visible read-only (`~/` = $HOME)
+  /// `env` entries written `NAME=value` (or `{NAME: value}`): set to that value, where `$WORKTREE`
+  /// is the command's worktree and `$NAME` a variable of the command's environment.
+  std::map<std::string, std::string> env_values;
+  /// Extra paths visible read-only: absolute (`~/` = $HOME) at their own place; relative ones
+  /// are the checkout's (`node_modules`, `.venv`), visible at their own place and at the same
+  /// relative place in every loop's worktree (checkout_paths()).
+  std::vector<std::string> read_only;
   std::vector<std::string> hide;                  ///< extra paths hidden
   SandboxLimits limits;
 
   bool confined() const { return mode != "none"; }
+  /// The relative `read_only` entries: the checkout's paths every worktree sees read-only.
+  std::vector<std::string> checkout_paths() const;
+};
+
+/// `setup:` commands run once in every new worktree (a code loop's, a fix loop's, the
+/// integration gate's, the baseline check's) before its first command, in the sandbox, e.g.
+/// to build or generate what the tests need and git does not hold.
+struct SetupConfig {
+  std::vector<std::string> commands;
+  bool network = false;  ///< the setup commands get the network (e.g. `npm ci`)
+  Duration timeout = std::chrono::minutes(10);  ///< per command
 };
 
 /// Slurm settings for one runner class (`executor.slurm.classes.<class>`): unset fields take
@@ -193,6 +210,13 @@ struct GcConfig {
   Duration every = Duration::zero();  ///< the daemon runs gc this often; 0: never by itself
 };
 
+/// `daemon:` the service's own behaviour.
+struct DaemonConfig {
+  /// SIGTERM drains for at most this long (iterations in flight finish, none starts) before it
+  /// stops as `loopr daemon stop` does; 0: SIGTERM stops at once (what a drain's timeout does).
+  Duration sigterm_drain = Duration::zero();
+};
+
 struct GitConfig {
   std::size_t diff_max_bytes = 64 * 1024;   ///< `{{git-diff}}` is cut past this
   int log_entries = 10;
@@ -226,8 +250,10 @@ struct Config {
   GitConfig git;
   IntegrationConfig integration;
   GcConfig gc;
+  DaemonConfig daemon;
   FailurePolicy on_failure = FailurePolicy::finish_siblings;
   SandboxConfig sandbox;
+  SetupConfig setup;
   ExecutorConfig executor;
   std::vector<NotifyCommand> notify;
 

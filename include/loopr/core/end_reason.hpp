@@ -39,6 +39,7 @@ enum class EndReason {
   stop_pattern,     ///< limits.stop_on_patterns matched the validation output
   stop_script,      ///< a limits.stop_scripts command exited 0
   daemon_stopped,   ///< the daemon stopped while it ran: it runs again at the next start
+  daemon_drained,   ///< `daemon stop --drain`: its iteration finished, no new one started
   // invalidated
   invalidated,  ///< an ancestor iterated: this generation is replaced
   superseded,   ///< a failed integration fix loop the person decided past
@@ -48,11 +49,13 @@ enum class EndReason {
   integration_failed,   ///< the integration gate's check fails on the merged tip
   sandbox_unavailable,  ///< commands cannot run (no working sandbox or executor)
   baseline_failed,      ///< the tests fail on the base before any code loop ran
+  setup_failed,         ///< a `setup:` command failed in the loop's new worktree
   held_for_review,      ///< the tree changes files a person must review before the merge
   // paused
   paused_by_user,      ///< `loopr pause`
   attended,            ///< attended: true, after an iteration
   validation_not_run,  ///< the check could not start (sandbox or cluster trouble)
+  disk_full,           ///< below the free-space floor (or a write hit ENOSPC): resumes itself
   unknown,             ///< a reason a newer loopr stored, which this one does not know
 };
 
@@ -72,11 +75,11 @@ inline constexpr EndReason kAllEndReasons[] = {
     EndReason::model_refused,      EndReason::internal_error,    EndReason::child_failed,
     EndReason::rejected,           EndReason::dry_run,           EndReason::stopped_by_user,
     EndReason::sibling_failed,     EndReason::stop_pattern,      EndReason::stop_script,
-    EndReason::daemon_stopped,
+    EndReason::daemon_stopped,     EndReason::daemon_drained,
     EndReason::invalidated,        EndReason::superseded,        EndReason::rebase_conflict,
     EndReason::merge_conflict,     EndReason::integration_failed, EndReason::sandbox_unavailable,
-    EndReason::baseline_failed,    EndReason::held_for_review,   EndReason::paused_by_user,    EndReason::attended,
-    EndReason::validation_not_run,
+    EndReason::baseline_failed,    EndReason::setup_failed,      EndReason::held_for_review,   EndReason::paused_by_user,    EndReason::attended,
+    EndReason::validation_not_run, EndReason::disk_full,
 };
 
 }  // namespace loopr

@@ -43,4 +43,9 @@ std::string artifact_path(LoopType type, const std::string& loop_id, const std::
 inline constexpr const char* kIgnoredDirs[] = {".loopr/state/", ".loopr/run/", ".loopr/worktrees/",
                                                ".loopr/archive/", ".loopr/logs/"};
 
+/// In a worktree's git admin folder (`.git/worktrees/<id>/`): the checkout paths the executor
+/// shows inside that worktree (`sandbox.read_only`'s relative entries, one per line). Their mount
+/// points (or, with `sandbox: none`, links) are never committed from it.
+inline constexpr const char* kWorktreeMountsFile = "loopr-mounts";
+
 }  // namespace loopr

@@ -68,7 +68,12 @@ class LoopManager {
   /// Graceful stop: no new runs; every run is stopped (model calls abandoned, tool and validation
   /// processes killed) and waited for up to `grace`; loops it stopped are stored `pending` so the
   /// next start resumes them.
-  awaitable<void> shutdown(std::chrono::milliseconds grace);
+  awaitable<void> shutdown(std::chrono::milliseconds grace,
+                           std::chrono::milliseconds drain = std::chrono::milliseconds(0));
+  /// A drain under way (`shutdown` with `drain`) ends now, as a shutdown without one.
+  void cut_drain_short();
+  /// A drained shutdown is under way.
+  bool draining() const;
 
   /// Loops with a run in this process (iterating or waiting for a loop slot).
   std::size_t active_runs() const;
