@@ -2,35 +2,14 @@
 // default.
 #include <loopr/api/maintenance.hpp>
 
-#include <algorithm>
+#include "json_read.hpp"
 
 namespace loopr::api {
 namespace {
 
 using json = nlohmann::json;
 
-std::string str(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-std::int64_t i64(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_number() ? it->get<std::int64_t>() : 0;
-}
-std::uint64_t u64(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_number_unsigned() ? it->get<std::uint64_t>()
-                                                   : static_cast<std::uint64_t>(std::max<std::int64_t>(0, i64(j, k)));
-}
-double num(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-const json& sub(const json& j, const char* k) {
-  static const json empty;
-  auto it = j.find(k);
-  return it != j.end() ? *it : empty;
-}
+using namespace read;
 
 }  // namespace
 
@@ -119,7 +98,7 @@ json to_json(const GcView& g) {
 GcView gc_from_json(const json& j) {
   GcView g;
   if (!j.is_object()) return g;
-  g.dry_run = sub(j, "dry_run").is_boolean() && sub(j, "dry_run").get<bool>();
+  g.dry_run = flag(j, "dry_run");
   if (const json& r = sub(j, "removed"); r.is_array())
     for (const auto& it : r)
       if (it.is_object())

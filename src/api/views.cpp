@@ -2,6 +2,8 @@
 // default (a client shows what it can), and unknown fields are kept in `extra`.
 #include <loopr/api/views.hpp>
 
+#include "json_read.hpp"
+
 #include <initializer_list>
 #include <set>
 
@@ -13,40 +15,7 @@ using json = nlohmann::json;
 json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 json or_null(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
 
-// Typed reads that take the default for a missing, null or mistyped field.
-std::string str(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-double num(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-std::int64_t i64(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_number() ? it->get<std::int64_t>() : 0;
-}
-int i32(const json& j, const char* k) { return static_cast<int>(i64(j, k)); }
-bool flag(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_boolean() && it->get<bool>();
-}
-std::optional<int> opt_int(const json& j, const char* k) {
-  auto it = j.find(k);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<int>();
-}
-std::vector<std::string> strs(const json& j, const char* k) {
-  std::vector<std::string> out;
-  auto it = j.find(k);
-  if (it == j.end() || !it->is_array()) return out;
-  for (const auto& v : *it)
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  return out;
-}
-TimestampMs when(const json& j, const char* k) {
-  return parse_timestamp(str(j, k)).value_or(0);
-}
+using namespace read;
 
 // `j`'s fields not in `known`.
 json extra_of(const json& j, std::initializer_list<std::set<std::string>> known) {
