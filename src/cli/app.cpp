@@ -135,6 +135,19 @@ int run(int argc, char** argv) {
                    "Run the plan loop only up to the gate: show the plan, its forecast and the "
                    "code loops' validation command, then end it (kept as failed, reason `dry "
                    "run`; nothing is merged)");
+  SubmitLimits limits;
+  submit->add_option("--max-cost", limits.max_cost,
+                     "This request's cost limit in US dollars, for its whole tree, in place of "
+                     "limits.max_cost_usd (checked between model turns too)")
+      ->option_text("USD");
+  submit->add_option("--max-runtime", limits.max_runtime,
+                     "This request's runtime limit from its approval (e.g. 2h), in place of "
+                     "limits.max_runtime")
+      ->option_text("D");
+  submit->add_option("--max-iterations", limits.max_iterations,
+                     "The most iterations each loop of this request's tree runs, in place of "
+                     "loops.<type>.max_iterations")
+      ->option_text("N");
   bool force = false;
   submit->add_flag("--force", force,
                    "Skip the checks that can be wrong (API key, validation command's program; "
@@ -142,8 +155,8 @@ int run(int argc, char** argv) {
   on(submit, [&] {
     if (dry_run && (wait || yes))
       throw CommandError{kUsage, "--dry-run ends at the gate", "leave out --wait and --yes"};
-    if (dry_run) return run_dry_run(opts, join_words(request), force);
-    return run_submit(opts, join_words(request), wait, yes, force);
+    if (dry_run) return run_dry_run(opts, join_words(request), force, limits);
+    return run_submit(opts, join_words(request), wait, yes, force, limits);
   });
 
   bool all = false;

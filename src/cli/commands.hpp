@@ -22,11 +22,20 @@ int run_daemon_status(const GlobalOptions& opts);
 /// `drain`: the iterations in flight finish first, for at most `timeout` (a duration; empty: 30m).
 int run_daemon_stop(const GlobalOptions& opts, bool drain = false, const std::string& timeout = {});
 
+/// `submit --max-cost USD --max-runtime D --max-iterations N`: the request's own limits, kept
+/// with its plan for the whole tree in place of the config's (0 / empty: the config's).
+struct SubmitLimits {
+  double max_cost = 0;
+  std::string max_runtime;
+  int max_iterations = 0;
+};
+
 /// `force`: skip the prerequisite checks that can be wrong (src/cli/preflight.hpp).
 /// `submit --dry-run`: the plan loop up to the gate, shown, then ended (`failed`, `dry run`).
-int run_dry_run(const GlobalOptions& opts, const std::string& request, bool force);
+int run_dry_run(const GlobalOptions& opts, const std::string& request, bool force,
+                const SubmitLimits& limits = {});
 int run_submit(const GlobalOptions& opts, const std::string& request, bool wait, bool yes,
-               bool force);
+               bool force, const SubmitLimits& limits = {});
 /// `loopr list`'s filters, passed to `GET /v1/loops` as they are (the daemon checks them).
 struct ListFilter {
   std::string status;  ///< comma-separated statuses

@@ -47,10 +47,20 @@ std::string render_forecast(const api::LoopDetail& d, const Style& style) {
       << f.model_calls << " model calls, ~" << duration_text(f.duration_ms)
       << " after approval\n";
   out << style.dim("basis:") << "      " << shown(f.basis) << "\n";
+  if (d.budget) {
+    // The request's own limits (submit --max-cost/--max-runtime/--max-iterations).
+    std::string own;
+    auto add = [&own](const std::string& part) { own += (own.empty() ? "" : ", ") + part; };
+    if (d.budget->max_cost_usd) add(format_cost(*d.budget->max_cost_usd));
+    if (d.budget->max_runtime) add(*d.budget->max_runtime + " after approval");
+    if (d.budget->max_iterations)
+      add(std::to_string(*d.budget->max_iterations) + " iterations per loop");
+    out << style.dim("limits:") << "     " << own << " (this request's own)\n";
+  }
   if (f.over_limit) {
-    out << style.red("warning:") << "    the high estimate " << format_cost(f.high)
-        << " is above limits.max_cost_usd " << format_cost(f.max_cost_usd)
-        << ": the tree may stop at the limit\n";
+    out << style.red("warning:") << "    the high estimate " << format_cost(f.high) << " is above "
+        << (f.max_cost_source.empty() ? std::string("limits.max_cost_usd") : f.max_cost_source)
+        << " " << format_cost(f.max_cost_usd) << ": the tree may stop at the limit\n";
   }
   if (d.actual) {
     const api::ActualView& a = *d.actual;

@@ -222,6 +222,14 @@ Check check_daemon(const std::optional<fs::path>& root) {
   if (auto h = daemon_health(api, std::chrono::seconds(2))) {
     auto total = h->loops.find(api::kTotal);
     const int loops = total == h->loops.end() ? 0 : total->second;
+    // limits.min_free_space: the daemon's last look at the disk.
+    if (h->disk && (h->disk->full || h->disk->paused_loops > 0))
+      return fail("daemon",
+                  "running, but disk full: " + std::to_string(h->disk->free_mib) + " MiB free in " +
+                      h->disk->dir + "; " + std::to_string(h->disk->paused_loops) +
+                      " loops paused for want of space (limits.min_free_space " +
+                      std::to_string(h->disk->min_free_mib) + " MiB)",
+                  "free space (e.g. `loopr gc`): the paused loops resume by themselves");
     return ok("daemon", "running (pid " + std::to_string(h->pid) + ", up " +
                             format_elapsed(h->uptime_s * 1000) + ", " + std::to_string(loops) +
                             " loops)");

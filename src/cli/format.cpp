@@ -68,6 +68,7 @@ json interface_show_json(const api::LoopDetail& d) {
   out["iterations"] = std::move(iterations);
   if (d.forecast) out["forecast"] = api::to_json(*d.forecast);
   if (d.actual) out["actual"] = api::to_json(*d.actual);
+  if (d.budget) out["budget"] = api::to_json(*d.budget);
   return out;
 }
 
@@ -342,6 +343,17 @@ std::string render_health(const api::Health& h, const Style& style) {
       if (ex.jobs_cleaning > 0) out << ", " << ex.jobs_cleaning << " cancelled and still cleaning up";
       out << "\n";
     }
+  }
+  if (h.disk) {
+    // limits.min_free_space: below it no iteration starts; paused loops resume by themselves.
+    const api::DiskView& d = *h.disk;
+    if (d.full)
+      out << style.red("disk full") << ": " << d.free_mib << " MiB free in " << d.dir
+          << " (limits.min_free_space " << d.min_free_mib << " MiB): no iteration starts\n";
+    if (d.paused_loops > 0)
+      out << style.yellow("waiting for disk space") << ": " << d.paused_loops
+          << (d.paused_loops == 1 ? " loop paused" : " loops paused")
+          << "; they resume by themselves once there is space\n";
   }
   if (!h.loops.empty()) {
     auto total = h.loops.find(api::kTotal);

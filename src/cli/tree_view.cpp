@@ -85,8 +85,8 @@ void EventWatcher::run() {
   }
 }
 
-std::string submit_plan(const Api& api, const std::string& request) {
-  return submit_request(api, request);
+std::string submit_plan(const Api& api, const std::string& request, const json& fields) {
+  return submit_request(api, request, /*dry_run=*/false, fields);
 }
 
 namespace {

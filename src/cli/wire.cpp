@@ -19,8 +19,10 @@ api::LoopRow act_on(const Api& api, const std::string& id, const std::string& ac
   return api::loop_row_from_json(api.post("/v1/loops/" + url_encode(id) + "/" + action, body));
 }
 
-std::string submit_request(const Api& api, const std::string& request, bool dry_run) {
-  json body = {{"request", request}};
+std::string submit_request(const Api& api, const std::string& request, bool dry_run,
+                           const json& fields) {
+  json body = fields.is_object() ? fields : json::object();
+  body["request"] = request;
   if (dry_run) body["dry_run"] = true;
   json r = api.post("/v1/plans", body);
   auto it = r.find("id");

@@ -335,6 +335,12 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                           }},
                          {"feedback_bytes", size_field(l.feedback_bytes, 256, 10'000'000)},
                          {"notes_bytes", size_field(l.notes_bytes, 0, 10'000'000)},
+                         {"min_free_space", [&](const YAML::Node& v2, const std::string& k2) {
+                            std::string text = w.scalar(v2, k2, "a size such as 256M or 1G");
+                            auto parsed = parse_size(text);
+                            if (!parsed) w.fail(v2, k2, "bad size \"" + text + "\" (write e.g. 0, 256M or 1G)");
+                            l.min_free_space = *parsed;
+                          }},
                          {"notify_cost_fraction", [&](const YAML::Node& v2, const std::string& k2) {
                             l.notify_cost_fraction = w.number(v2, k2, 0);
                             if (l.notify_cost_fraction > 1) w.fail(v2, k2, "must be a fraction between 0 and 1");
@@ -527,6 +533,7 @@ limits:                          # per plan tree unless noted
   stop_on_patterns: []           # RE2 patterns; a match in validation output stops the loop
   stop_scripts: []               # commands; exit 0 stops the loop, output is the reason
   cooldown: 0s                   # pause between iterations
+  min_free_space: 256M           # no iteration starts below it (loops pause, resume by themselves)
 attended: false                  # true: loops pause after every iteration (passing too) until `resume`
 sandbox:                         # every command run for a loop (run_command, validation, stop_scripts)
   mode: bubblewrap               # bubblewrap | none (`none` runs the model's commands UNCONFINED)

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include <loopr/core/budget.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/manager/stats.hpp>
 #include <loopr/manager/tree_verdict.hpp>
@@ -83,6 +84,37 @@ std::optional<std::string> string_field(const nlohmann::json& body, const char* 
 
 bool valid_id(const std::string& id) { return type_of_id(id).has_value(); }
 
+// A plan's own limits from `POST /v1/plans` (`max_cost_usd`, `max_runtime`, `max_iterations`);
+// nullopt + a 400 response for a value that is not one.
+std::optional<RequestBudget> budget_fields(const nlohmann::json& body, Response& bad) {
+  RequestBudget b;
+  if (auto it = body.find("max_cost_usd"); it != body.end() && !it->is_null()) {
+    if (!it->is_number() || it->get<double>() <= 0) {
+      bad = error_response(400, "`max_cost_usd` must be a number above 0 (US dollars)");
+      return std::nullopt;
+    }
+    b.max_cost_usd = it->get<double>();
+  }
+  auto runtime = string_field(body, "max_runtime", bad);
+  if (!runtime) return std::nullopt;
+  if (!runtime->empty()) {
+    auto d = parse_duration(*runtime);
+    if (!d || d->count() <= 0) {
+      bad = error_response(400, "`max_runtime` must be a duration such as 2h or 90m");
+      return std::nullopt;
+    }
+    b.max_runtime = *d;
+  }
+  if (auto it = body.find("max_iterations"); it != body.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<long long>() < 1 || it->get<long long>() > 100000) {
+      bad = error_response(400, "`max_iterations` must be a whole number from 1");
+      return std::nullopt;
+    }
+    b.max_iterations = it->get<int>();
+  }
+  return b;
+}
+
 // How long `POST /v1/shutdown {"drain":true}` lets iterations finish when it names no timeout.
 constexpr std::chrono::milliseconds kDefaultDrain = std::chrono::minutes(30);
 
@@ -141,6 +173,7 @@ awaitable<Response> get_health(Api::State& s, Request&, const Params&) {
                       {"stopping", s.info.shutting_down ? s.info.shutting_down() : false},
                       {"draining", s.info.draining ? s.info.draining() : false},
                       {"sandbox", s.info.sandbox ? s.info.sandbox() : nlohmann::json(nullptr)},
+                      {"disk", s.info.disk ? s.info.disk() : nlohmann::json(nullptr)},
                       {"loops", counts}}};
 }
 
@@ -212,7 +245,9 @@ awaitable<Response> post_plan(Api::State& s, Request& req, const Params&) {
   std::string request = (*body)["request"].get<std::string>();
   const bool dry_run = body->contains("dry_run") && (*body)["dry_run"].is_boolean() &&
                        (*body)["dry_run"].get<bool>();
-  auto made = co_await s.manager.submit(request, dry_run);
+  auto budget = budget_fields(*body, bad);
+  if (!budget) co_return bad;
+  auto made = co_await s.manager.submit(request, dry_run, *budget);
   if (!made) co_return error_of(made.error());
   co_return Response{201, {{"id", made->id}}};
 }

@@ -27,6 +27,9 @@ struct ApiInfo {
   net::thread_pool* read_pool = nullptr;
   /// The command executor's state for health: kind, confined, description, available, problem.
   std::function<nlohmann::json()> sandbox;
+  /// The last look at the disk (limits.min_free_space): dir, free_mib, min_free_mib, full,
+  /// paused_loops.
+  std::function<nlohmann::json()> disk;
 };
 
 class Api {

@@ -106,6 +106,7 @@ struct Daemon {
   std::unique_ptr<Api> api;
   std::unique_ptr<HttpServer> server;
   bool stopping = false;
+  manager::DiskStatus disk;  ///< the last look (disk_watch)
   TimestampMs started_at = now_ms();
 
   Daemon(DaemonOptions o, exec::SecretEnv s) : options(std::move(o)), paths(options.repo), secrets(std::move(s)) {}
@@ -190,6 +191,15 @@ struct Daemon {
     info.shutting_down = [this] { return stopping; };
     info.read_pool = &api_reads;
     info.sandbox = [this] { return sandbox_status(); };
+    info.disk = [this] {
+      const std::uint64_t mib = 1024 * 1024;
+      return nlohmann::json{
+          {"dir", disk.dir},
+          {"free_mib", disk.free ? nlohmann::json(*disk.free / mib) : nlohmann::json(nullptr)},
+          {"min_free_mib", disk.floor / mib},
+          {"full", disk.full()},
+          {"paused_loops", disk.paused}};
+    };
     api = std::make_unique<Api>(*ctx, *manager, info);
     server = std::make_unique<HttpServer>(io, api->routes());
     return ok();
@@ -290,6 +300,22 @@ struct Daemon {
     }
   }
 
+  // limits.min_free_space: a look at the disk every few seconds; the loops paused for want of
+  // space go on by themselves once there is space again (manager: watch_disk).
+  static awaitable<void> disk_watch(Daemon* self) {
+    net::steady_timer timer(self->io);
+    while (!self->stopping) {
+      const bool was_full = self->disk.full();
+      self->disk = co_await self->manager->watch_disk();
+      if (self->disk.full() && !was_full && self->disk.free)
+        spdlog::warn("disk full: {} MiB free in {} (limits.min_free_space)",
+                     *self->disk.free / (1024 * 1024), self->disk.dir);
+      timer.expires_after(std::chrono::seconds(self->disk.paused > 0 ? 2 : 5));
+      boost::system::error_code ec;
+      co_await timer.async_wait(net::redirect_error(net::use_awaitable, ec));
+    }
+  }
+
   static awaitable<void> watch_signals(Daemon* self, std::shared_ptr<net::signal_set> signals) {
     while (true) {
       boost::system::error_code ec;
@@ -322,6 +348,7 @@ struct Daemon {
     co_await self->journal->commit(std::move(serving));
     spdlog::info("serving {} on {}", self->paths.root.string(), self->paths.socket().string());
     net::co_spawn(self->io, gc_schedule(self), net::detached);
+    net::co_spawn(self->io, disk_watch(self), net::detached);
     // The store keeps loop summaries in memory from their first listing on (`loopr list`,
     // health's counts); make them now, off the io thread, rather than in the user's first list.
     net::post(self->api_reads, [store = self->store.get()] {

@@ -97,7 +97,8 @@ awaitable<std::optional<llm::Outcome>> call_model(EngineContext& ctx, const Loop
 
 awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control_ptr,
                                  const std::string& prompt, std::shared_ptr<tools::ToolRouter> router,
-                                 const std::string& header_type, int max_turns) {
+                                 const std::string& header_type, int max_turns,
+                                 TurnCheck between_turns) {
   LoopControl& control = *control_ptr;
   Conversation conv;
   llm::Request request;
@@ -113,6 +114,16 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shar
     if (conv.turns >= max_turns) {
       conv.end = Conversation::End::max_turns;
       break;
+    }
+    if (conv.turns > 0 && between_turns) {
+      // The tree's cost and runtime limits between turns, not only between iterations: one
+      // iteration of many turns cannot overshoot them by its whole cost.
+      if (std::optional<TurnLimit> hit = between_turns(conv.usage)) {
+        conv.end = Conversation::End::limit;
+        conv.limit_end = hit->end;
+        conv.limit_reason = std::move(hit->reason);
+        break;
+      }
     }
     auto outcome = co_await call_model(ctx, loop, control_ptr, request, conv.turns > 0, conv.model_ms);
     if (!outcome) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include <loopr/core/budget.hpp>
 #include <loopr/core/config.hpp>
 #include <loopr/core/loop.hpp>
 #include <loopr/llm/types.hpp>
@@ -43,9 +44,30 @@ struct BoundaryRequests {
 Move at_boundary(Loop& loop, const BoundaryRequests& asked);
 
 /// The limits checked before every iteration: iterations, the loop's and the tree's cost, the
-/// tree's runtime (counted from `plan_start`, its approval).
+/// tree's runtime (counted from `plan_start`, its approval). `config` is the tree's (with_budget);
+/// `asked` names where a limit came from (the request's `submit --max-cost`, or the config).
 Move check_limits(const Loop& loop, const Config& config, double tree_cost, TimestampMs now,
-                  TimestampMs plan_start);
+                  TimestampMs plan_start, const RequestBudget& asked = {});
+
+/// The same cost and runtime limits between two model turns of an iteration, with what the
+/// iteration spent so far (`so_far`, not yet in `loop.usage` or `tree_cost`). A limit reached
+/// ends the iteration after the turn that reached it: its work is checkpointed, the loop fails
+/// with cost_limit / loop_cost_limit / runtime_limit.
+std::optional<TurnLimit> check_turn_limits(const Loop& loop, const Config& config,
+                                           double tree_cost, const Usage& so_far,
+                                           TimestampMs now, TimestampMs plan_start,
+                                           const RequestBudget& asked = {});
+
+/// `limits.min_free_space`: with `free` bytes left where the repository is (`dir`; nullopt: not
+/// known, no verdict), the loop pauses below the floor (`disk_full`, `disk full: N MiB free in
+/// DIR`); the daemon resumes it once there is space again.
+Move check_disk(const Loop& loop, std::optional<std::uint64_t> free, std::uint64_t floor,
+                const std::string& dir);
+
+/// A write of the iteration failed for want of space (ENOSPC: the checkpoint, the store, a
+/// worktree): the loop pauses (`disk_full`) with what failed; its iteration runs again after.
+Move on_disk_full(const Loop& loop, std::optional<std::uint64_t> free, const std::string& dir,
+                  const std::string& what);
 
 // ---------------------------------------------------------------- a model call failed
 
@@ -73,11 +95,16 @@ struct IterationFacts {
   bool pause_requested = false;
   std::string stop_reason;  ///< the stop's reason, when the loop was stopped
   EndReason stop_end = EndReason::stopped_by_user;
+  TurnLimit limit;  ///< end == limit: the limit a turn reached (check_turn_limits)
 };
 
 /// Whether the iteration's work is checkpointed and judged: the conversation ran to its end and
 /// the check ran (not stopped, not refused, not a check that never started).
 bool judged(const IterationFacts& facts);
+
+/// Whether the iteration's work gets its checkpoint commit: judged, or ended by a limit between
+/// turns (the work so far is kept; it is not validated).
+bool checkpointed(const IterationFacts& facts);
 
 /// Whether the iteration passed: its check passed (or, with no check, the completion signal).
 bool passed(const IterationFacts& facts);

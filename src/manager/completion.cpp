@@ -55,7 +55,9 @@ awaitable<bool> revalidate_rebased(State state, Loop& loop) {
     co_return true;
   }
   if (check.stopped) co_return false;  // the daemon stops: recovery merges it again
-  const int budget = s.ctx.config->loop(LoopType::code).max_iterations;
+  std::shared_ptr<const Config> tree =
+      co_await run_blocking(s.ctx.pool, [&] { return tree_config_of(s, loop.plan_id); });
+  const int budget = tree->loop(LoopType::code).max_iterations;
   auto stored = co_await s.journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     w.events.push_back(make_event(l.id, "revalidated",
                                   {{"passed", false}, {"summary", check.summary}}));
@@ -141,8 +143,9 @@ awaitable<bool> merge_into_integration(State state, Loop& loop) {
 }
 
 awaitable<bool> spawn_children(State s, Loop& parent) {
-  std::shared_ptr<const Config> config = s->ctx.config;
-  auto read = [wt = s->worktrees, parent, config]() -> Result<std::vector<Loop>> {
+  auto read = [wt = s->worktrees, parent, &state = *s]() -> Result<std::vector<Loop>> {
+    // The tree's config: a request's --max-iterations holds for every loop of its tree.
+    std::shared_ptr<const Config> config = tree_config_of(state, parent.plan_id);
     LOOPR_ASSIGN(std::string text, wt.read_artifact(parent, config->artifacts.max_bytes));
     return children_from_artifact(parent, text, *config);
   };

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include <loopr/core/budget.hpp>
 #include <loopr/engine/code_check.hpp>
 #include <loopr/engine/engine.hpp>
 #include <loopr/git/loop_worktrees.hpp>
@@ -111,8 +112,15 @@ awaitable<void> on_failed(State s, std::string id);
 awaitable<std::size_t> stop_subtree(ManagerState& s, std::string plan_id, std::string root,
                                     std::string why, EndReason end, bool include_root);
 
+// disk_step.cpp
+/// LoopManager::watch_disk: resumes the loops paused with `disk_full` once there is space.
+awaitable<DiskStatus> watch_disk(State s);
+
 // user_actions.cpp
-awaitable<ActionResult> submit(State s, std::string request, bool dry_run);
+awaitable<ActionResult> submit(State s, std::string request, bool dry_run, RequestBudget budget);
+/// The config `plan_id`'s tree works under: the request's own limits in place of the file's
+/// (core/budget.hpp). Blocking (one store read): call it on the pool.
+std::shared_ptr<const Config> tree_config_of(ManagerState& s, const std::string& plan_id);
 /// A dry run's plan reached the gate: it ends `failed` with the reason `dry run`.
 awaitable<void> end_dry_run(State s, std::string id);
 awaitable<ActionResult> decide(State s, std::string id, bool approve, std::string reason);

@@ -34,7 +34,9 @@ awaitable<bool> retry_fresh(State s, const Loop& loop) {
     }
     kept = *archived;
   }
-  const int budget = s->ctx.config->loop(LoopType::code).max_iterations;
+  std::shared_ptr<const Config> tree =
+      co_await run_blocking(s->ctx.pool, [&] { return tree_config_of(*s, loop.plan_id); });
+  const int budget = tree->loop(LoopType::code).max_iterations;
   auto stored =
       co_await s->journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
         if (!make_retry(l, kept, budget, w.events)) return not_allowed(l, "cannot retry");

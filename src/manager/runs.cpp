@@ -6,6 +6,8 @@
 #include <loopr/core/ids.hpp>
 #include <loopr/engine/worktree_setup.hpp>
 
+#include <loopr/core/disk.hpp>
+
 #include "manager/driver.hpp"
 #include "manager/iteration_gate.hpp"
 #include "manager/tree_rules.hpp"
@@ -125,8 +127,14 @@ awaitable<bool> make_worktree(ManagerState& s, Loop& loop) {
   if (!prepared) {
     std::string why = "its worktree could not be made: " + prepared.error().message;
     spdlog::error("loop {}: {}", loop.id, why);
-    auto failed =
-        co_await s.journal.save_status(loop, LoopStatus::failed, EndReason::internal_error, why);
+    // A full disk is not the loop's failure: it waits (paused, disk_full) for space.
+    const bool no_space = is_no_space(why);
+    auto failed = co_await s.journal.save_status(
+        loop, no_space ? LoopStatus::paused : LoopStatus::failed,
+        no_space ? EndReason::disk_full : EndReason::internal_error,
+        no_space ? disk_full_text(free_bytes(s.ctx.paths.root).value_or(0), s.ctx.paths.root.string()) +
+                       " (" + why + "); it resumes by itself once there is space"
+                 : why);
     if (failed) loop = std::move(*failed);
     co_return false;
   }

@@ -257,7 +257,9 @@ RecoveryPlan plan_recovery(std::span<const Loop> all, MergeMode mode) {
 FailureStep after_failure(const Loop& l) {
   if (!failure_pending(l)) return FailureStep::none;
   if (is_fix_loop_id(l.id)) return FailureStep::block_plan;
-  if (l.type == LoopType::code && l.tree.attempt < 2) return FailureStep::retry_fresh;
+  // A fresh attempt cannot help a tree whose cost or runtime is used up: it rolls up at once.
+  const bool tree_spent = l.end_reason == EndReason::cost_limit || l.end_reason == EndReason::runtime_limit;
+  if (l.type == LoopType::code && l.tree.attempt < 2 && !tree_spent) return FailureStep::retry_fresh;
   return FailureStep::roll_up;
 }
 

@@ -117,15 +117,21 @@ awaitable<ActionResult> invalidate_and_iterate(State s, Loop parent, std::string
 
 }  // namespace
 
-awaitable<ActionResult> submit(State s, std::string request, bool dry_run) {
+std::shared_ptr<const Config> tree_config_of(ManagerState& s, const std::string& plan_id) {
+  std::shared_ptr<const Config> config = s.ctx.config;
+  auto plan = s.journal.store().get_loop(plan_id);
+  return plan ? tree_config(config, plan->tree.budget) : config;
+}
+
+awaitable<ActionResult> submit(State s, std::string request, bool dry_run, RequestBudget budget) {
   trim_end(request);
   if (request.empty())
     co_return make_error(ErrorCode::invalid_argument, "the request is empty (say what to build)");
   if (s->stopping) co_return shutting_down();
   auto guard = co_await s->tree_lock.lock();
-  std::shared_ptr<const Config> config = s->ctx.config;
-  auto make = [wt = s->worktrees, &journal = s->journal, request, config,
-               dry_run]() -> Result<Loop> {
+  std::shared_ptr<const Config> config = tree_config(s->ctx.config, budget);
+  auto make = [wt = s->worktrees, &journal = s->journal, request, config, dry_run,
+               budget]() -> Result<Loop> {
     LOOPR_TRY(wt.check_base(config->base_branch));
     // A plan number whose branches exist already (a store deleted by hand) is skipped.
     std::string id;
@@ -137,6 +143,7 @@ awaitable<ActionResult> submit(State s, std::string request, bool dry_run) {
     if (id.empty()) return make_error(ErrorCode::internal, "no free plan number");
     Loop plan = make_plan_loop(id, request, *config);
     plan.tree.dry_run = dry_run;
+    plan.tree.budget = budget;
     LOOPR_TRY(wt.start_plan(id, config->base_branch));
     LOOPR_ASSIGN(git::PreparedWorktree prepared, wt.prepare(plan, config->base_branch));
     plan.worktree = prepared.worktree;
@@ -212,6 +219,13 @@ awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
         return not_allowed(l, "cannot iterate");
       engine::add_feedback(l.run, entry);
       l.tree.runtime_from = now_ms();  // the wait at the gate was the person's time
+      // The person asked for more work: a plan at its last iteration gets another budget (the
+      // request's --max-iterations when it gave one), as every other iterate does.
+      if (l.iteration >= l.max_iterations)
+        l.max_iterations =
+            l.iteration + std::max(1, with_budget(*s->ctx.config, l.tree.budget)
+                                          .loop(LoopType::plan)
+                                          .max_iterations);
       w.events.push_back(
           make_event(l.id, "approval", {{"decision", "iterate"}, {"text", feedback}}));
       w.approvals.push_back(Approval{id, "iterate", feedback, now_ms()});
@@ -227,7 +241,10 @@ awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
              loop.status == LoopStatus::paused || loop.status == LoopStatus::blocked) {
     // Its children (a spec or phase that had some) are invalidated like a plan's, and ancestors
     // its failure rolled up to are restored: the tree can always complete after this.
-    const int budget = std::max(1, s->ctx.config->loop(loop.type).max_iterations);
+    // The request's --max-iterations, when it gave one, else the config's (iterate keeps it).
+    std::shared_ptr<const Config> tree =
+        co_await run_blocking(s->ctx.pool, [&] { return tree_config_of(*s, loop.plan_id); });
+    const int budget = std::max(1, tree->loop(loop.type).max_iterations);
     result = co_await invalidate_and_iterate(s, loop, feedback, LoopStatus::pending, budget);
   } else {
     co_return not_allowed(loop, loop.status == LoopStatus::complete

@@ -254,6 +254,12 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
   return result;
 }
 
+Result<void> TaskStore::resume_writes() {
+  rocksdb::Status s = impl_->db->Resume();
+  if (!s.ok()) return io_error(s, "resuming writes");
+  return ok();
+}
+
 Result<Loop> TaskStore::create_loop(Loop loop) {
   WriteSet set;
   set.creates.push_back(std::move(loop));

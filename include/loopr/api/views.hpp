@@ -48,6 +48,14 @@ struct ForecastView {
   std::string made_at;
   double max_cost_usd = 0;
   bool over_limit = false;
+  std::string max_cost_source;  ///< limits.max_cost_usd, or submit --max-cost (the request's)
+};
+
+/// A plan's own limits (`submit --max-cost/--max-runtime/--max-iterations`); unset: null.
+struct BudgetView {
+  std::optional<double> max_cost_usd;
+  std::optional<std::string> max_runtime;  ///< a duration, e.g. `2h`
+  std::optional<int> max_iterations;
 };
 
 /// What a plan's tree really spent, once it ended.
@@ -112,6 +120,7 @@ struct LoopDetail {
   std::vector<std::string> conflicts;
   std::optional<ForecastView> forecast;
   std::optional<ActualView> actual;
+  std::optional<BudgetView> budget;
 };
 
 /// The executor's load in the health answer.
@@ -132,6 +141,14 @@ struct SandboxView {
   nlohmann::json extra = nlohmann::json::object();
 };
 
+/// The daemon's last look at the disk (limits.min_free_space).
+struct DiskView {
+  std::string dir;
+  std::int64_t free_mib = 0, min_free_mib = 0;
+  bool full = false;
+  int paused_loops = 0;  ///< loops paused for want of space
+};
+
 /// `GET /v1/health`: the daemon, its sandbox and its loops.
 struct Health {
   int pid = 0;
@@ -142,6 +159,7 @@ struct Health {
   bool stopping = false;
   bool draining = false;  ///< a drained stop: iterations in flight finish, no new one starts
   SandboxView sandbox;
+  std::optional<DiskView> disk;  ///< null: not looked at
   std::map<std::string, int> loops;         ///< "total" and one count per status
   nlohmann::json extra = nlohmann::json::object();
 };
@@ -156,6 +174,8 @@ nlohmann::json to_json(const ForecastView& f);
 ForecastView forecast_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const ActualView& a);
 ActualView actual_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const BudgetView& b);
+BudgetView budget_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const Health& h);
 Health health_from_json(const nlohmann::json& j);
 

@@ -189,6 +189,9 @@ struct LimitsConfig {
   /// `cost_threshold` is notified once per plan when its tree's cost passes this fraction of
   /// max_cost_usd.
   double notify_cost_fraction = 0.8;
+  /// No iteration starts while the repository's file system has less free than this (the loop
+  /// pauses, `disk_full`, and resumes by itself once there is); 0: no floor.
+  std::uint64_t min_free_space = 256ull * 1024 * 1024;
 };
 
 struct ArtifactsConfig {
