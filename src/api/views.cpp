@@ -2,6 +2,8 @@
 // default (a client shows what it can), and unknown fields are kept in `extra`.
 #include <loopr/api/views.hpp>
 
+#include "json_read.hpp"
+
 #include <initializer_list>
 #include <set>
 
@@ -13,40 +15,7 @@ using json = nlohmann::json;
 json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 json or_null(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
 
-// Typed reads that take the default for a missing, null or mistyped field.
-std::string str(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-double num(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-std::int64_t i64(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_number() ? it->get<std::int64_t>() : 0;
-}
-int i32(const json& j, const char* k) { return static_cast<int>(i64(j, k)); }
-bool flag(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_boolean() && it->get<bool>();
-}
-std::optional<int> opt_int(const json& j, const char* k) {
-  auto it = j.find(k);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<int>();
-}
-std::vector<std::string> strs(const json& j, const char* k) {
-  std::vector<std::string> out;
-  auto it = j.find(k);
-  if (it == j.end() || !it->is_array()) return out;
-  for (const auto& v : *it)
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  return out;
-}
-TimestampMs when(const json& j, const char* k) {
-  return parse_timestamp(str(j, k)).value_or(0);
-}
+using namespace read;
 
 // `j`'s fields not in `known`.
 json extra_of(const json& j, std::initializer_list<std::set<std::string>> known) {
@@ -65,11 +34,27 @@ const std::set<std::string> kRowFields = {
     "cost_usd",   "input_tokens", "output_tokens", "artifacts", "worktree",     "branch",
     "created_at", "updated_at", "end_reason",    "plan_id",    "task",         "status_reason",
     "question",   "answer",     "tree_verdict",  "base_branch", "merged_into_base",
-    "merge_error", "tree_cost_usd", "integration"};
-const std::set<std::string> kDetailFields = {"iterations", "validation_output", "progress",
-                                             "input_artifact", "conflicts", "forecast", "actual"};
+    "merge_error", "tree_cost_usd", "integration", "baseline"};
+const std::set<std::string> kDetailFields = {"iterations",     "validation_output", "progress",
+                                             "input_artifact", "conflicts",         "forecast",
+                                             "actual",         "budget"};
+
 
 }  // namespace
+
+json to_json(const BudgetView& b) {
+  return {{"max_cost_usd", b.max_cost_usd ? json(*b.max_cost_usd) : json(nullptr)},
+          {"max_runtime", b.max_runtime ? json(*b.max_runtime) : json(nullptr)},
+          {"max_iterations", b.max_iterations ? json(*b.max_iterations) : json(nullptr)}};
+}
+
+BudgetView budget_from_json(const json& j) {
+  BudgetView b;
+  if (const json& c = sub(j, "max_cost_usd"); c.is_number()) b.max_cost_usd = c.get<double>();
+  if (const json& r = sub(j, "max_runtime"); r.is_string()) b.max_runtime = r.get<std::string>();
+  if (const json& n = sub(j, "max_iterations"); n.is_number()) b.max_iterations = n.get<int>();
+  return b;
+}
 
 json to_json(const ForecastView& f) {
   json j = {{"cost_usd", f.cost_usd},     {"low", f.low},
@@ -174,6 +159,17 @@ json to_json(const LoopRow& r) {
                           {"log", or_null(g.log)},        {"fix_loops", g.fix_loops}};
     }
   }
+  if (r.tree_verdict) {
+    if (!r.baseline) {
+      j["baseline"] = nullptr;
+    } else {
+      const BaselineView& b = *r.baseline;
+      j["baseline"] = {{"result", b.result},          {"sha", or_null(b.sha)},
+                       {"summary", or_null(b.summary)}, {"output", or_null(b.output)},
+                       {"log", or_null(b.log)},         {"duration_ms", b.duration_ms},
+                       {"setup_ms", b.setup_ms}};
+    }
+  }
   if (r.tree_cost_usd) j["tree_cost_usd"] = *r.tree_cost_usd;
   return j;
 }
@@ -213,6 +209,10 @@ LoopRow loop_row_from_json(const json& j) {
       r.integration = IntegrationView{str(*it, "result"), str(*it, "sha"), str(*it, "summary"),
                                       str(*it, "output"), str(*it, "log"), i32(*it, "fix_loops")};
   }
+  if (const json& b = sub(j, "baseline"); b.is_object())
+    r.baseline = BaselineView{str(b, "result"), str(b, "sha"),          str(b, "summary"),
+                              str(b, "output"), str(b, "log"),          i64(b, "duration_ms"),
+                              i64(b, "setup_ms")};
   if (auto it = j.find("tree_cost_usd"); it != j.end() && it->is_number())
     r.tree_cost_usd = it->get<double>();
   r.extra = extra_of(j, {kRowFields, kDetailFields});
@@ -257,6 +257,7 @@ json to_json(const LoopDetail& d) {
   if (!d.conflicts.empty()) j["conflicts"] = d.conflicts;
   if (d.forecast) j["forecast"] = to_json(*d.forecast);
   if (d.actual) j["actual"] = to_json(*d.actual);
+  if (d.budget) j["budget"] = to_json(*d.budget);
   return j;
 }
 
@@ -274,8 +275,55 @@ LoopDetail loop_detail_from_json(const json& j) {
     d.forecast = forecast_from_json(*it);
   if (auto it = j.find("actual"); it != j.end() && it->is_object())
     d.actual = actual_from_json(*it);
+  if (auto it = j.find("budget"); it != j.end() && it->is_object())
+    d.budget = budget_from_json(*it);
   return d;
 }
+
+IterationResult iteration_result(std::string_view s) {
+  if (s == "passed") return IterationResult::passed;
+  if (s == "failed") return IterationResult::failed;
+  if (s == "asked") return IterationResult::asked;
+  if (s == "stopped") return IterationResult::stopped;
+  if (s == "error") return IterationResult::error;
+  return IterationResult::other;
+}
+
+namespace {
+
+json to_json(const SandboxView& sb) {
+  if (!sb.present) return nullptr;
+  json j = sb.extra.is_object() ? sb.extra : json::object();
+  j["kind"] = sb.kind;
+  j["confined"] = sb.confined;
+  j["description"] = sb.description;
+  j["available"] = sb.available;
+  j["problem"] = or_null(sb.problem);
+  if (sb.executor)
+    j["executor"] = {{"kind", sb.executor->kind},
+                     {"jobs_queued", sb.executor->jobs_queued},
+                     {"jobs_running", sb.executor->jobs_running},
+                     {"jobs_cleaning", sb.executor->jobs_cleaning}};
+  return j;
+}
+
+SandboxView sandbox_from_json(const json& j) {
+  SandboxView sb;
+  if (!j.is_object()) return sb;
+  sb.present = true;
+  sb.kind = str(j, "kind");
+  sb.description = str(j, "description");
+  sb.confined = !j.contains("confined") || flag(j, "confined");
+  sb.available = !j.contains("available") || flag(j, "available");
+  sb.problem = str(j, "problem");
+  if (auto it = j.find("executor"); it != j.end() && it->is_object())
+    sb.executor = ExecutorView{str(*it, "kind"), i32(*it, "jobs_queued"), i32(*it, "jobs_running"),
+                               i32(*it, "jobs_cleaning")};
+  sb.extra = extra_of(j, {{"kind", "confined", "description", "available", "problem", "executor"}});
+  return sb;
+}
+
+}  // namespace
 
 json to_json(const Health& h) {
   json j = h.extra.is_object() ? h.extra : json::object();
@@ -286,7 +334,15 @@ json to_json(const Health& h) {
   j["repo"] = h.repo;
   j["active_runs"] = h.active_runs;
   j["stopping"] = h.stopping;
-  j["sandbox"] = h.sandbox;
+  j["draining"] = h.draining;
+  j["sandbox"] = to_json(h.sandbox);
+  j["web"] = h.web ? json{{"url", h.web->url}, {"port", h.web->port}} : json(nullptr);
+  j["disk"] = h.disk ? json{{"dir", h.disk->dir},
+                            {"free_mib", h.disk->free_mib},
+                            {"min_free_mib", h.disk->min_free_mib},
+                            {"full", h.disk->full},
+                            {"paused_loops", h.disk->paused_loops}}
+                     : json(nullptr);
   j["loops"] = h.loops;
   return j;
 }
@@ -300,12 +356,17 @@ Health health_from_json(const json& j) {
   h.repo = str(j, "repo");
   h.active_runs = i32(j, "active_runs");
   h.stopping = flag(j, "stopping");
-  h.sandbox = j.value("sandbox", json(nullptr));
+  h.draining = flag(j, "draining");
+  if (auto it = j.find("sandbox"); it != j.end()) h.sandbox = sandbox_from_json(*it);
+  if (const json& w = sub(j, "web"); w.is_object()) h.web = WebView{str(w, "url"), i32(w, "port")};
+  if (const json& d = sub(j, "disk"); d.is_object())
+    h.disk = DiskView{str(d, "dir"), i64(d, "free_mib"), i64(d, "min_free_mib"), flag(d, "full"),
+                      i32(d, "paused_loops")};
   if (auto it = j.find("loops"); it != j.end() && it->is_object())
     for (auto c = it->begin(); c != it->end(); ++c)
       if (c.value().is_number()) h.loops[c.key()] = c.value().get<int>();
   h.extra = extra_of(j, {{"ok", "pid", "started_at", "uptime_s", "repo", "active_runs",
-                          "stopping", "sandbox", "loops"}});
+                          "stopping", "draining", "sandbox", "web", "disk", "loops"}});
   return h;
 }
 

@@ -18,6 +18,7 @@
 #include "cli/doctor_tests.hpp"
 #include "cli/format.hpp"
 #include "cli/terminal.hpp"
+#include "cli/wire.hpp"
 
 namespace loopr::cli {
 namespace {
@@ -220,21 +221,20 @@ Check check_daemon(const std::optional<fs::path>& root) {
   if (!root) return skip("daemon", "no repository, so no daemon");
   RepoPaths paths(*root);
   Api api(paths);
-  if (auto h = api.health(std::chrono::seconds(2))) {
-    long loops = h->contains("loops") ? h->at("loops").value("total", 0L) : 0L;
+  if (auto h = daemon_health(api, std::chrono::seconds(2))) {
+    auto total = h->loops.find(api::kTotal);
+    const int loops = total == h->loops.end() ? 0 : total->second;
     // limits.min_free_space: the daemon's last look at the disk.
-    if (auto d = h->find("disk"); d != h->end() && d->is_object() &&
-                                  (d->value("full", false) || d->value("paused_loops", 0L) > 0))
+    if (h->disk && (h->disk->full || h->disk->paused_loops > 0))
       return fail("daemon",
-                  "running, but disk full: " + std::to_string(d->value("free_mib", 0L)) +
-                      " MiB free in " + d->value("dir", std::string()) + "; " +
-                      std::to_string(d->value("paused_loops", 0L)) +
+                  "running, but disk full: " + std::to_string(h->disk->free_mib) + " MiB free in " +
+                      h->disk->dir + "; " + std::to_string(h->disk->paused_loops) +
                       " loops paused for want of space (limits.min_free_space " +
-                      std::to_string(d->value("min_free_mib", 0L)) + " MiB)",
+                      std::to_string(h->disk->min_free_mib) + " MiB)",
                   "free space (e.g. `loopr gc`): the paused loops resume by themselves");
-    return ok("daemon", "running (pid " + std::to_string(h->value("pid", 0L)) + ", up " +
-                            format_elapsed(h->value("uptime_s", 0L) * 1000) + ", " +
-                            std::to_string(loops) + " loops)");
+    return ok("daemon", "running (pid " + std::to_string(h->pid) + ", up " +
+                            format_elapsed(h->uptime_s * 1000) + ", " + std::to_string(loops) +
+                            " loops)");
   }
   long pid = 0;
   std::ifstream(paths.pid_file()) >> pid;

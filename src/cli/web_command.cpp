@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/wire.hpp"
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/format.hpp"
@@ -46,8 +47,7 @@ int run_web(const GlobalOptions& opts, int port, bool open, bool stop) {
   RepoPaths paths(require_repo(opts));
   if (stop) {
     Api api = connect(paths);
-    json r = api.post("/v1/web/stop");
-    const bool stopped = r.value("stopped", false);
+    const bool stopped = stop_web(api);
     if (opts.json)
       std::cout << json{{"stopped", stopped}}.dump() << "\n";
     else if (!opts.quiet)
@@ -59,15 +59,15 @@ int run_web(const GlobalOptions& opts, int port, bool open, bool stop) {
     throw CommandError{kUsage, "--port must be from 0 to 65535", "leave it out for a free port"};
   require_existing_config(paths);
   Api api = connect_or_start(paths, opts);
-  json r = api.post("/v1/web", json{{"port", port}});
-  const std::string url = str_field(r, "url");
+  const WebAnswer r = start_web(api, port);
+  const std::string& url = r.url;
   if (url.empty())
     throw CommandError{kFailed, "the daemon answered without an address",
                        "see " + daemon_out_file(paths).string()};
   if (opts.json) {
     std::cout << json{{"url", url},
-                      {"port", r.value("port", 0)},
-                      {"started", r.value("started", false)}}
+                      {"port", r.port},
+                      {"started", r.started}}
                      .dump()
               << "\n";
   } else {

@@ -28,7 +28,7 @@ std::string through_filter(const std::vector<std::string>& pieces, bool json = f
 
 TEST(TerminalFilter, LetsLooprsOwnStylesThrough) {
   Style s{true};
-  std::string styled = s.bold("a") + s.red("b") + s.status("blocked") + s.dim("c") +
+  std::string styled = s.bold("a") + s.red("b") + s.status(loopr::LoopStatus::blocked) + s.dim("c") +
                        s.wrap("1;4", "h") + s.wrap("9", "x");
   EXPECT_EQ(through_filter({styled}), styled);
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <loopr/core/end_reason.hpp>
@@ -16,6 +17,19 @@
 #include <loopr/core/tree_verdict.hpp>
 
 namespace loopr::api {
+
+/// An integration check's `result` values.
+inline constexpr const char* kGateChecking = "checking";
+inline constexpr const char* kGatePassed = "passed";
+inline constexpr const char* kGateFailed = "failed";
+inline constexpr const char* kGateForced = "forced";
+
+/// The key of the total in counts keyed by status (`loops` of health and stats).
+inline constexpr const char* kTotal = "total";
+
+/// An iteration record's `status` (src/daemon/API.md): what the iteration came to.
+enum class IterationResult { passed, failed, asked, stopped, error, other };
+IterationResult iteration_result(std::string_view status);
 
 /// The plan's integration gate: its last check of the integration tip.
 struct IntegrationView {
@@ -37,12 +51,29 @@ struct ForecastView {
   std::string max_cost_source;  ///< limits.max_cost_usd, or submit --max-cost (the request's)
 };
 
+/// A plan's own limits (`submit --max-cost/--max-runtime/--max-iterations`); unset: null.
+struct BudgetView {
+  std::optional<double> max_cost_usd;
+  std::optional<std::string> max_runtime;  ///< a duration, e.g. `2h`
+  std::optional<int> max_iterations;
+};
+
 /// What a plan's tree really spent, once it ended.
 struct ActualView {
   double cost_usd = 0;
   int loops = 0, model_calls = 0;
   std::int64_t duration_ms = 0;
 };
+
+/// A plan's baseline check: the project's tests on the integration branch before any code loop.
+struct BaselineView {
+  std::string result;  ///< checking | passed | failed | unavailable
+  std::string sha, summary, output, log;
+  std::int64_t duration_ms = 0, setup_ms = 0;
+};
+inline constexpr const char* kBaselineChecking = "checking";
+inline constexpr const char* kBaselinePassed = "passed";
+inline constexpr const char* kBaselineUnavailable = "unavailable";
 
 /// A row of `GET /v1/loops`: INTERFACE.md's loop with loopr's fields.
 struct LoopRow {
@@ -72,6 +103,7 @@ struct LoopRow {
   std::string base_branch, merged_into_base, merge_error;  ///< empty: null
   std::optional<double> tree_cost_usd;
   std::optional<IntegrationView> integration;
+  std::optional<BaselineView> baseline;  ///< a plan row's (null: none ran)
   /// Fields this loopr does not know, as they came (written back as they are).
   nlohmann::json extra = nlohmann::json::object();
 
@@ -99,6 +131,39 @@ struct LoopDetail {
   std::vector<std::string> conflicts;
   std::optional<ForecastView> forecast;
   std::optional<ActualView> actual;
+  std::optional<BudgetView> budget;
+};
+
+/// The executor's load in the health answer.
+struct ExecutorView {
+  std::string kind;  ///< local | slurm
+  int jobs_queued = 0, jobs_running = 0;
+  int jobs_cleaning = 0;  ///< cancelled Slurm jobs the cluster still lists
+  bool slurm() const { return kind == "slurm"; }
+};
+
+/// The health answer's sandbox.
+struct SandboxView {
+  bool present = false;  ///< false: null (a daemon without one)
+  std::string kind, description;
+  bool confined = true, available = true;
+  std::string problem;  ///< why it is not available (empty: null)
+  std::optional<ExecutorView> executor;
+  nlohmann::json extra = nlohmann::json::object();
+};
+
+/// The daemon's last look at the disk (limits.min_free_space).
+struct DiskView {
+  std::string dir;
+  std::int64_t free_mib = 0, min_free_mib = 0;
+  bool full = false;
+  int paused_loops = 0;  ///< loops paused for want of space
+};
+
+/// The web UI in the health answer.
+struct WebView {
+  std::string url;
+  int port = 0;
 };
 
 /// `GET /v1/health`: the daemon, its sandbox and its loops.
@@ -109,7 +174,10 @@ struct Health {
   std::string repo;
   int active_runs = 0;
   bool stopping = false;
-  nlohmann::json sandbox;                   ///< {kind, confined, description, available, …}
+  bool draining = false;  ///< a drained stop: iterations in flight finish, no new one starts
+  SandboxView sandbox;
+  std::optional<DiskView> disk;  ///< null: not looked at
+  std::optional<WebView> web;    ///< the web UI while it runs (null: not serving)
   std::map<std::string, int> loops;         ///< "total" and one count per status
   nlohmann::json extra = nlohmann::json::object();
 };
@@ -124,6 +192,8 @@ nlohmann::json to_json(const ForecastView& f);
 ForecastView forecast_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const ActualView& a);
 ActualView actual_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const BudgetView& b);
+BudgetView budget_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const Health& h);
 Health health_from_json(const nlohmann::json& j);
 
