@@ -369,7 +369,9 @@ TEST(IterationRulesTest, AnIterationEndedByALimitIsCheckpointedAndFailsTheLoop) 
   IterationVerdict v = decide(l, 1, f, config());
   EXPECT_EQ(v.move, (Move{LoopStatus::failed, EndReason::cost_limit, "plan 001 has spent $5.10"}));
   EXPECT_EQ(v.record, "stopped");
-  EXPECT_FALSE(checkpointed(IterationFacts{.end = End::stopped}));
+  IterationFacts stopped;
+  stopped.end = End::stopped;
+  EXPECT_FALSE(checkpointed(stopped));
 }
 
 TEST(IterationRulesTest, ARequestsBudgetReplacesTheConfigsLimitsForItsTree) {
