@@ -3,6 +3,9 @@
 // it, also when the run of a restart throws again.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include <stdexcept>
 
 #include <loopr/manager/loop_manager.hpp>
@@ -52,11 +55,15 @@ void drive(EngineHarness& h, awaitable<void> work) {
 }
 
 Loop wait_for(EngineHarness& h, const std::string& id, LoopStatus status) {
-  h.io.restart();
-  for (int i = 0; i < 600; ++i) {
+  // Until a deadline: the run's work comes back to the io_context from the pool, so an io
+  // context with nothing queued right now is not done (run_for would return at once).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
     auto l = h.store->get_loop(id);
     if (l && l->status == status) return *l;
-    h.io.run_for(std::chrono::milliseconds(50));
+    h.io.restart();
+    if (h.io.run_for(std::chrono::milliseconds(50)) == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   auto l = h.store->get_loop(id);
   ADD_FAILURE() << id << " did not become " << to_string(status) << "; it is "
