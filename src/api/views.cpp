@@ -2,6 +2,8 @@
 // default (a client shows what it can), and unknown fields are kept in `extra`.
 #include <loopr/api/views.hpp>
 
+#include "json_read.hpp"
+
 #include <initializer_list>
 #include <set>
 
@@ -13,40 +15,7 @@ using json = nlohmann::json;
 json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 json or_null(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
 
-// Typed reads that take the default for a missing, null or mistyped field.
-std::string str(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-double num(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-std::int64_t i64(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_number() ? it->get<std::int64_t>() : 0;
-}
-int i32(const json& j, const char* k) { return static_cast<int>(i64(j, k)); }
-bool flag(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_boolean() && it->get<bool>();
-}
-std::optional<int> opt_int(const json& j, const char* k) {
-  auto it = j.find(k);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<int>();
-}
-std::vector<std::string> strs(const json& j, const char* k) {
-  std::vector<std::string> out;
-  auto it = j.find(k);
-  if (it == j.end() || !it->is_array()) return out;
-  for (const auto& v : *it)
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  return out;
-}
-TimestampMs when(const json& j, const char* k) {
-  return parse_timestamp(str(j, k)).value_or(0);
-}
+using namespace read;
 
 // `j`'s fields not in `known`.
 json extra_of(const json& j, std::initializer_list<std::set<std::string>> known) {
@@ -274,6 +243,51 @@ LoopDetail loop_detail_from_json(const json& j) {
   return d;
 }
 
+IterationResult iteration_result(std::string_view s) {
+  if (s == "passed") return IterationResult::passed;
+  if (s == "failed") return IterationResult::failed;
+  if (s == "asked") return IterationResult::asked;
+  if (s == "stopped") return IterationResult::stopped;
+  if (s == "error") return IterationResult::error;
+  return IterationResult::other;
+}
+
+namespace {
+
+json to_json(const SandboxView& sb) {
+  if (!sb.present) return nullptr;
+  json j = sb.extra.is_object() ? sb.extra : json::object();
+  j["kind"] = sb.kind;
+  j["confined"] = sb.confined;
+  j["description"] = sb.description;
+  j["available"] = sb.available;
+  j["problem"] = or_null(sb.problem);
+  if (sb.executor)
+    j["executor"] = {{"kind", sb.executor->kind},
+                     {"jobs_queued", sb.executor->jobs_queued},
+                     {"jobs_running", sb.executor->jobs_running},
+                     {"jobs_cleaning", sb.executor->jobs_cleaning}};
+  return j;
+}
+
+SandboxView sandbox_from_json(const json& j) {
+  SandboxView sb;
+  if (!j.is_object()) return sb;
+  sb.present = true;
+  sb.kind = str(j, "kind");
+  sb.description = str(j, "description");
+  sb.confined = !j.contains("confined") || flag(j, "confined");
+  sb.available = !j.contains("available") || flag(j, "available");
+  sb.problem = str(j, "problem");
+  if (auto it = j.find("executor"); it != j.end() && it->is_object())
+    sb.executor = ExecutorView{str(*it, "kind"), i32(*it, "jobs_queued"), i32(*it, "jobs_running"),
+                               i32(*it, "jobs_cleaning")};
+  sb.extra = extra_of(j, {{"kind", "confined", "description", "available", "problem", "executor"}});
+  return sb;
+}
+
+}  // namespace
+
 json to_json(const Health& h) {
   json j = h.extra.is_object() ? h.extra : json::object();
   j["ok"] = true;
@@ -283,7 +297,8 @@ json to_json(const Health& h) {
   j["repo"] = h.repo;
   j["active_runs"] = h.active_runs;
   j["stopping"] = h.stopping;
-  j["sandbox"] = h.sandbox;
+  j["draining"] = h.draining;
+  j["sandbox"] = to_json(h.sandbox);
   j["loops"] = h.loops;
   return j;
 }
@@ -297,12 +312,13 @@ Health health_from_json(const json& j) {
   h.repo = str(j, "repo");
   h.active_runs = i32(j, "active_runs");
   h.stopping = flag(j, "stopping");
-  h.sandbox = j.value("sandbox", json(nullptr));
+  h.draining = flag(j, "draining");
+  if (auto it = j.find("sandbox"); it != j.end()) h.sandbox = sandbox_from_json(*it);
   if (auto it = j.find("loops"); it != j.end() && it->is_object())
     for (auto c = it->begin(); c != it->end(); ++c)
       if (c.value().is_number()) h.loops[c.key()] = c.value().get<int>();
   h.extra = extra_of(j, {{"ok", "pid", "started_at", "uptime_s", "repo", "active_runs",
-                          "stopping", "sandbox", "loops"}});
+                          "stopping", "draining", "sandbox", "loops"}});
   return h;
 }
 

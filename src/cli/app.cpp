@@ -1,5 +1,9 @@
 #include <CLI/CLI.hpp>
 
+#include <functional>
+#include <utility>
+#include <vector>
+
 #include <loopr/core/log.hpp>
 
 #include "cli/commands.hpp"
@@ -43,6 +47,13 @@ int run(int argc, char** argv) {
   std::string generate_docs;
   app.add_option("--generate-docs", generate_docs, "man | bash | zsh")->group("");
 
+  // The command table: each subcommand with what runs it, registered where it is defined; a
+  // nested command comes before its parent (the first parsed one runs).
+  std::vector<std::pair<CLI::App*, std::function<int()>>> commands;
+  auto on = [&commands](CLI::App* sub, std::function<int()> run) {
+    commands.emplace_back(sub, std::move(run));
+  };
+
   std::string base;
   auto* init = app.add_subcommand(
       "init",
@@ -58,14 +69,20 @@ int run(int argc, char** argv) {
                        "from the repository (package.json, Cargo.toml, go.mod, CMakeLists.txt and "
                        "others; see the README)")
           ->option_text("CMD");
+  on(init, [&] {
+    return run_init(opts, base,
+                    init_validation_opt->count() ? std::optional(init_validation) : std::nullopt);
+  });
   auto* config = app.add_subcommand(
       "config", "Check .loopr/config.yml and print the effective settings (environment applied)");
+  on(config, [&] { return run_config(opts); });
   std::string validate_kind, validate_file;
   auto* validate = app.add_subcommand("validate",
                                       "Check the format of a plan, spec or phase artifact; prints "
                                       "FILE:LINE: message per problem (exit 1 if any)");
   validate->add_option("kind", validate_kind, "plan | spec | phase")->required();
   validate->add_option("file", validate_file, "The artifact's markdown file")->required();
+  on(validate, [&] { return run_validate(opts, validate_kind, validate_file); });
 
   bool foreground = false;
   auto* daemon = app.add_subcommand("daemon",
@@ -96,6 +113,13 @@ int run(int argc, char** argv) {
       ->add_option("--timeout", drain_timeout,
                    "With --drain: stop as without it once this has passed (default 30m)")
       ->option_text("D");
+  on(daemon_status, [&] { return run_daemon_status(opts); });
+  on(daemon_stop, [&] {
+    if (!drain && !drain_timeout.empty())
+      throw CommandError{kUsage, "--timeout is the limit of a drain", "add --drain"};
+    return run_daemon_stop(opts, drain, drain_timeout);
+  });
+  on(daemon, [&] { return run_daemon_command(opts, foreground, daemon_force); });
 
   std::vector<std::string> request;
   bool wait = false, yes = false;
@@ -115,6 +139,12 @@ int run(int argc, char** argv) {
   submit->add_flag("--force", force,
                    "Skip the checks that can be wrong (API key, validation command's program; "
                    "not the base branch or a merge in progress)");
+  on(submit, [&] {
+    if (dry_run && (wait || yes))
+      throw CommandError{kUsage, "--dry-run ends at the gate", "leave out --wait and --yes"};
+    if (dry_run) return run_dry_run(opts, join_words(request), force);
+    return run_submit(opts, join_words(request), wait, yes, force);
+  });
 
   bool all = false;
   auto* list =
@@ -128,6 +158,7 @@ int run(int argc, char** argv) {
       ->option_text("TYPE");
   list->add_option("--plan", list_filter.plan, "Only this plan's tree (e.g. 001)")
       ->option_text("ID");
+  on(list, [&] { return run_list(opts, all, list_filter); });
 
   std::string id;
   int iteration = 0;
@@ -139,6 +170,10 @@ int run(int argc, char** argv) {
       show->add_option("--iteration", iteration,
                        "Print that iteration's prompt, conversation and validation log instead")
           ->option_text("N");
+  on(show, [&] {
+    return run_show(opts, id,
+                    iteration_opt->count() ? std::optional<int>(iteration) : std::nullopt);
+  });
 
   auto* review = app.add_subcommand("review",
                                     "The approval gate: shows each plan awaiting approval and asks "
@@ -146,16 +181,19 @@ int run(int argc, char** argv) {
                                     "loop and asks [a]nswer [s]kip (from stdin "
                                     "line by line when it is not a terminal)");
   review->add_option("id", id, "Only this plan or loop");
+  on(review, [&] { return run_review(opts, id); });
 
   auto* approve = app.add_subcommand("approve",
                                      "Approve a plan awaiting approval: its specs start (exit 4 "
                                      "unknown id, 5 not awaiting approval)");
   approve->add_option("id", id, "The plan's id")->required();
+  on(approve, [&] { return run_gate(opts, "approve", id, ""); });
   std::string reason;
   auto* reject =
       app.add_subcommand("reject", "Reject a plan awaiting approval: it fails (exit 4, 5)");
   reject->add_option("id", id, "The plan's id")->required();
   reject->add_option("--reason", reason, "Why, for the record")->option_text("TEXT");
+  on(reject, [&] { return run_gate(opts, "reject", id, reason); });
   std::string feedback;
   auto* iterate = app.add_subcommand(
       "iterate",
@@ -163,15 +201,19 @@ int run(int argc, char** argv) {
       "or paused spec, phase or code loop; its children are invalidated (exit 4, 5)");
   iterate->add_option("id", id, "The loop's id")->required();
   iterate->add_option("--feedback", feedback, "What to change")->option_text("TEXT")->required();
+  on(iterate, [&] { return run_gate(opts, "iterate", id, feedback); });
 
   auto* pause = app.add_subcommand(
       "pause", "Pause a loop and all its descendants after their current iteration (exit 4, 5)");
   pause->add_option("id", id, "The loop's id")->required();
+  on(pause, [&] { return run_control(opts, "pause", id); });
   auto* resume = app.add_subcommand(
       "resume", "Resume a paused or stopped loop and its descendants (exit 4, 5)");
   resume->add_option("id", id, "The loop's id")->required();
+  on(resume, [&] { return run_control(opts, "resume", id); });
   auto* stop = app.add_subcommand("stop", "Stop a loop and all its descendants now (exit 4, 5)");
   stop->add_option("id", id, "The loop's id")->required();
+  on(stop, [&] { return run_control(opts, "stop", id); });
 
   std::vector<std::string> answer_words;
   auto* answer = app.add_subcommand(
@@ -180,6 +222,7 @@ int run(int argc, char** argv) {
       "next prompt (exit 4 unknown id, 5 no question waiting)");
   answer->add_option("id", id, "The loop's id")->required();
   answer->add_option("text", answer_words, "The answer (quote it)")->required();
+  on(answer, [&] { return run_answer(opts, id, join_words(answer_words)); });
 
   bool follow = false;
   auto* logs =
@@ -188,10 +231,12 @@ int run(int argc, char** argv) {
   logs->add_flag("-f,--follow", follow,
                  "Keep printing new events until Ctrl-C; survives a daemon restart (--json: one "
                  "event per line)");
+  on(logs, [&] { return run_logs(opts, id, follow); });
 
   auto* watch = app.add_subcommand(
       "watch",
       "The live loop tree, redrawn in place until Ctrl-C (printed on change when not a terminal)");
+  on(watch, [&] { return run_watch(opts); });
 
   bool force_merge = false;
   auto* merge = app.add_subcommand(
@@ -202,6 +247,7 @@ int run(int argc, char** argv) {
   merge->add_option("plan_id", id, "The plan's id")->required();
   merge->add_flag("--force", force_merge,
                   "Merge even though the integration branch fails the code validation");
+  on(merge, [&] { return run_merge(opts, id, force_merge); });
 
   bool offline = false;
   auto* doctor = app.add_subcommand(
@@ -210,6 +256,7 @@ int run(int argc, char** argv) {
       "provider's key or CLI, the test command, the model endpoint, disk space, the daemon (exit "
       "1 if not)");
   doctor->add_flag("--offline", offline, "Do not send the request that checks the model endpoint");
+  on(doctor, [&] { return run_doctor(opts, offline); });
 
   std::string stats_since;
   auto* stats = app.add_subcommand(
@@ -218,6 +265,7 @@ int run(int argc, char** argv) {
       "by outcome, wall time (from the store; works without the daemon)");
   stats->add_option("--since", stats_since, "Only what happened in this last stretch, e.g. 7d or 12h")
       ->option_text("D");
+  on(stats, [&] { return run_stats(opts, stats_since); });
 
   bool gc_dry_run = false;
   std::string gc_older_than;
@@ -231,6 +279,7 @@ int run(int argc, char** argv) {
   gc->add_option("--older-than", gc_older_than,
                  "Only trees that ended at least this long ago (default gc.older_than, 7d)")
       ->option_text("D");
+  on(gc, [&] { return run_gc(opts, gc_dry_run, gc_older_than); });
 
 #ifdef LOOPR_HAS_DEMO
   bool demo_yes = false;
@@ -238,6 +287,7 @@ int run(int argc, char** argv) {
       "demo",
       "Run the bundled example end to end, offline, with the scripted model (.loopr-example/)");
   demo->add_flag("--yes", demo_yes, "Approve the plan without asking");
+  on(demo, [&] { return run_demo(opts, demo_yes); });
 #endif
 
   // Subcommand help shows only the subcommand's own options: point at the global ones.
@@ -268,47 +318,8 @@ int run(int argc, char** argv) {
   if (!generate_docs.empty()) return print_generated_doc(app, generate_docs, "loopr 0.1.0");
 
   try {
-    if (init->parsed())
-      return run_init(opts, base,
-                      init_validation_opt->count() ? std::optional(init_validation) : std::nullopt);
-    if (config->parsed()) return run_config(opts);
-    if (validate->parsed()) return run_validate(opts, validate_kind, validate_file);
-    if (daemon->parsed()) {
-      if (daemon_status->parsed()) return run_daemon_status(opts);
-      if (daemon_stop->parsed()) {
-        if (!drain && !drain_timeout.empty())
-          throw CommandError{kUsage, "--timeout is the limit of a drain", "add --drain"};
-        return run_daemon_stop(opts, drain, drain_timeout);
-      }
-      return run_daemon_command(opts, foreground, daemon_force);
-    }
-    if (submit->parsed()) {
-      if (dry_run && (wait || yes))
-        throw CommandError{kUsage, "--dry-run ends at the gate", "leave out --wait and --yes"};
-      if (dry_run) return run_dry_run(opts, join_words(request), force);
-      return run_submit(opts, join_words(request), wait, yes, force);
-    }
-    if (list->parsed()) return run_list(opts, all, list_filter);
-    if (show->parsed())
-      return run_show(opts, id,
-                      iteration_opt->count() ? std::optional<int>(iteration) : std::nullopt);
-    if (review->parsed()) return run_review(opts, id);
-    if (approve->parsed()) return run_gate(opts, "approve", id, "");
-    if (reject->parsed()) return run_gate(opts, "reject", id, reason);
-    if (iterate->parsed()) return run_gate(opts, "iterate", id, feedback);
-    if (pause->parsed()) return run_control(opts, "pause", id);
-    if (resume->parsed()) return run_control(opts, "resume", id);
-    if (stop->parsed()) return run_control(opts, "stop", id);
-    if (logs->parsed()) return run_logs(opts, id, follow);
-    if (watch->parsed()) return run_watch(opts);
-    if (merge->parsed()) return run_merge(opts, id, force_merge);
-    if (answer->parsed()) return run_answer(opts, id, join_words(answer_words));
-    if (doctor->parsed()) return run_doctor(opts, offline);
-    if (stats->parsed()) return run_stats(opts, stats_since);
-    if (gc->parsed()) return run_gc(opts, gc_dry_run, gc_older_than);
-#ifdef LOOPR_HAS_DEMO
-    if (demo->parsed()) return run_demo(opts, demo_yes);
-#endif
+    for (const auto& [sub, run_it] : commands)
+      if (sub->parsed()) return run_it();
     std::cout << app.help();
     return kOk;
   } catch (const CommandError& e) {

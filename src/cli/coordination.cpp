@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/format.hpp"
+#include "cli/wire.hpp"
 
 namespace loopr::cli {
 
@@ -18,66 +19,61 @@ std::string quoted_first_line(const std::string& text, std::size_t max) {
   return line;
 }
 
-double num(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-
 std::string duration_text(std::int64_t ms) { return format_elapsed(ms); }
+
+// What the model wrote, as the terminal may show it.
+std::string shown(std::string_view text) { return std::string(text); }
 
 }  // namespace
 
-std::vector<std::string> question_lines(const json& loops, const Style& style) {
+std::vector<std::string> question_lines(const std::vector<api::LoopRow>& loops,
+                                        const Style& style) {
   std::vector<std::string> out;
   for (const auto& l : loops) {
-    if (str_field(l, "status") != "awaiting_answer") continue;
-    std::string id = str_field(l, "id");
-    std::string q = str_field(l, "question");
-    if (q.empty()) q = str_field(l, "status_reason");
-    out.push_back(style.bold("? " + id + " asks: ") + quoted_first_line(q, 200));
-    out.push_back(style.dim("  answer: loopr answer " + id + " \"…\"  (or `loopr review`)"));
+    if (l.status != LoopStatus::awaiting_answer) continue;
+    std::string q = l.question ? *l.question : l.status_reason;
+    out.push_back(style.bold("? " + l.id + " asks: ") + quoted_first_line(shown(q), 200));
+    out.push_back(style.dim("  answer: loopr answer " + l.id + " \"…\"  (or `loopr review`)"));
   }
   return out;
 }
 
-std::string render_forecast(const json& d, const Style& style) {
-  auto f = d.find("forecast");
-  if (f == d.end() || !f->is_object()) return "";
+std::string render_forecast(const api::LoopDetail& d, const Style& style) {
+  if (!d.forecast) return "";
+  const api::ForecastView& f = *d.forecast;
   std::ostringstream out;
-  out << style.dim("forecast:") << "   ~" << format_cost(num(*f, "cost_usd")) << " ("
-      << format_cost(num(*f, "low")) << "–" << format_cost(num(*f, "high")) << "), "
-      << f->value("loops", 0) << " loops, ~" << f->value("model_calls", 0) << " model calls, ~"
-      << duration_text(f->value("duration_ms", std::int64_t{0})) << " after approval\n";
-  out << style.dim("basis:") << "      " << str_field(*f, "basis") << "\n";
-  if (f->value("over_limit", false)) {
-    out << style.red("warning:") << "    the high estimate " << format_cost(num(*f, "high"))
-        << " is above limits.max_cost_usd " << format_cost(num(*f, "max_cost_usd"))
+  out << style.dim("forecast:") << "   ~" << format_cost(f.cost_usd) << " ("
+      << format_cost(f.low) << "–" << format_cost(f.high) << "), " << f.loops << " loops, ~"
+      << f.model_calls << " model calls, ~" << duration_text(f.duration_ms)
+      << " after approval\n";
+  out << style.dim("basis:") << "      " << shown(f.basis) << "\n";
+  if (f.over_limit) {
+    out << style.red("warning:") << "    the high estimate " << format_cost(f.high)
+        << " is above limits.max_cost_usd " << format_cost(f.max_cost_usd)
         << ": the tree may stop at the limit\n";
   }
-  auto a = d.find("actual");
-  if (a != d.end() && a->is_object()) {
-    double fc = num(*f, "cost_usd"), ac = num(*a, "cost_usd");
+  if (d.actual) {
+    const api::ActualView& a = *d.actual;
+    double fc = f.cost_usd, ac = a.cost_usd;
     char pct[32] = "";
     if (fc > 0) std::snprintf(pct, sizeof pct, " (%+.0f%%)", (ac - fc) / fc * 100.0);
     out << style.dim("actual:") << "     " << format_cost(ac) << " against ~" << format_cost(fc)
-        << pct << "; " << a->value("loops", 0) << " loops against " << f->value("loops", 0) << "; "
-        << a->value("model_calls", 0) << " model calls against ~" << f->value("model_calls", 0)
-        << "; " << duration_text(a->value("duration_ms", std::int64_t{0})) << " against ~"
-        << duration_text(f->value("duration_ms", std::int64_t{0})) << "\n";
+        << pct << "; " << a.loops << " loops against " << f.loops << "; " << a.model_calls
+        << " model calls against ~" << f.model_calls << "; " << duration_text(a.duration_ms)
+        << " against ~" << duration_text(f.duration_ms) << "\n";
   }
   return out.str();
 }
 
-ReviewDecision review_question(const Api& api, const json& loop, Prompter& prompter,
+ReviewDecision review_question(const Api& api, const api::LoopRow& loop, Prompter& prompter,
                                std::ostream& ui, const Style& style) {
-  std::string id = str_field(loop, "id");
+  const std::string& id = loop.id;
   ReviewDecision d{id, "skip", {}, false};
-  std::string question = str_field(loop, "question");
-  if (question.empty()) question = str_field(loop, "status_reason");
+  std::string question = loop.question ? *loop.question : loop.status_reason;
   ui << "\n"
-     << style.bold("Loop " + id) << " (" << str_field(loop, "type")
-     << ") asks: " << str_field(loop, "task").substr(0, 80) << "\n\n";
-  std::istringstream lines(question);
+     << style.bold("Loop " + id) << " (" << to_string(loop.type)
+     << ") asks: " << shown(loop.task.substr(0, 80)) << "\n\n";
+  std::istringstream lines(shown(question));
   for (std::string line; std::getline(lines, line);) ui << "  > " << line << "\n";
   ui << "\n";
   while (true) {
@@ -96,17 +92,12 @@ ReviewDecision review_question(const Api& api, const json& loop, Prompter& promp
       ui << "no answer given; choose again\n";
       continue;
     }
-    api.post("/v1/loops/" + url_encode(id) + "/answer", json{{"text", text}});
+    act_on(api, id, "answer", json{{"text", text}});
     d.decision = "answer";
     d.text = text;
     ui << style.green("answered") << " " << id << ": it runs again with your answer\n";
     return d;
   }
-}
-
-void add_coordination_json(json& out, const json& api) {
-  for (const char* key : {"question", "answer", "forecast", "actual"})
-    if (auto it = api.find(key); it != api.end()) out[key] = *it;
 }
 
 int run_answer(const GlobalOptions& opts, const std::string& id, const std::string& text) {
@@ -115,13 +106,11 @@ int run_answer(const GlobalOptions& opts, const std::string& id, const std::stri
                        "write `loopr answer " + id + " \"your answer\"`"};
   RepoPaths paths(require_repo(opts));
   Api api = connect(paths);
-  json loop = api.post("/v1/loops/" + url_encode(id) + "/answer", json{{"text", text}});
+  api::LoopRow loop = act_on(api, id, "answer", json{{"text", text}});
   if (opts.json) {
-    json out = interface_loop_json(loop);
-    add_coordination_json(out, loop);
-    std::cout << out.dump() << "\n";
+    std::cout << interface_action_json(loop).dump() << "\n";
   } else if (!opts.quiet) {
-    std::cout << "answered " << id << " (now " << str_field(loop, "status") << ")\n";
+    std::cout << "answered " << id << " (now " << to_string(loop.status) << ")\n";
   }
   return kOk;
 }

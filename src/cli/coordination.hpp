@@ -3,7 +3,7 @@
 // spending once its tree ended).
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <loopr/api/views.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -13,18 +13,14 @@
 namespace loopr::cli {
 
 /// Lines under a tree for its loops that wait for an answer: the question and how to answer.
-std::vector<std::string> question_lines(const nlohmann::json& loops, const Style& style);
+std::vector<std::string> question_lines(const std::vector<api::LoopRow>& loops, const Style& style);
 
 /// `loopr show`'s forecast (and forecast against actual) lines for a plan's detail; "" if none.
-std::string render_forecast(const nlohmann::json& detail, const Style& style);
+std::string render_forecast(const api::LoopDetail& detail, const Style& style);
 
 /// `loopr review` for a loop that asked: shows the question, asks `[a]nswer [s]kip`, reads the
 /// answer (ended by an empty line) and sends it. decision: answer | skip.
-ReviewDecision review_question(const Api& api, const nlohmann::json& loop, Prompter& prompter,
+ReviewDecision review_question(const Api& api, const api::LoopRow& loop, Prompter& prompter,
                                std::ostream& ui, const Style& style);
-
-/// The extra `--json` fields of a loop or plan detail (question, answer, forecast, actual) copied
-/// from the API's answer into `out` where present.
-void add_coordination_json(nlohmann::json& out, const nlohmann::json& api);
 
 }  // namespace loopr::cli

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/format.hpp"
+#include "cli/wire.hpp"
 #include "cli/preflight.hpp"
 
 namespace loopr::cli {
@@ -56,13 +57,13 @@ int run_daemon_command(const GlobalOptions& opts, bool foreground, bool force) {
 int run_daemon_status(const GlobalOptions& opts) {
   RepoPaths paths(require_repo(opts));
   Api api(paths);
-  auto h = api.health();
+  auto h = daemon_health(api);
   if (!h) {
     if (opts.json) std::cout << json{{"running", false}}.dump() << "\n";
     throw daemon_not_running(paths);
   }
   if (opts.json) {
-    json out = *h;
+    json out = api::to_json(*h);
     out.erase("ok");
     out["running"] = true;
     std::cout << out.dump() << "\n";
@@ -83,9 +84,9 @@ int run_daemon_stop(const GlobalOptions& opts, bool drain, const std::string& ti
     limit = *d;
   }
   Api api(paths);
-  auto h = api.health();
+  auto h = daemon_health(api);
   if (!h) throw daemon_not_running(paths);
-  long pid = h->value("pid", 0L);
+  long pid = h->pid;
   if (drain) {
     api.post("/v1/shutdown", json{{"drain", true}, {"timeout", format_duration(limit)}});
     if (!opts.quiet && !opts.json)

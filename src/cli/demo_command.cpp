@@ -26,6 +26,7 @@
 #include "cli/review.hpp"
 #include "cli/terminal.hpp"
 #include "cli/tree_view.hpp"
+#include "cli/wire.hpp"
 
 namespace loopr::cli {
 namespace {
@@ -282,40 +283,42 @@ void check_interrupt() {
 
 // One line per event, as `loopr logs` prints them; a tool call shows only what it works on
 // (a file's whole content is for `loopr show --iteration`).
-std::string event_line(const json& e, const Style& style) {
-  if (str_field(e, "type") != "tool_called" || !e.contains("data") || !e["data"].is_object())
-    return format_event_line(e, style);
-  json brief = e;
-  const json& in = e["data"].value("input", json::object());
-  for (const char* key : {"path", "command", "pattern"}) {
-    if (in.is_object() && in.contains(key)) {
-      brief["data"]["input"] = json{{key, in[key]}};
-      break;
+std::string event_line(api::TypedEvent e, const Style& style) {
+  if (auto* call = std::get_if<api::ToolCalled>(&e.body); call && call->input.is_object()) {
+    for (const char* key : {"path", "command", "pattern"}) {
+      if (auto it = call->input.find(key); it != call->input.end()) {
+        call->input = json{{key, *it}};
+        break;
+      }
     }
   }
-  return format_event_line(brief, style);
+  return format_event_line(e, style);
+}
+
+// A status the plan loop stops at for the demo: the gate, or an end.
+bool plan_stops_at(LoopStatus s) {
+  return s == LoopStatus::awaiting_approval || s == LoopStatus::failed ||
+         s == LoopStatus::stopped || s == LoopStatus::complete;
 }
 
 // Prints the plan loop's events after `seen` (updated) until it reaches the gate or ends some
-// other way; returns the plan's status then.
-std::string follow_plan(const Api& api, const std::string& plan_id, std::uint64_t& seen,
-                        std::ostream& ui, const Style& style, bool quiet) {
-  std::string status;
+// other way; returns the plan's status then (nullopt if the stream ended before).
+std::optional<LoopStatus> follow_plan(const Api& api, const std::string& plan_id,
+                                      std::uint64_t& seen, std::ostream& ui, const Style& style,
+                                      bool quiet) {
+  std::optional<LoopStatus> status;
   auto r = api.stream(
       "/v1/events?since=" + std::to_string(seen) + "&loop=" + url_encode(plan_id),
       [&](const StreamMessage& m) {
-        json e = json::parse(m.data, nullptr, false);
-        if (e.is_discarded()) return true;
-        if (e.contains("seq") && e["seq"].is_number_unsigned())
-          seen = e["seq"].get<std::uint64_t>();
-        std::string type = str_field(e, "type");
-        if (!quiet && type != "cost") ui << "  " << event_line(e, style) << "\n" << std::flush;
-        if (type == "status_changed" && str_field(e, "loop_id") == plan_id) {
-          std::string to = str_field(e["data"], "to");
-          if (to == "awaiting_approval" || to == "failed" || to == "stopped" || to == "complete") {
-            status = to;
-            return false;
-          }
+        auto e = event_of(m);
+        if (!e) return true;
+        seen = std::max(seen, e->seq);
+        if (!quiet && !std::holds_alternative<api::CostEvent>(e->body))
+          ui << "  " << event_line(*e, style) << "\n" << std::flush;
+        if (auto* change = std::get_if<api::StatusChanged>(&e->body);
+            change && e->loop_id == plan_id && plan_stops_at(change->to)) {
+          status = change->to;
+          return false;
         }
         return true;
       },
@@ -333,7 +336,7 @@ std::string follow_plan(const Api& api, const std::string& plan_id, std::uint64_
 // it keeps what it read ahead.
 std::string gate(const Api& api, const std::string& plan_id, Prompter* prompter, std::ostream& ui,
                  const Style& style, bool quiet) {
-  json loop = api.get("/v1/loops/" + plan_id);
+  api::LoopRow loop = show_loop(api, plan_id).loop;
   if (prompter) return review_plan(api, loop, *prompter, ui, style).decision;
   if (!quiet) {
     int width = std::min(terminal_width(), 100);
@@ -345,7 +348,7 @@ std::string gate(const Api& api, const std::string& plan_id, Prompter* prompter,
        << style.dim(rule) << "\n\n"
        << render_markdown(read_plan_artifact(api.paths(), loop), style, width) << "\n";
   }
-  api.post("/v1/loops/" + plan_id + "/approve");
+  act_on(api, plan_id, "approve");
   if (!quiet)
     ui << style.green("approved") << " " << plan_id << " (--yes): its specs start now\n\n";
   return "approve";
@@ -353,15 +356,12 @@ std::string gate(const Api& api, const std::string& plan_id, Prompter* prompter,
 
 // The loops that needed more than one iteration, with what each iteration said.
 void print_retries(const Api& api, std::ostream& ui, const Style& style) {
-  json loops = api.get("/v1/loops")["loops"];
-  for (const auto& l : loops) {
-    if (l.value("iteration", 0) < 2) continue;
-    std::string id = str_field(l, "id");
-    json detail = api.get("/v1/loops/" + id);
-    ui << style.bold(id) << " took " << l.value("iteration", 0) << " iterations:\n";
-    for (const auto& it : detail.value("iterations", json::array()))
-      ui << "  " << it.value("n", 0) << ". " << str_field(it, "status") << ": "
-         << str_field(it, "summary") << "\n";
+  for (const auto& l : list_loops(api)) {
+    if (l.iteration < 2) continue;
+    api::LoopDetail detail = show_loop(api, l.id);
+    ui << style.bold(l.id) << " took " << l.iteration << " iterations:\n";
+    for (const auto& it : detail.iterations)
+      ui << "  " << it.n << ". " << it.status << ": " << it.summary << "\n";
   }
 }
 
@@ -377,26 +377,27 @@ int run_tree(const Api& api, const GlobalOptions& opts, bool yes, const fs::path
   std::string plan_id = submit_plan(api, kRequest);
   if (!quiet) ui << "$ loopr submit \"" << kRequest << "\"  →  plan " << plan_id << "\n";
   std::uint64_t seen = 0;
-  std::string status = follow_plan(api, plan_id, seen, ui, style, quiet || opts.json);
+  std::optional<LoopStatus> status = follow_plan(api, plan_id, seen, ui, style, quiet || opts.json);
   int rc = kFailed;
   bool approved = false;
   std::optional<Prompter> prompter;
   if (!yes) prompter.emplace(STDIN_FILENO, ui);
-  while (status == "awaiting_approval") {
+  while (status == LoopStatus::awaiting_approval) {
     std::string decision =
         gate(api, plan_id, prompter ? &*prompter : nullptr, ui, style, quiet || opts.json);
     approved = decision == "approve";
     if (decision != "iterate") break;  // approved, rejected, or left waiting (skip, no input)
     status = follow_plan(api, plan_id, seen, ui, style, quiet || opts.json);
   }
-  if (!approved) status = str_field(api.get("/v1/loops/" + plan_id), "status");
+  if (!approved) status = show_loop(api, plan_id).loop.status;
 
   // 5. The tree, live, until it completes and merges into main.
   if (approved) {
     rc = wait_for_plan(api, opts, plan_id, /*yes=*/true);
     if (!quiet && !opts.json) print_retries(api, ui, style);
   } else if (!quiet) {
-    ui << "plan " << plan_id << " was not approved (" << status << "); nothing else runs\n";
+    ui << "plan " << plan_id << " was not approved ("
+       << (status ? to_string(*status) : "its events ended") << "); nothing else runs\n";
   }
   daemon_guard.stop();
   mock.stop();

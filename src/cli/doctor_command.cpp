@@ -17,6 +17,7 @@
 #include "cli/daemon_client.hpp"
 #include "cli/format.hpp"
 #include "cli/terminal.hpp"
+#include "cli/wire.hpp"
 
 namespace loopr::cli {
 namespace {
@@ -218,11 +219,12 @@ Check check_daemon(const std::optional<fs::path>& root) {
   if (!root) return skip("daemon", "no repository, so no daemon");
   RepoPaths paths(*root);
   Api api(paths);
-  if (auto h = api.health(std::chrono::seconds(2))) {
-    long loops = h->contains("loops") ? h->at("loops").value("total", 0L) : 0L;
-    return ok("daemon", "running (pid " + std::to_string(h->value("pid", 0L)) + ", up " +
-                            format_elapsed(h->value("uptime_s", 0L) * 1000) + ", " +
-                            std::to_string(loops) + " loops)");
+  if (auto h = daemon_health(api, std::chrono::seconds(2))) {
+    auto total = h->loops.find(api::kTotal);
+    const int loops = total == h->loops.end() ? 0 : total->second;
+    return ok("daemon", "running (pid " + std::to_string(h->pid) + ", up " +
+                            format_elapsed(h->uptime_s * 1000) + ", " + std::to_string(loops) +
+                            " loops)");
   }
   long pid = 0;
   std::ifstream(paths.pid_file()) >> pid;

@@ -21,62 +21,53 @@ namespace {
 const char* const kIterationFields[] = {"n",        "status",      "exit_code",
                                         "cost_usd", "duration_ms", "summary"};
 
-double num_field(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+// What the model or its commands wrote, as the terminal may show it.
+std::string shown(std::string_view text) { return std::string(text); }
+
+std::string iteration_of(const api::LoopRow& loop) {
+  return std::to_string(loop.iteration) + "/" + std::to_string(loop.max_iterations);
 }
 
-std::int64_t int_field(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<std::int64_t>() : 0;
-}
+}  // namespace
 
-// Compact JSON of a value, cut to `max` characters.
-std::string compact(const json& j, std::size_t max = 200) {
-  std::string s =
-      j.is_string() ? j.get<std::string>() : j.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (s.size() > max) s = s.substr(0, max) + "…";
-  return s;
-}
-
-std::string one_line(std::string s, std::size_t max = 160) {
+std::string one_line(std::string s, std::size_t max) {
   for (char& c : s)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   if (s.size() > max) s = s.substr(0, max) + "…";
   return s;
 }
 
-std::string iteration_of(const json& loop) {
-  return std::to_string(int_field(loop, "iteration")) + "/" +
-         std::to_string(int_field(loop, "max_iterations"));
-}
-
-}  // namespace
-
-json interface_loop_json(const json& api) {
+json interface_loop_json(const api::LoopRow& row) {
+  const json all = api::to_json(row);
   json out = json::object();
   for (const char* key : kApiLoopFields) {
-    auto it = api.find(key);
-    out[key] = it != api.end() ? *it : json(nullptr);
+    auto it = all.find(key);
+    out[key] = it != all.end() ? *it : json(nullptr);
   }
-  if (!out["artifacts"].is_array()) out["artifacts"] = json::array();
   return out;
 }
 
-json interface_show_json(const json& detail) {
-  json out = interface_loop_json(detail);
+json interface_action_json(const api::LoopRow& row) {
+  json out = interface_loop_json(row);
+  if (row.question) {
+    out["question"] = *row.question;
+    out["answer"] = row.answer ? json(*row.answer) : json(nullptr);
+  }
+  return out;
+}
+
+json interface_show_json(const api::LoopDetail& d) {
+  json out = interface_action_json(d.loop);
   json iterations = json::array();
-  if (auto it = detail.find("iterations"); it != detail.end() && it->is_array()) {
-    for (const auto& rec : *it) {
-      json r = json::object();
-      for (const char* key : kIterationFields) {
-        auto f = rec.find(key);
-        r[key] = f != rec.end() ? *f : json(nullptr);
-      }
-      iterations.push_back(std::move(r));
-    }
+  for (const auto& rec : d.iterations) {
+    const json all = api::to_json(rec);
+    json r = json::object();
+    for (const char* key : kIterationFields) r[key] = all.at(key);
+    iterations.push_back(std::move(r));
   }
   out["iterations"] = std::move(iterations);
+  if (d.forecast) out["forecast"] = api::to_json(*d.forecast);
+  if (d.actual) out["actual"] = api::to_json(*d.actual);
   return out;
 }
 
@@ -122,25 +113,14 @@ std::string format_count(std::int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
-std::string str_field(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-TimestampMs time_field(const json& j, const char* key) {
-  auto t = parse_timestamp(str_field(j, key));
-  return t ? *t : 0;
-}
-
-std::vector<TreeRow> tree_rows(const json& loops, bool unicode) {
+std::vector<TreeRow> tree_rows(const std::vector<api::LoopRow>& loops, bool unicode) {
   std::vector<TreeRow> rows;
-  if (!loops.is_array()) return rows;
   std::map<std::string, std::vector<std::size_t>> kids;
   std::map<std::string, bool> present;
-  for (const auto& l : loops) present[str_field(l, "id")] = true;
+  for (const auto& l : loops) present[l.id] = true;
   std::vector<std::size_t> roots;
   for (std::size_t i = 0; i < loops.size(); ++i) {
-    std::string parent = str_field(loops[i], "parent_id");
+    const std::string& parent = loops[i].parent_id;
     if (parent.empty() || !present.count(parent))
       roots.push_back(i);
     else
@@ -150,8 +130,8 @@ std::vector<TreeRow> tree_rows(const json& loops, bool unicode) {
                     bar = unicode ? "│  " : "|  ", gap = "   ";
   std::function<void(std::size_t, const std::string&, const std::string&)> walk =
       [&](std::size_t i, const std::string& prefix, const std::string& child_prefix) {
-        rows.push_back({prefix, loops[i]});
-        const auto& mine = kids[str_field(loops[i], "id")];
+        rows.push_back({prefix, &loops[i]});
+        const auto& mine = kids[loops[i].id];
         for (std::size_t k = 0; k < mine.size(); ++k) {
           bool last = k + 1 == mine.size();
           walk(mine[k], child_prefix + (last ? elbow : tee), child_prefix + (last ? gap : bar));
@@ -161,20 +141,19 @@ std::vector<TreeRow> tree_rows(const json& loops, bool unicode) {
   return rows;
 }
 
-std::string render_tree_table(const json& loops, const Style& style, TimestampMs now,
-                              const std::function<std::string(const json&)>& marker) {
+std::string render_tree_table(const std::vector<api::LoopRow>& loops, const Style& style,
+                              TimestampMs now,
+                              const std::function<std::string(const api::LoopRow&)>& marker) {
   auto rows = tree_rows(loops, style.color);
   std::vector<std::array<std::string, 6>> cells;
   cells.push_back({"ID", "TYPE", "STATUS", "ITER", "COST", "AGE"});
   for (const auto& row : rows) {
-    const json& l = row.loop;
-    std::string status = str_field(l, "status");
-    std::string shown = style.status(status);
-    if (marker) shown = marker(l) + shown;
-    std::int64_t created = time_field(l, "created_at");
-    cells.push_back({row.prefix + str_field(l, "id"), str_field(l, "type"), shown, iteration_of(l),
-                     format_cost(num_field(l, "cost_usd")),
-                     created ? format_age(now - created) : "-"});
+    const api::LoopRow& l = *row.loop;
+    std::string status = style.status(l.status);
+    if (marker) status = marker(l) + status;
+    cells.push_back({row.prefix + shown(l.id), to_string(l.type), status, iteration_of(l),
+                     format_cost(l.cost_usd),
+                     l.created_at ? format_age(now - l.created_at) : "-"});
   }
   std::array<std::size_t, 6> widths{};
   for (const auto& c : cells)
@@ -200,83 +179,102 @@ std::string render_tree_table(const json& loops, const Style& style, TimestampMs
   return out;
 }
 
-std::string render_loop_details(const json& d, const Style& style, TimestampMs now) {
+namespace {
+
+// The tree's state as the daemon knows it (plans only).
+std::string tree_line(const api::LoopRow& d) {
+  const std::string& base = d.base_branch;
+  switch (*d.tree_verdict) {
+    case TreeVerdict::merged:
+      return "merged into " + base + " at " + d.merged_into_base.substr(0, 10);
+    case TreeVerdict::merge_failed:
+      return "not merged into " + base + ": " + one_line(shown(d.merge_error));
+    case TreeVerdict::complete:
+      return "complete; `loopr merge " + d.id + "` merges it into " + base;
+    case TreeVerdict::validating:
+      return "every loop complete; checking the integration branch";
+    case TreeVerdict::integration_failed:
+      return "blocked: the integration branch fails its tests (see below)";
+    default:
+      return to_string(*d.tree_verdict);
+  }
+}
+
+std::string iteration_result(const Style& style, const std::string& result) {
+  switch (api::iteration_result(result)) {
+    case api::IterationResult::passed:
+      return style.green(result);
+    case api::IterationResult::failed:
+    case api::IterationResult::error:
+      return style.red(result);
+    default:
+      return style.yellow(result);
+  }
+}
+
+}  // namespace
+
+std::string render_loop_details(const api::LoopDetail& detail, const Style& style,
+                                TimestampMs now) {
+  const api::LoopRow& d = detail.loop;
   std::ostringstream out;
   auto field = [&](const std::string& name, const std::string& value) {
     if (value.empty()) return;
     out << style.dim(name + ":") << std::string(name.size() < 11 ? 11 - name.size() : 1, ' ')
         << value << "\n";
   };
-  out << style.bold(str_field(d, "id")) << "  " << str_field(d, "type") << "  "
-      << style.status(str_field(d, "status")) << "\n";
-  field("task", one_line(str_field(d, "task"), 400));
-  field("reason", one_line(str_field(d, "status_reason"), 400));
-  field("ended", str_field(d, "end_reason"));  // the same for scripts (README "End reasons")
-  field("parent", str_field(d, "parent_id"));
+  out << style.bold(shown(d.id)) << "  " << to_string(d.type) << "  " << style.status(d.status)
+      << "\n";
+  field("task", one_line(shown(d.task), 400));
+  field("reason", one_line(shown(d.status_reason), 400));
+  // The same words as scripts get (README "End reasons").
+  if (d.end_reason != EndReason::none) field("ended", to_string(d.end_reason));
+  field("parent", d.parent_id);
   field("iteration", iteration_of(d));
-  std::string cost = format_cost(num_field(d, "cost_usd")) + " (" +
-                     format_count(int_field(d, "input_tokens")) + " tokens in, " +
-                     format_count(int_field(d, "output_tokens")) + " out)";
-  if (d.contains("tree_cost_usd") && str_field(d, "type") == "plan")
-    cost += ", whole tree " + format_cost(num_field(d, "tree_cost_usd"));
+  std::string cost = format_cost(d.cost_usd) + " (" + format_count(d.input_tokens) +
+                     " tokens in, " + format_count(d.output_tokens) + " out)";
+  if (d.tree_cost_usd && d.is_plan()) cost += ", whole tree " + format_cost(*d.tree_cost_usd);
   field("cost", cost);
-  if (std::string verdict = str_field(d, "tree_verdict"); !verdict.empty()) {
-    // The tree's state as the daemon knows it (plans only).
-    std::string tree = verdict, base = str_field(d, "base_branch");
-    if (verdict == "merged")
-      tree = "merged into " + base + " at " + str_field(d, "merged_into_base").substr(0, 10);
-    else if (verdict == "merge_failed")
-      tree = "not merged into " + base + ": " + one_line(str_field(d, "merge_error"));
-    else if (verdict == "complete")
-      tree = "complete; `loopr merge " + str_field(d, "id") + "` merges it into " + base;
-    else if (verdict == "validating")
-      tree = "every loop complete; checking the integration branch";
-    else if (verdict == "integration_failed")
-      tree = "blocked: the integration branch fails its tests (see below)";
-    field("tree", tree);
-  }
-  if (auto g = d.find("integration"); g != d.end() && g->is_object()) {
+  if (d.tree_verdict) field("tree", tree_line(d));
+  if (d.integration) {
     // The integration gate: its last check, and the output when it failed.
-    const std::string result = str_field(*g, "result");
-    std::string line = result + " at " + str_field(*g, "sha").substr(0, 10);
-    if (std::string summary = str_field(*g, "summary"); !summary.empty())
-      line += ": " + one_line(summary, 200);
-    field("integration", result == "failed" ? style.red(line) : line);
-    if (std::string log = str_field(*g, "log"); !log.empty()) field("check log", log);
-    if (result == "failed") {
-      std::string output = str_field(*g, "output");
-      if (!output.empty()) {
-        out << style.dim("check output (the end):") << "\n";
-        std::istringstream lines(output);
-        for (std::string line_text; std::getline(lines, line_text);) out << "  " << line_text << "\n";
-      }
+    const api::IntegrationView& g = *d.integration;
+    const bool failed = g.result == api::kGateFailed;
+    std::string line = g.result + " at " + g.sha.substr(0, 10);
+    if (!g.summary.empty()) line += ": " + one_line(shown(g.summary), 200);
+    field("integration", failed ? style.red(line) : line);
+    if (!g.log.empty()) field("check log", g.log);
+    if (failed && !g.output.empty()) {
+      out << style.dim("check output (the end):") << "\n";
+      std::istringstream lines(shown(g.output));
+      for (std::string line_text; std::getline(lines, line_text);) out << "  " << line_text << "\n";
     }
   }
-  out << render_forecast(d, style);
-  field("question", str_field(d, "question"));
-  field("answer", str_field(d, "answer"));
-  field("branch", str_field(d, "branch"));
-  field("worktree", str_field(d, "worktree"));
-  std::int64_t created = time_field(d, "created_at"), updated = time_field(d, "updated_at");
-  if (created)
-    field("created", str_field(d, "created_at") + " (" + format_age(now - created) + " ago)");
-  if (updated)
-    field("updated", str_field(d, "updated_at") + " (" + format_age(now - updated) + " ago)");
-  if (auto a = d.find("artifacts"); a != d.end() && a->is_array() && !a->empty()) {
-    out << style.dim("artifacts:") << "\n";
-    for (const auto& p : *a)
-      if (p.is_string()) out << "  " << p.get<std::string>() << "\n";
+  out << render_forecast(detail, style);
+  if (d.question) {
+    field("question", shown(*d.question));
+    if (d.answer) field("answer", shown(*d.answer));
   }
-  std::string validation = str_field(d, "validation_output");
-  if (!validation.empty()) {
+  field("branch", d.branch);
+  field("worktree", d.worktree);
+  if (d.created_at)
+    field("created", format_timestamp(d.created_at) + " (" + format_age(now - d.created_at) +
+                         " ago)");
+  if (d.updated_at)
+    field("updated", format_timestamp(d.updated_at) + " (" + format_age(now - d.updated_at) +
+                         " ago)");
+  if (!d.artifacts.empty()) {
+    out << style.dim("artifacts:") << "\n";
+    for (const auto& p : d.artifacts) out << "  " << shown(p) << "\n";
+  }
+  if (!detail.validation_output.empty()) {
     out << style.dim("last validation output:") << "\n";
-    std::istringstream in(validation);
+    std::istringstream in(shown(detail.validation_output));
     for (std::string line; std::getline(in, line);) out << "  " << line << "\n";
   }
-  auto its = d.find("iterations");
-  if (its != d.end() && its->is_array() && !its->empty()) {
+  if (!detail.iterations.empty()) {
     bool tokens = false;
-    for (const auto& r : *its) tokens = tokens || r.contains("input_tokens");
+    for (const auto& r : detail.iterations) tokens = tokens || r.input_tokens || r.output_tokens;
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> head = {"N", "RESULT", "EXIT"};
     if (tokens) {
@@ -285,17 +283,16 @@ std::string render_loop_details(const json& d, const Style& style, TimestampMs n
     }
     for (const char* h : {"COST", "DURATION", "SUMMARY"}) head.push_back(h);
     rows.push_back(head);
-    for (const auto& r : *its) {
-      std::vector<std::string> row = {std::to_string(int_field(r, "n")), str_field(r, "status")};
-      auto ec = r.find("exit_code");
-      row.push_back(ec != r.end() && ec->is_number() ? std::to_string(ec->get<int>()) : "-");
+    for (const auto& r : detail.iterations) {
+      std::vector<std::string> row = {std::to_string(r.n), iteration_result(style, shown(r.status)),
+                                      r.exit_code ? std::to_string(*r.exit_code) : "-"};
       if (tokens) {
-        row.push_back(format_count(int_field(r, "input_tokens")));
-        row.push_back(format_count(int_field(r, "output_tokens")));
+        row.push_back(format_count(r.input_tokens));
+        row.push_back(format_count(r.output_tokens));
       }
-      row.push_back(format_cost(num_field(r, "cost_usd")));
-      row.push_back(format_elapsed(int_field(r, "duration_ms")));
-      row.push_back(one_line(str_field(r, "summary"), 100));
+      row.push_back(format_cost(r.cost_usd));
+      row.push_back(format_elapsed(r.duration_ms));
+      row.push_back(one_line(shown(r.summary), 100));
       rows.push_back(std::move(row));
     }
     std::vector<std::size_t> widths(head.size(), 0);
@@ -306,14 +303,7 @@ std::string render_loop_details(const json& d, const Style& style, TimestampMs n
     for (std::size_t k = 0; k < rows.size(); ++k) {
       std::string line = "  ";
       for (std::size_t i = 0; i < rows[k].size(); ++i) {
-        std::string cell = rows[k][i];
-        if (k > 0 && i == 1) {
-          std::string s = cell;
-          cell = s == "passed"                     ? style.green(s)
-                 : (s == "failed" || s == "error") ? style.red(s)
-                                                   : style.yellow(s);
-        }
-        if (k == 0) cell = style.dim(cell);
+        std::string cell = k == 0 ? style.dim(rows[k][i]) : rows[k][i];
         line += i + 1 < rows[k].size() ? pad_visible(cell, widths[i]) + "  " : cell;
       }
       while (!line.empty() && line.back() == ' ') line.pop_back();
@@ -323,167 +313,58 @@ std::string render_loop_details(const json& d, const Style& style, TimestampMs n
   return out.str();
 }
 
-std::string format_event_line(const json& e, const Style& style) {
-  std::string time = str_field(e, "time");
-  std::string clock = "--:--:--";
-  if (auto t = parse_timestamp(time)) {
-    std::time_t secs = static_cast<std::time_t>(*t / 1000);
-    std::tm tm{};
-    localtime_r(&secs, &tm);
-    char buf[16];
-    std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
-    clock = buf;
-  }
-  std::string loop = str_field(e, "loop_id");
-  std::string type = str_field(e, "type");
-  const json empty = json::object();
-  const json& d = e.contains("data") && e["data"].is_object() ? e["data"] : empty;
-  std::string text;
-  if (type == "status_changed") {
-    text = str_field(d, "from") + " → " + style.status(str_field(d, "to"));
-    std::string reason = str_field(d, "reason");
-    if (!reason.empty()) text += ": " + one_line(reason);
-  } else if (type == "iteration_started") {
-    text = "iteration " + std::to_string(int_field(d, "n")) + " started";
-  } else if (type == "iteration_finished") {
-    std::string st = str_field(d, "status");
-    text = "iteration " + std::to_string(int_field(d, "n")) + " " +
-           (st == "passed"   ? style.green(st)
-            : st == "failed" ? style.red(st)
-                             : st);
-    if (d.contains("duration_ms")) text += " in " + format_elapsed(int_field(d, "duration_ms"));
-    std::string summary = str_field(d, "summary");
-    if (!summary.empty()) text += ": " + one_line(summary);
-  } else if (type == "validation_finished") {
-    bool passed = d.value("passed", false);
-    text = "validation " + std::to_string(int_field(d, "n")) + " " +
-           (passed ? style.green("passed") : style.red("failed"));
-    if (d.contains("exit_code") && d["exit_code"].is_number())
-      text += " (exit " + std::to_string(d["exit_code"].get<int>()) + ")";
-    std::string summary = str_field(d, "summary");
-    if (!summary.empty()) text += ": " + one_line(summary);
-    if (auto jobs = d.find("jobs"); jobs != d.end() && jobs->is_array() && !jobs->empty())
-      text += " [Slurm job " + (jobs->back().is_string() ? jobs->back().get<std::string>() : compact(jobs->back())) + "]";
-  } else if (type == "executor_retry") {
-    text = style.red("the cluster lost a try") + " of validation " + std::to_string(int_field(d, "n")) + ": " +
-           one_line(str_field(d, "reason"));
-  } else if (type == "cost") {
-    text = "iteration " + std::to_string(int_field(d, "n")) + " cost " +
-           format_cost(num_field(d, "cost_usd"));
-    if (d.contains("input_tokens"))
-      text += " (" + format_count(int_field(d, "input_tokens")) + " tokens in, " +
-              format_count(int_field(d, "output_tokens")) + " out)";
-  } else if (type == "tool_called") {
-    std::string name = str_field(d, "name");
-    if (name.empty()) name = str_field(d, "tool");
-    text = name.empty() ? compact(d) : name;
-    // The argument that says what the call did (a path, a command, a pattern) rather than the
-    // whole input, which for write_file is the file.
-    const json& in = d.contains("input") && d["input"].is_object() ? d["input"] : empty;
-    std::string what;
-    for (const char* k : {"path", "command", "pattern"})
-      if (in.contains(k) && in[k].is_string()) {
-        what = in[k].get<std::string>();
-        break;
-      }
-    if (!what.empty())
-      text += " " + one_line(what, 120);
-    else if (d.contains("input"))
-      text += " " + one_line(compact(d["input"], 120), 120);
-    if (d.value("is_error", false)) text += " " + style.red("(error)");
-  } else if (type == "merged") {
-    std::string sha = str_field(d, "sha");
-    text = "merged into " + str_field(d, "into") + (sha.empty() ? "" : " at " + sha.substr(0, 10));
-  } else if (type == "merge_failed") {
-    text = style.red("merge into " + str_field(d, "into") + " failed") + ": " +
-           one_line(str_field(d, "message"));
-  } else if (type == "retry") {
-    text = "fresh attempt " + std::to_string(int_field(d, "attempt"));
-    std::string kept = str_field(d, "archived_branch");
-    if (!kept.empty()) text += " (the first attempt's commits are on " + kept + ")";
-  } else if (type == "integration_check_started") {
-    text = "checking the integration branch at " + str_field(d, "sha").substr(0, 10) + ": " +
-           str_field(d, "command");
-  } else if (type == "integration_check") {
-    std::string what = "integration branch at " + str_field(d, "sha").substr(0, 10) + ": " +
-                       one_line(str_field(d, "summary"), 200);
-    text = d.value("passed", false) ? style.green(what) : style.red(what);
-  } else if (type == "integration_fix") {
-    text = "fix loop " + str_field(d, "loop_id") + " repairs the integration branch";
-  } else if (type == "tree_complete") {
-    text = style.green("every loop of the tree is complete");
-  } else if (type == "rebased") {
-    text = "rebased onto " + str_field(d, "onto");
-  } else if (type == "rebase_conflict") {
-    text = style.red("rebase conflict");
-    if (d.contains("paths") && d["paths"].is_array()) {
-      std::string paths;
-      for (const auto& p : d["paths"])
-        if (p.is_string()) paths += (paths.empty() ? "" : ", ") + p.get<std::string>();
-      text += " in " + paths;
-    }
-  } else if (type == "approval") {
-    text = str_field(d, "decision");
-    std::string t = str_field(d, "text");
-    if (!t.empty()) text += ": " + one_line(t);
-  } else if (type == "loop_created") {
-    text = str_field(d, "type");
-    std::string task = str_field(d, "task");
-    if (!task.empty()) text += (text.empty() ? "" : ": ") + one_line(task, 120);
-  } else if (type == "llm_error") {
-    std::string msg = str_field(d, "message");
-    text = style.red(msg.empty() ? compact(d) : one_line(msg));
-  } else if (!d.empty()) {
-    text = compact(d);
-  }
-  std::string line = style.dim(clock) + "  " + (loop.empty() ? std::string("daemon") : loop) +
-                     "  " + style.bold(type);
-  if (!text.empty()) line += "  " + text;
-  return line;
-}
-
-std::string render_health(const json& h, const Style& style) {
+std::string render_health(const api::Health& h, const Style& style) {
   std::ostringstream out;
-  out << "loopr daemon " << style.green("running") << ": pid " << int_field(h, "pid") << ", up "
-      << format_elapsed(int_field(h, "uptime_s") * 1000);
-  std::string repo = str_field(h, "repo");
-  if (!repo.empty()) out << ", repository " << repo;
+  out << "loopr daemon " << style.green("running") << ": pid " << h.pid << ", up "
+      << format_elapsed(h.uptime_s * 1000);
+  if (!h.repo.empty()) out << ", repository " << h.repo;
   out << "\n";
-  if (h.value("draining", false))
+  if (h.draining)
     out << style.yellow("draining") << ": the iterations in flight finish, no new one starts; "
         << "then it stops\n";
-  else if (h.value("stopping", false))
+  else if (h.stopping)
     out << style.yellow("stopping") << "\n";
-  if (auto sb = h.find("sandbox"); sb != h.end() && sb->is_object()) {
-    if (!sb->value("confined", true)) {
-      out << style.red(style.bold("sandbox: none")) << " — the model's commands run UNCONFINED (sandbox: none in "
-          << ".loopr/config.yml)\n";
-    } else if (!sb->value("available", true)) {
-      out << "sandbox: " << style.red("not working") << ": " << str_field(*sb, "problem") << "\n";
+  const api::SandboxView& sb = h.sandbox;
+  if (sb.present) {
+    if (!sb.confined) {
+      out << style.red(style.bold("sandbox: none"))
+          << " — the model's commands run UNCONFINED (sandbox: none in .loopr/config.yml)\n";
+    } else if (!sb.available) {
+      out << "sandbox: " << style.red("not working") << ": " << sb.problem << "\n";
     } else {
-      out << "sandbox: " << style.green(str_field(*sb, "kind")) << " (" << str_field(*sb, "description") << ")\n";
+      out << "sandbox: " << style.green(sb.kind) << " (" << sb.description << ")\n";
     }
-    if (auto ex = sb->find("executor"); ex != sb->end() && ex->is_object() && str_field(*ex, "kind") == "slurm") {
-      out << "executor: slurm, " << int_field(*ex, "jobs_queued") << " jobs queued, "
-          << int_field(*ex, "jobs_running") << " running";
+    if (sb.executor && sb.executor->slurm()) {
+      const api::ExecutorView& ex = *sb.executor;
+      out << "executor: slurm, " << ex.jobs_queued << " jobs queued, " << ex.jobs_running
+          << " running";
       // Cancelled jobs the cluster still lists (COMPLETING): not gone until squeue says so.
-      if (int_field(*ex, "jobs_cleaning") > 0)
-        out << ", " << int_field(*ex, "jobs_cleaning") << " cancelled and still cleaning up";
+      if (ex.jobs_cleaning > 0) out << ", " << ex.jobs_cleaning << " cancelled and still cleaning up";
       out << "\n";
     }
   }
-  if (auto l = h.find("loops"); l != h.end() && l->is_object()) {
-    out << "loops: " << int_field(*l, "total");
+  if (!h.loops.empty()) {
+    auto total = h.loops.find(api::kTotal);
+    out << "loops: " << (total == h.loops.end() ? 0 : total->second);
     std::string parts;
-    for (auto it = l->begin(); it != l->end(); ++it) {
-      if (it.key() == "total" || !it->is_number() || it->get<std::int64_t>() == 0) continue;
-      parts += (parts.empty() ? "" : ", ") + std::to_string(it->get<std::int64_t>()) + " " +
-               style.status(it.key());
+    for (LoopStatus s : kAllLoopStatuses) {
+      auto it = h.loops.find(to_string(s));
+      if (it == h.loops.end() || it->second == 0) continue;
+      parts += (parts.empty() ? "" : ", ") + std::to_string(it->second) + " " + style.status(s);
     }
     if (!parts.empty()) out << " (" << parts << ")";
     out << "\n";
   }
   return out.str();
+}
+
+double tree_cost_of(const std::vector<api::LoopRow>& loops) {
+  double sum = 0;
+  for (const auto& l : loops) {
+    if (l.is_plan() && l.tree_cost_usd) return *l.tree_cost_usd;
+    sum += l.cost_usd;
+  }
+  return sum;
 }
 
 }  // namespace loopr::cli

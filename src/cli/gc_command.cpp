@@ -37,13 +37,12 @@ int run_gc(const GlobalOptions& opts, bool dry_run, const std::string& older_tha
       throw CommandError{kFailed, "gc failed: " + done.error().message, "see `loopr doctor`"};
     report = std::move(*done);
   }
+  const api::GcView view = api::gc_from_json(report);
   if (opts.json)
     std::cout << report.dump() << "\n";
   else if (!opts.quiet)
-    std::cout << render_gc(report, Style{stdout_color(opts)});
-  bool failed =
-      report.contains("errors") && report["errors"].is_array() && !report["errors"].empty();
-  return failed ? kFailed : kOk;
+    std::cout << render_gc(view, Style{stdout_color(opts)});
+  return view.errors.empty() ? kOk : kFailed;
 }
 
 }  // namespace loopr::cli

@@ -17,6 +17,7 @@
 #include "cli/review.hpp"
 #include "cli/terminal.hpp"
 #include "cli/tree_view.hpp"
+#include "cli/wire.hpp"
 
 namespace loopr::cli {
 
@@ -24,9 +25,24 @@ using nlohmann::json;
 
 namespace {
 
-std::string loop_target(const std::string& id) { return "/v1/loops/" + url_encode(id); }
 
-void print_loop_json(const json& loop) { std::cout << interface_loop_json(loop).dump() << "\n"; }
+void print_loop_json(const api::LoopRow& loop) {
+  std::cout << interface_loop_json(loop).dump() << "\n";
+}
+
+// A loop on its way somewhere (not ended, not waiting for a person's decision about its end).
+bool under_way(LoopStatus s) {
+  switch (s) {
+    case LoopStatus::pending:
+    case LoopStatus::running:
+    case LoopStatus::paused:
+    case LoopStatus::rebasing:
+    case LoopStatus::awaiting_approval:
+      return true;
+    default:
+      return false;
+  }
+}
 
 // What `submit` (and `submit --dry-run`) does before anything is created: the request is not
 // empty, the prerequisites hold, and a daemon answers (started if needed).
@@ -71,55 +87,48 @@ int run_dry_run(const GlobalOptions& opts, const std::string& request, bool forc
   const RepoPaths& paths = sub.paths;
   const Config& config = sub.config;
   Api& api = sub.api;
-  json r = api.post("/v1/plans", json{{"request", request}, {"dry_run", true}});
-  const std::string id = str_field(r, "id");
-  if (id.empty())
-    throw CommandError{kFailed, "the daemon answered without an id", "see .loopr/logs/daemon.out"};
+  const std::string id = submit_request(api, request, /*dry_run=*/true);
   if (!opts.quiet && !opts.json)
     std::cerr << "dry run: plan " << id << " runs up to the gate (Ctrl-C leaves it running)\n";
   // The plan loop ends on its own at the gate (the daemon ends a dry run there).
-  json loop;
+  api::LoopDetail detail;
   for (;;) {
-    loop = api.get(loop_target(id));
-    const std::string status = str_field(loop, "status");
-    if (status != "pending" && status != "running" && status != "paused" &&
-        status != "rebasing" && status != "awaiting_approval")
-      break;
+    detail = show_loop(api, id);
+    if (!under_way(detail.loop.status)) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  const bool reached_gate = str_field(loop, "status_reason") == "dry run";
+  const api::LoopRow& loop = detail.loop;
+  const bool reached_gate = loop.end_reason == EndReason::dry_run;
   std::string plan_text;
   if (reached_gate) plan_text = read_plan_artifact(paths, loop);
   const std::string validation = config.loop(LoopType::code).validation;
   if (opts.json) {
     json out = {{"id", id},
                 {"reached_gate", reached_gate},
-                {"status", str_field(loop, "status")},
-                {"reason", str_field(loop, "status_reason")},
+                {"status", to_string(loop.status)},
+                {"reason", loop.status_reason},
                 {"plan", reached_gate ? json(plan_text) : json(nullptr)},
-                {"cost_usd", loop.value("cost_usd", 0.0)},
+                {"cost_usd", loop.cost_usd},
                 {"validation", validation.empty() ? json(nullptr) : json(validation)}};
-    if (loop.contains("forecast")) out["forecast"] = loop["forecast"];
+    if (detail.forecast) out["forecast"] = api::to_json(*detail.forecast);
     std::cout << out.dump() << "\n";
     return reached_gate ? kOk : kFailed;
   }
   if (!reached_gate) {
     throw CommandError{kFailed,
                        "the dry run's plan " + id + " ended before the gate: " +
-                           str_field(loop, "status") + " (" + str_field(loop, "status_reason") +
-                           ")",
+                           to_string(loop.status) + " (" + loop.status_reason + ")",
                        "`loopr show " + id + "` has its iterations"};
   }
   if (opts.quiet) return kOk;
   Style style{stdout_color(opts)};
   std::cout << render_markdown(plan_text, style, terminal_width()) << "\n";
-  if (auto f = loop.find("forecast"); f != loop.end() && f->is_object())
-    std::cout << style.bold("forecast: ") << f->dump() << "\n";
+  std::cout << render_forecast(detail, style);
   std::cout << style.bold("validation: ")
             << (validation.empty() ? std::string("(none configured: loops.code.validation)")
                                    : "code loops run `" + validation + "`")
             << "\n";
-  std::cout << "dry run of plan " << id << ": " << format_cost(loop.value("cost_usd", 0.0))
+  std::cout << "dry run of plan " << id << ": " << format_cost(loop.cost_usd)
             << " spent; the plan is kept as failed (`dry run`), nothing was merged; `loopr show "
             << id << "`\n";
   return kOk;
@@ -145,8 +154,7 @@ int run_list(const GlobalOptions& opts, bool all, const ListFilter& filter) {
     std::cout << api.get_text("/v1/loops" + query) << "\n";
     return kOk;
   }
-  json r = api.get("/v1/loops" + query);
-  json loops = r.value("loops", json::array());
+  std::vector<api::LoopRow> loops = list_loops(api, query);
   if (opts.quiet) return kOk;
   if (loops.empty()) {
     std::cout << "no loops yet; `loopr submit \"…\"` starts a plan\n";
@@ -166,10 +174,10 @@ int run_show(const GlobalOptions& opts, const std::string& id, std::optional<int
     auto dir = paths.iteration_dir(id, *iteration);
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) {
-      json loop = connect(paths).get(loop_target(id));  // unknown id → exit 4
+      api::LoopDetail loop = show_loop(connect(paths), id);  // unknown id → exit 4
       throw CommandError{kUnknownId,
                          "loop " + id + " has no iteration " + std::to_string(*iteration) +
-                             " (it has " + std::to_string(loop.value("iteration", 0)) + ")",
+                             " (it has " + std::to_string(loop.loop.iteration) + ")",
                          "`loopr show " + id + "` lists its iterations"};
     }
     IterationLog log = read_iteration_log(paths, id, *iteration);
@@ -181,13 +189,10 @@ int run_show(const GlobalOptions& opts, const std::string& id, std::optional<int
     return kOk;
   }
   Api api = connect(paths);
-  json detail = api.get(loop_target(id));
+  api::LoopDetail detail = show_loop(api, id);
   if (opts.json)
-  {
-    json out = interface_show_json(detail);
-    add_coordination_json(out, detail);
-    std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
-  }
+    std::cout << interface_show_json(detail).dump(-1, ' ', false, json::error_handler_t::replace)
+              << "\n";
   else if (!opts.quiet)
     std::cout << render_loop_details(detail, Style{stdout_color(opts)}, now_ms());
   return kOk;
@@ -224,7 +229,7 @@ int run_gate(const GlobalOptions& opts, const std::string& action, const std::st
   }
   RepoPaths paths(require_repo(opts));
   Api api = connect(paths);
-  json loop = api.post(loop_target(id) + "/" + action, body);
+  api::LoopRow loop = act_on(api, id, action, body);
   if (opts.json) {
     print_loop_json(loop);
   } else if (!opts.quiet) {
@@ -238,12 +243,12 @@ int run_gate(const GlobalOptions& opts, const std::string& action, const std::st
 int run_control(const GlobalOptions& opts, const std::string& action, const std::string& id) {
   RepoPaths paths(require_repo(opts));
   Api api = connect(paths);
-  json loop = api.post(loop_target(id) + "/" + action);
+  api::LoopRow loop = act_on(api, id, action);
   if (opts.json) {
     print_loop_json(loop);
   } else if (!opts.quiet) {
     const char* done = action == "pause" ? "paused" : action == "resume" ? "resumed" : "stopped";
-    std::cout << done << " " << id << " and its descendants (now " << str_field(loop, "status")
+    std::cout << done << " " << id << " and its descendants (now " << to_string(loop.status)
               << ")\n";
   }
   return kOk;
@@ -254,14 +259,12 @@ int run_merge(const GlobalOptions& opts, const std::string& plan_id, bool force)
   Api api = connect(paths);
   // An integration tip changed since its last check is checked first: that runs the test
   // command, so the daemon may take as long as a code iteration may.
-  json r = api.post("/v1/plans/" + url_encode(plan_id) + "/merge" + (force ? "?force=1" : ""),
-                    nullptr, std::chrono::hours(24));
+  MergeAnswer r = merge_plan(api, plan_id, force);
   if (opts.json) {
-    std::cout << r.dump() << "\n";
+    std::cout << r.document.dump() << "\n";
   } else if (!opts.quiet) {
-    std::cout << "merged " << plan_id << " into " << str_field(r, "base_branch");
-    std::string sha = str_field(r, "sha");
-    if (!sha.empty()) std::cout << " at " << sha.substr(0, 10);
+    std::cout << "merged " << plan_id << " into " << r.base_branch;
+    if (!r.sha.empty()) std::cout << " at " << r.sha.substr(0, 10);
     std::cout << "\n";
   }
   return kOk;

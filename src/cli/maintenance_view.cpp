@@ -1,5 +1,6 @@
 #include "cli/maintenance_view.hpp"
 
+#include <map>
 #include <vector>
 
 #include "cli/format.hpp"
@@ -10,24 +11,12 @@ using nlohmann::json;
 
 namespace {
 
-std::int64_t int_of(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<std::int64_t>() : 0;
-}
-
-double num_of(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-
 // `3 complete, 1 failed` from {"complete":3,"failed":1,"total":4}.
-std::string outcomes(const json& loops, const Style& style) {
+std::string outcomes(const std::map<std::string, int>& loops, const Style& style) {
   std::string out;
-  if (!loops.is_object()) return out;
-  for (auto it = loops.begin(); it != loops.end(); ++it) {
-    if (it.key() == "total" || !it->is_number() || it->get<std::int64_t>() == 0) continue;
-    out += (out.empty() ? "" : ", ") + std::to_string(it->get<std::int64_t>()) + " " +
-           style.status(it.key());
+  for (const auto& [name, n] : loops) {
+    if (name == api::kTotal || n == 0) continue;
+    out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + style.status_named(name);
   }
   return out.empty() ? "-" : out;
 }
@@ -54,17 +43,21 @@ std::string table(const std::vector<std::vector<std::string>>& rows, const std::
   return out;
 }
 
-std::vector<std::string> spend_row(const std::string& id, const std::string& verdict, const json& s,
-                                   const Style& style) {
-  return {
-      id,
-      verdict,
-      format_cost(num_of(s, "cost_usd")),
-      format_count(int_of(s, "input_tokens")) + " / " + format_count(int_of(s, "output_tokens")),
-      format_count(int_of(s, "model_calls")),
-      format_count(int_of(s, "iterations")),
-      format_age(int_of(s, "wall_ms")),
-      outcomes(s.value("loops", json::object()), style)};
+std::vector<std::string> spend_row(const std::string& id, const std::string& verdict,
+                                   const api::SpendView& s, const Style& style) {
+  return {id,
+          verdict,
+          format_cost(s.cost_usd),
+          format_count(s.input_tokens) + " / " + format_count(s.output_tokens),
+          format_count(s.model_calls),
+          format_count(s.iterations),
+          format_age(s.wall_ms),
+          outcomes(s.loops, style)};
+}
+
+std::string verdict_of(const std::string& name, const Style& style) {
+  auto v = parse_tree_verdict(name);
+  return v ? style.verdict(*v) : name;
 }
 
 std::string human_bytes(std::int64_t bytes) {
@@ -79,53 +72,48 @@ std::string human_bytes(std::int64_t bytes) {
 
 }  // namespace
 
-std::string render_stats(const json& stats, const Style& style) {
+std::string render_stats(const api::StatsView& stats, const Style& style) {
   std::string out;
-  const json& plans = stats.contains("plans") ? stats["plans"] : json::array();
-  std::string since = str_field(stats, "since");
-  if (plans.empty())
+  const std::string& since = stats.since;
+  if (stats.plans.empty())
     return since.empty() ? "nothing spent yet: no plan in this repository\n"
                          : "nothing spent since " + since + "\n";
   if (!since.empty()) out += "since " + since + "\n";
   std::vector<std::vector<std::string>> rows = {
       {"PLAN", "TREE", "COST", "TOKENS IN / OUT", "CALLS", "ITER", "WALL", "LOOPS"}};
-  for (const auto& p : plans)
-    rows.push_back(
-        spend_row(str_field(p, "id"), style.status(str_field(p, "tree_verdict")), p, style));
-  const json& total = stats.contains("total") ? stats["total"] : json::object();
-  rows.push_back(spend_row("total",
-                           std::to_string(plans.size()) + (plans.size() == 1 ? " plan" : " plans"),
-                           total, style));
+  for (const auto& p : stats.plans)
+    rows.push_back(spend_row(p.id, verdict_of(p.tree_verdict, style), p, style));
+  const std::size_t n = stats.plans.size();
+  rows.push_back(
+      spend_row("total", std::to_string(n) + (n == 1 ? " plan" : " plans"), stats.total, style));
   out += table(rows, {false, false, true, true, true, true, true, false}, style);
   return out;
 }
 
-std::string render_gc(const json& report, const Style& style) {
+std::string render_gc(const api::GcView& report, const Style& style) {
   std::string out;
-  const bool dry = report.value("dry_run", false);
-  const json& items = report.contains("removed") ? report["removed"] : json::array();
-  for (const auto& it : items) {
-    std::string action = str_field(it, "action");
+  const bool dry = report.dry_run;
+  for (const auto& it : report.removed) {
+    std::string action = it.action;
     // archived, deleted, removed, pruned → would archive, delete, remove, prune
     if (dry && action.size() > 1 && action.back() == 'd')
       action = "would " + action.substr(0, action.size() - 1);
-    std::string line = action + " " + str_field(it, "kind") + " " + str_field(it, "name");
-    if (std::int64_t b = int_of(it, "bytes"); b > 0) line += " (" + human_bytes(b) + ")";
-    if (std::string kept = str_field(it, "kept_on"); !kept.empty())
-      line += ": its commits are kept on " + kept;
-    if (std::string why = str_field(it, "reason"); !why.empty()) line += style.dim(" — " + why);
+    std::string line = action + " " + it.kind + " " + it.name;
+    if (it.bytes > 0) line += " (" + human_bytes(static_cast<std::int64_t>(it.bytes)) + ")";
+    if (!it.kept_on.empty()) line += ": its commits are kept on " + it.kept_on;
+    if (!it.reason.empty()) line += style.dim(" — " + it.reason);
     out += line + "\n";
   }
-  for (const auto& e : report.value("errors", json::array()))
-    if (e.is_string()) out += style.red("not done: ") + e.get<std::string>() + "\n";
-  std::int64_t freed = int_of(report, "bytes_freed");
-  if (items.empty()) {
+  for (const auto& e : report.errors) out += style.red("not done: ") + e + "\n";
+  const std::size_t n = report.removed.size();
+  if (n == 0) {
     out += "gc: nothing to remove\n";
   } else {
-    out += std::string(dry ? "gc (dry run): would remove " : "gc: removed ") +
-           std::to_string(items.size()) + (items.size() == 1 ? " thing, " : " things, ") +
-           human_bytes(freed) + (dry ? " to free" : " freed") +
-           (int_of(report, "branches_deleted") > 0
+    out += std::string(dry ? "gc (dry run): would remove " : "gc: removed ") + std::to_string(n) +
+           (n == 1 ? " thing, " : " things, ") +
+           human_bytes(static_cast<std::int64_t>(report.bytes_freed)) +
+           (dry ? " to free" : " freed") +
+           (report.branches_deleted > 0
                 ? " (git keeps deleted branches' objects until its own `git gc`)"
                 : "") +
            "\n";

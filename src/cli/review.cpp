@@ -7,23 +7,20 @@
 #include "cli/coordination.hpp"
 #include "cli/format.hpp"
 #include "cli/markdown_render.hpp"
+#include "cli/wire.hpp"
 
 namespace loopr::cli {
 
 using nlohmann::json;
 
-std::string read_plan_artifact(const RepoPaths& paths, const json& loop) {
-  std::string rel;
-  if (auto a = loop.find("artifacts");
-      a != loop.end() && a->is_array() && !a->empty() && (*a)[0].is_string())
-    rel = (*a)[0].get<std::string>();
-  std::string id = str_field(loop, "id");
+std::string read_plan_artifact(const RepoPaths& paths, const api::LoopRow& loop) {
+  const std::string rel = loop.artifacts.empty() ? std::string() : loop.artifacts.front();
+  const std::string& id = loop.id;
   if (rel.empty())
     throw CommandError{kFailed, "plan " + id + " names no artifact",
                        "`loopr show " + id + "` shows the loop"};
   std::vector<std::filesystem::path> candidates;
-  std::string worktree = str_field(loop, "worktree");
-  if (!worktree.empty()) candidates.push_back(std::filesystem::path(worktree) / rel);
+  if (!loop.worktree.empty()) candidates.push_back(std::filesystem::path(loop.worktree) / rel);
   candidates.push_back(paths.root / rel);
   for (const auto& p : candidates) {
     std::ifstream in(p, std::ios::binary);
@@ -36,27 +33,24 @@ std::string read_plan_artifact(const RepoPaths& paths, const json& loop) {
                      "`loopr show " + id + "` shows where it should be"};
 }
 
-ReviewDecision review_plan(const Api& api, const json& loop, Prompter& prompter, std::ostream& ui,
-                           const Style& style) {
-  std::string id = str_field(loop, "id");
+ReviewDecision review_plan(const Api& api, const api::LoopRow& loop, Prompter& prompter,
+                           std::ostream& ui, const Style& style) {
+  const std::string& id = loop.id;
   ReviewDecision d{id, "skip", {}, false};
   std::string text = read_plan_artifact(api.paths(), loop);
-  std::string path;
-  if (auto a = loop.find("artifacts"); a != loop.end() && a->is_array() && !a->empty())
-    path = (*a)[0].get<std::string>();
+  const std::string path = loop.artifacts.empty() ? std::string() : loop.artifacts.front();
   int width = std::min(terminal_width(), 100);
   std::string rule(static_cast<std::size_t>(std::min(width, 72)), '-');
   ui << "\n" << style.dim(rule) << "\n";
-  ui << style.bold("Plan " + id) << " awaits your approval: " << str_field(loop, "task") << "\n";
-  ui << style.dim(path + " · iteration " + std::to_string(loop.value("iteration", 0)) + "/" +
-                  std::to_string(loop.value("max_iterations", 0)) + " · " +
-                  format_cost(loop.value("cost_usd", 0.0)))
+  ui << style.bold("Plan " + id) << " awaits your approval: " << loop.task << "\n";
+  ui << style.dim(path + " · iteration " + std::to_string(loop.iteration) + "/" +
+                  std::to_string(loop.max_iterations) + " · " + format_cost(loop.cost_usd))
      << "\n"
      << style.dim(rule) << "\n\n";
   ui << render_markdown(text, style, width) << "\n";
   // The forecast is made when the plan reaches the gate; the detail has it.
   try {
-    std::string forecast = render_forecast(api.get("/v1/loops/" + url_encode(id)), style);
+    std::string forecast = render_forecast(show_loop(api, id), style);
     if (!forecast.empty()) ui << forecast << "\n";
   } catch (const CommandError&) {
   }
@@ -74,7 +68,7 @@ ReviewDecision review_plan(const Api& api, const json& loop, Prompter& prompter,
       return d;
     }
     if (*key == 'a') {
-      api.post("/v1/loops/" + id + "/approve");
+      act_on(api, id, "approve");
       d.decision = "approve";
       ui << style.green("approved") << " " << id << ": its specs start now\n";
       return d;
@@ -83,7 +77,7 @@ ReviewDecision review_plan(const Api& api, const json& loop, Prompter& prompter,
       auto reason = prompter.read_line("reason (optional, Enter for none): ");
       json body = json::object();
       if (reason && !reason->empty()) body["reason"] = *reason;
-      api.post("/v1/loops/" + id + "/reject", body);
+      act_on(api, id, "reject", body);
       d.decision = "reject";
       d.text = reason.value_or("");
       ui << style.red("rejected") << " " << id << "\n";
@@ -96,7 +90,7 @@ ReviewDecision review_plan(const Api& api, const json& loop, Prompter& prompter,
       ui << "no feedback given; choose again\n";
       continue;
     }
-    api.post("/v1/loops/" + id + "/iterate", json{{"feedback", feedback}});
+    act_on(api, id, "iterate", json{{"feedback", feedback}});
     d.decision = "iterate";
     d.text = feedback;
     ui << style.yellow("iterating") << " " << id << " with your feedback\n";
@@ -106,30 +100,31 @@ ReviewDecision review_plan(const Api& api, const json& loop, Prompter& prompter,
 
 std::vector<ReviewDecision> review_pending(const Api& api, const GlobalOptions& opts,
                                            const std::string& only_id, Prompter& prompter) {
-  std::vector<json> plans;
+  std::vector<api::LoopRow> plans;
   if (!only_id.empty()) {
-    json loop = api.get("/v1/loops/" + url_encode(only_id));
-    std::string status = str_field(loop, "status");
-    if (status != "awaiting_answer") {
-      if (str_field(loop, "type") != "plan")
+    api::LoopRow loop = show_loop(api, only_id).loop;
+    if (loop.status != LoopStatus::awaiting_answer) {
+      if (!loop.is_plan())
         throw CommandError{kWrongState,
-                           only_id + " is a " + str_field(loop, "type") +
+                           only_id + " is a " + to_string(loop.type) +
                                " loop that asks nothing; only plans wait for approval",
                            "`loopr review` without an id shows every plan and question that waits"};
-      if (status != "awaiting_approval")
+      if (loop.status != LoopStatus::awaiting_approval)
         throw CommandError{kWrongState,
-                           "plan " + only_id + " is not awaiting approval (it is " + status + ")",
+                           "plan " + only_id + " is not awaiting approval (it is " +
+                               to_string(loop.status) + ")",
                            "`loopr show " + only_id + "` shows why"};
     }
     plans.push_back(std::move(loop));
   } else {
     // Plans at the gate, then the loops' questions (each needs the person).
-    json all = api.get("/v1/loops?status=awaiting_approval,awaiting_answer");
-    for (const auto& l : all.value("loops", json::array()))
-      if (str_field(l, "type") == "plan" && str_field(l, "status") == "awaiting_approval")
-        plans.push_back(l);
-    for (const auto& l : all.value("loops", json::array()))
-      if (str_field(l, "status") == "awaiting_answer") plans.push_back(l);
+    const std::string waiting = std::string("?status=") + to_string(LoopStatus::awaiting_approval) +
+                                "," + to_string(LoopStatus::awaiting_answer);
+    auto all = list_loops(api, waiting);
+    for (const auto& l : all)
+      if (l.is_plan() && l.status == LoopStatus::awaiting_approval) plans.push_back(l);
+    for (const auto& l : all)
+      if (l.status == LoopStatus::awaiting_answer) plans.push_back(l);
   }
   std::ostream& ui = ui_stream(opts);
   Style style{stdout_color(opts)};
@@ -139,7 +134,7 @@ std::vector<ReviewDecision> review_pending(const Api& api, const GlobalOptions& 
     return out;
   }
   for (const auto& plan : plans) {
-    ReviewDecision d = str_field(plan, "status") == "awaiting_answer"
+    ReviewDecision d = plan.status == LoopStatus::awaiting_answer
                            ? review_question(api, plan, prompter, ui, style)
                            : review_plan(api, plan, prompter, ui, style);
     out.push_back(d);

@@ -2,7 +2,7 @@
 // a plan awaiting approval as rendered markdown and asks `[a]pprove [r]eject [i]terate [s]kip`.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <loopr/api/views.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,10 +23,10 @@ struct ReviewDecision {
 
 /// The text of a plan loop's artifact: read from its worktree (API fields `worktree` and
 /// `artifacts`), else from the repository's work tree. CommandError (exit 1) if neither has it.
-std::string read_plan_artifact(const RepoPaths& paths, const nlohmann::json& loop);
+std::string read_plan_artifact(const RepoPaths& paths, const api::LoopRow& loop);
 
-/// Shows one plan (`loop` is its API JSON), asks, and tells the daemon. Text goes to `ui`.
-ReviewDecision review_plan(const Api& api, const nlohmann::json& loop, Prompter& prompter,
+/// Shows one plan, asks, and tells the daemon. Text goes to `ui`.
+ReviewDecision review_plan(const Api& api, const api::LoopRow& loop, Prompter& prompter,
                            std::ostream& ui, const Style& style);
 
 /// The plans awaiting approval (`only_id`: just that one; exit 4 if unknown, 5 if it does not

@@ -37,7 +37,7 @@ int run_stats(const GlobalOptions& opts, const std::string& since) {
   if (opts.json)
     std::cout << stats.dump() << "\n";
   else if (!opts.quiet)
-    std::cout << render_stats(stats, Style{stdout_color(opts)});
+    std::cout << render_stats(api::stats_from_json(stats), Style{stdout_color(opts)});
   return kOk;
 }
 

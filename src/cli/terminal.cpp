@@ -59,15 +59,52 @@ std::string Style::wrap(std::string_view code, std::string_view text) const {
   return out;
 }
 
-std::string Style::status(std::string_view s) const {
-  if (s == "running" || s == "rebasing") return cyan(s);
-  if (s == "complete") return green(s);
-  if (s == "failed") return red(s);
-  if (s == "blocked") return wrap("1;31", s);
-  if (s == "awaiting_approval" || s == "awaiting_answer") return wrap("1;35", s);
-  if (s == "paused" || s == "stopped") return yellow(s);
-  if (s == "pending" || s == "invalidated") return dim(s);
-  return std::string(s);
+std::string Style::status(LoopStatus s) const {
+  const std::string name = to_string(s);
+  switch (s) {
+    case LoopStatus::running:
+    case LoopStatus::rebasing:
+      return cyan(name);
+    case LoopStatus::complete:
+      return green(name);
+    case LoopStatus::failed:
+      return red(name);
+    case LoopStatus::blocked:
+      return wrap("1;31", name);
+    case LoopStatus::awaiting_approval:
+    case LoopStatus::awaiting_answer:
+      return wrap("1;35", name);
+    case LoopStatus::paused:
+    case LoopStatus::stopped:
+      return yellow(name);
+    case LoopStatus::pending:
+    case LoopStatus::invalidated:
+      return dim(name);
+  }
+  return name;
+}
+
+std::string Style::status_named(std::string_view name) const {
+  auto s = parse_loop_status(name);
+  return s ? status(*s) : std::string(name);
+}
+
+std::string Style::verdict(TreeVerdict v) const {
+  const std::string name = to_string(v);
+  switch (v) {
+    case TreeVerdict::running:
+    case TreeVerdict::merging:
+    case TreeVerdict::validating:
+      return cyan(name);
+    case TreeVerdict::complete:
+    case TreeVerdict::merged:
+      return green(name);
+    case TreeVerdict::failed:
+    case TreeVerdict::merge_failed:
+    case TreeVerdict::integration_failed:
+      return red(name);
+  }
+  return name;
 }
 
 bool is_terminal(int fd) { return isatty(fd) == 1; }

@@ -6,6 +6,9 @@
 #include <string>
 #include <string_view>
 
+#include <loopr/core/loop.hpp>
+#include <loopr/core/tree_verdict.hpp>
+
 namespace loopr::cli {
 
 struct GlobalOptions;
@@ -25,8 +28,12 @@ struct Style {
   std::string blue(std::string_view text) const { return wrap("34", text); }
   std::string magenta(std::string_view text) const { return wrap("35", text); }
   std::string cyan(std::string_view text) const { return wrap("36", text); }
-  /// `text` in the colour that `loopr list` gives a loop status.
-  std::string status(std::string_view status) const;
+  /// The status's name in the colour that `loopr list` gives it.
+  std::string status(LoopStatus status) const;
+  /// `name` coloured as its status when it names one (counts keyed by status), else as it is.
+  std::string status_named(std::string_view name) const;
+  /// A tree verdict's name, coloured like the status it resembles.
+  std::string verdict(TreeVerdict verdict) const;
 
   std::string wrap(std::string_view code, std::string_view text) const;
 };

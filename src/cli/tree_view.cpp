@@ -13,6 +13,7 @@
 #include "cli/format.hpp"
 #include "cli/review.hpp"
 #include "cli/terminal.hpp"
+#include "cli/wire.hpp"
 
 namespace loopr::cli {
 
@@ -26,6 +27,9 @@ int terminal_height() {
   if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0) return ws.ws_row;
   return 40;
 }
+
+// What the model wrote, as the terminal may show it.
+std::string shown(std::string_view text) { return std::string(text); }
 
 const char* const kSpinner[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
 
@@ -68,9 +72,7 @@ void EventWatcher::run() {
         "/v1/events?since=" + std::to_string(last_seq) + query_,
         [&](const StreamMessage& m) {
           connected_.store(true);
-          json e = json::parse(m.data, nullptr, false);
-          if (e.is_object())
-            last_seq = std::max<std::uint64_t>(last_seq, e.value("seq", std::uint64_t{0}));
+          if (auto e = event_of(m)) last_seq = std::max(last_seq, e->seq);
           changed_.store(true);
           return !stop_.load();
         },
@@ -84,36 +86,38 @@ void EventWatcher::run() {
 }
 
 std::string submit_plan(const Api& api, const std::string& request) {
-  json r = api.post("/v1/plans", json{{"request", request}});
-  std::string id = str_field(r, "id");
-  if (id.empty())
-    throw CommandError{kFailed, "the daemon answered without an id", "see .loopr/logs/daemon.out"};
-  return id;
+  return submit_request(api, request);
 }
 
 namespace {
 
-json tree_of(const Api& api, const std::string& plan_id) {
-  json all = api.get("/v1/loops?plan=" + plan_id);
-  json mine = json::array();
-  for (const auto& l : all.value("loops", json::array()))
-    if (root_plan_id(str_field(l, "id")) == plan_id) mine.push_back(l);
+std::vector<api::LoopRow> tree_of(const Api& api, const std::string& plan_id) {
+  std::vector<api::LoopRow> mine;
+  for (auto& l : list_loops(api, "?plan=" + url_encode(plan_id)))
+    if (root_plan_id(l.id) == plan_id) mine.push_back(std::move(l));
   return mine;
 }
 
 // What a change worth printing again looks like (not the ages and spinner that move anyway).
-std::string tree_signature(const json& loops) {
+std::string tree_signature(const std::vector<api::LoopRow>& loops) {
   std::string s;
   for (const auto& l : loops)
-    s += str_field(l, "id") + ":" + str_field(l, "status") + ":" +
-         std::to_string(l.value("iteration", 0)) + ";";
+    s += l.id + ":" + to_string(l.status) + ":" + std::to_string(l.iteration) + ";";
   return s;
 }
 
-double tree_cost(const json& loops) {
-  double c = 0;
-  for (const auto& l : loops) c += l.value("cost_usd", 0.0);
-  return c;
+// Where the tree ended, or nullopt while it goes on (or waits for the person).
+bool ended(TreeVerdict v) {
+  switch (v) {
+    case TreeVerdict::failed:
+    case TreeVerdict::merged:
+    case TreeVerdict::complete:
+    case TreeVerdict::merge_failed:
+    case TreeVerdict::integration_failed:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace
@@ -131,7 +135,7 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
   auto started = Clock::now();
   auto last_fetch = Clock::time_point{};
   std::string last_signature;
-  json loops = json::array();
+  std::vector<api::LoopRow> loops;
   int frame = 0;
   bool daemon_gone = false;
   int decided_at = 0;  // the plan iteration the gate was last answered for
@@ -141,14 +145,13 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
     std::int64_t elapsed =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
     std::string head = style.bold("plan " + plan_id) + "  " + format_elapsed(elapsed) + "  " +
-                       format_cost(tree_cost(loops));
+                       format_cost(tree_cost_of(loops));
     if (daemon_gone) head += "  " + style.red("daemon not reachable, retrying…");
     lines.push_back(head);
     std::string table =
-        render_tree_table(loops, style, now_ms(), [&](const json& l) -> std::string {
+        render_tree_table(loops, style, now_ms(), [&](const api::LoopRow& l) -> std::string {
           if (!spinner) return "";
-          return str_field(l, "status") == "running" ? std::string(kSpinner[frame % 10]) + " "
-                                                     : "  ";
+          return l.status == LoopStatus::running ? std::string(kSpinner[frame % 10]) + " " : "  ";
         });
     std::istringstream in(table);
     for (std::string line; std::getline(in, line);) lines.push_back(line);
@@ -184,16 +187,15 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
       // a decision).
       bool gated = false;
       for (const auto& l : loops) {
-        if (str_field(l, "id") != plan_id || str_field(l, "status") != "awaiting_approval")
-          continue;
-        if (l.value("iteration", 0) <= decided_at) continue;
-        decided_at = l.value("iteration", 0);
+        if (l.id != plan_id || l.status != LoopStatus::awaiting_approval) continue;
+        if (l.iteration <= decided_at) continue;
+        decided_at = l.iteration;
         if (live) {
           view.show(render(false));
           view.finish();
         }
         if (yes) {
-          api.post("/v1/loops/" + plan_id + "/approve");
+          act_on(api, plan_id, "approve");
           if (!opts.quiet) ui << "approved " << plan_id << " (--yes)\n";
         } else {
           cursor.reset();
@@ -216,14 +218,14 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
       }
 
       // The daemon says where the tree stands (the plan row's `tree_verdict`).
-      json plan = json::object();
+      const api::LoopRow* plan = nullptr;
       for (const auto& l : loops)
-        if (str_field(l, "id") == plan_id) plan = l;
-      const std::string verdict = str_field(plan, "tree_verdict");
-      if (verdict == "failed" || verdict == "merged" || verdict == "complete" ||
-          verdict == "merge_failed" || verdict == "integration_failed") {
-        const bool failed = verdict == "failed" || verdict == "integration_failed";
-        const std::string base = str_field(plan, "base_branch");
+        if (l.id == plan_id) plan = &l;
+      if (plan && plan->tree_verdict && ended(*plan->tree_verdict)) {
+        const TreeVerdict verdict = *plan->tree_verdict;
+        const bool failed =
+            verdict == TreeVerdict::failed || verdict == TreeVerdict::integration_failed;
+        const std::string base = plan->base_branch;
         if (live) {
           view.show(render(false));
           view.finish();
@@ -232,33 +234,30 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
         std::int64_t elapsed =
             std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
         if (!opts.quiet) {
-          if (verdict == "integration_failed") {
+          if (verdict == TreeVerdict::integration_failed) {
             ui << style.red("plan " + plan_id + " is blocked") << " after "
-               << format_elapsed(elapsed) << ", " << format_cost(tree_cost(loops))
-               << ": every loop passed, but " << str_field(plan, "status_reason") << "\n";
+               << format_elapsed(elapsed) << ", " << format_cost(tree_cost_of(loops))
+               << ": every loop passed, but " << shown(plan->status_reason) << "\n";
           } else if (failed) {
             std::string why;
             for (const auto& l : loops) {
-              std::string s = str_field(l, "status");
-              if (s == "failed" || s == "stopped") {
-                why = str_field(l, "id") + " " + s;
-                std::string reason = str_field(l, "status_reason");
-                if (!reason.empty()) why += ": " + reason;
+              if (l.status == LoopStatus::failed || l.status == LoopStatus::stopped) {
+                why = l.id + " " + to_string(l.status);
+                if (!l.status_reason.empty()) why += ": " + shown(l.status_reason);
                 break;
               }
             }
             ui << style.red("plan " + plan_id + " ended without completing") << " after "
-               << format_elapsed(elapsed) << ", " << format_cost(tree_cost(loops))
+               << format_elapsed(elapsed) << ", " << format_cost(tree_cost_of(loops))
                << (why.empty() ? "" : " (" + why + ")") << "\n";
           } else {
             ui << style.green("plan " + plan_id + " complete") << " in " << format_elapsed(elapsed)
-               << ", " << format_cost(tree_cost(loops));
-            if (verdict == "merged") {
-              ui << "; merged into " << base << " at "
-                 << str_field(plan, "merged_into_base").substr(0, 10);
-            } else if (verdict == "merge_failed") {
+               << ", " << format_cost(tree_cost_of(loops));
+            if (verdict == TreeVerdict::merged) {
+              ui << "; merged into " << base << " at " << plan->merged_into_base.substr(0, 10);
+            } else if (verdict == TreeVerdict::merge_failed) {
               ui << "; " << style.red("not merged into " + base) << ": "
-                 << str_field(plan, "merge_error") << " (resolve it, then `loopr merge " << plan_id
+                 << shown(plan->merge_error) << " (resolve it, then `loopr merge " << plan_id
                  << "`)";
             } else {
               ui << "; `loopr merge " << plan_id << "` merges it into " << base;
@@ -266,7 +265,7 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
             ui << "\n";
           }
         }
-        return failed || verdict == "merge_failed" ? kFailed : kOk;
+        return failed || verdict == TreeVerdict::merge_failed ? kFailed : kOk;
       }
     }
     if (live) view.show(render(true));

@@ -14,6 +14,7 @@
 #include "cli/format.hpp"
 #include "cli/terminal.hpp"
 #include "cli/tree_view.hpp"
+#include "cli/wire.hpp"
 
 namespace loopr::cli {
 
@@ -31,7 +32,7 @@ constexpr auto kQuietGap = std::chrono::milliseconds(400);
 int run_logs(const GlobalOptions& opts, const std::string& id, bool follow) {
   RepoPaths paths(require_repo(opts));
   Api api = connect(paths);
-  if (!id.empty()) api.get("/v1/loops/" + url_encode(id));  // unknown id → exit 4
+  if (!id.empty()) show_loop(api, id);  // unknown id → exit 4
   install_interrupt_handlers();
   Style style{stdout_color(opts)};
   std::string query = id.empty() ? "" : "&loop=" + url_encode(id);
@@ -43,18 +44,19 @@ int run_logs(const GlobalOptions& opts, const std::string& id, bool follow) {
 
   auto on_message = [&](const StreamMessage& m) {
     last_activity.store(now_ticks());
-    json e = json::parse(m.data, nullptr, false);
-    if (!e.is_object()) return true;
-    std::uint64_t seq = e.value("seq", std::uint64_t{0});
-    if (seq != 0 && seq <= last_seq) return true;
-    last_seq = std::max(last_seq, seq);
+    json raw = json::parse(m.data, nullptr, false);
+    auto e = event_of(raw);
+    if (!e) return true;
+    if (e->seq != 0 && e->seq <= last_seq) return true;
+    last_seq = std::max(last_seq, e->seq);
     if (opts.json) {
+      // Passed on as the daemon sent it (a newer daemon's fields included).
       if (follow)
-        std::cout << e.dump(-1, ' ', false, json::error_handler_t::replace) << "\n" << std::flush;
+        std::cout << raw.dump(-1, ' ', false, json::error_handler_t::replace) << "\n" << std::flush;
       else
-        collected.push_back(std::move(e));
+        collected.push_back(std::move(raw));
     } else if (!opts.quiet) {
-      std::cout << format_event_line(e, style) << "\n" << std::flush;
+      std::cout << format_event_line(*e, style) << "\n" << std::flush;
     }
     return true;
   };
@@ -111,7 +113,7 @@ int run_logs(const GlobalOptions& opts, const std::string& id, bool follow) {
 int run_watch(const GlobalOptions& opts) {
   RepoPaths paths(require_repo(opts));
   Api api = connect(paths);
-  json loops = api.get("/v1/loops").value("loops", json::array());  // not running → exit 3
+  std::vector<api::LoopRow> loops = list_loops(api);  // not running → exit 3
   install_interrupt_handlers();
   Style style{stdout_color(opts)};
   bool live = !opts.json && is_terminal(STDOUT_FILENO);
@@ -128,14 +130,13 @@ int run_watch(const GlobalOptions& opts) {
   auto signature = [&] {
     std::string s = daemon_gone ? "gone;" : "";
     for (const auto& l : loops)
-      s += str_field(l, "id") + ":" + str_field(l, "status") + ":" +
-           std::to_string(l.value("iteration", 0)) + ":" +
-           std::to_string(l.value("cost_usd", 0.0)) + ";";
+      s += l.id + ":" + to_string(l.status) + ":" + std::to_string(l.iteration) + ":" +
+           std::to_string(l.cost_usd) + ";";
     return s;
   };
   auto render = [&](bool animate) {
     double cost = 0;
-    for (const auto& l : loops) cost += l.value("cost_usd", 0.0);
+    for (const auto& l : loops) cost += l.cost_usd;
     std::time_t t = std::time(nullptr);
     std::tm tm{};
     localtime_r(&t, &tm);
@@ -149,9 +150,9 @@ int run_watch(const GlobalOptions& opts) {
     if (loops.empty())
       out += "no loops yet; `loopr submit \"…\"` starts a plan\n";
     else
-      out += render_tree_table(loops, style, now_ms(), [&](const json& l) -> std::string {
+      out += render_tree_table(loops, style, now_ms(), [&](const api::LoopRow& l) -> std::string {
         if (!animate) return "";
-        return str_field(l, "status") == "running" ? std::string(spinner[frame % 10]) + " " : "  ";
+        return l.status == LoopStatus::running ? std::string(spinner[frame % 10]) + " " : "  ";
       });
     for (const auto& line : question_lines(loops, style)) out += line + "\n";
     return out;
@@ -161,7 +162,7 @@ int run_watch(const GlobalOptions& opts) {
     if (events.take_changed() || Clock::now() - last_fetch > std::chrono::seconds(1)) {
       last_fetch = Clock::now();
       try {
-        loops = api.get("/v1/loops").value("loops", json::array());
+        loops = list_loops(api);
         daemon_gone = false;
       } catch (const CommandError& e) {
         if (e.exit_code != kDaemonUnreachable) throw;

@@ -18,37 +18,6 @@
 
 namespace loopr::daemon {
 
-nlohmann::json loop_json(const Loop& loop) {
-  nlohmann::json j = to_api_json(loop);
-  j["plan_id"] = loop.plan_id;
-  j["task"] = loop.task;
-  j["status_reason"] = loop.status_reason;
-  add_question_fields(j, loop);
-  return j;
-}
-
-void add_tree_fields(nlohmann::json& row, const Loop& plan, std::span<const Loop> tree,
-                     MergeMode mode) {
-  auto or_null = [](const std::string& s) {
-    return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
-  };
-  row["tree_verdict"] = manager::to_string(manager::tree_verdict(tree, plan.id, mode));
-  row["base_branch"] = or_null(plan.tree.base_branch);
-  row["merged_into_base"] = or_null(plan.tree.merged_into_base);
-  row["merge_error"] = or_null(plan.tree.merge_error);
-  // The integration gate: the last check of the integration tip (null before the first).
-  if (plan.tree.gate_result.empty()) {
-    row["integration"] = nullptr;
-  } else {
-    row["integration"] = {{"result", plan.tree.gate_result},
-                          {"sha", or_null(plan.tree.gate_sha)},
-                          {"summary", or_null(plan.tree.gate_summary)},
-                          {"output", or_null(plan.tree.gate_output)},
-                          {"log", or_null(plan.tree.gate_log)},
-                          {"fix_loops", plan.tree.gate_fixes}};
-  }
-}
-
 int http_status(const Error& error) {
   switch (error.code) {
     case ErrorCode::not_found:
@@ -144,275 +113,321 @@ Routes Api::routes() {
 
 bool Api::is_stream(const Request& req) { return req.method == "GET" && req.path == "/v1/events"; }
 
+namespace {
+
+// `{"name": value}` of a route's `{name}` segments.
+using Params = std::map<std::string, std::string>;
+
+// GET /v1/health: the daemon, its sandbox and its loops by status.
+awaitable<Response> get_health(Api::State& s, Request&, const Params&) {
+  auto count = [&s] { return s.ctx.journal.store().count_by_status(); };
+  auto by_status = co_await run_blocking(s.reads(), count);
+  nlohmann::json counts = nlohmann::json::object();
+  std::size_t total = 0;
+  if (by_status)
+    for (const auto& [status, n] : *by_status) {
+      total += n;
+      counts[to_string(status)] = n;
+    }
+  counts["total"] = total;
+  TimestampMs now = now_ms();
+  co_return Response{200,
+                     {{"ok", true},
+                      {"pid", s.info.pid},
+                      {"started_at", format_timestamp(s.info.started_at)},
+                      {"uptime_s", (now - s.info.started_at) / 1000},
+                      {"repo", s.info.repo},
+                      {"active_runs", s.manager.active_runs()},
+                      {"stopping", s.info.shutting_down ? s.info.shutting_down() : false},
+                      {"draining", s.info.draining ? s.info.draining() : false},
+                      {"sandbox", s.info.sandbox ? s.info.sandbox() : nlohmann::json(nullptr)},
+                      {"loops", counts}}};
+}
+
+// GET /v1/stats[?since=D]: what each plan's tree spent.
+awaitable<Response> get_stats(Api::State& s, Request& req, const Params&) {
+  TimestampMs since = 0;
+  if (auto it = req.query.find("since"); it != req.query.end() && !it->second.empty()) {
+    auto back = parse_duration(it->second);
+    if (!back)
+      co_return error_response(400, "`since` must be a duration such as 7d, 12h or 30m");
+    since = now_ms() - back->count();
+  }
+  const MergeMode mode = s.ctx.config->merge;
+  auto compute = [&s, since, mode] {
+    return manager::stats_of_store(s.ctx.journal.store(), since, mode);
+  };
+  auto stats = co_await run_blocking(s.reads(), compute);
+  if (!stats) co_return error_of(stats.error());
+  co_return Response{200, manager::to_json(*stats)};
+}
+
+// POST /v1/shutdown [{drain, timeout}].
+awaitable<Response> post_shutdown(Api::State& s, Request& req, const Params&) {
+  Response bad;
+  auto body = body_object(req, bad);
+  if (!body) co_return bad;
+  const bool drain = body->contains("drain") && (*body)["drain"].is_boolean() &&
+                     (*body)["drain"].get<bool>();
+  std::chrono::milliseconds limit = kDefaultDrain;
+  if (auto t = string_field(*body, "timeout", bad); !t) {
+    co_return bad;
+  } else if (!t->empty()) {
+    auto d = parse_duration(*t);
+    if (!d || d->count() <= 0)
+      co_return error_response(400, "`timeout` must be a duration such as 30m or 90s");
+    limit = *d;
+  }
+  if (s.info.request_shutdown) s.info.request_shutdown(drain ? limit : std::chrono::milliseconds(0));
+  co_return Response{200, {{"ok", true}, {"drain", drain}}};
+}
+
+// POST /v1/gc {dry_run, older_than}.
+awaitable<Response> post_gc(Api::State& s, Request& req, const Params&) {
+  Response bad;
+  auto body = body_object(req, bad);
+  if (!body) co_return bad;
+  manager::GcOptions options = manager::GcOptions::from(*s.ctx.config, now_ms());
+  options.dry_run = body->contains("dry_run") && (*body)["dry_run"].is_boolean() &&
+                    (*body)["dry_run"].get<bool>();
+  if (auto older = string_field(*body, "older_than", bad); !older) {
+    co_return bad;
+  } else if (!older->empty()) {
+    auto d = parse_duration(*older);
+    if (!d) co_return error_response(400, "`older_than` must be a duration such as 7d or 12h");
+    options.older_than = *d;
+  }
+  manager::GcReport report = co_await s.manager.gc(options);
+  co_return Response{200, manager::to_json(report)};
+}
+
+// POST /v1/plans {request, dry_run}: a new plan.
+awaitable<Response> post_plan(Api::State& s, Request& req, const Params&) {
+  Response bad;
+  auto body = body_object(req, bad);
+  if (!body) co_return bad;
+  if (!body->contains("request") || !(*body)["request"].is_string())
+    co_return error_response(400,
+                             "the body needs a string field `request` (the feature to build)");
+  std::string request = (*body)["request"].get<std::string>();
+  const bool dry_run = body->contains("dry_run") && (*body)["dry_run"].is_boolean() &&
+                       (*body)["dry_run"].get<bool>();
+  auto made = co_await s.manager.submit(request, dry_run);
+  if (!made) co_return error_of(made.error());
+  co_return Response{201, {{"id", made->id}}};
+}
+
+// POST /v1/plans/{id}/merge[?force=1].
+awaitable<Response> post_merge(Api::State& s, Request& req, const Params& p) {
+  const std::string& id = p.at("id");
+  if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
+  // `?force=1`: merge an integration tip that fails the code validation (`loopr merge --force`).
+  const bool force = req.query.count("force") && req.query["force"] != "false" &&
+                     req.query["force"] != "0";
+  auto merged = co_await s.manager.merge(id, force);
+  if (!merged) co_return error_of(merged.error());
+  co_return Response{200,
+                     {{"id", merged->plan_id},
+                      {"merged", true},
+                      {"sha", merged->sha},
+                      {"base_branch", merged->base_branch}}};
+}
+
+// GET /v1/loops[?all,status,type,plan,after,limit,view]: the rows in tree order.
+awaitable<Response> get_loops(Api::State& s, Request& req, const Params&) {
+  auto query = parse_list_query(req.query);
+  if (!query) co_return error_of(query.error());
+  // Only what the query keeps is copied out of the store's summaries; a plan row's tree (for
+  // its verdict) is the same records unless a filter left some of it out.
+  struct Listing {
+    std::vector<Loop> matched;
+    std::vector<Loop> trees;  ///< filtered queries: the whole trees of the plans shown
+  };
+  const ListQuery& q = *query;
+  auto list = [&s, &q]() -> Result<Listing> {
+    Listing out;
+    LOOPR_ASSIGN(out.matched, s.ctx.journal.store().list_loop_summaries(
+                                  [&q](const Loop& l) { return q.keeps(l); }));
+    if (!q.filtered() || !q.tree_fields()) return out;
+    std::set<std::string> plans;
+    for (const Loop& l : out.matched)
+      if (l.type == LoopType::plan) plans.insert(l.id);
+    if (plans.empty()) return out;
+    LOOPR_ASSIGN(out.trees, s.ctx.journal.store().list_loop_summaries([&plans](const Loop& l) {
+      return l.status != LoopStatus::invalidated && plans.count(l.plan_id) > 0;
+    }));
+    sort_tree_order(out.trees);
+    return out;
+  };
+  auto listed = co_await run_blocking(s.reads(), list);
+  if (!listed) co_return error_of(listed.error());
+  ListPage page = page_of(listed->matched, q);
+  std::map<std::string, std::span<const Loop>> trees;
+  if (q.tree_fields()) trees = tree_spans(q.filtered() ? listed->trees : listed->matched);
+  const MergeMode mode = s.ctx.config->merge;
+  nlohmann::json out = nlohmann::json::array();
+  for (const Loop* l : page.rows) {
+    if (q.interface_view) {
+      nlohmann::json j = to_api_json(*l);
+      add_question_fields(j, *l);
+      j.erase("answer");
+      out.push_back(std::move(j));
+      continue;
+    }
+    api::LoopRow row = loop_row(*l);
+    if (l->type == LoopType::plan) {
+      row.tree_cost_usd = s.manager.tree_cost(l->id);
+      add_tree_fields(row, *l, trees[l->id], mode);
+    }
+    out.push_back(api::to_json(row));
+  }
+  nlohmann::json body{{"loops", std::move(out)}};
+  if (!page.next.empty()) body["next"] = page.next;
+  co_return Response{200, std::move(body)};
+}
+
+// GET /v1/loops/{id}: the loop's detail.
+awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
+  const std::string& id = p.at("id");
+  if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
+  struct Detail {
+    Loop loop;
+    std::vector<IterationRecord> iterations;
+    std::vector<Loop> tree;  ///< a plan's tree, for its verdict
+    api::LoopDetail detail;  ///< a plan's forecast and actual
+  };
+  std::shared_ptr<const Config> config = s.ctx.config;
+  auto get = [&s, &id, config]() -> Result<Detail> {
+    TaskStore& store = s.ctx.journal.store();
+    Detail d;
+    LOOPR_ASSIGN(d.loop, store.get_loop(id));
+    LOOPR_ASSIGN(d.iterations, store.iterations(id));
+    if (d.loop.type == LoopType::plan) {
+      LOOPR_ASSIGN(d.tree, store.loops_of_plan(id));
+      add_gate_fields(d.detail, store, d.loop, d.tree, *config);
+    }
+    return d;
+  };
+  auto got = co_await run_blocking(s.reads(), get);
+  if (!got) co_return error_of(got.error());
+  const Loop& loop = got->loop;
+  const auto& iterations = got->iterations;
+  api::LoopDetail& d = got->detail;
+  d.loop = loop_row(loop);
+  if (loop.type == LoopType::plan) add_tree_fields(d.loop, loop, got->tree, s.ctx.config->merge);
+  d.loop.tree_cost_usd = s.manager.tree_cost(loop.plan_id);
+  for (const auto& it : iterations)
+    d.iterations.push_back({it.n, it.status, it.exit_code, it.usage.cost_usd,
+                            it.usage.input_tokens, it.usage.output_tokens, it.duration_ms,
+                            it.summary});
+  d.validation_output = iterations.empty() ? std::string() : iterations.back().output_excerpt;
+  d.progress = loop.progress;
+  d.input_artifact = loop.input_artifact;
+  d.conflicts = loop.tree.conflicts;
+  nlohmann::json j = api::to_json(d);
+  co_return Response{200, std::move(j)};
+}
+
+// POST /v1/loops/{id}/{action}: a person's action on a loop.
+awaitable<Response> post_action(Api::State& s, Request& req, const Params& p) {
+  Response bad;
+  const std::string& action = p.at("action");
+  const std::string& id = p.at("id");
+  if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
+  auto body = body_object(req, bad);
+  if (!body) co_return bad;
+  manager::ActionResult result = make_error(ErrorCode::not_found, "no such action");
+  if (action == "approve") {
+    result = co_await s.manager.approve(id);
+  } else if (action == "reject") {
+    auto reason = string_field(*body, "reason", bad);
+    if (!reason) co_return bad;
+    result = co_await s.manager.reject(id, *reason);
+  } else if (action == "iterate") {
+    auto feedback = string_field(*body, "feedback", bad);
+    if (!feedback) co_return bad;
+    if (feedback->find_first_not_of(" \t\r\n") == std::string::npos)
+      co_return error_response(
+          400, "the body needs a non-empty string field `feedback` (what to change)");
+    result = co_await s.manager.iterate(id, *feedback);
+  } else if (action == "pause") {
+    result = co_await s.manager.pause(id);
+  } else if (action == "resume") {
+    result = co_await s.manager.resume(id);
+  } else if (action == "stop") {
+    result = co_await s.manager.stop(id);
+  } else if (action == "answer") {
+    auto text = string_field(*body, "text", bad);
+    if (!text) co_return bad;
+    if (text->find_first_not_of(" \t\r\n") == std::string::npos)
+      co_return error_response(400, "the body needs a non-empty string field `text` (the answer)");
+    result = co_await s.manager.answer(id, *text);
+  } else {
+    co_return error_response(
+        404, "no action " + action + " (approve, reject, iterate, pause, resume, stop, answer)");
+  }
+  if (!result) co_return error_of(result.error());
+  co_return Response{200, loop_json(*result)};
+}
+
+// One route: its method, its path (`{name}` matches one segment) and its handler; `writes`:
+// refused while the daemon shuts down.
+struct Route {
+  std::string_view method;
+  std::string_view path;
+  awaitable<Response> (*handle)(Api::State&, Request&, const Params&);
+  bool writes = false;
+};
+
+// Every route of the control API (src/daemon/API.md). `GET /v1/events` streams (Api::stream).
+const Route kRoutes[] = {
+    {"GET", "/v1/health", get_health},
+    {"GET", "/v1/stats", get_stats},
+    {"POST", "/v1/shutdown", post_shutdown},
+    {"POST", "/v1/gc", post_gc, true},
+    {"POST", "/v1/plans", post_plan, true},
+    {"POST", "/v1/plans/{id}/merge", post_merge, true},
+    {"GET", "/v1/loops", get_loops},
+    {"GET", "/v1/loops/{id}", get_loop},
+    {"POST", "/v1/loops/{id}/{action}", post_action, true},
+};
+
+// The path's segments bound to the route's `{name}`s, or nullopt when it is another path.
+std::optional<Params> match(std::string_view route, const std::vector<std::string>& parts) {
+  std::vector<std::string> want = segments(std::string(route));
+  if (want.size() != parts.size()) return std::nullopt;
+  Params params;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const std::string& w = want[i];
+    if (w.size() > 2 && w.front() == '{' && w.back() == '}')
+      params[w.substr(1, w.size() - 2)] = parts[i];
+    else if (w != parts[i])
+      return std::nullopt;
+  }
+  return params;
+}
+
+}  // namespace
+
 awaitable<Response> Api::handle(Request req) {
   State& s = *state_;
-  auto parts = segments(req.path);
-  Response bad;
-  if (parts.size() < 2 || parts[0] != "v1")
-    co_return error_response(404, "no such route: " + req.path + " (see src/daemon/API.md)");
-  const std::string& what = parts[1];
-  auto method_not_allowed = [&](const char* allowed) {
-    return error_response(405,
-                          req.method + " " + req.path + " is not allowed (use " + allowed + ")");
-  };
-
-  if (what == "health" && parts.size() == 2) {
-    if (req.method != "GET") co_return method_not_allowed("GET");
-    auto count = [&s] { return s.ctx.journal.store().count_by_status(); };
-    auto by_status = co_await run_blocking(s.reads(), count);
-    nlohmann::json counts = nlohmann::json::object();
-    std::size_t total = 0;
-    if (by_status)
-      for (const auto& [status, n] : *by_status) {
-        total += n;
-        counts[to_string(status)] = n;
-      }
-    counts["total"] = total;
-    TimestampMs now = now_ms();
-    co_return Response{200,
-                       {{"ok", true},
-                        {"pid", s.info.pid},
-                        {"started_at", format_timestamp(s.info.started_at)},
-                        {"uptime_s", (now - s.info.started_at) / 1000},
-                        {"repo", s.info.repo},
-                        {"active_runs", s.manager.active_runs()},
-                        {"stopping", s.info.shutting_down ? s.info.shutting_down() : false},
-                        {"draining", s.info.draining ? s.info.draining() : false},
-                        {"sandbox", s.info.sandbox ? s.info.sandbox() : nlohmann::json(nullptr)},
-                        {"loops", counts}}};
-  }
-
-  if (what == "stats" && parts.size() == 2) {
-    if (req.method != "GET") co_return method_not_allowed("GET");
-    TimestampMs since = 0;
-    if (auto it = req.query.find("since"); it != req.query.end() && !it->second.empty()) {
-      auto back = parse_duration(it->second);
-      if (!back)
-        co_return error_response(400, "`since` must be a duration such as 7d, 12h or 30m");
-      since = now_ms() - back->count();
+  const auto parts = segments(req.path);
+  std::string allowed;  // the methods of the routes with this path
+  for (const Route& route : kRoutes) {
+    auto params = match(route.path, parts);
+    if (!params) continue;
+    if (route.method != req.method) {
+      allowed += (allowed.empty() ? "" : ", ") + std::string(route.method);
+      continue;
     }
-    const MergeMode mode = s.ctx.config->merge;
-    auto compute = [&s, since, mode] {
-      return manager::stats_of_store(s.ctx.journal.store(), since, mode);
-    };
-    auto stats = co_await run_blocking(s.reads(), compute);
-    if (!stats) co_return error_of(stats.error());
-    co_return Response{200, manager::to_json(*stats)};
+    if (route.writes && s.info.shutting_down && s.info.shutting_down())
+      co_return error_response(503,
+                               "the daemon is shutting down (start it again with `loopr daemon`)");
+    co_return co_await route.handle(s, req, *params);
   }
-
-  if (what == "shutdown" && parts.size() == 2) {
-    if (req.method != "POST") co_return method_not_allowed("POST");
-    auto body = body_object(req, bad);
-    if (!body) co_return bad;
-    const bool drain = body->contains("drain") && (*body)["drain"].is_boolean() &&
-                       (*body)["drain"].get<bool>();
-    std::chrono::milliseconds limit = kDefaultDrain;
-    if (auto t = string_field(*body, "timeout", bad); !t) {
-      co_return bad;
-    } else if (!t->empty()) {
-      auto d = parse_duration(*t);
-      if (!d || d->count() <= 0)
-        co_return error_response(400, "`timeout` must be a duration such as 30m or 90s");
-      limit = *d;
-    }
-    if (s.info.request_shutdown) s.info.request_shutdown(drain ? limit : std::chrono::milliseconds(0));
-    co_return Response{200, {{"ok", true}, {"drain", drain}}};
-  }
-
-  if (s.info.shutting_down && s.info.shutting_down() && req.method == "POST")
-    co_return error_response(503,
-                             "the daemon is shutting down (start it again with `loopr daemon`)");
-
-  if (what == "gc" && parts.size() == 2) {
-    if (req.method != "POST") co_return method_not_allowed("POST");
-    auto body = body_object(req, bad);
-    if (!body) co_return bad;
-    manager::GcOptions options = manager::GcOptions::from(*s.ctx.config, now_ms());
-    options.dry_run = body->contains("dry_run") && (*body)["dry_run"].is_boolean() &&
-                      (*body)["dry_run"].get<bool>();
-    if (auto older = string_field(*body, "older_than", bad); !older) {
-      co_return bad;
-    } else if (!older->empty()) {
-      auto d = parse_duration(*older);
-      if (!d) co_return error_response(400, "`older_than` must be a duration such as 7d or 12h");
-      options.older_than = *d;
-    }
-    manager::GcReport report = co_await s.manager.gc(options);
-    co_return Response{200, manager::to_json(report)};
-  }
-
-  if (what == "plans" && parts.size() == 2) {
-    if (req.method != "POST") co_return method_not_allowed("POST");
-    auto body = body_object(req, bad);
-    if (!body) co_return bad;
-    if (!body->contains("request") || !(*body)["request"].is_string())
-      co_return error_response(400,
-                               "the body needs a string field `request` (the feature to build)");
-    std::string request = (*body)["request"].get<std::string>();
-    const bool dry_run = body->contains("dry_run") && (*body)["dry_run"].is_boolean() &&
-                         (*body)["dry_run"].get<bool>();
-    auto made = co_await s.manager.submit(request, dry_run);
-    if (!made) co_return error_of(made.error());
-    co_return Response{201, {{"id", made->id}}};
-  }
-
-  if (what == "plans" && parts.size() == 4 && parts[3] == "merge") {
-    if (req.method != "POST") co_return method_not_allowed("POST");
-    std::string id = parts[2];
-    if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
-    // `?force=1`: merge an integration tip that fails the code validation (`loopr merge --force`).
-    const bool force = req.query.count("force") && req.query["force"] != "false" &&
-                       req.query["force"] != "0";
-    auto merged = co_await s.manager.merge(id, force);
-    if (!merged) co_return error_of(merged.error());
-    co_return Response{200,
-                       {{"id", merged->plan_id},
-                        {"merged", true},
-                        {"sha", merged->sha},
-                        {"base_branch", merged->base_branch}}};
-  }
-
-  if (what == "loops" && parts.size() == 2) {
-    if (req.method != "GET") co_return method_not_allowed("GET");
-    auto query = parse_list_query(req.query);
-    if (!query) co_return error_of(query.error());
-    // Only what the query keeps is copied out of the store's summaries; a plan row's tree (for
-    // its verdict) is the same records unless a filter left some of it out.
-    struct Listing {
-      std::vector<Loop> matched;
-      std::vector<Loop> trees;  ///< filtered queries: the whole trees of the plans shown
-    };
-    const ListQuery& q = *query;
-    auto list = [&s, &q]() -> Result<Listing> {
-      Listing out;
-      LOOPR_ASSIGN(out.matched, s.ctx.journal.store().list_loop_summaries(
-                                    [&q](const Loop& l) { return q.keeps(l); }));
-      if (!q.filtered() || !q.tree_fields()) return out;
-      std::set<std::string> plans;
-      for (const Loop& l : out.matched)
-        if (l.type == LoopType::plan) plans.insert(l.id);
-      if (plans.empty()) return out;
-      LOOPR_ASSIGN(out.trees, s.ctx.journal.store().list_loop_summaries([&plans](const Loop& l) {
-        return l.status != LoopStatus::invalidated && plans.count(l.plan_id) > 0;
-      }));
-      sort_tree_order(out.trees);
-      return out;
-    };
-    auto listed = co_await run_blocking(s.reads(), list);
-    if (!listed) co_return error_of(listed.error());
-    ListPage page = page_of(listed->matched, q);
-    std::map<std::string, std::span<const Loop>> trees;
-    if (q.tree_fields()) trees = tree_spans(q.filtered() ? listed->trees : listed->matched);
-    const MergeMode mode = s.ctx.config->merge;
-    nlohmann::json out = nlohmann::json::array();
-    for (const Loop* l : page.rows) {
-      if (q.interface_view) {
-        nlohmann::json j = to_api_json(*l);
-        add_question_fields(j, *l);
-        j.erase("answer");
-        out.push_back(std::move(j));
-        continue;
-      }
-      nlohmann::json j = loop_json(*l);
-      if (l->type == LoopType::plan) {
-        j["tree_cost_usd"] = s.manager.tree_cost(l->id);
-        add_tree_fields(j, *l, trees[l->id], mode);
-      }
-      out.push_back(std::move(j));
-    }
-    nlohmann::json body{{"loops", std::move(out)}};
-    if (!page.next.empty()) body["next"] = page.next;
-    co_return Response{200, std::move(body)};
-  }
-
-  if (what == "loops" && (parts.size() == 3 || parts.size() == 4)) {
-    std::string id = parts[2];
-    if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
-    if (parts.size() == 3) {
-      if (req.method != "GET") co_return method_not_allowed("GET");
-      struct Detail {
-        Loop loop;
-        std::vector<IterationRecord> iterations;
-        std::vector<Loop> tree;  ///< a plan's tree, for its verdict
-        nlohmann::json gate = nlohmann::json::object();  ///< a plan's forecast and actual
-      };
-      std::shared_ptr<const Config> config = s.ctx.config;
-      auto get = [&s, &id, config]() -> Result<Detail> {
-        TaskStore& store = s.ctx.journal.store();
-        Detail d;
-        LOOPR_ASSIGN(d.loop, store.get_loop(id));
-        LOOPR_ASSIGN(d.iterations, store.iterations(id));
-        if (d.loop.type == LoopType::plan) {
-          LOOPR_ASSIGN(d.tree, store.loops_of_plan(id));
-          d.gate = plan_gate_fields(store, d.loop, d.tree, *config);
-        }
-        return d;
-      };
-      auto got = co_await run_blocking(s.reads(), get);
-      if (!got) co_return error_of(got.error());
-      const Loop& loop = got->loop;
-      const auto& iterations = got->iterations;
-      nlohmann::json j = loop_json(loop);
-      if (loop.type == LoopType::plan) add_tree_fields(j, loop, got->tree, s.ctx.config->merge);
-      nlohmann::json its = nlohmann::json::array();
-      for (const auto& it : iterations)
-        its.push_back(
-            {{"n", it.n},
-             {"status", it.status},
-             {"exit_code", it.exit_code ? nlohmann::json(*it.exit_code) : nlohmann::json(nullptr)},
-             {"cost_usd", it.usage.cost_usd},
-             {"input_tokens", it.usage.input_tokens},
-             {"output_tokens", it.usage.output_tokens},
-             {"duration_ms", it.duration_ms},
-             {"summary", it.summary}});
-      j["iterations"] = std::move(its);
-      j["validation_output"] =
-          iterations.empty() ? std::string() : iterations.back().output_excerpt;
-      j["progress"] = loop.progress;
-      j["input_artifact"] = loop.input_artifact;
-      j["tree_cost_usd"] = s.manager.tree_cost(loop.plan_id);
-      if (!loop.tree.conflicts.empty()) j["conflicts"] = loop.tree.conflicts;
-      j.update(got->gate);
-      co_return Response{200, std::move(j)};
-    }
-    const std::string& action = parts[3];
-    if (req.method != "POST") co_return method_not_allowed("POST");
-    auto body = body_object(req, bad);
-    if (!body) co_return bad;
-    manager::ActionResult result = make_error(ErrorCode::not_found, "no such action");
-    if (action == "approve") {
-      result = co_await s.manager.approve(id);
-    } else if (action == "reject") {
-      auto reason = string_field(*body, "reason", bad);
-      if (!reason) co_return bad;
-      result = co_await s.manager.reject(id, *reason);
-    } else if (action == "iterate") {
-      auto feedback = string_field(*body, "feedback", bad);
-      if (!feedback) co_return bad;
-      if (feedback->find_first_not_of(" \t\r\n") == std::string::npos)
-        co_return error_response(
-            400, "the body needs a non-empty string field `feedback` (what to change)");
-      result = co_await s.manager.iterate(id, *feedback);
-    } else if (action == "pause") {
-      result = co_await s.manager.pause(id);
-    } else if (action == "resume") {
-      result = co_await s.manager.resume(id);
-    } else if (action == "stop") {
-      result = co_await s.manager.stop(id);
-    } else if (action == "answer") {
-      auto text = string_field(*body, "text", bad);
-      if (!text) co_return bad;
-      if (text->find_first_not_of(" \t\r\n") == std::string::npos)
-        co_return error_response(400, "the body needs a non-empty string field `text` (the answer)");
-      result = co_await s.manager.answer(id, *text);
-    } else {
-      co_return error_response(
-          404, "no action " + action + " (approve, reject, iterate, pause, resume, stop, answer)");
-    }
-    if (!result) co_return error_of(result.error());
-    co_return Response{200, loop_json(*result)};
-  }
-
+  if (!allowed.empty())
+    co_return error_response(405,
+                             req.method + " " + req.path + " is not allowed (use " + allowed + ")");
   co_return error_response(
       404, "no such route: " + req.method + " " + req.path + " (see src/daemon/API.md)");
 }

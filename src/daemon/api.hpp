@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 
+#include <loopr/api/views.hpp>
 #include <loopr/daemon/http.hpp>
 #include <loopr/engine/engine.hpp>
 #include <loopr/manager/loop_manager.hpp>
@@ -39,17 +40,22 @@ class Api {
   static bool is_stream(const Request& request);
   awaitable<void> stream(Request request, std::shared_ptr<EventStream> out);
 
- private:
+  /// What the routes work on (the engine's context, the manager, ApiInfo); api.cpp's own.
   struct State;
+
+ private:
   std::shared_ptr<State> state_;
 };
 
-/// The API's JSON of a loop: INTERFACE.md's shape plus `plan_id`, `task`, `status_reason`.
+/// The API's row of a loop (include/loopr/api/views.hpp): INTERFACE.md's shape plus `plan_id`,
+/// `task`, `status_reason` and its open question (`question`, `answer`: null until answered).
+api::LoopRow loop_row(const Loop& loop);
+/// Its JSON (the one codec: api::to_json).
 nlohmann::json loop_json(const Loop& loop);
 
-/// A plan row's tree fields: `tree_verdict` (manager::TreeVerdict), `base_branch`,
-/// `merged_into_base` (the base tip after the merge, or null), `merge_error` (or null).
-void add_tree_fields(nlohmann::json& row, const Loop& plan, std::span<const Loop> tree,
+/// A plan row's tree fields: `tree_verdict`, `base_branch`, `merged_into_base` (the base tip
+/// after the merge, or null), `merge_error` (or null) and the integration gate's last check.
+void add_tree_fields(api::LoopRow& row, const Loop& plan, std::span<const Loop> tree,
                      MergeMode mode);
 
 /// A loop's open question: `question` and `answer` (null until answered); nothing without one.
@@ -57,8 +63,8 @@ void add_question_fields(nlohmann::json& row, const Loop& loop);
 
 /// A plan's `forecast` (manager/forecast.hpp, plus `max_cost_usd` and `over_limit`) and, when
 /// its tree ended, `actual` {cost_usd, loops, model_calls, duration_ms}. Blocking (store).
-nlohmann::json plan_gate_fields(const TaskStore& store, const Loop& plan, std::span<const Loop> tree,
-                                const Config& config);
+void add_gate_fields(api::LoopDetail& detail, const TaskStore& store, const Loop& plan,
+                     std::span<const Loop> tree, const Config& config);
 
 /// HTTP status for an Error from the manager or the store.
 int http_status(const Error& error);

@@ -1,5 +1,6 @@
-// The fields coordination adds to the API's loops: a loop's open question (and its answer),
-// and a plan's forecast (made at the gate) with, once its tree ended, what it really spent.
+// The API's loop rows as the daemon makes them from stored loops (typed: include/loopr/api/):
+// the row with its open question, a plan's tree fields, and a plan's forecast (made at the gate)
+// with, once its tree ended, what it really spent.
 #include <loopr/manager/forecast.hpp>
 #include <loopr/manager/tree_verdict.hpp>
 
@@ -7,30 +8,61 @@
 
 namespace loopr::daemon {
 
+namespace {
+
+// The question a loop has open: the run's, or (listings carry no run marks) a waiting loop's
+// status reason.
+std::string open_question(const Loop& loop) {
+  if (!loop.run.question.empty()) return loop.run.question;
+  return loop.status == LoopStatus::awaiting_answer ? loop.status_reason : std::string();
+}
+
+}  // namespace
+
+api::LoopRow loop_row(const Loop& loop) {
+  api::LoopRow row = api::row_of(loop);
+  if (std::string question = open_question(loop); !question.empty()) {
+    row.question = std::move(question);
+    if (!loop.run.answer.empty()) row.answer = loop.run.answer;
+  }
+  return row;
+}
+
+nlohmann::json loop_json(const Loop& loop) { return api::to_json(loop_row(loop)); }
+
 void add_question_fields(nlohmann::json& j, const Loop& loop) {
-  std::string question = loop.run.question;
-  // Listings carry no run marks; a waiting loop's status reason is its question.
-  if (question.empty() && loop.status == LoopStatus::awaiting_answer) question = loop.status_reason;
+  std::string question = open_question(loop);
   if (question.empty()) return;
   j["question"] = question;
   j["answer"] = loop.run.answer.empty() ? nlohmann::json(nullptr) : nlohmann::json(loop.run.answer);
 }
 
-nlohmann::json plan_gate_fields(const TaskStore& store, const Loop& plan, std::span<const Loop> tree,
-                                const Config& config) {
-  nlohmann::json out = nlohmann::json::object();
+void add_tree_fields(api::LoopRow& row, const Loop& plan, std::span<const Loop> tree,
+                     MergeMode mode) {
+  row.tree_verdict = manager::tree_verdict(tree, plan.id, mode);
+  row.base_branch = plan.tree.base_branch;
+  row.merged_into_base = plan.tree.merged_into_base;
+  row.merge_error = plan.tree.merge_error;
+  // The integration gate: the last check of the integration tip (null before the first).
+  if (!plan.tree.gate_result.empty())
+    row.integration = api::IntegrationView{plan.tree.gate_result, plan.tree.gate_sha,
+                                           plan.tree.gate_summary, plan.tree.gate_output,
+                                           plan.tree.gate_log, plan.tree.gate_fixes};
+}
+
+void add_gate_fields(api::LoopDetail& d, const TaskStore& store, const Loop& plan,
+                     std::span<const Loop> tree, const Config& config) {
   auto f = manager::forecast_for(store, plan, config);
-  if (!f) return out;
-  nlohmann::json fj = manager::to_json(*f);
-  fj["max_cost_usd"] = config.limits.max_cost_usd;
-  fj["over_limit"] = config.limits.max_cost_usd > 0 && f->high > config.limits.max_cost_usd;
-  out["forecast"] = std::move(fj);
+  if (!f) return;
+  // The manager's own JSON (its rounding included) is the forecast's one spelling.
+  d.forecast = api::forecast_from_json(manager::to_json(*f));
+  d.forecast->max_cost_usd = config.limits.max_cost_usd;
+  d.forecast->over_limit = config.limits.max_cost_usd > 0 && f->high > config.limits.max_cost_usd;
   auto verdict = manager::tree_verdict(tree, plan.id, config.merge);
   // Ended: nothing more runs (the integration check included) unless a person acts.
   if (verdict != manager::TreeVerdict::running && verdict != manager::TreeVerdict::validating &&
       plan.status != LoopStatus::awaiting_approval)
-    out["actual"] = manager::actual_json(store, plan);
-  return out;
+    d.actual = api::actual_from_json(manager::actual_json(store, plan));
 }
 
 }  // namespace loopr::daemon

@@ -5,6 +5,8 @@
 
 #include <loopr/engine/event_bus.hpp>
 #include <loopr/manager/gc.hpp>
+
+#include <loopr/api/maintenance.hpp>
 #include <loopr/manager/tree_verdict.hpp>
 
 namespace loopr::manager {
@@ -25,25 +27,17 @@ void GcReport::add(GcReport&& more) {
 }
 
 nlohmann::json to_json(const GcReport& r) {
-  nlohmann::json removed = nlohmann::json::array();
-  int worktrees = 0, deleted = 0, archived = 0;
+  api::GcView v;
+  v.dry_run = r.dry_run;
   for (const GcItem& i : r.items) {
-    nlohmann::json j = {{"kind", i.kind},
-                        {"name", i.name},
-                        {"action", i.action},
-                        {"bytes", i.bytes},
-                        {"reason", i.reason}};
-    if (!i.kept_on.empty()) j["kept_on"] = i.kept_on;
-    if (!i.loop_id.empty()) j["loop_id"] = i.loop_id;
-    removed.push_back(std::move(j));
-    worktrees += i.kind == "worktree";
-    deleted += i.kind == "branch" && i.action == "deleted";
-    archived += i.kind == "branch" && i.action == "archived";
+    v.removed.push_back({i.kind, i.name, i.action, i.reason, i.kept_on, i.loop_id, i.bytes});
+    v.worktrees += i.kind == "worktree";
+    v.branches_deleted += i.kind == "branch" && i.action == "deleted";
+    v.branches_archived += i.kind == "branch" && i.action == "archived";
   }
-  return {{"dry_run", r.dry_run},         {"removed", std::move(removed)},
-          {"errors", r.errors},           {"bytes_freed", r.bytes_freed},
-          {"worktrees", worktrees},       {"branches_deleted", deleted},
-          {"branches_archived", archived}};
+  v.errors = r.errors;
+  v.bytes_freed = r.bytes_freed;
+  return api::to_json(v);
 }
 
 std::vector<GcTarget> gc_targets(std::span<const Loop> loops, const GcOptions& options,

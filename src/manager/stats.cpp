@@ -1,6 +1,9 @@
 #include <algorithm>
 
 #include <loopr/manager/stats.hpp>
+
+#include <loopr/api/maintenance.hpp>
+#include <loopr/api/views.hpp>
 #include <loopr/manager/tree_verdict.hpp>
 
 namespace loopr::manager {
@@ -44,31 +47,29 @@ bool at_work(TreeVerdict v) {
   return v == TreeVerdict::running || v == TreeVerdict::validating || v == TreeVerdict::merging;
 }
 
-nlohmann::json spend_json(const SpendStats& s) {
-  nlohmann::json loops = nlohmann::json::object();
+api::SpendView spend_view(const SpendStats& s) {
+  api::SpendView v;
+  v.id = s.id;
+  if (!s.id.empty()) {
+    v.task = s.task;
+    v.tree_verdict = s.verdict;
+  }
+  v.cost_usd = s.usage.cost_usd;
+  v.input_tokens = s.usage.input_tokens;
+  v.output_tokens = s.usage.output_tokens;
+  v.cache_read_tokens = s.usage.cache_read_tokens;
+  v.cache_write_tokens = s.usage.cache_write_tokens;
+  v.model_calls = s.model_calls;
+  v.iterations = s.iterations;
   int total = 0;
   for (const auto& [status, n] : s.loops) {
-    loops[status] = n;
+    v.loops[status] = n;
     total += n;
   }
-  loops["total"] = total;
-  nlohmann::json j = nlohmann::json::object();
-  if (!s.id.empty()) {
-    j["id"] = s.id;
-    j["task"] = s.task;
-    j["tree_verdict"] = s.verdict;
-  }
-  j["cost_usd"] = s.usage.cost_usd;
-  j["input_tokens"] = s.usage.input_tokens;
-  j["output_tokens"] = s.usage.output_tokens;
-  j["cache_read_tokens"] = s.usage.cache_read_tokens;
-  j["cache_write_tokens"] = s.usage.cache_write_tokens;
-  j["model_calls"] = s.model_calls;
-  j["iterations"] = s.iterations;
-  j["loops"] = std::move(loops);
-  j["wall_ms"] = s.wall_ms;
-  j["iteration_ms"] = s.iteration_ms;
-  return j;
+  v.loops[api::kTotal] = total;
+  v.wall_ms = s.wall_ms;
+  v.iteration_ms = s.iteration_ms;
+  return v;
 }
 
 }  // namespace
@@ -141,12 +142,11 @@ Result<Stats> stats_of_store(const TaskStore& store, TimestampMs since, MergeMod
 }
 
 nlohmann::json to_json(const Stats& stats) {
-  nlohmann::json plans = nlohmann::json::array();
-  for (const SpendStats& p : stats.plans) plans.push_back(spend_json(p));
-  return {{"since", stats.since > 0 ? nlohmann::json(format_timestamp(stats.since))
-                                    : nlohmann::json(nullptr)},
-          {"plans", std::move(plans)},
-          {"total", spend_json(stats.total)}};
+  api::StatsView v;
+  if (stats.since > 0) v.since = format_timestamp(stats.since);
+  for (const SpendStats& p : stats.plans) v.plans.push_back(spend_view(p));
+  v.total = spend_view(stats.total);
+  return api::to_json(v);
 }
 
 }  // namespace loopr::manager

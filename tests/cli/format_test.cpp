@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/daemon_client.hpp"
+#include "cli/wire.hpp"
 
 using namespace loopr;
 using namespace loopr::cli;
@@ -33,10 +34,21 @@ json api_loop(const std::string& id, const std::string& type, const std::string&
           {"status_reason", ""}};
 }
 
+// The renderers take the typed views: the daemon's JSON is decoded first, as the CLI does.
+std::vector<api::LoopRow> rows_of(const json& loops) {
+  return api::loop_rows_from_json(json{{"loops", loops}});
+}
+api::LoopDetail detail_of(const json& d) { return api::loop_detail_from_json(d); }
+api::TypedEvent event(const json& e) {
+  auto typed = event_of(e);
+  EXPECT_TRUE(typed.has_value()) << e.dump();
+  return typed.value_or(api::TypedEvent{});
+}
+
 }  // namespace
 
 TEST(FormatTest, InterfaceLoopJsonHasExactlyTheContractFields) {
-  json out = interface_loop_json(api_loop("001", "plan", "running"));
+  json out = interface_loop_json(api::loop_row_from_json(api_loop("001", "plan", "running")));
   std::vector<std::string> keys;
   for (auto it = out.begin(); it != out.end(); ++it) keys.push_back(it.key());
   std::sort(keys.begin(), keys.end());
@@ -61,7 +73,7 @@ TEST(FormatTest, InterfaceShowJsonKeepsOnlyTheIterationFields) {
                                   {"summary", "missing ## Overview"},
                                   {"extra", true}}});
   d["validation_output"] = "x";
-  json out = interface_show_json(d);
+  json out = interface_show_json(detail_of(d));
   EXPECT_FALSE(out.contains("validation_output"));
   EXPECT_FALSE(out.contains("task"));
   ASSERT_EQ(out["iterations"].size(), 1u);
@@ -90,14 +102,15 @@ TEST(FormatTest, TreeRowsNestChildrenUnderParents) {
                             api_loop("001-001", "spec", "running", "001"),
                             api_loop("001-001-001", "phase", "pending", "001-001"),
                             api_loop("001-002", "spec", "pending", "001")});
-  auto rows = tree_rows(loops, false);
+  const auto typed = rows_of(loops);
+  auto rows = tree_rows(typed, false);
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows[0].prefix, "");
   EXPECT_EQ(rows[1].prefix, "|- ");
   EXPECT_EQ(rows[2].prefix, "|  `- ");
   EXPECT_EQ(rows[3].prefix, "`- ");
-  EXPECT_EQ(rows[3].loop["id"], "001-002");
-  auto unicode = tree_rows(loops, true);
+  EXPECT_EQ(rows[3].loop->id, "001-002");
+  auto unicode = tree_rows(typed, true);
   EXPECT_EQ(unicode[2].prefix, "│  └─ ");
 }
 
@@ -105,7 +118,7 @@ TEST(FormatTest, TreeTableAlignsColumnsWithoutColour) {
   json loops = json::array(
       {api_loop("001", "plan", "complete"), api_loop("001-001", "spec", "running", "001")});
   TimestampMs now = *parse_timestamp("2026-11-21T08:10:00.000Z");
-  std::string table = render_tree_table(loops, Style{false}, now);
+  std::string table = render_tree_table(rows_of(loops), Style{false}, now);
   EXPECT_EQ(table,
             "ID          TYPE  STATUS    ITER   COST  AGE\n"
             "001         plan  complete   2/5  $0.12  10m\n"
@@ -115,7 +128,7 @@ TEST(FormatTest, TreeTableAlignsColumnsWithoutColour) {
 
 TEST(FormatTest, TreeTableColoursStatusesOnATerminal) {
   json loops = json::array({api_loop("001", "plan", "failed")});
-  std::string table = render_tree_table(loops, Style{true}, 0);
+  std::string table = render_tree_table(rows_of(loops), Style{true}, 0);
   EXPECT_NE(table.find("\x1b[31mfailed\x1b[0m"), std::string::npos) << table;
   // Colour codes do not break the alignment: every row is as wide on screen.
   std::istringstream in(table);
@@ -142,7 +155,7 @@ TEST(FormatTest, LoopDetailsShowFieldsArtifactsValidationAndIterations) {
                                   {"duration_ms", 65000},
                                   {"summary", "valid plan"}}});
   std::string out =
-      render_loop_details(d, Style{false}, *parse_timestamp("2026-11-21T08:10:00.000Z"));
+      render_loop_details(detail_of(d), Style{false}, *parse_timestamp("2026-11-21T08:10:00.000Z"));
   for (const char* s :
        {"001  plan  awaiting_approval", "task:", "Add OAuth", "iteration:  2/5",
         "1,000 tokens in, 200 out", "whole tree $1.00", ".loopr/plans/001-x.plan.md",
@@ -157,7 +170,7 @@ TEST(FormatTest, EventLines) {
          {"loop_id", "001"},
          {"type", "status_changed"},
          {"data", {{"from", "running"}, {"to", "failed"}, {"reason", "max iterations"}}}};
-  std::string line = format_event_line(e, plain);
+  std::string line = format_event_line(event(e), plain);
   EXPECT_NE(line.find("001  status_changed  running → failed: max iterations"), std::string::npos)
       << line;
   json v{{"seq", 4},
@@ -165,14 +178,14 @@ TEST(FormatTest, EventLines) {
          {"loop_id", "code-001-001-001"},
          {"type", "validation_finished"},
          {"data", {{"n", 2}, {"passed", false}, {"exit_code", 1}, {"summary", "1 test failed"}}}};
-  EXPECT_NE(format_event_line(v, plain).find("validation 2 failed (exit 1): 1 test failed"),
+  EXPECT_NE(format_event_line(event(v), plain).find("validation 2 failed (exit 1): 1 test failed"),
             std::string::npos);
   json m{{"seq", 5},
          {"time", "2026-11-21T08:00:00.000Z"},
          {"loop_id", "001"},
          {"type", "merged"},
          {"data", {{"into", "main"}, {"sha", "0123456789abcdef"}}}};
-  EXPECT_NE(format_event_line(m, plain).find("merged into main at 0123456789"), std::string::npos);
+  EXPECT_NE(format_event_line(event(m), plain).find("merged into main at 0123456789"), std::string::npos);
   json t{{"seq", 8},
          {"time", "2026-11-21T08:00:00.000Z"},
          {"loop_id", "code-001-001-001"},
@@ -181,28 +194,28 @@ TEST(FormatTest, EventLines) {
           {{"tool", "write_file"},
            {"input", {{"path", "add.sh"}, {"content", "echo hi"}}},
            {"turn", 1}}}};
-  EXPECT_NE(format_event_line(t, plain).find("tool_called  write_file add.sh"), std::string::npos)
-      << format_event_line(t, plain);
+  EXPECT_NE(format_event_line(event(t), plain).find("tool_called  write_file add.sh"), std::string::npos)
+      << format_event_line(event(t), plain);
   json c{{"seq", 9},
          {"time", "2026-11-21T08:00:00.000Z"},
          {"loop_id", "code-001-001-001"},
          {"type", "tool_called"},
          {"data", {{"tool", "run_command"}, {"input", {{"command", "make test"}}}}}};
-  EXPECT_NE(format_event_line(c, plain).find("run_command make test"), std::string::npos);
+  EXPECT_NE(format_event_line(event(c), plain).find("run_command make test"), std::string::npos);
   json f{{"seq", 6},
          {"time", "2026-11-21T08:00:00.000Z"},
          {"loop_id", "001"},
          {"type", "merge_failed"},
          {"data", {{"into", "main"}, {"message", "it conflicts with main in a.txt"}}}};
   EXPECT_NE(
-      format_event_line(f, plain).find("merge into main failed: it conflicts with main in a.txt"),
+      format_event_line(event(f), plain).find("merge into main failed: it conflicts with main in a.txt"),
       std::string::npos);
   json r{{"seq", 7},
          {"time", "2026-11-21T08:00:00.000Z"},
          {"loop_id", "code-001-001-001"},
          {"type", "retry"},
          {"data", {{"attempt", 2}, {"archived_branch", "loopr/archive/code-001-001-001"}}}};
-  EXPECT_NE(format_event_line(r, plain).find(
+  EXPECT_NE(format_event_line(event(r), plain).find(
                 "fresh attempt 2 (the first attempt's commits are on loopr/archive/"),
             std::string::npos);
   json d{{"seq", 1},
@@ -210,7 +223,7 @@ TEST(FormatTest, EventLines) {
          {"loop_id", ""},
          {"type", "daemon_started"},
          {"data", json::object()}};
-  EXPECT_NE(format_event_line(d, plain).find("daemon  daemon_started"), std::string::npos);
+  EXPECT_NE(format_event_line(event(d), plain).find("daemon  daemon_started"), std::string::npos);
 }
 
 TEST(FormatTest, ApiErrorsMapToExitCodesAndSplitTheHint) {
@@ -236,18 +249,18 @@ TEST(FormatTest, LoopDetailsOfAPlanSayWhereItsTreeStands) {
   d["tree_verdict"] = "merged";
   d["base_branch"] = "main";
   d["merged_into_base"] = std::string(40, 'd');
-  std::string out = render_loop_details(d, Style{false}, 0);
+  std::string out = render_loop_details(detail_of(d), Style{false}, 0);
   EXPECT_NE(out.find("\ntree:"), std::string::npos) << out;
   EXPECT_NE(out.find("merged into main at dddddddddd\n"), std::string::npos) << out;
   d["tree_verdict"] = "merge_failed";
   d["merge_error"] = "it conflicts with main in a.txt";
-  out = render_loop_details(d, Style{false}, 0);
+  out = render_loop_details(detail_of(d), Style{false}, 0);
   EXPECT_NE(out.find("not merged into main: it conflicts with main in a.txt"), std::string::npos)
       << out;
   d["tree_verdict"] = "complete";
-  out = render_loop_details(d, Style{false}, 0);
+  out = render_loop_details(detail_of(d), Style{false}, 0);
   EXPECT_NE(out.find("`loopr merge 001` merges it into main"), std::string::npos) << out;
-  EXPECT_EQ(render_loop_details(api_loop("001-001", "spec", "running", "001"), Style{false}, 0)
+  EXPECT_EQ(render_loop_details(detail_of(api_loop("001-001", "spec", "running", "001")), Style{false}, 0)
                 .find("\ntree:"),
             std::string::npos);
 }

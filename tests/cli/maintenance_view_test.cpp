@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+using namespace loopr;
 using namespace loopr::cli;
 using nlohmann::json;
 
@@ -27,7 +28,7 @@ TEST(MaintenanceViewTest, StatsHasARowPerPlanAndATotal) {
       {"since", nullptr},
       {"plans", {p1, p2}},
       {"total", spend(1.75, 13000, 3200, 43, 13, {{"complete", 7}, {"failed", 1}}, 720'000)}};
-  std::string out = render_stats(stats, Style{false});
+  std::string out = render_stats(api::stats_from_json(stats), Style{false});
   EXPECT_NE(out.find("PLAN"), std::string::npos) << out;
   EXPECT_NE(out.find("001    merged"), std::string::npos) << out;
   EXPECT_NE(out.find("$1.25"), std::string::npos) << out;
@@ -36,7 +37,7 @@ TEST(MaintenanceViewTest, StatsHasARowPerPlanAndATotal) {
   EXPECT_NE(out.find("total  2 plans"), std::string::npos) << out;
   EXPECT_NE(out.find("7 complete, 1 failed"), std::string::npos) << out;
   EXPECT_EQ(out.find('\x1b'), std::string::npos);
-  EXPECT_EQ(render_stats({{"since", nullptr}, {"plans", json::array()}}, Style{false}),
+  EXPECT_EQ(render_stats(api::stats_from_json({{"since", nullptr}, {"plans", json::array()}}), Style{false}),
             "nothing spent yet: no plan in this repository\n");
 }
 
@@ -57,7 +58,7 @@ TEST(MaintenanceViewTest, GcSaysWhatWentWhereItsWorkIsAndTheSpaceFreed) {
                  {"errors", json::array()},
                  {"bytes_freed", 3 * 1024 * 1024},
                  {"branches_deleted", 1}};
-  std::string out = render_gc(report, Style{false});
+  std::string out = render_gc(api::gc_from_json(report), Style{false});
   EXPECT_NE(out.find("archived worktree .loopr/worktrees/code-001-001-001 (3.0 MiB): its commits "
                      "are kept on loopr/archive/code-001-001-001"),
             std::string::npos)
@@ -65,7 +66,7 @@ TEST(MaintenanceViewTest, GcSaysWhatWentWhereItsWorkIsAndTheSpaceFreed) {
   EXPECT_NE(out.find("deleted branch loopr/001"), std::string::npos) << out;
   EXPECT_NE(out.find("gc: removed 2 things, 3.0 MiB freed"), std::string::npos) << out;
   report["dry_run"] = true;
-  out = render_gc(report, Style{false});
+  out = render_gc(api::gc_from_json(report), Style{false});
   EXPECT_NE(out.find("would archive worktree"), std::string::npos) << out;
   EXPECT_NE(out.find("gc (dry run): would remove 2 things, 3.0 MiB to free"), std::string::npos)
       << out;

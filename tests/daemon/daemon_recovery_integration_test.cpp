@@ -244,6 +244,10 @@ TEST_F(DaemonRecoveryTest, BadRequestsGetTheirStatusAndTheDaemonStaysUp) {
   EXPECT_EQ(raw("POST", "/v1/loops/001/approve", ""), 404);
   EXPECT_EQ(raw("GET", "/v1/nothing", ""), 404);
   EXPECT_EQ(raw("DELETE", "/v1/loops", ""), 405);
+  EXPECT_EQ(raw("POST", "/v1/health", ""), 405);  // the route table: a path with another method
+  EXPECT_EQ(raw("GET", "/v1/plans/001/merge", ""), 405);
+  EXPECT_EQ(raw("GET", "/v1/loops/001/approve", ""), 405);
+  EXPECT_EQ(raw("GET", "/v1/loops/001/approve/now", ""), 404);
   EXPECT_EQ(raw("POST", "/v1/loops/001/explode", ""), 404);
   EXPECT_EQ(raw("POST", "/v1/plans/001/merge", ""), 404);
   EXPECT_EQ(raw("POST", "/v1/plans", std::string(2 << 20, 'x')), 413);

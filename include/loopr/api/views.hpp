@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <loopr/core/end_reason.hpp>
@@ -16,6 +17,19 @@
 #include <loopr/core/tree_verdict.hpp>
 
 namespace loopr::api {
+
+/// An integration check's `result` values.
+inline constexpr const char* kGateChecking = "checking";
+inline constexpr const char* kGatePassed = "passed";
+inline constexpr const char* kGateFailed = "failed";
+inline constexpr const char* kGateForced = "forced";
+
+/// The key of the total in counts keyed by status (`loops` of health and stats).
+inline constexpr const char* kTotal = "total";
+
+/// An iteration record's `status` (src/daemon/API.md): what the iteration came to.
+enum class IterationResult { passed, failed, asked, stopped, error, other };
+IterationResult iteration_result(std::string_view status);
 
 /// The plan's integration gate: its last check of the integration tip.
 struct IntegrationView {
@@ -100,6 +114,24 @@ struct LoopDetail {
   std::optional<ActualView> actual;
 };
 
+/// The executor's load in the health answer.
+struct ExecutorView {
+  std::string kind;  ///< local | slurm
+  int jobs_queued = 0, jobs_running = 0;
+  int jobs_cleaning = 0;  ///< cancelled Slurm jobs the cluster still lists
+  bool slurm() const { return kind == "slurm"; }
+};
+
+/// The health answer's sandbox.
+struct SandboxView {
+  bool present = false;  ///< false: null (a daemon without one)
+  std::string kind, description;
+  bool confined = true, available = true;
+  std::string problem;  ///< why it is not available (empty: null)
+  std::optional<ExecutorView> executor;
+  nlohmann::json extra = nlohmann::json::object();
+};
+
 /// `GET /v1/health`: the daemon, its sandbox and its loops.
 struct Health {
   int pid = 0;
@@ -108,7 +140,8 @@ struct Health {
   std::string repo;
   int active_runs = 0;
   bool stopping = false;
-  nlohmann::json sandbox;                   ///< {kind, confined, description, available, …}
+  bool draining = false;  ///< a drained stop: iterations in flight finish, no new one starts
+  SandboxView sandbox;
   std::map<std::string, int> loops;         ///< "total" and one count per status
   nlohmann::json extra = nlohmann::json::object();
 };

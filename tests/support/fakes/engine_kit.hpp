@@ -20,6 +20,7 @@
 
 #include "support/fakes/fake_executor.hpp"
 #include "support/fakes/scripted_model.hpp"
+#include "support/fakes/loop_setup.hpp"
 #include "support/fakes/test_prompts.hpp"
 #include "support/temp_dir.hpp"
 
@@ -121,26 +122,7 @@ struct EngineKit {
   /// Creates loop `id` of `type` with its branch and worktree, stored pending.
   Loop add_loop(const std::string& id, LoopType type, const std::string& task,
                 int max_iterations = 5) {
-    auto repo = git::Repository::open(dir.path());
-    if (!repo) throw std::runtime_error(repo.error().message);
-    std::string plan = root_plan_id(id);
-    if (!*repo->has_branch(git::integration_branch(plan)))
-      repo->create_branch(git::integration_branch(plan), "main").value();
-    std::string branch = git::loop_branch(plan, id);
-    repo->create_branch(branch, git::integration_branch(plan)).value();
-    auto wt = repo->add_worktree(id, branch);
-    if (!wt) throw std::runtime_error(wt.error().message);
-    Loop l;
-    l.id = id;
-    l.type = type;
-    l.plan_id = plan;
-    l.parent_id = parent_of_id(id).value_or("");
-    l.task = task;
-    l.max_iterations = max_iterations;
-    l.worktree = wt->path().string();
-    l.branch = branch;
-    if (type != LoopType::code) l.output_artifacts = {artifact_path(type, id, task)};
-    return store->create_loop(l).value();
+    return add_loop_with_worktree(*store, dir.path(), id, type, task, max_iterations);
   }
 
   /// Runs one loop to the end of its run and returns its final record.

@@ -1,0 +1,54 @@
+// The answers of the maintenance routes, typed: `GET /v1/stats` (what each plan's tree spent)
+// and `POST /v1/gc` (what gc removed or would remove). The manager makes these documents
+// (manager/stats.hpp, manager/gc.hpp); clients read them here, with one codec each way that
+// keeps the JSON as src/daemon/API.md has it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace loopr::api {
+
+/// What one plan's tree spent (or all trees: `id` empty).
+struct SpendView {
+  std::string id, task, tree_verdict;  ///< empty for the total
+  double cost_usd = 0;
+  std::int64_t input_tokens = 0, output_tokens = 0, cache_read_tokens = 0, cache_write_tokens = 0;
+  int model_calls = 0, iterations = 0;
+  std::map<std::string, int> loops;  ///< by status, and "total"
+  std::int64_t wall_ms = 0, iteration_ms = 0;
+};
+
+/// `GET /v1/stats`.
+struct StatsView {
+  std::string since;  ///< empty: everything (null)
+  std::vector<SpendView> plans;
+  SpendView total;
+};
+
+/// One thing gc removed (or would).
+struct GcItemView {
+  std::string kind, name, action, reason, kept_on, loop_id;
+  std::uint64_t bytes = 0;
+};
+
+/// `POST /v1/gc`.
+struct GcView {
+  bool dry_run = false;
+  std::vector<GcItemView> removed;
+  std::vector<std::string> errors;
+  std::uint64_t bytes_freed = 0;
+  int worktrees = 0, branches_deleted = 0, branches_archived = 0;
+};
+
+nlohmann::json to_json(const SpendView& s);
+SpendView spend_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const StatsView& s);
+StatsView stats_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const GcView& g);
+GcView gc_from_json(const nlohmann::json& j);
+
+}  // namespace loopr::api

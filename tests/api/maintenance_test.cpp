@@ -1,0 +1,46 @@
+// The maintenance answers' codec: `GET /v1/stats` and `POST /v1/gc` as the manager writes them
+// (manager::to_json of Stats and GcReport) read into the views and written back unchanged;
+// missing or mistyped fields read as defaults.
+#include <loopr/api/maintenance.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace loopr::api;
+using nlohmann::json;
+
+TEST(MaintenanceViewsTest, StatsRoundTrip) {
+  json j = json::parse(R"({"since":"2026-11-20T00:00:00.000Z","plans":[
+      {"id":"001","task":"Add OAuth","tree_verdict":"merged","cost_usd":1.25,"input_tokens":12000,
+       "output_tokens":3000,"cache_read_tokens":5,"cache_write_tokens":6,"model_calls":40,
+       "iterations":12,"loops":{"complete":7,"total":7},"wall_ms":600000,"iteration_ms":500000}],
+      "total":{"cost_usd":1.25,"input_tokens":12000,"output_tokens":3000,"cache_read_tokens":5,
+       "cache_write_tokens":6,"model_calls":40,"iterations":12,"loops":{"complete":7,"total":7},
+       "wall_ms":600000,"iteration_ms":500000}})");
+  StatsView s = stats_from_json(j);
+  ASSERT_EQ(s.plans.size(), 1u);
+  EXPECT_EQ(s.plans[0].tree_verdict, "merged");
+  EXPECT_EQ(s.plans[0].loops.at("complete"), 7);
+  EXPECT_EQ(s.total.model_calls, 40);
+  EXPECT_TRUE(s.total.id.empty());
+  EXPECT_EQ(to_json(s), j);
+  j["since"] = nullptr;
+  EXPECT_EQ(to_json(stats_from_json(j)), j);
+}
+
+TEST(MaintenanceViewsTest, GcRoundTripAndDefaults) {
+  json j = json::parse(R"({"dry_run":true,"removed":[
+      {"kind":"worktree","name":".loopr/worktrees/code-001","action":"archived","bytes":4096,
+       "reason":"its tree merged 8 days ago","kept_on":"loopr/archive/code-001","loop_id":"code-001"},
+      {"kind":"branch","name":"loopr/001","action":"deleted","bytes":0,"reason":"merged"}],
+      "errors":["cannot remove x"],"bytes_freed":4096,"worktrees":1,"branches_deleted":1,
+      "branches_archived":0})");
+  GcView g = gc_from_json(j);
+  ASSERT_EQ(g.removed.size(), 2u);
+  EXPECT_EQ(g.removed[0].kept_on, "loopr/archive/code-001");
+  EXPECT_EQ(g.bytes_freed, 4096u);
+  EXPECT_EQ(to_json(g), j);
+  GcView bad = gc_from_json(json::parse(R"({"removed":[{"bytes":"many"}, 3],"errors":{}})"));
+  ASSERT_EQ(bad.removed.size(), 1u);
+  EXPECT_EQ(bad.removed[0].bytes, 0u);
+  EXPECT_TRUE(bad.errors.empty());
+}
