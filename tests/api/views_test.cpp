@@ -103,7 +103,7 @@ TEST(ViewsTest, RowOfAStoredLoopIsTheInterfaceShape) {
 
 TEST(ViewsTest, Health) {
   json j = json::parse(R"({"ok":true,"pid":9,"started_at":"2026-11-26T10:00:00.000Z","uptime_s":60,
-      "repo":"/r","active_runs":2,"stopping":false,"sandbox":{"kind":"bubblewrap","confined":true,
+      "repo":"/r","active_runs":2,"stopping":false,"draining":false,"sandbox":{"kind":"bubblewrap","confined":true,
       "description":"bwrap 0.8","available":true,"problem":null,"seccomp":true,
       "executor":{"kind":"slurm","jobs_queued":1,"jobs_running":2,"jobs_cleaning":0}},
       "loops":{"total":3,"running":2,"complete":1},"web":{"url":"http://127.0.0.1:1/","port":1},
