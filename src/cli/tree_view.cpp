@@ -28,8 +28,6 @@ int terminal_height() {
   return 40;
 }
 
-// What the model wrote, as the terminal may show it.
-std::string shown(std::string_view text) { return std::string(text); }
 
 const char* const kSpinner[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
 
