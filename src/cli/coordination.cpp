@@ -21,8 +21,6 @@ std::string quoted_first_line(const std::string& text, std::size_t max) {
 
 std::string duration_text(std::int64_t ms) { return format_elapsed(ms); }
 
-// What the model wrote, as the terminal may show it.
-std::string shown(std::string_view text) { return terminal_text(text); }
 
 }  // namespace
 

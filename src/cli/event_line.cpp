@@ -11,8 +11,6 @@ using nlohmann::json;
 
 namespace {
 
-// What the model or its commands wrote, as the terminal may show it.
-std::string shown(std::string_view text) { return terminal_text(text); }
 
 // Compact JSON of a value, cut to `max` characters.
 std::string compact(const json& j, std::size_t max = 200) {

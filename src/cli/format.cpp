@@ -24,14 +24,14 @@ namespace {
 const char* const kIterationFields[] = {"n",        "status",      "exit_code",
                                         "cost_usd", "duration_ms", "summary"};
 
-// What the model or its commands wrote, as the terminal may show it.
-std::string shown(std::string_view text) { return terminal_text(text); }
 
 std::string iteration_of(const api::LoopRow& loop) {
   return std::to_string(loop.iteration) + "/" + std::to_string(loop.max_iterations);
 }
 
 }  // namespace
+
+std::string shown(std::string_view text) { return terminal_text(text); }
 
 std::string one_line(std::string s, std::size_t max) {
   for (char& c : s)

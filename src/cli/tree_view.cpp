@@ -31,8 +31,6 @@ int terminal_height() {
   return 40;
 }
 
-// What the model wrote, as the terminal may show it.
-std::string shown(std::string_view text) { return terminal_text(text); }
 
 const char* const kSpinner[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
 

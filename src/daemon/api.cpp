@@ -458,8 +458,8 @@ const Route kRoutes[] = {
 };
 
 // The path's segments bound to the route's `{name}`s, or nullopt when it is another path.
-std::optional<Params> match(std::string_view route, const std::vector<std::string>& parts) {
-  std::vector<std::string> want = segments(std::string(route));
+std::optional<Params> match(const std::vector<std::string>& want,
+                            const std::vector<std::string>& parts) {
   if (want.size() != parts.size()) return std::nullopt;
   Params params;
   for (std::size_t i = 0; i < want.size(); ++i) {
@@ -476,10 +476,17 @@ std::optional<Params> match(std::string_view route, const std::vector<std::strin
 
 awaitable<Response> Api::handle(Request req) {
   State& s = *state_;
+  // Each route's path split once, not at every request.
+  static const std::vector<std::vector<std::string>> patterns = [] {
+    std::vector<std::vector<std::string>> out;
+    for (const Route& route : kRoutes) out.push_back(segments(std::string(route.path)));
+    return out;
+  }();
   const auto parts = segments(req.path);
   std::string allowed;  // the methods of the routes with this path
-  for (const Route& route : kRoutes) {
-    auto params = match(route.path, parts);
+  for (std::size_t i = 0; i < std::size(kRoutes); ++i) {
+    const Route& route = kRoutes[i];
+    auto params = match(patterns[i], parts);
     if (!params) continue;
     if (route.method != req.method) {
       allowed += (allowed.empty() ? "" : ", ") + std::string(route.method);
