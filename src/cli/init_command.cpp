@@ -222,12 +222,12 @@ int run_init(const GlobalOptions& opts, const std::string& base,
 
   if (opts.json) {
     nlohmann::json doc{{"config", paths.config_file().string()}, {"changed", done}};
-    if (chosen) doc["validation"] = validation_json(*chosen);
     if (provision)
       doc["provisioning"] = {{"read_only", provision->read_only},
                              {"env", provision->env},
                              {"notes", provision->notes},
                              {"hints", provision->hints}};
+    if (chosen) doc["validation"] = validation_json(*chosen);
     if (chosen) doc["protect_harness"] = default_harness(chosen->command);
     std::cout << doc.dump() << "\n";
   } else if (!opts.quiet) {
@@ -241,14 +241,15 @@ int run_init(const GlobalOptions& opts, const std::string& base,
       std::cout << "test harness (protect.harness; a code loop changes it only where its phase "
                    "lists it): "
                 << joined(default_harness(chosen->command)) << "\n";
+    } else if (chosen) {
+      std::cout << "no test command found: put yours in loops.code.validation of "
+                   ".loopr/config.yml (`loopr submit` refuses until it is set)\n";
     }
+
+    // What the tests need that git does not hold (project_provision.hpp).
     if (provision) {
       for (const auto& n : provision->notes) std::cout << "  " << n << "\n";
       for (const auto& h : provision->hints) std::cout << "  could not tell: " << h << "\n";
-    }
-    if (chosen && chosen->command.empty()) {
-      std::cout << "no test command found: put yours in loops.code.validation of "
-                   ".loopr/config.yml (`loopr submit` refuses until it is set)\n";
     }
   }
   return kOk;

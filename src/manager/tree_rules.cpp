@@ -117,12 +117,13 @@ TreeVerdict tree_verdict(std::span<const Loop> tree, std::string_view plan_id, M
   const Loop* root = find(tree, plan_id);
   if (!root) return TreeVerdict::running;
   if (gate_blocked(*root)) return TreeVerdict::integration_failed;
-  if (baseline_blocked(*root)) return TreeVerdict::failed;  // before any code loop: a person acts
   // Not merged automatically (it changes held files: loopr's own, the harness, auto-run files):
   // `loopr merge` decides.
   if (root->status == LoopStatus::blocked && root->tree.tree_complete &&
       !root->tree.merge_error.empty())
     return TreeVerdict::merge_failed;
+  // Blocked by its baseline check before any code loop: a person acts (fix, resume).
+  if (baseline_blocked(*root)) return TreeVerdict::failed;
   bool all_complete = true;
   for (const Loop& l : tree) {
     if (l.status == LoopStatus::invalidated) continue;

@@ -293,61 +293,6 @@ TEST(InitDetectTest, ValidationFlagSetsItExplicitly) {
   EXPECT_EQ(again.exit_code, 0) << again.output << g.config();
 }
 
-// Provisioning (issue 27): what the tests need that git does not hold.
-TEST(InitDetectTest, PythonVenvInTheCheckoutAndSrcLayoutAreProvisioned) {
-  Fixture f;
-  auto doc = f.init({{"pyproject.toml", "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n"},
-                     {"src/calc/__init__.py", ""},
-                     {".gitignore", ".venv/\n"},
-                     {".venv/pyvenv.cfg", "home = /usr/bin\n"},
-                     {".venv/bin/python", ""}});
-  EXPECT_EQ(doc["validation"]["command"], ".venv/bin/python -m pytest") << doc.dump();
-  EXPECT_EQ(doc["provisioning"]["read_only"], nlohmann::json::array({".venv"})) << doc.dump();
-  EXPECT_EQ(doc["provisioning"]["env"], nlohmann::json::array({"PYTHONPATH=$WORKTREE/src"}));
-  std::string config = f.config();
-  EXPECT_NE(config.find("  read_only: [\".venv\"]"), std::string::npos) << config;
-  EXPECT_NE(config.find("  env: [\"PYTHONPATH=$WORKTREE/src\"]"), std::string::npos) << config;
-  EXPECT_NE(config.find("# loopr init: src/ layout"), std::string::npos) << config;
-  EXPECT_NE(read_file(f.dir / ".gitignore").find("__pycache__/"), std::string::npos);
-}
-
-TEST(InitDetectTest, WhatInitCannotKnowIsAHintNamingTheKey) {
-  {
-    Fixture f;  // package.json without node_modules
-    auto doc = f.init({{"package.json", kPackageJson}});
-    EXPECT_TRUE(doc["provisioning"]["read_only"].empty()) << doc.dump();
-    EXPECT_NE(doc["provisioning"]["hints"].dump().find("npm ci"), std::string::npos) << doc.dump();
-    EXPECT_NE(f.config().find("# loopr init could not tell: package.json but no node_modules"),
-              std::string::npos)
-        << f.config();
-  }
-  {
-    Fixture f;  // uv, its venv elsewhere
-    auto doc =
-        f.init({{"pyproject.toml", "[tool.pytest.ini_options]\n"}, {"uv.lock", "version = 1\n"}});
-    EXPECT_EQ(doc["validation"]["command"], "uv run --no-sync pytest") << doc.dump();
-    EXPECT_NE(doc["provisioning"]["hints"].dump().find("sandbox.read_only"), std::string::npos);
-  }
-  {
-    Fixture f;  // a node_modules that is committed (vendored): nothing to mount
-    auto doc = f.init({{"package.json", kPackageJson}, {"node_modules/x/index.js", ""}});
-    EXPECT_TRUE(doc["provisioning"]["read_only"].empty()) << doc.dump();
-  }
-}
-
-TEST(InitDetectTest, AnActiveVirtualenvOutsideTheRepositoryIsMadeVisibleAtItsPlace) {
-  TempDir venv{"loopr-venv"};
-  write_file(venv / "pyvenv.cfg", "home = /usr/bin\n");
-  write_file(venv / "bin/python", "");
-  ::setenv("VIRTUAL_ENV", venv.str().c_str(), 1);
-  Fixture f;
-  auto doc = f.init({{"setup.py", "from setuptools import setup\nsetup()\n"}});
-  ::unsetenv("VIRTUAL_ENV");
-  const std::string abs = std::filesystem::canonical(venv.path()).string();
-  EXPECT_EQ(doc["validation"]["command"], abs + "/bin/python -m pytest") << doc.dump();
-  EXPECT_EQ(doc["provisioning"]["read_only"], nlohmann::json::array({abs})) << doc.dump();
-}
-
 // Issue 29: init writes the harness it infers into the config, and `loopr config` shows what is
 // protected (the harness, existing tests, what holds a tree) in text and JSON.
 TEST(InitDetectTest, TheInferredHarnessIsWrittenAndShown) {

@@ -194,8 +194,9 @@ using EventBody =
     std::variant<LoopCreated, StatusChanged, IterationStarted, ToolCalled, ValidationFinished,
                  ExecutorRetry, CostEvent, IterationFinished, LlmErrorEvent, LlmRetry, Merged,
                  Rebased, RebaseConflict, MergeFailed, RetryEvent, TreeComplete, ApprovalEvent,
+                 BaselineCheck,
                  DaemonStarted, DaemonStopping, IntegrationCheckStarted, IntegrationCheck,
-                 IntegrationFix, Revalidated, SetupFinished, BaselineCheck, NoteShared, QuestionAsked,
+                 IntegrationFix, Revalidated, SetupFinished, NoteShared, QuestionAsked,
                  QuestionAnswered, ForecastMade, GcDone, ReviewFinished, OtherEvent>;
 
 /// One event as a client sees it.
