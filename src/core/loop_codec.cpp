@@ -34,14 +34,6 @@ constexpr const char* kMarkKeys[] = {"merged_iteration",
                                      "gate_output",
                                      "gate_log",
                                      "gate_fixes",
-                                     "baseline_sha",
-                                     "baseline_result",
-                                     "baseline_summary",
-                                     "baseline_output",
-                                     "baseline_log",
-                                     "baseline_ms",
-                                     "baseline_setup_ms",
-                                     "baseline_fingerprint",
                                      "dry_run",
                                      "runtime_from",
                                      "budget_cost_usd",
@@ -147,14 +139,6 @@ json marks_json(const Loop& l) {
   write(c, "gate_output", t.gate_output);
   write(c, "gate_log", t.gate_log);
   write(c, "gate_fixes", t.gate_fixes, 0);
-  write(c, "baseline_sha", t.baseline_sha);
-  write(c, "baseline_result", t.baseline_result);
-  write(c, "baseline_summary", t.baseline_summary);
-  write(c, "baseline_output", t.baseline_output);
-  write(c, "baseline_log", t.baseline_log);
-  write(c, "baseline_ms", t.baseline_ms, std::int64_t{0});
-  write(c, "baseline_setup_ms", t.baseline_setup_ms, std::int64_t{0});
-  write(c, "baseline_fingerprint", t.baseline_fingerprint);
   write(c, "dry_run", t.dry_run);
   write(c, "runtime_from", t.runtime_from, std::int64_t{0});
   if (t.budget.max_cost_usd > 0) c["budget_cost_usd"] = t.budget.max_cost_usd;
@@ -198,14 +182,6 @@ void read_marks(const json& c, Loop& l) {
   read(c, "gate_output", t.gate_output);
   read(c, "gate_log", t.gate_log);
   read(c, "gate_fixes", t.gate_fixes);
-  read(c, "baseline_sha", t.baseline_sha);
-  read(c, "baseline_result", t.baseline_result);
-  read(c, "baseline_summary", t.baseline_summary);
-  read(c, "baseline_output", t.baseline_output);
-  read(c, "baseline_log", t.baseline_log);
-  read(c, "baseline_ms", t.baseline_ms);
-  read(c, "baseline_setup_ms", t.baseline_setup_ms);
-  read(c, "baseline_fingerprint", t.baseline_fingerprint);
   read(c, "dry_run", t.dry_run);
   read(c, "runtime_from", t.runtime_from);
   if (auto it = c.find("budget_cost_usd"); it != c.end() && it->is_number())

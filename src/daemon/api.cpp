@@ -305,12 +305,17 @@ awaitable<Response> get_loops(Api::State& s, Request& req, const Params&) {
   struct Listing {
     std::vector<Loop> matched;
     std::vector<Loop> trees;  ///< filtered queries: the whole trees of the plans shown
+    std::map<std::string, manager::BaselineState> baselines;  ///< of the plans shown
   };
   const ListQuery& q = *query;
   auto list = [&s, &q]() -> Result<Listing> {
     Listing out;
     LOOPR_ASSIGN(out.matched, s.ctx.journal.store().list_loop_summaries(
                                   [&q](const Loop& l) { return q.keeps(l); }));
+    if (q.tree_fields())
+      for (const Loop& l : out.matched)
+        if (l.type == LoopType::plan)
+          out.baselines[l.id] = manager::baseline_of(s.ctx.journal.store(), l.id);
     if (!q.filtered() || !q.tree_fields()) return out;
     std::set<std::string> plans;
     for (const Loop& l : out.matched)
@@ -340,7 +345,7 @@ awaitable<Response> get_loops(Api::State& s, Request& req, const Params&) {
     api::LoopRow row = loop_row(*l);
     if (l->type == LoopType::plan) {
       row.tree_cost_usd = s.manager.tree_cost(l->id);
-      add_tree_fields(row, *l, trees[l->id], mode);
+      add_tree_fields(row, *l, trees[l->id], mode, listed->baselines[l->id]);
     }
     out.push_back(api::to_json(row));
   }
@@ -358,6 +363,7 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
     std::vector<IterationRecord> iterations;
     std::vector<Loop> tree;  ///< a plan's tree, for its verdict
     api::LoopDetail detail;  ///< a plan's forecast and actual
+    manager::BaselineState baseline;  ///< a plan's baseline check
   };
   std::shared_ptr<const Config> config = s.ctx.config;
   auto get = [&s, &id, config]() -> Result<Detail> {
@@ -368,6 +374,7 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
     if (d.loop.type == LoopType::plan) {
       LOOPR_ASSIGN(d.tree, store.loops_of_plan(id));
       add_gate_fields(d.detail, store, d.loop, d.tree, *config);
+      d.baseline = manager::baseline_of(store, id);
     }
     return d;
   };
@@ -377,7 +384,8 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
   const auto& iterations = got->iterations;
   api::LoopDetail& d = got->detail;
   d.loop = loop_row(loop);
-  if (loop.type == LoopType::plan) add_tree_fields(d.loop, loop, got->tree, s.ctx.config->merge);
+  if (loop.type == LoopType::plan)
+    add_tree_fields(d.loop, loop, got->tree, s.ctx.config->merge, got->baseline);
   d.loop.tree_cost_usd = s.manager.tree_cost(loop.plan_id);
   for (const auto& it : iterations)
     d.iterations.push_back({it.n, it.status, it.exit_code, it.usage.cost_usd,

@@ -10,6 +10,7 @@
 #include <loopr/api/views.hpp>
 #include <loopr/daemon/http.hpp>
 #include <loopr/engine/engine.hpp>
+#include <loopr/manager/baseline_state.hpp>
 #include <loopr/manager/loop_manager.hpp>
 #include <loopr/store/task_store.hpp>
 
@@ -65,9 +66,10 @@ api::LoopRow loop_row(const Loop& loop);
 nlohmann::json loop_json(const Loop& loop);
 
 /// A plan row's tree fields: `tree_verdict`, `base_branch`, `merged_into_base` (the base tip
-/// after the merge, or null), `merge_error` (or null) and the integration gate's last check.
+/// after the merge, or null), `merge_error` (or null), the integration gate's last check and
+/// the baseline check (`baseline`: stored apart from the plan's record, manager::baseline_of).
 void add_tree_fields(api::LoopRow& row, const Loop& plan, std::span<const Loop> tree,
-                     MergeMode mode);
+                     MergeMode mode, const manager::BaselineState& baseline);
 
 /// A loop's open question: `question` and `answer` (null until answered); nothing without one.
 void add_question_fields(nlohmann::json& row, const Loop& loop);

@@ -2,6 +2,7 @@
 // the row with its open question, a plan's tree fields, and a plan's forecast (made at the gate)
 // with, once its tree ended, what it really spent.
 #include <loopr/core/budget.hpp>
+#include <loopr/manager/baseline_state.hpp>
 #include <loopr/manager/forecast.hpp>
 #include <loopr/manager/tree_verdict.hpp>
 
@@ -39,7 +40,7 @@ void add_question_fields(nlohmann::json& j, const Loop& loop) {
 }
 
 void add_tree_fields(api::LoopRow& row, const Loop& plan, std::span<const Loop> tree,
-                     MergeMode mode) {
+                     MergeMode mode, const manager::BaselineState& baseline) {
   row.tree_verdict = manager::tree_verdict(tree, plan.id, mode);
   row.base_branch = plan.tree.base_branch;
   row.merged_into_base = plan.tree.merged_into_base;
@@ -50,12 +51,8 @@ void add_tree_fields(api::LoopRow& row, const Loop& plan, std::span<const Loop> 
                                            plan.tree.gate_summary, plan.tree.gate_output,
                                            plan.tree.gate_log, plan.tree.gate_fixes};
   // The baseline check: the tests on the integration branch before any code loop (null: none).
-  if (!plan.tree.baseline_result.empty()) {
-    const auto& t = plan.tree;
-    row.baseline = api::BaselineView{t.baseline_result, t.baseline_sha,    t.baseline_summary,
-                                     t.baseline_output, t.baseline_log,    t.baseline_ms,
-                                     t.baseline_setup_ms};
-  }
+  if (const auto& b = baseline; !b.result.empty())
+    row.baseline = api::BaselineView{b.result, b.sha, b.summary, b.output, b.log, b.ms, b.setup_ms};
 }
 
 void add_gate_fields(api::LoopDetail& d, const TaskStore& store, const Loop& plan,

@@ -489,14 +489,6 @@ awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopCont
   if (loop.status != LoopStatus::running) {
     const Move start{LoopStatus::running, EndReason::none, ""};
     step = co_await move_loop(journal, loop, start);
-    // Another writer changed the record between the load and the start (the manager's marks):
-    // load it again and start from what is stored, a few times.
-    for (int tries = 0; !step && step.error().code == ErrorCode::conflict && tries < 5; ++tries) {
-      step = co_await load_loop(journal, loop_id, loop);
-      if (!step || loop.status == LoopStatus::invalidated) co_return exit;
-      if (loop.status == LoopStatus::running) break;
-      step = co_await move_loop(journal, loop, start);
-    }
     if (!step) {
       spdlog::error("cannot start loop {}: {}", loop_id, step.error().message);
       co_return exit;

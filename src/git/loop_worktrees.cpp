@@ -203,8 +203,13 @@ Result<void> LoopWorktrees::remove_scratch(const std::string& name) const {
 
 Result<GateCheckout> LoopWorktrees::prepare_scratch(const std::string& name,
                                                     const std::string& start) const {
-  LOOPR_TRY(remove_scratch(name));
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  // A daemon killed while it made or removed this checkout leaves git's locks of its branch and
+  // record: nothing else writes them (one check of a name at a time, one daemon per repository).
+  auto stale = r.remove_stale_locks({"loopr/" + name}, {name});
+  if (stale)
+    for (const auto& file : *stale) spdlog::warn("removed the stale git lock {}", file);
+  LOOPR_TRY(remove_scratch(name));
   LOOPR_ASSIGN(std::string sha, r.create_branch("loopr/" + name, start));
   LOOPR_ASSIGN(Worktree wt, r.add_worktree(name, "loopr/" + name));
   return GateCheckout{wt.path().string(), sha};

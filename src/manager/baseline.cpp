@@ -1,9 +1,11 @@
 // The baseline check (src/manager/README.md): when a plan is submitted, the project's `setup:`
 // and loops.code.validation run in a fresh worktree of its integration branch (the base branch's
 // tip), in the sandbox, exactly as in a code loop's worktree, while the plan is being written.
-// Its result is stored in the plan's marks (shown at the gate) and under a meta key per commit
-// and config (another plan on the same commit reuses it). The plan's children are made only
-// after it: a failure under `baseline: block` blocks the plan before any code loop runs.
+// Its state and result are stored apart from the plan's record (baseline_state.hpp: the check
+// runs while the plan's own run writes that record, and never races it), shown at the gate, and
+// kept under a meta key per commit and config (another plan on the same commit reuses it). The
+// plan's children are made only after it: a failure under `baseline: block` blocks the plan
+// before any code loop runs (that one write to the record is made once the plan's run ended).
 #include <spdlog/spdlog.h>
 
 #include <fstream>
@@ -79,7 +81,8 @@ awaitable<BaselineRun> run_check(ManagerState& s, const std::string& plan) {
   BaselineRun r;
   auto prepare = [wt = s.worktrees, plan] { return wt.prepare_baseline(plan); };
   auto checkout = co_await run_blocking(s.ctx.pool, prepare);
-  if (!checkout) {
+  if (!checkout) {  // loopr's own problem (git), not the tests': it blocks nothing
+    r.could_not_start = true;
     r.summary = "its integration branch cannot be checked out: " + checkout.error().message;
     r.output = r.summary + "\n";
     co_return r;
@@ -128,17 +131,31 @@ awaitable<BaselineRun> run_check(ManagerState& s, const std::string& plan) {
   co_return r;
 }
 
-void record(Loop& plan, const BaselineRun& r) {
-  auto& t = plan.tree;
-  t.baseline_sha = r.sha;
-  t.baseline_result = r.passed ? "passed" : r.could_not_start ? "unavailable" : "failed";
-  t.baseline_summary = r.summary;
-  t.baseline_output = gate_output_tail(r.output);
-  t.baseline_log = r.log;
-  t.baseline_ms = r.duration_ms;
-  t.baseline_setup_ms = r.setup_ms;
-  t.baseline_fingerprint =
-      r.passed || r.could_not_start ? "" : engine::output_fingerprint(r.output);
+BaselineState state_of(const BaselineRun& r) {
+  BaselineState b;
+  b.sha = r.sha;
+  b.result = r.passed ? "passed" : r.could_not_start ? "unavailable" : "failed";
+  b.summary = r.summary;
+  b.output = gate_output_tail(r.output);
+  b.log = r.log;
+  b.ms = r.duration_ms;
+  b.setup_ms = r.setup_ms;
+  b.fingerprint = r.passed || r.could_not_start ? "" : engine::output_fingerprint(r.output);
+  return b;
+}
+
+// Stores the plan's baseline state (no write to the plan's record), with `events` and `more`.
+awaitable<bool> store_state(ManagerState& s, const std::string& plan, const BaselineState& b,
+                            std::vector<Event> events = {},
+                            std::vector<std::pair<std::string, std::string>> more = {}) {
+  WriteSet w;
+  w.meta.emplace_back(baseline_state_key(plan), to_json(b).dump());
+  for (auto& m : more) w.meta.push_back(std::move(m));
+  w.events = std::move(events);
+  auto stored = co_await s.journal.commit(std::move(w));
+  if (!stored)
+    spdlog::warn("plan {}: storing its baseline check: {}", plan, stored.error().message);
+  co_return stored.ok();
 }
 
 Event check_event(const std::string& plan, const BaselineRun& r, bool reused) {
@@ -163,9 +180,11 @@ awaitable<void> check_baseline(State s, std::string plan) {
   auto tip = co_await run_blocking(s->ctx.pool, tip_of);
   if (!tip) co_return;  // the plan's branches are gone: nothing to check
   const std::string key = baseline_meta_key(*tip, *config);
+  auto cache = [&store = s->journal.store(), key] { return store.get_meta(key); };
+  auto cached = co_await run_blocking(s->ctx.pool, cache);
   std::optional<BaselineRun> result;
   bool reused = false;
-  if (auto cached = s->journal.store().get_meta(key); cached && *cached) {
+  if (cached && *cached) {
     auto j = nlohmann::json::parse(**cached, nullptr, false);
     if (j.is_object() && j.value("passed", false)) {  // a failure is always checked again
       result = from_json(j);
@@ -173,26 +192,28 @@ awaitable<void> check_baseline(State s, std::string plan) {
     }
   }
   if (!result) {
-    co_await s->journal.edit(plan, [&](Loop& l, WriteSet&) -> std::optional<Error> {
-      l.tree.baseline_result = "checking";
-      l.tree.baseline_sha = *tip;
-      return std::nullopt;
-    });
+    BaselineState checking;
+    checking.result = "checking";
+    checking.sha = *tip;
+    const bool stored = co_await store_state(*s, plan, checking, {}, {});
+    if (!stored) co_return;
     spdlog::info("plan {}: baseline check of {} started", plan, tip->substr(0, 12));
     result = co_await run_check(*s, plan);
     if (result->stopped || s->stopping) co_return;  // runs again at the next start
   }
-  spdlog::info("plan {}: baseline {} in {}: {}", plan, result->passed ? "passed" : "failed",
-               seconds(result->duration_ms), result->summary);
-  auto stored = co_await s->journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
-    record(l, *result);
-    w.events.push_back(check_event(plan, *result, reused));
-    if (!reused && !result->could_not_start) w.meta.emplace_back(key, to_json(*result).dump());
-    return std::nullopt;
-  });
+  const BaselineState state = state_of(*result);
+  spdlog::info("plan {}: baseline {} in {}: {}", plan, state.result, seconds(result->duration_ms),
+               result->summary);
+  std::vector<std::pair<std::string, std::string>> more;
+  if (!reused && !result->could_not_start) more.emplace_back(key, to_json(*result).dump());
+  std::vector<Event> events;
+  events.push_back(check_event(plan, *result, reused));
+  const bool stored = co_await store_state(*s, plan, state, std::move(events), std::move(more));
   if (!stored) co_return;
   // A plan approved meanwhile waits for this to make its children (or to be blocked).
-  if (stored->type == LoopType::plan && stored->status == LoopStatus::complete && !spawned(*stored))
+  auto loaded = co_await s->journal.load(plan);
+  if (loaded && loaded->type == LoopType::plan && loaded->status == LoopStatus::complete &&
+      !spawned(*loaded))
     net::co_spawn(s->ctx.io, finish_loop(s, plan), net::detached);
 }
 
@@ -204,14 +225,20 @@ void start_baseline(const State& s, const std::string& plan) {
   net::co_spawn(s->ctx.io, check_baseline(s, plan), net::detached);
 }
 
+awaitable<BaselineState> load_baseline(ManagerState& s, std::string plan_id) {
+  auto read = [&store = s.journal.store(), plan_id] { return baseline_of(store, plan_id); };
+  co_return co_await run_blocking(s.ctx.pool, read);
+}
+
 awaitable<bool> baseline_ready(State s, Loop& plan) {
-  BaselineStep step = baseline_step(plan, s->ctx.config->baseline, s->baselines.count(plan.id) > 0);
+  const BaselineState baseline = co_await load_baseline(*s, plan.id);
+  BaselineStep step =
+      baseline_step(baseline, s->ctx.config->baseline, s->baselines.count(plan.id) > 0);
   if (step == BaselineStep::proceed) co_return true;
   if (step == BaselineStep::check) start_baseline(s, plan.id);
   if (step != BaselineStep::block) co_return false;
-  const std::string why = baseline_block_reason(plan, s->ctx.config->base_branch);
-  spdlog::warn("plan {} is blocked: its baseline check failed: {}", plan.id,
-               plan.tree.baseline_summary);
+  const std::string why = baseline_block_reason(baseline, plan.id, s->ctx.config->base_branch);
+  spdlog::warn("plan {} is blocked: its baseline check failed: {}", plan.id, baseline.summary);
   auto blocked = co_await s->journal.save_status(plan, LoopStatus::blocked,
                                                  EndReason::baseline_failed, why, {});
   if (blocked) plan = std::move(*blocked);
@@ -232,13 +259,15 @@ awaitable<ActionResult> resume_baseline(State s, Loop plan) {
     co_return make_error(ErrorCode::conflict,
                          base + " conflicts with " + git::integration_branch(plan.id) +
                              " (merge it by hand, then `loopr resume " + plan.id + "`)");
+  // The old result goes in the same write as the plan's resume: nothing reads it as current.
+  const std::string cleared = to_json(BaselineState{}).dump();
   auto stored =
       co_await s->journal.edit(plan.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
         if (!baseline_blocked(l)) return not_allowed(l, "it is not blocked by its baseline check");
-        l.tree.baseline_result.clear();
         if (!engine::transition(l, LoopStatus::complete, EndReason::approved,
                                 "resumed by the user: the baseline is checked again", w.events))
           return not_allowed(l, "cannot resume");
+        w.meta.emplace_back(baseline_state_key(l.id), cleared);
         return std::nullopt;
       });
   if (!stored) co_return stored.take_error();

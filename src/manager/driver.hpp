@@ -26,6 +26,7 @@
 #include <loopr/engine/engine.hpp>
 #include <loopr/git/loop_worktrees.hpp>
 #include <loopr/manager/gc.hpp>
+#include <loopr/manager/baseline_state.hpp>
 #include <loopr/manager/loop_manager.hpp>
 #include <loopr/net/async.hpp>
 
@@ -119,6 +120,8 @@ awaitable<bool> baseline_ready(State s, Loop& plan);
 /// `resume` of a plan its baseline check blocked: the base branch merged into the integration
 /// branch, the plan complete again, the check run again.
 awaitable<ActionResult> resume_baseline(State s, Loop plan);
+/// The plan's baseline state, read on the pool (baseline_state.hpp: kept apart from its record).
+awaitable<BaselineState> load_baseline(ManagerState& s, std::string plan_id);
 
 // failures.cpp
 awaitable<void> on_failed(State s, std::string id);

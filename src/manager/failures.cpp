@@ -65,8 +65,7 @@ awaitable<void> on_failed(State s, std::string id) {
   const Loop loop = std::move(*loaded);
   std::string baseline_failure;  // `baseline: warn`: the base failed, and the loops ran anyway
   if (loop.type == LoopType::code && loop.id != loop.plan_id)
-    if (auto plan = co_await s->journal.load(loop.plan_id); plan)
-      baseline_failure = plan->tree.baseline_fingerprint;
+    baseline_failure = (co_await load_baseline(*s, loop.plan_id)).fingerprint;
   const FailureStep step = after_failure(loop, baseline_failure);
   if (step == FailureStep::none) co_return;
   if (step == FailureStep::block_plan) {  // an integration fix loop (integration_gate.cpp)

@@ -282,9 +282,9 @@ awaitable<void> after_run(State s, Loop loop) {
     // The forecast first: a dry run shows it before it ends at the gate.
     const bool dry_run = loop.tree.dry_run;
     const std::string id = loop.id;
-    // Shown at the gate: after a restart a check cut short starts again.
-    if (loop.tree.baseline_result.empty() || loop.tree.baseline_result == "checking")
-      start_baseline(s, id);
+    // Shown at the gate (started at submit): one a restart cut short or never began starts now.
+    const std::string baseline = (co_await load_baseline(*s, id)).result;
+    if (baseline.empty() || baseline == "checking") start_baseline(s, id);
     co_await forecast_at_gate(s, std::move(loop));
     if (dry_run) co_await end_dry_run(s, id);
   }

@@ -205,9 +205,9 @@ std::string gate_output_tail(const std::string& output) {
 
 // ---------------------------------------------------------------- the baseline check
 
-BaselineStep baseline_step(const Loop& plan, BaselineMode mode, bool running) {
+BaselineStep baseline_step(const BaselineState& baseline, BaselineMode mode, bool running) {
   if (mode == BaselineMode::off) return BaselineStep::proceed;
-  const std::string& r = plan.tree.baseline_result;
+  const std::string& r = baseline.result;
   if (r == "passed" || r == "unavailable") return BaselineStep::proceed;
   if (r == "failed") return mode == BaselineMode::block ? BaselineStep::block : BaselineStep::proceed;
   return running ? BaselineStep::wait : BaselineStep::check;
@@ -218,18 +218,17 @@ bool baseline_blocked(const Loop& plan) {
          plan.end_reason == EndReason::baseline_failed;
 }
 
-std::string baseline_block_reason(const Loop& plan, const std::string& base_branch) {
-  const auto& t = plan.tree;
-  std::string head = t.baseline_output;
+std::string baseline_block_reason(const BaselineState& b, const std::string& plan_id,
+                                  const std::string& base_branch) {
+  std::string head = b.output;
   if (head.size() > 1200) head = "…" + head.substr(head.size() - 1200);
   while (!head.empty() && head.back() == '\n') head.pop_back();
   return "the tests fail before any change (baseline check of " + base_branch + " at " +
-         t.baseline_sha.substr(0, 12) + "): " + t.baseline_summary + "\n" + head +
+         b.sha.substr(0, 12) + "): " + b.summary + "\n" + head +
          "\n(no code loop ran. Make the tests pass on " + base_branch + " (or on branch " +
-         git::integration_branch(plan.id) + "), or fix `setup:`/`sandbox:`/`loops.code.validation`" +
-         " in .loopr/config.yml, then `loopr resume " + plan.id +
-         "`; `baseline: warn` lets code loops run anyway. The whole output: " + t.baseline_log +
-         ")";
+         git::integration_branch(plan_id) + "), or fix `setup:`/`sandbox:`/`loops.code.validation`" +
+         " in .loopr/config.yml, then `loopr resume " + plan_id +
+         "`; `baseline: warn` lets code loops run anyway. The whole output: " + b.log + ")";
 }
 
 std::string baseline_meta_key(const std::string& sha, const Config& config) {

@@ -15,6 +15,7 @@
 #include <loopr/core/config.hpp>
 #include <loopr/core/event.hpp>
 #include <loopr/core/loop.hpp>
+#include <loopr/manager/baseline_state.hpp>
 #include <loopr/manager/tree_verdict.hpp>
 #include <loopr/store/task_store.hpp>
 
@@ -85,12 +86,13 @@ enum class BaselineStep {
   block,    ///< failed under `baseline: block`: the plan is blocked before any code loop
 };
 /// `running`: a check of this plan is under way in this process.
-BaselineStep baseline_step(const Loop& plan, BaselineMode mode, bool running);
+BaselineStep baseline_step(const BaselineState& baseline, BaselineMode mode, bool running);
 /// The plan was blocked by its baseline check (a person fixes the base, then resumes).
 bool baseline_blocked(const Loop& plan);
 /// The status reason of a plan its baseline check blocked: the summary, the end of the output
 /// and what to do.
-std::string baseline_block_reason(const Loop& plan, const std::string& base_branch);
+std::string baseline_block_reason(const BaselineState& baseline, const std::string& plan_id,
+                                  const std::string& base_branch);
 /// Where a check's result is kept for other plans on the same commit with the same settings:
 /// `baseline/<sha>/<fingerprint of the validation, setup, sandbox paths and environment>`.
 std::string baseline_meta_key(const std::string& sha, const Config& config);

@@ -160,8 +160,9 @@ awaitable<ActionResult> submit(State s, std::string request, bool dry_run, Reque
       {{"type", "plan"}, {"task", first_line(request, 200)}, {"dry_run", dry_run}}));
   auto stored = co_await s->journal.commit(std::move(set));
   if (!stored) co_return stored.take_error();
-  // The baseline check starts when the plan reaches the gate (runs.cpp after_run), not while the
-  // plan is written: its writes to the plan's record would race the plan's own run.
+  // While the plan is written: its state is stored apart from the plan's record, which the
+  // plan's run writes meanwhile (baseline_state.hpp).
+  start_baseline(s, made->id);
   spawn_run(s, made->id);
   co_return std::move(stored->loops.front());
 }

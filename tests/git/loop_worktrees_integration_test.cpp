@@ -370,6 +370,33 @@ TEST(LoopWorktreesTest, TheGateChecksOutTheIntegrationTipInAWorktreeOfItsOwnAndR
   EXPECT_TRUE(fsck_clean(repo.root()));
 }
 
+// Issue 27: a daemon killed while it made the baseline check's checkout left git's locks of its
+// branch and worktree record; the check at the next start makes it all the same.
+TEST(LoopWorktreesTest, TheBaselineCheckoutIsMadeOverTheLocksAKilledDaemonLeft) {
+  TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  prepared(wt, "code-001-001-001");  // the plan's integration branch
+  const auto git_dir = repo.root() / ".git";
+  auto first = wt.prepare_baseline("001");
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  write_file(git_dir / "refs/heads/loopr/001-baseline.lock", "");  // killed mid-way
+  write_file(git_dir / "worktrees/001-baseline/index.lock", "");
+  write_file(git_dir / "refs/heads/trunk.lock", "");  // the user's: never touched
+  auto again = wt.prepare_baseline("001");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->sha, *wt.integration_tip("001"));
+  EXPECT_FALSE(std::filesystem::exists(git_dir / "refs/heads/loopr/001-baseline.lock"));
+  EXPECT_TRUE(std::filesystem::exists(git_dir / "refs/heads/trunk.lock"));
+  std::filesystem::remove(git_dir / "refs/heads/trunk.lock");
+  ASSERT_OK(wt.remove_baseline("001"));
+  EXPECT_FALSE(cli_has_branch(repo, "loopr/001-baseline"));
+  // Killed before the branch existed at all: only its lock is there.
+  write_file(git_dir / "refs/heads/loopr/001-baseline.lock", "");
+  ASSERT_TRUE(wt.prepare_baseline("001").ok());
+  ASSERT_OK(wt.remove_baseline("001"));
+  EXPECT_TRUE(fsck_clean(repo.root()));
+}
+
 TEST(LoopWorktreesTest, HeldChangesNameLooprsOwnFilesTheHarnessAndAutoRunFiles) {
   TestRepo repo;
   repo.write("package.json", R"({"name": "x", "scripts": {"test": "sh t.sh"}})");

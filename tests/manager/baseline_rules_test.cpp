@@ -11,42 +11,61 @@ using namespace loopr::manager;
 using namespace loopr::manager::test;
 
 TEST(BaselineRulesTest, ChildrenWaitForTheCheckAndAFailureBlocksOnlyUnderBlock) {
-  Loop plan = loop("001", LoopStatus::complete);
-  EXPECT_EQ(baseline_step(plan, BaselineMode::block, false), BaselineStep::check)
+  BaselineState b;
+  EXPECT_EQ(baseline_step(b, BaselineMode::block, false), BaselineStep::check)
       << "no result and none under way (a restart): start one";
-  EXPECT_EQ(baseline_step(plan, BaselineMode::block, true), BaselineStep::wait);
-  plan.tree.baseline_result = "checking";
-  EXPECT_EQ(baseline_step(plan, BaselineMode::block, true), BaselineStep::wait);
-  EXPECT_EQ(baseline_step(plan, BaselineMode::block, false), BaselineStep::check)
+  EXPECT_EQ(baseline_step(b, BaselineMode::block, true), BaselineStep::wait);
+  b.result = "checking";
+  EXPECT_EQ(baseline_step(b, BaselineMode::block, true), BaselineStep::wait);
+  EXPECT_EQ(baseline_step(b, BaselineMode::block, false), BaselineStep::check)
       << "a check a kill cut short runs again";
-  plan.tree.baseline_result = "passed";
-  EXPECT_EQ(baseline_step(plan, BaselineMode::block, false), BaselineStep::proceed);
-  plan.tree.baseline_result = "failed";
-  EXPECT_EQ(baseline_step(plan, BaselineMode::block, false), BaselineStep::block);
-  EXPECT_EQ(baseline_step(plan, BaselineMode::warn, false), BaselineStep::proceed);
-  plan.tree.baseline_result = "unavailable";  // the sandbox or cluster never ran it
-  EXPECT_EQ(baseline_step(plan, BaselineMode::block, false), BaselineStep::proceed);
-  plan.tree.baseline_result.clear();
-  EXPECT_EQ(baseline_step(plan, BaselineMode::off, false), BaselineStep::proceed);
+  b.result = "passed";
+  EXPECT_EQ(baseline_step(b, BaselineMode::block, false), BaselineStep::proceed);
+  b.result = "failed";
+  EXPECT_EQ(baseline_step(b, BaselineMode::block, false), BaselineStep::block);
+  EXPECT_EQ(baseline_step(b, BaselineMode::warn, false), BaselineStep::proceed);
+  b.result = "unavailable";  // the sandbox, the cluster or git never ran it
+  EXPECT_EQ(baseline_step(b, BaselineMode::block, false), BaselineStep::proceed);
+  b.result.clear();
+  EXPECT_EQ(baseline_step(b, BaselineMode::off, false), BaselineStep::proceed);
 }
 
 TEST(BaselineRulesTest, ABaselineBlockedPlanEndsItsTreeAsFailedWithTheReasonAndWhatToDo) {
   Loop plan = loop("001", LoopStatus::blocked);
   plan.end_reason = EndReason::baseline_failed;
-  plan.tree.baseline_sha = "0123456789abcdef0123";
-  plan.tree.baseline_summary = "`npm test` failed with exit code 1";
-  plan.tree.baseline_output = "Error: Cannot find module 'left-pad'\n";
-  plan.tree.baseline_log = ".loopr/logs/loops/001/baseline-0123456789ab.log";
+  BaselineState b;
+  b.result = "failed";
+  b.sha = "0123456789abcdef0123";
+  b.summary = "`npm test` failed with exit code 1";
+  b.output = "Error: Cannot find module 'left-pad'\n";
+  b.log = ".loopr/logs/loops/001/baseline-0123456789ab.log";
   EXPECT_TRUE(baseline_blocked(plan));
   std::vector<Loop> tree = {plan};
   EXPECT_EQ(tree_verdict(tree, "001", MergeMode::automatic), TreeVerdict::failed);
-  std::string why = baseline_block_reason(plan, "main");
+  std::string why = baseline_block_reason(b, plan.id, "main");
   for (const char* part :
        {"0123456789ab", "exit code 1", "Cannot find module 'left-pad'", "loopr resume 001",
         "baseline: warn", "no code loop ran", "baseline-0123456789ab.log", "loopr/001"})
     EXPECT_NE(why.find(part), std::string::npos) << part << " in " << why;
   plan.end_reason = EndReason::rebase_conflict;
   EXPECT_FALSE(baseline_blocked(plan));
+}
+
+TEST(BaselineRulesTest, TheStateIsStoredApartFromThePlansRecordAndReadsBackTheSame) {
+  BaselineState b;
+  b.result = "failed";
+  b.sha = "abc";
+  b.summary = "`make test` failed with exit code 2";
+  b.output = "1 failed\n";
+  b.log = ".loopr/logs/loops/001/baseline-abc.log";
+  b.ms = 1200;
+  b.setup_ms = 300;
+  b.fingerprint = "00ff";
+  EXPECT_EQ(baseline_state_from_json(to_json(b)), b);
+  EXPECT_EQ(baseline_state_key("001"), "baseline-of/001");
+  EXPECT_NE(baseline_state_key("001").rfind("baseline/", 0), 0u)
+      << "apart from the per-commit results (baseline_meta_key)";
+  EXPECT_EQ(baseline_state_from_json(nlohmann::json("garbage")), BaselineState{});
 }
 
 TEST(BaselineRulesTest, ResultsAreKeptPerCommitAndTheSettingsThatChangeThem) {

@@ -67,15 +67,6 @@ struct TreeMarks {
   std::string gate_output;   ///< the end of what the check printed (a few KiB)
   std::string gate_log;      ///< the full output, relative to the repository root
   int gate_fixes = 0;        ///< fix loops made since the tree's generation began or a resume
-  /// (plan) The baseline check: the tests on the integration branch before any code loop.
-  std::string baseline_sha;      ///< the commit checked
-  std::string baseline_result;   ///< "" | "checking" | "passed" | "failed" | "unavailable"
-  std::string baseline_summary;  ///< one line
-  std::string baseline_output;   ///< the end of what it printed (a few KiB)
-  std::string baseline_log;      ///< the full output, relative to the repository root
-  std::int64_t baseline_ms = 0;        ///< setup + validation, wall time
-  std::int64_t baseline_setup_ms = 0;  ///< of which the setup
-  std::string baseline_fingerprint;    ///< the failing output's normalized fingerprint
   bool dry_run = false;      ///< `submit --dry-run`: the plan ends at the gate, `failed`
   /// When the tree's `limits.max_runtime` started counting (ms since the epoch; 0: the plan's
   /// `created_at`): the last approval, or the last time the person sent the plan back to work.

@@ -123,7 +123,9 @@ class LoopWorktrees {
   Result<MergeOutcome> update_from_base(const std::string& plan_id, const std::string& base_branch,
                                         const std::string& message) const;
   /// A worktree `.loopr/worktrees/<name>` on a new branch `loopr/<name>` made at `start` (a
-  /// branch or commit); what was there under that name is removed first.
+  /// branch or commit); what was there under that name is removed first, with the git locks a
+  /// killed daemon left on that branch and worktree record (the caller runs one of a name at a
+  /// time).
   Result<GateCheckout> prepare_scratch(const std::string& name, const std::string& start) const;
   /// Removes the scratch worktree `name` and its branch, whatever is in it.
   Result<void> remove_scratch(const std::string& name) const;
