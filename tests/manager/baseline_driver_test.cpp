@@ -201,3 +201,59 @@ TEST(BaselineDriverTest, ThePlansRunAndTheCheckRunTogetherWithoutAConflict) {
       << to_string(t.loop("001").status) << " " << t.loop("001").status_reason;
   EXPECT_EQ(t.baseline_runs, 1) << "the approved plan used the stored result";
 }
+
+// A daemon killed while its check ran leaves the state `checking`, the check's worktree and git's
+// locks of its branch and record: the next start runs the check again over all of that.
+TEST(BaselineDriverTest, ACheckACrashCutShortRunsAgainAtTheNextStart) {
+  BaselineTree t(BaselineMode::block);  // a failure is never reused: the check really runs again
+  manager::LoopManager* m = &t.kit.manager();
+  ASSERT_TRUE(t.kit.wait(m->submit("Add a --shout flag to greet")).ok());
+  ASSERT_TRUE(t.until([&] {
+    return t.loop("001").status == LoopStatus::awaiting_approval &&
+           t.baseline("001").result == "failed";
+  }));
+  t.kit.wait(m->shutdown(std::chrono::seconds(5)));
+  t.kit.manager_.reset();
+  // What the kill left.
+  manager::BaselineState cut = t.baseline("001");
+  cut.result = "checking";
+  ASSERT_TRUE(t.kit.store->put_meta(manager::baseline_state_key("001"), to_json(cut).dump()).ok());
+  const fs::path git_dir = t.kit.dir.path() / ".git";
+  write_file(git_dir / "refs/heads/loopr/001-baseline.lock", "");
+  write_file(t.kit.dir.path() / ".loopr/worktrees/001-baseline/half-made.txt", "x");
+  const int runs_before = t.baseline_runs;
+
+  m = &t.kit.manager();  // the next start
+  ASSERT_TRUE(t.until([&] { return t.baseline("001").result == "failed"; }))
+      << t.baseline("001").result << ": " << t.baseline("001").summary;
+  EXPECT_EQ(t.baseline_runs, runs_before + 1) << t.baseline("001").summary;
+  EXPECT_NE(t.baseline("001").summary.find("exit code 1"), std::string::npos)
+      << "the tests' verdict, not git's: " << t.baseline("001").summary;
+  EXPECT_FALSE(fs::exists(git_dir / "refs/heads/loopr/001-baseline.lock"));
+  EXPECT_FALSE(fs::exists(t.kit.dir.path() / ".loopr/worktrees/001-baseline"));
+  ASSERT_TRUE(t.kit.wait(m->approve("001")).ok());
+  ASSERT_TRUE(t.until([&] { return t.loop("001").status == LoopStatus::blocked; }));
+  EXPECT_EQ(t.loop("001").end_reason, EndReason::baseline_failed);
+}
+
+// A check loopr itself could not run (git could not make its checkout) says nothing about the
+// tests: `unavailable`, and the approved tree goes on.
+TEST(BaselineDriverTest, ACheckLooprCouldNotRunIsUnavailableAndBlocksNothing) {
+  BaselineTree t(BaselineMode::block);
+  // A branch under the name of the check's branch as a folder: git cannot make that branch.
+  auto main_sha = run_process(shell("git rev-parse main", t.kit.dir.str()));
+  ASSERT_EQ(main_sha.exit_code, 0) << main_sha.output;
+  write_file(t.kit.dir.path() / ".git/refs/heads/loopr/001-baseline/in-the-way", main_sha.output);
+  manager::LoopManager& m = t.kit.manager();
+  ASSERT_TRUE(t.kit.wait(m.submit("Add a --shout flag to greet")).ok());
+  ASSERT_TRUE(t.until([&] { return t.baseline("001").result == "unavailable"; }))
+      << t.baseline("001").result << ": " << t.baseline("001").summary;
+  EXPECT_NE(t.baseline("001").summary.find("cannot be checked out"), std::string::npos)
+      << t.baseline("001").summary;
+  EXPECT_EQ(t.baseline_runs, 0) << "the tests never ran";
+  ASSERT_TRUE(t.until([&] { return t.loop("001").status == LoopStatus::awaiting_approval; }));
+  ASSERT_TRUE(t.kit.wait(m.approve("001")).ok());
+  ASSERT_TRUE(t.until([&] { return t.kit.store->loops_of_plan("001").value().size() > 1; }))
+      << to_string(t.loop("001").status) << " " << t.loop("001").status_reason;
+  EXPECT_NE(t.loop("001").status, LoopStatus::blocked);
+}
