@@ -62,6 +62,12 @@ struct BaselineTree {
     kit.prompt_source = prompts.get();
   }
 
+  // The manager stops first: its runs in flight use `prompts` and the rule above.
+  ~BaselineTree() {
+    if (kit.manager_) kit.wait(kit.manager_->shutdown(std::chrono::seconds(5)));
+    kit.manager_.reset();
+  }
+
   Loop loop(const std::string& id) { return kit.loop(id); }
   manager::BaselineState baseline(const std::string& id) {
     return manager::baseline_of(*kit.store, id);
@@ -163,10 +169,10 @@ TEST(BaselineDriverTest, ThePlansRunAndTheCheckRunTogetherWithoutAConflict) {
   script.insert(script.find(rules) + rules.size(),  // the plan's first iteration writes nothing
                 "  - name: plan-first-try\n    match: {loop_type: '^plan$', turn: 1}\n"
                 "    times: 1\n    reply: {text: \"Let me think about it first.\"}\n");
-  BaselineTree t(BaselineMode::block, script);
+  std::atomic<bool> plan_in_iteration{false}, stored_meanwhile{false}, waited_for_plan{false};
+  BaselineTree t(BaselineMode::block, script);  // (after them: its runs use them until it ends)
   t.base_fails = false;
   t.kit.config->limits.stop_scripts = {"sh stop-when-done.sh"};
-  std::atomic<bool> plan_in_iteration{false}, stored_meanwhile{false}, waited_for_plan{false};
   t.kit.executor.on("stop-when-done", [&](const exec::Command& c) {
     auto type = c.env.find("LOOPR_LOOP_TYPE");
     if (type != c.env.end() && type->second == "plan" && !plan_in_iteration.exchange(true))
