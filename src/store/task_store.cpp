@@ -1,8 +1,10 @@
 // RocksDB-backed TaskStore. One writer at a time (a mutex serialises compare-and-set and the
 // event counter); reads go straight to RocksDB, which is thread-safe.
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstring>
@@ -50,6 +52,28 @@ std::uint64_t event_seq_of(const rocksdb::Slice& key) {
     seq = (seq << 8) | static_cast<unsigned char>(key.data()[i]);
   return seq;
 }
+
+// RocksDB's own log goes to loopr's log (warnings and errors), not to a LOG file in the store.
+// That file shares the disk with everything else, and this RocksDB (7.8, built with assertions)
+// aborts the process on the write after one that failed: a full disk would end the daemon at
+// RocksDB's next log line (its background error, or closing the store).
+class StoreLog : public rocksdb::Logger {
+ public:
+  StoreLog() : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL) {}
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    Logv(rocksdb::InfoLogLevel::INFO_LEVEL, format, ap);
+  }
+  void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
+    if (level < GetInfoLogLevel()) return;
+    char buf[1024];
+    std::vsnprintf(buf, sizeof buf, format, ap);
+    if (level >= rocksdb::InfoLogLevel::ERROR_LEVEL)
+      spdlog::error("store (RocksDB): {}", buf);
+    else
+      spdlog::warn("store (RocksDB): {}", buf);
+  }
+};
 
 }  // namespace
 
@@ -161,6 +185,7 @@ Result<std::unique_ptr<TaskStore>> TaskStore::open(const std::string& dir, Store
   db_options.create_missing_column_families = true;
   db_options.keep_log_file_num = 3;
   db_options.max_manifest_file_size = 8 << 20;
+  db_options.info_log = std::make_shared<StoreLog>();
   std::vector<rocksdb::ColumnFamilyDescriptor> families;
   families.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
   for (const char* name : kFamilies) families.emplace_back(name, rocksdb::ColumnFamilyOptions());

@@ -109,16 +109,25 @@ TEST_F(BudgetE2E, TheRequestsLimitsHoldForItsWholeTreeAndIterateKeepsThem) {
   EXPECT_EQ(plan["budget"]["max_iterations"], 1) << plan.dump();
   EXPECT_EQ(plan["budget"]["max_runtime"], "90m");
 
+  // The plan loop is `complete` as soon as it is approved; its tree ends when its work is
+  // merged into main (merge: auto), both code loops' files with it.
   ASSERT_EQ(loopr("approve 001").exit_code, 0);
-  ASSERT_TRUE(wait_status("001", "complete", std::chrono::seconds(120)));
-  auto all = loops();
-  int children = 0;
-  for (const auto& [id, l] : all) {
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return on_branch(dir.str(), "main", "code/code-001-001-001.txt") &&
+               on_branch(dir.str(), "main", "code/code-001-002-001.txt");
+      },
+      std::chrono::seconds(120)))
+      << loopr("list --all").out << git("log --stat main");
+  // The iterated plan's two specs, each with its phase and code loop: all within one iteration.
+  std::map<std::string, int> children;
+  for (const auto& [id, l] : loops()) {
     if (id == "001" || l["status"] == "invalidated") continue;
-    ++children;
+    ++children[l["type"].get<std::string>()];
     EXPECT_EQ(l["max_iterations"], 1) << id;
+    EXPECT_EQ(l["status"], "complete") << id;
   }
-  EXPECT_GE(children, 3);
+  EXPECT_EQ(children, (std::map<std::string, int>{{"code", 2}, {"phase", 2}, {"spec", 2}}));
 }
 
 TEST_F(BudgetE2E, LimitsThatAreNotLimitsAreRefusedBeforeAnythingIsMade) {

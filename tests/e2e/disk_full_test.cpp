@@ -87,7 +87,8 @@ TEST_F(DiskFullE2E, BelowTheFloorNoIterationStartsAndTheLoopResumesItselfWithSpa
   // The daemon first (its store reserves room for its log), then someone else's file leaves
   // 24 MiB, less than the floor.
   ASSERT_EQ(loopr("daemon").exit_code, 0);
-  ASSERT_TRUE(wait_until([&] { return health().value("ok", false); }, std::chrono::seconds(30)));
+  ASSERT_TRUE(
+      wait_until([&] { return health().value("running", false); }, std::chrono::seconds(30)));
   auto free = loopr::free_bytes(dir.path());
   ASSERT_TRUE(free && *free > (24u << 20));
   auto filled = run_command(
@@ -155,8 +156,10 @@ TEST_F(DiskFullE2E, AModelCommandThatFillsTheDiskLosesNothingAndTheTreeFinishesO
     EXPECT_EQ(reason.rfind("disk full: ", 0), 0u) << reason;
 
   EXPECT_EQ(run_command("git fsck --strict 2>&1", dir.str()).exit_code, 0);
-  // The store opens in a process of its own (the daemon stopped) with every record.
+  // The store opens in a process of its own (the daemon stopped and started again) with every
+  // record.
   ASSERT_EQ(loopr("daemon stop").exit_code, 0);
+  ASSERT_EQ(loopr("daemon").exit_code, 0);
   for (const auto& [id, n] : before) EXPECT_GE(show(id)["iterations"].size(), n) << id;
   json c = show(code);
   EXPECT_EQ(c["status"], "complete") << c.dump();
