@@ -87,6 +87,9 @@ class EscapeTest : public ::testing::Test {
   std::vector<Call> plan_tricks;  ///< the plan loop's first turn, before it writes its plan
   std::vector<Call> plan_after;   ///< the same turn, after it wrote its plan
   std::vector<Call> code_tricks;  ///< the code loop's first turn of iteration 1
+  /// The code loop makes `code_tricks` in every iteration, a fresh retry's too (a model that
+  /// keeps at it), not only in its first.
+  bool tricks_every_iteration = false;
   std::string extra_config;       ///< appended to .loopr/config.yml
   std::string llm_config = "  provider: anthropic\n  model: claude-sonnet-5-5\n";  ///< in `llm:`
   std::string phase_files;        ///< the phase's `- Files:` list (empty: no such line)
@@ -214,8 +217,8 @@ class EscapeTest : public ::testing::Test {
     y += "  - name: phase\n    match: {loop_type: phase, first_user: "
          "\"`(\\\\.loopr/phases/[^`]+)`\"}\n    reply:\n" +
          tool_uses({}, writer(phase));
-    y += "  - name: code-hostile\n    match: {loop_type: code, first_user: \"iteration 1 of\"}\n   "
-         " reply:\n" +
+    y += std::string("  - name: code-hostile\n    match: {loop_type: code") +
+         (tricks_every_iteration ? "" : ", first_user: \"iteration 1 of\"") + "}\n    reply:\n" +
          tool_uses(code_tricks, code_file);
     y += "  - name: code\n    match: {loop_type: code}\n    reply:\n" + tool_uses({}, code_file);
     return y;
