@@ -105,6 +105,37 @@ TEST_F(IntegrityTest, ANeuteredTestLeftInAFailedFirstAttemptIsInNoCommitOfTheBas
       "exit 0\n");
 }
 
+// 29. item 3 through the real daemon: the optional reviewer fails the first iteration whose tests
+// pass; the loop goes back with the reviewer's words in its prompt, the second review passes and
+// the tree merges. The verdict is in show, show --iteration (review.md) and the event log.
+TEST_F(IntegrityTest, AFailedReviewSendsTheLoopBackAndThePassingOneMerges) {
+  loops_extra = "  review: {enabled: true, max_rounds: 2, max_attempts: 2}\n";
+  extra_rules =
+      "  - name: reviewer\n    match: {loop_type: review}\n    replies:\n"
+      "      - {text: \"FAIL: REVIEW-SAYS no test for the file\\n- add tests/t_file.sh\"}\n"
+      "      - {text: \"PASS looks right\"}\n";
+  run_tree();
+  expect_tree_merged();
+  auto code = show_json("code-001-001-001");
+  ASSERT_EQ(code["iterations"].size(), 2u) << code.dump();
+  EXPECT_EQ(code["iterations"][0].value("status", ""), "failed") << code.dump();
+  EXPECT_NE(code["iterations"][0].value("summary", "").find("no test for the file"),
+            std::string::npos)
+      << code.dump();
+  EXPECT_EQ(code["iterations"][1].value("status", ""), "passed") << code.dump();
+  std::string first = loopr("show code-001-001-001 --iteration 1");
+  EXPECT_NE(first.find("REVIEW-SAYS"), std::string::npos) << first;
+  EXPECT_NE(read_file(repo / ".loopr/logs/loops/code-001-001-001/iterations/002/prompt.md")
+                .find("add tests/t_file.sh"),
+            std::string::npos);
+  std::string logs = loopr("logs code-001-001-001");
+  EXPECT_NE(logs.find("review_finished"), std::string::npos) << logs;
+  // Two reviewer calls reached the model (the mock's log names the rule that answered).
+  EXPECT_EQ(
+      run_command("grep -c '\"rule\": *\"reviewer\"' " + shell_quote(mock->log_path())).output,
+      "2\n");
+}
+
 // 29. (c) Honest work: the phase names the test it updates, and the tree merges.
 TEST_F(IntegrityTest, ATestThePhaseNamesIsUpdatedAndMerged) {
   add_unrelated_test();
