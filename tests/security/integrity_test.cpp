@@ -172,11 +172,13 @@ TEST_F(IntegrityTest, OtherToolsAutoRunFilesAreHeldForThePerson) {
   auto plan = show_json("001");
   EXPECT_EQ(plan["status"], "blocked");
   EXPECT_EQ(plan["end_reason"], "held_for_review") << plan.dump();
-  for (const std::string& told : {submit_output, loopr("show 001")}) {
+  for (const std::string& told : {submit_output, loopr("show 001"), loopr("review </dev/null"),
+                                  loopr("review 001 </dev/null")}) {
     EXPECT_NE(told.find("other tools' auto-run files"), std::string::npos) << told;
     for (const char* path : {".vscode/tasks.json", ".claude/settings.json", ".envrc"})
       EXPECT_NE(told.find(path), std::string::npos) << path << " in\n" << told;
   }
+  EXPECT_NE(loopr("review 001 </dev/null").find("`loopr merge 001` merges it"), std::string::npos);
   // The person looked and merges it.
   std::string merged = loopr("merge 001");
   EXPECT_EQ(submit_exit, 0) << merged;
