@@ -194,7 +194,8 @@ int run(int argc, char** argv) {
                                     "The approval gate: shows each plan awaiting approval and asks "
                                     "[a]pprove [r]eject [i]terate [s]kip, and each question of a "
                                     "loop and asks [a]nswer [s]kip (from stdin "
-                                    "line by line when it is not a terminal)");
+                                    "line by line when it is not a terminal); lists plans held "
+                                    "for you with what holds them");
   review->add_option("id", id, "Only this plan or loop");
   on(review, [&] { return run_review(opts, id); });
 

@@ -6,6 +6,8 @@
 
 #include <loopr/core/text.hpp>
 
+#include "cli/format.hpp"
+
 namespace loopr::cli {
 
 using nlohmann::json;
@@ -100,8 +102,9 @@ json iteration_log_json(const IterationLog& log) {
 std::string render_iteration_log(const IterationLog& raw, const Style& style) {
   // Everything in it is the model's or its commands' text: shown with its controls visible.
   IterationLog log = raw;
-  if (log.prompt) log.prompt = terminal_text(*log.prompt);
-  if (log.validation_log) log.validation_log = terminal_text(*log.validation_log);
+  if (log.prompt) log.prompt = shown(*log.prompt);
+  if (log.validation_log) log.validation_log = shown(*log.validation_log);
+  if (log.review) log.review = shown(*log.review);  // the reviewer's words, quoting the diff
   for (auto& m : log.conversation) m = terminal_json(m);
   std::ostringstream out;
   auto heading = [&](const std::string& what, const std::string& file) {

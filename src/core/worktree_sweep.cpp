@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <loopr/core/worktree_sweep.hpp>
@@ -43,7 +44,28 @@ bool remove_entry(int dirfd, const char* name) {
   return ::unlinkat(dirfd, name, 0) == 0;
 }
 
-void walk(int fd, const std::string& prefix, SweepReport& report, int depth) {
+// The files libgit2 reads from the work tree itself when it stages or diffs: it opens them
+// through a symlink (where git itself no longer does), so a link to a FIFO anywhere on the host
+// (another loop's worktree while its command runs, /run/initctl) would block the thread.
+bool read_by_git(const char* name) {
+  return std::strcmp(name, ".gitignore") == 0 || std::strcmp(name, ".gitattributes") == 0 ||
+         std::strcmp(name, ".gitmodules") == 0;
+}
+
+// Whether the symlink at `root`/`rel` leads to a regular file inside `root` (itself swept, and
+// nothing runs in the worktree after a sweep, so it stays one).
+bool leads_to_a_file_inside(const std::string& root, const std::string& rel) {
+  char* resolved = ::realpath((root + "/" + rel).c_str(), nullptr);
+  if (resolved == nullptr) return false;
+  std::string target = resolved;
+  std::free(resolved);
+  struct stat st {};
+  return target.compare(0, root.size() + 1, root + "/") == 0 && ::stat(target.c_str(), &st) == 0 &&
+         S_ISREG(st.st_mode);
+}
+
+void walk(int fd, const std::string& root, const std::string& prefix, SweepReport& report,
+          int depth) {
   DIR* dir = ::fdopendir(fd);
   if (dir == nullptr) {
     ::close(fd);
@@ -62,11 +84,25 @@ void walk(int fd, const std::string& prefix, SweepReport& report, int depth) {
     }
     switch (type) {
       case DT_DIR: {
-        if (depth >= kMaxDepth) break;
+        if (depth >= kMaxDepth) {
+          // Not looked into, so not known to be clean: git would go on reading there.
+          report.failed.push_back(rel + " (a folder nested more than " + std::to_string(kMaxDepth) +
+                                  " deep): not checked");
+          break;
+        }
         int sub = ::openat(::dirfd(dir), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) walk(sub, rel + "/", report, depth + 1);
+        if (sub >= 0) walk(sub, root, rel + "/", report, depth + 1);
         break;
       }
+      case DT_LNK:
+        if (!read_by_git(name) || leads_to_a_file_inside(root, rel)) break;
+        if (remove_entry(::dirfd(dir), name))
+          report.removed.push_back(rel +
+                                   " (a symlink to something outside the worktree or not a file)");
+        else
+          report.failed.push_back(rel +
+                                  " (a symlink git would read through): " + std::strerror(errno));
+        break;
       case DT_FIFO:
       case DT_SOCK:
       case DT_CHR:
@@ -112,7 +148,11 @@ std::string list(const std::vector<std::string>& names) {
 SweepReport sweep_worktree(const std::filesystem::path& root) {
   SweepReport report;
   int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd >= 0) walk(fd, "", report, 0);
+  if (fd < 0) return report;
+  char* real = ::realpath(root.c_str(), nullptr);
+  std::string real_root = real != nullptr ? real : root.string();
+  std::free(real);
+  walk(fd, real_root, "", report, 0);
   return report;
 }
 

@@ -7,6 +7,7 @@
 #include <loopr/core/repo_paths.hpp>
 
 #include "git/history.hpp"
+#include "git/deadline.hpp"
 #include "git/libgit2.hpp"
 
 namespace loopr::git {
@@ -92,12 +93,14 @@ Result<CommitOutcome> commit_all(git_repository* repo, const std::filesystem::pa
 }  // namespace
 
 Result<CommitOutcome> Worktree::checkpoint(const std::string& message) const {
+  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
   return commit_all(repo.get(), path_, message);
 }
 
 Result<CommitOutcome> Worktree::checkpoint_at(const std::filesystem::path& path,
                                               const std::string& message) {
+  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path, OpenMode::exact));
   if (git_repository_is_bare(repo.get()))
     return make_error(ErrorCode::invalid_argument, path.string() + " is a bare repository");

@@ -5,6 +5,7 @@
 #include <loopr/git/worktree.hpp>
 
 #include "git/history.hpp"
+#include "git/deadline.hpp"
 #include "git/libgit2.hpp"
 #include "git/text.hpp"
 
@@ -148,6 +149,7 @@ Result<std::string> Worktree::diff(const DiffLimits& limits) const {
 }
 
 Result<std::string> Worktree::diff_since(const std::string& since, const DiffLimits& limits) const {
+  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
   LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
   LOOPR_ASSIGN(git_oid start, start_commit(repo.get(), since, head));
@@ -157,6 +159,7 @@ Result<std::string> Worktree::diff_since(const std::string& since, const DiffLim
 
 Result<std::vector<std::string>> Worktree::changes_since(const std::string& since,
                                                          std::size_t max_paths) const {
+  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
   LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
   LOOPR_ASSIGN(git_oid start, start_commit(repo.get(), since, head));
@@ -172,6 +175,7 @@ Result<std::vector<std::string>> Worktree::last_commit_changes(std::size_t max_p
 
 Result<WorkState> Worktree::read_work_state(const std::filesystem::path& path,
                                             const WorkStateOptions& options) {
+  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path, OpenMode::exact));
   if (git_repository_is_bare(repo.get()))
     return make_error(ErrorCode::invalid_argument, path.string() + " is a bare repository");

@@ -12,6 +12,7 @@
 #include <loopr/git/worktree.hpp>
 
 #include "git/history.hpp"
+#include "git/deadline.hpp"
 #include "git/libgit2.hpp"
 
 namespace loopr::git {
@@ -136,6 +137,7 @@ Result<void> find_renames(git_diff* diff) {
 
 Result<std::vector<PathChange>> Worktree::path_changes_since(
     const std::string& since, const std::vector<std::string>& content_patterns) const {
+  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
   LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
   LOOPR_ASSIGN(git_oid start, start_commit(repo.get(), since, head));

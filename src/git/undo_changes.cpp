@@ -9,6 +9,7 @@
 #include <loopr/core/worktree_sweep.hpp>
 #include <loopr/git/worktree.hpp>
 
+#include "git/deadline.hpp"
 #include "git/libgit2.hpp"
 
 namespace loopr::git {
@@ -17,6 +18,7 @@ using namespace detail;
 
 Result<std::vector<std::string>> Worktree::undo_changes_except(
     const std::set<std::string>& keep) const {
+  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
   // Before libgit2 reads the work tree: a FIFO `.gitignore` would block this thread for good.
   SweepReport swept = sweep_worktree(path_);
   if (!swept.failed.empty())

@@ -96,3 +96,52 @@ TEST(WorktreeSweep, ASetuidFileWithAnotherLinkLosesOnlyItsNameHere) {
   EXPECT_EQ(mode_of(outside / "passwd") & 07777, 04755u) << "the other name keeps its mode";
   ASSERT_EQ(r.removed.size(), 1u) << describe(r);
 }
+
+// libgit2 opens .gitignore, .gitattributes and .gitmodules through a symlink: one leading to a
+// FIFO outside (or to anything but a file inside) goes; one leading to a file inside stays.
+TEST(WorktreeSweep, ASymlinkedGitFileStaysOnlyWhenItLeadsToAFileInside) {
+  TempDir dir("loopr-sweep");
+  fs::path outside = dir.path() / "outside";
+  fs::path root = dir.path() / "wt";
+  fs::create_directories(outside);
+  fs::create_directories(root / "sub");
+  ASSERT_EQ(::mkfifo((outside / "fifo").c_str(), 0644), 0);
+  write_file(outside / "rules", "*.o\n");
+  write_file(root / "shared/gitignore", "*.tmp\n");
+  fs::create_symlink(outside / "fifo", root / ".gitignore");
+  fs::create_symlink("../../outside/rules", root / "sub/.gitattributes");
+  fs::create_symlink("/nonexistent", root / "sub/.gitignore");
+  fs::create_symlink("sub", root / ".gitmodules");  // a folder
+  fs::create_symlink("../shared/gitignore", root / "shared/.gitignore");
+  fs::create_symlink(outside / "fifo", root / "other-link");  // not a file git reads
+
+  SweepReport r = sweep_worktree(root);
+  EXPECT_TRUE(r.failed.empty()) << describe(r);
+  for (const char* gone : {".gitignore", "sub/.gitattributes", "sub/.gitignore", ".gitmodules"}) {
+    EXPECT_FALSE(fs::exists(fs::symlink_status(root / gone))) << gone;
+    EXPECT_TRUE(contains(r.removed, std::string(gone) +
+                                        " (a symlink to something outside the worktree or not a "
+                                        "file)"))
+        << gone << "\n"
+        << describe(r);
+  }
+  EXPECT_TRUE(fs::is_symlink(root / "shared/.gitignore"));
+  EXPECT_TRUE(fs::is_symlink(root / "other-link"));
+  EXPECT_TRUE(S_ISFIFO(mode_of(outside / "fifo"))) << "nothing outside is touched";
+  EXPECT_EQ(r.removed.size(), 4u) << describe(r);
+}
+
+// A folder deeper than the walk goes is not known to be clean: reported, so nothing reads it.
+TEST(WorktreeSweep, AFolderTooDeepToWalkIsReportedNotSkipped) {
+  TempDir dir("loopr-sweep");
+  fs::path root = dir.path();
+  std::string deep;
+  for (int i = 0; i < 300; ++i) deep += "d/";
+  fs::create_directories(root / deep);
+  ASSERT_EQ(::mkfifo((root / deep / ".gitignore").c_str(), 0644), 0);
+  SweepReport r = sweep_worktree(root);
+  ASSERT_EQ(r.failed.size(), 1u) << describe(r);
+  EXPECT_NE(r.failed[0].find("nested more than 256 deep): not checked"), std::string::npos)
+      << r.failed[0];
+  EXPECT_NE(describe(r).find("could not remove or clear"), std::string::npos);
+}

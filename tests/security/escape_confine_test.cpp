@@ -43,13 +43,19 @@ TEST_F(EscapeTest, TheModelsTextCannotDriveThePersonsTerminal) {
                  {{"path", "{{first_user.1}}"},
                   {"old_string", "Write a file."},
                   {"new_string", "Write a file. " + kHostile}}}};
-  const std::string check =
-      "printf 'CHECK \\033]52;c;cHduZWQ=\\007 \\033[2J \\302\\233 cut\\342\\234\\n'\n"
-      "if [ -e fail-once ]; then rm -f fail-once; echo 'failing once'; exit 1; fi\necho ok\n";
+  // The runner (the base's, which the model may not change) runs every test file, and the model
+  // adds one (new tests are free) that prints controls into the validation output.
+  write_file(
+      repo / "check.sh",
+      "for t in t_*.sh; do if [ -e \"$t\" ]; then sh \"$t\"; fi; done\n"
+      "if [ -e fail-once ]; then rm -f fail-once; echo 'failing once'; exit 1; fi\necho ok\n");
+  ASSERT_EQ(run_command("git commit -q -am runner", repo.string()).exit_code, 0);
+  const std::string test =
+      "printf 'CHECK \\033]52;c;cHduZWQ=\\007 \\033[2J \\302\\233 cut\\342\\234\\n'\n";
   code_tricks = {
       cmd("printf 'OUT \\033]0;pwned-title\\007 \\033[8mhidden \\302\\233 split\\342\\234 "
           "bad\\377\\376\\n'; touch fail-once; echo printed"),
-      {"write_file", {{"path", "check.sh"}, {"content", check}}},
+      {"write_file", {{"path", "t_term.sh"}, {"content", test}}},
       {"ask_user", {{"question", "Which one? " + kHostile}}}};
   prepare();
   ASSERT_EQ((loopr("submit 'Show me'"), submit_exit), 0);
@@ -176,6 +182,29 @@ TEST_F(EscapeTest, FifosAndSocketsDoNotOutliveTheCommand) {
   auto left = run_command("find " + q(repo / ".loopr") +
                           " -path '*/.loopr/run' -prune -o \\( -type p -o -type s \\) -print");
   EXPECT_EQ(left.output, "") << "special files left on the host";
+  expect_no_secret_anywhere();
+}
+
+// 31b. A symlinked .gitignore (and .gitattributes) in a folder, leading to a FIFO on the host,
+// which the sandbox cannot reach but the daemon's git would open: removed after the command, so the
+// checkpoint does not block a pool thread for good, and the model is told.
+TEST_F(EscapeTest, ASymlinkedGitignoreToAFifoOnTheHostDoesNotHangTheCheckpoint) {
+  const fs::path fifo = fs::canonical(base.path()) / "host-fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  code_tricks = {cmd("mkdir -p sub && ln -s " + q(fifo) + " sub/.gitignore && ln -s " + q(fifo) +
+                     " sub/.gitattributes && ls -la sub; echo link-done")};
+  run_tree();
+  expect_tree_merged();
+  std::string conv = conversation("code-001-001-001");
+  EXPECT_NE(conv.find("link-done"), std::string::npos) << conv.substr(0, 3000);
+  EXPECT_NE(conv.find("sub/.gitignore (a symlink to something outside the worktree"),
+            std::string::npos)
+      << conv.substr(0, 3000);
+  EXPECT_NE(conv.find("sub/.gitattributes (a symlink"), std::string::npos) << conv.substr(0, 3000);
+  EXPECT_NE(run_command("git cat-file -e main:sub/.gitignore", repo.string()).exit_code, 0);
+  struct stat st {};
+  EXPECT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "nothing outside the worktree is touched";
   expect_no_secret_anywhere();
 }
 

@@ -87,9 +87,14 @@ class EscapeTest : public ::testing::Test {
   std::vector<Call> plan_tricks;  ///< the plan loop's first turn, before it writes its plan
   std::vector<Call> plan_after;   ///< the same turn, after it wrote its plan
   std::vector<Call> code_tricks;  ///< the code loop's first turn of iteration 1
-  std::string extra_config;       ///< appended to .loopr/config.yml
+  /// The code loop makes `code_tricks` in every iteration, a fresh retry's too (a model that
+  /// keeps at it), not only in its first.
+  bool tricks_every_iteration = false;
+  std::string extra_config;  ///< appended to .loopr/config.yml
+  std::string loops_extra;   ///< more lines of its `loops:` (e.g. `  review: {…}\n`)
+  std::string extra_rules;   ///< more mock-llm rules, after the fixture's own
   std::string llm_config = "  provider: anthropic\n  model: claude-sonnet-5-5\n";  ///< in `llm:`
-  std::string phase_files;        ///< the phase's `- Files:` list (empty: no such line)
+  std::string phase_files;  ///< the phase's `- Files:` list (empty: no such line)
   int submit_exit = -1;
   std::string submit_output;
 
@@ -214,11 +219,11 @@ class EscapeTest : public ::testing::Test {
     y += "  - name: phase\n    match: {loop_type: phase, first_user: "
          "\"`(\\\\.loopr/phases/[^`]+)`\"}\n    reply:\n" +
          tool_uses({}, writer(phase));
-    y += "  - name: code-hostile\n    match: {loop_type: code, first_user: \"iteration 1 of\"}\n   "
-         " reply:\n" +
+    y += std::string("  - name: code-hostile\n    match: {loop_type: code") +
+         (tricks_every_iteration ? "" : ", first_user: \"iteration 1 of\"") + "}\n    reply:\n" +
          tool_uses(code_tricks, code_file);
     y += "  - name: code\n    match: {loop_type: code}\n    reply:\n" + tool_uses({}, code_file);
-    return y;
+    return y + extra_rules;
   }
 
   /// Writes the config, starts the mock model and runs `submit --wait --yes` to the tree's end.
@@ -235,13 +240,15 @@ class EscapeTest : public ::testing::Test {
   void prepare() {
     mock = std::make_unique<MockLlm>(script());
     write_file(repo / ".loopr/config.yml",
-               "base_branch: main\nmerge: auto\nllm:\n" + llm_config + "  base_url: " +
-                   mock->url() +
+               "base_branch: main\nmerge: auto\nllm:\n" + llm_config +
+                   "  base_url: " + mock->url() +
                    "\n  max_retries: 2\nconcurrency:\n  max_loops: 10\n  llm_slots: 8\n  "
                    "requests_per_minute: 100000\n"
                    "limits:\n  no_progress_iterations: 3\nloops:\n  code: {max_iterations: 3, "
                    "validation: \"sh check.sh\", "
-                   "iteration_timeout: 2m}\nsandbox:\n  limits: {processes: 128, file_size: 32M, "
+                   "iteration_timeout: 2m}\n" +
+                   loops_extra +
+                   "sandbox:\n  limits: {processes: 128, file_size: 32M, "
                    "tmp_size: 32M, memory: 1G}\n" +
                    extra_config);
     run_command("git add .loopr/config.yml && git commit -q -m config", repo.string());

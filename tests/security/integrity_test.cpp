@@ -31,15 +31,16 @@ class IntegrityTest : public EscapeTest {
   }
 };
 
-// 29. (a) The runner rewritten to pass: every iteration fails without running it, and the tree
-// never reaches main.
+// 29. (a) The runner rewritten to pass, in every iteration (the fresh retry's too): every
+// iteration fails without running it, the loop fails (exit 1), and the tree never reaches main.
 TEST_F(IntegrityTest, ARewrittenTestRunnerNeverReachesTheBaseBranch) {
   code_tricks = {{"write_file", {{"path", "check.sh"}, {"content", "echo RUNNER-REWRITTEN\n"}}}};
+  tricks_every_iteration = true;
   prepare();
   const std::string main_before = rev(repo, "main");
   const std::string check_before = read_file(repo / "check.sh");
   submit();
-  EXPECT_NE(submit_exit, 0) << submit_output;
+  EXPECT_EQ(submit_exit, 1) << submit_output;
   EXPECT_EQ(rev(repo, "main"), main_before);
   EXPECT_EQ(read_file(repo / "check.sh"), check_before);
   EXPECT_EQ(run_command("git show main:check.sh", repo.string()).output, check_before);
@@ -58,14 +59,16 @@ TEST_F(IntegrityTest, ARewrittenTestRunnerNeverReachesTheBaseBranch) {
   EXPECT_NE(prompts.output.find("decides whether tests pass"), std::string::npos);
 }
 
-// 29. (b) An existing test the phase does not name, neutered: the same.
+// 29. (b) An existing test the phase does not name, neutered in every iteration: the same.
 TEST_F(IntegrityTest, ANeuteredUnrelatedTestNeverReachesTheBaseBranch) {
   add_unrelated_test();
   code_tricks = {{"write_file", {{"path", "tests/t_other.sh"}, {"content", "exit 0\n"}}}};
+  tricks_every_iteration = true;
   prepare();
   const std::string main_before = rev(repo, "main");
   submit();
-  EXPECT_NE(submit_exit, 0) << submit_output;
+  EXPECT_EQ(submit_exit, 1) << submit_output;
+  EXPECT_EQ(show_json("code-001-001-001")["status"], "failed");
   EXPECT_EQ(rev(repo, "main"), main_before);
   EXPECT_NE(run_command("git show main:tests/t_other.sh", repo.string()).output.find("math"),
             std::string::npos);
@@ -74,6 +77,63 @@ TEST_F(IntegrityTest, ANeuteredUnrelatedTestNeverReachesTheBaseBranch) {
   EXPECT_NE(first.value("validation_log", "").find("changed existing tests: tests/t_other.sh"),
             std::string::npos)
       << first.dump();
+}
+
+// 29. (b) once: the model neuters the test in its first attempt only. That attempt fails; its
+// fresh retry starts again from the integration branch (the first attempt's commits kept aside
+// on loopr/archive/…), does honest work and merges; the neutered test is in no commit of main.
+TEST_F(IntegrityTest, ANeuteredTestLeftInAFailedFirstAttemptIsInNoCommitOfTheBaseBranch) {
+  add_unrelated_test();
+  code_tricks = {{"write_file", {{"path", "tests/t_other.sh"}, {"content", "exit 0\n"}}}};
+  run_tree();
+  expect_tree_merged();
+  auto code = show_json("code-001-001-001");
+  ASSERT_TRUE(code["iterations"].is_array()) << code.dump();
+  ASSERT_FALSE(code["iterations"].empty());
+  EXPECT_EQ(code["iterations"][0].value("summary", ""),
+            "changed existing tests: tests/t_other.sh (not listed in its phase)")
+      << code.dump();
+  EXPECT_EQ(code["iterations"].back().value("status", ""), "passed") << code.dump();
+  // Only the commit that added it ever touched the test on main.
+  EXPECT_EQ(run_command("git rev-list main -- tests/t_other.sh | wc -l", repo.string()).output,
+            "1\n");
+  EXPECT_NE(run_command("git show main:tests/t_other.sh", repo.string()).output.find("math"),
+            std::string::npos);
+  // The neutered copy is kept, where the person can look, off every branch loopr merges.
+  EXPECT_EQ(
+      run_command("git show loopr/archive/code-001-001-001:tests/t_other.sh", repo.string()).output,
+      "exit 0\n");
+}
+
+// 29. item 3 through the real daemon: the optional reviewer fails the first iteration whose tests
+// pass; the loop goes back with the reviewer's words in its prompt, the second review passes and
+// the tree merges. The verdict is in show, show --iteration (review.md) and the event log.
+TEST_F(IntegrityTest, AFailedReviewSendsTheLoopBackAndThePassingOneMerges) {
+  loops_extra = "  review: {enabled: true, max_rounds: 2, max_attempts: 2}\n";
+  extra_rules =
+      "  - name: reviewer\n    match: {loop_type: review}\n    replies:\n"
+      "      - {text: \"FAIL: REVIEW-SAYS no test for the file\\n- add tests/t_file.sh\"}\n"
+      "      - {text: \"PASS looks right\"}\n";
+  run_tree();
+  expect_tree_merged();
+  auto code = show_json("code-001-001-001");
+  ASSERT_EQ(code["iterations"].size(), 2u) << code.dump();
+  EXPECT_EQ(code["iterations"][0].value("status", ""), "failed") << code.dump();
+  EXPECT_NE(code["iterations"][0].value("summary", "").find("no test for the file"),
+            std::string::npos)
+      << code.dump();
+  EXPECT_EQ(code["iterations"][1].value("status", ""), "passed") << code.dump();
+  std::string first = loopr("show code-001-001-001 --iteration 1");
+  EXPECT_NE(first.find("REVIEW-SAYS"), std::string::npos) << first;
+  EXPECT_NE(read_file(repo / ".loopr/logs/loops/code-001-001-001/iterations/002/prompt.md")
+                .find("add tests/t_file.sh"),
+            std::string::npos);
+  std::string logs = loopr("logs code-001-001-001");
+  EXPECT_NE(logs.find("review_finished"), std::string::npos) << logs;
+  // Two reviewer calls reached the model (the mock's log names the rule that answered).
+  EXPECT_EQ(
+      run_command("grep -c '\"rule\": *\"reviewer\"' " + shell_quote(mock->log_path())).output,
+      "2\n");
 }
 
 // 29. (c) Honest work: the phase names the test it updates, and the tree merges.
@@ -112,11 +172,13 @@ TEST_F(IntegrityTest, OtherToolsAutoRunFilesAreHeldForThePerson) {
   auto plan = show_json("001");
   EXPECT_EQ(plan["status"], "blocked");
   EXPECT_EQ(plan["end_reason"], "held_for_review") << plan.dump();
-  for (const std::string& told : {submit_output, loopr("show 001")}) {
+  for (const std::string& told : {submit_output, loopr("show 001"), loopr("review </dev/null"),
+                                  loopr("review 001 </dev/null")}) {
     EXPECT_NE(told.find("other tools' auto-run files"), std::string::npos) << told;
     for (const char* path : {".vscode/tasks.json", ".claude/settings.json", ".envrc"})
       EXPECT_NE(told.find(path), std::string::npos) << path << " in\n" << told;
   }
+  EXPECT_NE(loopr("review 001 </dev/null").find("`loopr merge 001` merges it"), std::string::npos);
   // The person looked and merges it.
   std::string merged = loopr("merge 001");
   EXPECT_EQ(submit_exit, 0) << merged;

@@ -23,7 +23,10 @@ struct SweepReport {
 /// Walks `root` (never following a symlink, never opening anything but folders; `.git` is left
 /// alone) and removes every FIFO, socket and device node, and clears the setuid and setgid bits
 /// of every file (a setuid file with other hard links is removed instead: its bits belong to
-/// the other name too). Safe to run on a folder nothing runs in any more.
+/// the other name too). A `.gitignore`, `.gitattributes` or `.gitmodules` that is a symlink
+/// (libgit2 reads through it) stays only when it leads to a regular file inside `root`. A folder
+/// nested too deep to walk is reported as failed (unchecked). Safe to run on a folder nothing
+/// runs in any more.
 SweepReport sweep_worktree(const std::filesystem::path& root);
 
 /// What a sweep did, for a command's output (the model reads it) and the logs: one
