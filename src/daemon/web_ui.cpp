@@ -108,6 +108,21 @@ web::ShownFile read_artifact(const RepoPaths& paths, const json& loop, const std
   return f;
 }
 
+constexpr int kMaxForkWalk = 10'000;  // commits walked back to find where a loop's work starts
+
+/// Whether a commit message is one loopr wrote for loop `id` ("loopr(ID): …").
+bool made_for(std::string_view message, std::string_view id) {
+  const std::string_view prefix = "loopr(";
+  return message.starts_with(prefix) && message.substr(prefix.size()).starts_with(id) &&
+         message.substr(prefix.size() + id.size()).starts_with("):");
+}
+
+/// Whether it is one loopr wrote for another loop (a commit the model made itself is neither).
+bool made_for_another(std::string_view message, std::string_view id) {
+  return message.starts_with("loopr(") && message.find("):") != std::string_view::npos &&
+         !made_for(message, id);
+}
+
 /// Passes the API's events on with no event name, so the page's script gets every one as a
 /// `message` (it only needs to know that something changed).
 class UnnamedEvents final : public EventStream {
@@ -389,12 +404,35 @@ awaitable<Response> WebUi::handle(Request req) {
         out.diff.problem = repo.error().message;
         return out;
       }
+      // Where the loop's own work starts: a plan's own branch starts where the base was when
+      // it began, so its tree's change is everything on its integration branch since; a loop
+      // of the tree starts from its integration branch, so its work is what its branch added
+      // since the last commit loopr made for another loop. Once merged, `base...branch` is
+      // empty: the fork point still shows the work. Unknown: the fork from the base.
+      std::optional<std::string> fork;
+      for (const auto& b : is_plan ? std::vector<std::string>{own, git::archive_branch(id)}
+                                   : std::vector<std::string>{}) {
+        if (b.empty()) continue;
+        auto found = repo->first_parent_where(
+            b, [&id](std::string_view m) { return !made_for(m, id); }, kMaxForkWalk);
+        if (found && *found) {
+          fork = *found;
+          break;
+        }
+      }
       git::DiffLimits limits;
       limits.max_lines = 50'000;
       limits.max_bytes = kMaxFileBytes;
       std::string problem;
       for (const auto& branch : branches) {
-        auto diff = repo->diff_since_fork(base, branch, limits);
+        std::optional<std::string> from = fork;
+        if (!is_plan) {
+          auto found = repo->first_parent_where(
+              branch, [&id](std::string_view m) { return made_for_another(m, id); }, kMaxForkWalk);
+          if (found && *found) from = *found;
+        }
+        const std::string from_rev = from.value_or(base);
+        auto diff = repo->diff_since_fork(from_rev, branch, limits);
         if (!diff) {
           if (problem.empty()) problem = "no diff: " + diff.error().message;
           continue;
@@ -402,7 +440,7 @@ awaitable<Response> WebUi::handle(Request req) {
         // The first branch that has a diff names the section; a later one replaces it only
         // when it holds a change the earlier ones did not show.
         if (out.diff.text && diff->empty()) continue;
-        out.label = "git diff " + base + "..." + branch;
+        out.label = "git diff " + (from ? from->substr(0, 12) : base) + "..." + branch;
         out.diff.path = branch;
         out.diff.text = std::move(*diff);
         if (!out.diff.text->empty()) break;
