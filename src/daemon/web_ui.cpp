@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 
+#include <loopr/api/views.hpp>
 #include <loopr/core/embedded.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/git/branches.hpp>
@@ -77,8 +78,9 @@ web::ShownFile read_shown(const std::filesystem::path& p, std::string shown_path
 
 /// An artifact: from the loop's worktree while it has one, else as committed on its branch, on
 /// its plan's integration branch, or in the main work tree (merged).
-web::ShownFile read_artifact(const RepoPaths& paths, const json& loop, const std::string& rel) {
-  const std::string worktree = web::str(loop, "worktree");
+web::ShownFile read_artifact(const RepoPaths& paths, const api::LoopRow& loop,
+                             const std::string& rel) {
+  const std::string& worktree = loop.worktree;
   const bool inside = !rel.empty() && rel.front() != '/' && rel.find("..") == std::string::npos;
   if (!worktree.empty() && inside) {
     auto f = read_shown(std::filesystem::path(worktree) / rel, rel);
@@ -92,10 +94,9 @@ web::ShownFile read_artifact(const RepoPaths& paths, const json& loop, const std
     return f;
   }
   std::vector<std::string> branches;
-  if (!web::str(loop, "branch").empty()) branches.push_back(web::str(loop, "branch"));
-  branches.push_back(git::archive_branch(web::str(loop, "id")));
-  if (!web::str(loop, "plan_id").empty())
-    branches.push_back(git::integration_branch(web::str(loop, "plan_id")));
+  if (!loop.branch.empty()) branches.push_back(loop.branch);
+  branches.push_back(git::archive_branch(loop.id));
+  if (!loop.plan_id.empty()) branches.push_back(git::integration_branch(loop.plan_id));
   for (const auto& b : branches) {
     auto text = repo->read_file(b, rel, kMaxFileBytes);
     if (!text) continue;
@@ -169,7 +170,7 @@ struct WebUi::State {
     co_return answer;
   }
 
-  web::PageFrame frame(std::string title, std::string nav, const json& loops,
+  web::PageFrame frame(std::string title, std::string nav, const std::vector<api::LoopRow>& loops,
                        std::int64_t since = -1) const {
     web::PageFrame f;
     f.title = std::move(title);
@@ -181,7 +182,7 @@ struct WebUi::State {
     return f;
   }
 
-  std::string error_page(const json& loops, const std::string& message) const {
+  std::string error_page(const std::vector<api::LoopRow>& loops, const std::string& message) const {
     return web::page(frame("Not found", "", loops),
                      web::error_body(message, web::href("/", token())));
   }
@@ -252,9 +253,9 @@ awaitable<Response> WebUi::handle(Request req) {
   const std::uint64_t since = co_await run_blocking(s.reads, since_of);
   Response listed = co_await s.call("GET", "/v1/loops");
   if (listed.status != 200)
-    co_return html_response(listed.status,
-                            s.error_page(json::array(), web::str(listed.body, "error")));
-  json loops = listed.body.value("loops", json::array());
+    co_return html_response(listed.status, s.error_page({}, web::str(listed.body, "error")));
+  // The API's answers read with the CLI's decoders (loopr/api/views.hpp), not field by field.
+  const std::vector<api::LoopRow> loops = api::loop_rows_from_json(listed.body);
   const std::int64_t now = now_ms();
 
   if (req.method == "POST") {
@@ -290,12 +291,12 @@ awaitable<Response> WebUi::handle(Request req) {
     view.now_ms = now;
     std::vector<std::string> plans;
     for (const auto& row : loops)
-      if (web::str(row, "type") == "plan") plans.push_back(web::str(row, "id"));
+      if (row.is_plan()) plans.push_back(row.id);
     if (plans.size() > kMaxPlansWithDetail)
       plans.erase(plans.begin(), plans.end() - static_cast<long>(kMaxPlansWithDetail));
     for (const auto& id : plans) {
       Response d = co_await s.call("GET", "/v1/loops/" + id);
-      if (d.status == 200) view.plans[id] = std::move(d.body);
+      if (d.status == 200) view.plans[id] = api::loop_detail_from_json(d.body);
     }
     std::string section = web::tree_section(view, s.token());
     if (part == "tree") co_return html_response(200, std::move(section));
@@ -307,18 +308,15 @@ awaitable<Response> WebUi::handle(Request req) {
   if (parts.size() == 1 && parts[0] == "gate") {
     web::GateView view;
     for (const auto& row : loops) {
-      const std::string status = web::str(row, "status");
-      if (status == "awaiting_answer") view.questions.push_back(row);
-      if (status != "awaiting_approval" || web::str(row, "type") != "plan") continue;
-      Response d = co_await s.call("GET", "/v1/loops/" + web::str(row, "id"));
+      if (row.status == LoopStatus::awaiting_answer) view.questions.push_back(row);
+      if (row.status != LoopStatus::awaiting_approval || !row.is_plan()) continue;
+      Response d = co_await s.call("GET", "/v1/loops/" + row.id);
       if (d.status != 200) continue;
       web::GatePlan plan;
-      plan.detail = std::move(d.body);
-      std::string rel;
-      if (plan.detail.contains("artifacts") && plan.detail["artifacts"].is_array() &&
-          !plan.detail["artifacts"].empty() && plan.detail["artifacts"][0].is_string())
-        rel = plan.detail["artifacts"][0].get<std::string>();
-      const json detail = plan.detail;
+      plan.detail = api::loop_detail_from_json(d.body);
+      const std::string rel =
+          plan.detail.loop.artifacts.empty() ? std::string() : plan.detail.loop.artifacts.front();
+      const api::LoopRow detail = plan.detail.loop;
       const RepoPaths paths = s.ctx.paths;
       auto read = [paths, detail, rel] { return read_artifact(paths, detail, rel); };
       plan.plan = co_await run_blocking(s.reads, read);
@@ -366,22 +364,21 @@ awaitable<Response> WebUi::handle(Request req) {
     if (d.status != 200)
       co_return html_response(d.status, s.error_page(loops, web::str(d.body, "error")));
     web::LoopView view;
-    view.detail = std::move(d.body);
+    view.detail = api::loop_detail_from_json(d.body);
     view.now_ms = now;
+    const api::LoopRow& loop = view.detail.loop;
     std::string base = s.ctx.config->base_branch;
     for (const auto& row : loops) {
-      if (web::str(row, "parent_id") == id) view.children.push_back(row);
-      if (web::str(row, "id") == web::str(view.detail, "plan_id") &&
-          !web::str(row, "base_branch").empty())
-        base = web::str(row, "base_branch");
+      if (row.parent_id == id) view.children.push_back(row);
+      if (row.id == loop.plan_id && !row.base_branch.empty()) base = row.base_branch;
     }
     if (part == "summary") co_return html_response(200, web::loop_summary_section(view, s.token()));
     // A plan's diff is its integration branch (the whole tree's change) once that holds
     // anything; before (at the gate) it is the plan's own branch: the plan it wrote.
-    const bool is_plan = web::str(view.detail, "type") == "plan";
-    const std::string own = web::str(view.detail, "branch");
+    const bool is_plan = loop.is_plan();
+    const std::string own = loop.branch;
     const RepoPaths paths = s.ctx.paths;
-    const json detail = view.detail;
+    const api::LoopRow detail = loop;
     struct Read {
       std::vector<web::ShownFile> artifacts;
       web::ShownFile diff;
@@ -389,10 +386,8 @@ awaitable<Response> WebUi::handle(Request req) {
     };
     auto read = [paths, detail, base, own, is_plan, id] {
       Read out;
-      if (detail.contains("artifacts") && detail["artifacts"].is_array())
-        for (const auto& a : detail["artifacts"])
-          if (a.is_string())
-            out.artifacts.push_back(read_artifact(paths, detail, a.get<std::string>()));
+      for (const auto& a : detail.artifacts)
+        out.artifacts.push_back(read_artifact(paths, detail, a));
       std::vector<std::string> branches;
       if (is_plan) branches.push_back(git::integration_branch(id));
       if (!own.empty()) branches.push_back(own);
@@ -452,7 +447,7 @@ awaitable<Response> WebUi::handle(Request req) {
     view.diff_label = std::move(files.label);
     view.artifacts = std::move(files.artifacts);
     view.diff = std::move(files.diff);
-    co_return html_response(200, web::page(s.frame(web::str(view.detail, "type") + " " + id, "",
+    co_return html_response(200, web::page(s.frame(std::string(to_string(loop.type)) + " " + id, "",
                                                    loops, static_cast<std::int64_t>(since)),
                                            web::loop_body(view, s.token())));
   }
