@@ -296,7 +296,8 @@ int run(int argc, char** argv) {
       "random token and print its address; starts the daemon if needed");
   web->add_option("--port", web_port, "Listen on this port (default: a free one)")
       ->option_text("N");
-  web->add_flag("--open", web_open, "Open the address in the browser (xdg-open)");
+  web->add_flag("--open", web_open,
+                "Open the address in the browser (xdg-open, else sensible-browser)");
   web->add_flag("--stop", web_stop, "Stop serving it (the address stops working)");
   on(web, [&] { return run_web(opts, web_port, web_open, web_stop); });
 

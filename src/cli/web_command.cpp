@@ -19,11 +19,19 @@ using nlohmann::json;
 
 namespace {
 
+// xdg-open: the desktop's choice; sensible-browser: Debian's ($BROWSER, x-www-browser,
+// www-browser). `open` only on macOS: on Debian it may be kbd's openvt.
+#ifdef __APPLE__
+constexpr const char* kOpeners[] = {"open"};
+#else
+constexpr const char* kOpeners[] = {"xdg-open", "sensible-browser"};
+#endif
+
 /// The program that opens a URL in the person's browser, or empty.
 std::string find_opener() {
   const char* path = std::getenv("PATH");
   if (path == nullptr) return {};
-  for (const char* name : {"xdg-open", "open", "sensible-browser"}) {
+  for (const char* name : kOpeners) {
     std::string dirs = path;
     std::size_t start = 0;
     while (start <= dirs.size()) {
@@ -80,7 +88,7 @@ int run_web(const GlobalOptions& opts, int port, bool open, bool stop) {
   if (open) {
     std::string opener = find_opener();
     if (opener.empty())
-      throw CommandError{kFailed, "no program to open a browser with (xdg-open, open)",
+      throw CommandError{kFailed, "no program to open a browser with (xdg-open, sensible-browser)",
                          "open the address above yourself"};
     // Detached, quiet: the browser outlives this command.
     pid_t pid = ::fork();

@@ -133,7 +133,10 @@ std::vector<std::pair<std::string, std::string>> web_security_headers() {
            "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"},
           {"X-Content-Type-Options", "nosniff"},
           {"X-Frame-Options", "DENY"},
-          {"Referrer-Policy", "no-referrer"},
+          // same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with
+          // the page's own form POSTs, which the Origin check must refuse; same-origin still
+          // keeps the address (and its token) from every other site.
+          {"Referrer-Policy", "same-origin"},
           {"Cache-Control", "no-store"},
           {"Cross-Origin-Opener-Policy", "same-origin"},
           {"Cross-Origin-Resource-Policy", "same-origin"}};

@@ -147,7 +147,7 @@ std::string page(const PageFrame& f, std::string_view body) {
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-      "<meta name=\"referrer\" content=\"no-referrer\">";
+      "<meta name=\"referrer\" content=\"same-origin\">";
   out += "<meta name=\"loopr-token\" content=\"" + esc(f.token) + "\">";
   out += "<title>" + esc(f.title) + " · loopr</title>";
   out += "<link rel=\"icon\" type=\"image/svg+xml\" href=\"" + href("/static/icon.svg", f.token) +

@@ -7,14 +7,7 @@
 
 namespace loopr::daemon::web {
 
-using nlohmann::json;
-
 namespace {
-
-double num(const json& j, const char* key) {
-  auto it = j.is_object() ? j.find(key) : j.end();
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
 
 std::string link(const std::string& id, const std::string& token) {
   return "<a href=\"" + href("/loop/" + url_encode(id), token) + "\">" + esc(id) + "</a>";
@@ -26,11 +19,9 @@ std::string field(const char* name, const std::string& value_html) {
   return std::string("<tr><th>") + name + "</th><td>" + value_html + "</td></tr>";
 }
 
-std::string when(const json& d, const char* key, std::int64_t now) {
-  const std::string text = str(d, key);
-  auto t = parse_timestamp(text);
-  if (!t) return esc(text);
-  return esc(text) + " <span class=\"dim\">(" + format_age(now - *t) + " ago)</span>";
+std::string when(TimestampMs t, std::int64_t now) {
+  if (!t) return {};
+  return esc(format_timestamp(t)) + " <span class=\"dim\">(" + format_age(now - t) + " ago)</span>";
 }
 
 std::string diff_html(const std::string& text) {
@@ -56,80 +47,78 @@ std::string diff_html(const std::string& text) {
   return out;
 }
 
-std::string gate_status(const json& d) {
-  if (!d.contains("integration") || !d["integration"].is_object()) return {};
-  const json& g = d["integration"];
-  return esc(str(g, "result")) + " " + esc(str(g, "summary")) + " <span class=\"dim\">" +
-         esc(str(g, "sha").substr(0, 12)) + "</span>";
+std::string gate_status(const api::LoopRow& d) {
+  if (!d.integration) return {};
+  const api::IntegrationView& g = *d.integration;
+  return esc(g.result) + " " + esc(g.summary) + " <span class=\"dim\">" + esc(g.sha.substr(0, 12)) +
+         "</span>";
 }
 
-std::string forecast_html(const json& d) {
-  std::string out;
-  if (d.contains("forecast") && d["forecast"].is_object()) {
-    const json& f = d["forecast"];
-    out += format_cost(num(f, "cost_usd")) + " (" + format_cost(num(f, "low")) + "–" +
-           format_cost(num(f, "high")) + "), " + esc(str(f, "loops")) + " loops, " +
-           esc(str(f, "model_calls")) + " model calls";
-    if (f.value("over_limit", false)) out += " <strong class=\"warn\">over the cost limit</strong>";
-  }
+std::string forecast_html(const api::LoopDetail& d) {
+  if (!d.forecast) return {};
+  const api::ForecastView& f = *d.forecast;
+  std::string out = format_cost(f.cost_usd) + " (" + format_cost(f.low) + "–" +
+                    format_cost(f.high) + "), " + std::to_string(f.loops) + " loops, " +
+                    std::to_string(f.model_calls) + " model calls";
+  if (f.over_limit) out += " <strong class=\"warn\">over the cost limit</strong>";
   return out;
 }
 
-std::string actual_html(const json& d) {
-  if (!d.contains("actual") || !d["actual"].is_object()) return {};
-  const json& a = d["actual"];
-  return format_cost(num(a, "cost_usd")) + ", " + esc(str(a, "loops")) + " loops, " +
-         esc(str(a, "model_calls")) + " model calls, " +
-         format_duration(static_cast<std::int64_t>(num(a, "duration_ms")));
+std::string actual_html(const api::LoopDetail& d) {
+  if (!d.actual) return {};
+  const api::ActualView& a = *d.actual;
+  return format_cost(a.cost_usd) + ", " + std::to_string(a.loops) + " loops, " +
+         std::to_string(a.model_calls) + " model calls, " + format_duration(a.duration_ms);
+}
+
+std::string end_reason_of(const api::LoopRow& d) {
+  return d.end_reason == EndReason::none ? std::string() : to_string(d.end_reason);
 }
 
 }  // namespace
 
 std::string loop_summary_section(const LoopView& v, const std::string& token) {
-  const json& d = v.detail;
-  const std::string id = str(d, "id");
+  const api::LoopRow& d = v.detail.loop;
+  const std::string& id = d.id;
   std::string out = "<section id=\"summary\" data-live=\"summary\"><table class=\"fields\">";
-  std::string status = status_badge(str(d, "status"));
-  if (!str(d, "status_reason").empty())
-    status += " <span class=\"reason\">" + esc(str(d, "status_reason")) + "</span>";
+  std::string status = status_badge(to_string(d.status));
+  if (!d.status_reason.empty())
+    status += " <span class=\"reason\">" + esc(d.status_reason) + "</span>";
   out += field("status", status);
-  out += field("end reason", esc(str(d, "end_reason")));
-  out += field("iteration", esc(str(d, "iteration")) + "/" + esc(str(d, "max_iterations")));
-  std::string cost = format_cost(num(d, "cost_usd")) + " <span class=\"dim\">(" +
-                     esc(str(d, "input_tokens")) + " in, " + esc(str(d, "output_tokens")) +
+  out += field("end reason", esc(end_reason_of(d)));
+  out += field("iteration", std::to_string(d.iteration) + "/" + std::to_string(d.max_iterations));
+  std::string cost = format_cost(d.cost_usd) + " <span class=\"dim\">(" +
+                     std::to_string(d.input_tokens) + " in, " + std::to_string(d.output_tokens) +
                      " out tokens)</span>";
-  if (str(d, "type") == "plan" || d.contains("tree_cost_usd"))
-    cost += " · whole tree " + format_cost(num(d, "tree_cost_usd"));
+  if (d.is_plan() || d.tree_cost_usd)
+    cost += " · whole tree " + format_cost(d.tree_cost_usd.value_or(0.0));
   out += field("cost", cost);
-  if (str(d, "type") == "plan") {
-    out += field("tree", "<span class=\"verdict v-" + esc(str(d, "tree_verdict")) + "\">" +
-                             esc(str(d, "tree_verdict")) + "</span>");
-    out += field("forecast", forecast_html(d));
-    out += field("actual", actual_html(d));
+  if (d.is_plan()) {
+    const std::string verdict = d.tree_verdict ? to_string(*d.tree_verdict) : "";
+    out +=
+        field("tree", "<span class=\"verdict v-" + esc(verdict) + "\">" + esc(verdict) + "</span>");
+    out += field("forecast", forecast_html(v.detail));
+    out += field("actual", actual_html(v.detail));
     out += field("integration", gate_status(d));
-    out += field("merge error", esc(str(d, "merge_error")));
+    out += field("merge error", esc(d.merge_error));
   }
-  if (!str(d, "parent_id").empty()) out += field("parent", link(str(d, "parent_id"), token));
-  if (!str(d, "plan_id").empty() && str(d, "plan_id") != id)
-    out += field("plan", link(str(d, "plan_id"), token));
-  out += field("question", esc(str(d, "question")));
-  out += field("answer", esc(str(d, "answer")));
-  out += field("input", esc(str(d, "input_artifact")));
-  out += field("branch", esc(str(d, "branch")));
-  out += field("worktree", esc(str(d, "worktree")));
-  if (d.contains("conflicts") && d["conflicts"].is_array()) {
-    std::string paths;
-    for (const auto& p : d["conflicts"])
-      paths += (paths.empty() ? "" : ", ") + esc(p.is_string() ? p.get<std::string>() : p.dump());
-    out += field("conflicts", paths);
-  }
-  out += field("created", when(d, "created_at", v.now_ms));
-  out += field("updated", when(d, "updated_at", v.now_ms));
+  if (!d.parent_id.empty()) out += field("parent", link(d.parent_id, token));
+  if (!d.plan_id.empty() && d.plan_id != id) out += field("plan", link(d.plan_id, token));
+  out += field("question", esc(d.question.value_or("")));
+  out += field("answer", esc(d.answer.value_or("")));
+  out += field("input", esc(v.detail.input_artifact));
+  out += field("branch", esc(d.branch));
+  out += field("worktree", esc(d.worktree));
+  std::string paths;
+  for (const auto& p : v.detail.conflicts) paths += (paths.empty() ? "" : ", ") + esc(p);
+  out += field("conflicts", paths);
+  out += field("created", when(d.created_at, v.now_ms));
+  out += field("updated", when(d.updated_at, v.now_ms));
   out += "</table>";
   if (!v.children.empty()) {
     out += "<p class=\"children\">children: ";
     for (const auto& c : v.children)
-      out += link(str(c, "id"), token) + " " + status_badge(str(c, "status")) + " ";
+      out += link(c.id, token) + " " + status_badge(to_string(c.status)) + " ";
     out += "</p>";
   }
   out += "</section>";
@@ -137,18 +126,17 @@ std::string loop_summary_section(const LoopView& v, const std::string& token) {
 }
 
 std::string loop_body(const LoopView& v, const std::string& token) {
-  const json& d = v.detail;
-  const std::string id = str(d, "id");
-  const std::string status = str(d, "status");
-  std::string out = "<h1><span class=\"type\">" + esc(str(d, "type")) + "</span> " + esc(id) +
-                    "</h1><p class=\"task\">" + esc(str(d, "task")) + "</p>";
+  const api::LoopRow& d = v.detail.loop;
+  const std::string& id = d.id;
+  std::string out = "<h1><span class=\"type\">" + esc(to_string(d.type)) + "</span> " + esc(id) +
+                    "</h1><p class=\"task\">" + esc(d.task) + "</p>";
   out += loop_summary_section(v, token);
-  if (status == "awaiting_approval" && str(d, "type") == "plan")
+  if (d.status == LoopStatus::awaiting_approval && d.is_plan())
     out += "<section class=\"decide\"><h2>Your decision</h2>" + gate_forms(id, token, "loop") +
            "</section>";
-  if (status == "awaiting_answer")
+  if (d.status == LoopStatus::awaiting_answer)
     out += "<section class=\"decide\"><h2>The loop asks</h2><pre class=\"asked\">" +
-           esc(str(d, "question")) + "</pre>" + answer_form(id, token, "loop") + "</section>";
+           esc(d.question.value_or("")) + "</pre>" + answer_form(id, token, "loop") + "</section>";
 
   for (const auto& a : v.artifacts) {
     out += "<section class=\"artifact-section\"><h2>Artifact <code>" + esc(a.path) +
@@ -171,33 +159,28 @@ std::string loop_body(const LoopView& v, const std::string& token) {
     out += diff_html(*v.diff.text);
   out += "</details></section>";
 
-  const std::string validation = str(d, "validation_output");
-  if (!validation.empty())
-    out += "<section><h2>Last validation output</h2><pre class=\"validation\">" + esc(validation) +
-           "</pre></section>";
-  if (d.contains("progress") && d["progress"].is_string() &&
-      !d["progress"].get<std::string>().empty())
+  if (!v.detail.validation_output.empty())
+    out += "<section><h2>Last validation output</h2><pre class=\"validation\">" +
+           esc(v.detail.validation_output) + "</pre></section>";
+  if (!v.detail.progress.empty())
     out += "<section><details><summary>Feedback carried to the next iteration</summary><pre>" +
-           esc(d["progress"].get<std::string>()) + "</pre></details></section>";
+           esc(v.detail.progress) + "</pre></details></section>";
 
   out += "<section class=\"iterations\"><h2>Iterations</h2>";
-  const json& its = d.contains("iterations") ? d["iterations"] : json::array();
-  if (!its.is_array() || its.empty()) out += "<p class=\"empty\">None yet.</p>";
-  if (its.is_array()) {
-    for (auto it = its.rbegin(); it != its.rend(); ++it) {
-      const json& r = *it;
-      const std::string n = str(r, "n");
-      const std::string path = "/loop/" + url_encode(id) + "/iterations/" + url_encode(n);
-      out += "<details class=\"iteration\" data-n=\"" + esc(n) + "\" data-src=\"" +
-             href(path, token, "part=body") + "\"><summary><span class=\"n\">#" + esc(n) +
-             "</span> " + status_badge(str(r, "status")) + " <span class=\"dim\">exit " +
-             esc(str(r, "exit_code").empty() ? "-" : str(r, "exit_code")) + " · " +
-             format_cost(num(r, "cost_usd")) + " · " +
-             format_duration(static_cast<std::int64_t>(num(r, "duration_ms"))) +
-             "</span> <span class=\"summary\">" + esc(str(r, "summary")) + "</span></summary>" +
-             "<div class=\"body\"><a href=\"" + href(path, token) +
-             "\">open the transcript</a></div></details>";
-    }
+  const auto& its = v.detail.iterations;
+  if (its.empty()) out += "<p class=\"empty\">None yet.</p>";
+  for (auto it = its.rbegin(); it != its.rend(); ++it) {
+    const api::IterationRow& r = *it;
+    const std::string n = std::to_string(r.n);
+    const std::string path = "/loop/" + url_encode(id) + "/iterations/" + n;
+    out += "<details class=\"iteration\" data-n=\"" + n + "\" data-src=\"" +
+           href(path, token, "part=body") + "\"><summary><span class=\"n\">#" + n + "</span> " +
+           status_badge(r.status) + " <span class=\"dim\">exit " +
+           (r.exit_code ? std::to_string(*r.exit_code) : std::string("-")) + " · " +
+           format_cost(r.cost_usd) + " · " + format_duration(r.duration_ms) +
+           "</span> <span class=\"summary\">" + esc(r.summary) + "</span></summary>" +
+           "<div class=\"body\"><a href=\"" + href(path, token) +
+           "\">open the transcript</a></div></details>";
   }
   out += "</section>";
   return out;

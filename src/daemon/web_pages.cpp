@@ -12,21 +12,17 @@ using nlohmann::json;
 
 namespace {
 
-double num(const json& j, const char* key) {
-  auto it = j.is_object() ? j.find(key) : j.end();
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-
-std::int64_t created_ms(const json& row) {
-  auto t = parse_timestamp(str(row, "created_at"));
-  return t ? *t : 0;
-}
-
-int depth_of(const std::string& type) {
-  if (type == "spec") return 1;
-  if (type == "phase") return 2;
-  if (type == "code") return 3;
-  return 0;
+int depth_of(LoopType type) {
+  switch (type) {
+    case LoopType::spec:
+      return 1;
+    case LoopType::phase:
+      return 2;
+    case LoopType::code:
+      return 3;
+    default:
+      return 0;
+  }
 }
 
 std::string loop_link(const std::string& id, const std::string& token) {
@@ -44,64 +40,65 @@ std::string action_path(const std::string& id, const char* action) {
 }
 
 /// `forecast $x ($lo–$hi), N loops · actual $y, M loops`, or the cost spent so far.
-std::string forecast_line(const json& plan_row, const json* detail) {
+std::string forecast_line(const api::LoopRow& plan_row, const api::LoopDetail* detail) {
   std::string out;
-  if (detail != nullptr && detail->contains("forecast") && (*detail)["forecast"].is_object()) {
-    const json& f = (*detail)["forecast"];
-    out += "forecast " + format_cost(num(f, "cost_usd")) + " (" + format_cost(num(f, "low")) + "–" +
-           format_cost(num(f, "high")) + "), " + str(f, "loops") + " loops";
-    if (f.value("over_limit", false)) out += " <strong class=\"warn\">over the cost limit</strong>";
+  if (detail != nullptr && detail->forecast) {
+    const api::ForecastView& f = *detail->forecast;
+    out += "forecast " + format_cost(f.cost_usd) + " (" + format_cost(f.low) + "–" +
+           format_cost(f.high) + "), " + std::to_string(f.loops) + " loops";
+    if (f.over_limit) out += " <strong class=\"warn\">over the cost limit</strong>";
   }
-  if (detail != nullptr && detail->contains("actual") && (*detail)["actual"].is_object()) {
-    const json& a = (*detail)["actual"];
+  if (detail != nullptr && detail->actual) {
+    const api::ActualView& a = *detail->actual;
     if (!out.empty()) out += " · ";
-    out += "actual " + format_cost(num(a, "cost_usd")) + ", " + str(a, "loops") + " loops, " +
-           format_duration(static_cast<std::int64_t>(num(a, "duration_ms")));
+    out += "actual " + format_cost(a.cost_usd) + ", " + std::to_string(a.loops) + " loops, " +
+           format_duration(a.duration_ms);
   } else {
     if (!out.empty()) out += " · ";
-    out += "spent " + format_cost(num(plan_row, "tree_cost_usd"));
+    out += "spent " + format_cost(plan_row.tree_cost_usd.value_or(0.0));
   }
   return out;
 }
 
-std::string note_of(const json& row) {
-  std::string q = str(row, "question");
-  if (!q.empty() && str(row, "status") == "awaiting_answer") return "asks: " + q;
-  return str(row, "status_reason");
+std::string note_of(const api::LoopRow& row) {
+  if (row.question && !row.question->empty() && row.status == LoopStatus::awaiting_answer)
+    return "asks: " + *row.question;
+  return row.status_reason;
 }
 
-std::string loop_row(const json& row, const std::string& token, std::int64_t now) {
-  const std::string id = str(row, "id");
-  const std::string type = str(row, "type");
-  std::string out = "<tr class=\"d" + std::to_string(depth_of(type)) + "\" data-id=\"" + esc(id) +
-                    "\"><td class=\"idcell\">" + loop_link(id, token) + "</td>";
-  out += "<td>" + esc(type) + "</td><td class=\"st\">" + status_badge(str(row, "status")) + "</td>";
-  out += "<td class=\"num iter\">" + esc(str(row, "iteration")) + "/" +
-         esc(str(row, "max_iterations")) + "</td>";
-  out += "<td class=\"num\">" + format_cost(num(row, "cost_usd")) + "</td>";
-  std::int64_t created = created_ms(row);
-  out += "<td class=\"num\">" + (created ? format_age(now - created) : std::string("-")) + "</td>";
+std::string loop_row(const api::LoopRow& row, const std::string& token, std::int64_t now) {
+  const std::string type = to_string(row.type);
+  std::string out = "<tr class=\"d" + std::to_string(depth_of(row.type)) + "\" data-id=\"" +
+                    esc(row.id) + "\"><td class=\"idcell\">" + loop_link(row.id, token) + "</td>";
+  out +=
+      "<td>" + esc(type) + "</td><td class=\"st\">" + status_badge(to_string(row.status)) + "</td>";
+  out += "<td class=\"num iter\">" + std::to_string(row.iteration) + "/" +
+         std::to_string(row.max_iterations) + "</td>";
+  out += "<td class=\"num\">" + format_cost(row.cost_usd) + "</td>";
+  out += "<td class=\"num\">" +
+         (row.created_at ? format_age(now - row.created_at) : std::string("-")) + "</td>";
   out += "<td class=\"note\">" + esc(note_of(row)) + "</td></tr>";
   return out;
 }
 
+std::string verdict_of(const api::LoopRow& row) {
+  return row.tree_verdict ? to_string(*row.tree_verdict) : "";
+}
+
 }  // namespace
 
-int waiting_count(const json& loops) {
+int waiting_count(const std::vector<api::LoopRow>& loops) {
   int n = 0;
-  if (!loops.is_array()) return 0;
-  for (const auto& row : loops) {
-    const std::string status = str(row, "status");
-    if ((status == "awaiting_approval" && str(row, "type") == "plan") ||
-        status == "awaiting_answer")
+  for (const auto& row : loops)
+    if ((row.status == LoopStatus::awaiting_approval && row.is_plan()) ||
+        row.status == LoopStatus::awaiting_answer)
       ++n;
-  }
   return n;
 }
 
 std::string tree_section(const TreeView& view, const std::string& token) {
   std::string out = "<section id=\"tree\" data-live=\"tree\">";
-  if (!view.loops.is_array() || view.loops.empty()) {
+  if (view.loops.empty()) {
     out +=
         "<p class=\"empty\">No loops yet. Start one with <code>loopr submit \"what to "
         "build\"</code>.</p></section>";
@@ -115,18 +112,18 @@ std::string tree_section(const TreeView& view, const std::string& token) {
     open = false;
   };
   for (const auto& row : view.loops) {
-    const std::string plan = str(row, "plan_id").empty() ? str(row, "id") : str(row, "plan_id");
+    const std::string plan = row.plan_id.empty() ? row.id : row.plan_id;
     if (plan != current) {
       close();
       current = plan;
       open = true;
       out += "<article class=\"plan\" data-plan=\"" + esc(plan) + "\">";
-      if (str(row, "type") == "plan") {
+      if (row.is_plan()) {
         auto detail = view.plans.find(plan);
-        out += "<h2>" + loop_link(plan, token) + " <span class=\"task\">" + esc(str(row, "task")) +
-               "</span></h2><p class=\"meta\">tree: <span class=\"verdict v-" +
-               esc(str(row, "tree_verdict")) + "\">" + esc(str(row, "tree_verdict")) +
-               "</span> · " +
+        const std::string verdict = verdict_of(row);
+        out += "<h2>" + loop_link(plan, token) + " <span class=\"task\">" + esc(row.task) +
+               "</span></h2><p class=\"meta\">tree: <span class=\"verdict v-" + esc(verdict) +
+               "\">" + esc(verdict) + "</span> · " +
                forecast_line(row, detail == view.plans.end() ? nullptr : &detail->second) + "</p>";
       }
       out +=
@@ -176,13 +173,12 @@ std::string gate_body(const GateView& view, const std::string& token) {
   if (view.plans.empty() && view.questions.empty())
     out += "<p class=\"empty\">Nothing waits for you.</p>";
   for (const auto& p : view.plans) {
-    const std::string id = str(p.detail, "id");
+    const api::LoopRow& plan = p.detail.loop;
+    const std::string& id = plan.id;
     out += "<article class=\"gate-plan\" data-plan=\"" + esc(id) + "\"><h2>Plan " +
-           loop_link(id, token) + " <span class=\"task\">" + esc(str(p.detail, "task")) +
-           "</span></h2>";
-    out += "<p class=\"meta\">iteration " + esc(str(p.detail, "iteration")) + "/" +
-           esc(str(p.detail, "max_iterations")) + " · " + forecast_line(p.detail, &p.detail) +
-           "</p>";
+           loop_link(id, token) + " <span class=\"task\">" + esc(plan.task) + "</span></h2>";
+    out += "<p class=\"meta\">iteration " + std::to_string(plan.iteration) + "/" +
+           std::to_string(plan.max_iterations) + " · " + forecast_line(plan, &p.detail) + "</p>";
     out += "<div class=\"artifact\" data-path=\"" + esc(p.plan.path) + "\">";
     if (p.plan.text)
       out += markdown::render_safe_html(*p.plan.text);
@@ -192,10 +188,10 @@ std::string gate_body(const GateView& view, const std::string& token) {
   }
   if (!view.questions.empty()) out += "<h2>Questions</h2>";
   for (const auto& q : view.questions) {
-    const std::string id = str(q, "id");
-    out += "<article class=\"question\" data-loop=\"" + esc(id) + "\"><h3>" + loop_link(id, token) +
-           " <span class=\"task\">" + esc(str(q, "task")) + "</span></h3><pre class=\"asked\">" +
-           esc(str(q, "question")) + "</pre>" + answer_form(id, token, "gate") + "</article>";
+    out += "<article class=\"question\" data-loop=\"" + esc(q.id) + "\"><h3>" +
+           loop_link(q.id, token) + " <span class=\"task\">" + esc(q.task) +
+           "</span></h3><pre class=\"asked\">" + esc(q.question.value_or("")) + "</pre>" +
+           answer_form(q.id, token, "gate") + "</article>";
   }
   return out;
 }

@@ -1,4 +1,5 @@
-// The web UI's pages as pure functions of what the control API answers (its JSON) and of files
+// The web UI's pages as pure functions of what the control API answers (decoded into the typed
+// views of loopr/api/views.hpp, the CLI's own decoding) and of files
 // read for them (artifacts, the diff, transcripts): no I/O here, so every page is unit-tested with
 // hostile strings. Every model-written string goes through web::esc or markdown::render_safe_html.
 #pragma once
@@ -10,13 +11,15 @@
 #include <string>
 #include <vector>
 
+#include <loopr/api/views.hpp>
+
 namespace loopr::daemon::web {
 
 /// The tree page's data: `GET /v1/loops` rows (tree order) and, per plan, its
 /// `GET /v1/loops/{id}` detail (forecast and actual).
 struct TreeView {
-  nlohmann::json loops = nlohmann::json::array();
-  std::map<std::string, nlohmann::json> plans;
+  std::vector<api::LoopRow> loops;
+  std::map<std::string, api::LoopDetail> plans;
   std::int64_t now_ms = 0;
 };
 
@@ -24,7 +27,7 @@ struct TreeView {
 std::string tree_section(const TreeView& view, const std::string& token);
 
 /// How many things wait for the person: plans awaiting approval and loops awaiting an answer.
-int waiting_count(const nlohmann::json& loops);
+int waiting_count(const std::vector<api::LoopRow>& loops);
 
 /// A file shown on a page: its text, or why it could not be read.
 struct ShownFile {
@@ -36,13 +39,13 @@ struct ShownFile {
 
 /// A plan at the gate: its detail and its plan artifact.
 struct GatePlan {
-  nlohmann::json detail;
+  api::LoopDetail detail;
   ShownFile plan;
 };
 
 struct GateView {
   std::vector<GatePlan> plans;
-  std::vector<nlohmann::json> questions;  ///< loop rows in `awaiting_answer`
+  std::vector<api::LoopRow> questions;  ///< loop rows in `awaiting_answer`
 };
 
 /// The gate page's body: each plan awaiting approval (forecast, the plan rendered, approve /
@@ -64,8 +67,8 @@ std::string iteration_body(const IterationFiles& files);
 
 /// The loop page's data.
 struct LoopView {
-  nlohmann::json detail;                 ///< `GET /v1/loops/{id}`
-  std::vector<nlohmann::json> children;  ///< rows whose parent is this loop
+  api::LoopDetail detail;                ///< `GET /v1/loops/{id}`
+  std::vector<api::LoopRow> children;    ///< rows whose parent is this loop
   std::vector<ShownFile> artifacts;      ///< its output artifacts
   std::string diff_label;                ///< e.g. `git diff main...loopr/001-loops/002`
   ShownFile diff;                        ///< the branch's whole change

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 
+#include <loopr/api/views.hpp>
 #include <loopr/core/embedded.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/git/branches.hpp>
@@ -77,8 +78,9 @@ web::ShownFile read_shown(const std::filesystem::path& p, std::string shown_path
 
 /// An artifact: from the loop's worktree while it has one, else as committed on its branch, on
 /// its plan's integration branch, or in the main work tree (merged).
-web::ShownFile read_artifact(const RepoPaths& paths, const json& loop, const std::string& rel) {
-  const std::string worktree = web::str(loop, "worktree");
+web::ShownFile read_artifact(const RepoPaths& paths, const api::LoopRow& loop,
+                             const std::string& rel) {
+  const std::string& worktree = loop.worktree;
   const bool inside = !rel.empty() && rel.front() != '/' && rel.find("..") == std::string::npos;
   if (!worktree.empty() && inside) {
     auto f = read_shown(std::filesystem::path(worktree) / rel, rel);
@@ -92,10 +94,9 @@ web::ShownFile read_artifact(const RepoPaths& paths, const json& loop, const std
     return f;
   }
   std::vector<std::string> branches;
-  if (!web::str(loop, "branch").empty()) branches.push_back(web::str(loop, "branch"));
-  branches.push_back(git::archive_branch(web::str(loop, "id")));
-  if (!web::str(loop, "plan_id").empty())
-    branches.push_back(git::integration_branch(web::str(loop, "plan_id")));
+  if (!loop.branch.empty()) branches.push_back(loop.branch);
+  branches.push_back(git::archive_branch(loop.id));
+  if (!loop.plan_id.empty()) branches.push_back(git::integration_branch(loop.plan_id));
   for (const auto& b : branches) {
     auto text = repo->read_file(b, rel, kMaxFileBytes);
     if (!text) continue;
@@ -106,6 +107,21 @@ web::ShownFile read_artifact(const RepoPaths& paths, const json& loop, const std
   }
   f.problem = "cannot read " + rel + " (its worktree and branches do not hold it)";
   return f;
+}
+
+constexpr int kMaxForkWalk = 10'000;  // commits walked back to find where a loop's work starts
+
+/// Whether a commit message is one loopr wrote for loop `id` ("loopr(ID): …").
+bool made_for(std::string_view message, std::string_view id) {
+  const std::string_view prefix = "loopr(";
+  return message.starts_with(prefix) && message.substr(prefix.size()).starts_with(id) &&
+         message.substr(prefix.size() + id.size()).starts_with("):");
+}
+
+/// Whether it is one loopr wrote for another loop (a commit the model made itself is neither).
+bool made_for_another(std::string_view message, std::string_view id) {
+  return message.starts_with("loopr(") && message.find("):") != std::string_view::npos &&
+         !made_for(message, id);
 }
 
 /// Passes the API's events on with no event name, so the page's script gets every one as a
@@ -154,7 +170,7 @@ struct WebUi::State {
     co_return answer;
   }
 
-  web::PageFrame frame(std::string title, std::string nav, const json& loops,
+  web::PageFrame frame(std::string title, std::string nav, const std::vector<api::LoopRow>& loops,
                        std::int64_t since = -1) const {
     web::PageFrame f;
     f.title = std::move(title);
@@ -166,7 +182,7 @@ struct WebUi::State {
     return f;
   }
 
-  std::string error_page(const json& loops, const std::string& message) const {
+  std::string error_page(const std::vector<api::LoopRow>& loops, const std::string& message) const {
     return web::page(frame("Not found", "", loops),
                      web::error_body(message, web::href("/", token())));
   }
@@ -237,9 +253,9 @@ awaitable<Response> WebUi::handle(Request req) {
   const std::uint64_t since = co_await run_blocking(s.reads, since_of);
   Response listed = co_await s.call("GET", "/v1/loops");
   if (listed.status != 200)
-    co_return html_response(listed.status,
-                            s.error_page(json::array(), web::str(listed.body, "error")));
-  json loops = listed.body.value("loops", json::array());
+    co_return html_response(listed.status, s.error_page({}, web::str(listed.body, "error")));
+  // The API's answers read with the CLI's decoders (loopr/api/views.hpp), not field by field.
+  const std::vector<api::LoopRow> loops = api::loop_rows_from_json(listed.body);
   const std::int64_t now = now_ms();
 
   if (req.method == "POST") {
@@ -275,12 +291,12 @@ awaitable<Response> WebUi::handle(Request req) {
     view.now_ms = now;
     std::vector<std::string> plans;
     for (const auto& row : loops)
-      if (web::str(row, "type") == "plan") plans.push_back(web::str(row, "id"));
+      if (row.is_plan()) plans.push_back(row.id);
     if (plans.size() > kMaxPlansWithDetail)
       plans.erase(plans.begin(), plans.end() - static_cast<long>(kMaxPlansWithDetail));
     for (const auto& id : plans) {
       Response d = co_await s.call("GET", "/v1/loops/" + id);
-      if (d.status == 200) view.plans[id] = std::move(d.body);
+      if (d.status == 200) view.plans[id] = api::loop_detail_from_json(d.body);
     }
     std::string section = web::tree_section(view, s.token());
     if (part == "tree") co_return html_response(200, std::move(section));
@@ -292,18 +308,15 @@ awaitable<Response> WebUi::handle(Request req) {
   if (parts.size() == 1 && parts[0] == "gate") {
     web::GateView view;
     for (const auto& row : loops) {
-      const std::string status = web::str(row, "status");
-      if (status == "awaiting_answer") view.questions.push_back(row);
-      if (status != "awaiting_approval" || web::str(row, "type") != "plan") continue;
-      Response d = co_await s.call("GET", "/v1/loops/" + web::str(row, "id"));
+      if (row.status == LoopStatus::awaiting_answer) view.questions.push_back(row);
+      if (row.status != LoopStatus::awaiting_approval || !row.is_plan()) continue;
+      Response d = co_await s.call("GET", "/v1/loops/" + row.id);
       if (d.status != 200) continue;
       web::GatePlan plan;
-      plan.detail = std::move(d.body);
-      std::string rel;
-      if (plan.detail.contains("artifacts") && plan.detail["artifacts"].is_array() &&
-          !plan.detail["artifacts"].empty() && plan.detail["artifacts"][0].is_string())
-        rel = plan.detail["artifacts"][0].get<std::string>();
-      const json detail = plan.detail;
+      plan.detail = api::loop_detail_from_json(d.body);
+      const std::string rel =
+          plan.detail.loop.artifacts.empty() ? std::string() : plan.detail.loop.artifacts.front();
+      const api::LoopRow detail = plan.detail.loop;
       const RepoPaths paths = s.ctx.paths;
       auto read = [paths, detail, rel] { return read_artifact(paths, detail, rel); };
       plan.plan = co_await run_blocking(s.reads, read);
@@ -351,22 +364,21 @@ awaitable<Response> WebUi::handle(Request req) {
     if (d.status != 200)
       co_return html_response(d.status, s.error_page(loops, web::str(d.body, "error")));
     web::LoopView view;
-    view.detail = std::move(d.body);
+    view.detail = api::loop_detail_from_json(d.body);
     view.now_ms = now;
+    const api::LoopRow& loop = view.detail.loop;
     std::string base = s.ctx.config->base_branch;
     for (const auto& row : loops) {
-      if (web::str(row, "parent_id") == id) view.children.push_back(row);
-      if (web::str(row, "id") == web::str(view.detail, "plan_id") &&
-          !web::str(row, "base_branch").empty())
-        base = web::str(row, "base_branch");
+      if (row.parent_id == id) view.children.push_back(row);
+      if (row.id == loop.plan_id && !row.base_branch.empty()) base = row.base_branch;
     }
     if (part == "summary") co_return html_response(200, web::loop_summary_section(view, s.token()));
     // A plan's diff is its integration branch (the whole tree's change) once that holds
     // anything; before (at the gate) it is the plan's own branch: the plan it wrote.
-    const bool is_plan = web::str(view.detail, "type") == "plan";
-    const std::string own = web::str(view.detail, "branch");
+    const bool is_plan = loop.is_plan();
+    const std::string own = loop.branch;
     const RepoPaths paths = s.ctx.paths;
-    const json detail = view.detail;
+    const api::LoopRow detail = loop;
     struct Read {
       std::vector<web::ShownFile> artifacts;
       web::ShownFile diff;
@@ -374,10 +386,8 @@ awaitable<Response> WebUi::handle(Request req) {
     };
     auto read = [paths, detail, base, own, is_plan, id] {
       Read out;
-      if (detail.contains("artifacts") && detail["artifacts"].is_array())
-        for (const auto& a : detail["artifacts"])
-          if (a.is_string())
-            out.artifacts.push_back(read_artifact(paths, detail, a.get<std::string>()));
+      for (const auto& a : detail.artifacts)
+        out.artifacts.push_back(read_artifact(paths, detail, a));
       std::vector<std::string> branches;
       if (is_plan) branches.push_back(git::integration_branch(id));
       if (!own.empty()) branches.push_back(own);
@@ -389,12 +399,35 @@ awaitable<Response> WebUi::handle(Request req) {
         out.diff.problem = repo.error().message;
         return out;
       }
+      // Where the loop's own work starts: a plan's own branch starts where the base was when
+      // it began, so its tree's change is everything on its integration branch since; a loop
+      // of the tree starts from its integration branch, so its work is what its branch added
+      // since the last commit loopr made for another loop. Once merged, `base...branch` is
+      // empty: the fork point still shows the work. Unknown: the fork from the base.
+      std::optional<std::string> fork;
+      for (const auto& b : is_plan ? std::vector<std::string>{own, git::archive_branch(id)}
+                                   : std::vector<std::string>{}) {
+        if (b.empty()) continue;
+        auto found = repo->first_parent_where(
+            b, [&id](std::string_view m) { return !made_for(m, id); }, kMaxForkWalk);
+        if (found && *found) {
+          fork = *found;
+          break;
+        }
+      }
       git::DiffLimits limits;
       limits.max_lines = 50'000;
       limits.max_bytes = kMaxFileBytes;
       std::string problem;
       for (const auto& branch : branches) {
-        auto diff = repo->diff_since_fork(base, branch, limits);
+        std::optional<std::string> from = fork;
+        if (!is_plan) {
+          auto found = repo->first_parent_where(
+              branch, [&id](std::string_view m) { return made_for_another(m, id); }, kMaxForkWalk);
+          if (found && *found) from = *found;
+        }
+        const std::string from_rev = from.value_or(base);
+        auto diff = repo->diff_since_fork(from_rev, branch, limits);
         if (!diff) {
           if (problem.empty()) problem = "no diff: " + diff.error().message;
           continue;
@@ -402,7 +435,7 @@ awaitable<Response> WebUi::handle(Request req) {
         // The first branch that has a diff names the section; a later one replaces it only
         // when it holds a change the earlier ones did not show.
         if (out.diff.text && diff->empty()) continue;
-        out.label = "git diff " + base + "..." + branch;
+        out.label = "git diff " + (from ? from->substr(0, 12) : base) + "..." + branch;
         out.diff.path = branch;
         out.diff.text = std::move(*diff);
         if (!out.diff.text->empty()) break;
@@ -414,7 +447,7 @@ awaitable<Response> WebUi::handle(Request req) {
     view.diff_label = std::move(files.label);
     view.artifacts = std::move(files.artifacts);
     view.diff = std::move(files.diff);
-    co_return html_response(200, web::page(s.frame(web::str(view.detail, "type") + " " + id, "",
+    co_return html_response(200, web::page(s.frame(std::string(to_string(loop.type)) + " " + id, "",
                                                    loops, static_cast<std::int64_t>(since)),
                                            web::loop_body(view, s.token())));
   }

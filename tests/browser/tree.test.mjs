@@ -109,6 +109,9 @@ test("a code loop's page shows its diff and, opened, an iteration's transcript",
   await page.click('table.fields a:text-is("001")');
   await page.waitForURL(/\/loop\/001\?token=/);
   assert.equal(await page.locator('.artifact h2', { hasText: 'Specs to Create' }).count(), 1);
-  assert.match(await page.textContent('.diff-section summary'), /git diff main\.\.\.loopr\/001/);
+  // The whole tree's change, still shown after it merged into main: every code loop's file.
+  assert.match(await page.textContent('.diff-section summary'), /git diff [0-9a-f]{12}\.\.\.loopr\/001$/);
+  for (const id of ['code-001-001-001', 'code-001-002-001'])
+    assert.equal(await page.locator('pre.diff .file', { hasText: `+++ b/code/${id}.txt` }).count(), 1, id);
   assert.deepEqual(page.problems, []);
 });

@@ -142,7 +142,7 @@ TEST(WebAccessTest, EveryAnswerCarriesAStrictPolicy) {
   EXPECT_EQ(csp.find("unsafe-eval"), std::string::npos);
   EXPECT_NE(csp.find("frame-ancestors 'none'"), std::string::npos);
   EXPECT_NE(csp.find("form-action 'self'"), std::string::npos);
-  EXPECT_EQ(h["Referrer-Policy"], "no-referrer");
+  EXPECT_EQ(h["Referrer-Policy"], "same-origin");
   EXPECT_EQ(h["X-Content-Type-Options"], "nosniff");
   EXPECT_EQ(h["Cache-Control"], "no-store");
 }

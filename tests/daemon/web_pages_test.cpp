@@ -6,6 +6,8 @@
 
 #include <regex>
 
+#include <loopr/api/views.hpp>
+
 #include "daemon/web_html.hpp"
 
 using namespace loopr::daemon::web;
@@ -43,6 +45,14 @@ json row(const std::string& id, const std::string& type, const std::string& stat
           {"task", kEvil},
           {"status_reason", kEvil},
           {"created_at", "2026-11-26T10:00:00.000Z"}};
+}
+
+/// The pages take the API's answers decoded by the CLI's decoders, so the tests build the JSON
+/// the daemon sends and decode it the same way.
+loopr::api::LoopRow as_row(const json& j) { return loopr::api::loop_row_from_json(j); }
+loopr::api::LoopDetail as_detail(const json& j) { return loopr::api::loop_detail_from_json(j); }
+std::vector<loopr::api::LoopRow> as_rows(const json& rows) {
+  return loopr::api::loop_rows_from_json(json{{"loops", rows}});
 }
 
 }  // namespace
@@ -86,8 +96,9 @@ TEST(WebPagesTest, TheTreeEscapesModelStringsAndMarksItsLiveRegion) {
   plan["tree_cost_usd"] = 1.5;
   json code = row("code-001-001-001", "code", "awaiting_answer");
   code["question"] = kEvil;
-  v.loops = json::array({plan, row("001-001", "spec", "running"), code});
-  v.plans["001"] = {{"forecast", {{"cost_usd", 2.0}, {"low", 1.0}, {"high", 3.0}, {"loops", 7}}}};
+  v.loops = as_rows(json::array({plan, row("001-001", "spec", "running"), code}));
+  v.plans["001"] =
+      as_detail({{"forecast", {{"cost_usd", 2.0}, {"low", 1.0}, {"high", 3.0}, {"loops", 7}}}});
   v.now_ms = 1'795'000'000'000;
   std::string html = tree_section(v, kToken);
   expect_inert(html);
@@ -109,13 +120,13 @@ TEST(WebPagesTest, AnEmptyTreeSaysHowToStart) {
 TEST(WebPagesTest, TheGateRendersThePlanInertlyWithFormsThatCarryTheToken) {
   GateView v;
   GatePlan p;
-  p.detail = row("001", "plan", "awaiting_approval");
+  p.detail = as_detail(row("001", "plan", "awaiting_approval"));
   p.plan.path = ".loopr/plans/001-x.plan.md";
   p.plan.text = "# Plan\n\n" + kEvil + "\n\n[click](javascript:alert(3))\n\n<iframe src=x>\n";
   v.plans.push_back(p);
   json q = row("code-001-001-001", "code", "awaiting_answer");
   q["question"] = kEvil;
-  v.questions.push_back(q);
+  v.questions.push_back(as_row(q));
   std::string html = gate_body(v, kToken);
   expect_inert(html);
   EXPECT_FALSE(has(html, "<iframe")) << html;
@@ -132,14 +143,15 @@ TEST(WebPagesTest, TheGateRendersThePlanInertlyWithFormsThatCarryTheToken) {
 
 TEST(WebPagesTest, TheLoopPageShowsFieldsArtifactsDiffAndCollapsedIterations) {
   LoopView v;
-  v.detail = row("001", "plan", "awaiting_approval");
-  v.detail["tree_verdict"] = "running";
-  v.detail["question"] = kEvil;
-  v.detail["validation_output"] = kEvil;
-  v.detail["progress"] = kEvil;
-  v.detail["iterations"] = json::array({{{"n", 1}, {"status", "failed"}, {"summary", kEvil}},
-                                        {{"n", 2}, {"status", "passed"}, {"summary", "ok"}}});
-  v.children.push_back(row("001-001", "spec", "running"));
+  json detail = row("001", "plan", "awaiting_approval");
+  detail["tree_verdict"] = "running";
+  detail["question"] = kEvil;
+  detail["validation_output"] = kEvil;
+  detail["progress"] = kEvil;
+  detail["iterations"] = json::array({{{"n", 1}, {"status", "failed"}, {"summary", kEvil}},
+                                      {{"n", 2}, {"status", "passed"}, {"summary", "ok"}}});
+  v.detail = as_detail(detail);
+  v.children.push_back(as_row(row("001-001", "spec", "running")));
   ShownFile a;
   a.path = ".loopr/plans/001.plan.md";
   a.text = "## Overview\n" + kEvil;
@@ -163,8 +175,9 @@ TEST(WebPagesTest, TheLoopPageShowsFieldsArtifactsDiffAndCollapsedIterations) {
 
 TEST(WebPagesTest, AQuestionGetsAnAnswerFormOnTheLoopPage) {
   LoopView v;
-  v.detail = row("code-001-001-001", "code", "awaiting_answer");
-  v.detail["question"] = "Which port?";
+  json detail = row("code-001-001-001", "code", "awaiting_answer");
+  detail["question"] = "Which port?";
+  v.detail = as_detail(detail);
   std::string html = loop_body(v, kToken);
   EXPECT_TRUE(has(html, "The loop asks")) << html;
   EXPECT_TRUE(has(html, "action=\"/loop/code-001-001-001/answer\"")) << html;

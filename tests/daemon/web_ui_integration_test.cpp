@@ -138,7 +138,7 @@ TEST_F(WebUiTest, PagesAssetsAndTheEventStream) {
   EXPECT_EQ(tree.header("content-type"), "text/html; charset=utf-8");
   EXPECT_TRUE(has(tree.header("content-security-policy"), "script-src 'self'"));
   EXPECT_EQ(tree.header("x-frame-options"), "DENY");
-  EXPECT_EQ(tree.header("referrer-policy"), "no-referrer");
+  EXPECT_EQ(tree.header("referrer-policy"), "same-origin");
   EXPECT_TRUE(has(tree.body, "data-live=\"tree\"")) << tree.body;
   EXPECT_TRUE(has(tree.body, "Build &lt;b&gt;files&lt;/b&gt;")) << tree.body;
   EXPECT_TRUE(has(tree.body, "data-since=\"")) << tree.body;
@@ -169,7 +169,9 @@ TEST_F(WebUiTest, PagesAssetsAndTheEventStream) {
   auto loop = get("/loop/" + id);
   EXPECT_EQ(loop.status, 200);
   EXPECT_TRUE(has(loop.body, "data-live=\"summary\"")) << loop.body;
-  EXPECT_TRUE(has(loop.body, "git diff main...loopr/001")) << loop.body;
+  // At the gate the plan's diff is its own branch, from the base commit it started from.
+  const std::string fork = git("rev-parse main").substr(0, 12);
+  EXPECT_TRUE(has(loop.body, "git diff " + fork + "...loopr/001-loops/001")) << loop.body;
   EXPECT_TRUE(has(loop.body, "+++ b/.loopr/plans/")) << loop.body;
   EXPECT_TRUE(has(loop.body, "<details class=\"iteration\" data-n=\"1\"")) << loop.body;
   EXPECT_EQ(get("/loop/" + id, "part=summary").body.rfind("<section id=\"summary\"", 0), 0u);

@@ -142,6 +142,35 @@ TEST(RepositoryTest, LogMatchesGitOneline) {
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 
+TEST(RepositoryTest, FirstParentWhereFindsTheFirstMatchingCommitAlongFirstParents) {
+  TestRepo t;
+  t.write("a.txt", "a\n");
+  t.commit_all("loopr(001): iteration 1");
+  const std::string fork = git_line(t.root(), "rev-parse HEAD");
+  run_git(t.root(), "checkout -q -b side");
+  t.write("side.txt", "side\n");
+  t.commit_all("loopr(002): on the side");
+  run_git(t.root(), "checkout -q trunk");
+  t.write("b.txt", "b\n");
+  t.commit_all("made by hand");
+  run_git(t.root(), "merge -q --no-ff -m 'loopr(003): merge side' side");
+  t.write("c.txt", "c\n");
+  t.commit_all("loopr(003): iteration 2");
+  auto repo = t.open();
+  auto is_001 = [](std::string_view m) { return m.starts_with("loopr(001):"); };
+  ASSERT_OK_AND_ASSIGN(auto found, repo.first_parent_where("trunk", is_001, 100));
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(*found, fork);
+  // Only first parents: the merged side's commit is never looked at.
+  auto is_002 = [](std::string_view m) { return m.starts_with("loopr(002):"); };
+  ASSERT_OK_AND_ASSIGN(auto side, repo.first_parent_where("trunk", is_002, 100));
+  EXPECT_FALSE(side.has_value());
+  // The walk stops after max_commits.
+  ASSERT_OK_AND_ASSIGN(auto cut, repo.first_parent_where("trunk", is_001, 3));
+  EXPECT_FALSE(cut.has_value());
+  EXPECT_FALSE(repo.first_parent_where("no-such-branch", is_001, 100).ok());
+}
+
 TEST(RepositoryTest, IdentityComesFromGitConfig) {
   TestRepo t;
   ASSERT_OK_AND_ASSIGN(git::Identity who, t.open().identity());

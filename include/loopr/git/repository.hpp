@@ -12,7 +12,10 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <loopr/core/result.hpp>
@@ -60,6 +63,11 @@ class Repository {
   /// The last `n` commits reachable from `branch`, newest first, as `git log --oneline` prints
   /// them.
   Result<std::vector<std::string>> log(const std::string& branch, int n) const;
+  /// Walks `branch`'s first-parent history from its tip (at most `max_commits` commits): the
+  /// sha of the first commit whose message makes `stop` true, nullopt when none does.
+  Result<std::optional<std::string>> first_parent_where(
+      const std::string& branch, const std::function<bool(std::string_view message)>& stop,
+      int max_commits) const;
   /// Who loopr's commits are by in this repository (git config, else `loopr <loopr@localhost>`).
   Result<Identity> identity() const;
 
