@@ -30,14 +30,15 @@ Entry entry_at(git_tree* tree, const std::string& path) {
   return Entry{true, *git_tree_entry_id(e.get()), git_tree_entry_filemode(e.get())};
 }
 
-// True when `path` (or one of its parent folders, which may have become a file) differs
-// between `from` and `to`.
+// True when `path` differs between `from` and `to`, or one of its parent folders became
+// something else than a folder in `to` (a file or link where the loop writes into a folder). A
+// parent folder that `to` merely created or removed does not count: the loop's own path is
+// absent on both sides then, or its difference is seen at the path itself.
 bool differs(git_tree* from, git_tree* to, const std::string& path) {
   if (!(entry_at(from, path) == entry_at(to, path))) return true;
   for (auto slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1)) {
-    std::string parent = path.substr(0, slash);
-    Entry a = entry_at(from, parent), b = entry_at(to, parent);
-    if (a.present != b.present || (b.present && b.mode != GIT_FILEMODE_TREE)) return true;
+    Entry b = entry_at(to, path.substr(0, slash));
+    if (b.present && b.mode != GIT_FILEMODE_TREE) return true;
   }
   return false;
 }
