@@ -132,6 +132,11 @@ Result<RebaseOutcome> LoopWorktrees::rebase_onto_integration(const Loop& loop) c
   return out;
 }
 
+Result<bool> LoopWorktrees::integration_meets_work(const Loop& loop) const {
+  LOOPR_ASSIGN(Worktree wt, Worktree::open(loop.worktree));
+  return wt.work_meets_changes(loop.tree.based_on, integration_branch(loop.plan_id));
+}
+
 Result<IntegrationMerge> LoopWorktrees::merge_into_integration(const Loop& loop, bool rebuild,
                                                                const std::string& base_branch,
                                                                const std::string& message,

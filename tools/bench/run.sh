@@ -39,10 +39,19 @@ step() { echo "== $* ($(( $(date +%s) - t0 )) s, load $(cut -d' ' -f1 /proc/load
 rows=$out/rows
 : > "$rows"
 
-step "daemon_bench scale 1 / 100$([ $quick = 1 ] || echo ' / 1000')"
-for n in 1 100 $([ $quick = 1 ] || echo 1000); do
+sizes="1 10 100 $([ $quick = 1 ] || echo 300 1000)"
+step "daemon_bench scale $sizes"
+for n in $sizes; do
   "$bench/daemon_bench" scale "$n" --iterations 3 --latency-ms 200 --calls 2 >> "$rows"
 done
+# The curve (issue 32): the daemon's CPU per iteration against the number of loops, from the rows
+# above ("N loops: daemon CPU | … | X ms per iteration after start-up …").
+awk -F' [|] ' '/ loops: daemon CPU / {n = $1; sub(/^[|] /, "", n); sub(/ loops.*/, "", n);
+    if (n == 1) next; v = $3; sub(/ ms per iteration.*/, "", v); ns = ns (ns ? " / " : "") n;
+    vs = vs (vs ? " / " : "") v}
+  END {if (ns) printf "| curve: daemon CPU per iteration at %s loops | %s ms | flat is the goal (merges and rebases included, validation sh not) |\n", ns, vs}' \
+  "$rows" >> "$rows.curve"
+cat "$rows.curve" >> "$rows"
 
 step "bash while loop baseline"
 bash "$root/tools/bench/bash_loop.sh" "$mock" 3 2 200 10 >> "$rows"

@@ -79,6 +79,10 @@ class LoopWorktrees {
   /// interrupted iteration left are committed first when they would be in the way.
   Result<RebaseOutcome> rebase_onto_integration(const Loop& loop) const;
 
+  /// Whether the integration branch changed, since the loop's `based_on`, a path the loop's
+  /// branch changed (Worktree::work_meets_changes): only then does it rebase at a boundary.
+  Result<bool> integration_meets_work(const Loop& loop) const;
+
   /// Merges the loop's branch into its plan's integration branch. `rebuild`: the integration
   /// branch is made again from `base_branch` first (a plan starting a new generation of
   /// children). When the integration branch moved under the loop so that the merge conflicts,

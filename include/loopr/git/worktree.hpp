@@ -109,6 +109,12 @@ class Worktree {
   /// exactly as before and the outcome lists the paths.
   Result<RebaseOutcome> rebase_onto(const std::string& onto) const;
 
+  /// Whether the tip of branch `onto` changed, since commit `since` (a full sha: where this
+  /// branch's work started), a path that HEAD changed since `since` (or a folder above one).
+  /// True when it cannot tell (`since` unknown or gone). Reads objects only: the cost follows
+  /// the paths this branch changed, not how much `onto` moved.
+  Result<bool> work_meets_changes(const std::string& since, const std::string& onto) const;
+
  private:
   explicit Worktree(std::filesystem::path path) : path_(std::move(path)) {}
   friend class Repository;
