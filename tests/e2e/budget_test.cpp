@@ -130,6 +130,24 @@ TEST_F(BudgetE2E, TheRequestsLimitsHoldForItsWholeTreeAndIterateKeepsThem) {
   EXPECT_EQ(children, (std::map<std::string, int>{{"code", 2}, {"phase", 2}, {"spec", 2}}));
 }
 
+TEST_F(BudgetE2E, TheGateWarnsWhenTheForecastPassesTheRequestsOwnLimit) {
+  // limits.max_cost_usd stays the default $25, above any forecast of this small tree: only the
+  // request's $0.50 is passed by its high estimate.
+  make_repo();
+  ASSERT_EQ(loopr("submit --max-cost 0.5 'Cheap request'").exit_code, 0);
+  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
+  json f = show("001")["forecast"];
+  ASSERT_TRUE(f.is_object()) << show("001").dump();
+  EXPECT_EQ(f["max_cost_usd"], 0.5);
+  EXPECT_EQ(f["max_cost_source"], "submit --max-cost");
+  ASSERT_GT(f["high"].get<double>(), 0.5) << f.dump();
+  EXPECT_LT(f["high"].get<double>(), 25.0) << f.dump();
+  EXPECT_EQ(f["over_limit"], true) << f.dump();
+  CliRun gate = loopr("show 001");
+  EXPECT_NE(gate.out.find("$0.50 (this request's own)"), std::string::npos) << gate.out;
+  EXPECT_NE(gate.out.find("is above submit --max-cost $0.50"), std::string::npos) << gate.out;
+}
+
 TEST_F(BudgetE2E, LimitsThatAreNotLimitsAreRefusedBeforeAnythingIsMade) {
   make_repo();
   CliRun bad = loopr("submit --max-runtime soon 'x'");

@@ -9,6 +9,9 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <loopr/core/disk.hpp>
 
 #include "e2e/cli_fixture.hpp"
@@ -34,12 +37,15 @@ std::string filling_script() {
 class DiskFullE2E : public CliE2E {
  protected:
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "a tmpfs of its own needs root";
+    // Skipped only where the capability is missing (not root, or a container without
+    // CAP_SYS_ADMIN); a tmpfs that cannot be mounted once the namespace exists is a failure.
+    if (::geteuid() != 0) GTEST_SKIP() << "a tmpfs of its own needs root (CI runs as root)";
     // Namespaces are per thread; the test's commands (and the daemon they start) are children
     // of this thread, so they see the tmpfs and nobody else does.
-    if (::unshare(CLONE_NEWNS) != 0) GTEST_SKIP() << "no private mount namespace";
+    if (::unshare(CLONE_NEWNS) != 0)
+      GTEST_SKIP() << "no private mount namespace: unshare(CLONE_NEWNS): " << std::strerror(errno);
     if (::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-      GTEST_SKIP() << "cannot make the mounts private";
+      GTEST_SKIP() << "cannot make the mounts private: " << std::strerror(errno);
   }
 
   void TearDown() override {
@@ -47,9 +53,13 @@ class DiskFullE2E : public CliE2E {
     if (mounted_) ::umount2(dir.str().c_str(), MNT_DETACH);
   }
 
-  bool mount_tmpfs(const std::string& size) {
+  // The repository's folder on a tmpfs of `size`; false (with why) when it cannot be mounted.
+  ::testing::AssertionResult mount_tmpfs(const std::string& size) {
     mounted_ = ::mount("tmpfs", dir.str().c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
-    return mounted_;
+    if (!mounted_)
+      return ::testing::AssertionFailure()
+             << "mount tmpfs on " << dir.str() << ": " << std::strerror(errno);
+    return ::testing::AssertionSuccess();
   }
 
   json health() {
