@@ -47,5 +47,52 @@ TEST_F(WebCommandE2E, PrintsTheAddressStatusShowsItAndStopEndsIt) {
   EXPECT_NE(fresh.out, url + "\n");  // a new token
 }
 
+TEST_F(WebCommandE2E, OpenHandsTheAddressToXdgOpenElseSensibleBrowser) {
+  make_repo();
+  CliRun web = loopr("-q web");
+  ASSERT_EQ(web.exit_code, 0) << web.err;
+  const std::string url = web.out.substr(0, web.out.find('\n'));
+  // Stand-in browsers that write down how they were called; PATH holds only them.
+  const std::filesystem::path bin = io / "bin";
+  std::filesystem::create_directories(bin);
+  const std::filesystem::path opened = io / "opened";
+  for (const char* name : {"xdg-open", "sensible-browser"}) {
+    write_file(bin / name, std::string("#!/bin/sh\necho \"") + name + " $*\" > " +
+                               shell_quote((io / "opening").string()) + " && /bin/mv " +
+                               shell_quote((io / "opening").string()) + " " +
+                               shell_quote(opened.string()) + "\n");
+    std::filesystem::permissions(bin / name, std::filesystem::perms::owner_all);
+  }
+  auto open_with_path = [&] {
+    std::string command = loopr_command("web --open");
+    const std::string key = "ANTHROPIC_API_KEY=test ";
+    command.insert(command.find(key) + key.size(), "PATH=" + shell_quote(bin.string()) + " ");
+    return run_command(command + " 2>&1");
+  };
+  auto opened_with = [&] {
+    std::string text;
+    wait_until([&] { return std::filesystem::exists(opened); }, std::chrono::seconds(30));
+    text = read_file(opened);
+    std::filesystem::remove(opened);
+    return text;
+  };
+
+  auto r = open_with_path();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(opened_with(), "xdg-open " + url + "\n");
+
+  std::filesystem::remove(bin / "xdg-open");  // Debian's own: $BROWSER, x-www-browser …
+  r = open_with_path();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(opened_with(), "sensible-browser " + url + "\n");
+
+  std::filesystem::remove(bin / "sensible-browser");
+  r = open_with_path();
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(url), std::string::npos) << r.output;  // printed before it says so
+  EXPECT_NE(r.output.find("no program to open a browser with"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(opened));
+}
+
 }  // namespace
 }  // namespace loopr::testing
