@@ -120,7 +120,9 @@ set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "bubblewrap, git")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion, zsh")
+# xdg-utils, sensible-utils: what `loopr web --open` opens the browser with (xdg-open, else
+# sensible-browser); without either, `--open` says so after printing the address.
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion, zsh, xdg-utils, sensible-utils")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)

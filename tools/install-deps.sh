@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages loopr builds and tests with (bubblewrap: the sandbox for commands;
 # dpkg-dev, help2man, man-db, lintian, zsh, bash-completion: the Debian package, the man pages,
-# the completions; slurm-wlm, munge: the one-node Slurm cluster the Slurm executor's tests start).
+# the completions; slurm-wlm, munge: the one-node Slurm cluster the Slurm executor's tests start;
+# chromium: the browser the web UI's tests drive, with tests/browser's pinned npm packages).
 # Idempotent: skips what is installed, runs `apt-get update` at most once, never asks a question
 # (works as root with no terminal).
 set -euo pipefail
@@ -16,7 +17,11 @@ PACKAGES=(
   curl procps bubblewrap
   slurm-wlm munge
   dpkg-dev help2man man-db lintian zsh bash-completion
+  chromium
 )
+# Node.js for the browser tests: Debian's, unless a node is already installed (another build of
+# Node.js, e.g. one that bundles npm, conflicts with Debian's npm package).
+if ! command -v node >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -25,7 +30,22 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
+# tests/browser's npm packages (playwright-core, pinned by its package-lock.json; it drives the
+# chromium above and downloads no browser): installed when missing or when the lock changed.
+browser_tests() {
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/tests/browser"
+  [ -f "$dir/package-lock.json" ] || return 0
+  if [ -f "$dir/node_modules/.package-lock.json" ] &&
+    [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+    return 0
+  fi
+  echo "install-deps: npm ci in tests/browser" >&2
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
+  browser_tests
   exit 0
 fi
 
@@ -40,3 +60,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+browser_tests

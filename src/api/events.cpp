@@ -57,11 +57,13 @@ LOOPR_EVENT(IntegrationCheck, "integration_check")
 LOOPR_EVENT(IntegrationFix, "integration_fix")
 LOOPR_EVENT(Revalidated, "revalidated")
 LOOPR_EVENT(SetupFinished, "setup_finished")
+LOOPR_EVENT(BaselineCheck, "baseline_check")
 LOOPR_EVENT(NoteShared, "note_shared")
 LOOPR_EVENT(QuestionAsked, "question_asked")
 LOOPR_EVENT(QuestionAnswered, "question_answered")
 LOOPR_EVENT(ForecastMade, "forecast")
 LOOPR_EVENT(GcDone, "gc")
+LOOPR_EVENT(ReviewFinished, "review_finished")
 #undef LOOPR_EVENT
 
 LoopCreated Codec<LoopCreated>::read(const json& d) {
@@ -258,6 +260,25 @@ json Codec<SetupFinished>::write(const SetupFinished& e) {
           {"log", e.log}};
 }
 
+BaselineCheck Codec<BaselineCheck>::read(const json& d) {
+  return {str(d, "sha"),
+          d.value("passed", false),
+          str(d, "summary"),
+          d.value("duration_ms", std::int64_t{0}),
+          d.value("setup_ms", std::int64_t{0}),
+          str(d, "log"),
+          d.value("reused", false)};
+}
+json Codec<BaselineCheck>::write(const BaselineCheck& e) {
+  return {{"sha", e.sha},
+          {"passed", e.passed},
+          {"summary", e.summary},
+          {"duration_ms", e.duration_ms},
+          {"setup_ms", e.setup_ms},
+          {"log", e.log},
+          {"reused", e.reused}};
+}
+
 NoteShared Codec<NoteShared>::read(const json& d) { return {d.value("n", 0), str(d, "text")}; }
 json Codec<NoteShared>::write(const NoteShared& e) { return {{"n", e.n}, {"text", e.text}}; }
 
@@ -307,6 +328,29 @@ GcDone Codec<GcDone>::read(const json& d) {
 }
 json Codec<GcDone>::write(const GcDone& e) {
   return {{"removed", e.removed}, {"bytes_freed", e.bytes_freed}};
+}
+
+ReviewFinished Codec<ReviewFinished>::read(const json& d) {
+  return {d.value("n", 0),
+          str(d, "verdict"),
+          str(d, "summary"),
+          str(d, "feedback"),
+          str(d, "model"),
+          d.value("attempts", 0),
+          d.value("cost_usd", 0.0),
+          d.value("input_tokens", std::int64_t{0}),
+          d.value("output_tokens", std::int64_t{0})};
+}
+json Codec<ReviewFinished>::write(const ReviewFinished& e) {
+  return {{"n", e.n},
+          {"verdict", e.verdict},
+          {"summary", e.summary},
+          {"feedback", e.feedback},
+          {"model", e.model},
+          {"attempts", e.attempts},
+          {"cost_usd", e.cost_usd},
+          {"input_tokens", e.input_tokens},
+          {"output_tokens", e.output_tokens}};
 }
 
 // The variant's alternatives but the last (OtherEvent), tried by name.

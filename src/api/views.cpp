@@ -34,20 +34,38 @@ const std::set<std::string> kRowFields = {
     "cost_usd",   "input_tokens", "output_tokens", "artifacts", "worktree",     "branch",
     "created_at", "updated_at", "end_reason",    "plan_id",    "task",         "status_reason",
     "question",   "answer",     "tree_verdict",  "base_branch", "merged_into_base",
-    "merge_error", "tree_cost_usd", "integration"};
-const std::set<std::string> kDetailFields = {"iterations", "validation_output", "progress",
-                                             "input_artifact", "conflicts", "forecast", "actual"};
+    "merge_error", "tree_cost_usd", "integration", "baseline"};
+const std::set<std::string> kDetailFields = {"iterations",     "validation_output", "progress",
+                                             "input_artifact", "conflicts",         "forecast",
+                                             "actual",         "budget"};
+
 
 }  // namespace
 
+json to_json(const BudgetView& b) {
+  return {{"max_cost_usd", b.max_cost_usd ? json(*b.max_cost_usd) : json(nullptr)},
+          {"max_runtime", b.max_runtime ? json(*b.max_runtime) : json(nullptr)},
+          {"max_iterations", b.max_iterations ? json(*b.max_iterations) : json(nullptr)}};
+}
+
+BudgetView budget_from_json(const json& j) {
+  BudgetView b;
+  if (const json& c = sub(j, "max_cost_usd"); c.is_number()) b.max_cost_usd = c.get<double>();
+  if (const json& r = sub(j, "max_runtime"); r.is_string()) b.max_runtime = r.get<std::string>();
+  if (const json& n = sub(j, "max_iterations"); n.is_number()) b.max_iterations = n.get<int>();
+  return b;
+}
+
 json to_json(const ForecastView& f) {
-  return {{"cost_usd", f.cost_usd},     {"low", f.low},
+  json j = {{"cost_usd", f.cost_usd},     {"low", f.low},
           {"high", f.high},             {"loops", f.loops},
           {"basis", f.basis},           {"specs", f.specs},
           {"phases", f.phases},         {"model_calls", f.model_calls},
           {"duration_ms", f.duration_ms}, {"plan_iteration", f.plan_iteration},
           {"made_at", f.made_at},       {"max_cost_usd", f.max_cost_usd},
           {"over_limit", f.over_limit}};
+  if (!f.max_cost_source.empty()) j["max_cost_source"] = f.max_cost_source;
+  return j;
 }
 
 ForecastView forecast_from_json(const json& j) {
@@ -65,6 +83,7 @@ ForecastView forecast_from_json(const json& j) {
   f.made_at = str(j, "made_at");
   f.max_cost_usd = num(j, "max_cost_usd");
   f.over_limit = flag(j, "over_limit");
+  f.max_cost_source = str(j, "max_cost_source");
   return f;
 }
 
@@ -140,6 +159,17 @@ json to_json(const LoopRow& r) {
                           {"log", or_null(g.log)},        {"fix_loops", g.fix_loops}};
     }
   }
+  if (r.tree_verdict) {
+    if (!r.baseline) {
+      j["baseline"] = nullptr;
+    } else {
+      const BaselineView& b = *r.baseline;
+      j["baseline"] = {{"result", b.result},          {"sha", or_null(b.sha)},
+                       {"summary", or_null(b.summary)}, {"output", or_null(b.output)},
+                       {"log", or_null(b.log)},         {"duration_ms", b.duration_ms},
+                       {"setup_ms", b.setup_ms}};
+    }
+  }
   if (r.tree_cost_usd) j["tree_cost_usd"] = *r.tree_cost_usd;
   return j;
 }
@@ -179,6 +209,10 @@ LoopRow loop_row_from_json(const json& j) {
       r.integration = IntegrationView{str(*it, "result"), str(*it, "sha"), str(*it, "summary"),
                                       str(*it, "output"), str(*it, "log"), i32(*it, "fix_loops")};
   }
+  if (const json& b = sub(j, "baseline"); b.is_object())
+    r.baseline = BaselineView{str(b, "result"), str(b, "sha"),          str(b, "summary"),
+                              str(b, "output"), str(b, "log"),          i64(b, "duration_ms"),
+                              i64(b, "setup_ms")};
   if (auto it = j.find("tree_cost_usd"); it != j.end() && it->is_number())
     r.tree_cost_usd = it->get<double>();
   r.extra = extra_of(j, {kRowFields, kDetailFields});
@@ -223,6 +257,7 @@ json to_json(const LoopDetail& d) {
   if (!d.conflicts.empty()) j["conflicts"] = d.conflicts;
   if (d.forecast) j["forecast"] = to_json(*d.forecast);
   if (d.actual) j["actual"] = to_json(*d.actual);
+  if (d.budget) j["budget"] = to_json(*d.budget);
   return j;
 }
 
@@ -240,6 +275,8 @@ LoopDetail loop_detail_from_json(const json& j) {
     d.forecast = forecast_from_json(*it);
   if (auto it = j.find("actual"); it != j.end() && it->is_object())
     d.actual = actual_from_json(*it);
+  if (auto it = j.find("budget"); it != j.end() && it->is_object())
+    d.budget = budget_from_json(*it);
   return d;
 }
 
@@ -299,6 +336,13 @@ json to_json(const Health& h) {
   j["stopping"] = h.stopping;
   j["draining"] = h.draining;
   j["sandbox"] = to_json(h.sandbox);
+  j["web"] = h.web ? json{{"url", h.web->url}, {"port", h.web->port}} : json(nullptr);
+  j["disk"] = h.disk ? json{{"dir", h.disk->dir},
+                            {"free_mib", h.disk->free_mib},
+                            {"min_free_mib", h.disk->min_free_mib},
+                            {"full", h.disk->full},
+                            {"paused_loops", h.disk->paused_loops}}
+                     : json(nullptr);
   j["loops"] = h.loops;
   return j;
 }
@@ -314,11 +358,15 @@ Health health_from_json(const json& j) {
   h.stopping = flag(j, "stopping");
   h.draining = flag(j, "draining");
   if (auto it = j.find("sandbox"); it != j.end()) h.sandbox = sandbox_from_json(*it);
+  if (const json& w = sub(j, "web"); w.is_object()) h.web = WebView{str(w, "url"), i32(w, "port")};
+  if (const json& d = sub(j, "disk"); d.is_object())
+    h.disk = DiskView{str(d, "dir"), i64(d, "free_mib"), i64(d, "min_free_mib"), flag(d, "full"),
+                      i32(d, "paused_loops")};
   if (auto it = j.find("loops"); it != j.end() && it->is_object())
     for (auto c = it->begin(); c != it->end(); ++c)
       if (c.value().is_number()) h.loops[c.key()] = c.value().get<int>();
   h.extra = extra_of(j, {{"ok", "pid", "started_at", "uptime_s", "repo", "active_runs",
-                          "stopping", "draining", "sandbox", "loops"}});
+                          "stopping", "draining", "sandbox", "web", "disk", "loops"}});
   return h;
 }
 

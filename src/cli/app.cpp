@@ -1,6 +1,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -8,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/docgen.hpp"
+#include "cli/terminal_guard.hpp"
 #if __has_include("cli/demo.hpp")
 #include "cli/demo.hpp"
 #define LOOPR_HAS_DEMO 1
@@ -135,6 +137,19 @@ int run(int argc, char** argv) {
                    "Run the plan loop only up to the gate: show the plan, its forecast and the "
                    "code loops' validation command, then end it (kept as failed, reason `dry "
                    "run`; nothing is merged)");
+  SubmitLimits limits;
+  submit->add_option("--max-cost", limits.max_cost,
+                     "This request's cost limit in US dollars, for its whole tree, in place of "
+                     "limits.max_cost_usd (checked between model turns too)")
+      ->option_text("USD");
+  submit->add_option("--max-runtime", limits.max_runtime,
+                     "This request's runtime limit from its approval (e.g. 2h), in place of "
+                     "limits.max_runtime")
+      ->option_text("D");
+  submit->add_option("--max-iterations", limits.max_iterations,
+                     "The most iterations each loop of this request's tree runs, in place of "
+                     "loops.<type>.max_iterations")
+      ->option_text("N");
   bool force = false;
   submit->add_flag("--force", force,
                    "Skip the checks that can be wrong (API key, validation command's program; "
@@ -142,8 +157,8 @@ int run(int argc, char** argv) {
   on(submit, [&] {
     if (dry_run && (wait || yes))
       throw CommandError{kUsage, "--dry-run ends at the gate", "leave out --wait and --yes"};
-    if (dry_run) return run_dry_run(opts, join_words(request), force);
-    return run_submit(opts, join_words(request), wait, yes, force);
+    if (dry_run) return run_dry_run(opts, join_words(request), force, limits);
+    return run_submit(opts, join_words(request), wait, yes, force, limits);
   });
 
   bool all = false;
@@ -179,7 +194,8 @@ int run(int argc, char** argv) {
                                     "The approval gate: shows each plan awaiting approval and asks "
                                     "[a]pprove [r]eject [i]terate [s]kip, and each question of a "
                                     "loop and asks [a]nswer [s]kip (from stdin "
-                                    "line by line when it is not a terminal)");
+                                    "line by line when it is not a terminal); lists plans held "
+                                    "for you with what holds them");
   review->add_option("id", id, "Only this plan or loop");
   on(review, [&] { return run_review(opts, id); });
 
@@ -249,14 +265,41 @@ int run(int argc, char** argv) {
                   "Merge even though the integration branch fails the code validation");
   on(merge, [&] { return run_merge(opts, id, force_merge); });
 
+  // Hidden: loopr's own network bridge inside the claude CLI's sandbox (llm/host_proxy.hpp).
+  std::string bridge_socket;
+  int bridge_port = 0;
+  std::vector<std::string> bridge_command;
+  auto* bridge = app.add_subcommand("sandbox-bridge", "loopr's network bridge in a sandbox");
+  bridge->group("");
+  bridge->add_option("socket", bridge_socket)->required();
+  bridge->add_option("port", bridge_port)->required();
+  bridge->add_option("command", bridge_command)->required();
+  on(bridge, [&] { return run_sandbox_bridge(bridge_socket, bridge_port, bridge_command); });
+
   bool offline = false;
   auto* doctor = app.add_subcommand(
       "doctor",
       "Check that this machine and repository are ready: git, config, sandbox, the model "
-      "provider's key or CLI, the test command, the model endpoint, disk space, the daemon (exit "
-      "1 if not)");
+      "provider's key or CLI, the test command, the model endpoint, disk space, the daemon, and "
+      "the tests in a fresh worktree of the base branch (exit 1 if not)");
   doctor->add_flag("--offline", offline, "Do not send the request that checks the model endpoint");
-  on(doctor, [&] { return run_doctor(opts, offline); });
+  bool skip_tests = false;
+  doctor->add_flag("--skip-tests", skip_tests,
+                   "Do not run the setup and the tests in a fresh worktree of the base branch");
+  on(doctor, [&] { return run_doctor(opts, offline, skip_tests); });
+
+  int web_port = 0;
+  bool web_open = false, web_stop = false;
+  auto* web = app.add_subcommand(
+      "web",
+      "Serve the browser view (tree, loops, diffs, transcripts, the gate) on 127.0.0.1 behind a "
+      "random token and print its address; starts the daemon if needed");
+  web->add_option("--port", web_port, "Listen on this port (default: a free one)")
+      ->option_text("N");
+  web->add_flag("--open", web_open,
+                "Open the address in the browser (xdg-open, else sensible-browser)");
+  web->add_flag("--stop", web_stop, "Stop serving it (the address stops working)");
+  on(web, [&] { return run_web(opts, web_port, web_open, web_stop); });
 
   std::string stats_since;
   auto* stats = app.add_subcommand(
@@ -317,6 +360,10 @@ int run(int argc, char** argv) {
 
   if (!generate_docs.empty()) return print_generated_doc(app, generate_docs, "loopr 0.1.0");
 
+  // Everything a command prints passes the terminal filter (terminal_guard.hpp); the daemon in
+  // the foreground writes only its log.
+  std::optional<TerminalGuard> guard;
+  if (!(daemon->parsed() && foreground) && !bridge->parsed()) guard.emplace(opts.json);
   try {
     for (const auto& [sub, run_it] : commands)
       if (sub->parsed()) return run_it();

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "cli/context.hpp"
 
@@ -13,6 +14,9 @@ namespace loopr::cli {
 /// `validation`: `--validation CMD`; none: the test command is found from the repository.
 int run_init(const GlobalOptions& opts, const std::string& base,
              const std::optional<std::string>& validation);
+/// `loopr doctor`; `skip_tests`: the setup and tests are not run in a fresh worktree of the base
+/// branch (doctor_tests.hpp).
+int run_doctor(const GlobalOptions& opts, bool offline, bool skip_tests);
 int run_config(const GlobalOptions& opts);
 int run_validate(const GlobalOptions& opts, const std::string& kind, const std::string& file);
 
@@ -22,11 +26,20 @@ int run_daemon_status(const GlobalOptions& opts);
 /// `drain`: the iterations in flight finish first, for at most `timeout` (a duration; empty: 30m).
 int run_daemon_stop(const GlobalOptions& opts, bool drain = false, const std::string& timeout = {});
 
+/// `submit --max-cost USD --max-runtime D --max-iterations N`: the request's own limits, kept
+/// with its plan for the whole tree in place of the config's (0 / empty: the config's).
+struct SubmitLimits {
+  double max_cost = 0;
+  std::string max_runtime;
+  int max_iterations = 0;
+};
+
 /// `force`: skip the prerequisite checks that can be wrong (src/cli/preflight.hpp).
 /// `submit --dry-run`: the plan loop up to the gate, shown, then ended (`failed`, `dry run`).
-int run_dry_run(const GlobalOptions& opts, const std::string& request, bool force);
+int run_dry_run(const GlobalOptions& opts, const std::string& request, bool force,
+                const SubmitLimits& limits = {});
 int run_submit(const GlobalOptions& opts, const std::string& request, bool wait, bool yes,
-               bool force);
+               bool force, const SubmitLimits& limits = {});
 /// `loopr list`'s filters, passed to `GET /v1/loops` as they are (the daemon checks them).
 struct ListFilter {
   std::string status;  ///< comma-separated statuses
@@ -48,6 +61,12 @@ int run_logs(const GlobalOptions& opts, const std::string& id, bool follow);
 int run_watch(const GlobalOptions& opts);
 /// `loopr doctor`: 0 when every check passes, 1 when one fails. `offline`: no network request.
 int run_doctor(const GlobalOptions& opts, bool offline);
+/// `loopr sandbox-bridge SOCKET PORT -- COMMAND…` (hidden; cli/sandbox_bridge.cpp).
+int run_sandbox_bridge(const std::string& socket_path, int port,
+                       const std::vector<std::string>& command);
+/// `loopr web`: the daemon's web UI on 127.0.0.1 (`port` 0: a free one), its address printed;
+/// `open`: in the person's browser; `stop`: ends it (cli/web_command.cpp).
+int run_web(const GlobalOptions& opts, int port, bool open, bool stop);
 /// `loopr stats [--since D]`: spending per plan and in total (cli/stats_command.cpp).
 int run_stats(const GlobalOptions& opts, const std::string& since);
 /// `loopr gc [--dry-run] [--older-than D]` (cli/gc_command.cpp); 1 when something could not be

@@ -1,12 +1,15 @@
 #include "cli/context.hpp"
 
+#include <loopr/core/text.hpp>
+
 namespace loopr::cli {
 
 std::ostream& ui_stream(const GlobalOptions& opts) { return opts.json ? std::cerr : std::cout; }
 
 int report(const CommandError& error) {
-  std::cerr << "loopr: " << error.what;
-  if (!error.hint.empty()) std::cerr << " (" << error.hint << ")";
+  // An error may quote the model's text (a loop's reason, the daemon's answer).
+  std::cerr << "loopr: " << terminal_text(error.what);
+  if (!error.hint.empty()) std::cerr << " (" << terminal_text(error.hint) << ")";
   std::cerr << "\n";
   return error.exit_code;
 }

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include <loopr/core/text.hpp>
+
 #include "cli/commands.hpp"
 #include "cli/format.hpp"
 #include "cli/wire.hpp"
@@ -14,15 +16,11 @@ using nlohmann::json;
 namespace {
 
 std::string quoted_first_line(const std::string& text, std::size_t max) {
-  std::string line = text.substr(0, text.find('\n'));
-  if (line.size() > max) line = line.substr(0, max) + "…";
-  return line;
+  return terminal_text(std::string_view(text).substr(0, text.find('\n')), max);
 }
 
 std::string duration_text(std::int64_t ms) { return format_elapsed(ms); }
 
-// What the model wrote, as the terminal may show it.
-std::string shown(std::string_view text) { return std::string(text); }
 
 }  // namespace
 
@@ -32,7 +30,7 @@ std::vector<std::string> question_lines(const std::vector<api::LoopRow>& loops,
   for (const auto& l : loops) {
     if (l.status != LoopStatus::awaiting_answer) continue;
     std::string q = l.question ? *l.question : l.status_reason;
-    out.push_back(style.bold("? " + l.id + " asks: ") + quoted_first_line(shown(q), 200));
+    out.push_back(style.bold("? " + l.id + " asks: ") + quoted_first_line(q, 200));
     out.push_back(style.dim("  answer: loopr answer " + l.id + " \"…\"  (or `loopr review`)"));
   }
   return out;
@@ -47,10 +45,20 @@ std::string render_forecast(const api::LoopDetail& d, const Style& style) {
       << f.model_calls << " model calls, ~" << duration_text(f.duration_ms)
       << " after approval\n";
   out << style.dim("basis:") << "      " << shown(f.basis) << "\n";
+  if (d.budget) {
+    // The request's own limits (submit --max-cost/--max-runtime/--max-iterations).
+    std::string own;
+    auto add = [&own](const std::string& part) { own += (own.empty() ? "" : ", ") + part; };
+    if (d.budget->max_cost_usd) add(format_cost(*d.budget->max_cost_usd));
+    if (d.budget->max_runtime) add(*d.budget->max_runtime + " after approval");
+    if (d.budget->max_iterations)
+      add(std::to_string(*d.budget->max_iterations) + " iterations per loop");
+    out << style.dim("limits:") << "     " << own << " (this request's own)\n";
+  }
   if (f.over_limit) {
-    out << style.red("warning:") << "    the high estimate " << format_cost(f.high)
-        << " is above limits.max_cost_usd " << format_cost(f.max_cost_usd)
-        << ": the tree may stop at the limit\n";
+    out << style.red("warning:") << "    the high estimate " << format_cost(f.high) << " is above "
+        << (f.max_cost_source.empty() ? std::string("limits.max_cost_usd") : f.max_cost_source)
+        << " " << format_cost(f.max_cost_usd) << ": the tree may stop at the limit\n";
   }
   if (d.actual) {
     const api::ActualView& a = *d.actual;
@@ -72,7 +80,7 @@ ReviewDecision review_question(const Api& api, const api::LoopRow& loop, Prompte
   std::string question = loop.question ? *loop.question : loop.status_reason;
   ui << "\n"
      << style.bold("Loop " + id) << " (" << to_string(loop.type)
-     << ") asks: " << shown(loop.task.substr(0, 80)) << "\n\n";
+     << ") asks: " << shown(utf8_prefix(loop.task, 80)) << "\n\n";
   std::istringstream lines(shown(question));
   for (std::string line; std::getline(lines, line);) ui << "  > " << line << "\n";
   ui << "\n";

@@ -50,10 +50,13 @@ std::string roff(std::string_view text) {
   return out;
 }
 
+// An option in a synopsis as the reader types it: never hyphenated (`\%` before the word; a
+// break inside `--max-iterations` would print `--max-itera- tions`), kept on one line with its
+// value.
 std::string option_synopsis(const OptDoc& o) {
   std::string s = "\\fB" + roff(o.names.front()) + "\\fR";
-  if (!o.value.empty()) s += " \\fI" + roff(o.value) + "\\fR";
-  return o.required ? s : "[" + s + "]";
+  if (!o.value.empty()) s += "\\ \\fI" + roff(o.value) + "\\fR";
+  return "\\%" + (o.required ? s : "[" + s + "]");
 }
 
 std::string arg_synopsis(const ArgDoc& a) {
@@ -66,7 +69,7 @@ void man_options(std::ostringstream& out, const std::vector<OptDoc>& options) {
     out << ".TP\n";
     std::string names;
     for (const auto& n : o.names)
-      names += (names.empty() ? "" : ", ") + ("\\fB" + roff(n) + "\\fR");
+      names += (names.empty() ? "" : ", ") + ("\\%\\fB" + roff(n) + "\\fR");
     out << names;
     if (!o.value.empty()) out << " \\fI" << roff(o.value) << "\\fR";
     out << "\n" << roff(o.description) << "\n";

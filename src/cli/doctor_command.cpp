@@ -15,6 +15,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
+#include "cli/doctor_tests.hpp"
 #include "cli/format.hpp"
 #include "cli/terminal.hpp"
 #include "cli/wire.hpp"
@@ -33,16 +34,17 @@ struct Check {
   std::string status;  ///< ok | fail | skip
   std::string message;
   std::string hint;  ///< what to do (fail only)
+  std::string detail;  ///< lines under it (a failing command's output)
 };
 
 Check ok(std::string name, std::string message) {
-  return {std::move(name), "ok", std::move(message), {}};
+  return {std::move(name), "ok", std::move(message), {}, {}};
 }
 Check fail(std::string name, std::string message, std::string hint) {
-  return {std::move(name), "fail", std::move(message), std::move(hint)};
+  return {std::move(name), "fail", std::move(message), std::move(hint), {}};
 }
 Check skip(std::string name, std::string message) {
-  return {std::move(name), "skip", std::move(message), {}};
+  return {std::move(name), "skip", std::move(message), {}, {}};
 }
 
 // First line of a command's output, or nullopt when it could not run or failed.
@@ -222,6 +224,14 @@ Check check_daemon(const std::optional<fs::path>& root) {
   if (auto h = daemon_health(api, std::chrono::seconds(2))) {
     auto total = h->loops.find(api::kTotal);
     const int loops = total == h->loops.end() ? 0 : total->second;
+    // limits.min_free_space: the daemon's last look at the disk.
+    if (h->disk && (h->disk->full || h->disk->paused_loops > 0))
+      return fail("daemon",
+                  "running, but disk full: " + std::to_string(h->disk->free_mib) + " MiB free in " +
+                      h->disk->dir + "; " + std::to_string(h->disk->paused_loops) +
+                      " loops paused for want of space (limits.min_free_space " +
+                      std::to_string(h->disk->min_free_mib) + " MiB)",
+                  "free space (e.g. `loopr gc`): the paused loops resume by themselves");
     return ok("daemon", "running (pid " + std::to_string(h->pid) + ", up " +
                             format_elapsed(h->uptime_s * 1000) + ", " + std::to_string(loops) +
                             " loops)");
@@ -235,9 +245,22 @@ Check check_daemon(const std::optional<fs::path>& root) {
   return ok("daemon", "not running (`loopr submit` or `loopr daemon` starts it)");
 }
 
+Check check_tests(const std::optional<fs::path>& root, const std::optional<Config>& config,
+                  const std::vector<Check>& before, bool skip_tests) {
+  if (skip_tests) return skip("tests", "not asked (--skip-tests)");
+  if (!root || !config) return skip("tests", "no .loopr/config.yml, so no tests to run");
+  for (const auto& c : before)
+    if (c.status == "fail" && (c.name == "validation" || c.name == "sandbox" || c.name == "config"))
+      return skip("tests", "not run: fix the " + c.name + " check first");
+  TestsCheck t = check_tests_in_worktree(*root, *config);
+  return {"tests", t.status, t.message, t.hint, t.detail};
+}
+
 }  // namespace
 
-int run_doctor(const GlobalOptions& opts, bool offline) {
+int run_doctor(const GlobalOptions& opts, bool offline) { return run_doctor(opts, offline, false); }
+
+int run_doctor(const GlobalOptions& opts, bool offline, bool skip_tests) {
   std::vector<Check> checks;
   std::optional<fs::path> root;
   std::optional<Config> config;
@@ -250,6 +273,7 @@ int run_doctor(const GlobalOptions& opts, bool offline) {
   checks.push_back(check_sandbox(root, effective));
   checks.push_back(check_provider_setup(effective));
   checks.push_back(check_validation(root, config));
+  checks.push_back(check_tests(root, config, checks, skip_tests));
   checks.push_back(check_endpoint(effective, offline));
   checks.push_back(check_disk(root));
   checks.push_back(check_daemon(root));
@@ -261,6 +285,7 @@ int run_doctor(const GlobalOptions& opts, bool offline) {
     for (const auto& c : checks) {
       json item{{"name", c.name}, {"status", c.status}, {"message", c.message}};
       if (!c.hint.empty()) item["hint"] = c.hint;
+      if (!c.detail.empty()) item["detail"] = c.detail;
       list.push_back(std::move(item));
     }
     std::cout << json{{"ready", ready}, {"checks", list}}.dump() << "\n";
@@ -274,7 +299,8 @@ int run_doctor(const GlobalOptions& opts, bool offline) {
         std::cout << style.green("✓") << " " << c.name << ": " << c.message << "\n";
       else if (c.status == "fail")
         std::cout << style.red("✗") << " " << c.name << ": " << c.message << " (" << c.hint
-                  << ")\n";
+                  << ")\n"
+                  << c.detail;
       else
         std::cout << style.dim("-") << " " << c.name << ": " << style.dim(c.message) << "\n";
     }

@@ -1,6 +1,8 @@
 // One line of `loopr logs` per event: a typed event (include/loopr/api/events.hpp) in words.
 #include <ctime>
 
+#include <loopr/core/text.hpp>
+
 #include "cli/format.hpp"
 
 namespace loopr::cli {
@@ -9,14 +11,12 @@ using nlohmann::json;
 
 namespace {
 
-// What the model or its commands wrote, as the terminal may show it.
-std::string shown(std::string_view text) { return std::string(text); }
 
 // Compact JSON of a value, cut to `max` characters.
 std::string compact(const json& j, std::size_t max = 200) {
   std::string s =
       j.is_string() ? j.get<std::string>() : j.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (s.size() > max) s = s.substr(0, max) + "…";
+  if (s.size() > max) s = std::string(utf8_prefix(s, max)) + "…";
   return shown(s);
 }
 

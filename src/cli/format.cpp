@@ -10,6 +10,9 @@
 #include <map>
 #include <sstream>
 
+#include <loopr/core/text.hpp>
+
+#include "cli/baseline_view.hpp"
 #include "cli/coordination.hpp"
 
 namespace loopr::cli {
@@ -21,8 +24,6 @@ namespace {
 const char* const kIterationFields[] = {"n",        "status",      "exit_code",
                                         "cost_usd", "duration_ms", "summary"};
 
-// What the model or its commands wrote, as the terminal may show it.
-std::string shown(std::string_view text) { return std::string(text); }
 
 std::string iteration_of(const api::LoopRow& loop) {
   return std::to_string(loop.iteration) + "/" + std::to_string(loop.max_iterations);
@@ -30,10 +31,12 @@ std::string iteration_of(const api::LoopRow& loop) {
 
 }  // namespace
 
+std::string shown(std::string_view text) { return terminal_text(text); }
+
 std::string one_line(std::string s, std::size_t max) {
   for (char& c : s)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  if (s.size() > max) s = s.substr(0, max) + "…";
+  if (s.size() > max) s = std::string(utf8_prefix(s, max)) + "…";
   return s;
 }
 
@@ -68,6 +71,7 @@ json interface_show_json(const api::LoopDetail& d) {
   out["iterations"] = std::move(iterations);
   if (d.forecast) out["forecast"] = api::to_json(*d.forecast);
   if (d.actual) out["actual"] = api::to_json(*d.actual);
+  if (d.budget) out["budget"] = api::to_json(*d.budget);
   return out;
 }
 
@@ -250,6 +254,7 @@ std::string render_loop_details(const api::LoopDetail& detail, const Style& styl
       for (std::string line_text; std::getline(lines, line_text);) out << "  " << line_text << "\n";
     }
   }
+  out << render_baseline(d, style);
   out << render_forecast(detail, style);
   if (d.question) {
     field("question", shown(*d.question));
@@ -319,6 +324,7 @@ std::string render_health(const api::Health& h, const Style& style) {
       << format_elapsed(h.uptime_s * 1000);
   if (!h.repo.empty()) out << ", repository " << h.repo;
   out << "\n";
+  if (h.web) out << "web UI: " << h.web->url << "\n";
   if (h.draining)
     out << style.yellow("draining") << ": the iterations in flight finish, no new one starts; "
         << "then it stops\n";
@@ -342,6 +348,17 @@ std::string render_health(const api::Health& h, const Style& style) {
       if (ex.jobs_cleaning > 0) out << ", " << ex.jobs_cleaning << " cancelled and still cleaning up";
       out << "\n";
     }
+  }
+  if (h.disk) {
+    // limits.min_free_space: below it no iteration starts; paused loops resume by themselves.
+    const api::DiskView& d = *h.disk;
+    if (d.full)
+      out << style.red("disk full") << ": " << d.free_mib << " MiB free in " << d.dir
+          << " (limits.min_free_space " << d.min_free_mib << " MiB): no iteration starts\n";
+    if (d.paused_loops > 0)
+      out << style.yellow("waiting for disk space") << ": " << d.paused_loops
+          << (d.paused_loops == 1 ? " loop paused" : " loops paused")
+          << "; they resume by themselves once there is space\n";
   }
   if (!h.loops.empty()) {
     auto total = h.loops.find(api::kTotal);

@@ -65,6 +65,11 @@ std::string render_health(const api::Health& health, const Style& style);
 /// the sum of the rows.
 double tree_cost_of(const std::vector<api::LoopRow>& loops);
 
+/// Text the model or its commands wrote (a task, a reason, a summary, a question, output), as
+/// the renderers print it: the one place where the terminal sanitiser (core::terminal_text:
+/// control sequences shown, never run) applies.
+std::string shown(std::string_view text);
+
 /// One line of text: newlines and tabs as spaces, cut to `max` bytes (at a UTF-8 boundary).
 std::string one_line(std::string text, std::size_t max = 160);
 

@@ -7,10 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <loopr/core/protected_paths.hpp>
 #include <loopr/git/work_tree_state.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/project_detect.hpp"
+#include "cli/project_provision.hpp"
 #include "cli/terminal.hpp"
 
 namespace loopr::cli {
@@ -58,6 +60,38 @@ nlohmann::json validation_json(const ChosenValidation& v) {
           {"others", others}};
 }
 
+std::string flow_list(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (const auto& i : items) out += (out.size() > 1 ? ", " : "") + nlohmann::json(i).dump();
+  return out + "]";
+}
+
+// The detected provisioning written into the default config: sandbox.read_only and sandbox.env
+// set, with what init did (and could not know) as comments above `sandbox:`.
+void apply_provisioning(std::string& yaml, const Provisioning& p) {
+  auto set = [&yaml](const std::string& key, const std::vector<std::string>& items) {
+    if (items.empty()) return;
+    const std::string empty = "\n  " + key + ": []";
+    auto sandbox = yaml.find("\nsandbox:");
+    auto at = yaml.find(empty, sandbox == std::string::npos ? 0 : sandbox);
+    if (at == std::string::npos) return;
+    auto line_end = yaml.find('\n', at + 1);
+    std::string old_line = yaml.substr(at + 1, line_end - at - 1);
+    std::string line = "  " + key + ": " + flow_list(items);
+    if (auto hash = old_line.find('#'); hash != std::string::npos)
+      line += std::string(hash > line.size() + 1 ? hash - line.size() : 2, ' ') + old_line.substr(hash);
+    yaml.replace(at + 1, line_end - at - 1, line);
+  };
+  set("read_only", p.read_only);
+  set("env", p.env);
+  if (p.notes.empty() && p.hints.empty()) return;
+  std::string comment;
+  for (const auto& n : p.notes) comment += "# loopr init: " + n + "\n";
+  for (const auto& h : p.hints) comment += "# loopr init could not tell: " + h + "\n";
+  auto sandbox = yaml.find("\nsandbox:");
+  if (sandbox != std::string::npos) yaml.insert(sandbox + 1, comment);
+}
+
 // The branch HEAD points at (`ref: refs/heads/NAME`), or empty when detached or unreadable.
 std::string current_branch(const std::filesystem::path& root) {
   std::filesystem::path git = root / ".git";
@@ -75,6 +109,31 @@ std::string current_branch(const std::filesystem::path& root) {
   return line.rfind(prefix, 0) == 0 ? line.substr(prefix.size()) : std::string();
 }
 
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out.empty() ? std::string("(none)") : out;
+}
+
+// What a loop may not change on its own, and the reviewer (README "Security model").
+void print_protection(std::ostream& out, const Config& config) {
+  out << "protected paths (a code loop changes them only where its phase lists them under "
+         "`- Files:`):\n  harness"
+      << (config.protect.harness ? "" : " (inferred from loops.code.validation)") << ": "
+      << joined(harness_patterns(config)) << "\n  existing tests: " << joined(config.protect.tests)
+      << "\nheld for `loopr merge` (a tree that changes them is not merged automatically): "
+         "loopr's own files ("
+      << joined({std::begin(kLooprOwnPatterns), std::end(kLooprOwnPatterns)})
+      << "), the harness, and other tools' auto-run files: " << joined(config.protect.hold)
+      << "\n";
+  if (config.review.enabled)
+    out << "review: on (model "
+        << (config.review.model.empty() ? config.llm.model : config.review.model) << ", at most "
+        << config.review.max_rounds << " failed reviews per loop before you decide)\n";
+  else
+    out << "review: off (loops.review.enabled)\n";
+}
+
 }  // namespace
 
 int run_init(const GlobalOptions& opts, const std::string& base,
@@ -85,6 +144,7 @@ int run_init(const GlobalOptions& opts, const std::string& base,
   RepoPaths paths(require_repo(opts));
   std::vector<std::string> done;
   std::optional<ChosenValidation> chosen;  ///< set when the config is written now
+  std::optional<Provisioning> provision;    ///< with it
   std::error_code ec;
   std::filesystem::create_directories(paths.dot_loopr(), ec);
   if (ec) throw CommandError{kFailed, "cannot create " + paths.dot_loopr().string() + ": " + ec.message(), "check the folder's permissions"};
@@ -103,8 +163,15 @@ int run_init(const GlobalOptions& opts, const std::string& base,
     std::string branch = base.empty() ? current_branch(paths.root) : base;
     if (branch.empty()) branch = "main";
     chosen = choose_validation(paths.root, validation);
+    provision = detect_provisioning(paths.root, chosen->command, process_env());
+    if (provision->validation && !validation) {
+      chosen->command = *provision->validation;
+      chosen->source += ", run with the virtualenv's python";
+    }
+    std::string yaml = default_config_yaml(branch, chosen->command, chosen->comment());
+    apply_provisioning(yaml, *provision);
     std::ofstream out(paths.config_file());
-    out << default_config_yaml(branch, chosen->command, chosen->comment());
+    out << yaml;
     if (!out) throw CommandError{kFailed, "cannot write " + paths.config_file().string(), "check the folder's permissions"};
     done.push_back("wrote .loopr/config.yml (base branch " + branch + ")");
   }
@@ -133,6 +200,14 @@ int run_init(const GlobalOptions& opts, const std::string& base,
       add += "/" + dir + "\n";
       build_ignores.push_back("/" + dir);
     }
+  // The tests' own caches (`__pycache__/`): never committed by a code loop's checkpoint.
+  std::vector<std::string> cache_ignores;
+  if (provision)
+    for (const auto& pattern : provision->ignores)
+      if (!present.count(pattern)) {
+        add += pattern + "\n";
+        cache_ignores.push_back(pattern);
+      }
   if (!add.empty()) {
     std::ofstream out(gitignore, std::ios::app);
     if (!existing.empty() && existing.back() != '\n') out << "\n";
@@ -141,11 +216,19 @@ int run_init(const GlobalOptions& opts, const std::string& base,
     if (runtime_dirs_added) done.push_back("added loopr's runtime folders to .gitignore");
     for (const auto& dir : build_ignores)
       done.push_back("added " + dir + " to .gitignore (the test command builds there)");
+    for (const auto& pattern : cache_ignores)
+      done.push_back("added " + pattern + " to .gitignore (the tests write it)");
   }
 
   if (opts.json) {
     nlohmann::json doc{{"config", paths.config_file().string()}, {"changed", done}};
+    if (provision)
+      doc["provisioning"] = {{"read_only", provision->read_only},
+                             {"env", provision->env},
+                             {"notes", provision->notes},
+                             {"hints", provision->hints}};
     if (chosen) doc["validation"] = validation_json(*chosen);
+    if (chosen) doc["protect_harness"] = default_harness(chosen->command);
     std::cout << doc.dump() << "\n";
   } else if (!opts.quiet) {
     if (done.empty()) std::cout << "loopr is already set up in " << paths.root.string() << "\n";
@@ -155,9 +238,18 @@ int run_init(const GlobalOptions& opts, const std::string& base,
                 << "); loops.code.validation in .loopr/config.yml changes it\n";
       for (const auto& c : chosen->others)
         std::cout << "  also found: " << c.command << " (" << c.source << ")\n";
+      std::cout << "test harness (protect.harness; a code loop changes it only where its phase "
+                   "lists it): "
+                << joined(default_harness(chosen->command)) << "\n";
     } else if (chosen) {
       std::cout << "no test command found: put yours in loops.code.validation of "
                    ".loopr/config.yml (`loopr submit` refuses until it is set)\n";
+    }
+
+    // What the tests need that git does not hold (project_provision.hpp).
+    if (provision) {
+      for (const auto& n : provision->notes) std::cout << "  " << n << "\n";
+      for (const auto& h : provision->hints) std::cout << "  could not tell: " << h << "\n";
     }
   }
   return kOk;
@@ -178,6 +270,18 @@ int run_config(const GlobalOptions& opts) {
                                 {"sandbox_network", config.sandbox.network},
                                 {"executor", config.executor.kind},
                                 {"worktree_root", config.executor.worktree_root},
+                                {"protect",
+                                 {{"harness", harness_patterns(config)},
+                                  {"harness_inferred", !config.protect.harness.has_value()},
+                                  {"tests", config.protect.tests},
+                                  {"hold", config.protect.hold},
+                                  {"loopr", std::vector<std::string>(std::begin(kLooprOwnPatterns),
+                                                                     std::end(kLooprOwnPatterns))}}},
+                                {"review",
+                                 {{"enabled", config.review.enabled},
+                                  {"model", config.review.model.empty() ? config.llm.model
+                                                                        : config.review.model},
+                                  {"max_rounds", config.review.max_rounds}}},
                                 {"needs_restart", std::vector<std::string>(std::begin(kRestartKeys), std::end(kRestartKeys))}}
                      .dump()
               << "\n";
@@ -203,6 +307,7 @@ int run_config(const GlobalOptions& opts) {
                 << (config.executor.worktree_root.empty() ? std::string(".loopr/worktrees") : config.executor.worktree_root)
                 << ")\n";
     }
+    print_protection(std::cout, config);
     std::string restart;
     for (const char* k : kRestartKeys) restart += (restart.empty() ? "" : ", ") + std::string(k);
     std::cout << "a running daemon applies changes on SIGHUP (`kill -HUP $(cat .loopr/run/loopr.pid)`), except "

@@ -4,6 +4,10 @@
 #include <fstream>
 #include <sstream>
 
+#include <loopr/core/text.hpp>
+
+#include "cli/format.hpp"
+
 namespace loopr::cli {
 
 using nlohmann::json;
@@ -74,6 +78,7 @@ IterationLog read_iteration_log(const RepoPaths& paths, const std::string& id, i
   log.dir = paths.iteration_dir(id, n);
   log.prompt = slurp(log.dir / "prompt.md");
   log.validation_log = slurp(log.dir / "validation.log");
+  log.review = slurp(log.dir / "review.md");
   if (auto conv = slurp(log.dir / "conversation.jsonl")) {
     std::istringstream in(*conv);
     for (std::string line; std::getline(in, line);) {
@@ -90,10 +95,17 @@ json iteration_log_json(const IterationLog& log) {
           {"iteration", log.n},
           {"prompt", log.prompt ? json(*log.prompt) : json(nullptr)},
           {"conversation", log.conversation},
-          {"validation_log", log.validation_log ? json(*log.validation_log) : json(nullptr)}};
+          {"validation_log", log.validation_log ? json(*log.validation_log) : json(nullptr)},
+          {"review", log.review ? json(*log.review) : json(nullptr)}};
 }
 
-std::string render_iteration_log(const IterationLog& log, const Style& style) {
+std::string render_iteration_log(const IterationLog& raw, const Style& style) {
+  // Everything in it is the model's or its commands' text: shown with its controls visible.
+  IterationLog log = raw;
+  if (log.prompt) log.prompt = shown(*log.prompt);
+  if (log.validation_log) log.validation_log = shown(*log.validation_log);
+  if (log.review) log.review = shown(*log.review);  // the reviewer's words, quoting the diff
+  for (auto& m : log.conversation) m = terminal_json(m);
   std::ostringstream out;
   auto heading = [&](const std::string& what, const std::string& file) {
     out << "\n" << style.bold("== " + what) << style.dim("  " + (log.dir / file).string()) << "\n";
@@ -122,6 +134,10 @@ std::string render_iteration_log(const IterationLog& log, const Style& style) {
   heading("validation", "validation.log");
   out << (log.validation_log ? ensure_newline(*log.validation_log)
                              : style.dim("(no validation.log)") + "\n");
+  if (log.review) {
+    heading("review", "review.md");
+    out << ensure_newline(*log.review);
+  }
   return out.str();
 }
 

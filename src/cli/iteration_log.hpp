@@ -22,13 +22,14 @@ struct IterationLog {
   std::optional<std::string> prompt;          ///< prompt.md
   std::vector<nlohmann::json> conversation;   ///< conversation.jsonl, one object per line
   std::optional<std::string> validation_log;  ///< validation.log
+  std::optional<std::string> review;          ///< review.md (loops.review), when reviewed
 };
 
 /// Reads the three files of `paths.iteration_dir(id, n)` (missing ones stay empty; a line that is
 /// not JSON is kept as a string).
 IterationLog read_iteration_log(const RepoPaths& paths, const std::string& id, int n);
 
-/// `{"id","iteration","prompt","conversation":[…],"validation_log"}` (null for a missing file).
+/// `{"id","iteration","prompt","conversation":[…],"validation_log","review"}` (null for a missing file).
 nlohmann::json iteration_log_json(const IterationLog& log);
 
 /// The prompt, each message (text, tool calls and results, model-call receipts), the validation

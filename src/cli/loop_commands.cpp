@@ -7,6 +7,8 @@
 #include <sstream>
 #include <thread>
 
+#include <loopr/core/text.hpp>
+
 #include "cli/commands.hpp"
 #include "cli/coordination.hpp"
 #include "cli/daemon_client.hpp"
@@ -65,13 +67,33 @@ Submitting prepare_submit(const GlobalOptions& opts, const std::string& request,
   return Submitting{paths, std::move(config), std::move(api)};
 }
 
+// The request's own limits as `POST /v1/plans` fields; a usage error for a value that is not one.
+json limit_fields(const SubmitLimits& l) {
+  json out = json::object();
+  if (l.max_cost < 0)
+    throw CommandError{kUsage, "--max-cost must be above 0", "give US dollars, e.g. --max-cost 5"};
+  if (l.max_cost > 0) out["max_cost_usd"] = l.max_cost;
+  if (!l.max_runtime.empty()) {
+    auto d = parse_duration(l.max_runtime);
+    if (!d || d->count() <= 0)
+      throw CommandError{kUsage, "--max-runtime " + l.max_runtime + " is not a duration",
+                         "write e.g. --max-runtime 2h or 90m"};
+    out["max_runtime"] = l.max_runtime;
+  }
+  if (l.max_iterations < 0)
+    throw CommandError{kUsage, "--max-iterations must be 1 or more", "e.g. --max-iterations 3"};
+  if (l.max_iterations > 0) out["max_iterations"] = l.max_iterations;
+  return out;
+}
+
 }  // namespace
 
 int run_submit(const GlobalOptions& opts, const std::string& request, bool wait, bool yes,
-               bool force) {
+               bool force, const SubmitLimits& limits) {
+  json fields = limit_fields(limits);
   Submitting sub = prepare_submit(opts, request, force, "loopr submit \"what you want built\"");
   Api& api = sub.api;
-  std::string id = submit_plan(api, request);
+  std::string id = submit_plan(api, request, fields);
   // The id is the command's result: printed even with -q, so `id=$(loopr -q submit …)` works.
   if (opts.json)
     std::cout << json{{"id", id}}.dump() << "\n" << std::flush;
@@ -81,13 +103,15 @@ int run_submit(const GlobalOptions& opts, const std::string& request, bool wait,
   return wait_for_plan(api, opts, id, yes);
 }
 
-int run_dry_run(const GlobalOptions& opts, const std::string& request, bool force) {
+int run_dry_run(const GlobalOptions& opts, const std::string& request, bool force,
+                const SubmitLimits& limits) {
+  json fields = limit_fields(limits);
   Submitting sub =
       prepare_submit(opts, request, force, "loopr submit --dry-run \"what you want built\"");
   const RepoPaths& paths = sub.paths;
   const Config& config = sub.config;
   Api& api = sub.api;
-  const std::string id = submit_request(api, request, /*dry_run=*/true);
+  const std::string id = submit_request(api, request, /*dry_run=*/true, fields);
   if (!opts.quiet && !opts.json)
     std::cerr << "dry run: plan " << id << " runs up to the gate (Ctrl-C leaves it running)\n";
   // The plan loop ends on its own at the gate (the daemon ends a dry run there).

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <vector>
 
+#include <loopr/core/text.hpp>
 #include <loopr/markdown/gfm.hpp>
 
 namespace loopr::cli {
@@ -19,9 +20,11 @@ std::string type_string(cmark_node* node) {
   return s ? s : "";
 }
 
+// A node's text as it may be shown: cmark decodes entities (`&#x1b;` is an ESC, `&#x9b;` a
+// CSI), so the controls are made visible here, after parsing.
 std::string literal(cmark_node* node) {
   const char* s = cmark_node_get_literal(node);
-  return s ? s : "";
+  return s ? terminal_text(s) : "";
 }
 
 std::vector<std::string> split_lines(std::string_view text) {
@@ -135,7 +138,7 @@ class Renderer {
       case CMARK_NODE_IMAGE: {
         std::string text = inlines(n);
         const char* url = cmark_node_get_url(n);
-        std::string u = url ? url : "";
+        std::string u = url ? terminal_text(url) : "";
         if (u.empty() || u == text) return style_.underline(text.empty() ? u : text);
         return style_.underline(text) + " " + style_.dim("(" + u + ")");
       }

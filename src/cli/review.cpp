@@ -6,6 +6,9 @@
 
 #include "cli/coordination.hpp"
 #include "cli/format.hpp"
+#include <loopr/core/text.hpp>
+
+#include "cli/baseline_view.hpp"  // issue 27
 #include "cli/markdown_render.hpp"
 #include "cli/wire.hpp"
 
@@ -23,6 +26,9 @@ std::string read_plan_artifact(const RepoPaths& paths, const api::LoopRow& loop)
   if (!loop.worktree.empty()) candidates.push_back(std::filesystem::path(loop.worktree) / rel);
   candidates.push_back(paths.root / rel);
   for (const auto& p : candidates) {
+    // Only a plain file: a FIFO the model left there would hang the person's command.
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(p, ec))) continue;
     std::ifstream in(p, std::ios::binary);
     if (!in) continue;
     std::ostringstream s;
@@ -42,7 +48,7 @@ ReviewDecision review_plan(const Api& api, const api::LoopRow& loop, Prompter& p
   int width = std::min(terminal_width(), 100);
   std::string rule(static_cast<std::size_t>(std::min(width, 72)), '-');
   ui << "\n" << style.dim(rule) << "\n";
-  ui << style.bold("Plan " + id) << " awaits your approval: " << loop.task << "\n";
+  ui << style.bold("Plan " + id) << " awaits your approval: " << terminal_text(loop.task) << "\n";
   ui << style.dim(path + " · iteration " + std::to_string(loop.iteration) + "/" +
                   std::to_string(loop.max_iterations) + " · " + format_cost(loop.cost_usd))
      << "\n"
@@ -50,7 +56,9 @@ ReviewDecision review_plan(const Api& api, const api::LoopRow& loop, Prompter& p
   ui << render_markdown(text, style, width) << "\n";
   // The forecast is made when the plan reaches the gate; the detail has it.
   try {
-    std::string forecast = render_forecast(show_loop(api, id), style);
+    api::LoopDetail detail = show_loop(api, id);
+    ui << render_baseline(detail.loop, style);
+    std::string forecast = render_forecast(detail, style);
     if (!forecast.empty()) ui << forecast << "\n";
   } catch (const CommandError&) {
   }
@@ -98,11 +106,32 @@ ReviewDecision review_plan(const Api& api, const api::LoopRow& loop, Prompter& p
   }
 }
 
+namespace {
+
+// A plan whose tree passed but changes what the person must see first (issue 29: the test
+// harness, other tools' auto-run files, loopr's own settings): what holds it, and how to merge.
+bool held_for_review(const api::LoopRow& loop) {
+  return loop.is_plan() && loop.status == LoopStatus::blocked &&
+         loop.end_reason == EndReason::held_for_review;
+}
+
+void show_held(const api::LoopRow& plan, std::ostream& ui, const Style& style) {
+  ui << style.bold("Plan " + plan.id) << " is held for you: " << shown(plan.status_reason) << "\n"
+     << "  look at the change (`git diff " << plan.base_branch << "...loopr/" << plan.id
+     << "`), then `loopr merge " << plan.id << "` merges it\n";
+}
+
+}  // namespace
+
 std::vector<ReviewDecision> review_pending(const Api& api, const GlobalOptions& opts,
                                            const std::string& only_id, Prompter& prompter) {
-  std::vector<api::LoopRow> plans;
+  std::vector<api::LoopRow> plans, held;
   if (!only_id.empty()) {
     api::LoopRow loop = show_loop(api, only_id).loop;
+    if (held_for_review(loop)) {
+      show_held(loop, ui_stream(opts), Style{stdout_color(opts)});
+      return {};
+    }
     if (loop.status != LoopStatus::awaiting_answer) {
       if (!loop.is_plan())
         throw CommandError{kWrongState,
@@ -119,16 +148,21 @@ std::vector<ReviewDecision> review_pending(const Api& api, const GlobalOptions& 
   } else {
     // Plans at the gate, then the loops' questions (each needs the person).
     const std::string waiting = std::string("?status=") + to_string(LoopStatus::awaiting_approval) +
-                                "," + to_string(LoopStatus::awaiting_answer);
+                                "," + to_string(LoopStatus::awaiting_answer) + "," +
+                                to_string(LoopStatus::blocked);
     auto all = list_loops(api, waiting);
     for (const auto& l : all)
       if (l.is_plan() && l.status == LoopStatus::awaiting_approval) plans.push_back(l);
     for (const auto& l : all)
       if (l.status == LoopStatus::awaiting_answer) plans.push_back(l);
+    for (const auto& l : all)
+      if (held_for_review(l)) held.push_back(l);
   }
   std::ostream& ui = ui_stream(opts);
   Style style{stdout_color(opts)};
   std::vector<ReviewDecision> out;
+  for (const auto& plan : held) show_held(plan, ui, style);
+  if (plans.empty() && !held.empty()) return out;
   if (plans.empty()) {
     if (!opts.quiet) ui << "no plan is awaiting approval and no loop asks a question\n";
     return out;

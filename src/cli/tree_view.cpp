@@ -8,12 +8,15 @@
 #include <sstream>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/core/text.hpp>
 
 #include "cli/coordination.hpp"
 #include "cli/format.hpp"
 #include "cli/review.hpp"
 #include "cli/terminal.hpp"
+#include "cli/terminal_guard.hpp"
 #include "cli/wire.hpp"
+#include "cli/baseline_view.hpp"
 
 namespace loopr::cli {
 
@@ -28,8 +31,6 @@ int terminal_height() {
   return 40;
 }
 
-// What the model wrote, as the terminal may show it.
-std::string shown(std::string_view text) { return std::string(text); }
 
 const char* const kSpinner[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
 
@@ -38,20 +39,23 @@ const char* const kSpinner[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦",
 void LiveView::show(const std::vector<std::string>& lines) {
   std::size_t width = static_cast<std::size_t>(std::max(terminal_width() - 1, 10));
   std::size_t max_lines = static_cast<std::size_t>(std::max(terminal_height() - 1, 3));
-  std::string frame;
-  if (shown_ > 0) frame += "\x1b[" + std::to_string(shown_) + "F";
+  // The cursor movement and line clearing are loopr's own: they go around the terminal filter
+  // (terminal_guard.hpp), which shows any such sequence inside the lines visibly.
+  if (shown_ > 0) write_terminal_control(out_, "\x1b[" + std::to_string(shown_) + "F");
   int count = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (i + 1 == max_lines && lines.size() > max_lines) {
-      frame += "… " + std::to_string(lines.size() - i) + " more\x1b[K\n";
+      out_ << "… " << std::to_string(lines.size() - i) << " more";
+      write_terminal_control(out_, "\x1b[K\n");
       ++count;
       break;
     }
-    frame += truncate_visible(lines[i], width) + "\x1b[K\n";
+    out_ << truncate_visible(lines[i], width);
+    write_terminal_control(out_, "\x1b[K\n");
     ++count;
   }
-  frame += "\x1b[J";
-  out_ << frame << std::flush;
+  write_terminal_control(out_, "\x1b[J");
+  out_ << std::flush;
   shown_ = count;
 }
 
@@ -85,8 +89,8 @@ void EventWatcher::run() {
   }
 }
 
-std::string submit_plan(const Api& api, const std::string& request) {
-  return submit_request(api, request);
+std::string submit_plan(const Api& api, const std::string& request, const json& fields) {
+  return submit_request(api, request, /*dry_run=*/false, fields);
 }
 
 namespace {
@@ -195,6 +199,7 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
           view.finish();
         }
         if (yes) {
+          if (!opts.quiet) ui << render_baseline(l, style);
           act_on(api, plan_id, "approve");
           if (!opts.quiet) ui << "approved " << plan_id << " (--yes)\n";
         } else {
@@ -238,6 +243,9 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
             ui << style.red("plan " + plan_id + " is blocked") << " after "
                << format_elapsed(elapsed) << ", " << format_cost(tree_cost_of(loops))
                << ": every loop passed, but " << shown(plan->status_reason) << "\n";
+          } else if (failed && plan->end_reason == EndReason::baseline_failed) {
+            ui << style.red("plan " + plan_id + " is blocked before any code loop") << ": "
+               << shown(plan->status_reason) << "\n";
           } else if (failed) {
             std::string why;
             for (const auto& l : loops) {

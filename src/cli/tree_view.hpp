@@ -61,7 +61,9 @@ class EventWatcher {
 /// CommandError{kInterrupted} on Ctrl-C.
 int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& plan_id, bool yes);
 
-/// POSTs the request, returns the new plan's id.
-std::string submit_plan(const Api& api, const std::string& request);
+/// POSTs the request (with `fields` added to the body: the request's own limits), returns the
+/// new plan's id.
+std::string submit_plan(const Api& api, const std::string& request,
+                        const nlohmann::json& fields = nlohmann::json::object());
 
 }  // namespace loopr::cli

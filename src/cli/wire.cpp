@@ -19,8 +19,10 @@ api::LoopRow act_on(const Api& api, const std::string& id, const std::string& ac
   return api::loop_row_from_json(api.post("/v1/loops/" + url_encode(id) + "/" + action, body));
 }
 
-std::string submit_request(const Api& api, const std::string& request, bool dry_run) {
-  json body = {{"request", request}};
+std::string submit_request(const Api& api, const std::string& request, bool dry_run,
+                           const json& fields) {
+  json body = fields.is_object() ? fields : json::object();
+  body["request"] = request;
   if (dry_run) body["dry_run"] = true;
   json r = api.post("/v1/plans", body);
   auto it = r.find("id");
@@ -40,6 +42,22 @@ MergeAnswer merge_plan(const Api& api, const std::string& plan_id, bool force) {
       out.sha = it->get<std::string>();
   }
   return out;
+}
+
+WebAnswer start_web(const Api& api, int port) {
+  json r = api.post("/v1/web", json{{"port", port}});
+  WebAnswer out;
+  if (!r.is_object()) return out;
+  if (auto it = r.find("url"); it != r.end() && it->is_string()) out.url = it->get<std::string>();
+  if (auto it = r.find("port"); it != r.end() && it->is_number()) out.port = it->get<int>();
+  if (auto it = r.find("started"); it != r.end() && it->is_boolean()) out.started = it->get<bool>();
+  return out;
+}
+
+bool stop_web(const Api& api) {
+  json r = api.post("/v1/web/stop");
+  auto it = r.is_object() ? r.find("stopped") : r.end();
+  return r.is_object() && it != r.end() && it->is_boolean() && it->get<bool>();
 }
 
 std::optional<api::Health> daemon_health(const Api& api, std::chrono::milliseconds timeout) {

@@ -23,8 +23,10 @@ api::LoopDetail show_loop(const Api& api, const std::string& id);
 /// `POST /v1/loops/{id}/{action}` with `body`: the loop after the action.
 api::LoopRow act_on(const Api& api, const std::string& id, const std::string& action,
                     const nlohmann::json& body = nullptr);
-/// `POST /v1/plans`: the new plan's id (a CommandError when the answer has none).
-std::string submit_request(const Api& api, const std::string& request, bool dry_run = false);
+/// `POST /v1/plans` with `fields` added to the body (the request's own limits): the new plan's
+/// id (a CommandError when the answer has none).
+std::string submit_request(const Api& api, const std::string& request, bool dry_run = false,
+                           const nlohmann::json& fields = nlohmann::json::object());
 /// `POST /v1/plans/{id}/merge`'s answer: the document as it came (for `--json`) and what the
 /// CLI says of it.
 struct MergeAnswer {
@@ -34,6 +36,16 @@ struct MergeAnswer {
 /// `POST /v1/plans/{id}/merge` (`force`: `?force=1`); it may run the test command first, so it
 /// waits as long as a code iteration may.
 MergeAnswer merge_plan(const Api& api, const std::string& plan_id, bool force);
+
+/// `POST /v1/web {port}`: the web UI's address (`started`: it was not running before).
+struct WebAnswer {
+  std::string url;
+  int port = 0;
+  bool started = false;
+};
+WebAnswer start_web(const Api& api, int port);
+/// `POST /v1/web/stop`: false when it was not running.
+bool stop_web(const Api& api);
 
 /// `GET /v1/health`, or nullopt when no daemon answers.
 std::optional<api::Health> daemon_health(

@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <loopr/core/config.hpp>
+#include <loopr/core/protected_paths.hpp>
 
 #include "core/config_walker.hpp"
 
@@ -236,6 +237,31 @@ void read_notify(const Walker& w, const YAML::Node& v, const std::string& k, std
   }
 }
 
+// `protect.<list>`: path patterns (core/protected_paths.hpp); `..` and empty ones would match
+// nothing a loop can change.
+std::vector<std::string> read_path_patterns(const Walker& w, const YAML::Node& v, const std::string& k) {
+  std::vector<std::string> out = w.strings(v, k);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::string& p = out[i];
+    std::string path = p.substr(0, p.find('#'));
+    bool up = path == ".." || path.rfind("../", 0) == 0 || path.find("/../") != std::string::npos;
+    if (path.empty() || path.find_first_not_of('/') == std::string::npos || up)
+      w.fail(v[i], k, "\"" + p + "\" is not a path pattern inside the repository (write e.g. tests/run.sh, conftest.py, .vscode/ or package.json#scripts.test)");
+  }
+  return out;
+}
+
+// `loops.review`: the reviewer of a code loop that passed its validation.
+void read_review(const Walker& w, const YAML::Node& v, const std::string& k, ReviewConfig& r) {
+  w.map(v, k,
+        {
+            {"enabled", [&](const YAML::Node& n, const std::string& key) { r.enabled = w.boolean(n, key); }},
+            {"model", [&](const YAML::Node& n, const std::string& key) { r.model = w.str(n, key); }},
+            {"max_rounds", [&](const YAML::Node& n, const std::string& key) { r.max_rounds = static_cast<int>(w.integer(n, key, 1, 100)); }},
+            {"max_attempts", [&](const YAML::Node& n, const std::string& key) { r.max_attempts = static_cast<int>(w.integer(n, key, 1, 20)); }},
+        });
+}
+
 void read_config(const Walker& w, const YAML::Node& root, Config& c) {
   auto int_field = [&w](int& field, long long min, long long max) -> H {
     return [&w, &field, min, max](const YAML::Node& v, const std::string& k) { field = static_cast<int>(w.integer(v, k, min, max)); };
@@ -269,6 +295,10 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
             {"base_branch", str_field(c.base_branch)},
             {"merge", [&](const YAML::Node& v, const std::string& k) { c.merge = w.choice(v, k, {"auto", "manual"}) == "manual" ? MergeMode::manual : MergeMode::automatic; }},
             {"attended", bool_field(c.attended)},
+            {"baseline", [&](const YAML::Node& v, const std::string& k) {
+               std::string m = w.choice(v, k, {"block", "warn", "off"});
+               c.baseline = m == "warn" ? BaselineMode::warn : m == "off" ? BaselineMode::off : BaselineMode::block;
+             }},
             {"on_failure", [&](const YAML::Node& v, const std::string& k) { c.on_failure = w.choice(v, k, {"finish_siblings", "stop_siblings"}) == "stop_siblings" ? FailurePolicy::stop_siblings : FailurePolicy::finish_siblings; }},
             {"llm", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k,
@@ -295,6 +325,7 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                                       {"permission_mode", [&](const YAML::Node& v3, const std::string& k3) { cc.permission_mode = w.choice(v3, k3, {"manual", "default", "acceptEdits", "auto", "bypassPermissions", "dontAsk", "plan"}); }},
                                       {"skip_permissions", bool_field(cc.skip_permissions)},
                                       {"max_turns", int_field(cc.max_turns, 1, 10000)},
+                                      {"allowed_hosts", [&](const YAML::Node& v3, const std::string& k3) { cc.allowed_hosts = w.strings(v3, k3); }},
                                   });
                           }},
                      });
@@ -335,6 +366,12 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                           }},
                          {"feedback_bytes", size_field(l.feedback_bytes, 256, 10'000'000)},
                          {"notes_bytes", size_field(l.notes_bytes, 0, 10'000'000)},
+                         {"min_free_space", [&](const YAML::Node& v2, const std::string& k2) {
+                            std::string text = w.scalar(v2, k2, "a size such as 256M or 1G");
+                            auto parsed = parse_size(text);
+                            if (!parsed) w.fail(v2, k2, "bad size \"" + text + "\" (write e.g. 0, 256M or 1G)");
+                            l.min_free_space = *parsed;
+                          }},
                          {"notify_cost_fraction", [&](const YAML::Node& v2, const std::string& k2) {
                             l.notify_cost_fraction = w.number(v2, k2, 0);
                             if (l.notify_cost_fraction > 1) w.fail(v2, k2, "must be a fraction between 0 and 1");
@@ -347,6 +384,7 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                  LoopTypeConfig* slot = &c.loops[t];
                  hs[to_string(t)] = [&w, slot, t](const YAML::Node& v2, const std::string& k2) { read_loop_type(w, v2, k2, *slot, t); };
                }
+               hs["review"] = [&w, &c](const YAML::Node& v2, const std::string& k2) { read_review(w, v2, k2, c.review); };
                w.map(v, k, hs);
              }},
             {"pricing", [&](const YAML::Node& v, const std::string& k) {
@@ -374,6 +412,14 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
             {"setup", [&](const YAML::Node& v, const std::string& k) { read_setup(w, v, k, c.setup); }},
             {"executor", [&](const YAML::Node& v, const std::string& k) { config_detail::read_executor(w, v, k, c.executor); }},
             {"notify", [&](const YAML::Node& v, const std::string& k) { read_notify(w, v, k, c.notify); }},
+            {"protect", [&](const YAML::Node& v, const std::string& k) {
+               w.map(v, k,
+                     {
+                         {"harness", [&](const YAML::Node& v2, const std::string& k2) { c.protect.harness = read_path_patterns(w, v2, k2); }},
+                         {"tests", [&](const YAML::Node& v2, const std::string& k2) { c.protect.tests = read_path_patterns(w, v2, k2); }},
+                         {"hold", [&](const YAML::Node& v2, const std::string& k2) { c.protect.hold = read_path_patterns(w, v2, k2); }},
+                     });
+             }},
             {"integration", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k, {{"max_fix_iterations", int_field(c.integration.max_fix_iterations, 1, 1000)}});
              }},
@@ -463,6 +509,10 @@ std::vector<std::string> SandboxConfig::checkout_paths() const {
 
 const char* to_string(MergeMode mode) { return mode == MergeMode::manual ? "manual" : "auto"; }
 
+const char* to_string(BaselineMode mode) {
+  return mode == BaselineMode::warn ? "warn" : mode == BaselineMode::off ? "off" : "block";
+}
+
 const char* to_string(FailurePolicy policy) {
   return policy == FailurePolicy::stop_siblings ? "stop_siblings" : "finish_siblings";
 }
@@ -498,12 +548,20 @@ std::string yaml_quoted(std::string_view text) {
   return out + "\"";
 }
 
+// A YAML flow list of double-quoted scalars (patterns start with `*` or hold `#`).
+std::string yaml_list(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + yaml_quoted(items[i]);
+  return out + "]";
+}
+
 }  // namespace
 
 std::string default_config_yaml(std::string_view base_branch, std::string_view code_validation,
                                 const std::vector<std::string>& validation_comment) {
   std::string code_comment;
   for (const auto& line : validation_comment) code_comment += "  # " + line + "\n";
+  const ProtectConfig protect;
   std::string out = R"(# loopr configuration. Every key is optional; the values below are the defaults.
 # Environment overrides: LOOPR_PROVIDER, LOOPR_MODEL, ANTHROPIC_BASE_URL, OPENAI_BASE_URL.
 base_branch: )" + std::string(base_branch) + R"(
@@ -527,7 +585,9 @@ limits:                          # per plan tree unless noted
   stop_on_patterns: []           # RE2 patterns; a match in validation output stops the loop
   stop_scripts: []               # commands; exit 0 stops the loop, output is the reason
   cooldown: 0s                   # pause between iterations
+  min_free_space: 256M           # no iteration starts below it (loops pause, resume by themselves)
 attended: false                  # true: loops pause after every iteration (passing too) until `resume`
+baseline: block                  # the tests on the base, checked at submit: block | warn | off
 sandbox:                         # every command run for a loop (run_command, validation, stop_scripts)
   mode: bubblewrap               # bubblewrap | none (`none` runs the model's commands UNCONFINED)
   network: []                    # runner classes whose commands may use the network, e.g. [net]
@@ -548,6 +608,15 @@ loops:
   phase: {max_iterations: 5}
 )" + code_comment + R"(  code:  {max_iterations: 20, validation: )" + yaml_quoted(code_validation) +
                     R"(, iteration_timeout: 10m, max_turns_per_iteration: 50}
+  review: {enabled: false, model: "", max_rounds: 2, max_attempts: 3}  # a reviewer model call after a code loop passes
+protect:                         # what a loop may not change on its own (README "Security model")
+  # The test harness (inferred from the test command): a code loop changes it only where its phase
+  # lists it under `- Files:`, and a tree that changes it waits for `loopr merge`.
+  harness: )" + yaml_list(default_harness(code_validation)) + R"(
+  # Existing tests: a code loop modifies or deletes them only where its phase lists them.
+  tests: )" + yaml_list(protect.tests) + R"(
+  # Other tools' auto-run files: a tree that changes them waits for `loopr merge`.
+  hold: )" + yaml_list(protect.hold) + R"(
 integration:                     # the finished tree's integration branch runs loops.code.validation
   max_fix_iterations: 5          # before it is merged; a failure gets a fix loop with this budget
 pricing:                         # USD per million tokens

@@ -50,6 +50,9 @@ constexpr Spelling kSpellings[] = {
     {EndReason::attended, "attended"},
     {EndReason::validation_not_run, "validation_not_run"},
     {EndReason::disk_full, "disk_full"},
+    {EndReason::run_error, "run_error"},
+    {EndReason::review_rejected, "review_rejected"},
+    {EndReason::review_error, "review_error"},
     {EndReason::unknown, "unknown"},
 };
 

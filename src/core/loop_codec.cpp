@@ -36,6 +36,9 @@ constexpr const char* kMarkKeys[] = {"merged_iteration",
                                      "gate_fixes",
                                      "dry_run",
                                      "runtime_from",
+                                     "budget_cost_usd",
+                                     "budget_runtime_ms",
+                                     "budget_iterations",
                                      "consecutive_errors",
                                      "no_progress",
                                      "last_error",
@@ -44,7 +47,8 @@ constexpr const char* kMarkKeys[] = {"merged_iteration",
                                      "feedback",
                                      "question",
                                      "answer",
-                                     "attended_passed"};
+                                     "attended_passed",
+                                     "review_rounds"};
 
 void read(const json& c, const char* key, int& out) {
   if (auto it = c.find(key); it != c.end() && it->is_number_integer()) out = it->get<int>();
@@ -137,6 +141,9 @@ json marks_json(const Loop& l) {
   write(c, "gate_fixes", t.gate_fixes, 0);
   write(c, "dry_run", t.dry_run);
   write(c, "runtime_from", t.runtime_from, std::int64_t{0});
+  if (t.budget.max_cost_usd > 0) c["budget_cost_usd"] = t.budget.max_cost_usd;
+  write(c, "budget_runtime_ms", std::int64_t{t.budget.max_runtime.count()}, std::int64_t{0});
+  write(c, "budget_iterations", t.budget.max_iterations, 0);
   const RunMarks& r = l.run;
   write(c, "consecutive_errors", r.consecutive_errors, 0);
   write(c, "no_progress", r.no_progress, 0);
@@ -147,6 +154,7 @@ json marks_json(const Loop& l) {
   write(c, "question", r.question);
   write(c, "answer", r.answer);
   write(c, "attended_passed", r.attended_passed, 0);
+  write(c, "review_rounds", r.review_rounds, 0);
   return c;
 }
 
@@ -176,6 +184,12 @@ void read_marks(const json& c, Loop& l) {
   read(c, "gate_fixes", t.gate_fixes);
   read(c, "dry_run", t.dry_run);
   read(c, "runtime_from", t.runtime_from);
+  if (auto it = c.find("budget_cost_usd"); it != c.end() && it->is_number())
+    t.budget.max_cost_usd = it->get<double>();
+  std::int64_t budget_ms = 0;
+  read(c, "budget_runtime_ms", budget_ms);
+  t.budget.max_runtime = std::chrono::milliseconds(budget_ms);
+  read(c, "budget_iterations", t.budget.max_iterations);
   RunMarks& r = l.run;
   read(c, "consecutive_errors", r.consecutive_errors);
   read(c, "no_progress", r.no_progress);
@@ -186,6 +200,7 @@ void read_marks(const json& c, Loop& l) {
   read(c, "question", r.question);
   read(c, "answer", r.answer);
   read(c, "attended_passed", r.attended_passed);
+  read(c, "review_rounds", r.review_rounds);
   // Only what is left over is copied (not the whole context with its feedback).
   for (auto it = c.begin(); it != c.end(); ++it) {
     bool known = false;

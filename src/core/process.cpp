@@ -16,6 +16,7 @@
 #include <set>
 
 #include <loopr/core/process.hpp>
+#include <loopr/core/text.hpp>
 
 extern char** environ;
 
@@ -309,7 +310,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     for (std::size_t i = 0; i < n; ++i) {
       if (data[i] == '\n') {
         if (!line.empty() && line.back() == '\r') line.pop_back();
-        spec.on_line(line);
+        spec.on_line(valid_utf8(line));
         line.clear();
         line_overflow = false;
       } else if (line.size() < kMaxLine) {
@@ -404,7 +405,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   if (out_fd >= 0) close(out_fd);
   if (err_fd >= 0) close(err_fd);
   if (in_fd >= 0) close(in_fd);
-  if (!line.empty() && spec.on_line) spec.on_line(line);
+  if (!line.empty() && spec.on_line) spec.on_line(valid_utf8(line));
   (void)line_overflow;
 
   if (!exited) {
@@ -418,8 +419,9 @@ ProcessResult run_process(const ProcessSpec& spec) {
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
   if (result.timed_out || result.cancelled) result.exit_code = -1;
-  result.output = out.str();
-  result.error_output = err.str();
+  // A command prints bytes; everything after this (the model, the store, a terminal) gets text.
+  result.output = valid_utf8(out.str());
+  result.error_output = valid_utf8(err.str());
   result.total_bytes = out.total();
   result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   return result;

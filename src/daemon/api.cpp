@@ -10,7 +10,9 @@
 #include <map>
 #include <set>
 
+#include <loopr/core/budget.hpp>
 #include <loopr/core/ids.hpp>
+#include <loopr/core/text.hpp>
 #include <loopr/manager/stats.hpp>
 #include <loopr/manager/tree_verdict.hpp>
 
@@ -83,6 +85,37 @@ std::optional<std::string> string_field(const nlohmann::json& body, const char* 
 
 bool valid_id(const std::string& id) { return type_of_id(id).has_value(); }
 
+// A plan's own limits from `POST /v1/plans` (`max_cost_usd`, `max_runtime`, `max_iterations`);
+// nullopt + a 400 response for a value that is not one.
+std::optional<RequestBudget> budget_fields(const nlohmann::json& body, Response& bad) {
+  RequestBudget b;
+  if (auto it = body.find("max_cost_usd"); it != body.end() && !it->is_null()) {
+    if (!it->is_number() || it->get<double>() <= 0) {
+      bad = error_response(400, "`max_cost_usd` must be a number above 0 (US dollars)");
+      return std::nullopt;
+    }
+    b.max_cost_usd = it->get<double>();
+  }
+  auto runtime = string_field(body, "max_runtime", bad);
+  if (!runtime) return std::nullopt;
+  if (!runtime->empty()) {
+    auto d = parse_duration(*runtime);
+    if (!d || d->count() <= 0) {
+      bad = error_response(400, "`max_runtime` must be a duration such as 2h or 90m");
+      return std::nullopt;
+    }
+    b.max_runtime = *d;
+  }
+  if (auto it = body.find("max_iterations"); it != body.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<long long>() < 1 || it->get<long long>() > 100000) {
+      bad = error_response(400, "`max_iterations` must be a whole number from 1");
+      return std::nullopt;
+    }
+    b.max_iterations = it->get<int>();
+  }
+  return b;
+}
+
 // How long `POST /v1/shutdown {"drain":true}` lets iterations finish when it names no timeout.
 constexpr std::chrono::milliseconds kDefaultDrain = std::chrono::minutes(30);
 
@@ -141,7 +174,35 @@ awaitable<Response> get_health(Api::State& s, Request&, const Params&) {
                       {"stopping", s.info.shutting_down ? s.info.shutting_down() : false},
                       {"draining", s.info.draining ? s.info.draining() : false},
                       {"sandbox", s.info.sandbox ? s.info.sandbox() : nlohmann::json(nullptr)},
+                      {"web", s.info.web ? s.info.web() : nlohmann::json(nullptr)},
+                      {"disk", s.info.disk ? s.info.disk() : nlohmann::json(nullptr)},
                       {"loops", counts}}};
+}
+
+// POST /v1/web {port}: the web UI on 127.0.0.1 (started unless it runs).
+awaitable<Response> post_web(Api::State& s, Request& req, const Params&) {
+  if (!s.info.start_web || !s.info.stop_web)
+    co_return error_response(503, "this daemon serves no web UI");
+  Response bad;
+  auto body = body_object(req, bad);
+  if (!body) co_return bad;
+  long port = 0;
+  if (body->contains("port") && !(*body)["port"].is_null()) {
+    if (!(*body)["port"].is_number_integer() || (*body)["port"].get<long>() < 0 ||
+        (*body)["port"].get<long>() > 65535)
+      co_return error_response(400, "`port` must be a number from 0 to 65535");
+    port = (*body)["port"].get<long>();
+  }
+  auto started = s.info.start_web(static_cast<std::uint16_t>(port));
+  if (!started) co_return error_of(started.error());
+  co_return Response{200, std::move(*started)};
+}
+
+// POST /v1/web/stop: the web UI ends (its token with it).
+awaitable<Response> post_web_stop(Api::State& s, Request&, const Params&) {
+  if (!s.info.start_web || !s.info.stop_web)
+    co_return error_response(503, "this daemon serves no web UI");
+  co_return Response{200, {{"stopped", s.info.stop_web()}}};
 }
 
 // GET /v1/stats[?since=D]: what each plan's tree spent.
@@ -212,7 +273,9 @@ awaitable<Response> post_plan(Api::State& s, Request& req, const Params&) {
   std::string request = (*body)["request"].get<std::string>();
   const bool dry_run = body->contains("dry_run") && (*body)["dry_run"].is_boolean() &&
                        (*body)["dry_run"].get<bool>();
-  auto made = co_await s.manager.submit(request, dry_run);
+  auto budget = budget_fields(*body, bad);
+  if (!budget) co_return bad;
+  auto made = co_await s.manager.submit(request, dry_run, *budget);
   if (!made) co_return error_of(made.error());
   co_return Response{201, {{"id", made->id}}};
 }
@@ -242,12 +305,17 @@ awaitable<Response> get_loops(Api::State& s, Request& req, const Params&) {
   struct Listing {
     std::vector<Loop> matched;
     std::vector<Loop> trees;  ///< filtered queries: the whole trees of the plans shown
+    std::map<std::string, manager::BaselineState> baselines;  ///< of the plans shown
   };
   const ListQuery& q = *query;
   auto list = [&s, &q]() -> Result<Listing> {
     Listing out;
     LOOPR_ASSIGN(out.matched, s.ctx.journal.store().list_loop_summaries(
                                   [&q](const Loop& l) { return q.keeps(l); }));
+    if (q.tree_fields())
+      for (const Loop& l : out.matched)
+        if (l.type == LoopType::plan)
+          out.baselines[l.id] = manager::baseline_of(s.ctx.journal.store(), l.id);
     if (!q.filtered() || !q.tree_fields()) return out;
     std::set<std::string> plans;
     for (const Loop& l : out.matched)
@@ -277,7 +345,7 @@ awaitable<Response> get_loops(Api::State& s, Request& req, const Params&) {
     api::LoopRow row = loop_row(*l);
     if (l->type == LoopType::plan) {
       row.tree_cost_usd = s.manager.tree_cost(l->id);
-      add_tree_fields(row, *l, trees[l->id], mode);
+      add_tree_fields(row, *l, trees[l->id], mode, listed->baselines[l->id]);
     }
     out.push_back(api::to_json(row));
   }
@@ -295,6 +363,7 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
     std::vector<IterationRecord> iterations;
     std::vector<Loop> tree;  ///< a plan's tree, for its verdict
     api::LoopDetail detail;  ///< a plan's forecast and actual
+    manager::BaselineState baseline;  ///< a plan's baseline check
   };
   std::shared_ptr<const Config> config = s.ctx.config;
   auto get = [&s, &id, config]() -> Result<Detail> {
@@ -305,6 +374,7 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
     if (d.loop.type == LoopType::plan) {
       LOOPR_ASSIGN(d.tree, store.loops_of_plan(id));
       add_gate_fields(d.detail, store, d.loop, d.tree, *config);
+      d.baseline = manager::baseline_of(store, id);
     }
     return d;
   };
@@ -314,7 +384,8 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
   const auto& iterations = got->iterations;
   api::LoopDetail& d = got->detail;
   d.loop = loop_row(loop);
-  if (loop.type == LoopType::plan) add_tree_fields(d.loop, loop, got->tree, s.ctx.config->merge);
+  if (loop.type == LoopType::plan)
+    add_tree_fields(d.loop, loop, got->tree, s.ctx.config->merge, got->baseline);
   d.loop.tree_cost_usd = s.manager.tree_cost(loop.plan_id);
   for (const auto& it : iterations)
     d.iterations.push_back({it.n, it.status, it.exit_code, it.usage.cost_usd,
@@ -382,6 +453,8 @@ struct Route {
 // Every route of the control API (src/daemon/API.md). `GET /v1/events` streams (Api::stream).
 const Route kRoutes[] = {
     {"GET", "/v1/health", get_health},
+    {"POST", "/v1/web", post_web},
+    {"POST", "/v1/web/stop", post_web_stop},
     {"GET", "/v1/stats", get_stats},
     {"POST", "/v1/shutdown", post_shutdown},
     {"POST", "/v1/gc", post_gc, true},
@@ -393,8 +466,8 @@ const Route kRoutes[] = {
 };
 
 // The path's segments bound to the route's `{name}`s, or nullopt when it is another path.
-std::optional<Params> match(std::string_view route, const std::vector<std::string>& parts) {
-  std::vector<std::string> want = segments(std::string(route));
+std::optional<Params> match(const std::vector<std::string>& want,
+                            const std::vector<std::string>& parts) {
   if (want.size() != parts.size()) return std::nullopt;
   Params params;
   for (std::size_t i = 0; i < want.size(); ++i) {
@@ -411,10 +484,17 @@ std::optional<Params> match(std::string_view route, const std::vector<std::strin
 
 awaitable<Response> Api::handle(Request req) {
   State& s = *state_;
+  // Each route's path split once, not at every request.
+  static const std::vector<std::vector<std::string>> patterns = [] {
+    std::vector<std::vector<std::string>> out;
+    for (const Route& route : kRoutes) out.push_back(segments(std::string(route.path)));
+    return out;
+  }();
   const auto parts = segments(req.path);
   std::string allowed;  // the methods of the routes with this path
-  for (const Route& route : kRoutes) {
-    auto params = match(route.path, parts);
+  for (std::size_t i = 0; i < std::size(kRoutes); ++i) {
+    const Route& route = kRoutes[i];
+    auto params = match(patterns[i], parts);
     if (!params) continue;
     if (route.method != req.method) {
       allowed += (allowed.empty() ? "" : ", ") + std::string(route.method);
@@ -480,7 +560,7 @@ awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
     for (const auto& e : *batch) {
       last = e.seq;
       if (!wanted(e, loop_filter)) continue;
-      bool sent = co_await out->send(std::to_string(e.seq), e.type, to_json(e).dump());
+      bool sent = co_await out->send(std::to_string(e.seq), e.type, json_text(to_json(e)));
       if (!sent) co_return;
     }
   }
@@ -506,7 +586,7 @@ awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
     Event e = std::move(queue->front());
     queue->pop_front();
     if (e.seq <= replayed) continue;
-    bool sent = co_await out->send(std::to_string(e.seq), e.type, to_json(e).dump());
+    bool sent = co_await out->send(std::to_string(e.seq), e.type, json_text(to_json(e)));
     if (!sent) co_return;
   }
 }

@@ -1,6 +1,7 @@
 // The control API's routes (src/daemon/API.md) over the LoopManager and the store.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -9,6 +10,7 @@
 #include <loopr/api/views.hpp>
 #include <loopr/daemon/http.hpp>
 #include <loopr/engine/engine.hpp>
+#include <loopr/manager/baseline_state.hpp>
 #include <loopr/manager/loop_manager.hpp>
 #include <loopr/store/task_store.hpp>
 
@@ -27,6 +29,16 @@ struct ApiInfo {
   net::thread_pool* read_pool = nullptr;
   /// The command executor's state for health: kind, confined, description, available, problem.
   std::function<nlohmann::json()> sandbox;
+  /// The web UI (`POST /v1/web`): starts it on `port` (0: a free one) unless it runs, and says
+  /// `{"url","port","started"}`; conflict when it runs on another port than asked.
+  std::function<Result<nlohmann::json>(std::uint16_t port)> start_web;
+  /// `POST /v1/web/stop`: stops it (its token dies with it); false when it was not running.
+  std::function<bool()> stop_web;
+  /// For health: `{"url","port"}` while it runs, else null.
+  std::function<nlohmann::json()> web;
+  /// The last look at the disk (limits.min_free_space): dir, free_mib, min_free_mib, full,
+  /// paused_loops.
+  std::function<nlohmann::json()> disk;
 };
 
 class Api {
@@ -54,9 +66,10 @@ api::LoopRow loop_row(const Loop& loop);
 nlohmann::json loop_json(const Loop& loop);
 
 /// A plan row's tree fields: `tree_verdict`, `base_branch`, `merged_into_base` (the base tip
-/// after the merge, or null), `merge_error` (or null) and the integration gate's last check.
+/// after the merge, or null), `merge_error` (or null), the integration gate's last check and
+/// the baseline check (`baseline`: stored apart from the plan's record, manager::baseline_of).
 void add_tree_fields(api::LoopRow& row, const Loop& plan, std::span<const Loop> tree,
-                     MergeMode mode);
+                     MergeMode mode, const manager::BaselineState& baseline);
 
 /// A loop's open question: `question` and `answer` (null until answered); nothing without one.
 void add_question_fields(nlohmann::json& row, const Loop& loop);

@@ -17,6 +17,7 @@
 #include <loopr/core/config.hpp>
 #include <loopr/core/log.hpp>
 #include <loopr/core/preflight.hpp>
+#include <loopr/core/text.hpp>
 #include <loopr/daemon/http.hpp>
 #include <loopr/engine/loop_journal.hpp>
 #include <loopr/engine/repo_prompts.hpp>
@@ -30,6 +31,7 @@
 
 #include "daemon/api.hpp"
 #include "daemon/notify.hpp"
+#include "daemon/web_ui.hpp"
 
 namespace loopr::daemon {
 namespace {
@@ -81,7 +83,7 @@ void append_loop_log(const RepoPaths& paths, const Event& e) {
   auto dir = paths.loop_log_dir(e.loop_id);
   std::filesystem::create_directories(dir, ec);
   std::ofstream out(dir / "events.log", std::ios::app);
-  out << format_timestamp(e.time) << " #" << e.seq << " " << e.type << " " << e.data.dump() << "\n";
+  out << format_timestamp(e.time) << " #" << e.seq << " " << e.type << " " << json_text(e.data) << "\n";
 }
 
 struct Daemon {
@@ -105,7 +107,10 @@ struct Daemon {
   std::unique_ptr<Notifier> notifier;  ///< the user's `notify` commands
   std::unique_ptr<Api> api;
   std::unique_ptr<HttpServer> server;
+  std::unique_ptr<WebUi> web_ui;           ///< `loopr web`: off until asked
+  std::unique_ptr<HttpServer> web_server;  ///< its loopback listener
   bool stopping = false;
+  manager::DiskStatus disk;  ///< the last look (disk_watch)
   TimestampMs started_at = now_ms();
 
   Daemon(DaemonOptions o, exec::SecretEnv s) : options(std::move(o)), paths(options.repo), secrets(std::move(s)) {}
@@ -163,7 +168,8 @@ struct Daemon {
     LOOPR_ASSIGN(store, TaskStore::open(paths.state_dir().string(), {.sync = true}));
     journal = std::make_unique<engine::LoopJournal>(*store, pool, bus);
     LOOPR_TRY(open_executor());
-    LOOPR_ASSIGN(auto first, llm::make_client(*config, env(), io, pool, executor.get()));
+    LOOPR_ASSIGN(auto first, llm::make_client(*config, env(), io, pool, executor.get(),
+                                              paths.run_dir() / "claude"));
     llm = std::make_unique<llm::ReloadableClient>(std::move(first));
     std::string provider = config->llm.provider;
     scheduler = std::make_unique<engine::Scheduler>(io.get_executor(), engine::SchedulerOptions::from_config(*config),
@@ -190,10 +196,67 @@ struct Daemon {
     info.shutting_down = [this] { return stopping; };
     info.read_pool = &api_reads;
     info.sandbox = [this] { return sandbox_status(); };
+    info.start_web = [this](std::uint16_t port) { return start_web(port); };
+    info.stop_web = [this] { return stop_web(); };
+    info.web = [this] { return web_status(); };
+    info.disk = [this] {
+      const std::uint64_t mib = 1024 * 1024;
+      return nlohmann::json{
+          {"dir", disk.dir},
+          {"free_mib", disk.free ? nlohmann::json(*disk.free / mib) : nlohmann::json(nullptr)},
+          {"min_free_mib", disk.floor / mib},
+          {"full", disk.full()},
+          {"paused_loops", disk.paused}};
+    };
     api = std::make_unique<Api>(*ctx, *manager, info);
     server = std::make_unique<HttpServer>(io, api->routes());
     return ok();
   }
+
+  nlohmann::json web_status() const {
+    if (!web_ui) return nullptr;
+    return {{"url", web_ui->url()}, {"port", web_ui->access().port}};
+  }
+
+  // The web UI on 127.0.0.1 with a fresh token; the token is never logged (it is the key).
+  Result<nlohmann::json> start_web(std::uint16_t port) {
+    if (web_ui) {
+      if (port != 0 && port != web_ui->access().port)
+        return make_error(ErrorCode::conflict, "the web UI already runs on port " +
+                                                   std::to_string(web_ui->access().port) +
+                                                   " (`loopr web --stop` first to move it)");
+      nlohmann::json j = web_status();
+      j["started"] = false;
+      return j;
+    }
+    if (stopping) return make_error(ErrorCode::unsupported, "the daemon is shutting down");
+    auto ui = std::make_unique<WebUi>(*ctx, *api, api_reads, WebAccess{new_web_token(), 0});
+    ServerOptions options;
+    options.max_connections = 64;
+    auto listener = std::make_unique<HttpServer>(io, ui->routes(), options);
+    auto bound = listener->listen_tcp("127.0.0.1", port);
+    if (!bound) return bound.take_error();
+    // Nothing is served before this returns (one io thread), so the port is known in time.
+    ui->set_port(*bound);
+    web_ui = std::move(ui);
+    web_server = std::move(listener);
+    spdlog::info("web UI on http://127.0.0.1:{}/ (`loopr web` prints its address)", *bound);
+    nlohmann::json j = web_status();
+    j["started"] = true;
+    return j;
+  }
+
+  bool stop_web() {
+    if (!web_server) return false;
+    web_server->stop();
+    // Connections still open hold the routes; the UI object stays until the daemon ends.
+    retired_web.push_back(std::move(web_ui));
+    retired_servers.push_back(std::move(web_server));
+    spdlog::info("web UI stopped");
+    return true;
+  }
+  std::vector<std::unique_ptr<WebUi>> retired_web;
+  std::vector<std::unique_ptr<HttpServer>> retired_servers;
 
   // Refuses to serve a provider that cannot work (a missing key, no `claude`), unless forced;
   // a validation program that is missing now may be installed before a code loop runs.
@@ -225,7 +288,8 @@ struct Daemon {
     next->base_branch = config->base_branch;
     next->llm.provider = config->llm.provider;
     next->sandbox = config->sandbox;
-    auto client = llm::make_client(*next, env(), io, pool, executor.get());
+    auto client =
+        llm::make_client(*next, env(), io, pool, executor.get(), paths.run_dir() / "claude");
     if (!client) {
       spdlog::error("SIGHUP: the config was not reloaded: the model client: {}", client.error().message);
       return;
@@ -270,6 +334,7 @@ struct Daemon {
         "", "daemon_stopping", {{"pid", ::getpid()}, {"drain_ms", drain.count()}})};
     co_await self->journal->commit(std::move(stopping));
     co_await self->manager->shutdown(std::chrono::milliseconds(3500), drain);
+    self->stop_web();
     self->server->stop();
     self->io.stop();
   }
@@ -287,6 +352,22 @@ struct Daemon {
       auto options = manager::GcOptions::from(*self->config, now_ms());
       manager::GcReport report = co_await self->manager->gc(options);
       for (const auto& e : report.errors) spdlog::warn("gc (gc.every): {}", e);
+    }
+  }
+
+  // limits.min_free_space: a look at the disk every few seconds; the loops paused for want of
+  // space go on by themselves once there is space again (manager: watch_disk).
+  static awaitable<void> disk_watch(Daemon* self) {
+    net::steady_timer timer(self->io);
+    while (!self->stopping) {
+      const bool was_full = self->disk.full();
+      self->disk = co_await self->manager->watch_disk();
+      if (self->disk.full() && !was_full && self->disk.free)
+        spdlog::warn("disk full: {} MiB free in {} (limits.min_free_space)",
+                     *self->disk.free / (1024 * 1024), self->disk.dir);
+      timer.expires_after(std::chrono::seconds(self->disk.paused > 0 ? 2 : 5));
+      boost::system::error_code ec;
+      co_await timer.async_wait(net::redirect_error(net::use_awaitable, ec));
     }
   }
 
@@ -322,6 +403,7 @@ struct Daemon {
     co_await self->journal->commit(std::move(serving));
     spdlog::info("serving {} on {}", self->paths.root.string(), self->paths.socket().string());
     net::co_spawn(self->io, gc_schedule(self), net::detached);
+    net::co_spawn(self->io, disk_watch(self), net::detached);
     // The store keeps loop summaries in memory from their first listing on (`loopr list`,
     // health's counts); make them now, off the io thread, rather than in the user's first list.
     net::post(self->api_reads, [store = self->store.get()] {
@@ -368,6 +450,7 @@ Result<void> run_daemon(const DaemonOptions& options) {
   daemon->io.run();
   signals->cancel();
   if (daemon->server) daemon->server->stop();
+  if (daemon->web_server) daemon->web_server->stop();
   std::filesystem::remove(paths.socket(), ec);
   // Work abandoned by stopped loops (a model call in flight) ends against closed sockets; give
   // it a moment, then tear down in order.

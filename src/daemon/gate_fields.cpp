@@ -1,6 +1,8 @@
 // The API's loop rows as the daemon makes them from stored loops (typed: include/loopr/api/):
 // the row with its open question, a plan's tree fields, and a plan's forecast (made at the gate)
 // with, once its tree ended, what it really spent.
+#include <loopr/core/budget.hpp>
+#include <loopr/manager/baseline_state.hpp>
 #include <loopr/manager/forecast.hpp>
 #include <loopr/manager/tree_verdict.hpp>
 
@@ -38,7 +40,7 @@ void add_question_fields(nlohmann::json& j, const Loop& loop) {
 }
 
 void add_tree_fields(api::LoopRow& row, const Loop& plan, std::span<const Loop> tree,
-                     MergeMode mode) {
+                     MergeMode mode, const manager::BaselineState& baseline) {
   row.tree_verdict = manager::tree_verdict(tree, plan.id, mode);
   row.base_branch = plan.tree.base_branch;
   row.merged_into_base = plan.tree.merged_into_base;
@@ -48,16 +50,30 @@ void add_tree_fields(api::LoopRow& row, const Loop& plan, std::span<const Loop> 
     row.integration = api::IntegrationView{plan.tree.gate_result, plan.tree.gate_sha,
                                            plan.tree.gate_summary, plan.tree.gate_output,
                                            plan.tree.gate_log, plan.tree.gate_fixes};
+  // The baseline check: the tests on the integration branch before any code loop (null: none).
+  if (const auto& b = baseline; !b.result.empty())
+    row.baseline = api::BaselineView{b.result, b.sha, b.summary, b.output, b.log, b.ms, b.setup_ms};
 }
 
 void add_gate_fields(api::LoopDetail& d, const TaskStore& store, const Loop& plan,
-                     std::span<const Loop> tree, const Config& config) {
+                     std::span<const Loop> tree, const Config& file_config) {
+  // The request's own limits (submit --max-cost …), in place of the config's for this tree.
+  const RequestBudget& b = plan.tree.budget;
+  const Config config = with_budget(file_config, b);
+  if (b.any()) {
+    api::BudgetView v;
+    if (b.max_cost_usd > 0) v.max_cost_usd = b.max_cost_usd;
+    if (b.max_runtime.count() > 0) v.max_runtime = format_duration(b.max_runtime);
+    if (b.max_iterations > 0) v.max_iterations = b.max_iterations;
+    d.budget = v;
+  }
   auto f = manager::forecast_for(store, plan, config);
   if (!f) return;
   // The manager's own JSON (its rounding included) is the forecast's one spelling.
   d.forecast = api::forecast_from_json(manager::to_json(*f));
   d.forecast->max_cost_usd = config.limits.max_cost_usd;
   d.forecast->over_limit = config.limits.max_cost_usd > 0 && f->high > config.limits.max_cost_usd;
+  d.forecast->max_cost_source = cost_limit_source(b);
   auto verdict = manager::tree_verdict(tree, plan.id, config.merge);
   // Ended: nothing more runs (the integration check included) unless a person acts.
   if (verdict != manager::TreeVerdict::running && verdict != manager::TreeVerdict::validating &&

@@ -1,21 +1,25 @@
-// The control API's HTTP/1.1 server on a Unix socket, the only translation unit with Beast's
-// server side. Per connection, one coroutine reads requests (keep-alive), calls the routes and
-// writes the JSON answers, and a watchdog coroutine closes the socket once its deadline passes
-// (Boost 1.74 has no per-operation cancellation). An SSE answer is chunked and ends the
-// connection when its route returns; while it runs, a third coroutine reads the socket so that a
-// client that hangs up is noticed even when nothing is being written.
+// The control API's HTTP/1.1 server on a Unix socket (and the web UI's on a loopback TCP port),
+// the only translation unit with Beast's server side. Per connection, one coroutine reads requests
+// (keep-alive), calls the routes and writes the JSON answers, and a watchdog coroutine closes the
+// socket once its deadline passes (Boost 1.74 has no per-operation cancellation). An SSE answer is
+// chunked and ends the connection when its route returns; while it runs, a third coroutine reads
+// the socket so that a client that hangs up is noticed even when nothing is being written.
 // clang-format off
 #include <loopr/net/asio.hpp>  // first: it includes <utility> before any Asio header
 // clang-format on
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <array>
+#include <boost/asio/generic/stream_protocol.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -31,6 +35,9 @@ namespace loopr::daemon {
 namespace beast = boost::beast;
 namespace http = beast::http;
 using Protocol = net::local::stream_protocol;
+using Tcp = net::ip::tcp;
+/// A connection's socket, whichever listener accepted it (Unix or TCP).
+using Socket = net::generic::stream_protocol::socket;
 using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
 
@@ -42,12 +49,12 @@ constexpr std::size_t kFirstRead = 4096;
 /// One accepted connection, shared by its request loop, its watchdog and (during an SSE answer)
 /// its peer watcher and event writer. Everything runs on the io thread.
 struct Session {
-  explicit Session(Protocol::socket s)
+  explicit Session(Socket s)
       : socket(std::move(s)),
         watchdog(socket.get_executor()),
         wake(socket.get_executor(), kNever) {}
 
-  Protocol::socket socket;
+  Socket socket;
   beast::flat_buffer buffer;  ///< bytes read past the current request (pipelining) stay here
   bool open = true;
   bool handling = false;  ///< a route is running: stop() lets it answer before closing
@@ -75,7 +82,7 @@ struct Session {
     if (!open) return;
     open = false;
     error_code ec;
-    socket.shutdown(Protocol::socket::shutdown_both, ec);
+    socket.shutdown(net::socket_base::shutdown_both, ec);
     socket.close(ec);
     watchdog.cancel();
     wake.cancel();
@@ -203,12 +210,13 @@ bool status_has_body(int status) { return status >= 200 && status != 204 && stat
 /// the HttpServer object until the last connection is gone.
 struct ServerState {
   ServerState(net::io_context& io_, Routes routes_, ServerOptions options_)
-      : io(io_), routes(std::move(routes_)), options(options_), acceptor(io_) {}
+      : io(io_), routes(std::move(routes_)), options(options_), acceptor(io_), tcp_acceptor(io_) {}
 
   net::io_context& io;
   Routes routes;
   ServerOptions options;
   Protocol::acceptor acceptor;
+  Tcp::acceptor tcp_acceptor;
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
   bool listening = false;
   bool stopped = false;
@@ -222,14 +230,26 @@ struct ServerState {
 using ImplPtr = std::shared_ptr<ServerState>;
 
 // Coroutines take their shared state by value (g++ 12: no capturing coroutine lambdas).
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+void set_fields(http::fields& res, const Fields& fields) {
+  for (const auto& [name, value] : fields) res.set(name, value);
+}
+
 awaitable<bool> write_json(std::shared_ptr<Session> s, Response r, unsigned version,
-                           bool keep_alive, Clock::duration timeout) {
+                           bool keep_alive, Clock::duration timeout, const Fields& always) {
   if (r.status < 100 || r.status > 999) r.status = 500;
   http::response<http::string_body> res{static_cast<http::status>(r.status), version};
-  res.set(http::field::content_type, "application/json");
+  set_fields(res, always);
+  res.set(http::field::content_type, r.text ? r.content_type : std::string("application/json"));
+  set_fields(res, r.headers);
   res.keep_alive(keep_alive);
-  if (status_has_body(r.status))
-    res.body() = r.body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (status_has_body(r.status)) {
+    if (r.text)
+      res.body() = std::move(*r.text);
+    else
+      res.body() = r.body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
   res.prepare_payload();
   s->expires_after(timeout);
   error_code ec;
@@ -242,6 +262,7 @@ awaitable<void> serve_stream(ImplPtr impl, std::shared_ptr<Session> s, Request r
                              unsigned version) {
   const bool chunked = version >= 11;  // HTTP/1.0 has no chunks: the close ends the body
   http::response<http::empty_body> res{http::status::ok, version};
+  set_fields(res, impl->routes.headers);
   res.set(http::field::content_type, "text/event-stream");
   res.set(http::field::cache_control, "no-cache");
   res.keep_alive(false);
@@ -301,7 +322,8 @@ awaitable<void> serve_requests(ImplPtr impl, std::shared_ptr<Session> s) {
     if (ec) {
       auto answer = read_failure(ec, options);
       if (answer && s->open)
-        co_await write_json(s, std::move(*answer), 11, false, options.read_timeout);
+        co_await write_json(s, std::move(*answer), 11, false, options.read_timeout,
+                            impl->routes.headers);
       co_return;
     }
 
@@ -311,8 +333,8 @@ awaitable<void> serve_requests(ImplPtr impl, std::shared_ptr<Session> s) {
     auto target = parse_target(to_std(msg.target()));
     if (!target.ok()) {
       auto answer = error_response(400, target.error().message);
-      bool written =
-          co_await write_json(s, std::move(answer), version, keep_alive, options.read_timeout);
+      bool written = co_await write_json(s, std::move(answer), version, keep_alive,
+                                         options.read_timeout, impl->routes.headers);
       if (!written || !keep_alive) co_return;
       continue;
     }
@@ -321,6 +343,12 @@ awaitable<void> serve_requests(ImplPtr impl, std::shared_ptr<Session> s) {
     req.path = std::move(target->path);
     req.query = std::move(target->query);
     req.body = std::move(msg.body());
+    for (const auto& field : msg) {
+      std::string name(to_std(field.name_string()));
+      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      auto [it, fresh] = req.headers.try_emplace(std::move(name), to_std(field.value()));
+      if (!fresh) it->second.append(", ").append(to_std(field.value()));
+    }
 
     bool streamed = false;
     try {
@@ -356,8 +384,8 @@ awaitable<void> serve_requests(ImplPtr impl, std::shared_ptr<Session> s) {
     }
     if (!s->open) co_return;
     keep_alive = keep_alive && !s->stopping;
-    bool written =
-        co_await write_json(s, std::move(answer), version, keep_alive, options.read_timeout);
+    bool written = co_await write_json(s, std::move(answer), version, keep_alive,
+                                       options.read_timeout, impl->routes.headers);
     if (!written || !keep_alive) co_return;
   }
 }
@@ -374,14 +402,15 @@ awaitable<void> serve(ImplPtr impl, std::shared_ptr<Session> s) {
   impl->sessions.erase(s.get());
 }
 
-awaitable<void> accept_connections(ImplPtr impl) {
-  while (!impl->stopped && impl->acceptor.is_open()) {
-    Protocol::socket socket(impl->io);
+template <typename Acceptor>
+awaitable<void> accept_connections(ImplPtr impl, Acceptor& acceptor) {
+  while (!impl->stopped && acceptor.is_open()) {
+    typename Acceptor::protocol_type::socket socket(impl->io);
     error_code ec;
-    co_await impl->acceptor.async_accept(socket, net::redirect_error(net::use_awaitable, ec));
+    co_await acceptor.async_accept(socket, net::redirect_error(net::use_awaitable, ec));
     if (impl->stopped) break;
     if (ec) {
-      if (ec == net::error::operation_aborted || !impl->acceptor.is_open()) break;
+      if (ec == net::error::operation_aborted || !acceptor.is_open()) break;
       // Out of file descriptors (EMFILE/ENFILE) or a connection aborted before it was accepted:
       // the server stays up; back off briefly so an fd shortage does not spin the io thread.
       spdlog::warn("control API: accept failed: {}", ec.message());
@@ -394,7 +423,7 @@ awaitable<void> accept_connections(ImplPtr impl) {
       continue;
     }
     try {
-      auto s = std::make_shared<Session>(std::move(socket));
+      auto s = std::make_shared<Session>(Socket(std::move(socket)));
       impl->sessions.emplace(s.get(), s);
       net::co_spawn(impl->io, watch_deadline(s), net::detached);
       net::co_spawn(impl->io, serve(impl, s), net::detached);
@@ -409,7 +438,8 @@ void ServerState::stop() {
   stopped = true;
   error_code ec;
   acceptor.close(ec);
-  if (listening) {
+  tcp_acceptor.close(ec);
+  if (listening && !socket_path.empty()) {
     // Remove the socket file only if it is still ours (a new daemon may have replaced it).
     struct stat st {};
     if (::lstat(socket_path.c_str(), &st) == 0 && st.st_dev == socket_dev &&
@@ -481,8 +511,36 @@ Result<void> HttpServer::listen(const std::filesystem::path& socket) {
   impl.socket_path = socket;
   impl.socket_dev = st.st_dev;
   impl.socket_ino = st.st_ino;
-  net::co_spawn(impl.io, accept_connections(impl_), net::detached);
+  net::co_spawn(impl.io, accept_connections(impl_, impl.acceptor), net::detached);
   return ok();
+}
+
+Result<std::uint16_t> HttpServer::listen_tcp(const std::string& address, std::uint16_t port) {
+  auto& impl = *impl_;
+  if (impl.stopped || impl.listening)
+    return make_error(
+        ErrorCode::invalid_argument,
+        "the HTTP server is already " + std::string(impl.stopped ? "stopped" : "listening"));
+  error_code ec;
+  auto ip = net::ip::make_address(address, ec);
+  if (ec) return make_error(ErrorCode::invalid_argument, "not an IP address: " + address);
+  const std::string where = address + ":" + std::to_string(port);
+  Tcp::endpoint endpoint(ip, port);
+  impl.tcp_acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl.tcp_acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) impl.tcp_acceptor.bind(endpoint, ec);
+  if (!ec) impl.tcp_acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    error_code ignored;
+    impl.tcp_acceptor.close(ignored);
+    return make_error(ErrorCode::io, "cannot listen on " + where + ": " + ec.message());
+  }
+  // The daemon's children must not inherit the listening socket.
+  ::fcntl(impl.tcp_acceptor.native_handle(), F_SETFD, FD_CLOEXEC);
+  impl.listening = true;
+  const std::uint16_t bound = impl.tcp_acceptor.local_endpoint(ec).port();
+  net::co_spawn(impl.io, accept_connections(impl_, impl.tcp_acceptor), net::detached);
+  return bound;
 }
 
 void HttpServer::stop() { impl_->stop(); }

@@ -7,6 +7,7 @@
 
 #include <loopr/core/ids.hpp>
 #include <loopr/core/process.hpp>
+#include <loopr/core/text.hpp>
 #include <loopr/manager/tree_verdict.hpp>
 
 namespace loopr::daemon {
@@ -44,7 +45,7 @@ struct Notifier::State {
       if (!n.events.empty() && std::find(n.events.begin(), n.events.end(), name) == n.events.end())
         continue;
       ProcessSpec spec = shell(n.command, ctx.paths.root.string());
-      spec.stdin_data = payload.dump() + "\n";
+      spec.stdin_data = json_text(payload) + "\n";
       spec.timeout = n.timeout;
       spec.output_cap = 4096;
       spec.env_set = {{"LOOPR_EVENT", name},

@@ -1,4 +1,9 @@
+#include <spdlog/spdlog.h>
+
+#include <set>
+
 #include <loopr/engine/event_bus.hpp>
+#include <loopr/git/worktree.hpp>
 #include <loopr/llm/retry.hpp>
 
 #include "engine/conversation.hpp"
@@ -97,10 +102,12 @@ awaitable<std::optional<llm::Outcome>> call_model(EngineContext& ctx, const Loop
 
 awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control_ptr,
                                  const std::string& prompt, std::shared_ptr<tools::ToolRouter> router,
-                                 const std::string& header_type, int max_turns) {
+                                 const std::string& header_type, int max_turns,
+                                 TurnCheck between_turns, const std::string& model) {
   LoopControl& control = *control_ptr;
   Conversation conv;
   llm::Request request;
+  request.model = model;
   request.max_tokens = ctx.config->llm.max_tokens;
   request.loop_id = loop.id;
   request.loop_type = header_type;
@@ -113,6 +120,16 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shar
     if (conv.turns >= max_turns) {
       conv.end = Conversation::End::max_turns;
       break;
+    }
+    if (conv.turns > 0 && between_turns) {
+      // The tree's cost and runtime limits between turns, not only between iterations: one
+      // iteration of many turns cannot overshoot them by its whole cost.
+      if (std::optional<TurnLimit> hit = between_turns(conv.usage)) {
+        conv.end = Conversation::End::limit;
+        conv.limit_end = hit->end;
+        conv.limit_reason = std::move(hit->reason);
+        break;
+      }
     }
     auto outcome = co_await call_model(ctx, loop, control_ptr, request, conv.turns > 0, conv.model_ms);
     if (!outcome) {
@@ -197,6 +214,26 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shar
       results.content.push_back(llm::ContentBlock::make_text(cut ? kContinue : "Continue."));
     }
     request.messages.push_back(std::move(results));
+  }
+  if (ctx.llm.runs_own_tools() && loop.type != LoopType::code && !loop.output_artifacts.empty()) {
+    // The CLI's own tools write anywhere in the worktree; a plan, spec or phase loop may change
+    // only its artifact (as the tool router makes sure for the other providers).
+    std::set<std::string> keep(loop.output_artifacts.begin(), loop.output_artifacts.end());
+    auto undo = [wt = loop.worktree, keep]() -> Result<std::vector<std::string>> {
+      LOOPR_ASSIGN(git::Worktree tree, git::Worktree::open(wt));
+      return tree.undo_changes_except(keep);
+    };
+    auto undone = co_await run_blocking(ctx.pool, undo);
+    if (!undone) {
+      spdlog::warn("loop {}: undoing changes outside its artifact: {}", loop.id, undone.error().message);
+    } else if (!undone->empty()) {
+      conv.reverted = std::move(*undone);
+      std::string list;
+      for (const auto& p : conv.reverted) list += (list.empty() ? "" : ", ") + p;
+      conv.messages.push_back(llm::Message::user_text(
+          "[loopr: a " + std::string(to_string(loop.type)) +
+          " loop writes only its artifact; undone: " + list + "]"));
+    }
   }
   // The conversation for the transcript: everything sent plus the last reply.
   std::vector<llm::Message> all = std::move(request.messages);

@@ -2,6 +2,7 @@
 // tools in the worktree; the conversation exists only for this iteration.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ struct Conversation {
     refused,           ///< the model refused; `refusal` has the details
     stopped,           ///< the user stopped the loop
     error,             ///< a model call failed for good (fatal, or retries used up)
+    limit,             ///< a cost or runtime limit was reached after a turn; `limit` says which
   };
   End end = End::done;
   std::vector<llm::Message> messages;
@@ -33,15 +35,33 @@ struct Conversation {
   nlohmann::json refusal;
   std::string question;  ///< what the model asked the person (`ask_user`); it ends the talk
   int notes = 0;         ///< notes shared (`share_note`)
+  /// Files a tool that writes anywhere (the claude CLI) changed outside the artifact of a loop
+  /// that may write only its artifact: undone after the session.
+  std::vector<std::string> reverted;
+  EndReason limit_end = EndReason::none;  ///< end == limit: cost_limit, runtime_limit, …
+  std::string limit_reason;               ///< end == limit: for the person
 };
+
+/// Asked after every model turn (and its tool calls) that the model wants to follow with another:
+/// with the iteration's usage so far, whether a limit ends the conversation here (its end reason
+/// and why); nullopt goes on. The runner's is iteration_rules' `check_turn_limits`.
+struct TurnLimit {
+  EndReason end = EndReason::none;
+  std::string reason;
+};
+using TurnCheck = std::function<std::optional<TurnLimit>(const Usage& so_far)>;
 
 /// Talks with the model until it is done (or a limit, an error or a stop ends it).
 /// Both shared pointers may outlive the call: a stopped tool call finishes in the background.
 /// `router` is null for calls without tools (the judge). `header_type` is the
-/// `x-loopr-loop-type` to send (the loop's type, or `judge`).
+/// `x-loopr-loop-type` to send (the loop's type, `judge` or `review`). `between_turns` (may be
+/// empty) is asked before every model call after the first: a limit ends the talk with
+/// `End::limit`. `model`: empty for the configured one (the reviewer may use another,
+/// loops.review.model).
 awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
                                  std::shared_ptr<LoopControl> control, const std::string& prompt,
                                  std::shared_ptr<tools::ToolRouter> router,
-                                 const std::string& header_type, int max_turns);
+                                 const std::string& header_type, int max_turns,
+                                 TurnCheck between_turns = {}, const std::string& model = {});
 
 }  // namespace loopr::engine

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <set>
 
+#include <loopr/core/text.hpp>
 #include <loopr/engine/event_bus.hpp>
 #include <loopr/engine/feedback.hpp>
 
@@ -75,7 +76,7 @@ awaitable<tools::ToolResult> coordination_call(EngineContext& ctx, const Loop& l
                       {"iteration", loop.iteration + 1},
                       {"text", *text}};
   WriteSet set;
-  set.meta.emplace_back(key, note.dump());
+  set.meta.emplace_back(key, json_text(note));
   set.events.push_back(
       make_event(loop.id, "note_shared", {{"n", loop.iteration + 1}, {"text", *text}}));
   auto stored = co_await ctx.journal.commit(std::move(set));

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <functional>
 
+#include <loopr/core/disk.hpp>
 #include <loopr/engine/feedback.hpp>
 #include <loopr/engine/test_output.hpp>
 
@@ -30,6 +31,11 @@ FeedbackEntry failure_feedback(const Loop& loop, int n, const IterationFacts& f,
   const Validation& v = *f.validation;
   FeedbackEntry fb{n, loop.type == LoopType::code ? "validation" : "format check", v.summary,
                    v.feedback};
+  if (!f.breaches.empty()) fb.source = "protected files";
+  if (f.review && f.review->verdict == ReviewResult::Verdict::fail)
+    fb = {n, "review", f.review->summary,
+          "A reviewer read your change (the tests passed) and sent it back:\n\n" +
+              f.review->feedback};
   if (!v.has_check) {
     fb.summary = "no completion signal";
     fb.text = "There is no validation command for this loop, so it ends only when you write " +
@@ -42,6 +48,10 @@ FeedbackEntry failure_feedback(const Loop& loop, int n, const IterationFacts& f,
   if (f.end == Conversation::End::max_turns)
     fb.text += "\n\nThe iteration ended after " + std::to_string(f.turns) +
                " model turns (max_turns_per_iteration). Work in smaller steps.";
+  if (f.reverted > 0 && !loop.output_artifacts.empty())
+    fb.text += "\n\nloopr undid your changes to files other than your artifact (a " +
+               std::string(to_string(loop.type)) + " loop writes only `" +
+               loop.output_artifacts.front() + "`): " + std::to_string(f.reverted) + " files.";
   return fb;
 }
 
@@ -60,6 +70,16 @@ Move on_pass(Loop& loop, int n, const Validation& v, const Config& config) {
              " --feedback …` sends it back to work"};
   }
   return m;
+}
+
+// Tests pass but the review did not: the person decides, as in attended mode (`resume`
+// completes the loop as it is, `iterate` sends it back with feedback and fresh review rounds).
+Move wait_for_person(Loop& loop, int n, EndReason why, const std::string& what) {
+  loop.run.attended_passed = n;
+  loop.run.review_rounds = 0;
+  return {LoopStatus::paused, why,
+          what + "; its tests pass: " + resume_hint(loop) + " completes it as it is, `loopr iterate " +
+              loop.id + " --feedback …` sends it back to work"};
 }
 
 // A failed iteration: the stop conditions, in order of how much they say about the loop.
@@ -109,31 +129,72 @@ Move at_boundary(Loop& loop, const BoundaryRequests& asked) {
   return {};
 }
 
+namespace {
+
+// The tree's and the loop's spending and the tree's runtime (both checks below share them).
+std::optional<TurnLimit> spending_limit(const Loop& loop, const Config& config, double loop_cost,
+                                        double tree_cost, TimestampMs now, TimestampMs plan_start,
+                                        const RequestBudget& asked) {
+  if (config.limits.max_loop_cost_usd > 0 && loop_cost >= config.limits.max_loop_cost_usd)
+    return TurnLimit{EndReason::loop_cost_limit,
+                     "the loop's cost limit of $" + std::to_string(config.limits.max_loop_cost_usd) +
+                         " was reached (limits.max_loop_cost_usd)"};
+  if (config.limits.max_cost_usd > 0 && tree_cost >= config.limits.max_cost_usd) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "plan %s has spent $%.2f, its cost limit is $%.2f (%s)",
+                  loop.plan_id.c_str(), tree_cost, config.limits.max_cost_usd,
+                  cost_limit_source(asked).c_str());
+    return TurnLimit{EndReason::cost_limit, buf};
+  }
+  if (config.limits.max_runtime.count() > 0 &&
+      now - plan_start >= config.limits.max_runtime.count())
+    return TurnLimit{EndReason::runtime_limit,
+                     "plan " + loop.plan_id + " has worked longer than its limit of " +
+                         format_duration(config.limits.max_runtime) +
+                         (loop.type == LoopType::plan ? "" : " since it was approved") + " (" +
+                         runtime_limit_source(asked) + ")"};
+  return std::nullopt;
+}
+
+}  // namespace
+
 Move check_limits(const Loop& loop, const Config& config, double tree_cost, TimestampMs now,
-                  TimestampMs plan_start) {
+                  TimestampMs plan_start, const RequestBudget& asked) {
   if (loop.iteration >= loop.max_iterations)
     return {LoopStatus::failed, EndReason::max_iterations,
             "reached the maximum of " + std::to_string(loop.max_iterations) +
                 " iterations without passing validation"};
-  if (config.limits.max_loop_cost_usd > 0 && loop.usage.cost_usd >= config.limits.max_loop_cost_usd)
-    return {LoopStatus::failed, EndReason::loop_cost_limit,
-            "the loop's cost limit of $" + std::to_string(config.limits.max_loop_cost_usd) +
-                " was reached (limits.max_loop_cost_usd)"};
-  if (config.limits.max_cost_usd > 0 && tree_cost >= config.limits.max_cost_usd) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf,
-                  "plan %s has spent $%.2f, its cost limit is $%.2f (limits.max_cost_usd)",
-                  loop.plan_id.c_str(), tree_cost, config.limits.max_cost_usd);
-    return {LoopStatus::failed, EndReason::cost_limit, buf};
-  }
-  if (config.limits.max_runtime.count() > 0 &&
-      now - plan_start >= config.limits.max_runtime.count())
-    return {LoopStatus::failed, EndReason::runtime_limit,
-            "plan " + loop.plan_id + " has worked longer than its limit of " +
-                format_duration(config.limits.max_runtime) +
-                (loop.type == LoopType::plan ? "" : " since it was approved") +
-                " (limits.max_runtime)"};
+  if (auto hit = spending_limit(loop, config, loop.usage.cost_usd, tree_cost, now, plan_start, asked))
+    return {LoopStatus::failed, hit->end, hit->reason};
   return {};
+}
+
+std::optional<TurnLimit> check_turn_limits(const Loop& loop, const Config& config,
+                                           double tree_cost, const Usage& so_far,
+                                           TimestampMs now, TimestampMs plan_start,
+                                           const RequestBudget& asked) {
+  auto hit = spending_limit(loop, config, loop.usage.cost_usd + so_far.cost_usd,
+                            tree_cost + so_far.cost_usd, now, plan_start, asked);
+  if (hit) hit->reason += " during iteration " + std::to_string(loop.iteration + 1) +
+                          ", which ended after the model turn that reached it";
+  return hit;
+}
+
+Move check_disk(const Loop& loop, std::optional<std::uint64_t> free, std::uint64_t floor,
+                const std::string& dir) {
+  if (floor == 0 || !free || *free >= floor) return {};
+  return {LoopStatus::paused, EndReason::disk_full,
+          disk_full_text(*free, dir) + " (limits.min_free_space is " +
+              std::to_string(floor / (1024 * 1024)) +
+              " MiB): no iteration starts; it resumes by itself once there is space, or " +
+              resume_hint(loop)};
+}
+
+Move on_disk_full(const Loop& loop, std::optional<std::uint64_t> free, const std::string& dir,
+                  const std::string& what) {
+  return {LoopStatus::paused, EndReason::disk_full,
+          disk_full_text(free.value_or(0), dir) + " (" + what +
+              "); it resumes by itself once there is space, or " + resume_hint(loop)};
 }
 
 Move on_model_error(Loop& loop, const llm::LlmError& error, const Config& config) {
@@ -159,14 +220,29 @@ bool judged(const IterationFacts& f) {
          f.validation && !f.validation->stopped && !f.validation->could_not_start;
 }
 
+bool checkpointed(const IterationFacts& f) {
+  return judged(f) || f.end == Conversation::End::limit;
+}
+
+bool checks_passed(const IterationFacts& f) {
+  return judged(f) && f.breaches.empty() && f.validation->passed &&
+         (f.validation->has_check || f.signalled);
+}
+
 bool passed(const IterationFacts& f) {
-  return judged(f) && f.validation->passed && (f.validation->has_check || f.signalled);
+  return checks_passed(f) && (!f.review || f.review->verdict == ReviewResult::Verdict::pass);
 }
 
 std::string checkpoint_message(const Loop& loop, int n, const IterationFacts& f) {
   std::string summary = f.validation ? f.validation->summary : std::string();
-  return "loopr(" + loop.id + "): iteration " + std::to_string(n) + ": " +
-         (passed(f) ? "passed" : "failed: " + first_line(summary, 72));
+  std::string head = "loopr(" + loop.id + "): iteration " + std::to_string(n) + ": ";
+  if (f.end == Conversation::End::limit) return head + "stopped: " + to_string(f.limit.end);
+  if (checks_passed(f) && f.review) {
+    if (f.review->verdict == ReviewResult::Verdict::error)
+      return head + "passed, not reviewed: " + first_line(f.review->summary, 60);
+    summary = f.review->summary;
+  }
+  return head + (passed(f) ? "passed" : "failed: " + first_line(summary, 72));
 }
 
 bool wants_stop_scripts(const IterationFacts& f, const Config& config) {
@@ -184,6 +260,9 @@ IterationVerdict decide(Loop& loop, int n, const IterationFacts& f, const Config
   if (f.end == Conversation::End::stopped) return {{LoopStatus::stopped, f.stop_end, f.stop_reason}, "stopped"};
   if (f.end == Conversation::End::refused)
     return {{LoopStatus::failed, EndReason::model_refused, f.refusal}, "error"};
+  if (f.end == Conversation::End::limit)
+    // A limit reached between turns: the work so far is checkpointed, not judged.
+    return {{LoopStatus::failed, f.limit.end, f.limit.reason}, "stopped"};
   if (!f.validation) return {{LoopStatus::failed, EndReason::internal_error, "the check did not run"}, "error"};
   const Validation& v = *f.validation;
   if (v.stopped) return {{LoopStatus::stopped, f.stop_end, f.stop_reason}, "stopped"};
@@ -198,9 +277,20 @@ IterationVerdict decide(Loop& loop, int n, const IterationFacts& f, const Config
   loop.run.consecutive_errors = 0;
   // An answer is shown once; a new question replaces the old one (a passing loop drops it).
   if (!loop.run.answer.empty()) loop.run.question.clear(), loop.run.answer.clear();
-  if (passed(f)) return {on_pass(loop, n, v, config), "passed"};
+  if (passed(f)) {
+    Validation shown = v;
+    if (f.review) shown.summary += "; review passed";
+    return {on_pass(loop, n, shown, config), "passed"};
+  }
+  if (checks_passed(f) && f.review->verdict == ReviewResult::Verdict::error)
+    return {wait_for_person(loop, n, EndReason::review_error, f.review->summary), "passed"};
   if (!f.question.empty()) loop.run.question = f.question;
   add_feedback(loop.run, failure_feedback(loop, n, f, config));
+  if (checks_passed(f) && ++loop.run.review_rounds >= config.review.max_rounds)
+    return {wait_for_person(loop, n, EndReason::review_rejected,
+                            "the reviewer sent it back " + std::to_string(loop.run.review_rounds) +
+                                " times (loops.review.max_rounds), last: " + f.review->summary),
+            "failed"};
   Move m = on_fail(loop, n, f, config);
   return {m, m.status == LoopStatus::awaiting_answer ? "asked" : "failed"};
 }

@@ -9,11 +9,15 @@
 #include <optional>
 #include <string>
 
+#include <loopr/core/budget.hpp>
 #include <loopr/core/config.hpp>
 #include <loopr/core/loop.hpp>
 #include <loopr/llm/types.hpp>
 
+#include <loopr/core/protected_paths.hpp>
+
 #include "engine/conversation.hpp"
+#include "engine/review.hpp"
 #include "engine/validation.hpp"
 
 namespace loopr::engine {
@@ -43,9 +47,30 @@ struct BoundaryRequests {
 Move at_boundary(Loop& loop, const BoundaryRequests& asked);
 
 /// The limits checked before every iteration: iterations, the loop's and the tree's cost, the
-/// tree's runtime (counted from `plan_start`, its approval).
+/// tree's runtime (counted from `plan_start`, its approval). `config` is the tree's (with_budget);
+/// `asked` names where a limit came from (the request's `submit --max-cost`, or the config).
 Move check_limits(const Loop& loop, const Config& config, double tree_cost, TimestampMs now,
-                  TimestampMs plan_start);
+                  TimestampMs plan_start, const RequestBudget& asked = {});
+
+/// The same cost and runtime limits between two model turns of an iteration, with what the
+/// iteration spent so far (`so_far`, not yet in `loop.usage` or `tree_cost`). A limit reached
+/// ends the iteration after the turn that reached it: its work is checkpointed, the loop fails
+/// with cost_limit / loop_cost_limit / runtime_limit.
+std::optional<TurnLimit> check_turn_limits(const Loop& loop, const Config& config,
+                                           double tree_cost, const Usage& so_far,
+                                           TimestampMs now, TimestampMs plan_start,
+                                           const RequestBudget& asked = {});
+
+/// `limits.min_free_space`: with `free` bytes left where the repository is (`dir`; nullopt: not
+/// known, no verdict), the loop pauses below the floor (`disk_full`, `disk full: N MiB free in
+/// DIR`); the daemon resumes it once there is space again.
+Move check_disk(const Loop& loop, std::optional<std::uint64_t> free, std::uint64_t floor,
+                const std::string& dir);
+
+/// A write of the iteration failed for want of space (ENOSPC: the checkpoint, the store, a
+/// worktree): the loop pauses (`disk_full`) with what failed; its iteration runs again after.
+Move on_disk_full(const Loop& loop, std::optional<std::uint64_t> free, const std::string& dir,
+                  const std::string& what);
 
 // ---------------------------------------------------------------- a model call failed
 
@@ -64,22 +89,36 @@ std::chrono::milliseconds error_backoff(std::chrono::milliseconds base, int erro
 struct IterationFacts {
   Conversation::End end = Conversation::End::done;  ///< never `error` (on_model_error has it)
   int turns = 0;
+  int reverted = 0;  ///< files outside the artifact loopr undid (plan/spec/phase under claude-code)
   std::string refusal;   ///< the model refused: why, for a person (end == refused)
   std::string question;  ///< what the model asked the person this iteration (`ask_user`)
   bool signalled = false;  ///< the completion signal is in what the model wrote
   std::optional<Validation> validation;  ///< unset when the conversation ended it early
+  /// Protected files the loop changed that its phase does not list (core/protected_paths.hpp):
+  /// the tests did not run, `validation` is the failed check that names them.
+  std::vector<Breach> breaches;
+  std::optional<ReviewResult> review;  ///< loops.review's say, when the tests passed
   bool changed = false;                  ///< the checkpoint committed something new
   std::optional<std::string> stop_script;  ///< a stop script's reason (it exited 0)
   bool pause_requested = false;
   std::string stop_reason;  ///< the stop's reason, when the loop was stopped
   EndReason stop_end = EndReason::stopped_by_user;
+  TurnLimit limit;  ///< end == limit: the limit a turn reached (check_turn_limits)
 };
 
 /// Whether the iteration's work is checkpointed and judged: the conversation ran to its end and
 /// the check ran (not stopped, not refused, not a check that never started).
 bool judged(const IterationFacts& facts);
 
-/// Whether the iteration passed: its check passed (or, with no check, the completion signal).
+/// Whether the iteration's work gets its checkpoint commit: judged, or ended by a limit between
+/// turns (the work so far is kept; it is not validated).
+bool checkpointed(const IterationFacts& facts);
+
+/// Whether the iteration's check passed (or, with no check, the completion signal matched),
+/// with no protected file changed that its phase does not list.
+bool checks_passed(const IterationFacts& facts);
+
+/// Whether the iteration passed: its check passed and, when it was reviewed, the review did.
 bool passed(const IterationFacts& facts);
 
 /// The checkpoint commit's message (`loopr(<id>): iteration N: passed|failed: …`).
@@ -102,8 +141,9 @@ struct IterationVerdict {
 };
 
 /// The stop ladder, in order of how much each says about the loop: passed (complete, awaiting
-/// approval, or paused when attended) · stop pattern · stop script · a question · no progress ·
-/// max iterations · attended / pause. Updates the run marks of `loop` (feedback, no-progress
+/// approval, or paused when attended) · the reviewer could not be asked (paused: the person
+/// decides) · the review failed loops.review.max_rounds times (paused) · stop pattern · stop
+/// script · a question · no progress · max iterations · attended / pause. Updates the run marks of `loop` (feedback, no-progress
 /// count, the question and answer, errors in a row).
 IterationVerdict decide(Loop& loop, int n, const IterationFacts& facts, const Config& config);
 

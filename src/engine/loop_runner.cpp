@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 
+#include <loopr/core/disk.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/core/process.hpp>
 #include <loopr/engine/engine.hpp>
@@ -19,6 +20,8 @@
 #include "engine/conversation.hpp"
 #include "engine/coordination.hpp"
 #include "engine/iteration_rules.hpp"
+#include "engine/protection.hpp"
+#include "engine/review.hpp"
 #include "engine/transcript.hpp"
 #include "engine/until_stopped.hpp"
 #include "engine/validation.hpp"
@@ -73,16 +76,34 @@ struct Prepared {
   std::string prompt;
 };
 
+// The free space where the loop writes: the repository (store, logs) and its worktree, the
+// smaller of the two (they may be different file systems: executor.worktree_root).
+struct DiskLook {
+  std::optional<std::uint64_t> free;
+  std::string dir;
+};
+
+DiskLook look_at_disk(const RepoPaths& paths, const Loop& loop) {
+  DiskLook look{free_bytes(paths.root), paths.root.string()};
+  if (!loop.worktree.empty()) {
+    auto wt = free_bytes(loop.worktree);
+    if (wt && (!look.free || *wt < *look.free)) look = {wt, loop.worktree};
+  }
+  return look;
+}
+
 class IterationRun {
  public:
-  IterationRun(EngineContext& ctx, std::shared_ptr<LoopControl> control) : ctx_(ctx), control_(std::move(control)) {}
+  IterationRun(EngineContext& ctx, std::shared_ptr<LoopControl> control, RequestBudget budget,
+               TimestampMs plan_start)
+      : ctx_(ctx), control_(std::move(control)), budget_(budget), plan_start_(plan_start) {}
 
   // Runs iteration `loop.iteration + 1`; `loop` is the stored loop afterwards. (The loop is
   // passed by reference down to the one write that stores it: every Loop a suspended coroutine
   // frame holds is ~0.9 KB per running loop.) The decisions are iteration_rules'; this is the
   // I/O around them: read → render → converse → validate → checkpoint → decide → record.
   awaitable<Result<void>> run(Loop& loop) {
-    std::shared_ptr<const Config> config_ptr = ctx_.config;
+    std::shared_ptr<const Config> config_ptr = tree_config(ctx_.config, budget_);
     const Config& config = *config_ptr;
     const int n = loop.iteration + 1;
     const TimestampMs started = now_ms();
@@ -99,21 +120,40 @@ class IterationRun {
     if (conv.end == Conversation::End::error) co_return co_await model_error(loop, conv);
     IterationFacts facts = facts_of(conv);
 
-    // 5. Validate, unless the conversation ended the iteration (stopped, refused).
-    if (facts.end != Conversation::End::stopped && facts.end != Conversation::End::refused) {
-      facts.validation = co_await validate(ctx_, loop, control_, prepared->state.input);
+    // 5. Validate, unless the conversation ended the iteration (stopped, refused, a limit): first the
+    // protected files (a changed harness must not decide), then the check, then the review.
+    if (facts.end != Conversation::End::stopped && facts.end != Conversation::End::refused &&
+        facts.end != Conversation::End::limit) {
+      if (checks_protection(loop)) {
+        auto breaches = co_await run_blocking(ctx_.pool, [&] {
+          return protection_breaches(loop, config, prepared->state.input);
+        });
+        if (!breaches) co_return co_await fail(loop, "its changes cannot be checked against the protected paths: " + breaches.error().message);
+        facts.breaches = std::move(*breaches);
+      }
+      if (!facts.breaches.empty())
+        facts.validation = breach_validation(loop, config, facts.breaches);
+      else
+        facts.validation = co_await validate(ctx_, loop, control_, prepared->state.input);
       loop.usage += facts.validation->judge_usage;
       co_await run_blocking(ctx_.pool, [&] {
         write_iteration_file(ctx_.paths, loop.id, n, "validation.log",
                              facts.validation->output + executor_note(*facts.validation));
       });
+      if (checks_passed(facts) && wants_review(loop, config))
+        co_await review(loop, n, prepared->state.input, facts);
     }
 
     // 6. Checkpoint commit (git is the audit trail of every iteration), then the stop scripts.
     std::string sha;
-    if (judged(facts)) {
+    if (checkpointed(facts)) {
       auto commit = co_await checkpoint(loop, checkpoint_message(loop, n, facts));
-      if (!commit) co_return co_await fail(loop, "its checkpoint commit failed: " + commit.error().message);
+      if (!commit) {
+        const std::string why = "its checkpoint commit failed: " + commit.error().message;
+        // A full disk is not the loop's failure: it pauses, and the iteration runs again.
+        if (auto full = co_await disk_full(loop, config, why)) co_return co_await finish(loop, *full, {});
+        co_return co_await fail(loop, why);
+      }
       facts.changed = commit->kind == git::CommitOutcome::Kind::committed;
       sha = loop.run.head = commit->sha;
       if (wants_stop_scripts(facts, config))
@@ -163,8 +203,15 @@ class IterationRun {
     policy.command_env = command_env(loop, n);
     auto router = std::make_shared<tools::ToolRouter>(tools::Sandbox(loop.worktree), ctx_.runners,
                                                       ctx_.executor, std::move(policy), limits);
+    // The tree's limits between turns too (iteration_rules: check_turn_limits); the cost ledger
+    // holds what the tree's other loops spent meanwhile.
+    TurnCheck between_turns = [this, &loop, &config](const Usage& so_far) {
+      return check_turn_limits(loop, config, ctx_.costs.total(loop.plan_id), so_far, now_ms(),
+                               plan_start_, budget_);
+    };
     Conversation conv = co_await converse(ctx_, loop, control_, prompt, router, to_string(loop.type),
-                                          config.loop(loop.type).max_turns_per_iteration);
+                                          config.loop(loop.type).max_turns_per_iteration,
+                                          std::move(between_turns));
     co_await run_blocking(ctx_.pool, [&] {
       write_iteration_file(ctx_.paths, loop.id, n, "conversation.jsonl",
                            conversation_jsonl(conv.messages, conv.calls));
@@ -176,6 +223,7 @@ class IterationRun {
     IterationFacts f;
     f.end = conv.end;
     f.turns = conv.turns;
+    f.reverted = static_cast<int>(conv.reverted.size());
     f.question = conv.question;
     if (conv.end == Conversation::End::refused) f.refusal = refusal_text(conv);
     const std::string& signal_text = ctx_.config->limits.completion_signal;
@@ -183,7 +231,20 @@ class IterationRun {
     f.signalled = signal.ok() && !signal_text.empty() && re2::RE2::PartialMatch(conv.assistant_text, signal);
     f.stop_reason = control_->stop_reason();
     f.stop_end = control_->stop_end();
+    f.limit = {conv.limit_end, conv.limit_reason};
     return f;
+  }
+
+  // The reviewer's say on a passing code iteration (loops.review), with its own cost; a stop
+  // during it stops the iteration like a stop during the tests.
+  awaitable<void> review(Loop& loop, int n, const std::string& phase, IterationFacts& facts) {
+    ReviewResult r = co_await review_code(ctx_, loop, control_, phase, facts.validation->output, n);
+    loop.usage += r.usage;
+    co_await run_blocking(ctx_.pool, [&] {
+      write_iteration_file(ctx_.paths, loop.id, n, "review.md", r.transcript);
+    });
+    if (r.stopped) facts.validation->stopped = true;  // its tokens still count (record)
+    facts.review = std::move(r);
   }
 
   awaitable<Result<git::CommitOutcome>> checkpoint(const Loop& loop, std::string message) {
@@ -193,6 +254,14 @@ class IterationRun {
       checkpoint_ms_ = now_ms() - t0;
       return made;
     });
+  }
+
+  // The review in the iteration record and its event (the feedback is in the record's summary
+  // and the loop's feedback; the whole exchange in review.md).
+  static nlohmann::json review_json(const ReviewResult& r) {
+    return {{"verdict", to_string(r.verdict)}, {"summary", r.summary},   {"model", r.model},
+            {"cost_usd", r.usage.cost_usd},    {"attempts", r.attempts}, {"input_tokens", r.usage.input_tokens},
+            {"output_tokens", r.usage.output_tokens}};
   }
 
   // Where the check ran, for `loopr show ID --iteration N` (the log only: v.output is compared
@@ -222,6 +291,15 @@ class IterationRun {
     if (!stored) co_return stored.take_error();
     loop = std::move(*stored);
     co_return ok();
+  }
+
+  // Whether a failed write was for want of space (its text, or the disk below the floor now):
+  // the move that pauses the loop (`disk_full`), else nullopt.
+  awaitable<std::optional<Move>> disk_full(const Loop& loop, const Config& config, std::string what) {
+    DiskLook look = co_await run_blocking(ctx_.pool, [&] { return look_at_disk(ctx_.paths, loop); });
+    const bool low = look.free && config.limits.min_free_space > 0 && *look.free < config.limits.min_free_space;
+    if (!is_no_space(what) && !low) co_return std::nullopt;
+    co_return on_disk_full(loop, look.free, look.dir, first_line(what, 200));
   }
 
   // loopr itself cannot go on with this loop (its worktree, template or checkpoint).
@@ -262,10 +340,12 @@ class IterationRun {
     rec.exit_code = v.exit_code;
     rec.usage = conv.usage;
     rec.usage += v.judge_usage;
+    if (facts.review) rec.usage += facts.review->usage;
     rec.started_at = started;
     rec.finished_at = now_ms();
     rec.duration_ms = rec.finished_at - started;
     rec.summary = v.summary.empty() ? move.reason : v.summary;
+    if (facts.review && !facts.review->stopped) rec.summary += "; " + facts.review->summary;
     rec.output_excerpt = cap_head_tail(v.output, 4096);
     rec.details = {{"turns", conv.turns},
                    {"tool_calls", conv.tool_calls},
@@ -279,6 +359,14 @@ class IterationRun {
                    {"checkpoint_ms", checkpoint_ms_},
                    {"timed_out", v.timed_out}};
     if (move.end != EndReason::none) rec.details["end_reason"] = to_string(move.end);
+    if (!facts.breaches.empty()) {
+      nlohmann::json files = nlohmann::json::array();
+      for (const Breach& b : facts.breaches)
+        files.push_back({{"path", b.path}, {"change", to_string(b.kind)},
+                         {"role", b.role == Breach::Role::test ? "test" : "harness"}});
+      rec.details["protected"] = std::move(files);
+    }
+    if (facts.review) rec.details["review"] = review_json(*facts.review);
 
     loop.iteration = n;
     loop.progress = render_feedback(loop.run.feedback, ctx_.config->limits.feedback_bytes);
@@ -288,6 +376,12 @@ class IterationRun {
                                 {{"n", n}, {"passed", rec.status == "passed"}, {"summary", v.summary},
                                  {"exit_code", v.exit_code ? nlohmann::json(*v.exit_code) : nlohmann::json(nullptr)},
                                  {"jobs", v.jobs}}));
+    if (facts.review && !facts.review->stopped) {
+      nlohmann::json e = review_json(*facts.review);
+      e["n"] = n;
+      e["feedback"] = cap_head_tail(facts.review->feedback, 4096);
+      events.push_back(make_event(loop.id, "review_finished", std::move(e)));
+    }
     events.push_back(make_event(loop.id, "cost", {{"n", n}, {"cost_usd", rec.usage.cost_usd},
                                                   {"input_tokens", rec.usage.input_tokens},
                                                   {"output_tokens", rec.usage.output_tokens},
@@ -313,6 +407,8 @@ class IterationRun {
 
   EngineContext& ctx_;
   std::shared_ptr<LoopControl> control_;
+  RequestBudget budget_;     ///< the plan's own limits (submit --max-cost …)
+  TimestampMs plan_start_;   ///< when the tree's runtime started counting
   std::int64_t state_ms_ = 0;       ///< reading the worktree's state for the prompt
   std::int64_t checkpoint_ms_ = 0;  ///< the checkpoint commit
 };
@@ -341,10 +437,33 @@ TimestampMs runtime_start(const Loop& plan) {
   return plan.tree.runtime_from > 0 ? plan.tree.runtime_from : plan.created_at;
 }
 
-awaitable<TimestampMs> plan_runtime_start(LoopJournal& journal, std::string plan_id,
-                                          TimestampMs fallback) {
+// What a run needs of its plan: when the tree's runtime started and the request's own limits.
+struct PlanFacts {
+  TimestampMs start = 0;
+  RequestBudget budget;
+};
+
+awaitable<PlanFacts> plan_facts(LoopJournal& journal, std::string plan_id, TimestampMs fallback) {
   auto plan = co_await journal.load(std::move(plan_id));
-  co_return plan ? runtime_start(*plan) : fallback;
+  if (!plan) co_return PlanFacts{fallback, {}};
+  co_return PlanFacts{runtime_start(*plan), plan->tree.budget};
+}
+
+// A store write failed for want of space: RocksDB takes no writes until it recovers. The loop
+// is stored paused (`disk_full`) as soon as it takes them again (asked every few seconds), so the
+// daemon resumes it with the space; a stop ends the wait (the next start runs it again).
+awaitable<void> pause_for_disk(EngineContext& ctx, LoopControl& control, std::string id,
+                               std::string what, Loop& loop) {
+  for (;;) {
+    co_await run_blocking(ctx.pool, [&] { (void)ctx.journal.store().resume_writes(); });
+    if (co_await load_loop(ctx.journal, id, loop)) {
+      DiskLook look = co_await run_blocking(ctx.pool, [&] { return look_at_disk(ctx.paths, loop); });
+      const Move full = on_disk_full(loop, look.free, look.dir, "the store could not write: " +
+                                                                    first_line(what, 160));
+      if (loop.status != LoopStatus::running || co_await move_loop(ctx.journal, loop, full)) co_return;
+    }
+    if (!co_await sleep_unless_stopped(control, std::chrono::seconds(3))) co_return;
+  }
 }
 
 // The gate's say; `loop` is the stored record afterwards.
@@ -377,13 +496,13 @@ awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopCont
   }
   // When the tree's runtime started (approval, not submit: the gate's wait is the person's
   // time); it changes only while no loop of the tree runs, so it is read once per run.
-  TimestampMs plan_start = runtime_start(loop);
-  if (loop.plan_id != loop.id)
-    plan_start = co_await plan_runtime_start(journal, loop.plan_id, loop.created_at);
+  PlanFacts plan{runtime_start(loop), loop.tree.budget};
+  if (loop.plan_id != loop.id) plan = co_await plan_facts(journal, loop.plan_id, loop.created_at);
+  const TimestampMs plan_start = plan.start;
 
-  IterationRun iteration(ctx_, control);
+  IterationRun iteration(ctx_, control, plan.budget, plan_start);
   while (true) {
-    std::shared_ptr<const Config> config = ctx_.config;
+    std::shared_ptr<const Config> config = tree_config(ctx_.config, plan.budget);
     // Stop, pause, an open question, an attended pass the person resumed (iteration_rules).
     const BoundaryRequests asked{control->stop_requested(), control->stop_reason(),
                                  control->stop_end(), control->pause_requested()};
@@ -406,14 +525,30 @@ awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopCont
         co_return exit;
       }
     }
+    // limits.min_free_space: no iteration starts on a (nearly) full disk; the loop pauses and
+    // the daemon resumes it once there is space (manager: watch_disk).
+    DiskLook look = co_await run_blocking(ctx_.pool, [&] { return look_at_disk(ctx_.paths, loop); });
+    if (Move full = check_disk(loop, look.free, config->limits.min_free_space, look.dir);
+        !full.goes_on()) {
+      step = co_await move_loop(journal, loop, full);
+      co_return exit;
+    }
     // Plain arithmetic on the record, the config and the cost ledger: no store read.
-    if (Move limit = check_limits(loop, *config, ctx_.costs.total(loop.plan_id), now_ms(), plan_start);
+    if (Move limit = check_limits(loop, *config, ctx_.costs.total(loop.plan_id), now_ms(),
+                                  plan_start, plan.budget);
         !limit.goes_on()) {
       step = co_await move_loop(journal, loop, limit);
       co_return exit;
     }
 
     step = co_await iteration.run(loop);
+    if (!step && is_no_space(step.error().message)) {
+      // The store could not write the iteration (the disk is full): nothing stored is lost, the
+      // iteration that was not recorded runs again once the loop is resumed.
+      spdlog::warn("loop {}: {}", loop_id, step.error().message);
+      co_await pause_for_disk(ctx_, *control, loop_id, step.error().message, loop);
+      co_return exit;
+    }
     if (!step) {
       // A store conflict or an illegal transition: a bug or a concurrent writer. Reload and end
       // the run rather than overwrite what someone else stored.

@@ -1,6 +1,9 @@
 // Step 1 and 2 of an iteration: what the loop's prompt shows. The worktree's state is the loop's
 // own work since it started (not just since the last checkpoint, which a fresh-context model
 // would almost always see as "(clean)"), and a code loop is told what its phase serves.
+#include <loopr/core/text.hpp>
+#include <loopr/core/worktree_sweep.hpp>
+#include <loopr/core/process.hpp>
 #include <loopr/engine/feedback.hpp>
 #include <loopr/engine/prompt_vars.hpp>
 #include <loopr/git/worktree.hpp>
@@ -99,6 +102,13 @@ std::string work_start(const Loop& loop) {
 
 IterationState read_state(const Loop& loop, const Config& config, const TaskStore* store) {
   IterationState s;
+  // Nothing special may be left where loopr reads (a FIFO `.gitignore` blocks a pool thread
+  // for good); the sweep after each command took it away unless it could not.
+  SweepReport swept = sweep_worktree(loop.worktree);
+  if (!swept.failed.empty()) {
+    s.error = "it holds files loopr does not read and cannot remove: " + describe(swept);
+    return s;
+  }
   if (!loop.input_artifact.empty()) s.input = read_input(loop, config);
   // One repository open and one diff for the whole state (issue 18: per-iteration work).
   git::WorkStateOptions options;
@@ -120,6 +130,9 @@ IterationState read_state(const Loop& loop, const Config& config, const TaskStor
   s.diff = work->diff.empty() ? "(no changes yet)" : std::move(work->diff);
   s.log = lines(work->log);
   s.purpose = read_purpose(loop, config, store);
+  // Names, diffs and artifacts are the worktree's bytes; the prompt (JSON to the model) is text.
+  for (std::string* text : {&s.input, &s.status, &s.diff, &s.log, &s.purpose})
+    if (!is_valid_utf8(*text)) *text = valid_utf8(*text);
   return s;
 }
 
@@ -170,6 +183,27 @@ std::map<std::string, std::string> judge_vars(const Loop& loop, const Config& co
           {"loop-type", to_string(loop.type)},
           {"parent-id", loop.parent_id},
           {"plan-id", loop.plan_id},
+          {"progress", progress_text(loop, config)}};
+}
+
+std::map<std::string, std::string> review_vars(const Loop& loop, const Config& config,
+                                               const std::string& phase, const std::string& diff,
+                                               const std::string& test_output, int n) {
+  const std::string& command = loop.validation_command.empty()
+                                   ? config.loop(LoopType::code).validation
+                                   : loop.validation_command;
+  return {{"task", loop.task},
+          {"input", phase},
+          {"input-path", loop.input_artifact},
+          {"git-diff", diff.empty() ? std::string("(no changes)") : diff},
+          {"validation-command", command},
+          {"validation-output", cap_head_tail(test_output, 16 * 1024)},
+          {"loop-id", loop.id},
+          {"loop-type", to_string(loop.type)},
+          {"parent-id", loop.parent_id},
+          {"plan-id", loop.plan_id},
+          {"iteration", std::to_string(n)},
+          {"max-iterations", std::to_string(loop.max_iterations)},
           {"progress", progress_text(loop, config)}};
 }
 

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include <loopr/core/text.hpp>
+
 namespace loopr::engine {
 
 nlohmann::json message_json(const llm::Message& m) {
@@ -51,7 +53,7 @@ std::string conversation_jsonl(const std::vector<llm::Message>& messages,
   std::string out;
   for (const auto& m : messages)
     out += message_json(m).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  for (const auto& c : calls) out += nlohmann::json{{"receipt", c}}.dump() + "\n";
+  for (const auto& c : calls) out += json_text(nlohmann::json{{"receipt", c}}) + "\n";
   return out;
 }
 

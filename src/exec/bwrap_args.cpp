@@ -39,14 +39,22 @@ std::string lower(std::string s) {
 }  // namespace
 
 std::vector<std::string> bwrap_arguments(const SandboxLayout& layout, const Command& command,
-                                         bool network, int config_fd, int status_fd) {
+                                         bool network, int config_fd, int status_fd,
+                                         int seccomp_fd) {
   std::vector<std::string> a = {
       "--unshare-all", "--unshare-user",    "--disable-userns", "--cap-drop",
       "ALL",           "--die-with-parent", "--new-session",
   };
   if (network) a.push_back("--share-net");
   if (status_fd >= 0) a.insert(a.end(), {"--json-status-fd", std::to_string(status_fd)});
+  // No setuid/setgid bit can be set inside (seccomp_filter.hpp).
+  if (seccomp_fd >= 0) a.insert(a.end(), {"--seccomp", std::to_string(seccomp_fd)});
   a.insert(a.end(), {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"});
+  // /dev is a tmpfs of bubblewrap's without a size (half the machine's memory), and /dev/shm a
+  // folder in it: /dev read-only, and /dev/shm a private tmpfs bounded like /tmp (device nodes
+  // are still written through their devices).
+  a.insert(a.end(), {"--remount-ro", "/dev", "--size", std::to_string(layout.tmp_size), "--tmpfs",
+                     "/dev/shm"});
   a.insert(a.end(), {"--size", std::to_string(layout.tmp_size), "--tmpfs", "/tmp"});
 
   // Hidden folders, parents first (a tmpfs inside a hidden parent is made in that tmpfs). Each

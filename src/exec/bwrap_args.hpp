@@ -31,13 +31,15 @@ struct SandboxLayout {
   /// Shown again at `<workdir>/<rel>` when the command runs in a git worktree whose own path
   /// there is free (missing, or an empty folder or file: a mount point made before).
   std::vector<CheckoutPath> checkout_paths;
-  std::uint64_t tmp_size = 1ULL << 30;
+  std::uint64_t tmp_size = 1ULL << 30;  ///< each of /tmp, /dev/shm and the home
 };
 
 /// Arguments after `bwrap` (up to and including `--`, then the command's argv). `config_fd`
-/// (the sanitised git config, or -1) and `status_fd` are descriptor numbers in bwrap.
+/// (the sanitised git config, or -1), `status_fd` and `seccomp_fd` (the filter of
+/// seccomp_filter.hpp, or -1) are descriptor numbers in bwrap.
 std::vector<std::string> bwrap_arguments(const SandboxLayout& layout, const Command& command,
-                                         bool network, int config_fd, int status_fd);
+                                         bool network, int config_fd, int status_fd,
+                                         int seccomp_fd = -1);
 
 /// Whether `<workdir>/<rel>` can take a checkout path's mount: nothing there, or an empty folder
 /// or file (what an earlier mount left). A worktree that has its own (tracked) copy keeps it.

@@ -22,6 +22,7 @@
 
 #include "exec/bwrap_args.hpp"
 #include "exec/cgroups.hpp"
+#include "exec/seccomp_filter.hpp"
 
 extern char** environ;
 
@@ -63,7 +64,8 @@ std::string slurp(const fs::path& p) {
   return std::string((std::istreambuf_iterator<char>(in)), {});
 }
 
-// A memory file holding `text`, positioned at its start (bwrap's --ro-bind-data reads it).
+// A memory file holding `text`, positioned at its start (bwrap's --ro-bind-data and --seccomp
+// read it).
 int memory_file(const std::string& text) {
   int fd = ::memfd_create("loopr-git-config", MFD_CLOEXEC);
   if (fd < 0) return -1;
@@ -114,6 +116,7 @@ class BwrapExecutor final : public LocalSandbox {
     info_.description =
         "bubblewrap: each command in its own user, pid, ipc, uts and network namespaces; "
         "only its worktree writable; home, checkout, .git and .loopr hidden or read-only; "
+        "no setuid/setgid bits; "
         "network for runner classes [" +
         join(config_.network) +
         "]; limits: " + (groups_ ? groups_->describe() : std::string("rlimits only")) + ", " +
@@ -187,9 +190,12 @@ class BwrapExecutor final : public LocalSandbox {
 
     int config_fd = -1;
     if (!layout_.git_config.empty()) config_fd = memory_file(sanitized_git_config());
+    const std::string& filter = suid_filter_program();
+    int seccomp_fd = filter.empty() ? -1 : memory_file(filter);
     int status[2];
     if (::pipe2(status, O_CLOEXEC) != 0) {
       if (config_fd >= 0) ::close(config_fd);
+      if (seccomp_fd >= 0) ::close(seccomp_fd);
       failed.output = std::string("cannot create a pipe: ") + std::strerror(errno);
       return failed;
     }
@@ -205,7 +211,13 @@ class BwrapExecutor final : public LocalSandbox {
     }
     pass.push_back(status[1]);
     int status_number = 3 + static_cast<int>(pass.size()) - 1;
-    auto args = bwrap_arguments(layout_, c, network, config_number, status_number);
+    int seccomp_number = -1;
+    if (seccomp_fd >= 0) {
+      pass.push_back(seccomp_fd);
+      seccomp_number = 3 + static_cast<int>(pass.size()) - 1;
+    }
+    auto args =
+        bwrap_arguments(layout_, c, network, config_number, status_number, seccomp_number);
     spec.argv.insert(spec.argv.end(), args.begin(), args.end());
     spec.pass_fds = pass;
     spec.inherit_env = false;
@@ -237,6 +249,7 @@ class BwrapExecutor final : public LocalSandbox {
     ProcessResult r = run_process(spec);
     ::close(status[1]);
     if (config_fd >= 0) ::close(config_fd);
+    if (seccomp_fd >= 0) ::close(seccomp_fd);
     std::string status_text;
     char buf[4096];
     for (ssize_t n; (n = ::read(status[0], buf, sizeof buf)) > 0;)

@@ -1,8 +1,11 @@
-// The executor factory, the unconfined executor (`sandbox: none`) and the self-test.
+// The executor factory, the unconfined executor (`sandbox: none`), the sweep after every
+// command and the self-test.
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <fstream>
 
+#include <loopr/core/worktree_sweep.hpp>
 #include <loopr/exec/executor.hpp>
 
 #include "exec/bwrap_args.hpp"
@@ -83,12 +86,44 @@ class UnconfinedExecutor final : public Executor {
   ExecutorInfo info_;
 };
 
-}  // namespace
+// Every executor's commands leave their worktree swept (core/worktree_sweep.hpp): whatever
+// ran there — on this machine, unconfined, or on a cluster node — no FIFO, socket, device node
+// or setuid bit stays behind, and the command's output says what was taken away.
+class SweepingExecutor final : public Executor {
+ public:
+  explicit SweepingExecutor(std::unique_ptr<Executor> inner) : inner_(std::move(inner)) {}
 
-std::unique_ptr<Executor> make_executor(const SandboxConfig& config, ExecutorOptions options) {
+  ProcessResult run(const Command& c) override {
+    ProcessResult r = inner_->run(c);
+    if (c.workdir.empty()) return r;
+    SweepReport swept = sweep_worktree(c.workdir);
+    if (swept.empty()) return r;
+    std::string note = describe(swept);
+    spdlog::warn("after a command in {}: {}", c.workdir.string(), note);
+    if (!r.output.empty() && r.output.back() != '\n') r.output += '\n';
+    r.output += note;
+    return r;
+  }
+  const ExecutorInfo& info() const override { return inner_->info(); }
+  std::optional<std::string> unavailable() override { return inner_->unavailable(); }
+  ExecutorLoad load() const override { return inner_->load(); }
+  void cancel_all() override { inner_->cancel_all(); }
+
+ private:
+  std::unique_ptr<Executor> inner_;
+};
+
+std::unique_ptr<Executor> make_unswept_executor(const SandboxConfig& config,
+                                                ExecutorOptions options) {
   if (options.executor.kind == "slurm") return make_slurm_executor(config, std::move(options));
   if (!config.confined()) return std::make_unique<UnconfinedExecutor>(config, std::move(options));
   return make_bwrap_executor(config, std::move(options));
+}
+
+}  // namespace
+
+std::unique_ptr<Executor> make_executor(const SandboxConfig& config, ExecutorOptions options) {
+  return std::make_unique<SweepingExecutor>(make_unswept_executor(config, std::move(options)));
 }
 
 Result<void> self_test(Executor& executor, const fs::path& scratch) {

@@ -122,9 +122,9 @@ class SlurmExecutor final : public Executor {
   }
 
   ProcessResult run(const Command& c) override {
-    // The `claude` CLI (network regardless of class) is the model's own client, with the
-    // daemon's credentials: it stays on this machine.
-    if (c.network) return sandbox_->run(c);
+    // The `claude` CLI is the model's own client, with the daemon's credentials and proxy: it
+    // stays on this machine (as does a command given the network regardless of class).
+    if (c.stays_local || c.network) return sandbox_->run(c);
     std::vector<std::string> jobs, failures;
     recheck_lingering();
     if (stopping_) {

@@ -1,4 +1,5 @@
 // Checkpoint commits: everything changed in a work tree becomes one commit on its branch.
+#include <loopr/core/worktree_sweep.hpp>
 #include <loopr/git/worktree.hpp>
 
 #include <fstream>
@@ -6,6 +7,7 @@
 #include <loopr/core/repo_paths.hpp>
 
 #include "git/history.hpp"
+#include "git/deadline.hpp"
 #include "git/libgit2.hpp"
 
 namespace loopr::git {
@@ -50,6 +52,13 @@ Result<void> ignore_checkout_mounts(git_repository* repo) {
 Result<CommitOutcome> commit_all(git_repository* repo, const std::filesystem::path& path,
                                  const std::string& message) {
   LOOPR_ASSIGN(std::string text, clean_message(message));
+  // Before libgit2 opens anything there: a FIFO (say, `.gitignore`) would block this thread
+  // for good, and a setuid bit must not stay on the host (core/worktree_sweep.hpp).
+  SweepReport swept = sweep_worktree(workdir_of(repo));
+  if (!swept.failed.empty())
+    return make_error(ErrorCode::io, "the worktree " + path.string() +
+                                         " holds files loopr does not commit and cannot remove: " +
+                                         describe(swept));
   LOOPR_TRY(ignore_checkout_mounts(repo));
   LOOPR_ASSIGN(IndexPtr index, make<IndexPtr>("opening the index", git_repository_index, repo));
   // Like `git add -A`: new and modified files are staged, deleted ones removed, ignored skipped.
@@ -84,12 +93,14 @@ Result<CommitOutcome> commit_all(git_repository* repo, const std::filesystem::pa
 }  // namespace
 
 Result<CommitOutcome> Worktree::checkpoint(const std::string& message) const {
+  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
   return commit_all(repo.get(), path_, message);
 }
 
 Result<CommitOutcome> Worktree::checkpoint_at(const std::filesystem::path& path,
                                               const std::string& message) {
+  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path, OpenMode::exact));
   if (git_repository_is_bare(repo.get()))
     return make_error(ErrorCode::invalid_argument, path.string() + " is a bare repository");

@@ -1,15 +1,38 @@
 // Diffs for prompts: what changed since the last checkpoint (`diff HEAD`), the loop's whole work
-// since where it started (`diff_since`, `changes_since`), and what its last checkpoint changed.
-// Every text is capped to a prompt's budget.
+// since where it started (`diff_since`, `changes_since`), and what its last checkpoint changed;
+// and a branch's whole change since it forked (the web UI's loop page). Every text is capped.
+#include <loopr/git/repository.hpp>
 #include <loopr/git/worktree.hpp>
 
 #include "git/history.hpp"
+#include "git/deadline.hpp"
 #include "git/libgit2.hpp"
 #include "git/text.hpp"
 
 namespace loopr::git {
 
 using namespace detail;
+
+namespace detail {
+
+Result<git_oid> start_commit(git_repository* repo, const std::string& since, const git_oid& head) {
+  if (since.empty()) return head;
+  git_oid start{};
+  if (since.size() == 40) {
+    auto parsed = parse_oid(since);
+    if (!parsed) return head;
+    start = *parsed;
+  } else {
+    auto tip = branch_tip(repo, since);
+    if (!tip) return head;
+    start = *tip;
+  }
+  git_oid base{};
+  if (git_merge_base(&base, repo, &head, &start) != 0) return head;
+  return base;
+}
+
+}  // namespace detail
 
 namespace {
 
@@ -31,26 +54,6 @@ int print_line(const git_diff_delta* /*delta*/, const git_diff_hunk* /*hunk*/,
   }
   capper->add(std::string_view(line->content, line->content_len));
   return 0;
-}
-
-// The commit the loop's work is measured from: `since` (a full sha or a branch name) met with
-// HEAD at their merge base, so a start the branch was rebased past or a base branch that moved on
-// still gives only this branch's own work. Empty `since`, or nothing in common: HEAD.
-Result<git_oid> start_commit(git_repository* repo, const std::string& since, const git_oid& head) {
-  if (since.empty()) return head;
-  git_oid start{};
-  if (since.size() == 40) {
-    auto parsed = parse_oid(since);
-    if (!parsed) return head;
-    start = *parsed;
-  } else {
-    auto tip = branch_tip(repo, since);
-    if (!tip) return head;
-    start = *tip;
-  }
-  git_oid base{};
-  if (git_merge_base(&base, repo, &head, &start) != 0) return head;
-  return base;
 }
 
 // The work tree (index and untracked files included) against the tree of `from`.
@@ -146,6 +149,7 @@ Result<std::string> Worktree::diff(const DiffLimits& limits) const {
 }
 
 Result<std::string> Worktree::diff_since(const std::string& since, const DiffLimits& limits) const {
+  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
   LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
   LOOPR_ASSIGN(git_oid start, start_commit(repo.get(), since, head));
@@ -155,6 +159,7 @@ Result<std::string> Worktree::diff_since(const std::string& since, const DiffLim
 
 Result<std::vector<std::string>> Worktree::changes_since(const std::string& since,
                                                          std::size_t max_paths) const {
+  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
   LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
   LOOPR_ASSIGN(git_oid start, start_commit(repo.get(), since, head));
@@ -170,6 +175,7 @@ Result<std::vector<std::string>> Worktree::last_commit_changes(std::size_t max_p
 
 Result<WorkState> Worktree::read_work_state(const std::filesystem::path& path,
                                             const WorkStateOptions& options) {
+  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path, OpenMode::exact));
   if (git_repository_is_bare(repo.get()))
     return make_error(ErrorCode::invalid_argument, path.string() + " is a bare repository");
@@ -187,6 +193,36 @@ Result<WorkState> Worktree::read_work_state(const std::filesystem::path& path,
     LOOPR_ASSIGN(out.log, oneline_log(repo.get(), head, options.log_entries));
   }
   return out;
+}
+
+Result<std::string> Repository::diff_since_fork(const std::string& from, const std::string& to,
+                                                const DiffLimits& limits) const {
+  LOOPR_ASSIGN(RepoPtr repo, open_repo(root_, OpenMode::exact));
+  auto commit_of = [&](const std::string& rev) -> Result<git_oid> {
+    if (rev.size() == 40)
+      if (auto sha = parse_oid(rev)) return *sha;
+    auto tip = branch_tip(repo.get(), rev);
+    if (!tip) return make_error(ErrorCode::not_found, "no branch " + rev);
+    return *tip;
+  };
+  LOOPR_ASSIGN(git_oid a, commit_of(from));
+  LOOPR_ASSIGN(git_oid b, commit_of(to));
+  git_oid base{};
+  int rc = git_merge_base(&base, repo.get(), &a, &b);
+  if (rc == GIT_ENOTFOUND)
+    base = a;  // unrelated histories: everything `to` has differs
+  else
+    LOOPR_TRY(check(rc, "finding the merge base of " + from + " and " + to));
+  LOOPR_ASSIGN(TreePtr ta, commit_tree(repo.get(), base));
+  LOOPR_ASSIGN(TreePtr tb, commit_tree(repo.get(), b));
+  git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
+  opts.notify_cb = skip_private_deltas;
+  LOOPR_ASSIGN(DiffPtr diff, make<DiffPtr>("diffing " + from + " and " + to, git_diff_tree_to_tree,
+                                           repo.get(), ta.get(), tb.get(), &opts));
+  git_diff_find_options find = GIT_DIFF_FIND_OPTIONS_INIT;
+  find.flags = GIT_DIFF_FIND_RENAMES;
+  LOOPR_TRY(check(git_diff_find_similar(diff.get(), &find), "finding renames"));
+  return print_patch(diff.get(), limits);
 }
 
 }  // namespace loopr::git

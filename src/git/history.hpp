@@ -18,4 +18,9 @@ Result<git_oid> head_id(git_repository* repo);
 /// The full ref HEAD points at (`refs/heads/x`); invalid_argument when HEAD is detached.
 Result<std::string> head_branch_ref(git_repository* repo);
 
+/// The commit a loop's work is measured from: `since` (a full sha or a branch name) met with
+/// `head` at their merge base, so a start the branch was rebased past or a base branch that
+/// moved on still gives only this branch's own work. Empty `since`, or nothing in common: `head`.
+Result<git_oid> start_commit(git_repository* repo, const std::string& since, const git_oid& head);
+
 }  // namespace loopr::git::detail

@@ -132,6 +132,11 @@ Result<RebaseOutcome> LoopWorktrees::rebase_onto_integration(const Loop& loop) c
   return out;
 }
 
+Result<bool> LoopWorktrees::integration_meets_work(const Loop& loop) const {
+  LOOPR_ASSIGN(Worktree wt, Worktree::open(loop.worktree));
+  return wt.work_meets_changes(loop.tree.based_on, integration_branch(loop.plan_id));
+}
+
 Result<IntegrationMerge> LoopWorktrees::merge_into_integration(const Loop& loop, bool rebuild,
                                                                const std::string& base_branch,
                                                                const std::string& message,
@@ -157,15 +162,22 @@ Result<IntegrationMerge> LoopWorktrees::merge_into_integration(const Loop& loop,
   return IntegrationMerge{std::move(m), std::move(conflicts)};
 }
 
-Result<std::vector<std::string>> LoopWorktrees::protected_changes(
-    const std::string& plan_id, const std::string& base_branch) const {
+Result<std::vector<HeldPath>> LoopWorktrees::held_changes(
+    const std::string& plan_id, const std::string& base_branch,
+    const std::vector<std::string>& harness, const std::vector<std::string>& hold) const {
+  std::vector<std::string> patterns = harness;
+  patterns.insert(patterns.end(), hold.begin(), hold.end());
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
-  LOOPR_ASSIGN(std::vector<std::string> changed,
-               r.changed_since_fork(base_branch, integration_branch(plan_id)));
-  std::vector<std::string> out;
-  for (auto& p : changed)
-    if (p == ".loopr/config.yml" || p.rfind(".loopr/prompts/", 0) == 0) out.push_back(p);
-  return out;
+  LOOPR_ASSIGN(std::vector<PathChange> changes,
+               r.path_changes_since_fork(base_branch, integration_branch(plan_id),
+                                         keyed_files(patterns)));
+  add_keyed_changes(changes, patterns);
+  std::vector<std::string> paths;
+  for (const PathChange& c : changes) {
+    if (!c.old_path.empty()) paths.push_back(c.old_path);
+    paths.push_back(c.path);
+  }
+  return held_paths(paths, harness, hold);
 }
 
 Result<MergeOutcome> LoopWorktrees::merge_plan_into_base(const std::string& plan_id,
@@ -177,11 +189,11 @@ Result<MergeOutcome> LoopWorktrees::merge_plan_into_base(const std::string& plan
 
 namespace {
 std::string gate_name(const std::string& plan_id) { return plan_id + "-gate"; }
+std::string baseline_name(const std::string& plan_id) { return plan_id + "-baseline"; }
 }  // namespace
 
-Result<void> LoopWorktrees::remove_gate(const std::string& plan_id) const {
+Result<void> LoopWorktrees::remove_scratch(const std::string& name) const {
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
-  const std::string name = gate_name(plan_id);
   auto removed = r.remove_worktree(name, RemoveMode::force);
   if (!removed && removed.error().code != ErrorCode::not_found) return removed;
   LOOPR_TRY(r.drop_broken_worktree_registration(name));
@@ -194,13 +206,41 @@ Result<void> LoopWorktrees::remove_gate(const std::string& plan_id) const {
   return ok();
 }
 
-Result<GateCheckout> LoopWorktrees::prepare_gate(const std::string& plan_id) const {
-  LOOPR_TRY(remove_gate(plan_id));
+Result<GateCheckout> LoopWorktrees::prepare_scratch(const std::string& name,
+                                                    const std::string& start) const {
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
-  const std::string name = gate_name(plan_id);
-  LOOPR_ASSIGN(std::string sha, r.create_branch("loopr/" + name, integration_branch(plan_id)));
+  // A daemon killed while it made or removed this checkout leaves git's locks of its branch and
+  // record: nothing else writes them (one check of a name at a time, one daemon per repository).
+  auto stale = r.remove_stale_locks({"loopr/" + name}, {name});
+  if (stale)
+    for (const auto& file : *stale) spdlog::warn("removed the stale git lock {}", file);
+  LOOPR_TRY(remove_scratch(name));
+  LOOPR_ASSIGN(std::string sha, r.create_branch("loopr/" + name, start));
   LOOPR_ASSIGN(Worktree wt, r.add_worktree(name, "loopr/" + name));
   return GateCheckout{wt.path().string(), sha};
+}
+
+Result<void> LoopWorktrees::remove_gate(const std::string& plan_id) const {
+  return remove_scratch(gate_name(plan_id));
+}
+
+Result<GateCheckout> LoopWorktrees::prepare_gate(const std::string& plan_id) const {
+  return prepare_scratch(gate_name(plan_id), integration_branch(plan_id));
+}
+
+Result<GateCheckout> LoopWorktrees::prepare_baseline(const std::string& plan_id) const {
+  return prepare_scratch(baseline_name(plan_id), integration_branch(plan_id));
+}
+
+Result<void> LoopWorktrees::remove_baseline(const std::string& plan_id) const {
+  return remove_scratch(baseline_name(plan_id));
+}
+
+Result<MergeOutcome> LoopWorktrees::update_from_base(const std::string& plan_id,
+                                                     const std::string& base_branch,
+                                                     const std::string& message) const {
+  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
+  return r.merge(base_branch, integration_branch(plan_id), message);
 }
 
 Result<void> LoopWorktrees::retire(const std::string& loop_id) const {

@@ -1,5 +1,5 @@
-// A repository made from a folder of files (`loopr demo`), a diff summary between two
-// revisions and the paths a branch changed since it forked, so nothing in loopr runs git.
+// A repository made from a folder of files (`loopr demo`) and a diff summary between two
+// revisions, so nothing in loopr runs git.
 #include <algorithm>
 #include <cstring>
 
@@ -68,45 +68,6 @@ Result<std::string> Repository::diff_stat(const std::string& from, const std::st
   LOOPR_TRY(check(git_diff_stats_to_buf(&out.buf, stats.get(), GIT_DIFF_STATS_FULL, 80),
                   "formatting the changes"));
   return out.str();
-}
-
-Result<std::vector<std::string>> Repository::changed_since_fork(const std::string& from,
-                                                                const std::string& to) const {
-  LOOPR_ASSIGN(RepoPtr repo, open_repo(root_, OpenMode::exact));
-  auto commit_of = [&](const std::string& rev) -> Result<git_oid> {
-    LOOPR_ASSIGN(ObjectPtr obj,
-                 make<ObjectPtr>("resolving " + rev, git_revparse_single, repo.get(), rev.c_str()));
-    LOOPR_ASSIGN(ObjectPtr commit, make<ObjectPtr>("reading the commit " + rev, git_object_peel,
-                                                   obj.get(), GIT_OBJECT_COMMIT));
-    return *git_object_id(commit.get());
-  };
-  LOOPR_ASSIGN(git_oid a, commit_of(from));
-  LOOPR_ASSIGN(git_oid b, commit_of(to));
-  git_oid base{};
-  int rc = git_merge_base(&base, repo.get(), &a, &b);
-  if (rc == GIT_ENOTFOUND) base = a;  // unrelated histories: everything `to` has differs
-  else LOOPR_TRY(check(rc, "finding the merge base of " + from + " and " + to));
-  auto tree_of = [&](const git_oid& id) -> Result<TreePtr> {
-    LOOPR_ASSIGN(ObjectPtr obj, make<ObjectPtr>("reading a commit", git_object_lookup, repo.get(),
-                                                &id, GIT_OBJECT_COMMIT));
-    LOOPR_ASSIGN(ObjectPtr tree, make<ObjectPtr>("reading a tree", git_object_peel, obj.get(),
-                                                 GIT_OBJECT_TREE));
-    return TreePtr(reinterpret_cast<git_tree*>(tree.release()));
-  };
-  LOOPR_ASSIGN(TreePtr ta, tree_of(base));
-  LOOPR_ASSIGN(TreePtr tb, tree_of(b));
-  LOOPR_ASSIGN(DiffPtr diff, make<DiffPtr>("diffing " + from + " and " + to, git_diff_tree_to_tree,
-                                           repo.get(), ta.get(), tb.get(), nullptr));
-  std::vector<std::string> paths;
-  for (std::size_t i = 0, n = git_diff_num_deltas(diff.get()); i < n; ++i) {
-    const git_diff_delta* d = git_diff_get_delta(diff.get(), i);
-    if (d->old_file.path) paths.emplace_back(d->old_file.path);
-    if (d->new_file.path && (!d->old_file.path || std::strcmp(d->old_file.path, d->new_file.path)))
-      paths.emplace_back(d->new_file.path);
-  }
-  std::sort(paths.begin(), paths.end());
-  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
-  return paths;
 }
 
 }  // namespace loopr::git

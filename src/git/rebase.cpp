@@ -8,6 +8,7 @@
 // A conflict just drops the half-built chain; its commit objects stay unreferenced until gc.
 #include <loopr/git/worktree.hpp>
 
+#include "git/deadline.hpp"
 #include "git/history.hpp"
 #include "git/libgit2.hpp"
 #include "git/move_branch.hpp"
@@ -67,6 +68,7 @@ Result<Replay> replay(git_repository* repo, const git_oid& branch, const git_oid
 }  // namespace
 
 Result<RebaseOutcome> Worktree::rebase_onto(const std::string& onto) const {
+  WorkDeadline deadline;  // git writes and reads the work tree (git/deadline.hpp)
   using Kind = RebaseOutcome::Kind;
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
   LOOPR_ASSIGN(std::string ref_name, head_branch_ref(repo.get()));

@@ -123,6 +123,22 @@ Result<std::vector<std::string>> Repository::log(const std::string& branch, int 
   return oneline_log(repo.get(), tip, n);
 }
 
+Result<std::optional<std::string>> Repository::first_parent_where(
+    const std::string& branch, const std::function<bool(std::string_view message)>& stop,
+    int max_commits) const {
+  LOOPR_ASSIGN(RepoPtr repo, open_repo(root_, OpenMode::exact));
+  LOOPR_ASSIGN(git_oid id, branch_tip(repo.get(), branch));
+  for (int seen = 0; seen < max_commits; ++seen) {
+    LOOPR_ASSIGN(CommitPtr commit, lookup_commit(repo.get(), id));
+    const char* message = git_commit_message(commit.get());
+    if (stop(message ? std::string_view(message) : std::string_view()))
+      return std::optional<std::string>(to_hex(id));
+    if (git_commit_parentcount(commit.get()) == 0) break;
+    id = *git_commit_parent_id(commit.get(), 0);
+  }
+  return std::optional<std::string>();
+}
+
 Result<Identity> Repository::identity() const {
   LOOPR_ASSIGN(RepoPtr repo, open_repo(root_, OpenMode::exact));
   LOOPR_ASSIGN(SignaturePtr sig, default_signature(repo.get()));

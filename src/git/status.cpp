@@ -3,6 +3,7 @@
 
 #include <loopr/git/worktree.hpp>
 
+#include "git/deadline.hpp"
 #include "git/libgit2.hpp"
 #include "git/text.hpp"
 
@@ -63,6 +64,7 @@ Result<bool> quote_non_ascii(git_repository* repo) {
 }  // namespace
 
 Result<std::string> Worktree::status() const {
+  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
   LOOPR_ASSIGN(bool quote_all, quote_non_ascii(repo.get()));
   git_status_options opts = GIT_STATUS_OPTIONS_INIT;

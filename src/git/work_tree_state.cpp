@@ -1,5 +1,6 @@
 #include <loopr/git/work_tree_state.hpp>
 
+#include "git/deadline.hpp"
 #include "git/libgit2.hpp"
 
 namespace loopr::git {
@@ -7,6 +8,7 @@ namespace loopr::git {
 using namespace detail;
 
 Result<bool> is_ignored(const std::filesystem::path& root, const std::string& path) {
+  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
   LOOPR_ASSIGN(RepoPtr repo, open_repo(root, OpenMode::exact));
   int ignored = 0;
   LOOPR_TRY(check(git_ignore_path_is_ignored(&ignored, repo.get(), path.c_str()),

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 
+#include <loopr/core/text.hpp>
+
 #include "llm/json_util.hpp"
 #include "llm/wire.hpp"
 
@@ -244,7 +246,7 @@ class AnthropicWire final : public Wire {
       else
         http.headers.emplace_back("x-api-key", settings_.api_key);
     }
-    http.body = body.dump();
+    http.body = json_text(body);
     return http;
   }
 

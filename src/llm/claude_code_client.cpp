@@ -3,11 +3,15 @@
 // its own tools, so one call is a whole agentic session.
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <mutex>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
 
+#include "llm/claude_confinement.hpp"
+#include "llm/host_proxy.hpp"
 #include "llm/providers.hpp"
 #include "llm/stream_json.hpp"
 
@@ -37,15 +41,21 @@ class ClaudeCodeClient final : public LlmClient {
     spdlog::debug("claude-code loop {}: starting {} in {}", request.loop_id, settings_.command,
                   spec.cwd);
     exec::Executor* executor = settings_.executor;
-    auto run = [&spec, executor, this] {
+    auto run = [&spec, executor, this, loop_id = request.loop_id] {
+      ProcessResult unstartable;
+      unstartable.spawn_failed = true;
       if (executor && installation_dirs().empty()) {
         // Not found on the daemon's PATH: say so as an unstartable command would.
-        ProcessResult missing;
-        missing.spawn_failed = true;
-        missing.output = "cannot start " + settings_.command + ": No such file or directory";
-        return missing;
+        unstartable.output = "cannot start " + settings_.command + ": No such file or directory";
+        return unstartable;
       }
-      return executor ? executor->run(sandboxed(spec)) : run_process(spec);
+      if (!executor) return run_process(spec);
+      auto command = sandboxed(spec, loop_id);
+      if (!command) {
+        unstartable.output = command.error().message;
+        return unstartable;
+      }
+      return executor->run(*command);
     };
     ProcessResult result = co_await run_blocking(blocking_, run);
     Outcome outcome = reader.finish(result, *pricing_);
@@ -85,30 +95,71 @@ class ClaudeCodeClient final : public LlmClient {
     return spec;
   }
 
-  /// The same run as a sandboxed command: the worktree writable, the network on (the CLI must
-  /// reach its model), the CLI's own state (~/.claude, ~/.claude.json) writable, its
-  /// installation visible, and only the variables it needs on top of the allowlist.
-  exec::Command sandboxed(const ProcessSpec& spec) const {
+  /// The same run as a sandboxed command: the worktree writable; no network but the bridge to
+  /// loopr's allowlisting proxy (host_proxy.hpp); a private configuration folder instead of the
+  /// person's ~/.claude (claude_confinement.hpp); its installation visible; only the variables
+  /// it needs on top of the allowlist.
+  Result<exec::Command> sandboxed(const ProcessSpec& spec, const std::string& loop_id) {
     exec::Command c;
     c.argv = spec.argv;
     c.workdir = spec.cwd;
-    c.network = true;
+    // No network, whatever `sandbox.network` grants the runner classes of commands: the
+    // proxy is its way out.
+    c.network = false;
+    c.runner_class = "loopr-claude-cli";
+    c.stays_local = true;
     c.env = spec.env_set;
     c.timeout = spec.timeout;
     c.cancel = spec.cancel;
     c.merge_stderr = spec.merge_stderr;
     c.output_cap = spec.output_cap;
     c.on_line = spec.on_line;
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (!settings_.home.empty()) {
-      for (const char* name : {".claude", ".claude.json"}) {
-        fs::path p = fs::path(settings_.home) / name;
-        if (fs::exists(p, ec)) c.writable.push_back(p);
-      }
+    LOOPR_ASSIGN(std::filesystem::path config,
+                 make_private_claude_config(private_root(), loop_id, settings_.home));
+    c.env["CLAUDE_CONFIG_DIR"] = config.string();
+    c.writable.push_back(config);
+    for (const char* name : {"DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY",
+                             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"})
+      c.env[name] = "1";
+    if (!settings_.bridge.empty()) {
+      LOOPR_ASSIGN(std::string socket, proxy_socket());
+      std::string proxy = "http://127.0.0.1:" + std::to_string(kSandboxProxyPort);
+      for (const char* name : {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"})
+        c.env[name] = proxy;
+      for (const char* name : {"NO_PROXY", "no_proxy"}) c.env[name] = "";
+      c.argv = {settings_.bridge, "sandbox-bridge", socket, std::to_string(kSandboxProxyPort),
+                "--"};
+      c.argv.insert(c.argv.end(), spec.argv.begin(), spec.argv.end());
+      c.writable.push_back(socket);
+      std::error_code ec;
+      auto bridge_dir = std::filesystem::canonical(settings_.bridge, ec).parent_path();
+      if (!ec) c.read_only.push_back(bridge_dir);
     }
     for (const auto& dir : installation_dirs()) c.read_only.push_back(dir);
     return c;
+  }
+
+  std::filesystem::path private_root() const {
+    if (!settings_.private_root.empty()) return settings_.private_root;
+    return std::filesystem::temp_directory_path() / ("loopr-claude-" + std::to_string(::getpid()));
+  }
+
+  // The proxy's socket, the proxy started on first use (one per client, for its lifetime).
+  Result<std::string> proxy_socket() {
+    std::lock_guard lock(proxy_mutex_);
+    if (!proxy_) {
+      // A name of its own: a reloaded config makes a new client while the old one still ends.
+      static std::atomic<int> made{0};
+      std::string name = "proxy-" + std::to_string(::getpid()) + "-" + std::to_string(++made) + ".sock";
+      std::filesystem::path path = private_root() / name;
+      if (path.native().size() >= 100)  // sun_path is 108 bytes
+        path = std::filesystem::temp_directory_path() / ("loopr-claude-" + name);
+      LOOPR_ASSIGN(proxy_, HostProxy::start(path, settings_.allowed_hosts));
+      std::string hosts;
+      for (const auto& h : settings_.allowed_hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+      spdlog::info("claude CLI network: only through {} to {}", path.string(), hosts);
+    }
+    return proxy_->path().string();
   }
 
   /// Where the CLI is installed (its PATH entry and where that link points), so it is visible
@@ -150,6 +201,8 @@ class ClaudeCodeClient final : public LlmClient {
 
  private:
   ClaudeCodeSettings settings_;
+  std::mutex proxy_mutex_;
+  std::unique_ptr<HostProxy> proxy_;
   net::thread_pool& blocking_;
   std::shared_ptr<const Pricing> pricing_;
   std::string name_ = "claude-code";

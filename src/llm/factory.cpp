@@ -3,13 +3,40 @@
 
 #include <algorithm>
 
+#include "llm/host_proxy.hpp"
 #include "llm/providers.hpp"
 
 namespace loopr::llm {
 
+namespace {
+
+// The loopr binary that runs the claude CLI's network bridge: this one when it is loopr (the
+// daemon); LOOPR_SANDBOX_BRIDGE names another (tests run inside other binaries).
+std::string bridge_program(const EnvLookup& env) {
+  if (auto set = env("LOOPR_SANDBOX_BRIDGE"); set && !set->empty()) return *set;
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return !ec && self.filename() == "loopr" ? self.string() : std::string();
+}
+
+// The API host of the base URL and the configured extras, as the proxy compares them.
+std::set<std::string> allowed_hosts(const LlmConfig& c) {
+  std::set<std::string> out;
+  auto endpoint = parse_base_url(c.base_url.empty() ? "https://api.anthropic.com" : c.base_url);
+  if (endpoint) out.insert(host_port(endpoint->host, endpoint->port));
+  for (const auto& extra : c.claude_code.allowed_hosts) {
+    auto parsed = parse_base_url("https://" + extra);
+    if (parsed) out.insert(host_port(parsed->host, parsed->port));
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLookup& env,
                                                net::io_context& io, net::thread_pool& blocking,
-                                               exec::Executor* commands) {
+                                               exec::Executor* commands,
+                                               const std::filesystem::path& private_dir) {
   const LlmConfig& c = config.llm;
   auto pricing = std::make_shared<const Pricing>(config.pricing);
 
@@ -21,6 +48,9 @@ Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLo
     s.skip_permissions = c.claude_code.skip_permissions;
     s.max_turns = c.claude_code.max_turns;
     s.executor = commands;
+    s.bridge = bridge_program(env);
+    s.private_root = private_dir;
+    s.allowed_hosts = allowed_hosts(c);
     if (auto home = env("HOME")) s.home = *home;
     if (auto path = env("PATH")) s.path = *path;
     if (auto key = env("ANTHROPIC_API_KEY")) s.env["ANTHROPIC_API_KEY"] = *key;

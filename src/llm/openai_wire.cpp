@@ -3,6 +3,8 @@
 // finish_reason ↔ stop reason, and streamed tool-call fragments assembled by index.
 #include <map>
 
+#include <loopr/core/text.hpp>
+
 #include "llm/json_util.hpp"
 #include "llm/wire.hpp"
 
@@ -190,7 +192,7 @@ class OpenAiWire final : public Wire {
     // Local servers started without a key accept any request; then no header is sent.
     if (!settings_.api_key.empty())
       http.headers.emplace_back("authorization", "Bearer " + settings_.api_key);
-    http.body = body.dump();
+    http.body = json_text(body);
     return http;
   }
 
@@ -241,7 +243,7 @@ class OpenAiWire final : public Wire {
         else
           calls.push_back({{"id", b.id},
                            {"type", "function"},
-                           {"function", {{"name", b.name}, {"arguments", b.input.dump()}}}});
+                           {"function", {{"name", b.name}, {"arguments", json_text(b.input)}}}});
       }
       json msg = {{"role", "assistant"}, {"content", text.empty() ? json(nullptr) : json(text)}};
       if (!calls.empty()) msg["tool_calls"] = std::move(calls);

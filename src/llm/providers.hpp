@@ -2,7 +2,9 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 
@@ -32,11 +34,18 @@ struct ClaudeCodeSettings {
   /// only this way, never on the command line (other users can read argv).
   std::map<std::string, std::string> env;
   std::chrono::milliseconds default_timeout{std::chrono::minutes(10)};
-  /// The sandbox the CLI runs in (with the network, its own state under ~/.claude writable);
-  /// nullptr: unconfined (tests of the client itself).
+  /// The sandbox the CLI runs in (no network but loopr's proxy, a private configuration
+  /// folder); nullptr: unconfined (tests of the client itself).
   exec::Executor* executor = nullptr;
-  std::string home;  ///< the user's home (where ~/.claude is)
+  std::string home;  ///< the user's home (where ~/.claude is: read to seed the private folder)
   std::string path;  ///< PATH, to find the CLI's installation
+  /// The loopr binary, whose `sandbox-bridge` carries the CLI's connections out of its
+  /// sandbox to the proxy; empty: the sandboxed CLI has no network at all.
+  std::string bridge;
+  /// Where each loop's private CLAUDE_CONFIG_DIR is made (`.loopr/run/claude/<loop id>`).
+  std::filesystem::path private_root;
+  /// `host:port` (llm/host_proxy.hpp `host_port`) the CLI may reach through the proxy.
+  std::set<std::string> allowed_hosts;
 };
 
 std::unique_ptr<LlmClient> make_claude_code_client(ClaudeCodeSettings settings,

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/core/protected_paths.hpp>
 #include <loopr/engine/code_check.hpp>
 #include <loopr/engine/feedback.hpp>
 #include <loopr/git/branches.hpp>
@@ -55,7 +56,9 @@ awaitable<bool> revalidate_rebased(State state, Loop& loop) {
     co_return true;
   }
   if (check.stopped) co_return false;  // the daemon stops: recovery merges it again
-  const int budget = s.ctx.config->loop(LoopType::code).max_iterations;
+  std::shared_ptr<const Config> tree =
+      co_await run_blocking(s.ctx.pool, [&] { return tree_config_of(s, loop.plan_id); });
+  const int budget = tree->loop(LoopType::code).max_iterations;
   auto stored = co_await s.journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     w.events.push_back(make_event(l.id, "revalidated",
                                   {{"passed", false}, {"summary", check.summary}}));
@@ -141,8 +144,9 @@ awaitable<bool> merge_into_integration(State state, Loop& loop) {
 }
 
 awaitable<bool> spawn_children(State s, Loop& parent) {
-  std::shared_ptr<const Config> config = s->ctx.config;
-  auto read = [wt = s->worktrees, parent, config]() -> Result<std::vector<Loop>> {
+  auto read = [wt = s->worktrees, parent, &state = *s]() -> Result<std::vector<Loop>> {
+    // The tree's config: a request's --max-iterations holds for every loop of its tree.
+    std::shared_ptr<const Config> config = tree_config_of(state, parent.plan_id);
     LOOPR_ASSIGN(std::string text, wt.read_artifact(parent, config->artifacts.max_bytes));
     return children_from_artifact(parent, text, *config);
   };
@@ -233,6 +237,10 @@ awaitable<void> on_complete(State s, std::string id) {
     bool ok = co_await merge_into_integration(s, loop);
     if (!ok) co_return;
   }
+  if (loop.type == LoopType::plan && !spawned(loop)) {
+    bool ready = co_await baseline_ready(s, loop);
+    if (!ready) co_return;
+  }
   if (!spawned(loop)) {
     bool ok = co_await spawn_children(s, loop);
     if (!ok) co_return;
@@ -255,23 +263,29 @@ awaitable<void> on_complete(State s, std::string id) {
 
 awaitable<void> auto_merge_into_base(ManagerState& s, std::string plan) {
   const std::string base = s.ctx.config->base_branch;
-  auto check = [wt = s.worktrees, plan, base] { return wt.protected_changes(plan, base); };
-  auto touched = co_await run_blocking(s.ctx.pool, check);
-  if (touched && touched->empty()) {
+  auto check = [wt = s.worktrees, plan, base, config = s.ctx.config] {
+    return wt.held_changes(plan, base, harness_patterns(*config), config->protect.hold);
+  };
+  auto held = co_await run_blocking(s.ctx.pool, check);
+  if (held && held->empty()) {
     co_await merge_into_base(s, plan);
     co_return;
   }
-  // The model may have changed loopr itself (its settings, its prompts): a person looks first.
+  // The model may have changed loopr itself (its settings, its prompts), what decides whether
+  // tests pass, or what other tools run on their own: a person looks first.
   std::string problem =
-      touched ? "its changes touch loopr's own files: " + join(*touched, ", ") +
-                    " (review them with `git diff " + base + "..." +
-                    git::integration_branch(plan) + "`, then `loopr merge " + plan + "`)"
-              : "cannot tell which files it changes: " + touched.error().message +
-                    " (`loopr merge " + plan + "` merges it)";
+      held ? "its changes touch files held for your review: " + describe_held(*held) +
+                 " (review them with `git diff " + base + "..." + git::integration_branch(plan) +
+                 "`, then `loopr merge " + plan + "`)"
+           : "cannot tell which files it changes: " + held.error().message + " (`loopr merge " +
+                 plan + "` merges it)";
   spdlog::warn("plan {} is not merged into {} automatically: {}", plan, base, problem);
   co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     l.tree.merge_error = problem;
-    if (touched) l.tree.conflicts = *touched;
+    if (held) {
+      l.tree.conflicts.clear();
+      for (const HeldPath& h : *held) l.tree.conflicts.push_back(h.path);
+    }
     w.events.push_back(make_event(l.id, "merge_failed", {{"into", base}, {"message", problem}}));
     if (!engine::transition(l, LoopStatus::blocked, EndReason::held_for_review, problem,
                             w.events))

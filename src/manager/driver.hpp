@@ -21,10 +21,12 @@
 #include <string>
 #include <vector>
 
+#include <loopr/core/budget.hpp>
 #include <loopr/engine/code_check.hpp>
 #include <loopr/engine/engine.hpp>
 #include <loopr/git/loop_worktrees.hpp>
 #include <loopr/manager/gc.hpp>
+#include <loopr/manager/baseline_state.hpp>
 #include <loopr/manager/loop_manager.hpp>
 #include <loopr/net/async.hpp>
 
@@ -59,6 +61,8 @@ struct ManagerState : std::enable_shared_from_this<ManagerState> {
   bool draining = false;
   /// Set when the daemon stops: an integration check under way ends.
   std::atomic<bool> gate_cancel{false};
+  /// Plans whose baseline check is under way (baseline.cpp).
+  std::set<std::string> baselines;
 
   bool under_paused_root(const std::string& id) const;
 };
@@ -78,8 +82,9 @@ awaitable<void> wait_for_runs(std::vector<std::shared_ptr<Run>> runs,
 // completion.cpp
 awaitable<void> on_complete(State s, std::string id);
 awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan_id);
-/// `merge: auto`: merge_into_base, unless the tree changes loopr's own files (`.loopr/config.yml`,
-/// `.loopr/prompts/`): then the plan is blocked with the paths and `loopr merge` decides.
+/// `merge: auto`: merge_into_base, unless the tree changes held paths (core/protected_paths.hpp:
+/// loopr's own files, the test harness, other tools' auto-run files): then the plan is blocked
+/// with the paths and `loopr merge` decides.
 awaitable<void> auto_merge_into_base(ManagerState& s, std::string plan_id);
 
 // integration_gate.cpp
@@ -104,6 +109,20 @@ awaitable<void> block_after_fix(State s, Loop failed);
 awaitable<Result<Loop>> reopen_gate(ManagerState& s, std::string plan_id, std::string result,
                                     std::string why, bool complete_tree);
 
+// baseline.cpp
+/// The plan's baseline check in the background, unless one runs or `baseline: off`: at submit,
+/// at the gate, when its children wait for it. Its end stores the result and finishes an
+/// approved plan (its children, or the block).
+void start_baseline(const State& s, const std::string& plan_id);
+/// Before an approved plan's children are made (tree_lock held): true when the baseline allows
+/// it; else a check is started or waited for, or the plan is stored blocked (`baseline_failed`).
+awaitable<bool> baseline_ready(State s, Loop& plan);
+/// `resume` of a plan its baseline check blocked: the base branch merged into the integration
+/// branch, the plan complete again, the check run again.
+awaitable<ActionResult> resume_baseline(State s, Loop plan);
+/// The plan's baseline state, read on the pool (baseline_state.hpp: kept apart from its record).
+awaitable<BaselineState> load_baseline(ManagerState& s, std::string plan_id);
+
 // failures.cpp
 awaitable<void> on_failed(State s, std::string id);
 /// Stops `root` and its descendants (with `include_root` false only the descendants): runs are
@@ -111,8 +130,15 @@ awaitable<void> on_failed(State s, std::string id);
 awaitable<std::size_t> stop_subtree(ManagerState& s, std::string plan_id, std::string root,
                                     std::string why, EndReason end, bool include_root);
 
+// disk_step.cpp
+/// LoopManager::watch_disk: resumes the loops paused with `disk_full` once there is space.
+awaitable<DiskStatus> watch_disk(State s);
+
 // user_actions.cpp
-awaitable<ActionResult> submit(State s, std::string request, bool dry_run);
+awaitable<ActionResult> submit(State s, std::string request, bool dry_run, RequestBudget budget);
+/// The config `plan_id`'s tree works under: the request's own limits in place of the file's
+/// (core/budget.hpp). Blocking (one store read): call it on the pool.
+std::shared_ptr<const Config> tree_config_of(ManagerState& s, const std::string& plan_id);
 /// A dry run's plan reached the gate: it ends `failed` with the reason `dry run`.
 awaitable<void> end_dry_run(State s, std::string id);
 awaitable<ActionResult> decide(State s, std::string id, bool approve, std::string reason);

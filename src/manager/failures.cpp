@@ -34,7 +34,9 @@ awaitable<bool> retry_fresh(State s, const Loop& loop) {
     }
     kept = *archived;
   }
-  const int budget = s->ctx.config->loop(LoopType::code).max_iterations;
+  std::shared_ptr<const Config> tree =
+      co_await run_blocking(s->ctx.pool, [&] { return tree_config_of(*s, loop.plan_id); });
+  const int budget = tree->loop(LoopType::code).max_iterations;
   auto stored =
       co_await s->journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
         if (!make_retry(l, kept, budget, w.events)) return not_allowed(l, "cannot retry");
@@ -61,7 +63,10 @@ awaitable<void> on_failed(State s, std::string id) {
   auto loaded = co_await s->journal.load(id);
   if (!loaded || loaded->status != LoopStatus::failed) co_return;
   const Loop loop = std::move(*loaded);
-  const FailureStep step = after_failure(loop);
+  std::string baseline_failure;  // `baseline: warn`: the base failed, and the loops ran anyway
+  if (loop.type == LoopType::code && loop.id != loop.plan_id)
+    baseline_failure = (co_await load_baseline(*s, loop.plan_id)).fingerprint;
+  const FailureStep step = after_failure(loop, baseline_failure);
   if (step == FailureStep::none) co_return;
   if (step == FailureStep::block_plan) {  // an integration fix loop (integration_gate.cpp)
     co_await block_after_fix(s, loop);

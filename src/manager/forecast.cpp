@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include <loopr/core/text.hpp>
 #include <loopr/manager/forecast.hpp>
 #include <loopr/markdown/artifacts.hpp>
 

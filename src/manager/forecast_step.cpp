@@ -10,7 +10,8 @@
 namespace loopr::manager {
 
 awaitable<void> forecast_at_gate(State s, Loop plan) {
-  std::shared_ptr<const Config> config = s->ctx.config;
+  // The tree's limits: the request's own (submit --max-cost …) in place of the config's.
+  std::shared_ptr<const Config> config = tree_config(s->ctx.config, plan.tree.budget);
   TaskStore& store = s->journal.store();
   bool fresh = false;
   auto make = [&store, plan, config, &fresh] { return forecast_for(store, plan, *config, &fresh); };

@@ -35,6 +35,12 @@ awaitable<IterationGate::Verdict> RebaseGate::before_iteration(Loop loop) {
   auto tip_of = [wt = s_.worktrees, plan = loop.plan_id] { return wt.integration_tip(plan); };
   auto tip = co_await run_blocking(s_.ctx.pool, tip_of);
   if (!tip || loop.tree.based_on == *tip) co_return Verdict{true, std::move(loop)};
+  // Lazily (issue 32): only when what landed touches what this loop changed. Otherwise every
+  // merge would move every sibling (a checkout of all that landed, per loop and iteration: the
+  // O(loops) term of a big tree); the merge rebases and validates again when it conflicts.
+  auto meets_of = [wt = s_.worktrees, loop] { return wt.integration_meets_work(loop); };
+  auto meets = co_await run_blocking(s_.ctx.pool, meets_of);
+  if (meets && !*meets) co_return Verdict{true, std::move(loop)};
 
   auto rebasing = co_await s_.journal.save_status(
       loop, LoopStatus::rebasing, EndReason::none, "the integration branch moved: rebasing onto " + integration);

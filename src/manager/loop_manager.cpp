@@ -16,8 +16,9 @@ LoopManager::LoopManager(engine::EngineContext& ctx)
 LoopManager::~LoopManager() { impl_->state->stopping = true; }
 
 awaitable<Result<void>> LoopManager::start() { return manager::start(impl_->state); }
-awaitable<ActionResult> LoopManager::submit(std::string request, bool dry_run) {
-  return manager::submit(impl_->state, std::move(request), dry_run);
+awaitable<ActionResult> LoopManager::submit(std::string request, bool dry_run,
+                                            RequestBudget budget) {
+  return manager::submit(impl_->state, std::move(request), dry_run, budget);
 }
 awaitable<ActionResult> LoopManager::approve(std::string id) {
   return decide(impl_->state, std::move(id), true, "");
@@ -43,6 +44,7 @@ awaitable<ActionResult> LoopManager::answer(std::string id, std::string text) {
 awaitable<Result<MergeInfo>> LoopManager::merge(std::string plan_id, bool force) {
   return manager::merge(impl_->state, std::move(plan_id), force);
 }
+awaitable<DiskStatus> LoopManager::watch_disk() { return manager::watch_disk(impl_->state); }
 awaitable<GcReport> LoopManager::gc(GcOptions options) {
   return manager::gc(impl_->state, std::move(options));
 }

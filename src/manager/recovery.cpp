@@ -92,6 +92,19 @@ awaitable<Result<void>> start(State s) {
   }
   for (const auto& id : plan.finish) co_await finish_loop(s, id);
   for (const auto& id : plan.run) spawn_run(s, id);
+  // A baseline check a kill cut short runs again (an approved plan's children wait for it).
+  auto checking = [&store = s->journal.store()] {
+    std::vector<std::string> plans;
+    auto states = store.meta_with_prefix(baseline_state_key(""));
+    if (!states) return plans;
+    for (const auto& [key, value] : *states) {
+      std::string plan = key.substr(baseline_state_key("").size());
+      auto state = baseline_state_from_json(nlohmann::json::parse(value, nullptr, false));
+      if (state.result == "checking" && store.get_loop(plan)) plans.push_back(std::move(plan));
+    }
+    return plans;
+  };
+  for (const auto& id : co_await run_blocking(s->ctx.pool, checking)) start_baseline(s, id);
   co_return ok();
 }
 

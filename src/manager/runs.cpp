@@ -4,7 +4,10 @@
 #include <spdlog/spdlog.h>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/core/text.hpp>
 #include <loopr/engine/worktree_setup.hpp>
+
+#include <loopr/core/disk.hpp>
 
 #include "manager/driver.hpp"
 #include "manager/iteration_gate.hpp"
@@ -125,8 +128,14 @@ awaitable<bool> make_worktree(ManagerState& s, Loop& loop) {
   if (!prepared) {
     std::string why = "its worktree could not be made: " + prepared.error().message;
     spdlog::error("loop {}: {}", loop.id, why);
-    auto failed =
-        co_await s.journal.save_status(loop, LoopStatus::failed, EndReason::internal_error, why);
+    // A full disk is not the loop's failure: it waits (paused, disk_full) for space.
+    const bool no_space = is_no_space(why);
+    auto failed = co_await s.journal.save_status(
+        loop, no_space ? LoopStatus::paused : LoopStatus::failed,
+        no_space ? EndReason::disk_full : EndReason::internal_error,
+        no_space ? disk_full_text(free_bytes(s.ctx.paths.root).value_or(0), s.ctx.paths.root.string()) +
+                       " (" + why + "); it resumes by itself once there is space"
+                 : why);
     if (failed) loop = std::move(*failed);
     co_return false;
   }
@@ -212,13 +221,39 @@ awaitable<void> run_body(State s, std::shared_ptr<Run> run, Loop& ended) {
   ended = std::move(exit.loop);
 }
 
+// A run that ended on an exception (a bug, or text loopr could not handle) leaves its loop
+// `running` with nothing behind it, for good, also after a restart: it is paused instead, with
+// the error as its reason, so a person sees it and `loopr resume` tries again.
+awaitable<void> pause_after_exception(State s, std::string id, std::string what) {
+  auto loaded = co_await s->journal.load(id);
+  if (!loaded) co_return;
+  const LoopStatus st = loaded->status;
+  if (st != LoopStatus::running && st != LoopStatus::pending && st != LoopStatus::rebasing)
+    co_return;
+  std::string why = "its run stopped on an internal error (" +
+                    std::string(utf8_prefix(what, 300)) + "); `loopr resume " + id +
+                    "` runs it again";
+  auto paused = co_await s->journal.save_status(std::move(*loaded), LoopStatus::paused,
+                                                EndReason::run_error, why, {});
+  if (!paused) spdlog::error("loop {}: pausing it after the error: {}", id, paused.error().message);
+}
+
 awaitable<void> run_loop(State s, std::shared_ptr<Run> run) {
   Loop ended;
+  std::optional<std::string> failure;
   try {
     co_await run_body(s, run, ended);
   } catch (const std::exception& e) {
     spdlog::error("loop {}: its run ended with an exception: {}", run->id, e.what());
     ended = Loop{};
+    failure = e.what();
+  }
+  if (failure && !s->stopping) {
+    try {
+      co_await pause_after_exception(s, run->id, *failure);
+    } catch (const std::exception& e) {
+      spdlog::error("loop {}: pausing it after the error: {}", run->id, e.what());
+    }
   }
   run->done.set();
   s->runs.remove(run);
@@ -247,6 +282,9 @@ awaitable<void> after_run(State s, Loop loop) {
     // The forecast first: a dry run shows it before it ends at the gate.
     const bool dry_run = loop.tree.dry_run;
     const std::string id = loop.id;
+    // Shown at the gate (started at submit): one a restart cut short or never began starts now.
+    const std::string baseline = (co_await load_baseline(*s, id)).result;
+    if (baseline.empty() || baseline == "checking") start_baseline(s, id);
     co_await forecast_at_gate(s, std::move(loop));
     if (dry_run) co_await end_dry_run(s, id);
   }

@@ -1,8 +1,10 @@
 #include "manager/tree_rules.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/git/branches.hpp>
 #include <loopr/core/repo_paths.hpp>
 #include <loopr/engine/event_bus.hpp>
 #include <loopr/engine/feedback.hpp>
@@ -115,10 +117,13 @@ TreeVerdict tree_verdict(std::span<const Loop> tree, std::string_view plan_id, M
   const Loop* root = find(tree, plan_id);
   if (!root) return TreeVerdict::running;
   if (gate_blocked(*root)) return TreeVerdict::integration_failed;
-  // Not merged automatically (it changes loopr's own files): `loopr merge` decides.
+  // Not merged automatically (it changes held files: loopr's own, the harness, auto-run files):
+  // `loopr merge` decides.
   if (root->status == LoopStatus::blocked && root->tree.tree_complete &&
       !root->tree.merge_error.empty())
     return TreeVerdict::merge_failed;
+  // Blocked by its baseline check before any code loop: a person acts (fix, resume).
+  if (baseline_blocked(*root)) return TreeVerdict::failed;
   bool all_complete = true;
   for (const Loop& l : tree) {
     if (l.status == LoopStatus::invalidated) continue;
@@ -198,6 +203,49 @@ std::string gate_output_tail(const std::string& output) {
   return "(the start is cut; the whole output is in the log)\n" + output.substr(from);
 }
 
+// ---------------------------------------------------------------- the baseline check
+
+BaselineStep baseline_step(const BaselineState& baseline, BaselineMode mode, bool running) {
+  if (mode == BaselineMode::off) return BaselineStep::proceed;
+  const std::string& r = baseline.result;
+  if (r == "passed" || r == "unavailable") return BaselineStep::proceed;
+  if (r == "failed") return mode == BaselineMode::block ? BaselineStep::block : BaselineStep::proceed;
+  return running ? BaselineStep::wait : BaselineStep::check;
+}
+
+bool baseline_blocked(const Loop& plan) {
+  return plan.type == LoopType::plan && plan.status == LoopStatus::blocked &&
+         plan.end_reason == EndReason::baseline_failed;
+}
+
+std::string baseline_block_reason(const BaselineState& b, const std::string& plan_id,
+                                  const std::string& base_branch) {
+  std::string head = b.output;
+  if (head.size() > 1200) head = "…" + head.substr(head.size() - 1200);
+  while (!head.empty() && head.back() == '\n') head.pop_back();
+  return "the tests fail before any change (baseline check of " + base_branch + " at " +
+         b.sha.substr(0, 12) + "): " + b.summary + "\n" + head +
+         "\n(no code loop ran. Make the tests pass on " + base_branch + " (or on branch " +
+         git::integration_branch(plan_id) + "), or fix `setup:`/`sandbox:`/`loops.code.validation`" +
+         " in .loopr/config.yml, then `loopr resume " + plan_id +
+         "`; `baseline: warn` lets code loops run anyway. The whole output: " + b.log + ")";
+}
+
+std::string baseline_meta_key(const std::string& sha, const Config& config) {
+  std::string all = config.loop(LoopType::code).validation + '\0' + config.sandbox.mode + '\0';
+  for (const auto& c : config.setup.commands) all += c + '\0';
+  all += config.setup.network ? "network\0" : "\0";
+  for (const auto& p : config.sandbox.read_only) all += p + '\0';
+  for (const auto& e : config.sandbox.env) all += e + '\0';
+  for (const auto& [k, v] : config.sandbox.env_values) all += k + '=' + v + '\0';
+  all += config.executor.kind;
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64
+  for (unsigned char c : all) h = (h ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return "baseline/" + sha + "/" + hex;
+}
+
 // ---------------------------------------------------------------- after a crash
 
 RecoveryPlan plan_recovery(std::span<const Loop> all, MergeMode mode) {
@@ -254,10 +302,15 @@ RecoveryPlan plan_recovery(std::span<const Loop> all, MergeMode mode) {
 
 // ---------------------------------------------------------------- after a failure
 
-FailureStep after_failure(const Loop& l) {
+FailureStep after_failure(const Loop& l, const std::string& baseline_failure) {
   if (!failure_pending(l)) return FailureStep::none;
   if (is_fix_loop_id(l.id)) return FailureStep::block_plan;
-  if (l.type == LoopType::code && l.tree.attempt < 2) return FailureStep::retry_fresh;
+  // A fresh attempt cannot help a tree whose cost or runtime is used up: it rolls up at once;
+  // nor a loop that fails exactly as the base did before any change (`baseline: warn`).
+  const bool tree_spent = l.end_reason == EndReason::cost_limit || l.end_reason == EndReason::runtime_limit;
+  const bool as_on_base = !baseline_failure.empty() && l.run.last_validation_hash == baseline_failure;
+  if (l.type == LoopType::code && l.tree.attempt < 2 && !tree_spent && !as_on_base)
+    return FailureStep::retry_fresh;
   return FailureStep::roll_up;
 }
 
@@ -339,6 +392,7 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id,
   parent.tree.gate_output.clear();
   parent.tree.gate_fixes = 0;
   parent.run.attended_passed = 0;
+  parent.run.review_rounds = 0;
   if (parent.type == LoopType::plan) parent.tree.runtime_from = now_ms();
   if (auto moved = transition(parent, next, EndReason::none, "iterating with the user's feedback",
                               events);

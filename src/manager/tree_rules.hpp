@@ -15,6 +15,7 @@
 #include <loopr/core/config.hpp>
 #include <loopr/core/event.hpp>
 #include <loopr/core/loop.hpp>
+#include <loopr/manager/baseline_state.hpp>
 #include <loopr/manager/tree_verdict.hpp>
 #include <loopr/store/task_store.hpp>
 
@@ -73,6 +74,29 @@ Loop make_fix_loop(const Loop& plan, int number, const std::string& check_summar
 /// The end of a check's output kept in the plan's record (the whole of it is in the log file).
 std::string gate_output_tail(const std::string& output);
 
+// ---------------------------------------------------------------- the baseline check
+
+/// What a plan's children wait for: the baseline check (the project's setup and tests on the
+/// integration branch before any code loop, started at submit).
+enum class BaselineStep {
+  proceed,  ///< passed, not asked for (`baseline: off`), failed under `baseline: warn`, or
+            ///< could not run at all (the sandbox or cluster: the loops meet that themselves)
+  check,    ///< no result and no check under way: start one
+  wait,     ///< a check is under way: its end finishes the plan
+  block,    ///< failed under `baseline: block`: the plan is blocked before any code loop
+};
+/// `running`: a check of this plan is under way in this process.
+BaselineStep baseline_step(const BaselineState& baseline, BaselineMode mode, bool running);
+/// The plan was blocked by its baseline check (a person fixes the base, then resumes).
+bool baseline_blocked(const Loop& plan);
+/// The status reason of a plan its baseline check blocked: the summary, the end of the output
+/// and what to do.
+std::string baseline_block_reason(const BaselineState& baseline, const std::string& plan_id,
+                                  const std::string& base_branch);
+/// Where a check's result is kept for other plans on the same commit with the same settings:
+/// `baseline/<sha>/<fingerprint of the validation, setup, sandbox paths and environment>`.
+std::string baseline_meta_key(const std::string& sha, const Config& config);
+
 // ---------------------------------------------------------------- after a crash
 
 /// What a starting daemon does with the loops in the store.
@@ -95,7 +119,10 @@ enum class FailureStep {
   roll_up,      ///< its ancestors fail with it (and siblings finish or stop: on_failure)
   block_plan,   ///< an integration fix loop: its plan is blocked with the check's output
 };
-FailureStep after_failure(const Loop& failed);
+/// `baseline_failure`: the fingerprint of the failure its plan's baseline check saw (empty: it
+/// passed): a code loop that fails the same way fails for a reason no change of its own fixed,
+/// so it gets no fresh retry.
+FailureStep after_failure(const Loop& failed, const std::string& baseline_failure = {});
 
 /// Turns a failed first attempt into the fresh second one: pending, new worktree and branch
 /// from the integration tip, `max_iterations` more iterations, run marks reset, the failure in

@@ -57,6 +57,7 @@ void iterate_below_plan(std::vector<Loop>& tree, const Loop& loop, const Feedbac
     l.tree.rolled_up = false;
     l.run.no_progress = 0;
     l.run.attended_passed = 0;
+    l.run.review_rounds = 0;
     if (!transition(l, LoopStatus::pending, EndReason::none, "iterating with the user's feedback",
                     w.events)) {
       refused = not_allowed(l, "cannot iterate");
@@ -117,15 +118,21 @@ awaitable<ActionResult> invalidate_and_iterate(State s, Loop parent, std::string
 
 }  // namespace
 
-awaitable<ActionResult> submit(State s, std::string request, bool dry_run) {
+std::shared_ptr<const Config> tree_config_of(ManagerState& s, const std::string& plan_id) {
+  std::shared_ptr<const Config> config = s.ctx.config;
+  auto plan = s.journal.store().get_loop(plan_id);
+  return plan ? tree_config(config, plan->tree.budget) : config;
+}
+
+awaitable<ActionResult> submit(State s, std::string request, bool dry_run, RequestBudget budget) {
   trim_end(request);
   if (request.empty())
     co_return make_error(ErrorCode::invalid_argument, "the request is empty (say what to build)");
   if (s->stopping) co_return shutting_down();
   auto guard = co_await s->tree_lock.lock();
-  std::shared_ptr<const Config> config = s->ctx.config;
-  auto make = [wt = s->worktrees, &journal = s->journal, request, config,
-               dry_run]() -> Result<Loop> {
+  std::shared_ptr<const Config> config = tree_config(s->ctx.config, budget);
+  auto make = [wt = s->worktrees, &journal = s->journal, request, config, dry_run,
+               budget]() -> Result<Loop> {
     LOOPR_TRY(wt.check_base(config->base_branch));
     // A plan number whose branches exist already (a store deleted by hand) is skipped.
     std::string id;
@@ -137,6 +144,7 @@ awaitable<ActionResult> submit(State s, std::string request, bool dry_run) {
     if (id.empty()) return make_error(ErrorCode::internal, "no free plan number");
     Loop plan = make_plan_loop(id, request, *config);
     plan.tree.dry_run = dry_run;
+    plan.tree.budget = budget;
     LOOPR_TRY(wt.start_plan(id, config->base_branch));
     LOOPR_ASSIGN(git::PreparedWorktree prepared, wt.prepare(plan, config->base_branch));
     plan.worktree = prepared.worktree;
@@ -152,6 +160,9 @@ awaitable<ActionResult> submit(State s, std::string request, bool dry_run) {
       {{"type", "plan"}, {"task", first_line(request, 200)}, {"dry_run", dry_run}}));
   auto stored = co_await s->journal.commit(std::move(set));
   if (!stored) co_return stored.take_error();
+  // While the plan is written: its state is stored apart from the plan's record, which the
+  // plan's run writes meanwhile (baseline_state.hpp).
+  start_baseline(s, made->id);
   spawn_run(s, made->id);
   co_return std::move(stored->loops.front());
 }
@@ -212,6 +223,13 @@ awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
         return not_allowed(l, "cannot iterate");
       engine::add_feedback(l.run, entry);
       l.tree.runtime_from = now_ms();  // the wait at the gate was the person's time
+      // The person asked for more work: a plan at its last iteration gets another budget (the
+      // request's --max-iterations when it gave one), as every other iterate does.
+      if (l.iteration >= l.max_iterations)
+        l.max_iterations =
+            l.iteration + std::max(1, with_budget(*s->ctx.config, l.tree.budget)
+                                          .loop(LoopType::plan)
+                                          .max_iterations);
       w.events.push_back(
           make_event(l.id, "approval", {{"decision", "iterate"}, {"text", feedback}}));
       w.approvals.push_back(Approval{id, "iterate", feedback, now_ms()});
@@ -227,7 +245,10 @@ awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
              loop.status == LoopStatus::paused || loop.status == LoopStatus::blocked) {
     // Its children (a spec or phase that had some) are invalidated like a plan's, and ancestors
     // its failure rolled up to are restored: the tree can always complete after this.
-    const int budget = std::max(1, s->ctx.config->loop(loop.type).max_iterations);
+    // The request's --max-iterations, when it gave one, else the config's (iterate keeps it).
+    std::shared_ptr<const Config> tree =
+        co_await run_blocking(s->ctx.pool, [&] { return tree_config_of(*s, loop.plan_id); });
+    const int budget = std::max(1, tree->loop(loop.type).max_iterations);
     result = co_await invalidate_and_iterate(s, loop, feedback, LoopStatus::pending, budget);
   } else {
     co_return not_allowed(loop, loop.status == LoopStatus::complete
@@ -281,6 +302,10 @@ awaitable<ActionResult> resume(State s, std::string id) {
   if (loaded->type == LoopType::plan && loaded->status == LoopStatus::blocked &&
       loaded->tree.tree_complete)
     co_return not_allowed(*loaded, "its tree is complete and waits for `loopr merge " + id + "`");
+  if (baseline_blocked(*loaded)) {
+    auto guard = co_await s->tree_lock.lock();
+    co_return co_await resume_baseline(s, *loaded);
+  }
   if (gate_blocked(*loaded)) {
     // The person fixed the integration branch (or wants another fix loop): check it again.
     auto guard = co_await s->tree_lock.lock();
@@ -401,7 +426,7 @@ awaitable<Result<MergeInfo>> merge(State s, std::string plan, bool force) {
   }
   auto merged = co_await merge_into_base(*s, plan);
   if (merged && fresh->status == LoopStatus::blocked) {
-    // A plan held back for review (it changed loopr's own files): the person merged it.
+    // A plan held back for review (it changed held files): the person merged it.
     co_await s->journal.edit(plan, [](Loop& l, WriteSet& w) -> std::optional<Error> {
       l.tree.conflicts.clear();
       if (!transition(l, LoopStatus::complete, EndReason::merged_by_user,

@@ -14,8 +14,8 @@ const std::vector<EmbeddedFile>& embedded_prompts();
 
 namespace {
 
-constexpr std::array<std::string_view, 6> kTypes = {"plan", "spec", "phase", "code", "integration-fix",
-                                                    "judge"};
+constexpr std::array<std::string_view, 7> kTypes = {"plan", "spec",  "phase", "code",
+                                                    "integration-fix", "judge", "review"};
 
 }  // namespace
 
@@ -33,7 +33,7 @@ Result<LoadedPrompt> load_prompt(std::string_view type,
   if (std::find(kTypes.begin(), kTypes.end(), type) == kTypes.end())
     return make_error(ErrorCode::invalid_argument,
                       "unknown prompt type `" + std::string(type) +
-                          "` (expected plan, spec, phase, code, integration-fix or judge)");
+                          "` (expected plan, spec, phase, code, integration-fix, judge or review)");
   const std::string file = std::string(type) + ".md";
   for (const auto& dir : override_dirs) {
     std::filesystem::path path = dir / file;

@@ -9,11 +9,11 @@ namespace loopr::markdown {
 namespace {
 
 // clang-format off
-constexpr std::array<std::string_view, 19> kVariables = {
+constexpr std::array<std::string_view, 20> kVariables = {
     "task", "input", "input-path", "artifact-path", "artifact", "progress",
     "git-status", "git-diff", "git-log", "purpose",
     "loop-id", "parent-id", "plan-id", "loop-type", "iteration", "max-iterations",
-    "completion-signal", "validation-command", "max-items"};
+    "completion-signal", "validation-command", "max-items", "validation-output"};
 // clang-format on
 
 std::string known_list() {

@@ -6,6 +6,7 @@
 #include <loopr/markdown/artifacts.hpp>
 
 #include "markdown/artifact_parse.hpp"
+#include "markdown/files_line.hpp"
 #include "markdown/plain_text.hpp"
 
 namespace loopr::markdown {
@@ -23,20 +24,6 @@ constexpr SectionRule kPhases{"Phases",
 
 constexpr std::string_view kItemShape =
     "`1. **Name**` followed by indented description lines and an optional `- Files: a, b`";
-
-bool starts_with_files(std::string_view line) { return lower(line.substr(0, 6)) == "files:"; }
-
-std::vector<std::string> split_files(std::string_view list) {
-  std::vector<std::string> files;
-  while (!list.empty()) {
-    std::size_t comma = list.find(',');
-    std::string_view part = trim(list.substr(0, comma));
-    if (!part.empty()) files.emplace_back(part);
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
-  return files;
-}
 
 // `**Name** — does x` and `**Name**: does x` put the description on the name's line; the
 // separator is punctuation, not description.

@@ -1,8 +1,10 @@
 // RocksDB-backed TaskStore. One writer at a time (a mutex serialises compare-and-set and the
 // event counter); reads go straight to RocksDB, which is thread-safe.
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstring>
@@ -12,6 +14,7 @@
 #include <unordered_map>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/core/text.hpp>
 #include <loopr/store/task_store.hpp>
 
 namespace loopr {
@@ -49,6 +52,28 @@ std::uint64_t event_seq_of(const rocksdb::Slice& key) {
     seq = (seq << 8) | static_cast<unsigned char>(key.data()[i]);
   return seq;
 }
+
+// RocksDB's own log goes to loopr's log (warnings and errors), not to a LOG file in the store.
+// That file shares the disk with everything else, and this RocksDB (7.8, built with assertions)
+// aborts the process on the write after one that failed: a full disk would end the daemon at
+// RocksDB's next log line (its background error, or closing the store).
+class StoreLog : public rocksdb::Logger {
+ public:
+  StoreLog() : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL) {}
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    Logv(rocksdb::InfoLogLevel::INFO_LEVEL, format, ap);
+  }
+  void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
+    if (level < GetInfoLogLevel()) return;
+    char buf[1024];
+    std::vsnprintf(buf, sizeof buf, format, ap);
+    if (level >= rocksdb::InfoLogLevel::ERROR_LEVEL)
+      spdlog::error("store (RocksDB): {}", buf);
+    else
+      spdlog::warn("store (RocksDB): {}", buf);
+  }
+};
 
 }  // namespace
 
@@ -160,6 +185,7 @@ Result<std::unique_ptr<TaskStore>> TaskStore::open(const std::string& dir, Store
   db_options.create_missing_column_families = true;
   db_options.keep_log_file_num = 3;
   db_options.max_manifest_file_size = 8 << 20;
+  db_options.info_log = std::make_shared<StoreLog>();
   std::vector<rocksdb::ColumnFamilyDescriptor> families;
   families.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
   for (const char* name : kFamilies) families.emplace_back(name, rocksdb::ColumnFamilyOptions());
@@ -212,7 +238,7 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
     if (loop.created_at == 0) loop.created_at = now;
     loop.updated_at = now;
     loop.version = 1;
-    batch.Put(impl_->cf(kLoops), loop.id, to_store_json(loop).dump());
+    batch.Put(impl_->cf(kLoops), loop.id, json_text(to_store_json(loop)));
     result.loops.push_back(loop);
   }
   for (Loop& loop : set.updates) {
@@ -227,20 +253,20 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
                                                  std::to_string(loop.version) + ")");
     loop.version = stored.version + 1;
     if (set.touch) loop.updated_at = now;
-    batch.Put(impl_->cf(kLoops), loop.id, to_store_json(loop).dump());
+    batch.Put(impl_->cf(kLoops), loop.id, json_text(to_store_json(loop)));
     result.loops.push_back(loop);
   }
   for (const IterationRecord& rec : set.iterations)
-    batch.Put(impl_->cf(kIterations), iteration_key(rec.loop_id, rec.n), to_json(rec).dump());
+    batch.Put(impl_->cf(kIterations), iteration_key(rec.loop_id, rec.n), json_text(to_json(rec)));
   for (const Approval& a : set.approvals)
-    batch.Put(impl_->cf(kApprovals), a.loop_id, to_json(a).dump());
+    batch.Put(impl_->cf(kApprovals), a.loop_id, json_text(to_json(a)));
   for (const auto& [k, v] : set.meta) batch.Put(impl_->cf(kMeta), k, v);
 
   std::uint64_t seq = impl_->event_seq;
   for (Event& e : set.events) {
     e.seq = ++seq;
     if (e.time == 0) e.time = now;
-    batch.Put(impl_->cf(kEvents), event_key(e.seq), to_json(e).dump());
+    batch.Put(impl_->cf(kEvents), event_key(e.seq), json_text(to_json(e)));
     result.events.push_back(e);
   }
   if (!set.events.empty()) batch.Put(impl_->cf(kMeta), kEventSeqKey, std::to_string(seq));
@@ -252,6 +278,12 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
   impl_->event_seq = seq;
   impl_->keep_summaries(result.loops);
   return result;
+}
+
+Result<void> TaskStore::resume_writes() {
+  rocksdb::Status s = impl_->db->Resume();
+  if (!s.ok()) return io_error(s, "resuming writes");
+  return ok();
 }
 
 Result<Loop> TaskStore::create_loop(Loop loop) {

@@ -7,6 +7,7 @@
 
 #include <loopr/core/embedded.hpp>
 #include <loopr/core/process.hpp>
+#include <loopr/core/text.hpp>
 #include <loopr/tools/tool_router.hpp>
 
 #include "tools/file_io.hpp"
@@ -116,6 +117,14 @@ std::string ToolRouter::write_refusal(const std::string& given, const fs::path& 
 }
 
 ToolResult ToolRouter::call(const ToolCall& call, const std::atomic<bool>* cancel) {
+  // File contents and names in the worktree are bytes: the model (and the store, and a
+  // terminal) get text.
+  ToolResult result = route(call, cancel);
+  result.content = valid_utf8(result.content);
+  return result;
+}
+
+ToolResult ToolRouter::route(const ToolCall& call, const std::atomic<bool>* cancel) {
   try {
     if (!policy_.allowed.count(call.name)) {
       bool known = false;

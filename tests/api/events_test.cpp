@@ -40,11 +40,13 @@ const std::pair<const char*, const char*> kSamples[] = {
     {"integration_fix", R"({"loop_id":"fix-001-001"})"},
     {"revalidated", R"({"passed":true,"summary":"ok"})"},
     {"setup_finished", R"({"duration_ms":1200,"log":"setup.log","passed":false,"summary":"the setup `make gen` failed with exit code 2"})"},
+    {"baseline_check", R"({"duration_ms":900,"log":".loopr/logs/loops/001/baseline-abc.log","passed":false,"reused":false,"setup_ms":100,"sha":"abc","summary":"exit code 1"})"},
     {"note_shared", R"({"n":2,"text":"port 8080"})"},
     {"question_asked", R"({"n":1,"question":"which port?"})"},
     {"question_answered", R"({"question":"which port?","answer":"8080"})"},
     {"forecast", R"({"cost_usd":1.5,"low":1.0,"high":2.5,"loops":9,"basis":"b","specs":2,"phases":6,"model_calls":40,"duration_ms":60000,"plan_iteration":1,"made_at":"2026-11-26T10:00:00.000Z","max_cost_usd":25.0,"over_limit":false})"},
     {"gc", R"({"removed":["removed worktree .loopr/worktrees/x"],"bytes_freed":4096})"},
+    {"review_finished", R"({"n":2,"verdict":"fail","summary":"review: t_greet.sh skipped","feedback":"t_greet.sh skipped\n- restore it","model":"m","attempts":1,"cost_usd":0.01,"input_tokens":900,"output_tokens":40})"},
 };
 
 }  // namespace

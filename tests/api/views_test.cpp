@@ -19,7 +19,9 @@ const char* kPlanRow = R"({
   "tree_verdict":"integration_failed","base_branch":"main","merged_into_base":null,
   "merge_error":null,"tree_cost_usd":1.25,
   "integration":{"result":"failed","sha":"abc","summary":"exit 1","output":"boom","log":"l","fix_loops":1},
-  "baseline":{"result":"passed"}
+  "baseline":{"result":"passed","sha":"abc","summary":null,"output":null,"log":null,
+              "duration_ms":2100,"setup_ms":400},
+  "held":{"paths":[".vscode/tasks.json"]}
 })";
 
 }  // namespace
@@ -36,7 +38,9 @@ TEST(ViewsTest, APlanRowReadsTypedAndWritesBackTheSame) {
   EXPECT_EQ(r.integration->fix_loops, 1);
   EXPECT_EQ(*r.tree_cost_usd, 1.25);
   EXPECT_TRUE(r.parent_id.empty());
-  EXPECT_EQ(r.extra, json::parse(R"({"baseline":{"result":"passed"}})"));  // kept, not lost
+  ASSERT_TRUE(r.baseline);
+  EXPECT_EQ(r.baseline->duration_ms, 2100);
+  EXPECT_EQ(r.extra, json::parse(R"({"held":{"paths":[".vscode/tasks.json"]}})"));  // kept
   EXPECT_EQ(to_json(r), j);
 }
 
@@ -102,7 +106,8 @@ TEST(ViewsTest, Health) {
       "repo":"/r","active_runs":2,"stopping":false,"draining":false,"sandbox":{"kind":"bubblewrap","confined":true,
       "description":"bwrap 0.8","available":true,"problem":null,"seccomp":true,
       "executor":{"kind":"slurm","jobs_queued":1,"jobs_running":2,"jobs_cleaning":0}},
-      "loops":{"total":3,"running":2,"complete":1},"web":{"url":"http://127.0.0.1:1/"}})");
+      "loops":{"total":3,"running":2,"complete":1},"web":{"url":"http://127.0.0.1:1/","port":1},
+      "disk":null,"draining":false,"future":1})");
   Health h = health_from_json(j);
   EXPECT_EQ(h.loops["running"], 2);
   EXPECT_EQ(h.sandbox.kind, "bubblewrap");
@@ -110,6 +115,8 @@ TEST(ViewsTest, Health) {
   EXPECT_TRUE(h.sandbox.executor->slurm());
   EXPECT_EQ(h.sandbox.executor->jobs_running, 2);
   EXPECT_TRUE(h.sandbox.extra.contains("seccomp"));  // a field this loopr does not know
-  EXPECT_TRUE(h.extra.contains("web"));
+  ASSERT_TRUE(h.web);
+  EXPECT_EQ(h.web->port, 1);
+  EXPECT_TRUE(h.extra.contains("future"));  // a field this loopr does not know, kept
   EXPECT_EQ(to_json(h), j);
 }

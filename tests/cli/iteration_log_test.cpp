@@ -51,3 +51,25 @@ TEST(IterationLogTest, MissingFilesAreNullNotErrors) {
   EXPECT_TRUE(j["validation_log"].is_null());
   EXPECT_NE(render_iteration_log(log, Style{false}).find("(no prompt.md)"), std::string::npos);
 }
+
+// Everything in an iteration's files is the model's or its commands' text, the reviewer's verdict
+// too (it quotes the diff): its controls are shown, never sent to the terminal.
+TEST(IterationLogTest, EveryPartIsShownWithItsControlsVisible) {
+  TempDir dir;
+  RepoPaths paths(dir.path());
+  auto d = dir / ".loopr/logs/loops/code-001-001-001/iterations/001";
+  const std::string hostile = "CLIP\x1b]52;c;cHduZWQ=\x07 CSI\xc2\x9b";
+  write_file(d / "prompt.md", "prompt " + hostile + "\n");
+  write_file(d / "validation.log", "validation " + hostile + "\n");
+  write_file(d / "review.md", "fail: review " + hostile + "\n");
+  std::string out =
+      render_iteration_log(read_iteration_log(paths, "code-001-001-001", 1), Style{false});
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x07'), std::string::npos) << out;
+  EXPECT_EQ(out.find("\xc2\x9b"), std::string::npos) << out;
+  for (const char* part : {"prompt", "validation", "fail: review"})
+    EXPECT_NE(out.find(std::string(part) + " CLIP^[]52;c;cHduZWQ=^G CSI<U+009B>"),
+              std::string::npos)
+        << part << "\n"
+        << out;
+}

@@ -86,3 +86,37 @@ TEST(MarkdownRenderTest, EscapesDoNotCountTowardsTheWidth) {
   EXPECT_EQ(truncate_visible("\x1b[1mabcdef\x1b[0m", 3), "\x1b[1mabc\x1b[0m");
   EXPECT_EQ(pad_visible("\x1b[1mab\x1b[0m", 4), "\x1b[1mab\x1b[0m  ");
 }
+
+TEST(MarkdownRenderTest, ControlsInThePlanAreShownNotObeyed) {
+  // Raw controls and the character references cmark decodes into them (`&#x1b;` is an ESC,
+  // `&#x9b;` a C1 CSI), in text, code, links and HTML.
+  std::string plan =
+      "# Plan \x1b]0;title\x07\n\nRun it\x1b[8m secretly\x1b[0m. &#x1b;[2J and &#x9b;31m.\n\n"
+      "`\x1b]52;c;Zm9v\x07` [a](http://x/&#x1b;[2J)\n\n<div>\x1b[5F</div>\n\n"
+      "```\n\x1b[2Kcode\n```\n";
+  for (bool color : {false, true}) {
+    std::string out = render_markdown(plan, Style{color}, 80);
+    std::string stripped;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (out[i] == '\x1b' && out.compare(i, 2, "\x1b[") == 0) {
+        std::size_t m = out.find('m', i);
+        std::string seq = out.substr(i, m + 1 - i);
+        // Only Style's own codes remain as escapes.
+        EXPECT_TRUE(seq == "\x1b[1m" || seq == "\x1b[0m" || seq == "\x1b[2m" ||
+                    seq == "\x1b[4m" || seq == "\x1b[1;4m" || seq == "\x1b[3m")
+            << "unexpected escape " << seq.substr(1) << " in " << out;
+        i = m;
+        continue;
+      }
+      stripped += out[i];
+    }
+    EXPECT_EQ(stripped.find('\x1b'), std::string::npos) << out;
+    EXPECT_EQ(stripped.find("\xc2\x9b"), std::string::npos) << out;
+    EXPECT_EQ(stripped.find('\x07'), std::string::npos) << out;
+    EXPECT_NE(stripped.find("^[]0;title^G"), std::string::npos) << out;
+    EXPECT_NE(stripped.find("^[[8m secretly"), std::string::npos) << out;
+    EXPECT_NE(stripped.find("^[[2J and <U+009B>31m"), std::string::npos) << out;
+    EXPECT_NE(stripped.find("^[]52;c;Zm9v^G"), std::string::npos) << out;
+    EXPECT_NE(stripped.find("^[[2Kcode"), std::string::npos) << out;
+  }
+}

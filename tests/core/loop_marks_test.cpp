@@ -145,3 +145,20 @@ TEST(LoopMarksTest, TheRuntimeStartAndAnAttendedPassSurviveTheStore) {
   EXPECT_EQ(back->run.attended_passed, 3);
   EXPECT_TRUE(back->unknown_marks.empty());
 }
+
+TEST(LoopMarksTest, ARequestsBudgetSurvivesTheStoreAndIsLeftOutWhenUnset) {
+  Loop l;
+  l.id = "001";
+  EXPECT_FALSE(to_store_json(l)["context"].contains("budget_cost_usd"));
+  l.tree.budget.max_cost_usd = 2.5;
+  l.tree.budget.max_runtime = std::chrono::minutes(90);
+  l.tree.budget.max_iterations = 3;
+  json context = to_store_json(l)["context"];
+  EXPECT_EQ(context["budget_cost_usd"], 2.5);
+  EXPECT_EQ(context["budget_runtime_ms"], 5'400'000);
+  EXPECT_EQ(context["budget_iterations"], 3);
+  auto back = loop_from_store_json(to_store_json(l));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->tree.budget, l.tree.budget);
+  EXPECT_TRUE(back->unknown_marks.empty());
+}

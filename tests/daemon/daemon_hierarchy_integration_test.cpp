@@ -267,3 +267,45 @@ TEST_F(DaemonHierarchyTest, PauseResumeAndStopActOnALoopAndItsDescendants) {
       << dump_loops();
   EXPECT_EQ(git("show main:code/" + victim + ".txt"), "made by " + victim + "\n");
 }
+
+// Issue 32: a loop whose work meets nothing that landed is not moved at its boundary (no
+// `rebasing`, no checkout of the others' work per iteration); its merge joins the two.
+TEST_F(DaemonHierarchyTest, ALoopWhoseWorkMeetsNothingThatLandedIsNotRebased) {
+  make_repo();
+  TreeScript script;
+  script.specs = {"alpha"};
+  script.extra_rules =
+      "  - name: b-first\n    match: {loop_id: \"^code-001-001-002$\", first_user: \"iteration 1 of\", turn: 1}\n"
+      "    reply:\n      fault: {delay: 3500ms}\n      tool_use:\n"
+      "        - {name: write_file, input: {path: wip/code-001-001-002.txt, content: \"WIP\\n\"}}\n"
+      "  - name: a-first\n    match: {loop_id: \"^code-001-001-001$\", turn: 1}\n"
+      "    reply:\n      fault: {delay: 1000ms}\n      tool_use:\n"
+      "        - {name: edit_file, input: {path: shared.txt, old_string: \"line 1\\n\", new_string: \"line 1 by A\\n\"}}\n"
+      "        - {name: write_file, input: {path: code/code-001-001-001.txt, content: \"made by A\\n\"}}\n";
+  start_mock(script);
+  start_daemon();
+  submit("Write two files");
+  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
+  ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
+  ASSERT_TRUE(wait_until([&] { return git("show main:code/code-001-001-002.txt").find("made by") != std::string::npos; },
+                         std::chrono::seconds(60)))
+      << dump_loops();
+  EXPECT_NE(git("show main:shared.txt").find("line 1 by A"), std::string::npos);
+  std::vector<daemon::SseMessage> events;
+  auto s = client().stream("/v1/events?since=0&loop=code-001-001-002", [&](const daemon::SseMessage& m) {
+    events.push_back(m);
+    return m.event != "merged";
+  });
+  ASSERT_TRUE(s.ok());
+  int iterations = 0;
+  for (auto& e : events) {
+    EXPECT_NE(e.event, "rebased") << e.data;
+    EXPECT_EQ(e.data.find("\"to\":\"rebasing\""), std::string::npos) << e.data;
+    iterations += e.event == "iteration_started";
+  }
+  // It met A's merge at a boundary (its first iteration failed after A landed), and its merge
+  // joined the two lines of work.
+  EXPECT_GE(iterations, 2) << dump_loops();
+  ASSERT_FALSE(events.empty());
+  EXPECT_NE(events.back().data.find("\"kind\":\"merged\""), std::string::npos) << events.back().data;
+}

@@ -27,7 +27,8 @@ class SetupTest : public DaemonFixture {
 TEST_F(SetupTest, AFailingSetupBlocksTheCodeLoopBeforeAnyModelCallAndResumeRunsItAgain) {
   // The tests need a file the setup generates (not in git).
   const std::string fails = "setup: [\"echo 'generator: cannot find schema.json' >&2; exit 4\"]\n";
-  make_repo(fails);
+  // `warn`: the baseline's failure (the same setup) does not stop the tree before its code loop.
+  make_repo(fails + "baseline: warn\n");
   write_file(dir / ".gitignore",
              ".loopr/state/\n.loopr/run/\n.loopr/worktrees/\n.loopr/archive/\n"
              ".loopr/logs/\ngenerated.txt\n");

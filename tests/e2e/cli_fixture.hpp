@@ -120,12 +120,13 @@ class CliE2E : public ::testing::Test {
   TempDir io{"loopr-cli-io"};
   std::unique_ptr<MockLlm> mock;
 
-  /// The repository: `check.sh` passes (or, with `code_passes` false, always fails).
+  /// The repository: `check.sh` passes (or, with `code_passes` false, always fails: then
+  /// `baseline: off`, so that the code loops run and fail).
   void make_repo(const CliScript& script = {}, const std::string& merge = "auto",
                  bool code_passes = true) {
     make_repo_with(script.yaml(),
                    code_passes ? "echo ok\n" : "echo 'the test fails on purpose'; exit 1\n",
-                   "merge: " + merge +
+                   "merge: " + merge + (code_passes ? "" : "\nbaseline: off") +
                        "\nlimits:\n  no_progress_iterations: 2\nloops:\n  code: {max_iterations: 2, "
                        "validation: \"sh check.sh\", iteration_timeout: 1m}\n");
   }

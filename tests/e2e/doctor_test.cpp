@@ -63,8 +63,8 @@ class Doctor : public CliE2E {
   CliRun last;
 };
 
-const char* const kCheckNames[] = {"git",        "repository", "config", "sandbox", "provider",
-                                   "validation", "endpoint",   "disk",   "daemon"};
+const char* const kCheckNames[] = {"git",        "repository", "config",   "sandbox", "provider",
+                                   "validation", "tests",      "endpoint", "disk",    "daemon"};
 
 }  // namespace
 
@@ -77,6 +77,8 @@ TEST_F(Doctor, ReadyRepositoryPassesEveryCheck) {
   expect_status(checks, "repository", "ok", "on branch main");
   expect_status(checks, "provider", "ok", "ANTHROPIC_API_KEY is set");
   expect_status(checks, "validation", "ok", "sh check.sh");
+  expect_status(checks, "tests", "ok",
+                "loops.code.validation `sh check.sh` passes on main in a fresh worktree");
   expect_status(checks, "endpoint", "ok", mock->url() + "/v1/models answered HTTP 200");
   expect_status(checks, "daemon", "ok", "not running");
   // The request really reached the model server, with the key.
@@ -179,6 +181,34 @@ TEST_F(Doctor, UnreachableEndpointAndARefusedKeyFail) {
             std::string::npos);
   checks = doctor("ANTHROPIC_API_KEY=the-right-key", "", 0);
   expect_status(checks, "endpoint", "ok", "answered HTTP 200");
+}
+
+TEST_F(Doctor, TestsThatCannotRunInAFreshWorktreeFailNamingTheKeysAndSkipTestsSkipsThem) {
+  make_repo();
+  // The tests pass in the checkout only: they need a file git does not hold.
+  write_file(dir / "check.sh", "test -f generated.txt || { echo 'no generated.txt'; exit 3; }\n");
+  write_file(dir / "generated.txt", "made by hand\n");
+  write_file(dir / ".gitignore", read_file(dir / ".gitignore") + "generated.txt\n");
+  ASSERT_EQ(run_command("git commit -qam 'needs generated.txt'", dir.str()).exit_code, 0);
+  ASSERT_EQ(run_command("sh check.sh", dir.str()).exit_code, 0);
+  auto checks = doctor("ANTHROPIC_API_KEY=test", "--offline", 1);
+  expect_status(checks, "tests", "fail", "`sh check.sh` failed with exit code 3 on main");
+  EXPECT_NE(checks["tests"].value("detail", "").find("no generated.txt"), std::string::npos)
+      << checks["tests"].dump();
+  for (const char* key : {"sandbox.read_only", "setup:", "--skip-tests"})
+    EXPECT_NE(checks["tests"]["hint"].get<std::string>().find(key), std::string::npos) << key;
+  EXPECT_EQ(git("worktree list").find("doctor-"), std::string::npos) << "its worktree is gone";
+  CliRun text = run(base_env() + " ANTHROPIC_API_KEY=test", "doctor --offline", dir.str());
+  EXPECT_NE(text.out.find("✗ tests: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("    no generated.txt\n"), std::string::npos) << text.out;
+  // A setup that makes it: passes.
+  write_file(dir / ".loopr/config.yml", read_file(dir / ".loopr/config.yml") +
+                                            "setup: [\"echo generated > generated.txt\"]\n");
+  checks = doctor("ANTHROPIC_API_KEY=test", "--offline", 0);
+  expect_status(checks, "tests", "ok", "passes on main in a fresh worktree");
+  write_file(dir / ".loopr/config.yml", read_file(dir / ".loopr/config.yml") + "baseline: off\n");
+  checks = doctor("ANTHROPIC_API_KEY=test", "--offline --skip-tests", 0);
+  expect_status(checks, "tests", "skip", "--skip-tests");
 }
 
 TEST_F(Doctor, MissingTestProgramFails) {

@@ -26,7 +26,7 @@ class DrainE2E : public CliE2E {
   // A failing check: each code loop would go on to its next iteration.
   void make_slow_repo(const std::string& delay, const std::string& extra = "") {
     make_repo_with(slow_code_script(delay), "echo 'not yet'; exit 1\n",
-                   "limits:\n  no_progress_iterations: 10\nloops:\n  code: {max_iterations: 5, "
+                   "baseline: off\nlimits:\n  no_progress_iterations: 10\nloops:\n  code: {max_iterations: 5, "
                    "validation: \"sh check.sh\", iteration_timeout: 1m}\n" +
                        extra);
   }

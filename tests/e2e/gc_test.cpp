@@ -46,6 +46,9 @@ class GcE2E : public CliE2E {
   // gate, 005 waiting at the gate.
   void make_ended_trees() {
     make_repo(CliScript{{"alpha"}});
+    // 003's code loop runs (and fails) on a base whose check fails: no baseline check blocks it.
+    write_file(dir / ".loopr/config.yml", read_file(dir / ".loopr/config.yml") + "baseline: off\n");
+    ASSERT_EQ(run_command("git commit -qam 'baseline: off'", dir.str()).exit_code, 0);
     ASSERT_EQ(loopr("submit --wait --yes 'First'").exit_code, 0);
     ASSERT_EQ(loopr("iterate 001 --feedback 'USE-GAMMA please'").exit_code, 0);
     ASSERT_TRUE(wait_status("001", "awaiting_approval"));

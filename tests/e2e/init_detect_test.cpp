@@ -292,3 +292,25 @@ TEST(InitDetectTest, ValidationFlagSetsItExplicitly) {
                            " init --validation " + shell_quote(tricky_command));
   EXPECT_EQ(again.exit_code, 0) << again.output << g.config();
 }
+
+// Issue 29: init writes the harness it infers into the config, and `loopr config` shows what is
+// protected (the harness, existing tests, what holds a tree) in text and JSON.
+TEST(InitDetectTest, TheInferredHarnessIsWrittenAndShown) {
+  Fixture f;
+  auto doc = f.init({{"tests/run.sh", "echo ok\n"}});
+  ASSERT_TRUE(doc.contains("protect_harness")) << doc.dump();
+  EXPECT_EQ(doc["protect_harness"][0], "/tests/run.sh") << doc.dump();
+  EXPECT_NE(f.config().find("harness: [\"/tests/run.sh\", \"pytest.ini\""), std::string::npos)
+      << f.config();
+  auto text = run_command(std::string(LOOPR_BIN) + " -C " + shell_quote(f.dir.str()) + " config");
+  EXPECT_NE(text.output.find("protected paths"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("/tests/run.sh"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find(".vscode/"), std::string::npos) << text.output;
+  auto json = run_command(std::string(LOOPR_BIN) + " -C " + shell_quote(f.dir.str()) +
+                          " --json config");
+  auto shown = nlohmann::json::parse(json.output, nullptr, false);
+  ASSERT_TRUE(shown.is_object()) << json.output;
+  EXPECT_EQ(shown["protect"]["harness"][0], "/tests/run.sh");
+  EXPECT_FALSE(shown["protect"]["harness_inferred"].get<bool>());
+  EXPECT_EQ(shown["review"]["enabled"], false);
+}

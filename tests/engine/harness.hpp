@@ -55,6 +55,7 @@ struct EngineHarness {
     config->llm.base_url = mock->url();
     config->llm.max_retries = 3;
     config->limits.max_runtime = std::chrono::hours(1);
+    config->limits.min_free_space = 0;  // its store may be on a small /dev/shm (Docker: 64 MiB)
     bus.subscribe([this](const Event& e) { published.push_back(e); });
   }
 

@@ -2,6 +2,8 @@
 // their order, the boundary, limits and model errors. No store, git, process or model.
 #include <gtest/gtest.h>
 
+#include <loopr/core/disk.hpp>
+
 #include "engine/iteration_rules.hpp"
 
 using namespace loopr;
@@ -318,6 +320,96 @@ TEST(IterationRulesTest, Limits) {
   l.iteration = 1;
   l.usage.cost_usd = 0;
   EXPECT_TRUE(check_limits(l, c, 1e9, start, start).goes_on());
+}
+
+TEST(IterationRulesTest, LimitsBetweenTurnsCountWhatTheIterationSpentSoFar) {
+  Config c = config();
+  c.limits.max_cost_usd = 10;
+  c.limits.max_runtime = std::chrono::hours(1);
+  const TimestampMs start = 1'000'000;
+  Loop l = code_loop(2, 5);
+  Usage so_far;
+  so_far.cost_usd = 3;
+  EXPECT_FALSE(check_turn_limits(l, c, 6.0, so_far, start, start));
+  so_far.cost_usd = 4;  // 6 before the iteration + 4 in it: the limit
+  auto hit = check_turn_limits(l, c, 6.0, so_far, start, start);
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->end, EndReason::cost_limit);
+  EXPECT_NE(hit->reason.find("(limits.max_cost_usd) during iteration 3"), std::string::npos)
+      << hit->reason;
+  // The request's own limit names itself; the runtime counts too.
+  RequestBudget asked;
+  asked.max_cost_usd = 10;
+  EXPECT_NE(check_turn_limits(l, c, 6.0, so_far, start, start, asked)->reason.find(
+                "submit --max-cost"),
+            std::string::npos);
+  so_far.cost_usd = 0;
+  EXPECT_EQ(check_turn_limits(l, c, 0, so_far, start + 3'600'000, start)->end,
+            EndReason::runtime_limit);
+  // The loop's own limit with the iteration's spending.
+  c.limits.max_loop_cost_usd = 2;
+  l.usage.cost_usd = 1.5;
+  so_far.cost_usd = 0.5;
+  EXPECT_EQ(check_turn_limits(l, c, 0, so_far, start, start)->end, EndReason::loop_cost_limit);
+  // The iteration count is not a turn's business.
+  l = code_loop(5, 5);
+  EXPECT_FALSE(check_turn_limits(l, c, 0, Usage{}, start, start));
+}
+
+TEST(IterationRulesTest, AnIterationEndedByALimitIsCheckpointedAndFailsTheLoop) {
+  Loop l = code_loop(0, 5);
+  IterationFacts f;
+  f.end = End::limit;
+  f.limit = {EndReason::cost_limit, "plan 001 has spent $5.10"};
+  EXPECT_TRUE(checkpointed(f));
+  EXPECT_FALSE(judged(f));
+  EXPECT_FALSE(passed(f));
+  EXPECT_FALSE(wants_stop_scripts(f, config()));
+  EXPECT_EQ(checkpoint_message(l, 1, f), "loopr(code-001-001-001): iteration 1: stopped: cost_limit");
+  IterationVerdict v = decide(l, 1, f, config());
+  EXPECT_EQ(v.move, (Move{LoopStatus::failed, EndReason::cost_limit, "plan 001 has spent $5.10"}));
+  EXPECT_EQ(v.record, "stopped");
+  IterationFacts stopped;
+  stopped.end = End::stopped;
+  EXPECT_FALSE(checkpointed(stopped));
+}
+
+TEST(IterationRulesTest, ARequestsBudgetReplacesTheConfigsLimitsForItsTree) {
+  Config c = config();
+  RequestBudget b;
+  EXPECT_EQ(tree_config(std::make_shared<const Config>(c), b)->limits.max_cost_usd,
+            c.limits.max_cost_usd);
+  b.max_cost_usd = 3;
+  b.max_runtime = std::chrono::minutes(30);
+  b.max_iterations = 2;
+  Config t = with_budget(c, b);
+  EXPECT_EQ(t.limits.max_cost_usd, 3);
+  EXPECT_EQ(t.limits.max_runtime, std::chrono::minutes(30));
+  for (auto type : {LoopType::plan, LoopType::spec, LoopType::phase, LoopType::code})
+    EXPECT_EQ(t.loop(type).max_iterations, 2);
+  EXPECT_EQ(cost_limit_source(b), "submit --max-cost");
+  EXPECT_EQ(runtime_limit_source(RequestBudget{}), "limits.max_runtime");
+}
+
+TEST(IterationRulesTest, BelowTheFreeSpaceFloorNoIterationStarts) {
+  Loop l = code_loop(1, 5);
+  const std::uint64_t mib = 1024 * 1024;
+  EXPECT_TRUE(check_disk(l, 300 * mib, 256 * mib, "/repo").goes_on());
+  EXPECT_TRUE(check_disk(l, std::nullopt, 256 * mib, "/repo").goes_on());  // not known: no say
+  EXPECT_TRUE(check_disk(l, 1 * mib, 0, "/repo").goes_on());                // 0: no floor
+  Move m = check_disk(l, 12 * mib + 5, 256 * mib, "/repo");
+  EXPECT_EQ(m.status, LoopStatus::paused);
+  EXPECT_EQ(m.end, EndReason::disk_full);
+  EXPECT_EQ(m.reason.rfind("disk full: 12 MiB free in /repo (limits.min_free_space is 256 MiB)", 0),
+            0u)
+      << m.reason;
+  Move w = on_disk_full(l, 0, "/repo", "its checkpoint commit failed: No space left on device");
+  EXPECT_EQ(w.status, LoopStatus::paused);
+  EXPECT_EQ(w.end, EndReason::disk_full);
+  EXPECT_EQ(w.reason.rfind("disk full: 0 MiB free in /repo (its checkpoint", 0), 0u) << w.reason;
+  EXPECT_TRUE(is_no_space("IO error: No space left on device: While appending to file"));
+  EXPECT_TRUE(is_no_space("fatal: unable to write new index file: ENOSPC"));
+  EXPECT_FALSE(is_no_space("fatal: not a git repository"));
 }
 
 TEST(IterationRulesTest, ModelErrors) {

@@ -89,11 +89,12 @@ TEST(PromptVariablesTest, EveryVariableAShippedPromptUsesIsWhatTheEngineFillsIn)
   engine::IterationState state = engine::read_state(loop, config, nullptr);
   auto given = engine::prompt_vars(loop, config, state, 1);
   auto judged = engine::judge_vars(loop, config, "the input", "the artifact", kSpecPath);
+  auto reviewed = engine::review_vars(loop, config, "the phase", "the diff", "the output", 1);
   for (std::string_view type : markdown::prompt_types()) {
     SCOPED_TRACE(std::string(type));
     auto loaded = markdown::load_prompt(type, {});
     ASSERT_TRUE(loaded) << loaded.error().message;
-    const auto& values = type == "judge" ? judged : given;
+    const auto& values = type == "judge" ? judged : type == "review" ? reviewed : given;
     for (const auto& name : loaded->prompt.variables())
       EXPECT_TRUE(values.count(name))
           << "shipped " << type << ".md uses {{" << name << "}}, which the engine does not fill";

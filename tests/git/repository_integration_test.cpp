@@ -142,9 +142,84 @@ TEST(RepositoryTest, LogMatchesGitOneline) {
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 
+TEST(RepositoryTest, FirstParentWhereFindsTheFirstMatchingCommitAlongFirstParents) {
+  TestRepo t;
+  t.write("a.txt", "a\n");
+  t.commit_all("loopr(001): iteration 1");
+  const std::string fork = git_line(t.root(), "rev-parse HEAD");
+  run_git(t.root(), "checkout -q -b side");
+  t.write("side.txt", "side\n");
+  t.commit_all("loopr(002): on the side");
+  run_git(t.root(), "checkout -q trunk");
+  t.write("b.txt", "b\n");
+  t.commit_all("made by hand");
+  run_git(t.root(), "merge -q --no-ff -m 'loopr(003): merge side' side");
+  t.write("c.txt", "c\n");
+  t.commit_all("loopr(003): iteration 2");
+  auto repo = t.open();
+  auto is_001 = [](std::string_view m) { return m.starts_with("loopr(001):"); };
+  ASSERT_OK_AND_ASSIGN(auto found, repo.first_parent_where("trunk", is_001, 100));
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(*found, fork);
+  // Only first parents: the merged side's commit is never looked at.
+  auto is_002 = [](std::string_view m) { return m.starts_with("loopr(002):"); };
+  ASSERT_OK_AND_ASSIGN(auto side, repo.first_parent_where("trunk", is_002, 100));
+  EXPECT_FALSE(side.has_value());
+  // The walk stops after max_commits.
+  ASSERT_OK_AND_ASSIGN(auto cut, repo.first_parent_where("trunk", is_001, 3));
+  EXPECT_FALSE(cut.has_value());
+  EXPECT_FALSE(repo.first_parent_where("no-such-branch", is_001, 100).ok());
+}
+
 TEST(RepositoryTest, IdentityComesFromGitConfig) {
   TestRepo t;
   ASSERT_OK_AND_ASSIGN(git::Identity who, t.open().identity());
   EXPECT_EQ(who.name, "Test User");
   EXPECT_EQ(who.email, "test@example.com");
+}
+
+TEST(RepositoryTest, DiffSinceForkIsTheBranchsOwnChangeAsAPatch) {
+  TestRepo t;
+  Repository repo = t.open();
+  ASSERT_OK(repo.create_branch("feature", "trunk"));
+  ASSERT_OK_AND_ASSIGN(git::Worktree wt, repo.add_worktree("001", "feature"));
+  write_file(wt.path() / "new.txt", "made on the branch\n");
+  write_file(wt.path() / "shared.txt", "line 1\nline two\nline 3\n");
+  t.commit_all("work", wt.path());
+  // The base moves on after the fork: its change is not the branch's.
+  t.write("base-only.txt", "base\n");
+  t.commit_all("base moves");
+
+  ASSERT_OK_AND_ASSIGN(std::string diff, repo.diff_since_fork("trunk", "feature", {}));
+  EXPECT_NE(diff.find("+++ b/new.txt"), std::string::npos) << diff;
+  EXPECT_NE(diff.find("+made on the branch"), std::string::npos) << diff;
+  EXPECT_NE(diff.find("-line 2"), std::string::npos) << diff;
+  EXPECT_NE(diff.find("+line two"), std::string::npos) << diff;
+  EXPECT_EQ(diff.find("base-only.txt"), std::string::npos) << diff;
+
+  ASSERT_OK_AND_ASSIGN(std::string none, repo.diff_since_fork("feature", "feature", {}));
+  EXPECT_EQ(none, "");
+  // A full sha names a commit too: trunk's own change since it met the branch.
+  ASSERT_OK_AND_ASSIGN(std::string sha, repo.branch_sha("trunk"));
+  ASSERT_OK_AND_ASSIGN(std::string base_side, repo.diff_since_fork("feature", sha, {}));
+  EXPECT_NE(base_side.find("+++ b/base-only.txt"), std::string::npos) << base_side;
+  auto missing = repo.diff_since_fork("trunk", "no-such-branch", {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::not_found);
+}
+
+TEST(RepositoryTest, DiffSinceForkIsCutAtItsLimits) {
+  TestRepo t;
+  Repository repo = t.open();
+  ASSERT_OK(repo.create_branch("big", "trunk"));
+  ASSERT_OK_AND_ASSIGN(git::Worktree wt, repo.add_worktree("002", "big"));
+  std::string lines;
+  for (int i = 0; i < 500; ++i) lines += "line " + std::to_string(i) + "\n";
+  write_file(wt.path() / "big.txt", lines);
+  t.commit_all("big", wt.path());
+  git::DiffLimits limits;
+  limits.max_lines = 50;
+  ASSERT_OK_AND_ASSIGN(std::string diff, repo.diff_since_fork("trunk", "big", limits));
+  EXPECT_LT(std::count(diff.begin(), diff.end(), '\n'), 60) << diff;
+  EXPECT_NE(diff.find("more lines"), std::string::npos) << diff;
 }

@@ -213,18 +213,27 @@ TEST_F(ClaudeCodeTest, MoreThanOneMessageIsRefused) {
   EXPECT_FALSE(std::filesystem::exists(dir / "argv"));  // the CLI never ran
 }
 
-// The CLI under the sandbox the daemon gives it: the worktree writable, the network on, the
-// home hidden but for the CLI's own state, only the variables it needs.
-TEST_F(ClaudeCodeTest, InTheSandboxTheCliSeesItsWorktreeAndStateButNotTheHome) {
+// The CLI under the sandbox the daemon gives it: the worktree writable, no network, the home
+// hidden (the person's ~/.claude too), a private configuration folder seeded with only the
+// login, only the variables it needs.
+TEST_F(ClaudeCodeTest, InTheSandboxTheCliSeesItsWorktreeAndAPrivateConfigButNotTheHome) {
   loopr::testing::TempDir home_dir{"loopr-claude-home"};
   std::filesystem::path home = std::filesystem::canonical(home_dir.path());
   loopr::testing::write_file(home / ".ssh/id_rsa", "SECRET-SSH\n");
-  loopr::testing::write_file(home / ".claude/settings.json", "{}\n");
+  loopr::testing::write_file(home / ".claude/settings.json", "{\"hooks\":\"the person's\"}\n");
+  loopr::testing::write_file(home / ".claude/.credentials.json", "{\"token\":\"LOGIN\"}\n");
+  loopr::testing::write_file(
+      home / ".claude.json",
+      "{\"userID\":\"u1\",\"mcpServers\":{\"x\":{\"command\":\"evil\"}},\"projects\":{}}\n");
   // Its answer comes from the worktree: the sandbox hides /tmp, where a checkout may live.
   std::filesystem::copy_file(fixture_path(), worktree / "reply.jsonl");
   // Records into its working folder: the only place (with ~/.claude) it may write.
   std::string body =
-      "env > env.txt\npwd > cwd.txt\ncat ~/.ssh/id_rsa > ssh.txt 2>&1\necho state > ~/.claude/touched\n"
+      "env > env.txt\npwd > cwd.txt\ncat ~/.ssh/id_rsa > ssh.txt 2>&1\n"
+      "mkdir -p ~/.claude; echo hook > ~/.claude/settings.json\n"
+      "cat ~/.claude.json > home-config.txt 2>&1\n"
+      "cat \"$CLAUDE_CONFIG_DIR/.claude.json\" \"$CLAUDE_CONFIG_DIR/.credentials.json\" > private.txt\n"
+      "echo state > \"$CLAUDE_CONFIG_DIR/touched\"\n"
       "cat " + loopr::testing::shell_quote((worktree / "reply.jsonl").string()) + "\n";
   auto path = dir / "claude";
   loopr::testing::write_file(path, "#!/bin/sh\n" + body);
@@ -245,7 +254,19 @@ TEST_F(ClaudeCodeTest, InTheSandboxTheCliSeesItsWorktreeAndStateButNotTheHome) {
   EXPECT_NE(seen.find("ANTHROPIC_CUSTOM_HEADERS="), std::string::npos);
   EXPECT_EQ(seen.find("GITHUB_TOKEN"), std::string::npos) << seen;
   EXPECT_EQ(loopr::testing::read_file(worktree / "ssh.txt").find("SECRET"), std::string::npos);
-  EXPECT_EQ(loopr::testing::read_file(home / ".claude/touched"), "state\n");
+  // The person's configuration: unseen and unchanged.
+  EXPECT_EQ(loopr::testing::read_file(home / ".claude/settings.json"),
+            "{\"hooks\":\"the person's\"}\n");
+  EXPECT_EQ(loopr::testing::read_file(worktree / "home-config.txt").find("mcpServers"),
+            std::string::npos);
+  // The private one: the login and the account, nothing else.
+  std::string priv = loopr::testing::read_file(worktree / "private.txt");
+  EXPECT_NE(priv.find("\"userID\":\"u1\""), std::string::npos) << priv;
+  EXPECT_NE(priv.find("LOGIN"), std::string::npos) << priv;
+  EXPECT_EQ(priv.find("mcpServers"), std::string::npos) << priv;
+  EXPECT_EQ(priv.find("projects"), std::string::npos) << priv;
+  EXPECT_NE(seen.find("CLAUDE_CONFIG_DIR="), std::string::npos) << seen;
+  EXPECT_EQ(seen.find("CLAUDE_CONFIG_DIR=" + home.string()), std::string::npos) << seen;
 }
 
 TEST_F(ClaudeCodeTest, InTheSandboxAMissingCliIsStillAClearError) {

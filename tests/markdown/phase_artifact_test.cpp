@@ -67,3 +67,36 @@ TEST(PhaseArtifactTest, EachSectionMissingOrEmptyIsReported) {
     EXPECT_EQ(e.problems.size(), 1u) << dump(e.problems);
   }
 }
+
+TEST(PhaseArtifactTest, FilesLinesUnderSpecificWorkAreTheFilesThePhaseOwns) {
+  auto phase = check_phase(R"(# Update the greeting test
+
+## Parent Spec
+`.loopr/specs/001-001-shout-flag.spec.md`
+
+## Task
+Update the test for the new greeting.
+
+## Specific Work
+- Change the expected line in the test.
+- Files: `tests/t_greet.sh`, greet
+  - files: docs/greet.md
+
+Files: `Makefile`
+
+```
+- Files: tests/run.sh
+```
+
+> - Files: tests/other.sh
+
+## Success Criteria
+- `make test` passes.
+- Files: not/here.txt
+)");
+  ASSERT_TRUE(phase.valid()) << dump(phase.problems);
+  EXPECT_EQ(phase.doc.files,
+            (std::vector<std::string>{"tests/t_greet.sh", "greet", "docs/greet.md", "Makefile"}))
+      << "code blocks, quotes and other sections do not count";
+  EXPECT_TRUE(check_phase(kPhase).doc.files.empty());
+}

@@ -55,6 +55,11 @@ TEST(PromptLibraryTest, EveryShippedTemplateLoadsAndRendersWithTheRequiredParts)
     EXPECT_NE(text.find("FEEDBACK-FROM-ITERATION-1", heading), std::string::npos);
     EXPECT_NE(text.find("**Your one job:**"), std::string::npos);
     EXPECT_FALSE(contains(text, "{{"));  // nothing left unrendered
+    if (type == "review") {
+      // The optional reviewer (loops.review) reads the phase and the diff; it has no tools.
+      EXPECT_TRUE(contains(text, "no tools"));
+      continue;
+    }
     if (type == "judge") {
       EXPECT_TRUE(contains(text, "<artifact>"));
       // The verdict protocol the engine parses: a first line `PASS` or `FAIL: reason`.
@@ -141,7 +146,7 @@ TEST(PromptLibraryTest, OverrideWithAnUnknownVariableFailsAtLoadNamingFileAndLin
 }
 
 TEST(PromptLibraryTest, UnknownTypeIsRefused) {
-  auto loaded = load_prompt("review", {});
+  auto loaded = load_prompt("retrospective", {});  // "review" is a type now (loops.review)
   ASSERT_FALSE(loaded.ok());
   EXPECT_EQ(loaded.error().code, ErrorCode::invalid_argument);
 }

@@ -85,8 +85,16 @@ class EscapeTest : public ::testing::Test {
   std::unique_ptr<MockLlm> mock;
   std::unique_ptr<Listener> agent;
   std::vector<Call> plan_tricks;  ///< the plan loop's first turn, before it writes its plan
+  std::vector<Call> plan_after;   ///< the same turn, after it wrote its plan
   std::vector<Call> code_tricks;  ///< the code loop's first turn of iteration 1
-  std::string extra_config;       ///< appended to .loopr/config.yml
+  /// The code loop makes `code_tricks` in every iteration, a fresh retry's too (a model that
+  /// keeps at it), not only in its first.
+  bool tricks_every_iteration = false;
+  std::string extra_config;  ///< appended to .loopr/config.yml
+  std::string loops_extra;   ///< more lines of its `loops:` (e.g. `  review: {…}\n`)
+  std::string extra_rules;   ///< more mock-llm rules, after the fixture's own
+  std::string llm_config = "  provider: anthropic\n  model: claude-sonnet-5-5\n";  ///< in `llm:`
+  std::string phase_files;  ///< the phase's `- Files:` list (empty: no such line)
   int submit_exit = -1;
   std::string submit_output;
 
@@ -164,13 +172,16 @@ class EscapeTest : public ::testing::Test {
     return out;
   }
 
-  // A YAML list of tool_use items (inputs as JSON, which YAML reads as flow mappings).
-  static std::string tool_uses(const std::vector<Call>& calls, const std::string& last) {
-    std::string y = "      tool_use:\n";
+  // YAML tool_use items (inputs as JSON, which YAML reads as flow mappings; ASCII only, so a
+  // control character travels as a \u escape both read alike).
+  static std::string items(const std::vector<Call>& calls) {
+    std::string y;
     for (const auto& c : calls)
-      y += "        - name: " + c.name + "\n          input: " + c.input.dump() + "\n";
-    y += last;
+      y += "        - name: " + c.name + "\n          input: " + c.input.dump(-1, ' ', true) + "\n";
     return y;
+  }
+  static std::string tool_uses(const std::vector<Call>& calls, const std::string& last) {
+    return "      tool_use:\n" + items(calls) + last;
   }
 
   std::string script() const {
@@ -190,8 +201,9 @@ class EscapeTest : public ::testing::Test {
         "   - Files: code/x.txt\n";
     std::string phase =
         "# Phase\n\n## Parent Spec\nThe spec.\n\n## Task\nWrite the file.\n\n## Specific Work\n- "
-        "Write it.\n\n"
-        "## Success Criteria\n- check.sh passes.\n";
+        "Write it.\n" +
+        (phase_files.empty() ? std::string() : "- Files: " + phase_files + "\n") +
+        "\n## Success Criteria\n- check.sh passes.\n";
     std::string code_file =
         "        - name: write_file\n          input: {path: \"code/{{loop_id}}.txt\", content: "
         "\"made by {{loop_id}}\\n\"}\n";
@@ -200,18 +212,18 @@ class EscapeTest : public ::testing::Test {
     y += "  - name: finish\n    match: {turn: 2}\n    reply: {text: \"Done.\"}\n";
     y += "  - name: plan\n    match: {loop_type: plan, first_user: "
          "\"`(\\\\.loopr/plans/[^`]+)`\"}\n    reply:\n" +
-         tool_uses(plan_tricks, writer(plan));
+         tool_uses(plan_tricks, writer(plan) + items(plan_after));
     y += "  - name: spec\n    match: {loop_type: spec, first_user: "
          "\"`(\\\\.loopr/specs/[^`]+)`\"}\n    reply:\n" +
          tool_uses({}, writer(spec));
     y += "  - name: phase\n    match: {loop_type: phase, first_user: "
          "\"`(\\\\.loopr/phases/[^`]+)`\"}\n    reply:\n" +
          tool_uses({}, writer(phase));
-    y += "  - name: code-hostile\n    match: {loop_type: code, first_user: \"iteration 1 of\"}\n   "
-         " reply:\n" +
+    y += std::string("  - name: code-hostile\n    match: {loop_type: code") +
+         (tricks_every_iteration ? "" : ", first_user: \"iteration 1 of\"") + "}\n    reply:\n" +
          tool_uses(code_tricks, code_file);
     y += "  - name: code\n    match: {loop_type: code}\n    reply:\n" + tool_uses({}, code_file);
-    return y;
+    return y + extra_rules;
   }
 
   /// Writes the config, starts the mock model and runs `submit --wait --yes` to the tree's end.
@@ -228,14 +240,15 @@ class EscapeTest : public ::testing::Test {
   void prepare() {
     mock = std::make_unique<MockLlm>(script());
     write_file(repo / ".loopr/config.yml",
-               "base_branch: main\nmerge: auto\nllm:\n  provider: anthropic\n  model: "
-               "claude-sonnet-5-5\n  base_url: " +
-                   mock->url() +
+               "base_branch: main\nmerge: auto\nllm:\n" + llm_config +
+                   "  base_url: " + mock->url() +
                    "\n  max_retries: 2\nconcurrency:\n  max_loops: 10\n  llm_slots: 8\n  "
                    "requests_per_minute: 100000\n"
                    "limits:\n  no_progress_iterations: 3\nloops:\n  code: {max_iterations: 3, "
                    "validation: \"sh check.sh\", "
-                   "iteration_timeout: 2m}\nsandbox:\n  limits: {processes: 128, file_size: 32M, "
+                   "iteration_timeout: 2m}\n" +
+                   loops_extra +
+                   "sandbox:\n  limits: {processes: 128, file_size: 32M, "
                    "tmp_size: 32M, memory: 1G}\n" +
                    extra_config);
     run_command("git add .loopr/config.yml && git commit -q -m config", repo.string());

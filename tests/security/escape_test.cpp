@@ -466,6 +466,8 @@ TEST_F(EscapeTest, TheIntegrationCheckRunsTheModelsCodeConfined) {
       "  git config core.fsmonitor 'touch /tmp/loopr-gate-fsmonitor' 2>&1\n"
       "fi\necho ok\n";
   code_tricks = {{"write_file", {{"path", "check.sh"}, {"content", hostile}}}};
+  // The runner is the loop's to change here (the protection rule is integrity_test.cpp's).
+  extra_config = "protect: {harness: []}\n";
   run_tree();
   expect_tree_merged();
   auto logs = run_command("cat " + q(repo / ".loopr/logs/loops/001") + "/integration-*.log");

@@ -35,7 +35,7 @@ class DaemonSlurmTest : public DaemonFixture {
   // the step's own first line reached the daemon (squeue says RUNNING a moment before; a stop
   // during the step's launch is Slurm's race to clean up, not what these tests are about).
   void start_a_slow_validation() {
-    make_repo(slurm_config());
+    make_repo(slurm_config() + "baseline: off\n");  // the code loop's validation is the job
     write_file(dir / "check.sh", "echo validating; sleep 300\n");
     run_command("git add check.sh && git commit -qm slow", dir.str());
     base_may_fail = true;

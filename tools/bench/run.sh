@@ -24,7 +24,7 @@ if [ $do_build = 1 ]; then
   if [ ! -f "$build/build.ninja" ]; then
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOPR_TESTS=OFF >/dev/null
   fi
-  nice ninja -C "$build" -j2 loopr loopr-mock-llm daemon_bench engine_bench git_bench store_bench sandbox_bench >&2
+  nice ninja -C "$build" -j2 loopr loopr-mock-llm daemon_bench engine_bench git_bench store_bench sandbox_bench provision_bench >&2
 fi
 bench=$build/tools/bench
 mock=$build/tools/mock-llm/loopr-mock-llm
@@ -39,10 +39,19 @@ step() { echo "== $* ($(( $(date +%s) - t0 )) s, load $(cut -d' ' -f1 /proc/load
 rows=$out/rows
 : > "$rows"
 
-step "daemon_bench scale 1 / 100$([ $quick = 1 ] || echo ' / 1000')"
-for n in 1 100 $([ $quick = 1 ] || echo 1000); do
+sizes="1 10 100 $([ $quick = 1 ] || echo 300 1000)"
+step "daemon_bench scale $sizes"
+for n in $sizes; do
   "$bench/daemon_bench" scale "$n" --iterations 3 --latency-ms 200 --calls 2 >> "$rows"
 done
+# The curve (issue 32): the daemon's CPU per iteration against the number of loops, from the rows
+# above ("N loops: daemon CPU | … | X ms per iteration after start-up …").
+awk -F' [|] ' '/ loops: daemon CPU / {n = $1; sub(/^[|] /, "", n); sub(/ loops.*/, "", n);
+    if (n == 1) next; v = $3; sub(/ ms per iteration.*/, "", v); ns = ns (ns ? " / " : "") n;
+    vs = vs (vs ? " / " : "") v}
+  END {if (ns) printf "| curve: daemon CPU per iteration at %s loops | %s ms | flat is the goal (merges and rebases included, validation sh not) |\n", ns, vs}' \
+  "$rows" >> "$rows.curve"
+cat "$rows.curve" >> "$rows"
 
 step "bash while loop baseline"
 bash "$root/tools/bench/bash_loop.sh" "$mock" 3 2 200 10 >> "$rows"
@@ -78,6 +87,8 @@ awk '/^sync/ {printf "| store: synced loop updates/s, iteration appends/s | %s, 
 
 step "sandbox_bench"
 "$bench/sandbox_bench" $([ $quick = 1 ] && echo 60 || echo 300) >> "$rows"
+step "provision_bench"
+"$bench/provision_bench" $([ $quick = 1 ] && echo 8 || echo 30) >> "$rows"
 
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)

@@ -137,6 +137,17 @@ struct SetupFinished {
   std::int64_t duration_ms = 0;
   std::string log;
 };
+/// A plan's baseline check (its tests before any code loop) ended; `reused`: the result of an
+/// earlier check of the same commit and settings.
+struct BaselineCheck {
+  std::string sha;
+  bool passed = false;
+  std::string summary;
+  std::int64_t duration_ms = 0;
+  std::int64_t setup_ms = 0;
+  std::string log;
+  bool reused = false;
+};
 struct NoteShared {
   int n = 0;
   std::string text;
@@ -157,6 +168,18 @@ struct ForecastMade {
   bool over_limit = false;
   nlohmann::json rest = nlohmann::json::object();  ///< the forecast's other fields, as they came
 };
+/// loops.review's verdict on a code iteration whose tests passed (its cost is in `cost` too).
+struct ReviewFinished {
+  int n = 0;
+  std::string verdict;  ///< pass | fail | error
+  std::string summary;
+  std::string feedback;
+  std::string model;
+  int attempts = 0;
+  double cost_usd = 0;
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+};
 struct GcDone {
   std::vector<std::string> removed;
   std::uint64_t bytes_freed = 0;
@@ -171,9 +194,10 @@ using EventBody =
     std::variant<LoopCreated, StatusChanged, IterationStarted, ToolCalled, ValidationFinished,
                  ExecutorRetry, CostEvent, IterationFinished, LlmErrorEvent, LlmRetry, Merged,
                  Rebased, RebaseConflict, MergeFailed, RetryEvent, TreeComplete, ApprovalEvent,
+                 BaselineCheck,
                  DaemonStarted, DaemonStopping, IntegrationCheckStarted, IntegrationCheck,
                  IntegrationFix, Revalidated, SetupFinished, NoteShared, QuestionAsked,
-                 QuestionAnswered, ForecastMade, GcDone, OtherEvent>;
+                 QuestionAnswered, ForecastMade, GcDone, ReviewFinished, OtherEvent>;
 
 /// One event as a client sees it.
 struct TypedEvent {

@@ -48,6 +48,14 @@ struct ForecastView {
   std::string made_at;
   double max_cost_usd = 0;
   bool over_limit = false;
+  std::string max_cost_source;  ///< limits.max_cost_usd, or submit --max-cost (the request's)
+};
+
+/// A plan's own limits (`submit --max-cost/--max-runtime/--max-iterations`); unset: null.
+struct BudgetView {
+  std::optional<double> max_cost_usd;
+  std::optional<std::string> max_runtime;  ///< a duration, e.g. `2h`
+  std::optional<int> max_iterations;
 };
 
 /// What a plan's tree really spent, once it ended.
@@ -56,6 +64,16 @@ struct ActualView {
   int loops = 0, model_calls = 0;
   std::int64_t duration_ms = 0;
 };
+
+/// A plan's baseline check: the project's tests on the integration branch before any code loop.
+struct BaselineView {
+  std::string result;  ///< checking | passed | failed | unavailable
+  std::string sha, summary, output, log;
+  std::int64_t duration_ms = 0, setup_ms = 0;
+};
+inline constexpr const char* kBaselineChecking = "checking";
+inline constexpr const char* kBaselinePassed = "passed";
+inline constexpr const char* kBaselineUnavailable = "unavailable";
 
 /// A row of `GET /v1/loops`: INTERFACE.md's loop with loopr's fields.
 struct LoopRow {
@@ -85,6 +103,7 @@ struct LoopRow {
   std::string base_branch, merged_into_base, merge_error;  ///< empty: null
   std::optional<double> tree_cost_usd;
   std::optional<IntegrationView> integration;
+  std::optional<BaselineView> baseline;  ///< a plan row's (null: none ran)
   /// Fields this loopr does not know, as they came (written back as they are).
   nlohmann::json extra = nlohmann::json::object();
 
@@ -112,6 +131,7 @@ struct LoopDetail {
   std::vector<std::string> conflicts;
   std::optional<ForecastView> forecast;
   std::optional<ActualView> actual;
+  std::optional<BudgetView> budget;
 };
 
 /// The executor's load in the health answer.
@@ -132,6 +152,20 @@ struct SandboxView {
   nlohmann::json extra = nlohmann::json::object();
 };
 
+/// The daemon's last look at the disk (limits.min_free_space).
+struct DiskView {
+  std::string dir;
+  std::int64_t free_mib = 0, min_free_mib = 0;
+  bool full = false;
+  int paused_loops = 0;  ///< loops paused for want of space
+};
+
+/// The web UI in the health answer.
+struct WebView {
+  std::string url;
+  int port = 0;
+};
+
 /// `GET /v1/health`: the daemon, its sandbox and its loops.
 struct Health {
   int pid = 0;
@@ -142,6 +176,8 @@ struct Health {
   bool stopping = false;
   bool draining = false;  ///< a drained stop: iterations in flight finish, no new one starts
   SandboxView sandbox;
+  std::optional<DiskView> disk;  ///< null: not looked at
+  std::optional<WebView> web;    ///< the web UI while it runs (null: not serving)
   std::map<std::string, int> loops;         ///< "total" and one count per status
   nlohmann::json extra = nlohmann::json::object();
 };
@@ -156,6 +192,8 @@ nlohmann::json to_json(const ForecastView& f);
 ForecastView forecast_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const ActualView& a);
 ActualView actual_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const BudgetView& b);
+BudgetView budget_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const Health& h);
 Health health_from_json(const nlohmann::json& j);
 

@@ -139,6 +139,9 @@ struct ClaudeCodeConfig {
   std::string permission_mode = "acceptEdits";
   bool skip_permissions = false;  ///< passes --dangerously-skip-permissions; only when asked
   int max_turns = 50;
+  /// `host[:port]` (443 when none) the CLI may reach besides the API host of `llm.base_url`
+  /// (its only way out is loopr's allowlisting proxy), e.g. the login host of a subscription.
+  std::vector<std::string> allowed_hosts;
 };
 
 struct LlmConfig {
@@ -189,6 +192,9 @@ struct LimitsConfig {
   /// `cost_threshold` is notified once per plan when its tree's cost passes this fraction of
   /// max_cost_usd.
   double notify_cost_fraction = 0.8;
+  /// No iteration starts while the repository's file system has less free than this (the loop
+  /// pauses, `disk_full`, and resumes by itself once there is); 0: no floor.
+  std::uint64_t min_free_space = 256ull * 1024 * 1024;
 };
 
 struct ArtifactsConfig {
@@ -222,6 +228,31 @@ struct GitConfig {
   int log_entries = 10;
 };
 
+/// `protect:` what a loop may not change on its own (core/protected_paths.hpp; README "Security
+/// model"). Patterns in a subset of .gitignore's syntax; `file#key` names a key of a JSON file.
+struct ProtectConfig {
+  /// The test harness: what decides whether tests pass. A code loop changes it only where its
+  /// phase lists it (`- Files:`), and a tree that changes it waits for `loopr merge`. Unset:
+  /// inferred from loops.code.validation (`default_harness`).
+  std::optional<std::vector<std::string>> harness;
+  /// Existing tests: a code loop modifies or deletes them only where its phase lists them.
+  std::vector<std::string> tests = default_tests();
+  /// Other tools' auto-run files: a tree that changes them waits for `loopr merge`.
+  std::vector<std::string> hold = default_hold();
+
+  static std::vector<std::string> default_tests();
+  static std::vector<std::string> default_hold();
+};
+
+/// `loops.review`: after a code loop passes validation, a reviewer model call reads its phase,
+/// its whole diff and the test output, and passes it or sends it back with feedback.
+struct ReviewConfig {
+  bool enabled = false;
+  std::string model;   ///< empty: llm.model
+  int max_rounds = 2;  ///< failed reviews of one loop before the person decides
+  int max_attempts = 3;  ///< tries of one review (a failed call, a reply without a verdict)
+};
+
 /// Model prices in USD per million tokens.
 struct Price {
   double input = 0, output = 0, cache_write = 0, cache_read = 0;
@@ -237,8 +268,16 @@ enum class FailurePolicy { finish_siblings, stop_siblings };
 const char* to_string(MergeMode mode);
 const char* to_string(FailurePolicy policy);
 
+/// `baseline:` the check of the base before any code loop of a tree runs (setup and
+/// loops.code.validation in a fresh worktree of the plan's integration branch, at submit):
+/// `block` (a failure blocks the plan before its code loops), `warn` (shown, never blocks; a code
+/// loop whose failure equals the base's is not retried fresh), `off` (not run).
+enum class BaselineMode { block, warn, off };
+const char* to_string(BaselineMode mode);
+
 struct Config {
   std::string base_branch = "main";
+  BaselineMode baseline = BaselineMode::block;
   MergeMode merge = MergeMode::automatic;
   LlmConfig llm;
   ConcurrencyConfig concurrency;
@@ -256,6 +295,8 @@ struct Config {
   SetupConfig setup;
   ExecutorConfig executor;
   std::vector<NotifyCommand> notify;
+  ProtectConfig protect;
+  ReviewConfig review;  ///< `loops.review`
 
   const LoopTypeConfig& loop(LoopType t) const { return loops.at(t); }
 

@@ -56,6 +56,9 @@ enum class EndReason {
   attended,            ///< attended: true, after an iteration
   validation_not_run,  ///< the check could not start (sandbox or cluster trouble)
   disk_full,           ///< below the free-space floor (or a write hit ENOSPC): resumes itself
+  run_error,           ///< its run stopped on an exception (a bug): `loopr resume` tries again
+  review_rejected,     ///< loops.review sent it back loops.review.max_rounds times; tests pass
+  review_error,        ///< loops.review: the reviewer could not be asked; tests pass
   unknown,             ///< a reason a newer loopr stored, which this one does not know
 };
 
@@ -79,7 +82,8 @@ inline constexpr EndReason kAllEndReasons[] = {
     EndReason::invalidated,        EndReason::superseded,        EndReason::rebase_conflict,
     EndReason::merge_conflict,     EndReason::integration_failed, EndReason::sandbox_unavailable,
     EndReason::baseline_failed,    EndReason::setup_failed,      EndReason::held_for_review,   EndReason::paused_by_user,    EndReason::attended,
-    EndReason::validation_not_run, EndReason::disk_full,
+    EndReason::validation_not_run, EndReason::disk_full,          EndReason::run_error,
+    EndReason::review_rejected,    EndReason::review_error,
 };
 
 }  // namespace loopr

@@ -8,9 +8,21 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <chrono>
 #include <vector>
 
 namespace loopr {
+
+/// A request's own limits (`loopr submit --max-cost USD --max-runtime D --max-iterations N`),
+/// kept with its plan; they replace the config's limits for that plan's tree (core/budget.hpp).
+struct RequestBudget {
+  double max_cost_usd = 0;                 ///< replaces limits.max_cost_usd; 0: the config's
+  std::chrono::milliseconds max_runtime{0};  ///< replaces limits.max_runtime; 0: the config's
+  int max_iterations = 0;  ///< replaces every loops.<type>.max_iterations; 0: the config's
+
+  bool any() const { return max_cost_usd > 0 || max_runtime.count() > 0 || max_iterations > 0; }
+  bool operator==(const RequestBudget&) const = default;
+};
 
 /// One entry of the feedback a loop carries from one fresh-context iteration to the next.
 struct FeedbackEntry {
@@ -60,6 +72,8 @@ struct TreeMarks {
   /// `created_at`): the last approval, or the last time the person sent the plan back to work.
   /// The wait at the gate is the person's time, not the tree's.
   std::int64_t runtime_from = 0;
+  /// Plans only: the request's own limits (`submit --max-cost/--max-runtime/--max-iterations`).
+  RequestBudget budget;
 
   bool operator==(const TreeMarks&) const = default;
 };
@@ -76,8 +90,12 @@ struct RunMarks {
   std::string question;
   std::string answer;  ///< the person's answer (`loopr answer`), shown in the next prompt
   /// `attended: true`: the iteration that passed and waits (paused) for the person before the
-  /// loop completes; `resume` completes it, `iterate` sends it back to work. 0: none.
+  /// loop completes; `resume` completes it, `iterate` sends it back to work. 0: none. (Also a
+  /// code loop whose tests pass but whose review failed loops.review.max_rounds times, or could
+  /// not be asked: the person decides the same way.)
   int attended_passed = 0;
+  /// loops.review: the reviews that sent this loop back since it last waited for the person.
+  int review_rounds = 0;
 
   bool operator==(const RunMarks&) const = default;
 };

@@ -35,7 +35,8 @@ struct ProcessSpec {
   std::chrono::milliseconds timeout{0};   ///< 0: none
   std::size_t output_cap = 256 * 1024;    ///< bytes kept: the first half and the last half
   bool merge_stderr = true;               ///< stderr into `output` (else into `error_output`)
-  /// Called with each complete stdout line (without '\n') as it arrives, before capping.
+  /// Called with each complete stdout line (without '\n', made valid UTF-8) as it arrives,
+  /// before capping.
   std::function<void(std::string_view line)> on_line;
   const std::atomic<bool>* cancel = nullptr;  ///< set to true to kill the group
   /// false: the child's environment is exactly `env_set` (nothing inherited).
@@ -54,7 +55,8 @@ struct ProcessResult {
   bool timed_out = false;
   bool cancelled = false;
   bool spawn_failed = false; ///< could not start (see `output` for why)
-  std::string output;        ///< capped: head + "\n[… N bytes omitted …]\n" + tail
+  std::string output;        ///< capped: head + "\n[… N bytes omitted …]\n" + tail; valid UTF-8
+                             ///< (an ill-formed byte is U+FFFD), as is `error_output`
   std::string error_output;  ///< stderr when not merged (capped the same way)
   std::size_t total_bytes = 0;  ///< bytes the process wrote to stdout (and stderr if merged)
   std::chrono::milliseconds duration{0};

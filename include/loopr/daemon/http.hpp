@@ -1,6 +1,7 @@
 // The control API's transport: HTTP/1.1 over the repository's Unix socket (DESIGN.md "Processes
-// and interfaces"). The server side is generic (routes are the daemon's business); the client
-// side is what the CLI uses. Boost.Beast lives only in src/daemon/http_server.cpp.
+// and interfaces"), and the same server on a loopback TCP port for the web UI (`loopr web`). The
+// server side is generic (routes are the daemon's business); the client side is what the CLI
+// uses. Boost.Beast lives only in src/daemon/http_server.cpp.
 #pragma once
 
 #include <atomic>
@@ -10,7 +11,10 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <loopr/core/result.hpp>
 #include <loopr/core/sse.hpp>
@@ -24,12 +28,28 @@ struct Request {
   std::string path;                          ///< "/v1/loops/001" (percent-decoded, no query)
   std::map<std::string, std::string> query;  ///< decoded query parameters
   std::string body;                          ///< raw body (JSON for POSTs)
+  /// Header fields, names in lower case; a field sent more than once has its values joined
+  /// with ", " (so a doubled `Host` matches no single host name).
+  std::map<std::string, std::string> headers;
+
+  /// The value of header `lower_name`, or "" when it was not sent.
+  std::string header(const std::string& lower_name) const {
+    auto it = headers.find(lower_name);
+    return it == headers.end() ? std::string() : it->second;
+  }
 };
 
-/// A JSON answer. Errors use `{"error": "what went wrong (what to do)"}`.
+/// A JSON answer. Errors use `{"error": "what went wrong (what to do)"}`. With `text` set, the
+/// answer is those bytes as `content_type` instead (the web UI's pages and assets).
 struct Response {
+  Response() = default;
+  Response(int status_, nlohmann::json body_) : status(status_), body(std::move(body_)) {}
+
   int status = 200;
   nlohmann::json body = nlohmann::json::object();
+  std::optional<std::string> text;
+  std::string content_type;
+  std::vector<std::pair<std::string, std::string>> headers;  ///< more fields (e.g. Location)
 };
 
 Response error_response(int status, std::string message);
@@ -54,6 +74,9 @@ struct Routes {
   std::function<bool(const Request&)> is_stream;
   /// Runs for the life of one SSE response; returning ends the response.
   std::function<awaitable<void>(Request, std::shared_ptr<EventStream>)> stream;
+  /// Header fields every answer carries, streams and refusals included (the web UI's
+  /// Content-Security-Policy and friends).
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 struct ServerOptions {
@@ -64,8 +87,9 @@ struct ServerOptions {
   std::size_t max_connections = 4096;              ///< more are accepted and closed at once
 };
 
-/// Serves `routes` on a Unix socket (mode 0600) on `io` (single-threaded: every route runs on
-/// the io thread). Bad HTTP → 400 and close; unknown problems never end the server.
+/// Serves `routes` on a Unix socket (mode 0600) or a loopback TCP port on `io` (single-threaded:
+/// every route runs on the io thread). Bad HTTP → 400 and close; unknown problems never end the
+/// server.
 class HttpServer {
  public:
   HttpServer(net::io_context& io, Routes routes, ServerOptions options = {});
@@ -73,6 +97,9 @@ class HttpServer {
   /// Binds `socket` (an existing file at that path is removed first: the caller has made sure no
   /// live daemon owns it), chmod 0600, starts accepting.
   Result<void> listen(const std::filesystem::path& socket);
+  /// Listens on TCP `address` (an IP literal, e.g. "127.0.0.1"), `port` (0: a free one); returns
+  /// the port. ErrorCode::io when it cannot bind (the port is taken).
+  Result<std::uint16_t> listen_tcp(const std::string& address, std::uint16_t port);
   /// Stops accepting and closes every connection (streams see `closed()`); idempotent.
   void stop();
   std::size_t connections() const;

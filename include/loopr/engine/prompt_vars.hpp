@@ -47,4 +47,10 @@ std::map<std::string, std::string> judge_vars(const Loop& loop, const Config& co
                                               const std::string& input, const std::string& artifact,
                                               const std::string& artifact_path);
 
+/// The values of the code reviewer's prompt (`review.md`) for iteration `n` of a code loop: its
+/// phase, its whole diff and what its test command printed.
+std::map<std::string, std::string> review_vars(const Loop& loop, const Config& config,
+                                               const std::string& phase, const std::string& diff,
+                                               const std::string& test_output, int n);
+
 }  // namespace loopr::engine

@@ -27,7 +27,10 @@ struct Command {
   std::vector<std::string> argv;           ///< `/bin/sh -c TEXT` for shell commands
   std::filesystem::path workdir;           ///< the loop's worktree: read-write, the cwd
   std::string runner_class = "default";    ///< network only if the class is in sandbox.network
-  bool network = false;                    ///< the network regardless of class (the claude CLI)
+  bool network = false;                    ///< the network regardless of class
+  /// Runs on this machine whatever the executor (the claude CLI: the model's own client, with
+  /// the daemon's credentials and its proxy), never on a cluster's node.
+  bool stays_local = false;
   std::map<std::string, std::string> env;  ///< on top of the allowlisted environment
   std::vector<std::filesystem::path> writable;   ///< more read-write paths (the claude CLI's state)
   std::vector<std::filesystem::path> read_only;  ///< more read-only paths (a program's folder)

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <loopr/core/loop.hpp>
+#include <loopr/core/protected_paths.hpp>
 #include <loopr/core/repo_paths.hpp>
 #include <loopr/core/result.hpp>
 #include <loopr/git/types.hpp>
@@ -78,6 +79,10 @@ class LoopWorktrees {
   /// interrupted iteration left are committed first when they would be in the way.
   Result<RebaseOutcome> rebase_onto_integration(const Loop& loop) const;
 
+  /// Whether the integration branch changed, since the loop's `based_on`, a path the loop's
+  /// branch changed (Worktree::work_meets_changes): only then does it rebase at a boundary.
+  Result<bool> integration_meets_work(const Loop& loop) const;
+
   /// Merges the loop's branch into its plan's integration branch. `rebuild`: the integration
   /// branch is made again from `base_branch` first (a plan starting a new generation of
   /// children). When the integration branch moved under the loop so that the merge conflicts,
@@ -88,10 +93,13 @@ class LoopWorktrees {
                                                   const std::string& message,
                                                   bool merge_after_rebase = true) const;
 
-  /// loopr's own files (`.loopr/config.yml`, `.loopr/prompts/`) that merging the plan's
-  /// integration branch into `base_branch` would change: a person reviews those.
-  Result<std::vector<std::string>> protected_changes(const std::string& plan_id,
-                                                     const std::string& base_branch) const;
+  /// The paths merging the plan's integration branch into `base_branch` would change that a
+  /// person reviews first (core/protected_paths.hpp `held_paths`): loopr's own files (always),
+  /// then those matching `harness` (protect.harness), then `hold` (protect.hold).
+  Result<std::vector<HeldPath>> held_changes(const std::string& plan_id,
+                                             const std::string& base_branch,
+                                             const std::vector<std::string>& harness,
+                                             const std::vector<std::string>& hold) const;
 
   /// Merges a plan's integration branch into `base_branch` (see Repository::merge: the user's
   /// work tree is updated, their uncommitted edits never lost).
@@ -107,6 +115,24 @@ class LoopWorktrees {
   Result<GateCheckout> prepare_gate(const std::string& plan_id) const;
   /// Removes the gate's worktree, whatever the check left in it, and its branch.
   Result<void> remove_gate(const std::string& plan_id) const;
+
+  // -- the baseline check (the tests before any code loop) and other scratch checkouts
+
+  /// A fresh worktree of the plan's integration tip (`.loopr/worktrees/<plan>-baseline`) where
+  /// the baseline check runs; one a killed daemon left is removed first.
+  Result<GateCheckout> prepare_baseline(const std::string& plan_id) const;
+  Result<void> remove_baseline(const std::string& plan_id) const;
+  /// Merges `base_branch` into the plan's integration branch (a person fixed the base after
+  /// its baseline check failed, before any code loop's work is there).
+  Result<MergeOutcome> update_from_base(const std::string& plan_id, const std::string& base_branch,
+                                        const std::string& message) const;
+  /// A worktree `.loopr/worktrees/<name>` on a new branch `loopr/<name>` made at `start` (a
+  /// branch or commit); what was there under that name is removed first, with the git locks a
+  /// killed daemon left on that branch and worktree record (the caller runs one of a name at a
+  /// time).
+  Result<GateCheckout> prepare_scratch(const std::string& name, const std::string& start) const;
+  /// Removes the scratch worktree `name` and its branch, whatever is in it.
+  Result<void> remove_scratch(const std::string& name) const;
 
   /// Removes a finished loop's worktree folder (the branch stays); a folder git does not know is
   /// set aside instead. conflict when it has uncommitted changes; not_found when there is none.

@@ -12,7 +12,10 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <loopr/core/result.hpp>
@@ -60,6 +63,11 @@ class Repository {
   /// The last `n` commits reachable from `branch`, newest first, as `git log --oneline` prints
   /// them.
   Result<std::vector<std::string>> log(const std::string& branch, int n) const;
+  /// Walks `branch`'s first-parent history from its tip (at most `max_commits` commits): the
+  /// sha of the first commit whose message makes `stop` true, nullopt when none does.
+  Result<std::optional<std::string>> first_parent_where(
+      const std::string& branch, const std::function<bool(std::string_view message)>& stop,
+      int max_commits) const;
   /// Who loopr's commits are by in this repository (git config, else `loopr <loopr@localhost>`).
   Result<Identity> identity() const;
 
@@ -92,6 +100,18 @@ class Repository {
   /// `to`; both branches or shas), sorted: what merging `to` into `from` brings.
   Result<std::vector<std::string>> changed_since_fork(const std::string& from,
                                                       const std::string& to) const;
+  /// The same change as a unified diff (`git diff from...to`, renames found, loopr's private
+  /// folders left out), cut at `limits` like Worktree::diff. not_found when `from` or `to` is no
+  /// branch or sha.
+  Result<std::string> diff_since_fork(const std::string& from, const std::string& to,
+                                      const DiffLimits& limits) const;
+
+  /// The same change as typed records for the protection rule (core/protected_paths.hpp):
+  /// renames found, mode changes told apart, and the content before and after of the changed
+  /// files that match `content_patterns` (at most 1 MiB each).
+  Result<std::vector<PathChange>> path_changes_since_fork(
+      const std::string& from, const std::string& to,
+      const std::vector<std::string>& content_patterns = {}) const;
 
   // -- files
 

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
+#include <loopr/core/protected_paths.hpp>
 #include <loopr/core/result.hpp>
 #include <loopr/git/types.hpp>
 
@@ -40,12 +42,20 @@ class Worktree {
   /// Commits everything changed in the work tree (new, modified, deleted files; `.gitignore`
   /// honoured; loopr's private `.loopr/state|run|worktrees|archive|logs/` never) on its branch,
   /// author and committer from git config or `loopr <loopr@localhost>`. No empty commits: when
-  /// nothing differs from HEAD the outcome is `nothing_to_commit`.
+  /// nothing differs from HEAD the outcome is `nothing_to_commit`. First the work tree is swept
+  /// (core/worktree_sweep.hpp: FIFOs, sockets and devices removed, setuid/setgid bits cleared;
+  /// an io error naming what could not be): a loop's worktree holds what the model left.
   Result<CommitOutcome> checkpoint(const std::string& message) const;
 
   /// `open(path)` then `checkpoint(message)` on one repository open (an iteration's checkpoint).
   static Result<CommitOutcome> checkpoint_at(const std::filesystem::path& path,
                                              const std::string& message);
+
+  /// Undoes every change since HEAD except those to `keep` (repo-relative paths): changed and
+  /// deleted tracked files come back from HEAD, new files (ignored ones too, but never loopr's
+  /// private folders) are removed. The paths it undid, sorted. For a loop that may write only
+  /// its artifact but ran a tool that writes anywhere (the claude CLI).
+  Result<std::vector<std::string>> undo_changes_except(const std::set<std::string>& keep) const;
 
   /// `git status --porcelain` (v1) text: `XY path` lines, tracked changes then `??` untracked,
   /// paths quoted the way git quotes them. Empty when clean.
@@ -65,6 +75,14 @@ class Worktree {
   /// `max_paths` one line `… N more`. Empty when nothing changed.
   Result<std::vector<std::string>> changes_since(const std::string& since,
                                                  std::size_t max_paths = 200) const;
+
+  /// The same change as typed records for the protection rule (core/protected_paths.hpp), with
+  /// renames found and mode changes told apart; files git ignores that the loop made count as
+  /// added (an ignored `conftest.py` still runs). Changed files matching `content_patterns`
+  /// carry their content before and after (at most 1 MiB each; symlinks are not followed, a
+  /// special file reads as empty).
+  Result<std::vector<PathChange>> path_changes_since(
+      const std::string& since, const std::vector<std::string>& content_patterns = {}) const;
 
   /// `changes_since`, `diff_since` (from one diff), `last_commit_changes` and `log` of the work
   /// tree at exactly `path`, from one repository open: an iteration's whole prompt state.
@@ -90,6 +108,12 @@ class Worktree {
   /// conflict, or when uncommitted edits would be overwritten, the branch, index and files are
   /// exactly as before and the outcome lists the paths.
   Result<RebaseOutcome> rebase_onto(const std::string& onto) const;
+
+  /// Whether the tip of branch `onto` changed, since commit `since` (a full sha: where this
+  /// branch's work started), a path that HEAD changed since `since` (or a folder above one).
+  /// True when it cannot tell (`since` unknown or gone). Reads objects only: the cost follows
+  /// the paths this branch changed, not how much `onto` moved.
+  Result<bool> work_meets_changes(const std::string& since, const std::string& onto) const;
 
  private:
   explicit Worktree(std::filesystem::path path) : path_(std::move(path)) {}

@@ -2,6 +2,7 @@
 // OpenAI-compatible chat completions server or the Claude Code CLI, built from the Config.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,10 +42,13 @@ class LlmClient {
 /// https://api.anthropic.com / https://api.openai.com. HTTP clients run on `io`; the
 /// claude-code client waits for its child process on `blocking`. Errors: an unknown provider,
 /// a malformed or non-loopback plain-http base URL, an unreadable ca_file. The claude-code
-/// client runs the `claude` CLI through `commands` (the sandbox, with the network) when given.
+/// client runs the `claude` CLI through `commands` (the sandbox, whose only way out is an
+/// allowlisting proxy) when given, with a private configuration folder per loop under
+/// `private_dir` (empty: a folder under the system's temp folder).
 Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLookup& env,
                                                net::io_context& io, net::thread_pool& blocking,
-                                               exec::Executor* commands = nullptr);
+                                               exec::Executor* commands = nullptr,
+                                               const std::filesystem::path& private_dir = {});
 
 /// A client whose settings can be replaced while calls run (the daemon's SIGHUP): each call
 /// uses the client that was current when it started, and finishes on it.

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <loopr/core/ids.hpp>
@@ -29,6 +31,17 @@ struct MergeInfo {
   std::string sha;
 };
 
+/// The repository's file system against `limits.min_free_space`.
+struct DiskStatus {
+  std::string dir;
+  std::optional<std::uint64_t> free;  ///< bytes; nullopt: it could not be asked
+  std::uint64_t floor = 0;            ///< limits.min_free_space (0: none)
+  std::size_t paused = 0;             ///< loops paused with end_reason disk_full
+  std::size_t resumed = 0;            ///< of them, resumed by this look
+
+  bool full() const { return free && floor > 0 && *free < floor; }
+};
+
 class LoopManager {
  public:
   explicit LoopManager(engine::EngineContext& ctx);
@@ -44,7 +57,9 @@ class LoopManager {
 
   /// A new plan loop for `request` (its integration branch and worktree made from the base branch).
   /// `dry_run`: the plan loop runs up to the gate, then ends `failed` with the reason `dry run`.
-  awaitable<ActionResult> submit(std::string request, bool dry_run = false);
+  /// `budget`: the request's own limits, kept with the plan for its whole tree (core/budget.hpp).
+  awaitable<ActionResult> submit(std::string request, bool dry_run = false,
+                                 RequestBudget budget = {});
 
   awaitable<ActionResult> approve(std::string id);
   awaitable<ActionResult> reject(std::string id, std::string reason);
@@ -64,6 +79,11 @@ class LoopManager {
 
   /// `loopr gc` (manager/gc.hpp): tree by tree under the tree lock, loops with a run left alone.
   awaitable<GcReport> gc(GcOptions options);
+
+  /// A look at the repository's disk (`limits.min_free_space`): the loops paused for want of
+  /// space (`disk_full`) go on once it is above the floor again. The daemon asks every few
+  /// seconds; health and `daemon status` show the last answer.
+  awaitable<DiskStatus> watch_disk();
 
   /// Graceful stop: no new runs; every run is stopped (model calls abandoned, tool and validation
   /// processes killed) and waited for up to `grace`; loops it stopped are stored `pending` so the

@@ -74,6 +74,9 @@ struct PhaseDoc {
   SectionText task;
   SectionText specific_work;
   SectionText success_criteria;
+  /// `- Files: a, b` under `## Specific Work` (code-span markers removed): the files the phase
+  /// owns, which its code loop may change although they are protected (core/protected_paths.hpp).
+  std::vector<std::string> files;
 };
 
 /// A parsed artifact and every problem found in it (sorted by line). Parsing never fails: a

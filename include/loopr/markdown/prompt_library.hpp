@@ -14,7 +14,7 @@
 
 namespace loopr::markdown {
 
-/// The template types: `plan`, `spec`, `phase`, `code`, `judge`.
+/// The template types: `plan`, `spec`, `phase`, `code`, `integration-fix`, `judge`, `review`.
 std::span<const std::string_view> prompt_types();
 
 /// The template that `load_prompt` chose, and where it came from.

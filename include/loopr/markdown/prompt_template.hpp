@@ -33,6 +33,7 @@ namespace loopr::markdown {
 ///   completion-signal  what the model prints when done (`limits.completion_signal`)
 ///   validation-command the code loop's check (`loops.code.validation`)
 ///   max-items          `artifacts.max_items`: the most specs per plan / phases per spec
+///   validation-output  what the code loop's test command printed (the reviewer reads it)
 std::span<const std::string_view> prompt_variable_names();
 bool is_prompt_variable(std::string_view name);
 

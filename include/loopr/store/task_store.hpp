@@ -81,6 +81,11 @@ class TaskStore {
   TaskStore(const TaskStore&) = delete;
   TaskStore& operator=(const TaskStore&) = delete;
 
+  /// After a write failed for want of space RocksDB takes no writes (a background error, the
+  /// database read-only, nothing stored lost) until it recovers: by itself once its file
+  /// manager sees free space, or when asked here (DB::Resume). ok when it takes writes.
+  Result<void> resume_writes();
+
   // -- loops
   /// Stores a new loop (version 1, created_at/updated_at set if zero). already_exists if there.
   Result<Loop> create_loop(Loop loop);

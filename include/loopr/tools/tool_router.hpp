@@ -78,6 +78,7 @@ class ToolRouter {
              ToolLimits limits = {});
 
   /// Runs one call (blocking; run it on a worker thread). `cancel` kills a running command.
+  /// The result is valid UTF-8 whatever the files or the command held (U+FFFD for the rest).
   ToolResult call(const ToolCall& call, const std::atomic<bool>* cancel = nullptr);
 
   const Sandbox& sandbox() const { return sandbox_; }
@@ -86,6 +87,7 @@ class ToolRouter {
   std::vector<ToolDefinition> definitions() const;
 
  private:
+  ToolResult route(const ToolCall& call, const std::atomic<bool>* cancel);
   ToolResult read_file(const nlohmann::json& input);
   ToolResult write_file(const nlohmann::json& input);
   ToolResult edit_file(const nlohmann::json& input);

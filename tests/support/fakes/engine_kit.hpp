@@ -60,6 +60,7 @@ struct EngineKit {
     config->llm.stream = false;
     config->llm.max_retries = 2;
     config->limits.max_runtime = std::chrono::hours(1);
+    config->limits.min_free_space = 0;  // its store may be on a small /dev/shm (Docker: 64 MiB)
     bus.subscribe([this](const Event& e) { published.push_back(e); });
   }
 

@@ -28,6 +28,9 @@ class TestPrompts : public engine::PromptSource {
        "Iteration Feedback\n{{progress}}\n"},
       {"judge",
        "# Judge\nArtifact `{{artifact-path}}`:\n{{artifact}}\nAnswer PASS or FAIL: reason.\n"},
+      {"review",
+       "# Review {{loop-id}}\nPhase:\n{{input}}\nDiff:\n{{git-diff}}\nTests:\n"
+       "{{validation-output}}\n## Previous Iteration Feedback\n{{progress}}\nPASS or FAIL: reason.\n"},
   };
   Result<std::string> render(const std::string& name,
                              const std::map<std::string, std::string>& vars) const override {

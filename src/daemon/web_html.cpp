@@ -1,0 +1,178 @@
+#include "daemon/web_html.hpp"
+
+#include <cctype>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+
+namespace loopr::daemon::web {
+
+namespace {
+
+/// The length of the valid UTF-8 sequence at `s[i]`, or 0 when it is not one.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = byte(i);
+  std::size_t n = c < 0x80           ? 1
+                  : (c >> 5) == 0x6  ? 2
+                  : (c >> 4) == 0xE  ? 3
+                  : (c >> 3) == 0x1E ? 4
+                                     : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  if (n == 2 && c < 0xC2) return 0;                          // overlong
+  if (n == 3 && c == 0xE0 && byte(i + 1) < 0xA0) return 0;   // overlong
+  if (n == 3 && c == 0xED && byte(i + 1) >= 0xA0) return 0;  // surrogates
+  if (n == 4 &&
+      (c > 0xF4 || (c == 0xF0 && byte(i + 1) < 0x90) || (c == 0xF4 && byte(i + 1) >= 0x90)))
+    return 0;
+  return n;
+}
+
+}  // namespace
+
+std::string esc(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (std::size_t i = 0; i < text.size();) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      std::size_t n = utf8_length(text, i);
+      if (n == 0) {
+        out += "\xEF\xBF\xBD";
+        ++i;
+      } else {
+        out.append(text.substr(i, n));
+        i += n;
+      }
+      continue;
+    }
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      case '\t':
+      case '\n':
+      case '\r':
+        out.push_back(static_cast<char>(c));
+        break;
+      default:
+        if (c >= 0x20 && c != 0x7F) out.push_back(static_cast<char>(c));
+    }
+    ++i;
+  }
+  return out;
+}
+
+std::string url_encode(std::string_view text) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 15]);
+    }
+  }
+  return out;
+}
+
+std::string href(std::string_view path, std::string_view token, std::string_view query) {
+  std::string out(path);
+  out += "?token=" + url_encode(token);
+  if (!query.empty()) out.append("&").append(query);
+  return esc(out);
+}
+
+std::string str(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return {};
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return {};
+  if (it->is_string()) return it->get<std::string>();
+  return it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string format_cost(double usd) {
+  if (usd == 0) return "$0";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, std::fabs(usd) < 0.01 ? "$%.3f" : "$%.2f", usd);
+  return buf;
+}
+
+std::string format_age(std::int64_t ms) {
+  if (ms < 0) ms = 0;
+  std::int64_t s = ms / 1000;
+  if (s < 60) return std::to_string(s) + "s";
+  if (s < 3600) return std::to_string(s / 60) + "m";
+  if (s < 86400) return std::to_string(s / 3600) + "h";
+  return std::to_string(s / 86400) + "d";
+}
+
+std::string format_duration(std::int64_t ms) {
+  if (ms < 1000) return std::to_string(ms < 0 ? 0 : ms) + "ms";
+  char buf[32];
+  std::int64_t s = ms / 1000;
+  if (s < 60)
+    std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ms) / 1000.0);
+  else if (s < 3600)
+    std::snprintf(buf, sizeof buf, "%" PRId64 "m%02" PRId64 "s", s / 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%" PRId64 "h%02" PRId64 "m", s / 3600, (s / 60) % 60);
+  return buf;
+}
+
+std::string status_badge(std::string_view status) {
+  std::string cls;
+  for (char c : status)
+    cls.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '-');
+  return "<span class=\"status s-" + esc(cls) + "\">" + esc(status) + "</span>";
+}
+
+std::string page(const PageFrame& f, std::string_view body) {
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+      "<meta name=\"referrer\" content=\"same-origin\">";
+  out += "<meta name=\"loopr-token\" content=\"" + esc(f.token) + "\">";
+  out += "<title>" + esc(f.title) + " · loopr</title>";
+  out += "<link rel=\"icon\" type=\"image/svg+xml\" href=\"" + href("/static/icon.svg", f.token) +
+         "\">";
+  out += "<link rel=\"stylesheet\" href=\"" + href("/static/style.css", f.token) + "\">";
+  out += "<script defer src=\"" + href("/static/app.js", f.token) + "\"></script>";
+  out += "</head><body";
+  if (f.since >= 0) out += " data-since=\"" + std::to_string(f.since) + "\"";
+  out += "><header><a class=\"brand\" href=\"" + href("/", f.token) + "\">loopr</a>";
+  out += "<span class=\"repo\">" + esc(f.repo) + "</span><nav>";
+  auto item = [&](const char* name, const char* path, const std::string& label) {
+    out += "<a href=\"" + href(path, f.token) + "\"";
+    if (f.nav == name) out += " class=\"current\"";
+    out += ">" + label + "</a>";
+  };
+  item("tree", "/", "Tree");
+  std::string gate = "Gate";
+  if (f.waiting > 0) gate += " <span class=\"count\">" + std::to_string(f.waiting) + "</span>";
+  item("gate", "/gate", gate);
+  out += "</nav>";
+  if (f.since >= 0) out += "<span id=\"live\" class=\"live\" title=\"live updates\">live</span>";
+  out += "</header><main>";
+  out.append(body);
+  out += "</main></body></html>\n";
+  return out;
+}
+
+}  // namespace loopr::daemon::web

@@ -1,0 +1,50 @@
+// The web UI's HTML building blocks: THE escaping function every model-written string goes
+// through, and the page frame. Pages are built as strings from small helpers; nothing here
+// writes a value into HTML without `esc`.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace loopr::daemon::web {
+
+/// `text` safe as HTML text and as a double- or single-quoted attribute value: & < > " ' escaped,
+/// NUL and other C0 controls except tab and line breaks dropped, invalid UTF-8 replaced (U+FFFD).
+std::string esc(std::string_view text);
+
+/// `/path?token=…` (the token on every URL the pages link to); `query` is more `k=v` pairs,
+/// already encoded, joined with `&`.
+std::string href(std::string_view path, std::string_view token, std::string_view query = {});
+
+/// Percent-encodes `text` for a URL path segment or query value.
+std::string url_encode(std::string_view text);
+
+/// A JSON field as text ("" when missing or null; numbers and booleans as JSON).
+std::string str(const nlohmann::json& j, const char* key);
+
+std::string format_cost(double usd);
+std::string format_age(std::int64_t ms);
+std::string format_duration(std::int64_t ms);
+
+/// `<span class="status s-running">running</span>`.
+std::string status_badge(std::string_view status);
+
+/// What a page says about itself: its `<title>`, the repository name in the header, the token
+/// for the links, which nav item is current, and `since` (the last event seq the page shows, for
+/// the live script; negative: the page is not live).
+struct PageFrame {
+  std::string title;
+  std::string repo;
+  std::string token;
+  std::string nav;  ///< "tree" | "gate" | ""
+  std::int64_t since = -1;
+  int waiting = 0;  ///< plans at the gate + open questions (the gate's nav badge)
+};
+
+/// A whole HTML document around `body` (already HTML): no inline script or style, the token in a
+/// `<meta>` for the script, the script and style from `/static/`.
+std::string page(const PageFrame& frame, std::string_view body);
+
+}  // namespace loopr::daemon::web

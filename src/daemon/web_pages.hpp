@@ -1,0 +1,94 @@
+// The web UI's pages as pure functions of what the control API answers (decoded into the typed
+// views of loopr/api/views.hpp, the CLI's own decoding) and of files
+// read for them (artifacts, the diff, transcripts): no I/O here, so every page is unit-tested with
+// hostile strings. Every model-written string goes through web::esc or markdown::render_safe_html.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <loopr/api/views.hpp>
+
+namespace loopr::daemon::web {
+
+/// The tree page's data: `GET /v1/loops` rows (tree order) and, per plan, its
+/// `GET /v1/loops/{id}` detail (forecast and actual).
+struct TreeView {
+  std::vector<api::LoopRow> loops;
+  std::map<std::string, api::LoopDetail> plans;
+  std::int64_t now_ms = 0;
+};
+
+/// The live part of the tree page: `<section data-live="tree">` with one table per plan.
+std::string tree_section(const TreeView& view, const std::string& token);
+
+/// How many things wait for the person: plans awaiting approval and loops awaiting an answer.
+int waiting_count(const std::vector<api::LoopRow>& loops);
+
+/// A file shown on a page: its text, or why it could not be read.
+struct ShownFile {
+  std::string path;
+  std::optional<std::string> text;
+  std::string problem;
+  bool truncated = false;
+};
+
+/// A plan at the gate: its detail and its plan artifact.
+struct GatePlan {
+  api::LoopDetail detail;
+  ShownFile plan;
+};
+
+struct GateView {
+  std::vector<GatePlan> plans;
+  std::vector<api::LoopRow> questions;  ///< loop rows in `awaiting_answer`
+};
+
+/// The gate page's body: each plan awaiting approval (forecast, the plan rendered, approve /
+/// reject / iterate) and each open question (answer).
+std::string gate_body(const GateView& view, const std::string& token);
+
+/// One iteration's transcript files (`.loopr/logs/loops/<id>/iterations/NNN/`).
+struct IterationFiles {
+  std::string loop_id;
+  int n = 0;
+  ShownFile prompt;
+  ShownFile conversation;  ///< JSON lines
+  ShownFile validation;
+};
+
+/// The transcript of one iteration: prompt (collapsed), conversation with tool calls and
+/// results, validation log.
+std::string iteration_body(const IterationFiles& files);
+
+/// The loop page's data.
+struct LoopView {
+  api::LoopDetail detail;                ///< `GET /v1/loops/{id}`
+  std::vector<api::LoopRow> children;    ///< rows whose parent is this loop
+  std::vector<ShownFile> artifacts;      ///< its output artifacts
+  std::string diff_label;                ///< e.g. `git diff main...loopr/001-loops/002`
+  ShownFile diff;                        ///< the branch's whole change
+  std::int64_t now_ms = 0;
+};
+
+/// The live part of the loop page: `<section data-live="summary">` (status, iteration, cost …).
+std::string loop_summary_section(const LoopView& view, const std::string& token);
+
+/// The loop page's body: the summary, the decisions that wait (gate, question), artifacts, the
+/// diff, the last validation output and every iteration collapsed (loaded when opened).
+std::string loop_body(const LoopView& view, const std::string& token);
+
+/// The approve / reject / iterate forms of a plan at the gate. `back`: "gate" or "loop".
+std::string gate_forms(const std::string& id, const std::string& token, const std::string& back);
+
+/// The answer form of a loop with an open question.
+std::string answer_form(const std::string& id, const std::string& token, const std::string& back);
+
+/// A page body saying what went wrong (an action the API refused, a missing loop).
+std::string error_body(const std::string& message, const std::string& back_href);
+
+}  // namespace loopr::daemon::web

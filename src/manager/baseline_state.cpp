@@ -1,0 +1,34 @@
+#include <loopr/manager/baseline_state.hpp>
+
+namespace loopr::manager {
+
+std::string baseline_state_key(const std::string& plan_id) { return "baseline-of/" + plan_id; }
+
+nlohmann::json to_json(const BaselineState& s) {
+  return {{"result", s.result},     {"sha", s.sha},
+          {"summary", s.summary},   {"output", s.output},
+          {"log", s.log},           {"ms", s.ms},
+          {"setup_ms", s.setup_ms}, {"fingerprint", s.fingerprint}};
+}
+
+BaselineState baseline_state_from_json(const nlohmann::json& j) {
+  BaselineState s;
+  if (!j.is_object()) return s;
+  s.result = j.value("result", "");
+  s.sha = j.value("sha", "");
+  s.summary = j.value("summary", "");
+  s.output = j.value("output", "");
+  s.log = j.value("log", "");
+  s.ms = j.value("ms", std::int64_t{0});
+  s.setup_ms = j.value("setup_ms", std::int64_t{0});
+  s.fingerprint = j.value("fingerprint", "");
+  return s;
+}
+
+BaselineState baseline_of(const TaskStore& store, const std::string& plan_id) {
+  auto text = store.get_meta(baseline_state_key(plan_id));
+  if (!text || !*text) return {};
+  return baseline_state_from_json(nlohmann::json::parse(**text, nullptr, false));
+}
+
+}  // namespace loopr::manager

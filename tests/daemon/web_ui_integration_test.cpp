@@ -1,0 +1,266 @@
+// The web UI served by a real daemon on a real loopback port (`POST /v1/web`): every route over
+// real HTTP, the refusals (token, Host, Origin, method), and the decisions reaching the manager
+// through the same API calls as the CLI's.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "daemon/daemon_fixture.hpp"
+#include "daemon/tcp_http.hpp"
+
+namespace loopr::testing {
+namespace {
+
+using nlohmann::json;
+
+class WebUiTest : public DaemonFixture {
+ protected:
+  int port = 0;
+  std::string token;
+
+  void start_web() {
+    auto r = api("POST", "/v1/web", json::object());
+    ASSERT_EQ(r.status, 200) << r.body.dump();
+    const std::string url = r.body.value("url", "");
+    std::smatch m;
+    ASSERT_TRUE(
+        std::regex_match(url, m, std::regex(R"(http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]{64}))")))
+        << url;
+    port = std::stoi(m[1]);
+    token = m[2];
+    EXPECT_EQ(r.body["port"], port);
+  }
+
+  std::string host() const { return "Host: 127.0.0.1:" + std::to_string(port); }
+  std::string origin() const { return "Origin: http://127.0.0.1:" + std::to_string(port); }
+
+  TcpAnswer get(const std::string& path, const std::string& extra_query = {}) {
+    std::string target = path + "?token=" + token + (extra_query.empty() ? "" : "&" + extra_query);
+    return tcp_request(port, "GET " + target + " HTTP/1.1\r\n" + host());
+  }
+
+  TcpAnswer post(const std::string& path, const std::string& form) {
+    return tcp_request(port,
+                       "POST " + path + " HTTP/1.1\r\n" + host() + "\r\n" + origin() +
+                           "\r\nContent-Type: application/x-www-form-urlencoded",
+                       "token=" + token + (form.empty() ? "" : "&" + form));
+  }
+
+  void start_tree(TreeScript script = {}) {
+    make_repo();
+    start_mock(script);
+    start_daemon();
+    start_web();
+  }
+};
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_F(WebUiTest, IsOffUntilAskedThenHealthShowsItAndStopEndsIt) {
+  make_repo();
+  start_mock({});
+  start_daemon();
+  EXPECT_TRUE(api("GET", "/v1/health").body["web"].is_null());
+  start_web();
+  auto health = api("GET", "/v1/health").body;
+  EXPECT_EQ(health["web"]["url"], "http://127.0.0.1:" + std::to_string(port) + "/?token=" + token);
+
+  // Asking again gives the same address; another port while it runs is refused.
+  auto again = api("POST", "/v1/web", {{"port", 0}});
+  EXPECT_EQ(again.status, 200);
+  EXPECT_EQ(again.body["started"], false);
+  EXPECT_EQ(again.body["port"], port);
+  auto other = api("POST", "/v1/web", {{"port", port == 65535 ? 1 : port + 1}});
+  EXPECT_EQ(other.status, 409) << other.body.dump();
+  EXPECT_EQ(api("POST", "/v1/web", {{"port", "x"}}).status, 400);
+  EXPECT_EQ(api("GET", "/v1/web").status, 405);
+  EXPECT_EQ(get("/").status, 200);
+
+  auto stopped = api("POST", "/v1/web/stop");
+  EXPECT_EQ(stopped.body["stopped"], true);
+  EXPECT_EQ(get("/").status, 0);  // nothing listens
+  EXPECT_TRUE(api("GET", "/v1/health").body["web"].is_null());
+  EXPECT_EQ(api("POST", "/v1/web/stop").body["stopped"], false);
+  const std::string old = token;
+  start_web();
+  EXPECT_NE(token, old);  // a new token: the old address is dead
+  std::string stale = "GET /?token=" + old + " HTTP/1.1\r\n" + host();
+  EXPECT_EQ(tcp_request(port, stale).status, 403);
+}
+
+TEST_F(WebUiTest, RefusesRequestsWithoutTheTokenOrFromAForeignHostOrOrigin) {
+  start_tree();
+  const std::string id = submit("Build files");
+  ASSERT_TRUE(wait_status(id, "awaiting_approval")) << dump_loops();
+
+  for (std::string path : {"/", "/gate", "/loop/001", "/loop/001/iterations/1",
+                                  "/static/app.js", "/static/style.css", "/events", "/nope"}) {
+    auto none = tcp_request(port, "GET " + path + " HTTP/1.1\r\n" + host());
+    EXPECT_EQ(none.status, 403) << path;
+    EXPECT_TRUE(has(none.body, "token is missing or wrong")) << path << ": " << none.body;
+    EXPECT_TRUE(has(none.header("content-security-policy"), "default-src 'none'")) << path;
+    auto wrong = tcp_request(
+        port, "GET " + path + "?token=" + std::string(64, '0') + " HTTP/1.1\r\n" + host());
+    EXPECT_EQ(wrong.status, 403) << path;
+  }
+  // DNS rebinding: a page of evil.example whose name now points at 127.0.0.1.
+  for (std::string h :
+       {"Host: evil.example:" + std::to_string(port), std::string("Host: evil.example")}) {
+    auto rebound = tcp_request(port, "GET /?token=" + token + " HTTP/1.1\r\n" + h);
+    EXPECT_EQ(rebound.status, 403) << h;
+    EXPECT_TRUE(has(rebound.body, "Host header")) << rebound.body;
+  }
+  // Cross-site forgery: the right token (say it leaked) but another site's Origin, or none.
+  const std::string approve = "POST /loop/" + id + "/approve HTTP/1.1\r\n" + host() +
+                              "\r\nContent-Type: application/x-www-form-urlencoded";
+  for (const std::string& o : {std::string("\r\nOrigin: http://evil.example"),
+                               std::string("\r\nOrigin: null"), std::string()}) {
+    auto forged = tcp_request(port, approve + o, "token=" + token);
+    EXPECT_EQ(forged.status, 403) << o;
+    EXPECT_TRUE(has(forged.body, "this UI's own pages")) << forged.body;
+  }
+  auto no_token = tcp_request(port, approve + "\r\n" + origin(), "back=gate");
+  EXPECT_EQ(no_token.status, 403);
+  auto put = tcp_request(port, "PUT /?token=" + token + " HTTP/1.1\r\n" + host(), "x");
+  EXPECT_EQ(put.status, 405);
+  EXPECT_EQ(status_of(id), "awaiting_approval");  // nothing of the above changed anything
+}
+
+TEST_F(WebUiTest, PagesAssetsAndTheEventStream) {
+  start_tree();
+  const std::string id = submit("Build <b>files</b>");
+  ASSERT_TRUE(wait_status(id, "awaiting_approval")) << dump_loops();
+
+  auto tree = get("/");
+  ASSERT_EQ(tree.status, 200) << tree.body;
+  EXPECT_EQ(tree.header("content-type"), "text/html; charset=utf-8");
+  EXPECT_TRUE(has(tree.header("content-security-policy"), "script-src 'self'"));
+  EXPECT_EQ(tree.header("x-frame-options"), "DENY");
+  EXPECT_EQ(tree.header("referrer-policy"), "same-origin");
+  EXPECT_TRUE(has(tree.body, "data-live=\"tree\"")) << tree.body;
+  EXPECT_TRUE(has(tree.body, "Build &lt;b&gt;files&lt;/b&gt;")) << tree.body;
+  EXPECT_TRUE(has(tree.body, "data-since=\"")) << tree.body;
+  EXPECT_TRUE(has(tree.body, "forecast $")) << tree.body;
+  auto part = get("/", "part=tree");
+  EXPECT_EQ(part.status, 200);
+  EXPECT_EQ(part.body.rfind("<section id=\"tree\"", 0), 0u) << part.body;
+
+  auto js = get("/static/app.js");
+  EXPECT_EQ(js.status, 200);
+  EXPECT_EQ(js.header("content-type"), "text/javascript; charset=utf-8");
+  EXPECT_TRUE(has(js.body, "EventSource"));
+  auto css = get("/static/style.css");
+  EXPECT_EQ(css.status, 200);
+  EXPECT_EQ(css.header("content-type"), "text/css; charset=utf-8");
+  EXPECT_EQ(get("/static/other.js").status, 404);
+  EXPECT_EQ(get("/nope").status, 404);
+  EXPECT_EQ(get("/loop/not-an-id").status, 404);
+  EXPECT_EQ(get("/loop/999").status, 404);
+  EXPECT_EQ(get("/loop/001/iterations/x").status, 404);
+
+  auto gate = get("/gate");
+  EXPECT_EQ(gate.status, 200);
+  EXPECT_TRUE(has(gate.body, "action=\"/loop/001/approve\"")) << gate.body;
+  EXPECT_TRUE(has(gate.body, "<h2>Overview</h2>")) << gate.body;  // the plan, rendered
+  EXPECT_TRUE(has(gate.body, "spec-alpha")) << gate.body;
+
+  auto loop = get("/loop/" + id);
+  EXPECT_EQ(loop.status, 200);
+  EXPECT_TRUE(has(loop.body, "data-live=\"summary\"")) << loop.body;
+  // At the gate the plan's diff is its own branch, from the base commit it started from.
+  const std::string fork = git("rev-parse main").substr(0, 12);
+  EXPECT_TRUE(has(loop.body, "git diff " + fork + "...loopr/001-loops/001")) << loop.body;
+  EXPECT_TRUE(has(loop.body, "+++ b/.loopr/plans/")) << loop.body;
+  EXPECT_TRUE(has(loop.body, "<details class=\"iteration\" data-n=\"1\"")) << loop.body;
+  EXPECT_EQ(get("/loop/" + id, "part=summary").body.rfind("<section id=\"summary\"", 0), 0u);
+  auto iteration = get("/loop/" + id + "/iterations/1", "part=body");
+  EXPECT_EQ(iteration.status, 200);
+  EXPECT_TRUE(has(iteration.body, "→ write_file")) << iteration.body;
+  EXPECT_TRUE(has(iteration.body, "<summary>Prompt</summary>")) << iteration.body;
+  auto full = get("/loop/" + id + "/iterations/1");
+  EXPECT_TRUE(has(full.body, "<!DOCTYPE html>"));
+
+  // The event stream: the API's events, unnamed (every one reaches the page's onmessage).
+  auto events = tcp_request(port, "GET /events?token=" + token + "&since=0 HTTP/1.1\r\n" + host(),
+                            {}, std::chrono::milliseconds(1500));
+  EXPECT_EQ(events.status, 200);
+  EXPECT_EQ(events.header("content-type"), "text/event-stream");
+  EXPECT_TRUE(has(events.body, "data: {")) << events.body;
+  EXPECT_TRUE(has(events.body, "\"loop_created\"")) << events.body;
+  EXPECT_FALSE(has(events.body, "event: ")) << events.body;
+}
+
+TEST_F(WebUiTest, DecisionsFromThePageAreTheApisCalls) {
+  TreeScript script;
+  script.extra_rules =
+      "  - name: code-uses-answer\n    match: {loop_type: code, first_user: \"The user "
+      "answered:\\\\s+(PORT-\\\\d+)\"}\n    reply:\n"
+      "      tool_use:\n        - name: write_file\n          input: {path: "
+      "\"code/{{loop_id}}.txt\", content: \"{{first_user.1}}\\n\"}\n"
+      "        - name: write_file\n          input: {path: \"wip/{{loop_id}}.txt\", content: "
+      "\"done\\n\"}\n"
+      // A question holds the loop only when its iteration fails (a passing loop drops it).
+      "  - name: code-asks\n    match: {loop_type: code, loop_id: \"code-001-001-001\"}\n    "
+      "reply:\n"
+      "      tool_use:\n        - name: write_file\n          input: {path: "
+      "\"wip/{{loop_id}}.txt\", content: \"WIP\\n\"}\n"
+      "        - name: ask_user\n          input: {question: \"Which <port>?\"}\n";
+  script.specs = {"alpha"};
+  script.phases = 1;
+  start_tree(script);
+
+  // iterate: the plan runs again with the feedback.
+  const std::string id = submit("Build files");
+  ASSERT_TRUE(wait_status(id, "awaiting_approval")) << dump_loops();
+  auto empty = post("/loop/" + id + "/iterate", "back=loop&feedback=");
+  EXPECT_EQ(empty.status, 400) << empty.body;
+  EXPECT_TRUE(has(empty.body, "feedback")) << empty.body;
+  auto iterated = post("/loop/" + id + "/iterate", "back=loop&feedback=USE-GAMMA+please");
+  EXPECT_EQ(iterated.status, 303) << iterated.body;
+  EXPECT_EQ(iterated.header("location"), "/loop/" + id + "?token=" + token);
+  ASSERT_TRUE(wait_loops([&](auto& l) {
+    return l[id]["status"] == "awaiting_approval" && l[id]["iteration"] == 2;
+  })) << dump_loops();
+
+  // approve: the specs start.
+  auto approved = post("/loop/" + id + "/approve", "back=gate");
+  EXPECT_EQ(approved.status, 303) << approved.body;
+  EXPECT_EQ(approved.header("location"), "/gate?token=" + token);
+  ASSERT_TRUE(wait_loops([&](auto& l) { return l.count("001-001") > 0; })) << dump_loops();
+  auto again = post("/loop/" + id + "/approve", "back=gate");
+  EXPECT_EQ(again.status, 409) << again.body;  // the API's answer, as a page
+  EXPECT_TRUE(has(again.body, "Not done")) << again.body;
+
+  // answer: the code loop asked; the page's answer reaches it.
+  const std::string code = "code-001-001-001";
+  auto rules_of = [&](const std::string& loop) {
+    std::string out;
+    for (const auto& r : mock->requests())
+      if (r["headers"].value("x-loopr-loop-id", "") == loop)
+        out += r["rule"].is_string() ? r["rule"].get<std::string>() + " " : "(none) ";
+    return "rules that answered " + loop + ": " + out;
+  };
+  ASSERT_TRUE(wait_status(code, "awaiting_answer", std::chrono::seconds(90)))
+      << dump_loops() << rules_of(code);
+  auto gate = get("/gate");
+  EXPECT_TRUE(has(gate.body, "Which &lt;port&gt;?")) << gate.body;
+  EXPECT_TRUE(has(gate.body, "action=\"/loop/" + code + "/answer\"")) << gate.body;
+  auto answered = post("/loop/" + code + "/answer", "back=gate&text=PORT-8080");
+  EXPECT_EQ(answered.status, 303) << answered.body;
+  ASSERT_TRUE(wait_status(code, "complete", std::chrono::seconds(90))) << dump_loops();
+  auto page = get("/loop/" + code);
+  EXPECT_TRUE(has(page.body, "+PORT-8080")) << page.body;  // the branch's diff
+
+  // reject: a second plan fails.
+  const std::string second = submit("Another");
+  ASSERT_TRUE(wait_status(second, "awaiting_approval")) << dump_loops();
+  auto rejected = post("/loop/" + second + "/reject", "back=loop&reason=not+now");
+  EXPECT_EQ(rejected.status, 303) << rejected.body;
+  EXPECT_TRUE(wait_status(second, "failed")) << dump_loops();
+  EXPECT_EQ(post("/loop/" + second + "/explode", "").status, 404);
+}
+
+}  // namespace
+}  // namespace loopr::testing
