@@ -11,6 +11,7 @@
 
 #include <loopr/api/events.hpp>
 #include <loopr/api/views.hpp>
+#include <loopr/core/figures.hpp>  // format_cost, format_age, … (used with these renderers)
 #include <loopr/core/loop.hpp>
 
 #include "cli/terminal.hpp"
@@ -26,15 +27,6 @@ nlohmann::json interface_show_json(const api::LoopDetail& detail);
 /// The loop object of an action's answer (`approve`, `answer`, …): the interface fields plus
 /// the question and answer when there is one.
 nlohmann::json interface_action_json(const api::LoopRow& row);
-
-/// `$0.00`; below a cent `$0.004`; zero `$0`.
-std::string format_cost(double usd);
-/// A compact age or duration: `42s`, `5m`, `3h`, `2d` (`0s` for negatives).
-std::string format_age(std::int64_t ms);
-/// An elapsed time with seconds: `7s`, `1m05s`, `2h03m`.
-std::string format_elapsed(std::int64_t ms);
-/// `12,345`.
-std::string format_count(std::int64_t n);
 
 /// One row of the tree: the loop and the box-drawing prefix in front of its id.
 struct TreeRow {

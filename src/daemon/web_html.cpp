@@ -107,22 +107,6 @@ std::string str(const nlohmann::json& j, const char* key) {
   return it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string format_cost(double usd) {
-  if (usd == 0) return "$0";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, std::fabs(usd) < 0.01 ? "$%.3f" : "$%.2f", usd);
-  return buf;
-}
-
-std::string format_age(std::int64_t ms) {
-  if (ms < 0) ms = 0;
-  std::int64_t s = ms / 1000;
-  if (s < 60) return std::to_string(s) + "s";
-  if (s < 3600) return std::to_string(s / 60) + "m";
-  if (s < 86400) return std::to_string(s / 3600) + "h";
-  return std::to_string(s / 86400) + "d";
-}
-
 std::string format_duration(std::int64_t ms) {
   if (ms < 1000) return std::to_string(ms < 0 ? 0 : ms) + "ms";
   char buf[32];

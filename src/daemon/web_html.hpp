@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include <loopr/core/figures.hpp>  // format_cost, format_age
+
 namespace loopr::daemon::web {
 
 /// `text` safe as HTML text and as a double- or single-quoted attribute value: & < > " ' escaped,
@@ -24,8 +26,6 @@ std::string url_encode(std::string_view text);
 /// A JSON field as text ("" when missing or null; numbers and booleans as JSON).
 std::string str(const nlohmann::json& j, const char* key);
 
-std::string format_cost(double usd);
-std::string format_age(std::int64_t ms);
 std::string format_duration(std::int64_t ms);
 
 /// `<span class="status s-running">running</span>`.

@@ -4,8 +4,8 @@
 #include <loopr/git/repository.hpp>
 #include <loopr/git/worktree.hpp>
 
-#include "git/history.hpp"
 #include "git/deadline.hpp"
+#include "git/history.hpp"
 #include "git/libgit2.hpp"
 #include "git/text.hpp"
 
@@ -30,6 +30,19 @@ Result<git_oid> start_commit(git_repository* repo, const std::string& since, con
   git_oid base{};
   if (git_merge_base(&base, repo, &head, &start) != 0) return head;
   return base;
+}
+
+Result<TreePair> merge_base_trees(git_repository* repo, const git_oid& a, const git_oid& b,
+                                  const std::string& what) {
+  git_oid base{};
+  int rc = git_merge_base(&base, repo, &a, &b);
+  if (rc == GIT_ENOTFOUND)
+    base = a;  // unrelated histories: everything `b` has differs
+  else
+    LOOPR_TRY(check(rc, "finding the merge base of " + what));
+  LOOPR_ASSIGN(TreePtr ta, commit_tree(repo, base));
+  LOOPR_ASSIGN(TreePtr tb, commit_tree(repo, b));
+  return TreePair{std::move(ta), std::move(tb)};
 }
 
 }  // namespace detail
@@ -207,18 +220,11 @@ Result<std::string> Repository::diff_since_fork(const std::string& from, const s
   };
   LOOPR_ASSIGN(git_oid a, commit_of(from));
   LOOPR_ASSIGN(git_oid b, commit_of(to));
-  git_oid base{};
-  int rc = git_merge_base(&base, repo.get(), &a, &b);
-  if (rc == GIT_ENOTFOUND)
-    base = a;  // unrelated histories: everything `to` has differs
-  else
-    LOOPR_TRY(check(rc, "finding the merge base of " + from + " and " + to));
-  LOOPR_ASSIGN(TreePtr ta, commit_tree(repo.get(), base));
-  LOOPR_ASSIGN(TreePtr tb, commit_tree(repo.get(), b));
+  LOOPR_ASSIGN(TreePair trees, merge_base_trees(repo.get(), a, b, from + " and " + to));
   git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
   opts.notify_cb = skip_private_deltas;
   LOOPR_ASSIGN(DiffPtr diff, make<DiffPtr>("diffing " + from + " and " + to, git_diff_tree_to_tree,
-                                           repo.get(), ta.get(), tb.get(), &opts));
+                                           repo.get(), trees.base.get(), trees.to.get(), &opts));
   git_diff_find_options find = GIT_DIFF_FIND_OPTIONS_INIT;
   find.flags = GIT_DIFF_FIND_RENAMES;
   LOOPR_TRY(check(git_diff_find_similar(diff.get(), &find), "finding renames"));

@@ -23,4 +23,13 @@ Result<std::string> head_branch_ref(git_repository* repo);
 /// moved on still gives only this branch's own work. Empty `since`, or nothing in common: `head`.
 Result<git_oid> start_commit(git_repository* repo, const std::string& since, const git_oid& head);
 
+/// The trees `git diff from...to` compares: the merge base of `a` and `b` (or `a` itself when the
+/// histories are unrelated: everything `b` has differs) and `b`. `what` names them in errors.
+struct TreePair {
+  TreePtr base;
+  TreePtr to;
+};
+Result<TreePair> merge_base_trees(git_repository* repo, const git_oid& a, const git_oid& b,
+                                  const std::string& what);
+
 }  // namespace loopr::git::detail

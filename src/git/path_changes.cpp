@@ -11,8 +11,8 @@
 #include <loopr/git/repository.hpp>
 #include <loopr/git/worktree.hpp>
 
-#include "git/history.hpp"
 #include "git/deadline.hpp"
+#include "git/history.hpp"
 #include "git/libgit2.hpp"
 
 namespace loopr::git {
@@ -29,7 +29,8 @@ int skip_private(const git_diff*, const git_diff_delta* delta, const char*, void
 }
 
 bool wants_content(const std::vector<std::string>& patterns, const PathChange& c) {
-  return first_match(patterns, c.path) || (!c.old_path.empty() && first_match(patterns, c.old_path));
+  return first_match(patterns, c.path) ||
+         (!c.old_path.empty() && first_match(patterns, c.old_path));
 }
 
 std::optional<std::string> blob_text(git_repository* repo, const git_diff_file& file) {
@@ -166,18 +167,11 @@ Result<std::vector<PathChange>> Repository::path_changes_since_fork(
   };
   LOOPR_ASSIGN(git_oid a, commit_of(from));
   LOOPR_ASSIGN(git_oid b, commit_of(to));
-  git_oid base{};
-  int rc = git_merge_base(&base, repo.get(), &a, &b);
-  if (rc == GIT_ENOTFOUND)
-    base = a;  // unrelated histories: everything `to` has differs
-  else
-    LOOPR_TRY(check(rc, "finding the merge base of " + from + " and " + to));
-  LOOPR_ASSIGN(TreePtr ta, commit_tree(repo.get(), base));
-  LOOPR_ASSIGN(TreePtr tb, commit_tree(repo.get(), b));
+  LOOPR_ASSIGN(TreePair trees, merge_base_trees(repo.get(), a, b, from + " and " + to));
   git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
   opts.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
   LOOPR_ASSIGN(DiffPtr diff, make<DiffPtr>("diffing " + from + " and " + to, git_diff_tree_to_tree,
-                                           repo.get(), ta.get(), tb.get(), &opts));
+                                           repo.get(), trees.base.get(), trees.to.get(), &opts));
   LOOPR_TRY(find_renames(diff.get()));
   return changes_of(repo.get(), diff.get(), content_patterns, nullptr);
 }

@@ -1,6 +1,10 @@
 // `loopr web`: the real binary starts the daemon if needed, asks it for the web UI and prints the
 // address once; `daemon status` shows it again; `--stop` ends it.
+#include <cstdio>
+#include <fstream>
 #include <regex>
+#include <sstream>
+#include <vector>
 
 #include "cli_fixture.hpp"
 
@@ -92,6 +96,40 @@ TEST_F(WebCommandE2E, OpenHandsTheAddressToXdgOpenElseSensibleBrowser) {
   EXPECT_NE(r.output.find(url), std::string::npos) << r.output;  // printed before it says so
   EXPECT_NE(r.output.find("no program to open a browser with"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(opened));
+}
+
+// The listening sockets on `port` in /proc/net/<table>, as their local addresses (hex, as the
+// kernel writes them: 0100007F is 127.0.0.1, 00000000 is every address).
+std::vector<std::string> listeners_on(const std::string& table, int port) {
+  std::ifstream in("/proc/net/" + table);
+  std::vector<std::string> out;
+  std::string line;
+  std::getline(in, line);  // the header
+  char want[8];
+  std::snprintf(want, sizeof want, "%04X", port);
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    auto colon = local.rfind(':');
+    if (state == "0A" && colon != std::string::npos && local.substr(colon + 1) == want)
+      out.push_back(local.substr(0, colon));  // 0A: LISTEN
+  }
+  return out;
+}
+
+TEST_F(WebCommandE2E, ListensOnLoopbackOnly) {
+  make_repo();
+  CliRun web = loopr("-q web");
+  ASSERT_EQ(web.exit_code, 0) << web.err;
+  std::smatch m;
+  const std::string url = web.out.substr(0, web.out.find('\n'));
+  ASSERT_TRUE(std::regex_search(url, m, std::regex(R"(:(\d+)/)"))) << url;
+  const int port = std::stoi(m[1]);
+  // The kernel's own table of listening sockets: the UI's port is bound to 127.0.0.1 and to
+  // nothing else (no 0.0.0.0, no IPv6 socket).
+  EXPECT_EQ(listeners_on("tcp", port), std::vector<std::string>{"0100007F"});
+  EXPECT_TRUE(listeners_on("tcp6", port).empty());
 }
 
 }  // namespace
