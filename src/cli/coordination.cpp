@@ -21,7 +21,6 @@ std::string quoted_first_line(const std::string& text, std::size_t max) {
 
 std::string duration_text(std::int64_t ms) { return format_elapsed(ms); }
 
-
 }  // namespace
 
 std::vector<std::string> question_lines(const std::vector<api::LoopRow>& loops,
@@ -40,10 +39,9 @@ std::string render_forecast(const api::LoopDetail& d, const Style& style) {
   if (!d.forecast) return "";
   const api::ForecastView& f = *d.forecast;
   std::ostringstream out;
-  out << style.dim("forecast:") << "   ~" << format_cost(f.cost_usd) << " ("
-      << format_cost(f.low) << "–" << format_cost(f.high) << "), " << f.loops << " loops, ~"
-      << f.model_calls << " model calls, ~" << duration_text(f.duration_ms)
-      << " after approval\n";
+  out << style.dim("forecast:") << "   ~" << format_cost(f.cost_usd) << " (" << format_cost(f.low)
+      << "–" << format_cost(f.high) << "), " << f.loops << " loops, ~" << f.model_calls
+      << " model calls, ~" << duration_text(f.duration_ms) << " after approval\n";
   out << style.dim("basis:") << "      " << shown(f.basis) << "\n";
   if (d.budget) {
     // The request's own limits (submit --max-cost/--max-runtime/--max-iterations).
@@ -73,8 +71,8 @@ std::string render_forecast(const api::LoopDetail& d, const Style& style) {
   return out.str();
 }
 
-ReviewDecision review_question(const Api& api, const api::LoopRow& loop, Prompter& prompter,
-                               std::ostream& ui, const Style& style) {
+ReviewDecision review_question(const DaemonClient& api, const api::LoopRow& loop,
+                               Prompter& prompter, std::ostream& ui, const Style& style) {
   const std::string& id = loop.id;
   ReviewDecision d{id, "skip", {}, false};
   std::string question = loop.question ? *loop.question : loop.status_reason;
@@ -113,7 +111,7 @@ int run_answer(const GlobalOptions& opts, const std::string& id, const std::stri
     throw CommandError{kUsage, "the answer is empty",
                        "write `loopr answer " + id + " \"your answer\"`"};
   RepoPaths paths(require_repo(opts));
-  Api api = connect(paths);
+  DaemonClient api = connect(paths);
   api::LoopRow loop = act_on(api, id, "answer", json{{"text", text}});
   if (opts.json) {
     std::cout << interface_action_json(loop).dump() << "\n";

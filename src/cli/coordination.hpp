@@ -3,10 +3,11 @@
 // spending once its tree ended).
 #pragma once
 
-#include <loopr/api/views.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include <loopr/api/views.hpp>
 
 #include "cli/review.hpp"
 
@@ -20,7 +21,7 @@ std::string render_forecast(const api::LoopDetail& detail, const Style& style);
 
 /// `loopr review` for a loop that asked: shows the question, asks `[a]nswer [s]kip`, reads the
 /// answer (ended by an empty line) and sends it. decision: answer | skip.
-ReviewDecision review_question(const Api& api, const api::LoopRow& loop, Prompter& prompter,
-                               std::ostream& ui, const Style& style);
+ReviewDecision review_question(const DaemonClient& api, const api::LoopRow& loop,
+                               Prompter& prompter, std::ostream& ui, const Style& style);
 
 }  // namespace loopr::cli

@@ -37,8 +37,7 @@ CommandError transport_error(const RepoPaths& paths, const Error& e) {
 }
 
 json call_or_throw(const RepoPaths& paths, const std::string& method, const std::string& target,
-                   const json& body,
-                   std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+                   const json& body, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
   daemon::Client client(paths.socket());
   auto r = client.call(method, target, body, timeout);
   if (!r) throw transport_error(paths, r.error());
@@ -139,11 +138,11 @@ std::filesystem::path daemon_out_file(const RepoPaths& paths) {
   return paths.logs_dir() / "daemon.out";
 }
 
-json Api::get(const std::string& target) const {
+json DaemonClient::get(const std::string& target) const {
   return call_or_throw(paths_, "GET", target, nullptr);
 }
 
-std::string Api::get_text(const std::string& target) const {
+std::string DaemonClient::get_text(const std::string& target) const {
   daemon::Client client(paths_.socket());
   auto r = client.call_raw("GET", target);
   if (!r) throw transport_error(paths_, r.error());
@@ -154,21 +153,21 @@ std::string Api::get_text(const std::string& target) const {
   return std::move(r->body);
 }
 
-json Api::post(const std::string& target, const json& body,
-               std::chrono::milliseconds timeout) const {
+json DaemonClient::post(const std::string& target, const json& body,
+                        std::chrono::milliseconds timeout) const {
   return call_or_throw(paths_, "POST", target, body.is_null() ? json::object() : body, timeout);
 }
 
-std::optional<json> Api::health(std::chrono::milliseconds timeout) const {
+std::optional<json> DaemonClient::health(std::chrono::milliseconds timeout) const {
   daemon::Client client(paths_.socket());
   auto r = client.call("GET", "/v1/health", nullptr, timeout);
   if (!r || r->status != 200 || !r->body.is_object()) return std::nullopt;
   return std::move(r->body);
 }
 
-Result<void> Api::stream(const std::string& target,
-                         const std::function<bool(const StreamMessage&)>& on_message,
-                         const std::atomic<bool>* cancel) const {
+Result<void> DaemonClient::stream(const std::string& target,
+                                  const std::function<bool(const StreamMessage&)>& on_message,
+                                  const std::atomic<bool>* cancel) const {
   daemon::Client client(paths_.socket());
   return client.stream(
       target,
@@ -178,14 +177,14 @@ Result<void> Api::stream(const std::string& target,
       cancel);
 }
 
-Api connect(const RepoPaths& paths) {
+DaemonClient connect(const RepoPaths& paths) {
   std::error_code ec;
   if (!std::filesystem::exists(paths.socket(), ec)) throw daemon_not_running(paths);
-  return Api(paths);
+  return DaemonClient(paths);
 }
 
 DaemonStart start_daemon(const RepoPaths& paths, bool force) {
-  Api api(paths);
+  DaemonClient api(paths);
   if (auto h = api.health()) return {h->value("pid", 0L), false};
 
   std::filesystem::path out = daemon_out_file(paths);
@@ -227,8 +226,8 @@ DaemonStart start_daemon(const RepoPaths& paths, bool force) {
                      "see " + out.string()};
 }
 
-Api connect_or_start(const RepoPaths& paths, const GlobalOptions& opts, bool force) {
-  Api api(paths);
+DaemonClient connect_or_start(const RepoPaths& paths, const GlobalOptions& opts, bool force) {
+  DaemonClient api(paths);
   if (api.health()) return api;
   require_existing_config(paths);  // a bad config is exit 2 here, not a daemon that dies
   DaemonStart s = start_daemon(paths, force);

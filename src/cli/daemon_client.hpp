@@ -26,9 +26,9 @@ struct StreamMessage {
 };
 
 /// A repository's daemon, reached through its socket. Every call opens its own connection.
-class Api {
+class DaemonClient {
  public:
-  explicit Api(RepoPaths paths) : paths_(std::move(paths)) {}
+  explicit DaemonClient(RepoPaths paths) : paths_(std::move(paths)) {}
 
   const RepoPaths& paths() const { return paths_; }
 
@@ -62,7 +62,7 @@ CommandError api_error(int status, const nlohmann::json& body);
 CommandError daemon_not_running(const RepoPaths& paths);
 
 /// The daemon of the repository `opts` names; CommandError (exit 3) if none answers.
-Api connect(const RepoPaths& paths);
+DaemonClient connect(const RepoPaths& paths);
 
 /// What `start_daemon` did.
 struct DaemonStart {
@@ -77,7 +77,8 @@ struct DaemonStart {
 DaemonStart start_daemon(const RepoPaths& paths, bool force = false);
 
 /// `connect`, starting the daemon first when none answers (says so on stderr unless quiet).
-Api connect_or_start(const RepoPaths& paths, const GlobalOptions& opts, bool force = false);
+DaemonClient connect_or_start(const RepoPaths& paths, const GlobalOptions& opts,
+                              bool force = false);
 
 /// True while `pid` runs (a zombie counts as gone: a detached daemon is no child of ours and
 /// not every init reaps at once).

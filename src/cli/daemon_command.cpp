@@ -6,8 +6,8 @@
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/format.hpp"
-#include "cli/wire.hpp"
 #include "cli/preflight.hpp"
+#include "cli/wire.hpp"
 
 namespace loopr::cli {
 
@@ -38,7 +38,8 @@ int run_daemon_command(const GlobalOptions& opts, bool foreground, bool force) {
     throw CommandError{kFailed, "the daemon failed: " + e.message,
                        "see the lines above; LOOPR_LOG=debug says more"};
   }
-  if (!Api(paths).health()) refuse_if_any(daemon_start_problems(config, force), force_hint);
+  if (!DaemonClient(paths).health())
+    refuse_if_any(daemon_start_problems(config, force), force_hint);
   DaemonStart s = start_daemon(paths, force);
   if (opts.json) {
     std::cout
@@ -56,7 +57,7 @@ int run_daemon_command(const GlobalOptions& opts, bool foreground, bool force) {
 
 int run_daemon_status(const GlobalOptions& opts) {
   RepoPaths paths(require_repo(opts));
-  Api api(paths);
+  DaemonClient api(paths);
   auto h = daemon_health(api);
   if (!h) {
     if (opts.json) std::cout << json{{"running", false}}.dump() << "\n";
@@ -83,7 +84,7 @@ int run_daemon_stop(const GlobalOptions& opts, bool drain, const std::string& ti
                          "write e.g. --timeout 30m or 90s"};
     limit = *d;
   }
-  Api api(paths);
+  DaemonClient api(paths);
   auto h = daemon_health(api);
   if (!h) throw daemon_not_running(paths);
   long pid = h->pid;
@@ -96,7 +97,8 @@ int run_daemon_stop(const GlobalOptions& opts, bool drain, const std::string& ti
     api.post("/v1/shutdown");
   }
   // A drain takes as long as the iterations in flight, at most its limit; then the stop itself.
-  auto deadline = std::chrono::steady_clock::now() + kStopTimeout + (drain ? limit : std::chrono::milliseconds(0));
+  auto deadline = std::chrono::steady_clock::now() + kStopTimeout +
+                  (drain ? limit : std::chrono::milliseconds(0));
   while (true) {
     bool answering = api.health(std::chrono::seconds(1)).has_value();
     bool alive = process_alive(pid);

@@ -214,7 +214,7 @@ class MockModel {
 // Stops the daemon the demo started: a graceful shutdown, then SIGTERM if it does not go.
 class DaemonGuard {
  public:
-  DaemonGuard(const Api& api, long pid) : api_(api), pid_(pid) {}
+  DaemonGuard(const DaemonClient& api, long pid) : api_(api), pid_(pid) {}
   ~DaemonGuard() { stop(); }
   DaemonGuard(const DaemonGuard&) = delete;
   DaemonGuard& operator=(const DaemonGuard&) = delete;
@@ -238,7 +238,7 @@ class DaemonGuard {
   }
 
  private:
-  const Api& api_;
+  const DaemonClient& api_;
   long pid_;
   bool stopped_ = false;
 };
@@ -303,7 +303,7 @@ bool plan_stops_at(LoopStatus s) {
 
 // Prints the plan loop's events after `seen` (updated) until it reaches the gate or ends some
 // other way; returns the plan's status then (nullopt if the stream ended before).
-std::optional<LoopStatus> follow_plan(const Api& api, const std::string& plan_id,
+std::optional<LoopStatus> follow_plan(const DaemonClient& api, const std::string& plan_id,
                                       std::uint64_t& seen, std::ostream& ui, const Style& style,
                                       bool quiet) {
   std::optional<LoopStatus> status;
@@ -334,8 +334,8 @@ std::optional<LoopStatus> follow_plan(const Api& api, const std::string& plan_id
 // Approves the plan (showing it) with --yes, else asks like `loopr review`. Returns the
 // decision: approve | reject | iterate | skip. `prompter` (without --yes) lives across gates:
 // it keeps what it read ahead.
-std::string gate(const Api& api, const std::string& plan_id, Prompter* prompter, std::ostream& ui,
-                 const Style& style, bool quiet) {
+std::string gate(const DaemonClient& api, const std::string& plan_id, Prompter* prompter,
+                 std::ostream& ui, const Style& style, bool quiet) {
   api::LoopRow loop = show_loop(api, plan_id).loop;
   if (prompter) return review_plan(api, loop, *prompter, ui, style).decision;
   if (!quiet) {
@@ -355,7 +355,7 @@ std::string gate(const Api& api, const std::string& plan_id, Prompter* prompter,
 }
 
 // The loops that needed more than one iteration, with what each iteration said.
-void print_retries(const Api& api, std::ostream& ui, const Style& style) {
+void print_retries(const DaemonClient& api, std::ostream& ui, const Style& style) {
   for (const auto& l : list_loops(api)) {
     if (l.iteration < 2) continue;
     api::LoopDetail detail = show_loop(api, l.id);
@@ -366,7 +366,7 @@ void print_retries(const Api& api, std::ostream& ui, const Style& style) {
 }
 
 // Steps 4 to 6: submit, the gate, the live tree, then (daemon and model stopped) the result.
-int run_tree(const Api& api, const GlobalOptions& opts, bool yes, const fs::path& repo,
+int run_tree(const DaemonClient& api, const GlobalOptions& opts, bool yes, const fs::path& repo,
              const std::string& base, Clock::time_point started, DaemonGuard& daemon_guard,
              MockModel& mock) {
   std::ostream& ui = ui_stream(opts);
@@ -492,7 +492,7 @@ int run_demo(const GlobalOptions& opts, bool yes) {
   // 3. The daemon (its own session: Ctrl-C here stops it through the guard, in order).
   isolate_environment();
   DaemonStart daemon = start_daemon(paths);
-  Api api(paths);
+  DaemonClient api(paths);
   DaemonGuard daemon_guard(api, daemon.pid);
   if (!quiet)
     ui << "daemon pid " << daemon.pid << ", scripted model on 127.0.0.1:" << mock.port() << "\n";

@@ -7,9 +7,9 @@
 #include <fstream>
 
 #include <loopr/core/preflight.hpp>
-#include <loopr/exec/program_check.hpp>
 #include <loopr/core/process.hpp>
 #include <loopr/exec/executor.hpp>
+#include <loopr/exec/program_check.hpp>
 #include <loopr/git/repository.hpp>
 #include <loopr/llm/probe.hpp>
 
@@ -33,7 +33,7 @@ struct Check {
   std::string name;
   std::string status;  ///< ok | fail | skip
   std::string message;
-  std::string hint;  ///< what to do (fail only)
+  std::string hint;    ///< what to do (fail only)
   std::string detail;  ///< lines under it (a failing command's output)
 };
 
@@ -220,7 +220,7 @@ Check check_disk(const std::optional<fs::path>& root) {
 Check check_daemon(const std::optional<fs::path>& root) {
   if (!root) return skip("daemon", "no repository, so no daemon");
   RepoPaths paths(*root);
-  Api api(paths);
+  DaemonClient api(paths);
   if (auto h = daemon_health(api, std::chrono::seconds(2))) {
     auto total = h->loops.find(api::kTotal);
     const int loops = total == h->loops.end() ? 0 : total->second;
@@ -298,8 +298,7 @@ int run_doctor(const GlobalOptions& opts, bool offline, bool skip_tests) {
       if (c.status == "ok")
         std::cout << style.green("✓") << " " << c.name << ": " << c.message << "\n";
       else if (c.status == "fail")
-        std::cout << style.red("✗") << " " << c.name << ": " << c.message << " (" << c.hint
-                  << ")\n"
+        std::cout << style.red("✗") << " " << c.name << ": " << c.message << " (" << c.hint << ")\n"
                   << c.detail;
       else
         std::cout << style.dim("-") << " " << c.name << ": " << style.dim(c.message) << "\n";

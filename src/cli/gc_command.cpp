@@ -23,7 +23,7 @@ int run_gc(const GlobalOptions& opts, bool dry_run, const std::string& older_tha
     options.older_than = *d;
   }
   nlohmann::json report;
-  Api api(paths);
+  DaemonClient api(paths);
   if (api.health()) {
     nlohmann::json body = {{"dry_run", dry_run}};
     if (!older_than.empty()) body["older_than"] = older_than;

@@ -27,7 +27,6 @@ using nlohmann::json;
 
 namespace {
 
-
 void print_loop_json(const api::LoopRow& loop) {
   std::cout << interface_loop_json(loop).dump() << "\n";
 }
@@ -51,7 +50,7 @@ bool under_way(LoopStatus s) {
 struct Submitting {
   RepoPaths paths;
   Config config;
-  Api api;
+  DaemonClient api;
 };
 Submitting prepare_submit(const GlobalOptions& opts, const std::string& request, bool force,
                           const std::string& usage) {
@@ -60,10 +59,10 @@ Submitting prepare_submit(const GlobalOptions& opts, const std::string& request,
   RepoPaths paths(require_repo(opts));
   Config config = require_existing_config(paths);
   // A running daemon checked its own provider setup at its start.
-  bool daemon_running = Api(paths).health().has_value();
+  bool daemon_running = DaemonClient(paths).health().has_value();
   refuse_if_any(submit_problems(paths, config, !daemon_running, force),
                 "; `loopr submit --force` skips this check");
-  Api api = connect_or_start(paths, opts, force);
+  DaemonClient api = connect_or_start(paths, opts, force);
   return Submitting{paths, std::move(config), std::move(api)};
 }
 
@@ -92,7 +91,7 @@ int run_submit(const GlobalOptions& opts, const std::string& request, bool wait,
                bool force, const SubmitLimits& limits) {
   json fields = limit_fields(limits);
   Submitting sub = prepare_submit(opts, request, force, "loopr submit \"what you want built\"");
-  Api& api = sub.api;
+  DaemonClient& api = sub.api;
   std::string id = submit_plan(api, request, fields);
   // The id is the command's result: printed even with -q, so `id=$(loopr -q submit …)` works.
   if (opts.json)
@@ -110,7 +109,7 @@ int run_dry_run(const GlobalOptions& opts, const std::string& request, bool forc
       prepare_submit(opts, request, force, "loopr submit --dry-run \"what you want built\"");
   const RepoPaths& paths = sub.paths;
   const Config& config = sub.config;
-  Api& api = sub.api;
+  DaemonClient& api = sub.api;
   const std::string id = submit_request(api, request, /*dry_run=*/true, fields);
   if (!opts.quiet && !opts.json)
     std::cerr << "dry run: plan " << id << " runs up to the gate (Ctrl-C leaves it running)\n";
@@ -160,7 +159,7 @@ int run_dry_run(const GlobalOptions& opts, const std::string& request, bool forc
 
 int run_list(const GlobalOptions& opts, bool all, const ListFilter& filter) {
   RepoPaths paths(require_repo(opts));
-  Api api = connect(paths);
+  DaemonClient api = connect(paths);
   // The daemon filters (and says what a bad filter should be: a 400 is exit 2).
   std::string query;
   auto add = [&](const char* key, const std::string& value) {
@@ -212,7 +211,7 @@ int run_show(const GlobalOptions& opts, const std::string& id, std::optional<int
       std::cout << render_iteration_log(log, Style{stdout_color(opts)});
     return kOk;
   }
-  Api api = connect(paths);
+  DaemonClient api = connect(paths);
   api::LoopDetail detail = show_loop(api, id);
   if (opts.json)
     std::cout << interface_show_json(detail).dump(-1, ' ', false, json::error_handler_t::replace)
@@ -224,7 +223,7 @@ int run_show(const GlobalOptions& opts, const std::string& id, std::optional<int
 
 int run_review(const GlobalOptions& opts, const std::string& id) {
   RepoPaths paths(require_repo(opts));
-  Api api = connect(paths);
+  DaemonClient api = connect(paths);
   install_interrupt_handlers();
   Prompter prompter(STDIN_FILENO, ui_stream(opts));
   auto decisions = review_pending(api, opts, id, prompter);
@@ -252,7 +251,7 @@ int run_gate(const GlobalOptions& opts, const std::string& action, const std::st
     body["reason"] = text;
   }
   RepoPaths paths(require_repo(opts));
-  Api api = connect(paths);
+  DaemonClient api = connect(paths);
   api::LoopRow loop = act_on(api, id, action, body);
   if (opts.json) {
     print_loop_json(loop);
@@ -266,7 +265,7 @@ int run_gate(const GlobalOptions& opts, const std::string& action, const std::st
 
 int run_control(const GlobalOptions& opts, const std::string& action, const std::string& id) {
   RepoPaths paths(require_repo(opts));
-  Api api = connect(paths);
+  DaemonClient api = connect(paths);
   api::LoopRow loop = act_on(api, id, action);
   if (opts.json) {
     print_loop_json(loop);
@@ -280,7 +279,7 @@ int run_control(const GlobalOptions& opts, const std::string& action, const std:
 
 int run_merge(const GlobalOptions& opts, const std::string& plan_id, bool force) {
   RepoPaths paths(require_repo(opts));
-  Api api = connect(paths);
+  DaemonClient api = connect(paths);
   // An integration tip changed since its last check is checked first: that runs the test
   // command, so the daemon may take as long as a code iteration may.
   MergeAnswer r = merge_plan(api, plan_id, force);

@@ -4,11 +4,11 @@
 #include <ostream>
 #include <sstream>
 
-#include "cli/coordination.hpp"
-#include "cli/format.hpp"
 #include <loopr/core/text.hpp>
 
 #include "cli/baseline_view.hpp"  // issue 27
+#include "cli/coordination.hpp"
+#include "cli/format.hpp"
 #include "cli/markdown_render.hpp"
 #include "cli/wire.hpp"
 
@@ -39,7 +39,7 @@ std::string read_plan_artifact(const RepoPaths& paths, const api::LoopRow& loop)
                      "`loopr show " + id + "` shows where it should be"};
 }
 
-ReviewDecision review_plan(const Api& api, const api::LoopRow& loop, Prompter& prompter,
+ReviewDecision review_plan(const DaemonClient& api, const api::LoopRow& loop, Prompter& prompter,
                            std::ostream& ui, const Style& style) {
   const std::string& id = loop.id;
   ReviewDecision d{id, "skip", {}, false};
@@ -123,7 +123,7 @@ void show_held(const api::LoopRow& plan, std::ostream& ui, const Style& style) {
 
 }  // namespace
 
-std::vector<ReviewDecision> review_pending(const Api& api, const GlobalOptions& opts,
+std::vector<ReviewDecision> review_pending(const DaemonClient& api, const GlobalOptions& opts,
                                            const std::string& only_id, Prompter& prompter) {
   std::vector<api::LoopRow> plans, held;
   if (!only_id.empty()) {
@@ -139,10 +139,10 @@ std::vector<ReviewDecision> review_pending(const Api& api, const GlobalOptions& 
                                " loop that asks nothing; only plans wait for approval",
                            "`loopr review` without an id shows every plan and question that waits"};
       if (loop.status != LoopStatus::awaiting_approval)
-        throw CommandError{kWrongState,
-                           "plan " + only_id + " is not awaiting approval (it is " +
-                               to_string(loop.status) + ")",
-                           "`loopr show " + only_id + "` shows why"};
+        throw CommandError{
+            kWrongState,
+            "plan " + only_id + " is not awaiting approval (it is " + to_string(loop.status) + ")",
+            "`loopr show " + only_id + "` shows why"};
     }
     plans.push_back(std::move(loop));
   } else {

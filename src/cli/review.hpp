@@ -2,10 +2,11 @@
 // a plan awaiting approval as rendered markdown and asks `[a]pprove [r]eject [i]terate [s]kip`.
 #pragma once
 
-#include <loopr/api/views.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <loopr/api/views.hpp>
 
 #include "cli/daemon_client.hpp"
 #include "cli/prompter.hpp"
@@ -26,12 +27,12 @@ struct ReviewDecision {
 std::string read_plan_artifact(const RepoPaths& paths, const api::LoopRow& loop);
 
 /// Shows one plan, asks, and tells the daemon. Text goes to `ui`.
-ReviewDecision review_plan(const Api& api, const api::LoopRow& loop, Prompter& prompter,
+ReviewDecision review_plan(const DaemonClient& api, const api::LoopRow& loop, Prompter& prompter,
                            std::ostream& ui, const Style& style);
 
 /// The plans awaiting approval (`only_id`: just that one; exit 4 if unknown, 5 if it does not
 /// wait for approval), one after another until all are decided or input ends.
-std::vector<ReviewDecision> review_pending(const Api& api, const GlobalOptions& opts,
+std::vector<ReviewDecision> review_pending(const DaemonClient& api, const GlobalOptions& opts,
                                            const std::string& only_id, Prompter& prompter);
 
 }  // namespace loopr::cli

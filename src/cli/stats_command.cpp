@@ -21,7 +21,7 @@ int run_stats(const GlobalOptions& opts, const std::string& since) {
     since_ms = now_ms() - back->count();
   }
   nlohmann::json stats;
-  Api api(paths);
+  DaemonClient api(paths);
   if (api.health()) {
     stats = api.get("/v1/stats" + (since.empty() ? std::string() : "?since=" + url_encode(since)));
   } else {

@@ -10,13 +10,13 @@
 #include <loopr/core/ids.hpp>
 #include <loopr/core/text.hpp>
 
+#include "cli/baseline_view.hpp"
 #include "cli/coordination.hpp"
 #include "cli/format.hpp"
 #include "cli/review.hpp"
 #include "cli/terminal.hpp"
 #include "cli/terminal_guard.hpp"
 #include "cli/wire.hpp"
-#include "cli/baseline_view.hpp"
 
 namespace loopr::cli {
 
@@ -30,7 +30,6 @@ int terminal_height() {
   if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0) return ws.ws_row;
   return 40;
 }
-
 
 const char* const kSpinner[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
 
@@ -59,7 +58,7 @@ void LiveView::show(const std::vector<std::string>& lines) {
   shown_ = count;
 }
 
-EventWatcher::EventWatcher(const Api& api, std::string query)
+EventWatcher::EventWatcher(const DaemonClient& api, std::string query)
     : api_(api), query_(std::move(query)) {
   thread_ = std::thread([this] { run(); });
 }
@@ -89,13 +88,13 @@ void EventWatcher::run() {
   }
 }
 
-std::string submit_plan(const Api& api, const std::string& request, const json& fields) {
+std::string submit_plan(const DaemonClient& api, const std::string& request, const json& fields) {
   return submit_request(api, request, /*dry_run=*/false, fields);
 }
 
 namespace {
 
-std::vector<api::LoopRow> tree_of(const Api& api, const std::string& plan_id) {
+std::vector<api::LoopRow> tree_of(const DaemonClient& api, const std::string& plan_id) {
   std::vector<api::LoopRow> mine;
   for (auto& l : list_loops(api, "?plan=" + url_encode(plan_id)))
     if (root_plan_id(l.id) == plan_id) mine.push_back(std::move(l));
@@ -126,7 +125,8 @@ bool ended(TreeVerdict v) {
 
 }  // namespace
 
-int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& plan_id, bool yes) {
+int wait_for_plan(const DaemonClient& api, const GlobalOptions& opts, const std::string& plan_id,
+                  bool yes) {
   install_interrupt_handlers();
   std::ostream& ui = ui_stream(opts);
   bool live = !opts.json && !opts.quiet && is_terminal(STDOUT_FILENO);
@@ -264,9 +264,8 @@ int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& 
             if (verdict == TreeVerdict::merged) {
               ui << "; merged into " << base << " at " << plan->merged_into_base.substr(0, 10);
             } else if (verdict == TreeVerdict::merge_failed) {
-              ui << "; " << style.red("not merged into " + base) << ": "
-                 << shown(plan->merge_error) << " (resolve it, then `loopr merge " << plan_id
-                 << "`)";
+              ui << "; " << style.red("not merged into " + base) << ": " << shown(plan->merge_error)
+                 << " (resolve it, then `loopr merge " << plan_id << "`)";
             } else {
               ui << "; `loopr merge " << plan_id << "` merges it into " << base;
             }

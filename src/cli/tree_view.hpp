@@ -34,7 +34,7 @@ class LiveView {
 class EventWatcher {
  public:
   /// `query` is appended to `/v1/events?since=N` (e.g. `&loop=001`).
-  EventWatcher(const Api& api, std::string query);
+  EventWatcher(const DaemonClient& api, std::string query);
   ~EventWatcher();
   EventWatcher(const EventWatcher&) = delete;
   EventWatcher& operator=(const EventWatcher&) = delete;
@@ -45,7 +45,7 @@ class EventWatcher {
   bool connected() const { return connected_.load(); }
 
  private:
-  const Api& api_;
+  const DaemonClient& api_;
   std::string query_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> changed_{false};
@@ -59,11 +59,12 @@ class EventWatcher {
 /// (stdin). Exit code: 0 complete (and merged with `merge: auto`), 1 failed, stopped or not
 /// mergeable; 0 when the person skips the gate or input ends there (the plan stays waiting);
 /// CommandError{kInterrupted} on Ctrl-C.
-int wait_for_plan(const Api& api, const GlobalOptions& opts, const std::string& plan_id, bool yes);
+int wait_for_plan(const DaemonClient& api, const GlobalOptions& opts, const std::string& plan_id,
+                  bool yes);
 
 /// POSTs the request (with `fields` added to the body: the request's own limits), returns the
 /// new plan's id.
-std::string submit_plan(const Api& api, const std::string& request,
+std::string submit_plan(const DaemonClient& api, const std::string& request,
                         const nlohmann::json& fields = nlohmann::json::object());
 
 }  // namespace loopr::cli

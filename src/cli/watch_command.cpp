@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "cli/commands.hpp"
-#include "cli/daemon_client.hpp"
 #include "cli/coordination.hpp"
+#include "cli/daemon_client.hpp"
 #include "cli/format.hpp"
 #include "cli/terminal.hpp"
 #include "cli/tree_view.hpp"
@@ -31,7 +31,7 @@ constexpr auto kQuietGap = std::chrono::milliseconds(400);
 
 int run_logs(const GlobalOptions& opts, const std::string& id, bool follow) {
   RepoPaths paths(require_repo(opts));
-  Api api = connect(paths);
+  DaemonClient api = connect(paths);
   if (!id.empty()) show_loop(api, id);  // unknown id → exit 4
   install_interrupt_handlers();
   Style style{stdout_color(opts)};
@@ -112,7 +112,7 @@ int run_logs(const GlobalOptions& opts, const std::string& id, bool follow) {
 
 int run_watch(const GlobalOptions& opts) {
   RepoPaths paths(require_repo(opts));
-  Api api = connect(paths);
+  DaemonClient api = connect(paths);
   std::vector<api::LoopRow> loops = list_loops(api);  // not running → exit 3
   install_interrupt_handlers();
   Style style{stdout_color(opts)};

@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cli/wire.hpp"
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/format.hpp"
+#include "cli/wire.hpp"
 
 namespace loopr::cli {
 
@@ -54,7 +54,7 @@ std::string find_opener() {
 int run_web(const GlobalOptions& opts, int port, bool open, bool stop) {
   RepoPaths paths(require_repo(opts));
   if (stop) {
-    Api api = connect(paths);
+    DaemonClient api = connect(paths);
     const bool stopped = stop_web(api);
     if (opts.json)
       std::cout << json{{"stopped", stopped}}.dump() << "\n";
@@ -66,18 +66,14 @@ int run_web(const GlobalOptions& opts, int port, bool open, bool stop) {
   if (port < 0 || port > 65535)
     throw CommandError{kUsage, "--port must be from 0 to 65535", "leave it out for a free port"};
   require_existing_config(paths);
-  Api api = connect_or_start(paths, opts);
+  DaemonClient api = connect_or_start(paths, opts);
   const WebAnswer r = start_web(api, port);
   const std::string& url = r.url;
   if (url.empty())
     throw CommandError{kFailed, "the daemon answered without an address",
                        "see " + daemon_out_file(paths).string()};
   if (opts.json) {
-    std::cout << json{{"url", url},
-                      {"port", r.port},
-                      {"started", r.started}}
-                     .dump()
-              << "\n";
+    std::cout << json{{"url", url}, {"port", r.port}, {"started", r.started}}.dump() << "\n";
   } else {
     // The address is the command's result: printed even with -q.
     std::cout << url << "\n";

@@ -6,20 +6,20 @@ namespace loopr::cli {
 
 using json = nlohmann::json;
 
-std::vector<api::LoopRow> list_loops(const Api& api, const std::string& query) {
+std::vector<api::LoopRow> list_loops(const DaemonClient& api, const std::string& query) {
   return api::loop_rows_from_json(api.get("/v1/loops" + query));
 }
 
-api::LoopDetail show_loop(const Api& api, const std::string& id) {
+api::LoopDetail show_loop(const DaemonClient& api, const std::string& id) {
   return api::loop_detail_from_json(api.get("/v1/loops/" + url_encode(id)));
 }
 
-api::LoopRow act_on(const Api& api, const std::string& id, const std::string& action,
+api::LoopRow act_on(const DaemonClient& api, const std::string& id, const std::string& action,
                     const json& body) {
   return api::loop_row_from_json(api.post("/v1/loops/" + url_encode(id) + "/" + action, body));
 }
 
-std::string submit_request(const Api& api, const std::string& request, bool dry_run,
+std::string submit_request(const DaemonClient& api, const std::string& request, bool dry_run,
                            const json& fields) {
   json body = fields.is_object() ? fields : json::object();
   body["request"] = request;
@@ -31,7 +31,7 @@ std::string submit_request(const Api& api, const std::string& request, bool dry_
   return it->get<std::string>();
 }
 
-MergeAnswer merge_plan(const Api& api, const std::string& plan_id, bool force) {
+MergeAnswer merge_plan(const DaemonClient& api, const std::string& plan_id, bool force) {
   MergeAnswer out;
   out.document = api.post("/v1/plans/" + url_encode(plan_id) + "/merge" + (force ? "?force=1" : ""),
                           nullptr, std::chrono::hours(24));
@@ -44,7 +44,7 @@ MergeAnswer merge_plan(const Api& api, const std::string& plan_id, bool force) {
   return out;
 }
 
-WebAnswer start_web(const Api& api, int port) {
+WebAnswer start_web(const DaemonClient& api, int port) {
   json r = api.post("/v1/web", json{{"port", port}});
   WebAnswer out;
   if (!r.is_object()) return out;
@@ -54,13 +54,14 @@ WebAnswer start_web(const Api& api, int port) {
   return out;
 }
 
-bool stop_web(const Api& api) {
+bool stop_web(const DaemonClient& api) {
   json r = api.post("/v1/web/stop");
   auto it = r.is_object() ? r.find("stopped") : r.end();
   return r.is_object() && it != r.end() && it->is_boolean() && it->get<bool>();
 }
 
-std::optional<api::Health> daemon_health(const Api& api, std::chrono::milliseconds timeout) {
+std::optional<api::Health> daemon_health(const DaemonClient& api,
+                                         std::chrono::milliseconds timeout) {
   auto h = api.health(timeout);
   if (!h) return std::nullopt;
   return api::health_from_json(*h);

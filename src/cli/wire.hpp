@@ -17,15 +17,16 @@
 namespace loopr::cli {
 
 /// `GET /v1/loops` with `query` (e.g. `?all=true`, `?plan=001`): the rows in tree order.
-std::vector<api::LoopRow> list_loops(const Api& api, const std::string& query = {});
+std::vector<api::LoopRow> list_loops(const DaemonClient& api, const std::string& query = {});
 /// `GET /v1/loops/{id}`.
-api::LoopDetail show_loop(const Api& api, const std::string& id);
+api::LoopDetail show_loop(const DaemonClient& api, const std::string& id);
 /// `POST /v1/loops/{id}/{action}` with `body`: the loop after the action.
-api::LoopRow act_on(const Api& api, const std::string& id, const std::string& action,
+api::LoopRow act_on(const DaemonClient& api, const std::string& id, const std::string& action,
                     const nlohmann::json& body = nullptr);
 /// `POST /v1/plans` with `fields` added to the body (the request's own limits): the new plan's
 /// id (a CommandError when the answer has none).
-std::string submit_request(const Api& api, const std::string& request, bool dry_run = false,
+std::string submit_request(const DaemonClient& api, const std::string& request,
+                           bool dry_run = false,
                            const nlohmann::json& fields = nlohmann::json::object());
 /// `POST /v1/plans/{id}/merge`'s answer: the document as it came (for `--json`) and what the
 /// CLI says of it.
@@ -35,7 +36,7 @@ struct MergeAnswer {
 };
 /// `POST /v1/plans/{id}/merge` (`force`: `?force=1`); it may run the test command first, so it
 /// waits as long as a code iteration may.
-MergeAnswer merge_plan(const Api& api, const std::string& plan_id, bool force);
+MergeAnswer merge_plan(const DaemonClient& api, const std::string& plan_id, bool force);
 
 /// `POST /v1/web {port}`: the web UI's address (`started`: it was not running before).
 struct WebAnswer {
@@ -43,13 +44,13 @@ struct WebAnswer {
   int port = 0;
   bool started = false;
 };
-WebAnswer start_web(const Api& api, int port);
+WebAnswer start_web(const DaemonClient& api, int port);
 /// `POST /v1/web/stop`: false when it was not running.
-bool stop_web(const Api& api);
+bool stop_web(const DaemonClient& api);
 
 /// `GET /v1/health`, or nullopt when no daemon answers.
 std::optional<api::Health> daemon_health(
-    const Api& api, std::chrono::milliseconds timeout = std::chrono::seconds(5));
+    const DaemonClient& api, std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
 /// One message of `GET /v1/events`; nullopt when its data is not an event.
 std::optional<api::TypedEvent> event_of(const StreamMessage& message);

@@ -74,6 +74,23 @@ std::optional<std::string> percent_decode(std::string_view text, bool plus_is_sp
   return out;
 }
 
+std::optional<std::map<std::string, std::string>> parse_form(std::string_view text) {
+  std::map<std::string, std::string> out;
+  while (!text.empty()) {
+    auto amp = text.find('&');
+    auto pair = text.substr(0, amp);
+    text = amp == std::string_view::npos ? std::string_view{} : text.substr(amp + 1);
+    if (pair.empty()) continue;
+    auto eq = pair.find('=');
+    auto key = percent_decode(pair.substr(0, eq), true);
+    auto value = percent_decode(
+        eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1), true);
+    if (!key || !value) return std::nullopt;
+    out.insert_or_assign(std::move(*key), std::move(*value));
+  }
+  return out;
+}
+
 Result<Target> parse_target(std::string_view target) {
   if (target.empty() || target.front() != '/')
     return make_error(ErrorCode::invalid_argument,
@@ -93,19 +110,9 @@ Result<Target> parse_target(std::string_view target) {
 
   auto query = target.substr(question + 1);
   if (auto hash = query.find('#'); hash != std::string_view::npos) query = query.substr(0, hash);
-  while (!query.empty()) {
-    auto amp = query.find('&');
-    auto pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    if (pair.empty()) continue;
-    auto eq = pair.find('=');
-    auto key = percent_decode(pair.substr(0, eq), true);
-    auto value = percent_decode(
-        eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1), true);
-    if (!key || !value)
-      return make_error(ErrorCode::invalid_argument, "bad %-escape in the query string");
-    out.query.insert_or_assign(std::move(*key), std::move(*value));
-  }
+  auto fields = parse_form(query);
+  if (!fields) return make_error(ErrorCode::invalid_argument, "bad %-escape in the query string");
+  out.query = std::move(*fields);
   return out;
 }
 

@@ -15,6 +15,10 @@ namespace loopr::daemon {
 /// nullopt for a `%` not followed by two hex digits.
 std::optional<std::string> percent_decode(std::string_view text, bool plus_is_space);
 
+/// `application/x-www-form-urlencoded` fields, as in a query string or a form's body (a repeated
+/// name keeps its last value; empty pairs skipped); nullopt for a bad `%` escape.
+std::optional<std::map<std::string, std::string>> parse_form(std::string_view text);
+
 /// A request target split into its decoded path and query parameters.
 struct Target {
   std::string path;

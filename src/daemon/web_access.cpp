@@ -37,23 +37,6 @@ bool same_token(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-std::optional<std::map<std::string, std::string>> parse_form(std::string_view body) {
-  std::map<std::string, std::string> out;
-  while (!body.empty()) {
-    auto amp = body.find('&');
-    auto pair = body.substr(0, amp);
-    body = amp == std::string_view::npos ? std::string_view{} : body.substr(amp + 1);
-    if (pair.empty()) continue;
-    auto eq = pair.find('=');
-    auto key = percent_decode(pair.substr(0, eq), true);
-    auto value = percent_decode(
-        eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1), true);
-    if (!key || !value) return std::nullopt;
-    out.insert_or_assign(std::move(*key), std::move(*value));
-  }
-  return out;
-}
-
 namespace {
 
 bool equals_nocase(std::string_view a, std::string_view b) {

@@ -28,10 +28,6 @@ std::string new_web_token();
 /// Equal, in a time that does not depend on where the first difference is.
 bool same_token(std::string_view a, std::string_view b);
 
-/// `application/x-www-form-urlencoded` fields (a repeated name keeps its last value); nullopt for
-/// a bad `%` escape.
-std::optional<std::map<std::string, std::string>> parse_form(std::string_view body);
-
 /// The Host values the UI answers to: `127.0.0.1:PORT` and `localhost:PORT` (no other name can
 /// reach it but by DNS rebinding).
 bool allowed_host(std::string_view host, std::uint16_t port);

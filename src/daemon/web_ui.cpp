@@ -13,6 +13,7 @@
 #include <loopr/git/branches.hpp>
 #include <loopr/git/repository.hpp>
 
+#include "daemon/http_common.hpp"
 #include "daemon/web_html.hpp"
 #include "daemon/web_pages.hpp"
 

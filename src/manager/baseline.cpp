@@ -63,19 +63,6 @@ std::string seconds(std::int64_t ms) {
   return buf;
 }
 
-// `.loopr/logs/loops/<plan>/baseline-<sha12>.log`, relative to the repository.
-std::string write_log(const RepoPaths& paths, const std::string& plan, const std::string& sha,
-                      const std::string& text) {
-  std::error_code ec;
-  auto dir = paths.loop_log_dir(plan);
-  std::filesystem::create_directories(dir, ec);
-  auto file = dir / ("baseline-" + sha.substr(0, 12) + ".log");
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out || ec) spdlog::warn("plan {}: cannot write {}", plan, file.string());
-  return std::filesystem::relative(file, paths.root, ec).string();
-}
-
 // Setup and validation in a fresh worktree of the plan's integration tip.
 awaitable<BaselineRun> run_check(ManagerState& s, const std::string& plan) {
   BaselineRun r;
@@ -125,7 +112,7 @@ awaitable<BaselineRun> run_check(ManagerState& s, const std::string& plan) {
     if (auto removed = wt.remove_baseline(plan); !removed)
       spdlog::warn("plan {}: the baseline check's worktree stays: {}", plan,
                    removed.error().message);
-    return write_log(paths, plan, sha, text);
+    return write_plan_log(paths, plan, "baseline", sha, text);
   };
   r.log = co_await run_blocking(s.ctx.pool, finish);
   co_return r;

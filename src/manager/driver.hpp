@@ -25,8 +25,8 @@
 #include <loopr/engine/code_check.hpp>
 #include <loopr/engine/engine.hpp>
 #include <loopr/git/loop_worktrees.hpp>
-#include <loopr/manager/gc.hpp>
 #include <loopr/manager/baseline_state.hpp>
+#include <loopr/manager/gc.hpp>
 #include <loopr/manager/loop_manager.hpp>
 #include <loopr/net/async.hpp>
 
@@ -93,7 +93,7 @@ struct GateRun {
   std::string sha;    ///< the tip checked
   std::string error;  ///< the tip could not be checked out (git), else empty
   engine::CodeCheck check;
-  std::string log;    ///< the full output's file, relative to the repository
+  std::string log;  ///< the full output's file, relative to the repository
 };
 awaitable<GateRun> run_gate(ManagerState& s, std::string plan_id);
 /// Every loop of the tree is finished (tree_lock held): check the tip unless it passed already,
@@ -174,5 +174,12 @@ inline constexpr const char* kDrained =
 
 /// An illegal_transition error naming the loop's status and what was refused.
 Error not_allowed(const Loop& loop, const std::string& what);
+
+// plan_logs.cpp
+/// Writes a check's whole output next to the plan's loop logs,
+/// `.loopr/logs/loops/<plan>/<kind>-<sha12>.log` (kind: `baseline`, `integration`), and returns
+/// that path relative to the repository; a failed write is logged, not fatal.
+std::string write_plan_log(const RepoPaths& paths, const std::string& plan, const std::string& kind,
+                           const std::string& sha, const std::string& text);
 
 }  // namespace loopr::manager

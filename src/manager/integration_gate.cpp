@@ -31,19 +31,6 @@ std::string what_to_do(const std::string& plan) {
          " \"…\"`";
 }
 
-// The full output next to the loop logs: `.loopr/logs/loops/<plan>/integration-<sha12>.log`.
-std::string write_log(const RepoPaths& paths, const std::string& plan, const std::string& sha,
-                      const engine::CodeCheck& check) {
-  std::error_code ec;
-  auto dir = paths.loop_log_dir(plan);
-  std::filesystem::create_directories(dir, ec);
-  auto file = dir / ("integration-" + sha.substr(0, 12) + ".log");
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out << "$ " << check.command << "\n" << check.output << "\n# " << check.summary << "\n";
-  if (!out || ec) spdlog::warn("plan {}: cannot write {}", plan, file.string());
-  return std::filesystem::relative(file, paths.root, ec).string();
-}
-
 Event check_event(const std::string& plan, const GateRun& g) {
   return make_event(plan, "integration_check",
                     {{"sha", g.sha},
@@ -100,7 +87,8 @@ awaitable<GateRun> run_gate(ManagerState& s, std::string plan) {
   // A fresh worktree: the project's `setup:` first, as in a code loop's.
   engine::SetupRequest setup_request;
   setup_request.workdir = checkout->worktree;
-  setup_request.env = {{"LOOPR_PLAN_ID", plan}, {"LOOPR_LOOP_ID", plan}, {"LOOPR_LOOP_TYPE", "integration"}};
+  setup_request.env = {
+      {"LOOPR_PLAN_ID", plan}, {"LOOPR_LOOP_ID", plan}, {"LOOPR_LOOP_TYPE", "integration"}};
   setup_request.cancel = &s.gate_cancel;
   engine::SetupRun setup = co_await engine::run_setup(s.ctx, std::move(setup_request));
   if (!setup.passed) {
@@ -110,19 +98,23 @@ awaitable<GateRun> run_gate(ManagerState& s, std::string plan) {
     g.check.command = setup.command;
     g.check.summary = setup.summary;
     g.check.output = setup.output;
-    if (!setup.stopped) g.error = "its setup failed in the integration check's worktree: " + setup.summary;
+    if (!setup.stopped)
+      g.error = "its setup failed in the integration check's worktree: " + setup.summary;
   }
   engine::CodeCheckRequest request;
   request.command = s.ctx.config->loop(LoopType::code).validation;
   request.workdir = checkout->worktree;
-  request.env = {{"LOOPR_PLAN_ID", plan}, {"LOOPR_LOOP_ID", plan}, {"LOOPR_LOOP_TYPE", "integration"}};
+  request.env = {
+      {"LOOPR_PLAN_ID", plan}, {"LOOPR_LOOP_ID", plan}, {"LOOPR_LOOP_TYPE", "integration"}};
   request.cancel = &s.gate_cancel;
   if (setup.passed) g.check = co_await engine::run_code_check(s.ctx, std::move(request));
   auto finish = [wt = s.worktrees, plan, paths = s.ctx.paths, sha = g.sha, check = g.check] {
     if (auto removed = wt.remove_gate(plan); !removed)
       spdlog::warn("plan {}: the integration check's worktree stays: {}", plan,
                    removed.error().message);
-    return write_log(paths, plan, sha, check);
+    return write_plan_log(
+        paths, plan, "integration", sha,
+        "$ " + check.command + "\n" + check.output + "\n# " + check.summary + "\n");
   };
   g.log = co_await run_blocking(s.ctx.pool, finish);
   co_return g;
@@ -141,9 +133,8 @@ awaitable<void> check_integration(State s, std::string plan) {
   const std::string command = s->ctx.config->loop(LoopType::code).validation;
   co_await s->journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     l.tree.gate_result = "checking";
-    w.events.push_back(make_event(
-        l.id, "integration_check_started",
-        {{"sha", tip ? *tip : std::string()}, {"command", command}}));
+    w.events.push_back(make_event(l.id, "integration_check_started",
+                                  {{"sha", tip ? *tip : std::string()}, {"command", command}}));
     return std::nullopt;
   });
   GateRun g = co_await run_gate(*s, plan);
@@ -168,7 +159,8 @@ awaitable<void> check_integration(State s, std::string plan) {
   bool made_fix = false;
   co_await s->journal.edit_tree(
       plan, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
-        auto root = std::find_if(tree.begin(), tree.end(), [&](const Loop& l) { return l.id == plan; });
+        auto root =
+            std::find_if(tree.begin(), tree.end(), [&](const Loop& l) { return l.id == plan; });
         if (root == tree.end()) return make_error(ErrorCode::not_found, "no loop " + plan);
         Loop p = *root;
         record(p, g);
@@ -182,7 +174,9 @@ awaitable<void> check_integration(State s, std::string plan) {
                               merged_loops(tree), *s->ctx.config);
           w.creates.push_back(fix);
           w.events.push_back(make_event(fix.id, "loop_created",
-                                        {{"type", "code"}, {"parent_id", plan}, {"fix", true},
+                                        {{"type", "code"},
+                                         {"parent_id", plan},
+                                         {"fix", true},
                                          {"task", first_line(fix.task, 200)}}));
           w.events.push_back(make_event(plan, "integration_fix", {{"loop_id", fix.id}}));
         } else {
@@ -222,10 +216,10 @@ awaitable<void> block_after_fix(State s, Loop failed) {
             l.tree.rolled_up = true;
             w.updates.push_back(l);
           } else if (l.id == plan && l.status == LoopStatus::complete) {
-            std::string why = "its fix loop " + failed.id + " failed (" +
-                              first_line(failed.status_reason, 120) + "); the integration branch " +
-                              git::integration_branch(plan) + " still fails: " +
-                              l.tree.gate_summary + " (" + what_to_do(plan) + ")";
+            std::string why =
+                "its fix loop " + failed.id + " failed (" + first_line(failed.status_reason, 120) +
+                "); the integration branch " + git::integration_branch(plan) +
+                " still fails: " + l.tree.gate_summary + " (" + what_to_do(plan) + ")";
             l.tree.gate_result = "failed";
             if (engine::transition(l, LoopStatus::blocked, EndReason::integration_failed, why,
                                    w.events))

@@ -6,6 +6,8 @@
 
 #include <set>
 
+#include "daemon/http_common.hpp"
+
 using namespace loopr::daemon;
 
 namespace {
@@ -80,9 +82,8 @@ TEST(WebAccessTest, TheTokenIsRequiredOnEveryRequest) {
 }
 
 TEST(WebAccessTest, AForeignHostIsRefusedEvenWithTheToken) {
-  for (std::string host :
-       {"evil.example:41234", "127.0.0.1:41235", "127.0.0.1", "", "localhost",
-        "127.0.0.1:41234, evil.example", "[::1]:41234", "127.0.0.2:41234"}) {
+  for (std::string host : {"evil.example:41234", "127.0.0.1:41235", "127.0.0.1", "", "localhost",
+                           "127.0.0.1:41234, evil.example", "[::1]:41234", "127.0.0.2:41234"}) {
     auto r = refuse(get("/", kToken, host), access());
     ASSERT_TRUE(r) << host;
     EXPECT_EQ(r->status, 403) << host;
@@ -109,7 +110,7 @@ TEST(WebAccessTest, APostNeedsTheTokenInItsFormAndTheUisOrigin) {
   EXPECT_TRUE(refuse(q, access()));
   EXPECT_EQ(refuse(post("token=nope"), access())->status, 403);
   for (std::string origin : {"", "null", "http://evil.example", "http://127.0.0.1:41235",
-                                    "https://127.0.0.1:41234", "http://127.0.0.1:41234.evil"}) {
+                             "https://127.0.0.1:41234", "http://127.0.0.1:41234.evil"}) {
     auto r = refuse(post("token=" + kToken, origin), access());
     ASSERT_TRUE(r) << origin;
     EXPECT_EQ(r->status, 403) << origin;
