@@ -1,9 +1,9 @@
 // A work tree handle: opening it exactly, HEAD and history (what prompts show of the past).
-#include <loopr/git/worktree.hpp>
-
 #include <algorithm>
 #include <cstdint>
 #include <set>
+
+#include <loopr/git/worktree.hpp>
 
 #include "git/history.hpp"
 #include "git/libgit2.hpp"

@@ -161,8 +161,8 @@ TEST(RepositoryTest, LogOfAHistoryWithMergesMatchesGitOneline) {
   t.commit_all("after the merge");
   for (int n : {1, 3, 6, 100}) {
     ASSERT_OK_AND_ASSIGN(auto log, t.open().log("trunk", n));
-    EXPECT_EQ(log, lines_of(run_git(t.root(), "log --oneline --no-decorate -n " +
-                                                  std::to_string(n) + " trunk")))
+    EXPECT_EQ(log, lines_of(run_git(
+                       t.root(), "log --oneline --no-decorate -n " + std::to_string(n) + " trunk")))
         << n;
   }
   EXPECT_TRUE(fsck_clean(t.root()));
