@@ -160,6 +160,8 @@ class IterationRun {
         facts.stop_script = co_await run_blocking(ctx_.pool, [&] {
           return run_stop_scripts(ctx_.executor, loop, config, facts.validation->output, n);
         });
+      else
+        clean_at_ = sha;  // the worktree is this commit's tree until something writes again
     }
 
     // 7. Decide (iteration_rules), then store it all at once.
@@ -177,10 +179,11 @@ class IterationRun {
     Prepared out;
     out.state = co_await run_blocking(ctx_.pool, [&] {
       const TimestampMs t0 = now_ms();
-      IterationState read = read_state(loop, config, &ctx_.journal.store());
+      IterationState read = read_state(loop, config, &ctx_.journal.store(), clean_at_);
       state_ms_ = now_ms() - t0;
       return read;
     });
+    clean_at_.clear();  // the model's tools and commands write from here on
     if (!out.state.error.empty())
       co_return make_error(ErrorCode::io, "its worktree cannot be read: " + out.state.error);
     std::string name = loop.prompt_template.empty() ? to_string(loop.type) : loop.prompt_template;
@@ -411,6 +414,9 @@ class IterationRun {
   TimestampMs plan_start_;   ///< when the tree's runtime started counting
   std::int64_t state_ms_ = 0;       ///< reading the worktree's state for the prompt
   std::int64_t checkpoint_ms_ = 0;  ///< the checkpoint commit
+  /// The checkpoint after which nothing wrote the worktree (no tool, no command: the next state
+  /// read needs no walk of it), or empty. Known only within this run: a new run reads it whole.
+  std::string clean_at_;
 };
 
 // The run's one Loop is changed in place by these (see IterationRun::run on frame sizes).

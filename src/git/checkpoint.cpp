@@ -1,5 +1,6 @@
 // Checkpoint commits: everything changed in a work tree becomes one commit on its branch.
 #include <loopr/core/worktree_sweep.hpp>
+#include <loopr/git/work_tree_state.hpp>
 #include <loopr/git/worktree.hpp>
 
 #include <fstream>
@@ -65,6 +66,7 @@ Result<CommitOutcome> commit_all(git_repository* repo, const std::filesystem::pa
   LOOPR_TRY(check(
       git_index_add_all(index.get(), nullptr, GIT_INDEX_ADD_DEFAULT, skip_private_paths, nullptr),
       "staging changes in " + path.string()));
+  count_work_tree_read();
   // Written even when nothing is committed, so the index's refreshed stat data is kept and the
   // CLI's `git status` sees the same (clean) state.
   LOOPR_TRY(check(git_index_write(index.get()), "writing the index"));
