@@ -94,3 +94,78 @@ TEST(WorkTreeReadsTest, WhatAStopScriptLeavesAfterTheCheckpointIsInTheNextPrompt
   EXPECT_EQ(tree.output.find("work/1.txt"), std::string::npos) << tree.output;
   EXPECT_NE(tree.output.find("work/2.txt"), std::string::npos) << tree.output;
 }
+
+TEST(WorkTreeReadsTest, APlanLoopCommitsWhatItsToolsWroteWithoutWalkingTheWorktree) {
+  // A plan loop runs no command: after its first checkpoint, the next one stages the paths its
+  // write_file calls wrote, and the state read walks nothing either.
+  const char* script = R"(
+rules:
+  - name: good-plan
+    match: {loop_type: plan, first_user: "`(\\.loopr/plans/[^`]+)`[\\s\\S]*Specs to Create", turn: 1}
+    reply:
+      tool_use:
+        - name: write_file
+          input:
+            path: "{{first_user.1}}"
+            content: "# Plan: greet --shout\n\n## Overview\nAdd a flag.\n\n## Phases\n1. CLI\n\n## Success Criteria\n- tests pass\n\n## Specs to Create\n- spec-cli-flag: parse --shout\n"
+  - name: bad-plan
+    match: {loop_type: plan, first_user: "`(\\.loopr/plans/[^`]+)`", turn: 1}
+    reply:
+      tool_use:
+        - name: write_file
+          input: {path: "{{first_user.1}}", content: "# Plan\n\nJust do it.\n"}
+  - name: done
+    match: {loop_type: plan, turn: 2}
+    reply: {text: "Written."}
+)";
+  EngineHarness h(script, {{"README", "greet\n"}});
+  Loop loop = h.add_loop("001", LoopType::plan, "Add a --shout flag to greet");
+
+  const std::uint64_t before = git::work_tree_reads();
+  Loop done = h.run(loop.id);
+  const std::uint64_t reads = git::work_tree_reads() - before;
+  ASSERT_EQ(done.status, LoopStatus::awaiting_approval) << done.status_reason;
+  ASSERT_EQ(done.iteration, 2);
+  EXPECT_EQ(reads, 2u) << "iteration 1: its state and its checkpoint; iteration 2: none";
+  auto show = run_command("git show HEAD:" + loop.output_artifacts.front(), done.worktree);
+  EXPECT_NE(show.output.find("spec-cli-flag"), std::string::npos) << show.output;
+  EXPECT_EQ(run_command("git status --porcelain", done.worktree).output, "");
+  auto fsck = run_command("git fsck --strict --no-dangling --no-progress", h.dir.str());
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.output;
+}
+
+TEST(WorkTreeReadsTest, ACommandBesideTheToolsMakesTheCheckpointWalkTheWorktree) {
+  // Iteration 2 changes the test harness (the check does not run) and runs a command that
+  // writes a file and deletes one the model wrote before: the tools' list is not all that
+  // changed, so the checkpoint stages the whole worktree.
+  const char* script = R"(
+rules:
+  - name: first
+    match: {loop_type: code, turn: 1}
+    times: 1
+    reply:
+      tool_use: [{name: write_file, input: {path: "work/1.txt", content: "one\n"}}]
+  - name: hostile
+    match: {loop_type: code, turn: 1}
+    reply:
+      tool_use:
+        - {name: write_file, input: {path: check.sh, content: "exit 0\n"}}
+        - {name: run_command, input: {command: "echo hidden > by-command.txt && rm work/1.txt"}}
+  - name: end
+    match: {loop_type: code}
+    reply: {text: "done"}
+)";
+  EngineHarness h(script, {{"check.sh", "test \"$LOOPR_ITERATION\" -ge 3\n"}});
+  h.config->loops[LoopType::code].validation = "sh check.sh";
+  Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Write files", 2);
+
+  Loop done = h.run(loop.id);
+  ASSERT_EQ(done.iteration, 2) << done.status_reason;
+  auto recs = h.iterations(loop.id);
+  ASSERT_EQ(recs.size(), 2u);
+  ASSERT_TRUE(recs[1].details.contains("protected")) << recs[1].details.dump();
+  auto tree = run_command("git ls-tree -r --name-only HEAD", done.worktree);
+  EXPECT_NE(tree.output.find("by-command.txt"), std::string::npos) << tree.output;
+  EXPECT_EQ(tree.output.find("work/1.txt"), std::string::npos) << tree.output;
+  EXPECT_EQ(run_command("git status --porcelain", done.worktree).output, "");
+}

@@ -56,6 +56,16 @@ class Worktree {
   static Result<CommitOutcome> checkpoint_at(const std::filesystem::path& path,
                                              const std::string& message);
 
+  /// The same checkpoint from what the caller knows was written: HEAD must still be `clean_at`
+  /// (a checkpoint after which only loopr's own file tools wrote, see WorkStateOptions), and
+  /// `written` (work-tree-relative, `/`-separated) names every path they wrote. Only those paths
+  /// are looked at: staged as `git add -A` would (ignored new files and loopr's private folders
+  /// skipped), no sweep (the tools write regular files only). HEAD elsewhere: the full checkpoint.
+  static Result<CommitOutcome> checkpoint_written(const std::filesystem::path& path,
+                                                  const std::string& message,
+                                                  const std::string& clean_at,
+                                                  const std::vector<std::string>& written);
+
   /// Undoes every change since HEAD except those to `keep` (repo-relative paths): changed and
   /// deleted tracked files come back from HEAD, new files (ignored ones too, but never loopr's
   /// private folders) are removed. The paths it undid, sorted. For a loop that may write only
