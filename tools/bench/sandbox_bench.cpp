@@ -1,12 +1,12 @@
 // What confinement costs per command: N runs of `sh -c true` through the bubblewrap executor
 // (a real repository and linked worktree, the daemon's layout) against plain `sh -c true`,
-// alternating so all see the same machine, each after a 30 ms pause (a daemon's commands are
+// alternating so all see the same machine, each after a pause (100 ms; a daemon's commands are
 // seconds apart: joining a cgroup v1 group right after another is much cheaper than after a
 // pause, so back-to-back runs would flatter it). The sandbox's start as it is (the group joined
 // while bubblewrap mounts, the network namespace made ahead) beside the start before issue 32
 // (`ExecutorOptions::start_ahead = false`). Prints p50 / p99 of each; asserts nothing.
 //
-//   sandbox_bench [runs]    (default 200)
+//   sandbox_bench [runs] [pause_ms]    (default 200, 100)
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,6 +40,7 @@ int sh(const std::string& command) { return std::system(command.c_str()); }
 
 int main(int argc, char** argv) {
   int runs = argc > 1 ? std::atoi(argv[1]) : 200;
+  int pause_ms = argc > 2 ? std::atoi(argv[2]) : 100;
   char tmpl[] = "/tmp/loopr-sandbox-bench-XXXXXX";
   fs::path dir = mkdtemp(tmpl);
   fs::path repo = dir / "repo";
@@ -70,7 +71,7 @@ int main(int argc, char** argv) {
   std::vector<double> times[4], plain;
   for (int i = 0; i < runs; ++i) {
     for (int e = 0; e < 4; ++e) {
-      usleep(30000);
+      usleep(static_cast<useconds_t>(pause_ms) * 1000);
       auto t0 = Clock::now();
       auto r = executors[e]->run(exec::Command::shell("true", worktree));
       times[e].push_back(ms(Clock::now() - t0));
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-    usleep(30000);
+    usleep(static_cast<useconds_t>(pause_ms) * 1000);
     auto t0 = Clock::now();
     ProcessSpec spec = shell("true", worktree.string());
     auto p = run_process(spec);
@@ -94,10 +95,10 @@ int main(int argc, char** argv) {
   std::printf(
       "| sandbox start per command: bubblewrap%s p50 / p99 (before issue 32) vs plain `sh -c` | "
       "%.1f / %.1f ms (%.1f / %.1f ms) vs %.1f / %.1f ms | sandbox_bench, %d runs of `sh -c true`, "
-      "alternating, 30 ms apart |\n",
+      "alternating, %d ms apart |\n",
       groups ? " with its control group" : "", percentile(times[0], 0.5),
       percentile(times[0], 0.99), percentile(times[1], 0.5), percentile(times[1], 0.99),
-      percentile(plain, 0.5), percentile(plain, 0.99), runs);
+      percentile(plain, 0.5), percentile(plain, 0.99), runs, pause_ms);
   if (groups)
     std::printf(
         "| sandbox start per command: bubblewrap, rlimits only, p50 / p99 (before issue 32) | "
