@@ -120,6 +120,18 @@ struct TaskStore::Impl {
   }
 
   ~Impl() {
+    // Large memtables go to table files now, so the next open reads those instead of replaying
+    // the write-ahead log (10,000 loops: ~0.15 s of the daemon's start); small ones replay in a
+    // few ms. Not after a failed write: this RocksDB aborts on writing again (see StoreLog); the
+    // log keeps it all.
+    std::uint64_t errors = 0, memtables = 0;
+    if (db && handles.size() == std::size(kFamilies) + 1 &&
+        db->GetIntProperty("rocksdb.background-errors", &errors) && errors == 0 &&
+        db->GetAggregatedIntProperty("rocksdb.cur-size-all-mem-tables", &memtables) &&
+        memtables > (4u << 20)) {
+      rocksdb::Status s = db->Flush(rocksdb::FlushOptions(), handles);
+      if (!s.ok()) spdlog::warn("store: writing its memtables at close: {}", s.ToString());
+    }
     for (auto* h : handles)
       if (db && h) db->DestroyColumnFamilyHandle(h);
     if (db) db->Close();
