@@ -165,6 +165,24 @@ int child_main(void* arg) {
   int moved[kMaxPassedFds];
   for (std::size_t i = 0; i < spec.pass_fds.size(); ++i)
     moved[i] = fcntl(spec.pass_fds[i], F_DUPFD_CLOEXEC, 64);
+  // Before the passed descriptors take their numbers 3, 4, …, which may be these ones' (a
+  // control group's `cgroup.procs` numbered 5 would otherwise get the pid written into the
+  // sandbox's filter descriptor, and the child would not be in its group).
+  {
+    char pid_text[24];
+    std::size_t pid_len = format_pid(pid_text, getpid());
+    for (int fd : spec.cgroup_procs_fds)
+      if (write(fd, pid_text, pid_len) != static_cast<ssize_t>(pid_len)) {
+        int e = errno;
+        (void)!write(report, &e, sizeof e);
+        _exit(127);
+      }
+  }
+  if (spec.netns_fd >= 0 && setns(spec.netns_fd, CLONE_NEWNET) != 0) {
+    int e = errno;
+    (void)!write(report, &e, sizeof e);
+    _exit(127);
+  }
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   dup2(spec.stdin_data ? c.in : devnull, 0);
   dup2(c.out, 1);
@@ -173,15 +191,11 @@ int child_main(void* arg) {
   // Whatever else is open here (the daemon's sockets, RocksDB's files, other children's
   // pipes) closes at exec.
   close_fds_on_exec(static_cast<int>(3 + spec.pass_fds.size()));
-  char pid_text[24];
-  std::size_t pid_len = format_pid(pid_text, getpid());
   auto fail = [&] {
     int e = errno;
     (void)!write(report, &e, sizeof e);
     _exit(127);
   };
-  for (int fd : spec.cgroup_procs_fds)
-    if (write(fd, pid_text, pid_len) != static_cast<ssize_t>(pid_len)) fail();
   set_limit(RLIMIT_NPROC, spec.limits.processes);
   set_limit(RLIMIT_NOFILE, spec.limits.open_files);
   set_limit(RLIMIT_FSIZE, spec.limits.file_size);
@@ -300,6 +314,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     return result;
   }
   close(exec_pipe[0]);
+  if (spec.on_start) spec.on_start(pid);
 
   CappedBuffer out(spec.output_cap), err(spec.output_cap);
   std::string line;

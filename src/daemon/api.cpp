@@ -330,18 +330,17 @@ awaitable<Response> get_loops(Api::State& s, Request& req, const Params&) {
   auto listed = co_await run_blocking(s.reads(), list);
   if (!listed) co_return error_of(listed.error());
   ListPage page = page_of(listed->matched, q);
+  if (q.interface_view) {
+    Response text{200, nullptr};
+    text.text = interface_page_text(page);
+    text.content_type = "application/json";
+    co_return text;
+  }
   std::map<std::string, std::span<const Loop>> trees;
   if (q.tree_fields()) trees = tree_spans(q.filtered() ? listed->trees : listed->matched);
   const MergeMode mode = s.ctx.config->merge;
   nlohmann::json out = nlohmann::json::array();
   for (const Loop* l : page.rows) {
-    if (q.interface_view) {
-      nlohmann::json j = to_api_json(*l);
-      add_question_fields(j, *l);
-      j.erase("answer");
-      out.push_back(std::move(j));
-      continue;
-    }
     api::LoopRow row = loop_row(*l);
     if (l->type == LoopType::plan) {
       row.tree_cost_usd = s.manager.tree_cost(l->id);

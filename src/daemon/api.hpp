@@ -71,6 +71,10 @@ nlohmann::json loop_json(const Loop& loop);
 void add_tree_fields(api::LoopRow& row, const Loop& plan, std::span<const Loop> tree,
                      MergeMode mode, const manager::BaselineState& baseline);
 
+/// The question a loop has open: the run's, or (listings carry no run marks) a waiting loop's
+/// status reason; empty without one.
+std::string open_question(const Loop& loop);
+
 /// A loop's open question: `question` and `answer` (null until answered); nothing without one.
 void add_question_fields(nlohmann::json& row, const Loop& loop);
 

@@ -404,12 +404,8 @@ struct Daemon {
     spdlog::info("serving {} on {}", self->paths.root.string(), self->paths.socket().string());
     net::co_spawn(self->io, gc_schedule(self), net::detached);
     net::co_spawn(self->io, disk_watch(self), net::detached);
-    // The store keeps loop summaries in memory from their first listing on (`loopr list`,
-    // health's counts); make them now, off the io thread, rather than in the user's first list.
-    net::post(self->api_reads, [store = self->store.get()] {
-      if (auto made = store->list_loop_summaries(); !made)
-        spdlog::warn("listing the loops: {}", made.error().message);
-    });
+    // The loop summaries `loopr list` and health read are in memory already: the manager's
+    // start read them from the store's summary index.
   }
 };
 

@@ -10,16 +10,10 @@
 
 namespace loopr::daemon {
 
-namespace {
-
-// The question a loop has open: the run's, or (listings carry no run marks) a waiting loop's
-// status reason.
 std::string open_question(const Loop& loop) {
   if (!loop.run.question.empty()) return loop.run.question;
   return loop.status == LoopStatus::awaiting_answer ? loop.status_reason : std::string();
 }
-
-}  // namespace
 
 api::LoopRow loop_row(const Loop& loop) {
   api::LoopRow row = api::row_of(loop);

@@ -4,6 +4,9 @@
 #include <charconv>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/core/text.hpp>
+
+#include "daemon/api.hpp"
 
 namespace loopr::daemon {
 
@@ -25,7 +28,99 @@ std::vector<std::string> split_commas(const std::string& text) {
   return out;
 }
 
+// A JSON string as json_text() writes it: plain ASCII is copied; text with quotes, backslashes,
+// control characters or other than ASCII (escapes, UTF-8 checks) is written by nlohmann.
+void append_string(std::string& out, std::string_view text) {
+  for (unsigned char c : text)
+    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x7f) {
+      out += json_text(nlohmann::json(text));
+      return;
+    }
+  out += '"';
+  out += text;
+  out += '"';
+}
+
+void append_or_null(std::string& out, const std::string& text) {
+  if (text.empty())
+    out += "null";
+  else
+    append_string(out, text);
+}
+
+template <typename Int>
+void append_int(std::string& out, Int n) {
+  char buf[24];
+  auto end = std::to_chars(buf, buf + sizeof buf, n).ptr;
+  out.append(buf, end);
+}
+
+// One row: to_api_json()'s fields and the open question, in nlohmann's key order (sorted).
+void append_interface_row(std::string& out, const Loop& l) {
+  static_assert(std::size(kApiLoopFields) == 15,
+                "a field was added to INTERFACE.md's loop: write it here too (the test compares "
+                "this with to_api_json)");
+  out += "{\"artifacts\":[";
+  for (std::size_t i = 0; i < l.output_artifacts.size(); ++i) {
+    if (i > 0) out += ',';
+    append_string(out, l.output_artifacts[i]);
+  }
+  out += "],\"branch\":";
+  append_or_null(out, l.branch);
+  out += ",\"cost_usd\":";
+  out += nlohmann::json(l.usage.cost_usd).dump();
+  out += ",\"created_at\":";
+  append_string(out, format_timestamp(l.created_at));
+  out += ",\"end_reason\":";
+  if (l.end_reason == EndReason::none)
+    out += "null";
+  else
+    append_string(out, to_string(l.end_reason));
+  out += ",\"id\":";
+  append_string(out, l.id);
+  out += ",\"input_tokens\":";
+  append_int(out, l.usage.input_tokens);
+  out += ",\"iteration\":";
+  append_int(out, l.iteration);
+  out += ",\"max_iterations\":";
+  append_int(out, l.max_iterations);
+  out += ",\"output_tokens\":";
+  append_int(out, l.usage.output_tokens);
+  out += ",\"parent_id\":";
+  append_or_null(out, l.parent_id);
+  if (std::string question = open_question(l); !question.empty()) {
+    out += ",\"question\":";
+    append_string(out, question);
+  }
+  out += ",\"status\":";
+  append_string(out, to_string(l.status));
+  out += ",\"type\":";
+  append_string(out, to_string(l.type));
+  out += ",\"updated_at\":";
+  append_string(out, format_timestamp(l.updated_at));
+  out += ",\"worktree\":";
+  append_or_null(out, l.worktree);
+  out += '}';
+}
+
 }  // namespace
+
+std::string interface_page_text(const ListPage& page) {
+  std::string out;
+  out.reserve(64 + page.rows.size() * 400);
+  out += "{\"loops\":[";
+  for (std::size_t i = 0; i < page.rows.size(); ++i) {
+    if (i > 0) out += ',';
+    append_interface_row(out, *page.rows[i]);
+  }
+  out += ']';
+  if (!page.next.empty()) {
+    out += ",\"next\":";
+    append_string(out, page.next);
+  }
+  out += '}';
+  return out;
+}
 
 bool ListQuery::keeps(const Loop& loop) const {
   if (!plan.empty() && loop.plan_id != plan && loop.id != plan) return false;

@@ -47,6 +47,12 @@ struct ListPage {
 /// from `after` on, at most `limit` of them.
 ListPage page_of(std::vector<Loop>& matched, const ListQuery& query);
 
+/// The body of an interface view's page (`view=interface`): `{"loops": [...], "next": ...}`,
+/// each row to_api_json() with the open question (open_question(), no `answer`), byte for byte
+/// what nlohmann writes for those objects, written without building them (`list --json` with
+/// 2,000 loops).
+std::string interface_page_text(const ListPage& page);
+
 /// Sorts `loops` into tree order in place: each plan's tree is then one run of records, the plan
 /// first (tree_spans).
 void sort_tree_order(std::vector<Loop>& loops);

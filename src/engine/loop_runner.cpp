@@ -107,6 +107,8 @@ class IterationRun {
     const Config& config = *config_ptr;
     const int n = loop.iteration + 1;
     const TimestampMs started = now_ms();
+    commands_ran_ = false;
+    tool_writes_ = {};
     std::vector<Event> started_events = {make_event(loop.id, "iteration_started", {{"n", n}})};
     co_await ctx_.journal.note(std::move(started_events));
 
@@ -131,10 +133,12 @@ class IterationRun {
         if (!breaches) co_return co_await fail(loop, "its changes cannot be checked against the protected paths: " + breaches.error().message);
         facts.breaches = std::move(*breaches);
       }
-      if (!facts.breaches.empty())
+      if (!facts.breaches.empty()) {
         facts.validation = breach_validation(loop, config, facts.breaches);
-      else
+      } else {
+        commands_ran_ = commands_ran_ || loop.type == LoopType::code;  // the validation command
         facts.validation = co_await validate(ctx_, loop, control_, prepared->state.input);
+      }
       loop.usage += facts.validation->judge_usage;
       co_await run_blocking(ctx_.pool, [&] {
         write_iteration_file(ctx_.paths, loop.id, n, "validation.log",
@@ -146,6 +150,9 @@ class IterationRun {
 
     // 6. Checkpoint commit (git is the audit trail of every iteration), then the stop scripts.
     std::string sha;
+    // Whether anything but loopr's file tools may have written the worktree since the last
+    // checkpoint: then the checkpoint walks it whole, else it stages what the tools wrote.
+    commands_ran_ = commands_ran_ || tool_writes_.unknown || ctx_.llm.runs_own_tools();
     if (checkpointed(facts)) {
       auto commit = co_await checkpoint(loop, checkpoint_message(loop, n, facts));
       if (!commit) {
@@ -160,6 +167,8 @@ class IterationRun {
         facts.stop_script = co_await run_blocking(ctx_.pool, [&] {
           return run_stop_scripts(ctx_.executor, loop, config, facts.validation->output, n);
         });
+      else
+        clean_at_ = sha;  // the worktree is this commit's tree until something writes again
     }
 
     // 7. Decide (iteration_rules), then store it all at once.
@@ -177,10 +186,12 @@ class IterationRun {
     Prepared out;
     out.state = co_await run_blocking(ctx_.pool, [&] {
       const TimestampMs t0 = now_ms();
-      IterationState read = read_state(loop, config, &ctx_.journal.store());
+      IterationState read = read_state(loop, config, &ctx_.journal.store(), clean_at_);
       state_ms_ = now_ms() - t0;
       return read;
     });
+    clean_from_ = std::move(clean_at_);  // the model's tools and commands write from here on
+    clean_at_.clear();
     if (!out.state.error.empty())
       co_return make_error(ErrorCode::io, "its worktree cannot be read: " + out.state.error);
     std::string name = loop.prompt_template.empty() ? to_string(loop.type) : loop.prompt_template;
@@ -212,6 +223,7 @@ class IterationRun {
     Conversation conv = co_await converse(ctx_, loop, control_, prompt, router, to_string(loop.type),
                                           config.loop(loop.type).max_turns_per_iteration,
                                           std::move(between_turns));
+    tool_writes_ = router->writes();
     co_await run_blocking(ctx_.pool, [&] {
       write_iteration_file(ctx_.paths, loop.id, n, "conversation.jsonl",
                            conversation_jsonl(conv.messages, conv.calls));
@@ -250,7 +262,10 @@ class IterationRun {
   awaitable<Result<git::CommitOutcome>> checkpoint(const Loop& loop, std::string message) {
     co_return co_await run_blocking(ctx_.pool, [&] {
       const TimestampMs t0 = now_ms();
-      auto made = git::Worktree::checkpoint_at(loop.worktree, message);
+      auto made = commands_ran_ || clean_from_.empty()
+                      ? git::Worktree::checkpoint_at(loop.worktree, message)
+                      : git::Worktree::checkpoint_written(loop.worktree, message, clean_from_,
+                                                          tool_writes_.paths);
       checkpoint_ms_ = now_ms() - t0;
       return made;
     });
@@ -411,6 +426,12 @@ class IterationRun {
   TimestampMs plan_start_;   ///< when the tree's runtime started counting
   std::int64_t state_ms_ = 0;       ///< reading the worktree's state for the prompt
   std::int64_t checkpoint_ms_ = 0;  ///< the checkpoint commit
+  /// The checkpoint after which nothing wrote the worktree (no tool, no command: the next state
+  /// read needs no walk of it), or empty. Known only within this run: a new run reads it whole.
+  std::string clean_at_;
+  std::string clean_from_;           ///< clean_at_ as this iteration started
+  tools::ToolRouter::Writes tool_writes_;  ///< what this iteration's tools wrote
+  bool commands_ran_ = false;        ///< a command ran in the worktree in this iteration
 };
 
 // The run's one Loop is changed in place by these (see IterationRun::run on frame sizes).

@@ -2,7 +2,6 @@
 // own work since it started (not just since the last checkpoint, which a fresh-context model
 // would almost always see as "(clean)"), and a code loop is told what its phase serves.
 #include <loopr/core/text.hpp>
-#include <loopr/core/worktree_sweep.hpp>
 #include <loopr/core/process.hpp>
 #include <loopr/engine/feedback.hpp>
 #include <loopr/engine/prompt_vars.hpp>
@@ -100,19 +99,16 @@ std::string work_start(const Loop& loop) {
   return {};
 }
 
-IterationState read_state(const Loop& loop, const Config& config, const TaskStore* store) {
+IterationState read_state(const Loop& loop, const Config& config, const TaskStore* store,
+                          const std::string& clean_at) {
   IterationState s;
-  // Nothing special may be left where loopr reads (a FIFO `.gitignore` blocks a pool thread
-  // for good); the sweep after each command took it away unless it could not.
-  SweepReport swept = sweep_worktree(loop.worktree);
-  if (!swept.failed.empty()) {
-    s.error = "it holds files loopr does not read and cannot remove: " + describe(swept);
-    return s;
-  }
-  if (!loop.input_artifact.empty()) s.input = read_input(loop, config);
-  // One repository open and one diff for the whole state (issue 18: per-iteration work).
+  // One repository open and one diff for the whole state (issue 18: per-iteration work). First,
+  // as nothing special may be left where loopr reads (a FIFO `.gitignore` blocks a pool thread
+  // for good), it sweeps the worktree, unless nothing wrote there since the checkpoint
+  // `clean_at` (then it reads objects only: issue 32).
   git::WorkStateOptions options;
   options.since = work_start(loop);
+  options.clean_at = clean_at;
   options.limits.max_bytes = config.git.diff_max_bytes;
   options.max_last_paths = loop.iteration > 0 ? kLastChangedPaths : 0;
   options.log_entries = config.git.log_entries;
@@ -121,6 +117,7 @@ IterationState read_state(const Loop& loop, const Config& config, const TaskStor
     s.error = work.error().message;
     return s;
   }
+  if (!loop.input_artifact.empty()) s.input = read_input(loop, config);
   s.status = work->changes.empty() ? "(no changes yet)\n" : lines(work->changes);
   if (loop.iteration > 0)
     s.status +=

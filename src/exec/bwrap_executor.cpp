@@ -10,6 +10,8 @@
 
 #include <fcntl.h>
 #include <glob.h>
+#include <limits.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -22,6 +24,8 @@
 
 #include "exec/bwrap_args.hpp"
 #include "exec/cgroups.hpp"
+#include "exec/netns_pool.hpp"
+#include "exec/sandbox_start.hpp"
 #include "exec/seccomp_filter.hpp"
 
 extern char** environ;
@@ -113,6 +117,7 @@ class BwrapExecutor final : public LocalSandbox {
     bwrap_ = find_in_path(options_.bwrap, options_.env);
     build_layout();
     if (options_.control_groups) groups_ = CommandGroups::open();
+    if (options_.start_ahead) netns_ = NetnsPool::open();
     info_.description =
         "bubblewrap: each command in its own user, pid, ipc, uts and network namespaces; "
         "only its worktree writable; home, checkout, .git and .loopr hidden or read-only; "
@@ -158,8 +163,8 @@ class BwrapExecutor final : public LocalSandbox {
     bool network = c.network;
     for (const auto& cls : config_.network) network = network || cls == c.runner_class;
     if (!layout_.git_config.empty()) inv.git_config = sanitized_git_config();
-    inv.args = bwrap_arguments(layout_, c, network, inv.git_config.empty() ? -1 : config_fd,
-                               status_fd);
+    inv.args =
+        bwrap_arguments(layout_, c, network, inv.git_config.empty() ? -1 : config_fd, status_fd);
     inv.env = environment();
     apply_env_values(inv.env, config_.env_values, c.workdir);
     for (const auto& [k, v] : c.env) inv.env[k] = v;
@@ -188,14 +193,31 @@ class BwrapExecutor final : public LocalSandbox {
     bool network = c.network;
     for (const auto& cls : config_.network) network = network || cls == c.runner_class;
 
+    CommandGroups::Group group =
+        groups_ ? groups_->acquire(config_.limits.processes, config_.limits.memory)
+                : CommandGroups::Group();
+    const std::string& filter = suid_filter_program();
+    // Joined while bubblewrap mounts, the seccomp pipe as the gate (sandbox_start.hpp); without
+    // a filter to gate with, the child joins before it starts bubblewrap.
+    bool gate = options_.start_ahead && !group.procs_fds().empty() && !filter.empty() &&
+                filter.size() <= PIPE_BUF;
+    int gate_fd = -1, seccomp_fd = -1;
+    if (gate) {
+      int p[2];
+      gate = ::pipe2(p, O_CLOEXEC) == 0;
+      if (gate) {
+        seccomp_fd = p[0];
+        gate_fd = p[1];
+      }
+    }
+    if (!gate && !filter.empty()) seccomp_fd = memory_file(filter);
+    int netns_fd = network || !netns_ ? -1 : netns_->take();
     int config_fd = -1;
     if (!layout_.git_config.empty()) config_fd = memory_file(sanitized_git_config());
-    const std::string& filter = suid_filter_program();
-    int seccomp_fd = filter.empty() ? -1 : memory_file(filter);
     int status[2];
     if (::pipe2(status, O_CLOEXEC) != 0) {
-      if (config_fd >= 0) ::close(config_fd);
-      if (seccomp_fd >= 0) ::close(seccomp_fd);
+      for (int fd : {config_fd, seccomp_fd, gate_fd, netns_fd})
+        if (fd >= 0) ::close(fd);
       failed.output = std::string("cannot create a pipe: ") + std::strerror(errno);
       return failed;
     }
@@ -216,10 +238,13 @@ class BwrapExecutor final : public LocalSandbox {
       pass.push_back(seccomp_fd);
       seccomp_number = 3 + static_cast<int>(pass.size()) - 1;
     }
-    auto args =
-        bwrap_arguments(layout_, c, network, config_number, status_number, seccomp_number);
+    // In a namespace of the pool the command's process is there already (netns_fd below):
+    // bubblewrap keeps it rather than making one.
+    auto args = bwrap_arguments(layout_, c, network || netns_fd >= 0, config_number, status_number,
+                                seccomp_number);
     spec.argv.insert(spec.argv.end(), args.begin(), args.end());
     spec.pass_fds = pass;
+    spec.netns_fd = netns_fd;
     spec.inherit_env = false;
     spec.env_set = environment();
     apply_env_values(spec.env_set, config_.env_values, c.workdir);
@@ -234,11 +259,7 @@ class BwrapExecutor final : public LocalSandbox {
     spec.cancel = c.cancel;
     spec.limits.open_files = config_.limits.open_files;
     spec.limits.file_size = config_.limits.file_size;
-
-    CommandGroups::Group group =
-        groups_ ? groups_->acquire(config_.limits.processes, config_.limits.memory)
-                : CommandGroups::Group();
-    spec.cgroup_procs_fds = group.procs_fds();
+    if (!gate) spec.cgroup_procs_fds = group.procs_fds();
     if (group.procs_fds().empty()) {
       if (::geteuid() != 0) spec.limits.processes = user_tasks() + config_.limits.processes;
       spec.limits.data = config_.limits.memory;
@@ -246,11 +267,29 @@ class BwrapExecutor final : public LocalSandbox {
       spec.limits.data = config_.limits.memory;
     }
 
-    ProcessResult r = run_process(spec);
-    ::close(status[1]);
-    if (config_fd >= 0) ::close(config_fd);
-    if (seccomp_fd >= 0) ::close(seccomp_fd);
     std::string status_text;
+    bool joined = !gate;
+    std::string join_error;
+    if (gate)
+      spec.on_start = [&](pid_t bwrap_pid) {
+        ::close(status[1]);  // bubblewrap has its own: its end means EOF here
+        status[1] = -1;
+        pid_t child = read_child_pid(status[0], status_text, std::chrono::seconds(20));
+        // The sandbox's first process, then (not on the path) bubblewrap's own outside it, as
+        // when the whole of it joined before starting: the same count against the process limit.
+        joined = child > 0 && join_groups(group.procs_fds(), child) && write_whole(gate_fd, filter);
+        if (!joined) join_error = child > 0 ? std::strerror(errno) : "bubblewrap named no process";
+        ::close(gate_fd);
+        gate_fd = -1;
+        if (joined)
+          join_groups(group.procs_fds(), bwrap_pid);
+        else
+          ::kill(-bwrap_pid, SIGKILL);  // its process group holds the sandbox's first process
+      };
+
+    ProcessResult r = run_process(spec);
+    for (int fd : {status[1], config_fd, seccomp_fd, gate_fd, netns_fd})
+      if (fd >= 0) ::close(fd);
     char buf[4096];
     for (ssize_t n; (n = ::read(status[0], buf, sizeof buf)) > 0;)
       status_text.append(buf, static_cast<std::size_t>(n));
@@ -262,6 +301,10 @@ class BwrapExecutor final : public LocalSandbox {
       r.spawn_failed = true;
       std::string why = r.output.empty() ? r.error_output : r.output;
       r.output = explain_sandbox_failure(why);
+    } else if (!r.spawn_failed && !joined) {
+      r.spawn_failed = true;
+      r.output = "the sandbox could not put the command in its control group (" + join_error +
+                 "); the command did not run";
     }
     std::string notes = limit_notes(group);
     if (!notes.empty()) r.output += notes;
@@ -408,6 +451,7 @@ class BwrapExecutor final : public LocalSandbox {
   SandboxLayout layout_;
   fs::path home_;
   std::unique_ptr<CommandGroups> groups_;
+  std::unique_ptr<NetnsPool> netns_;
   std::mutex check_mutex_;
   bool checked_ = false;
   Clock::time_point last_check_{};

@@ -1,13 +1,13 @@
 // Checkpoint commits: everything changed in a work tree becomes one commit on its branch.
-#include <loopr/core/worktree_sweep.hpp>
-#include <loopr/git/worktree.hpp>
-
 #include <fstream>
 
 #include <loopr/core/repo_paths.hpp>
+#include <loopr/core/worktree_sweep.hpp>
+#include <loopr/git/work_tree_state.hpp>
+#include <loopr/git/worktree.hpp>
 
-#include "git/history.hpp"
 #include "git/deadline.hpp"
+#include "git/history.hpp"
 #include "git/libgit2.hpp"
 
 namespace loopr::git {
@@ -47,11 +47,8 @@ Result<void> ignore_checkout_mounts(git_repository* repo) {
   return check(git_ignore_add_rule(repo, rules.c_str()), "reading the worktree's mounted paths");
 }
 
-// Stages everything (like `git add -A`) and commits it on HEAD's branch (the body of both
-// checkpoint functions; `path` names the work tree in messages).
-Result<CommitOutcome> commit_all(git_repository* repo, const std::filesystem::path& path,
-                                 const std::string& message) {
-  LOOPR_ASSIGN(std::string text, clean_message(message));
+// Stages everything (like `git add -A`): the index a checkpoint commits.
+Result<IndexPtr> stage_all(git_repository* repo, const std::filesystem::path& path) {
   // Before libgit2 opens anything there: a FIFO (say, `.gitignore`) would block this thread
   // for good, and a setuid bit must not stay on the host (core/worktree_sweep.hpp).
   SweepReport swept = sweep_worktree(workdir_of(repo));
@@ -65,11 +62,50 @@ Result<CommitOutcome> commit_all(git_repository* repo, const std::filesystem::pa
   LOOPR_TRY(check(
       git_index_add_all(index.get(), nullptr, GIT_INDEX_ADD_DEFAULT, skip_private_paths, nullptr),
       "staging changes in " + path.string()));
+  count_work_tree_read();
+  return index;
+}
+
+// The same index from the paths loopr's file tools wrote since the checkpoint HEAD is (nothing
+// else wrote there): each is staged, or removed, as `git add -A` would; the rest is HEAD's tree
+// already. The tools write regular files only, so there is nothing to sweep.
+Result<IndexPtr> stage_written(git_repository* repo, const std::filesystem::path& path,
+                               const std::vector<std::string>& written) {
+  LOOPR_TRY(ignore_checkout_mounts(repo));
+  LOOPR_ASSIGN(IndexPtr index, make<IndexPtr>("opening the index", git_repository_index, repo));
+  const std::filesystem::path workdir = workdir_of(repo);
+  for (const std::string& rel : written) {
+    if (rel.empty() || is_loopr_private_path(rel)) continue;
+    std::error_code ec;
+    const auto st = std::filesystem::symlink_status(workdir / rel, ec);
+    const bool tracked = git_index_get_bypath(index.get(), rel.c_str(), 0) != nullptr;
+    if (!std::filesystem::exists(st)) {
+      if (tracked)
+        LOOPR_TRY(check(git_index_remove_bypath(index.get(), rel.c_str()),
+                        "unstaging " + rel + " in " + path.string()));
+      continue;
+    }
+    if (!tracked) {
+      int ignored = 0;
+      LOOPR_TRY(check(git_ignore_path_is_ignored(&ignored, repo, rel.c_str()),
+                      "asking git whether " + rel + " is ignored"));
+      if (ignored) continue;
+    }
+    LOOPR_TRY(check(git_index_add_bypath(index.get(), rel.c_str()),
+                    "staging " + rel + " in " + path.string()));
+  }
+  return index;
+}
+
+// Commits `index` on HEAD's branch (the body of every checkpoint; `path` names the work tree in
+// messages).
+Result<CommitOutcome> commit_index(git_repository* repo, git_index* index,
+                                   const std::filesystem::path& path, const std::string& text) {
   // Written even when nothing is committed, so the index's refreshed stat data is kept and the
   // CLI's `git status` sees the same (clean) state.
-  LOOPR_TRY(check(git_index_write(index.get()), "writing the index"));
+  LOOPR_TRY(check(git_index_write(index), "writing the index"));
   git_oid tree_id;
-  LOOPR_TRY(check(git_index_write_tree(&tree_id, index.get()), "writing the tree"));
+  LOOPR_TRY(check(git_index_write_tree(&tree_id, index), "writing the tree"));
 
   LOOPR_ASSIGN(git_oid parent_id, head_id(repo));
   LOOPR_ASSIGN(CommitPtr parent, lookup_commit(repo, parent_id));
@@ -90,6 +126,14 @@ Result<CommitOutcome> commit_all(git_repository* repo, const std::filesystem::pa
   return CommitOutcome{CommitOutcome::Kind::committed, to_hex(id)};
 }
 
+// Stages everything (like `git add -A`) and commits it on HEAD's branch.
+Result<CommitOutcome> commit_all(git_repository* repo, const std::filesystem::path& path,
+                                 const std::string& message) {
+  LOOPR_ASSIGN(std::string text, clean_message(message));
+  LOOPR_ASSIGN(IndexPtr index, stage_all(repo, path));
+  return commit_index(repo, index.get(), path, text);
+}
+
 }  // namespace
 
 Result<CommitOutcome> Worktree::checkpoint(const std::string& message) const {
@@ -105,6 +149,25 @@ Result<CommitOutcome> Worktree::checkpoint_at(const std::filesystem::path& path,
   if (git_repository_is_bare(repo.get()))
     return make_error(ErrorCode::invalid_argument, path.string() + " is a bare repository");
   return commit_all(repo.get(), path, message);
+}
+
+}  // namespace loopr::git
+
+namespace loopr::git {
+
+Result<CommitOutcome> Worktree::checkpoint_written(const std::filesystem::path& path,
+                                                   const std::string& message,
+                                                   const std::string& clean_at,
+                                                   const std::vector<std::string>& written) {
+  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
+  LOOPR_ASSIGN(RepoPtr repo, open_repo(path, OpenMode::exact));
+  if (git_repository_is_bare(repo.get()))
+    return make_error(ErrorCode::invalid_argument, path.string() + " is a bare repository");
+  LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
+  if (clean_at.empty() || to_hex(head) != clean_at) return commit_all(repo.get(), path, message);
+  LOOPR_ASSIGN(std::string text, clean_message(message));
+  LOOPR_ASSIGN(IndexPtr index, stage_written(repo.get(), path, written));
+  return commit_index(repo.get(), index.get(), path, text);
 }
 
 }  // namespace loopr::git

@@ -1,7 +1,12 @@
 // Diffs for prompts: what changed since the last checkpoint (`diff HEAD`), the loop's whole work
 // since where it started (`diff_since`, `changes_since`), and what its last checkpoint changed;
 // and a branch's whole change since it forked (the web UI's loop page). Every text is capped.
+#include <sys/stat.h>
+
+#include <loopr/core/repo_paths.hpp>
+#include <loopr/core/worktree_sweep.hpp>
 #include <loopr/git/repository.hpp>
+#include <loopr/git/work_tree_state.hpp>
 #include <loopr/git/worktree.hpp>
 
 #include "git/deadline.hpp"
@@ -83,6 +88,40 @@ Result<DiffPtr> diff_to_workdir(git_repository* repo, const git_oid& from,
                              tree.get(), &opts));
   // Renames as git shows them by default (diff.renames), so a moved file is not a full delete
   // plus a full add in the prompt.
+  git_diff_find_options find = GIT_DIFF_FIND_OPTIONS_INIT;
+  find.flags = GIT_DIFF_FIND_RENAMES;
+  LOOPR_TRY(check(git_diff_find_similar(diff.get(), &find), "finding renames"));
+  count_work_tree_read();
+  return diff;
+}
+
+// Whether the work tree is still what the checkpoint `clean_at` made it, so that a diff against
+// it equals the diff against HEAD's tree: HEAD is still that commit, and nothing that a diff
+// against the work tree shows beyond HEAD's tree can be there: no executor mount points (they
+// stay untracked: kWorktreeMountsFile) and no gitlink (a nested repository's own edits show).
+Result<bool> still_clean_at(git_repository* repo, const git_oid& head,
+                            const std::string& clean_at) {
+  if (clean_at.empty() || to_hex(head) != clean_at) return false;
+  const char* admin = git_repository_path(repo);
+  struct stat st {};
+  if (!admin || ::stat((std::filesystem::path(admin) / kWorktreeMountsFile).c_str(), &st) == 0)
+    return false;
+  LOOPR_ASSIGN(IndexPtr index, make<IndexPtr>("opening the index", git_repository_index, repo));
+  for (std::size_t i = 0, n = git_index_entrycount(index.get()); i < n; ++i)
+    if (git_index_get_byindex(index.get(), i)->mode == GIT_FILEMODE_COMMIT) return false;
+  return true;
+}
+
+// The same diff as diff_to_workdir from objects alone, for a work tree still_clean_at HEAD.
+Result<DiffPtr> diff_to_head(git_repository* repo, const git_oid& from, const git_oid& head,
+                             const std::filesystem::path& path) {
+  LOOPR_ASSIGN(TreePtr tree, commit_tree(repo, from));
+  LOOPR_ASSIGN(TreePtr head_tree, commit_tree(repo, head));
+  git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
+  opts.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
+  opts.notify_cb = skip_private_deltas;
+  LOOPR_ASSIGN(DiffPtr diff, make<DiffPtr>("diffing " + path.string(), git_diff_tree_to_tree, repo,
+                                           tree.get(), head_tree.get(), &opts));
   git_diff_find_options find = GIT_DIFF_FIND_OPTIONS_INIT;
   find.flags = GIT_DIFF_FIND_RENAMES;
   LOOPR_TRY(check(git_diff_find_similar(diff.get(), &find), "finding renames"));
@@ -195,7 +234,21 @@ Result<WorkState> Worktree::read_work_state(const std::filesystem::path& path,
   LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
   LOOPR_ASSIGN(git_oid start, start_commit(repo.get(), options.since, head));
   WorkState out;
-  LOOPR_ASSIGN(DiffPtr diff, diff_to_workdir(repo.get(), start, path));
+  LOOPR_ASSIGN(bool clean, still_clean_at(repo.get(), head, options.clean_at));
+  if (!clean) {
+    // Nothing special may be left where libgit2 reads (a FIFO `.gitignore` blocks this thread
+    // for good); the sweep after each command took it away unless it could not.
+    SweepReport swept = sweep_worktree(path);
+    if (!swept.failed.empty())
+      return make_error(ErrorCode::io,
+                        "it holds files loopr does not read and cannot remove: " + describe(swept));
+  }
+  DiffPtr diff;
+  if (clean) {
+    LOOPR_ASSIGN(diff, diff_to_head(repo.get(), start, head, path));
+  } else {
+    LOOPR_ASSIGN(diff, diff_to_workdir(repo.get(), start, path));
+  }
   out.changes = name_status(diff.get(), options.max_paths);
   LOOPR_ASSIGN(out.diff, print_patch(diff.get(), options.limits));
   if (options.max_last_paths > 0) {

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include <loopr/git/repository.hpp>
+#include <loopr/git/work_tree_state.hpp>
 #include <loopr/git/worktree.hpp>
 
 #include "git/deadline.hpp"
@@ -150,6 +151,7 @@ Result<std::vector<PathChange>> Worktree::path_changes_since(
   LOOPR_ASSIGN(DiffPtr diff,
                make<DiffPtr>("diffing " + path_.string(), git_diff_tree_to_workdir_with_index,
                              repo.get(), tree.get(), &opts));
+  count_work_tree_read();
   LOOPR_TRY(find_renames(diff.get()));
   return changes_of(repo.get(), diff.get(), content_patterns, &path_);
 }

@@ -1,6 +1,7 @@
 // `git status --porcelain` (v1) from libgit2's status list, for prompts and for dirty checks.
 #include <algorithm>
 
+#include <loopr/git/work_tree_state.hpp>
 #include <loopr/git/worktree.hpp>
 
 #include "git/deadline.hpp"
@@ -75,6 +76,7 @@ Result<std::string> Worktree::status() const {
                GIT_STATUS_OPT_SORT_CASE_SENSITIVELY;
   LOOPR_ASSIGN(StatusListPtr list, make<StatusListPtr>("reading status of " + path_.string(),
                                                        git_status_list_new, repo.get(), &opts));
+  count_work_tree_read();
   IndexPtr index;  // opened on the first conflict only
 
   std::vector<Line> tracked;

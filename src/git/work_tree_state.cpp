@@ -1,3 +1,5 @@
+#include <atomic>
+
 #include <loopr/git/work_tree_state.hpp>
 
 #include "git/deadline.hpp"
@@ -6,6 +8,14 @@
 namespace loopr::git {
 
 using namespace detail;
+
+namespace {
+std::atomic<std::uint64_t> g_work_tree_reads{0};
+}  // namespace
+
+std::uint64_t work_tree_reads() { return g_work_tree_reads.load(std::memory_order_relaxed); }
+
+void detail::count_work_tree_read() { g_work_tree_reads.fetch_add(1, std::memory_order_relaxed); }
 
 Result<bool> is_ignored(const std::filesystem::path& root, const std::string& path) {
   WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)

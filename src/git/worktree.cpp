@@ -1,4 +1,8 @@
 // A work tree handle: opening it exactly, HEAD and history (what prompts show of the past).
+#include <algorithm>
+#include <cstdint>
+#include <set>
+
 #include <loopr/git/worktree.hpp>
 
 #include "git/history.hpp"
@@ -27,25 +31,47 @@ Result<std::string> head_branch_ref(git_repository* repo) {
 }
 
 Result<std::vector<std::string>> oneline_log(git_repository* repo, const git_oid& start, int n) {
+  // git log's default order, walked the way git walks it: newest committer date first, a
+  // commit's parents queued only once the commit is shown, equal dates in the order queued.
+  // Not libgit2's GIT_SORT_TOPOLOGICAL, which reads the WHOLE history before its first entry:
+  // every iteration's log of a few entries then cost O(commits on the integration branch),
+  // 16 % of the daemon's CPU at 1,000 loops. This reads the n commits shown and their parents.
   std::vector<std::string> lines;
   if (n <= 0) return lines;
-  LOOPR_ASSIGN(RevwalkPtr walk, make<RevwalkPtr>("walking history", git_revwalk_new, repo));
-  // git log's default order: newest first, parents never before their children.
-  LOOPR_TRY(check(git_revwalk_sorting(walk.get(), GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME),
-                  "walking history"));
-  LOOPR_TRY(check(git_revwalk_push(walk.get(), &start), "walking history"));
-  git_oid id;
-  int rc = 0;
-  while (static_cast<int>(lines.size()) < n && (rc = git_revwalk_next(&id, walk.get())) == 0) {
+  struct Queued {
+    git_time_t date;
+    std::uint64_t order;
+    CommitPtr commit;
+  };
+  auto later_first = [](const Queued& a, const Queued& b) {  // std heap: the top is the "largest"
+    return a.date != b.date ? a.date < b.date : a.order > b.order;
+  };
+  std::vector<Queued> queue;
+  std::set<std::string> seen;
+  std::uint64_t queued = 0;
+  auto enqueue = [&](const git_oid& id) -> Result<void> {
+    if (!seen.insert(to_hex(id)).second) return {};
     LOOPR_ASSIGN(CommitPtr commit, lookup_commit(repo, id));
+    git_time_t date = git_commit_time(commit.get());
+    queue.push_back({date, queued++, std::move(commit)});
+    std::push_heap(queue.begin(), queue.end(), later_first);
+    return {};
+  };
+  LOOPR_TRY(enqueue(start));
+  while (static_cast<int>(lines.size()) < n && !queue.empty()) {
+    std::pop_heap(queue.begin(), queue.end(), later_first);
+    CommitPtr commit = std::move(queue.back().commit);
+    queue.pop_back();
     Buf short_id;
     LOOPR_TRY(
         check(git_object_short_id(&short_id.buf, reinterpret_cast<const git_object*>(commit.get())),
-              "abbreviating " + to_hex(id)));
+              "abbreviating " + to_hex(*git_commit_id(commit.get()))));
     const char* summary = git_commit_summary(commit.get());
     lines.push_back(short_id.str() + " " + (summary ? summary : ""));
+    for (unsigned i = 0; i < git_commit_parentcount(commit.get()); ++i) {
+      LOOPR_TRY(enqueue(*git_commit_parent_id(commit.get(), i)));
+    }
   }
-  if (rc < 0 && rc != GIT_ITEROVER) LOOPR_TRY(check(rc, "walking history"));
   return lines;
 }
 

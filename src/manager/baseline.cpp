@@ -39,24 +39,6 @@ struct BaselineRun {
   std::int64_t setup_ms = 0;
 };
 
-nlohmann::json to_json(const BaselineRun& r) {
-  return {{"passed", r.passed},    {"sha", r.sha}, {"summary", r.summary},
-          {"output", r.output},    {"log", r.log}, {"duration_ms", r.duration_ms},
-          {"setup_ms", r.setup_ms}};
-}
-
-BaselineRun from_json(const nlohmann::json& j) {
-  BaselineRun r;
-  r.passed = j.value("passed", false);
-  r.sha = j.value("sha", "");
-  r.summary = j.value("summary", "");
-  r.output = j.value("output", "");
-  r.log = j.value("log", "");
-  r.duration_ms = j.value("duration_ms", std::int64_t{0});
-  r.setup_ms = j.value("setup_ms", std::int64_t{0});
-  return r;
-}
-
 std::string seconds(std::int64_t ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms) / 1000);
@@ -145,14 +127,14 @@ awaitable<bool> store_state(ManagerState& s, const std::string& plan, const Base
   co_return stored.ok();
 }
 
-Event check_event(const std::string& plan, const BaselineRun& r, bool reused) {
+Event check_event(const std::string& plan, const BaselineState& b, bool reused) {
   return make_event(plan, "baseline_check",
-                    {{"sha", r.sha},
-                     {"passed", r.passed},
-                     {"summary", r.summary},
-                     {"duration_ms", r.duration_ms},
-                     {"setup_ms", r.setup_ms},
-                     {"log", r.log},
+                    {{"sha", b.sha},
+                     {"passed", b.result == "passed"},
+                     {"summary", b.summary},
+                     {"duration_ms", b.ms},
+                     {"setup_ms", b.setup_ms},
+                     {"log", b.log},
                      {"reused", reused}});
 }
 
@@ -165,45 +147,49 @@ awaitable<void> check_baseline(State s, std::string plan) {
   std::shared_ptr<const Config> config = s->ctx.config;
   auto tip_of = [wt = s->worktrees, plan] { return wt.integration_tip(plan); };
   auto tip = co_await run_blocking(s->ctx.pool, tip_of);
-  std::optional<BaselineRun> result;
+  // The check's result as the plan keeps it; a passing one is also kept per commit and config
+  // (the same shape, one codec: baseline_state.hpp) for the next plan on that commit.
+  std::optional<BaselineState> state;
   bool reused = false;
   std::string key;
   if (!tip) {  // loopr's own problem, not the tests': it blocks nothing
-    result.emplace();
-    result->could_not_start = true;
-    result->summary = "its integration branch cannot be read: " + tip.error().message;
-    result->output = result->summary + "\n";
+    BaselineRun unread;
+    unread.could_not_start = true;
+    unread.summary = "its integration branch cannot be read: " + tip.error().message;
+    unread.output = unread.summary + "\n";
+    state = state_of(unread);
   } else {
     key = baseline_meta_key(*tip, *config);
     auto cache = [&store = s->journal.store(), key] { return store.get_meta(key); };
     auto cached = co_await run_blocking(s->ctx.pool, cache);
     if (cached && *cached) {
-      auto j = nlohmann::json::parse(**cached, nullptr, false);
-      if (j.is_object() && j.value("passed", false)) {  // a failure is always checked again
-        result = from_json(j);
+      BaselineState kept =
+          baseline_state_from_json(nlohmann::json::parse(**cached, nullptr, false));
+      if (kept.result == "passed") {  // a failure is always checked again
+        state = std::move(kept);
         reused = true;
       }
     }
   }
-  if (!result) {
+  if (!state) {
     BaselineState checking;
     checking.result = "checking";
     checking.sha = *tip;
     const bool stored = co_await store_state(*s, plan, checking, {}, {});
     if (!stored) co_return;
     spdlog::info("plan {}: baseline check of {} started", plan, tip->substr(0, 12));
-    result = co_await run_check(*s, plan);
-    if (result->stopped || s->stopping) co_return;  // runs again at the next start
+    BaselineRun run = co_await run_check(*s, plan);
+    if (run.stopped || s->stopping) co_return;  // runs again at the next start
+    state = state_of(run);
   }
-  const BaselineState state = state_of(*result);
-  spdlog::info("plan {}: baseline {} in {}: {}", plan, state.result, seconds(result->duration_ms),
-               result->summary);
+  spdlog::info("plan {}: baseline {} in {}: {}", plan, state->result, seconds(state->ms),
+               state->summary);
   std::vector<std::pair<std::string, std::string>> more;
-  if (!reused && !result->could_not_start && !key.empty())
-    more.emplace_back(key, to_json(*result).dump());
+  if (!reused && state->result == "passed" && !key.empty())
+    more.emplace_back(key, to_json(*state).dump());
   std::vector<Event> events;
-  events.push_back(check_event(plan, *result, reused));
-  const bool stored = co_await store_state(*s, plan, state, std::move(events), std::move(more));
+  events.push_back(check_event(plan, *state, reused));
+  const bool stored = co_await store_state(*s, plan, *state, std::move(events), std::move(more));
   if (!stored) co_return;
   // A plan approved meanwhile waits for this to make its children (or to be blocked).
   auto loaded = co_await s->journal.load(plan);

@@ -49,14 +49,22 @@ void cut_drain_short(ManagerState& s) {
 }
 
 awaitable<Result<void>> start(State s) {
-  auto all = co_await s->journal.all();
+  // Every loop's summary (the store's summary index, read into memory here, before the API
+  // serves: health and listings count and copy them from then on). What recovery decides needs
+  // no more: status, type, tree marks, worktree, branch, usage (tree_rules.hpp: plan_recovery).
+  auto summaries = [&store = s->journal.store()] { return store.list_loop_summaries(); };
+  auto all = co_await run_blocking(s->ctx.pool, summaries);
   if (!all) co_return all.take_error();
   // Loops the last daemon stopped and did not store pending again (it died first): they run
-  // again, as its stop promised.
+  // again, as its stop promised. The record is read whole (a summary has no progress or run
+  // marks, and what is saved is the record).
   for (Loop& l : *all) {
     if (!stopped_by_the_daemon(l)) continue;
-    auto requeued = co_await s->journal.save_status(
-        l, LoopStatus::pending, EndReason::none, "the daemon stopped; it resumes at this start");
+    auto record = co_await s->journal.load(l.id);
+    if (!record) continue;
+    auto requeued =
+        co_await s->journal.save_status(std::move(*record), LoopStatus::pending, EndReason::none,
+                                        "the daemon stopped; it resumes at this start");
     if (requeued) l = std::move(*requeued);
   }
   s->ctx.costs.reset(*all);

@@ -10,18 +10,21 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
-#include <shared_mutex>
-#include <unordered_map>
 
 #include <loopr/core/ids.hpp>
 #include <loopr/core/text.hpp>
 #include <loopr/store/task_store.hpp>
 
+#include "store/loop_summaries.hpp"
+
 namespace loopr {
 namespace {
 
 constexpr const char* kFamilies[] = {"loops", "iterations", "events", "approvals", "meta"};
-enum Family { kLoops = 1, kIterations, kEvents, kApprovals, kMeta };  // 0 is the default CF
+// The default column family holds the summary index (schema 2): each loop's loop_summary() under
+// its id, written in the same WriteBatch as the loop's record. (Not a family of its own: a loopr
+// that reads schema 1 only would then fail in RocksDB's open instead of saying "upgrade loopr".)
+enum Family { kSummaries = 0, kLoops, kIterations, kEvents, kApprovals, kMeta };
 
 constexpr const char* kSchemaKey = "schema_version";
 constexpr const char* kEventSeqKey = "event_seq";
@@ -84,42 +87,51 @@ struct TaskStore::Impl {
   mutable std::mutex write_mutex;
   std::uint64_t event_seq = 0;  // guarded by write_mutex
 
-  // list_loop_summaries(): every loop without progress and run marks, once the first call has
-  // made them. Made and updated with write_mutex held (so no write slips between the scan and the
-  // first update); read under the shared lock.
-  mutable std::shared_mutex summaries_mutex;
-  mutable bool summaries_kept = false;
-  mutable std::unordered_map<std::string, Loop> summaries;
+  // list_loop_summaries()'s copy of the summary index, from the first call on.
+  mutable store_detail::SummaryCopy summaries;
 
-  // The loop without its big parts (progress, the run marks with their feedback, keys of a
-  // newer loopr); every other field (and any added later) is kept, the tree marks too: a
-  // listing shows each plan's tree verdict from them.
-  static Loop summary_of(const Loop& loop) {
-    Loop s = loop;
-    std::string().swap(s.progress);  // frees it (assigning "" would keep the capacity)
-    s.run = RunMarks{};
-    s.unknown_marks = nlohmann::json::object();
-    return s;
-  }
-
-  // A copy in id order (list_loops()'s), with summaries_mutex held; `keep` (when set) chooses.
-  std::vector<Loop> sorted_summaries(const std::function<bool(const Loop&)>* keep = nullptr) const {
-    std::vector<Loop> out;
-    if (!keep) out.reserve(summaries.size());
-    for (const auto& [id, l] : summaries)
-      if (!keep || (*keep)(l)) out.push_back(l);
-    std::sort(out.begin(), out.end(), [](const Loop& a, const Loop& b) { return a.id < b.id; });
-    return out;
-  }
-
-  // Called with write_mutex held, after the write reached RocksDB.
-  void keep_summaries(const std::vector<Loop>& written) {
-    std::unique_lock lock(summaries_mutex);
-    if (!summaries_kept) return;
-    for (const Loop& l : written) summaries[l.id] = summary_of(l);
+  // Writes the summary index of every stored loop and schema 2, in one synced batch: a store
+  // written before the index existed (schema 1), at its first open by this loopr.
+  Result<void> build_summary_index() {
+    rocksdb::WriteBatch batch;
+    std::size_t n = 0;
+    std::optional<Error> err;
+    LOOPR_TRY(scan(kLoops, "", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
+      auto loop = decode_loop(v);
+      if (!loop) {
+        err =
+            make_error(ErrorCode::io, "the loop record " + k.ToString() +
+                                          " in the store cannot be read: " + loop.error().message);
+        return false;
+      }
+      batch.Put(cf(kSummaries), k, store_detail::summary_text(loop_summary(*loop)));
+      ++n;
+      return true;
+    }));
+    if (err) return *err;
+    batch.Put(cf(kMeta), kSchemaKey, std::to_string(TaskStore::kSchemaVersion));
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    rocksdb::Status s = db->Write(wo, &batch);
+    if (!s.ok()) return io_error(s, "writing the store's summary index");
+    if (n > 0)
+      spdlog::info("store: summary index of {} loops made (a store of an earlier loopr)", n);
+    return ok();
   }
 
   ~Impl() {
+    // Large memtables go to table files now, so the next open reads those instead of replaying
+    // the write-ahead log (10,000 loops: ~0.15 s of the daemon's start); small ones replay in a
+    // few ms. Not after a failed write: this RocksDB aborts on writing again (see StoreLog); the
+    // log keeps it all.
+    std::uint64_t errors = 0, memtables = 0;
+    if (db && handles.size() == std::size(kFamilies) + 1 &&
+        db->GetIntProperty("rocksdb.background-errors", &errors) && errors == 0 &&
+        db->GetAggregatedIntProperty("rocksdb.cur-size-all-mem-tables", &memtables) &&
+        memtables > (4u << 20)) {
+      rocksdb::Status s = db->Flush(rocksdb::FlushOptions(), handles);
+      if (!s.ok()) spdlog::warn("store: writing its memtables at close: {}", s.ToString());
+    }
     for (auto* h : handles)
       if (db && h) db->DestroyColumnFamilyHandle(h);
     if (db) db->Close();
@@ -205,19 +217,14 @@ Result<std::unique_ptr<TaskStore>> TaskStore::open(const std::string& dir, Store
 
   auto schema = impl->get(kMeta, kSchemaKey);
   if (!schema) return schema.take_error();
-  if (schema->has_value()) {
-    int version = std::atoi((*schema)->c_str());
-    if (version > kSchemaVersion)
-      return make_error(ErrorCode::unsupported,
-                        "the store " + dir + " was written by a newer loopr (schema " +
-                            std::to_string(version) + ", this loopr reads up to " +
-                            std::to_string(kSchemaVersion) + "); upgrade loopr");
-  } else {
-    rocksdb::WriteOptions wo;
-    wo.sync = true;
-    s = impl->db->Put(wo, impl->cf(kMeta), kSchemaKey, std::to_string(kSchemaVersion));
-    if (!s.ok()) return io_error(s, "cannot initialise the store");
-  }
+  const int version = schema->has_value() ? std::atoi((*schema)->c_str()) : 0;
+  if (version > kSchemaVersion)
+    return make_error(ErrorCode::unsupported,
+                      "the store " + dir + " was written by a newer loopr (schema " +
+                          std::to_string(version) + ", this loopr reads up to " +
+                          std::to_string(kSchemaVersion) + "); upgrade loopr");
+  // A new store (no loops: its index is complete) or one of an earlier loopr (schema 1).
+  if (version < kSchemaVersion) LOOPR_TRY(impl->build_summary_index());
   auto seq = impl->get(kMeta, kEventSeqKey);
   if (!seq) return seq.take_error();
   if (seq->has_value()) impl->event_seq = std::stoull(**seq);
@@ -230,6 +237,13 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
   WriteResult result;
   TimestampMs now = now_ms();
 
+  std::vector<Loop> summaries;  // of the loops written, for the index and the copy in memory
+  auto put_loop = [&](const Loop& loop) {
+    batch.Put(impl_->cf(kLoops), loop.id, json_text(to_store_json(loop)));
+    summaries.push_back(loop_summary(loop));
+    batch.Put(impl_->cf(kSummaries), loop.id, store_detail::summary_text(summaries.back()));
+    result.loops.push_back(loop);
+  };
   for (Loop& loop : set.creates) {
     auto existing = impl_->get(kLoops, loop.id);
     if (!existing) return existing.take_error();
@@ -238,8 +252,7 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
     if (loop.created_at == 0) loop.created_at = now;
     loop.updated_at = now;
     loop.version = 1;
-    batch.Put(impl_->cf(kLoops), loop.id, json_text(to_store_json(loop)));
-    result.loops.push_back(loop);
+    put_loop(loop);
   }
   for (Loop& loop : set.updates) {
     auto existing = impl_->get(kLoops, loop.id);
@@ -253,8 +266,7 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
                                                  std::to_string(loop.version) + ")");
     loop.version = stored.version + 1;
     if (set.touch) loop.updated_at = now;
-    batch.Put(impl_->cf(kLoops), loop.id, json_text(to_store_json(loop)));
-    result.loops.push_back(loop);
+    put_loop(loop);
   }
   for (const IterationRecord& rec : set.iterations)
     batch.Put(impl_->cf(kIterations), iteration_key(rec.loop_id, rec.n), json_text(to_json(rec)));
@@ -276,7 +288,7 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
   rocksdb::Status s = impl_->db->Write(wo, &batch);
   if (!s.ok()) return io_error(s, "writing the store");
   impl_->event_seq = seq;
-  impl_->keep_summaries(result.loops);
+  impl_->summaries.keep(summaries);
   return result;
 }
 
@@ -312,37 +324,34 @@ Result<std::vector<Loop>> TaskStore::list_loops() const {
 }
 
 Result<std::vector<Loop>> TaskStore::list_loop_summaries() const {
-  {
-    std::shared_lock lock(impl_->summaries_mutex);
-    if (impl_->summaries_kept) return impl_->sorted_summaries();
-  }
-  // First call: one scan with writes held off, so the copy starts exactly at the stored state.
-  // The summaries lock is taken only to install the result: count_by_status() and other readers
-  // meanwhile read the records themselves instead of waiting for the scan.
+  if (auto copy = impl_->summaries.sorted(nullptr)) return std::move(*copy);
+  // First call: one scan of the index with writes held off, so the copy starts exactly at the
+  // stored state. count_by_status() and other readers meanwhile read the store themselves
+  // instead of waiting for the scan.
   std::lock_guard write(impl_->write_mutex);
-  std::vector<Loop> out;
-  {
-    std::shared_lock lock(impl_->summaries_mutex);
-    // Another first caller made them while this one waited.
-    if (impl_->summaries_kept) return impl_->sorted_summaries();
-  }
-  LOOPR_ASSIGN(std::vector<Loop> all, impl_->scan_loops("", [](const Loop&) { return true; }));
-  out.reserve(all.size());
-  for (const Loop& l : all) out.push_back(Impl::summary_of(l));
-  std::unordered_map<std::string, Loop> made;
-  for (const Loop& l : out) made.emplace(l.id, l);
-  std::unique_lock lock(impl_->summaries_mutex);
-  impl_->summaries = std::move(made);
-  impl_->summaries_kept = true;
-  return out;  // the scan's key order is id order
+  // Another first caller made them while this one waited.
+  if (auto copy = impl_->summaries.sorted(nullptr)) return std::move(*copy);
+  std::map<std::string, Loop, std::less<>> made;
+  std::optional<Error> err;
+  LOOPR_TRY(impl_->scan(kSummaries, "", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
+    auto summary = store_detail::summary_from_text(std::string_view(v.data(), v.size()));
+    if (!summary) {
+      err =
+          make_error(ErrorCode::io, "the summary of loop " + k.ToString() +
+                                        " in the store cannot be read: " + summary.error().message);
+      return false;
+    }
+    made.emplace_hint(made.end(), k.ToString(), std::move(*summary));  // keys come in id order
+    return true;
+  }));
+  if (err) return *err;
+  impl_->summaries.install(std::move(made));
+  return std::move(*impl_->summaries.sorted(nullptr));
 }
 
 Result<std::vector<Loop>> TaskStore::list_loop_summaries(
     const std::function<bool(const Loop&)>& keep) const {
-  {
-    std::shared_lock lock(impl_->summaries_mutex);
-    if (impl_->summaries_kept) return impl_->sorted_summaries(&keep);
-  }
+  if (auto copy = impl_->summaries.sorted(&keep)) return std::move(*copy);
   LOOPR_ASSIGN(std::vector<Loop> all, list_loop_summaries());  // the first call makes them
   std::erase_if(all, [&](const Loop& l) { return !keep(l); });
   return all;
@@ -393,54 +402,17 @@ Result<std::vector<Loop>> TaskStore::loops_of_plan(const std::string& plan_id) c
   return out;
 }
 
-namespace {
-
-// The top-level "status" of a loop record without a JSON parser (nlohmann's lexer reads ~80 MB/s,
-// the whole cost of counting 10,000 loops): records are nlohmann's own compact dumps, so a scan
-// that skips strings (and their escapes) and tracks nesting finds the key. nullopt if absent.
-std::optional<std::string_view> top_level_status(std::string_view j) {
-  int depth = 0;
-  for (std::size_t i = 0; i < j.size(); ++i) {
-    const char c = j[i];
-    if (c == '{' || c == '[') {
-      ++depth;
-    } else if (c == '}' || c == ']') {
-      --depth;
-    } else if (c == '"') {
-      const std::size_t begin = ++i;
-      while (i < j.size() && j[i] != '"') i += j[i] == '\\' ? 2 : 1;
-      if (i >= j.size()) return std::nullopt;
-      // Only a key is followed by ':'.
-      if (depth != 1 || j.substr(begin, i - begin) != "status" || i + 2 >= j.size() ||
-          j[i + 1] != ':')
-        continue;
-      if (j[i + 2] != '"') return std::nullopt;
-      const std::size_t value = i + 3, close = j.find('"', value);
-      if (close == std::string_view::npos) return std::nullopt;
-      return j.substr(value, close - value);
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 Result<std::map<LoopStatus, std::size_t>> TaskStore::count_by_status() const {
+  if (auto counts = impl_->summaries.count_by_status()) return std::move(*counts);
+  // Before the first listing made the copy: each summary's status, read without a JSON parser.
   std::map<LoopStatus, std::size_t> counts;
-  {
-    std::shared_lock lock(impl_->summaries_mutex);
-    if (impl_->summaries_kept) {
-      for (const auto& [id, l] : impl_->summaries) ++counts[l.status];
-      return counts;
-    }
-  }
   std::optional<Error> err;
-  LOOPR_TRY(impl_->scan(kLoops, "", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
-    auto text = top_level_status(std::string_view(v.data(), v.size()));
+  LOOPR_TRY(impl_->scan(kSummaries, "", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
+    auto text = store_detail::top_level_status(std::string_view(v.data(), v.size()));
     auto status = text ? parse_loop_status(*text) : std::nullopt;
     if (!status) {
       err = make_error(ErrorCode::io,
-                       "the loop record " + k.ToString() + " in the store has no valid status");
+                       "the summary of loop " + k.ToString() + " in the store has no valid status");
       return false;
     }
     ++counts[*status];

@@ -102,6 +102,18 @@ std::vector<ToolDefinition> ToolRouter::definitions() const {
   return out;
 }
 
+ToolRouter::Writes ToolRouter::writes() const {
+  std::lock_guard<std::mutex> lock(writes_mutex_);
+  return {std::vector<std::string>(written_.begin(), written_.end()), writes_unknown_};
+}
+
+void ToolRouter::note_write(const std::string& rel, bool done) {
+  std::lock_guard<std::mutex> lock(writes_mutex_);
+  written_.insert(rel);
+  // A failed write may leave its temporary file behind: nothing tells where any more.
+  if (!done) writes_unknown_ = true;
+}
+
 std::string ToolRouter::write_refusal(const std::string& given, const fs::path& resolved) const {
   std::string rel = sandbox_.relative(resolved);
   bool in_loopr = rel == ".loopr" || rel.starts_with(".loopr/");
@@ -225,6 +237,7 @@ ToolResult ToolRouter::write_file(const nlohmann::json& input) {
     return error_result(*path + " is a folder; give a file path");
   bool existed = fs::exists(*resolved, ec);
   auto written = write_file_atomically(*resolved, *content);
+  note_write(sandbox_.relative(*resolved), written.ok());
   if (!written) return error_result(written.error().message);
   return {std::string(existed ? "overwrote " : "created ") + sandbox_.relative(*resolved) + " (" +
               std::to_string(content->size()) + " bytes)",
@@ -261,6 +274,7 @@ ToolResult ToolRouter::edit_file(const nlohmann::json& input) {
                         *path + "; include more surrounding lines so it occurs exactly once");
   std::string updated = text->substr(0, at) + *new_string + text->substr(at + old_string->size());
   auto written = write_file_atomically(*resolved, updated);
+  note_write(sandbox_.relative(*resolved), written.ok());
   if (!written) return error_result(written.error().message);
   return {"edited " + sandbox_.relative(*resolved) + " (1 replacement)", false};
 }
@@ -315,6 +329,10 @@ ToolResult ToolRouter::run_command(const nlohmann::json& input, const std::atomi
   cmd.env = policy_.command_env;
   cmd.runner_class = slots_.classify(*command);
   auto lease = slots_.acquire(cmd.runner_class);
+  {
+    std::lock_guard<std::mutex> lock(writes_mutex_);
+    writes_unknown_ = true;  // a command may write anything anywhere in the worktree
+  }
   ProcessResult r = executor_.run(cmd);
   std::ostringstream head;
   if (r.spawn_failed) return error_result("run_command could not start: " + r.output);

@@ -7,6 +7,8 @@
 
 #include <loopr/core/ids.hpp>
 
+#include "daemon/api.hpp"
+
 using namespace loopr;
 using namespace loopr::daemon;
 
@@ -129,4 +131,62 @@ TEST(LoopListingTest, BadParametersSayWhatTheyTake) {
     EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
     EXPECT_NE(r.error().message.find(says), std::string::npos) << r.error().message;
   }
+}
+
+// `view=interface` is written without building nlohmann objects: it must be the bytes the
+// objects would dump to (INTERFACE.md's shape, the open question, no answer), for every kind of
+// text a loop holds (quotes, control characters, UTF-8, invalid UTF-8) and every number.
+TEST(LoopListingTest, TheInterfacePageIsWhatTheJsonObjectsWouldDumpTo) {
+  std::vector<Loop> loops;
+  const char* texts[] = {"",
+                         "plain",
+                         "say \"hi\"\\n",
+                         "tab\there\nline\x01",
+                         "caf\xc3\xa9 \xe2\x9c\x93",
+                         "bad \xff\xfe utf-8 \xc3",
+                         "\x7f del"};
+  const double costs[] = {0, 0.12, 0.1 + 0.2, 1e-7, 12345.678, 3.0};
+  int k = 0;
+  for (const char* text : texts) {
+    for (LoopStatus status :
+         {LoopStatus::running, LoopStatus::awaiting_answer, LoopStatus::stopped}) {
+      Loop l = loop(k % 2 ? "001-00" + std::to_string(k % 9 + 1) : "00" + std::to_string(k % 9 + 1),
+                    status);
+      l.parent_id = k % 2 ? l.plan_id : "";
+      l.output_artifacts =
+          k % 3 ? std::vector<std::string>{text, "b.md"} : std::vector<std::string>{};
+      l.branch = text;
+      l.worktree = k % 2 ? text : "";
+      l.status_reason = text;
+      l.run.question = k % 4 == 0 ? text : "";
+      l.run.answer = "an answer";
+      l.end_reason = status == LoopStatus::stopped ? EndReason::stopped_by_user : EndReason::none;
+      l.usage.cost_usd = costs[k % std::size(costs)];
+      l.usage.input_tokens = 1'000'000'000'000LL + k;
+      l.usage.output_tokens = k;
+      l.iteration = k;
+      l.max_iterations = 40;
+      l.created_at = 1795000000000 + k;
+      l.updated_at = k == 0 ? 0 : 1795000000999 + k;
+      loops.push_back(std::move(l));
+      ++k;
+    }
+  }
+  for (const std::string& next : {std::string(), std::string("001-003")}) {
+    ListPage page;
+    for (const Loop& l : loops) page.rows.push_back(&l);
+    page.next = next;
+    nlohmann::json rows = nlohmann::json::array();
+    for (const Loop& l : loops) {
+      nlohmann::json j = to_api_json(l);
+      add_question_fields(j, l);
+      j.erase("answer");
+      rows.push_back(std::move(j));
+    }
+    nlohmann::json body{{"loops", std::move(rows)}};
+    if (!next.empty()) body["next"] = next;
+    EXPECT_EQ(interface_page_text(page),
+              body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  EXPECT_EQ(interface_page_text(ListPage{}), "{\"loops\":[]}");
 }

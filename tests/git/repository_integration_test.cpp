@@ -142,6 +142,52 @@ TEST(RepositoryTest, LogMatchesGitOneline) {
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 
+TEST(RepositoryTest, LogOfAHistoryWithMergesMatchesGitOneline) {
+  TestRepo t;
+  t.write("f.txt", "0\n");
+  t.commit_all("change 0");
+  run_git(t.root(), "checkout -q -b side");
+  for (int i = 1; i <= 3; ++i) {
+    t.write("side.txt", std::to_string(i) + "\n");
+    t.commit_all("side " + std::to_string(i));
+  }
+  run_git(t.root(), "checkout -q trunk");
+  for (int i = 1; i <= 3; ++i) {
+    t.write("f.txt", std::to_string(i) + "\n");
+    t.commit_all("trunk " + std::to_string(i));
+  }
+  run_git(t.root(), "merge -q --no-ff -m merged side");
+  t.write("f.txt", "4\n");
+  t.commit_all("after the merge");
+  for (int n : {1, 3, 6, 100}) {
+    ASSERT_OK_AND_ASSIGN(auto log, t.open().log("trunk", n));
+    EXPECT_EQ(log, lines_of(run_git(
+                       t.root(), "log --oneline --no-decorate -n " + std::to_string(n) + " trunk")))
+        << n;
+  }
+  EXPECT_TRUE(fsck_clean(t.root()));
+}
+
+TEST(RepositoryTest, ALogOfAFewEntriesReadsOnlyThoseCommitsNotTheWholeHistory) {
+  // A log of n entries must not cost O(history): it is read on every iteration, and the
+  // integration branch grows by every merged loop. Proof by removal: the oldest commits'
+  // objects are gone, and the three newest entries are still read.
+  TestRepo t;
+  for (int i = 0; i < 8; ++i) {
+    t.write("f.txt", std::to_string(i) + "\n");
+    t.commit_all("change " + std::to_string(i));
+  }
+  const auto expected = lines_of(run_git(t.root(), "log --oneline --no-decorate -n 3 trunk"));
+  std::vector<std::string> oldest;
+  for (const char* old : {"trunk~5", "trunk~6", "trunk~7", "trunk~8"})
+    oldest.push_back(git_line(t.root(), std::string("rev-parse ") + old));
+  for (const std::string& sha : oldest)
+    ASSERT_TRUE(
+        std::filesystem::remove(t.root() / ".git/objects" / sha.substr(0, 2) / sha.substr(2)));
+  ASSERT_OK_AND_ASSIGN(auto log, t.open().log("trunk", 3));
+  EXPECT_EQ(log, expected);
+}
+
 TEST(RepositoryTest, FirstParentWhereFindsTheFirstMatchingCommitAlongFirstParents) {
   TestRepo t;
   t.write("a.txt", "a\n");

@@ -1,5 +1,6 @@
 // A real process writes loop-update + iteration-record pairs as fast as it can and is SIGKILLed
-// at a random moment; the reopened store must hold only whole pairs.
+// at a random moment; the reopened store must hold only whole pairs, and each loop's summary in
+// the index must be its record's.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -112,6 +113,18 @@ TEST(StoreCrashTest, KillNineNeverLeavesAHalfWrittenPair) {
       ASSERT_EQ(loop->usage.output_tokens, 10 * loop->iteration);
       total += recs->size();
     }
+    // The summary index was written in the same batches: each summary is its record's.
+    auto counts = store->count_by_status();  // read from the index (nothing listed yet)
+    ASSERT_TRUE(counts.ok());
+    auto records = store->list_loops();
+    auto summaries = store->list_loop_summaries();
+    ASSERT_TRUE(records.ok() && summaries.ok());
+    ASSERT_EQ(summaries->size(), records->size()) << "run " << run;
+    for (std::size_t k = 0; k < records->size(); ++k)
+      ASSERT_EQ(to_store_json((*summaries)[k]), to_store_json(loop_summary((*records)[k])))
+          << "run " << run;
+    EXPECT_EQ(counts->count(LoopStatus::pending) ? counts->at(LoopStatus::pending) : 0,
+              records->size());
     auto events = store->events_since(0, 10'000'000);
     ASSERT_TRUE(events.ok());
     ASSERT_EQ(events->size(), total) << "events and iterations disagree in run " << run;

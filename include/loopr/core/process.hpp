@@ -4,6 +4,8 @@
 // No file descriptor of the parent above stderr reaches a child, except those passed on purpose.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -47,6 +49,11 @@ struct ProcessSpec {
   /// Open `cgroup.procs` files: the child writes its pid to each before exec, so it and all it
   /// starts are counted and limited there (and can be killed as one).
   std::vector<int> cgroup_procs_fds;
+  /// A network namespace (an open `/proc/…/ns/net`) the child enters before exec; -1: none.
+  int netns_fd = -1;
+  /// Called in the parent once the child has exec'd, before its output is read (the sandbox
+  /// finishes its start there: joining its control group while bubblewrap mounts).
+  std::function<void(pid_t pid)> on_start;
 };
 
 struct ProcessResult {

@@ -32,8 +32,10 @@ struct IterationState {
 std::string work_start(const Loop& loop);
 
 /// Reads step 1's state (blocking: call on the pool). `store` gives the loop's ancestors for
-/// `purpose` (null: none).
-IterationState read_state(const Loop& loop, const Config& config, const TaskStore* store);
+/// `purpose` (null: none). `clean_at`: the checkpoint after which nothing wrote the worktree, if
+/// the caller knows one (git::WorkStateOptions::clean_at).
+IterationState read_state(const Loop& loop, const Config& config, const TaskStore* store,
+                          const std::string& clean_at = {});
 
 /// The feedback of earlier iterations as `{{progress}}` shows it (a sentence when there is none).
 std::string progress_text(const Loop& loop, const Config& config);

@@ -2,6 +2,7 @@
 // without a commit): what git ignores there, and whether a merge or rebase is half done.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -16,5 +17,13 @@ Result<bool> is_ignored(const std::filesystem::path& root, const std::string& pa
 /// The operation left in progress in the work tree at `root` (`merge`, `rebase`, `cherry-pick`,
 /// `revert`, `bisect`, `apply-mailbox`), or an empty string when none is.
 Result<std::string> operation_in_progress(const std::filesystem::path& root);
+
+/// How many times this process walked a whole work tree for git (a status, a diff against the
+/// work tree, a checkpoint's staging of everything): for tests that show a step did not.
+std::uint64_t work_tree_reads();
+
+namespace detail {
+void count_work_tree_read();
+}  // namespace detail
 
 }  // namespace loopr::git

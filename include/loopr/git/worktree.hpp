@@ -23,6 +23,11 @@ struct WorkState {
 
 struct WorkStateOptions {
   std::string since;  ///< a full sha or a branch name; empty: HEAD (what is uncommitted)
+  /// The sha of a checkpoint after which nothing wrote the work tree (the caller ran no command
+  /// and no tool there since it made that commit). While HEAD is still that commit, the work
+  /// tree and the index are HEAD's tree, so the state comes from objects alone: the work tree
+  /// is neither swept nor read. Empty, or HEAD elsewhere: the work tree is swept and read.
+  std::string clean_at;
   DiffLimits limits;
   std::size_t max_paths = 200;
   std::size_t max_last_paths = 20;  ///< 0: `last_changes` left empty
@@ -50,6 +55,16 @@ class Worktree {
   /// `open(path)` then `checkpoint(message)` on one repository open (an iteration's checkpoint).
   static Result<CommitOutcome> checkpoint_at(const std::filesystem::path& path,
                                              const std::string& message);
+
+  /// The same checkpoint from what the caller knows was written: HEAD must still be `clean_at`
+  /// (a checkpoint after which only loopr's own file tools wrote, see WorkStateOptions), and
+  /// `written` (work-tree-relative, `/`-separated) names every path they wrote. Only those paths
+  /// are looked at: staged as `git add -A` would (ignored new files and loopr's private folders
+  /// skipped), no sweep (the tools write regular files only). HEAD elsewhere: the full checkpoint.
+  static Result<CommitOutcome> checkpoint_written(const std::filesystem::path& path,
+                                                  const std::string& message,
+                                                  const std::string& clean_at,
+                                                  const std::vector<std::string>& written);
 
   /// Undoes every change since HEAD except those to `keep` (repo-relative paths): changed and
   /// deleted tracked files come back from HEAD, new files (ignored ones too, but never loopr's
@@ -85,7 +100,9 @@ class Worktree {
       const std::string& since, const std::vector<std::string>& content_patterns = {}) const;
 
   /// `changes_since`, `diff_since` (from one diff), `last_commit_changes` and `log` of the work
-  /// tree at exactly `path`, from one repository open: an iteration's whole prompt state.
+  /// tree at exactly `path`, from one repository open: an iteration's whole prompt state. The
+  /// work tree is swept first (core/worktree_sweep.hpp; an io error names what could not be
+  /// removed) unless `options.clean_at` spares reading it.
   static Result<WorkState> read_work_state(const std::filesystem::path& path,
                                            const WorkStateOptions& options);
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -86,6 +87,15 @@ class ToolRouter {
   /// The definitions of the tools this router allows (what the model is shown).
   std::vector<ToolDefinition> definitions() const;
 
+  /// What the calls so far may have changed in the worktree: the paths write_file and edit_file
+  /// wrote (root-relative, as resolved through symlinks), and whether anything else may have
+  /// written there (a command ran, or a write failed half way): then the paths are not all.
+  struct Writes {
+    std::vector<std::string> paths;
+    bool unknown = false;
+  };
+  Writes writes() const;
+
  private:
   ToolResult route(const ToolCall& call, const std::atomic<bool>* cancel);
   ToolResult read_file(const nlohmann::json& input);
@@ -97,7 +107,12 @@ class ToolRouter {
   /// Why the policy refuses writing `resolved` (empty when it may be written).
   std::string write_refusal(const std::string& given, const std::filesystem::path& resolved) const;
 
+  void note_write(const std::string& rel, bool done);
+
   Sandbox sandbox_;
+  mutable std::mutex writes_mutex_;
+  std::set<std::string> written_;
+  bool writes_unknown_ = false;
   RunnerSlots& slots_;
   exec::Executor& executor_;
   ToolPolicy policy_;

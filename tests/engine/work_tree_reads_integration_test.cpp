@@ -1,0 +1,171 @@
+// What an iteration knows of its worktree without walking it (issue 32): after a checkpoint that
+// nothing wrote over, the next prompt's state comes from git objects alone; whatever a command
+// wrote since is still seen (and committed), because then the worktree is read whole.
+#include <gtest/gtest.h>
+
+#include <loopr/git/work_tree_state.hpp>
+
+#include "engine/harness.hpp"
+
+using namespace loopr;
+using namespace loopr::testing;
+
+namespace {
+
+const std::map<std::string, std::string> kProject = {{"README", "a project\n"}};
+
+// Every iteration writes one new file through write_file, then ends its turn.
+const char* kOneFileEach = R"(
+rules:
+  - name: write
+    match: {loop_type: code, turn: 1}
+    reply:
+      tool_use: [{name: write_file, input: {path: "work/{{n}}.txt", content: "iteration {{n}}\n"}}]
+  - name: end
+    match: {loop_type: code}
+    reply: {text: "done"}
+)";
+
+std::string first_user_text(const nlohmann::json& request) {
+  const auto& m = request["body"]["messages"][0];
+  if (m["content"].is_string()) return m["content"];
+  std::string out;
+  for (const auto& b : m["content"])
+    if (b.value("type", "") == "text") out += b.value("text", "");
+  return out;
+}
+
+// The turn-1 prompts of loop `id`, in order.
+std::vector<std::string> prompts_of(EngineHarness& h, const std::string& id) {
+  std::vector<std::string> out;
+  for (const auto& r : h.requests_of(id))
+    if (r["body"]["messages"].size() == 1) out.push_back(first_user_text(r));
+  return out;
+}
+
+}  // namespace
+
+TEST(WorkTreeReadsTest, AfterTheFirstIterationTheStateIsNotReadFromTheWorktree) {
+  EngineHarness h(kOneFileEach, kProject);
+  h.config->loops[LoopType::code].validation = "test \"$LOOPR_ITERATION\" -ge 3";
+  Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Write three files", 5);
+  // Its work starts where main is (as a daemon's loop starts at its integration tip), so its
+  // prompt shows the whole work: from objects alone after the first iteration.
+  loop.tree.based_on = run_command("git rev-parse main", h.dir.str()).output.substr(0, 40);
+  ASSERT_TRUE(h.store->update_loop(loop).ok());
+
+  const std::uint64_t before = git::work_tree_reads();
+  Loop done = h.run(loop.id);
+  const std::uint64_t reads = git::work_tree_reads() - before;
+  ASSERT_EQ(done.status, LoopStatus::complete) << done.status_reason;
+  ASSERT_EQ(done.iteration, 3);
+  // Each iteration reads the worktree for the protected paths (the model ran tools) and for the
+  // checkpoint (the validation command ran); only the first reads it for its prompt: 3 + 2 + 2.
+  EXPECT_EQ(reads, 7u);
+
+  // And the prompts still show the whole work since the loop started.
+  std::vector<std::string> prompts = prompts_of(h, loop.id);
+  ASSERT_EQ(prompts.size(), 3u);
+  EXPECT_NE(prompts[0].find("(no changes yet)"), std::string::npos) << prompts[0];
+  EXPECT_NE(prompts[2].find("A work/1.txt\nA work/2.txt"), std::string::npos) << prompts[2];
+  EXPECT_NE(prompts[2].find("Changed by iteration 2:\nA work/2.txt"), std::string::npos)
+      << prompts[2];
+}
+
+TEST(WorkTreeReadsTest, WhatAStopScriptLeavesAfterTheCheckpointIsInTheNextPromptAndCommit) {
+  // A command that runs after the checkpoint (a stop script that does not stop the loop) writes
+  // a file and deletes one the model wrote: the next state read walks the worktree again.
+  EngineHarness h(kOneFileEach, kProject);
+  h.config->loops[LoopType::code].validation = "test \"$LOOPR_ITERATION\" -ge 2";
+  h.config->limits.stop_scripts = {"echo left > left-by-script.txt; rm -f work/1.txt; exit 1"};
+  Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Write two files", 5);
+
+  Loop done = h.run(loop.id);
+  ASSERT_EQ(done.status, LoopStatus::complete) << done.status_reason;
+  ASSERT_EQ(done.iteration, 2);
+  std::vector<std::string> prompts = prompts_of(h, loop.id);
+  ASSERT_EQ(prompts.size(), 2u);
+  EXPECT_NE(prompts[1].find("## Git status\nA left-by-script.txt\nD work/1.txt\n"),
+            std::string::npos)
+      << prompts[1];
+  // Iteration 2's checkpoint holds both the script's file and its deletion.
+  auto tree = run_command("git ls-tree -r --name-only HEAD", done.worktree);
+  EXPECT_NE(tree.output.find("left-by-script.txt"), std::string::npos) << tree.output;
+  EXPECT_EQ(tree.output.find("work/1.txt"), std::string::npos) << tree.output;
+  EXPECT_NE(tree.output.find("work/2.txt"), std::string::npos) << tree.output;
+}
+
+TEST(WorkTreeReadsTest, APlanLoopCommitsWhatItsToolsWroteWithoutWalkingTheWorktree) {
+  // A plan loop runs no command: after its first checkpoint, the next one stages the paths its
+  // write_file calls wrote, and the state read walks nothing either.
+  const char* script = R"(
+rules:
+  - name: good-plan
+    match: {loop_type: plan, first_user: "`(\\.loopr/plans/[^`]+)`[\\s\\S]*Specs to Create", turn: 1}
+    reply:
+      tool_use:
+        - name: write_file
+          input:
+            path: "{{first_user.1}}"
+            content: "# Plan: greet --shout\n\n## Overview\nAdd a flag.\n\n## Phases\n1. CLI\n\n## Success Criteria\n- tests pass\n\n## Specs to Create\n- spec-cli-flag: parse --shout\n"
+  - name: bad-plan
+    match: {loop_type: plan, first_user: "`(\\.loopr/plans/[^`]+)`", turn: 1}
+    reply:
+      tool_use:
+        - name: write_file
+          input: {path: "{{first_user.1}}", content: "# Plan\n\nJust do it.\n"}
+  - name: done
+    match: {loop_type: plan, turn: 2}
+    reply: {text: "Written."}
+)";
+  EngineHarness h(script, {{"README", "greet\n"}});
+  Loop loop = h.add_loop("001", LoopType::plan, "Add a --shout flag to greet");
+
+  const std::uint64_t before = git::work_tree_reads();
+  Loop done = h.run(loop.id);
+  const std::uint64_t reads = git::work_tree_reads() - before;
+  ASSERT_EQ(done.status, LoopStatus::awaiting_approval) << done.status_reason;
+  ASSERT_EQ(done.iteration, 2);
+  EXPECT_EQ(reads, 2u) << "iteration 1: its state and its checkpoint; iteration 2: none";
+  auto show = run_command("git show HEAD:" + loop.output_artifacts.front(), done.worktree);
+  EXPECT_NE(show.output.find("spec-cli-flag"), std::string::npos) << show.output;
+  EXPECT_EQ(run_command("git status --porcelain", done.worktree).output, "");
+  auto fsck = run_command("git fsck --strict --no-dangling --no-progress", h.dir.str());
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.output;
+}
+
+TEST(WorkTreeReadsTest, ACommandBesideTheToolsMakesTheCheckpointWalkTheWorktree) {
+  // Iteration 2 changes the test harness (the check does not run) and runs a command that
+  // writes a file and deletes one the model wrote before: the tools' list is not all that
+  // changed, so the checkpoint stages the whole worktree.
+  const char* script = R"(
+rules:
+  - name: first
+    match: {loop_type: code, turn: 1}
+    times: 1
+    reply:
+      tool_use: [{name: write_file, input: {path: "work/1.txt", content: "one\n"}}]
+  - name: hostile
+    match: {loop_type: code, turn: 1}
+    reply:
+      tool_use:
+        - {name: write_file, input: {path: check.sh, content: "exit 0\n"}}
+        - {name: run_command, input: {command: "echo hidden > by-command.txt && rm work/1.txt"}}
+  - name: end
+    match: {loop_type: code}
+    reply: {text: "done"}
+)";
+  EngineHarness h(script, {{"check.sh", "test \"$LOOPR_ITERATION\" -ge 3\n"}});
+  h.config->loops[LoopType::code].validation = "sh check.sh";
+  Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Write files", 2);
+
+  Loop done = h.run(loop.id);
+  ASSERT_EQ(done.iteration, 2) << done.status_reason;
+  auto recs = h.iterations(loop.id);
+  ASSERT_EQ(recs.size(), 2u);
+  ASSERT_TRUE(recs[1].details.contains("protected")) << recs[1].details.dump();
+  auto tree = run_command("git ls-tree -r --name-only HEAD", done.worktree);
+  EXPECT_NE(tree.output.find("by-command.txt"), std::string::npos) << tree.output;
+  EXPECT_EQ(tree.output.find("work/1.txt"), std::string::npos) << tree.output;
+  EXPECT_EQ(run_command("git status --porcelain", done.worktree).output, "");
+}

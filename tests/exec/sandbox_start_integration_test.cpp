@@ -1,0 +1,187 @@
+// The sandbox's start off the command's path (issue 32: sandbox_start.hpp, netns_pool.hpp)
+// against the real bwrap and real processes: the network namespace made ahead is a fresh one per
+// command with only loopback, nothing a command leaves there reaches another command, and the
+// gate that lets the command start only once it is in its control group fails closed.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <set>
+#include <thread>
+
+#include <loopr/core/process.hpp>
+#include <loopr/exec/executor.hpp>
+
+#include "exec/netns_pool.hpp"
+#include "support/subprocess.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace loopr;
+using namespace loopr::exec;
+using namespace std::chrono_literals;
+using loopr::testing::run_command;
+using loopr::testing::TempDir;
+using loopr::testing::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+class SandboxStartTest : public ::testing::Test {
+ protected:
+  TempDir dir{"loopr-sandbox-start"};
+  fs::path repo, worktree;
+  SandboxConfig config;
+
+  void SetUp() override {
+    repo = fs::canonical(dir.path()) / "repo";
+    write_file(repo / "README", "hello\n");
+    auto init = run_command(
+        "git init -q -b main . && git config user.name t && git config user.email t@t && "
+        "git add README && git commit -q -m init && "
+        "git worktree add -q .loopr/worktrees/code-001 -b loop",
+        repo.string());
+    ASSERT_EQ(init.exit_code, 0) << init.output;
+    worktree = repo / ".loopr/worktrees/code-001";
+    config.limits.processes = 64;
+  }
+
+  std::unique_ptr<Executor> make(bool start_ahead = true) {
+    ExecutorOptions o{RepoPaths(repo)};
+    o.start_ahead = start_ahead;
+    return make_executor(config, o);
+  }
+
+  static ProcessResult sh(Executor& e, const fs::path& workdir, const std::string& command) {
+    Command c = Command::shell(command, workdir);
+    c.timeout = 30s;
+    return e.run(c);
+  }
+};
+
+std::string own_netns() {
+  char buf[64] = {};
+  ssize_t n = ::readlink("/proc/self/ns/net", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
+}
+
+}  // namespace
+
+// Each command is in a network namespace no other command was in (nor the daemon), with
+// loopback up (a server and its client inside one command talk) and no other interface.
+TEST_F(SandboxStartTest, EachCommandGetsAFreshNetworkNamespaceWithOnlyLoopback) {
+  auto executor = make();
+  ASSERT_FALSE(executor->unavailable().has_value()) << *executor->unavailable();
+  std::set<std::string> seen;
+  for (int i = 0; i < 6; ++i) {
+    auto r = sh(*executor, worktree,
+                "echo ns=$(readlink /proc/self/ns/net); "
+                "echo ifs=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ,); "
+                "python3 -c \"import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); "
+                "s.listen(1); c=socket.create_connection(s.getsockname()); print('lo-ok')\"");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("ifs=lo,\n"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("lo-ok"), std::string::npos) << r.output;
+    auto at = r.output.find("ns=");
+    ASSERT_NE(at, std::string::npos) << r.output;
+    std::string ns = r.output.substr(at + 3, r.output.find('\n', at) - at - 3);
+    EXPECT_NE(ns, own_netns());
+    EXPECT_TRUE(seen.insert(ns).second) << "a network namespace was used twice: " << ns;
+  }
+}
+
+// A hostile command keeps a server on loopback and waits; a command running at the same time
+// (another loop's validation) cannot reach it, and the next command finds nothing there.
+TEST_F(SandboxStartTest, AServerLeftOnLoopbackReachesNoOtherCommand) {
+  auto executor = make();
+  ASSERT_FALSE(executor->unavailable().has_value()) << *executor->unavailable();
+  const std::string port = "47311";
+  ProcessResult server;
+  std::thread t([&] {
+    server = sh(*executor, worktree,
+                "python3 -c \"import socket, os, time\n"
+                "s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+                "s.bind(('127.0.0.1', " +
+                    port +
+                    ")); s.listen(5); open('ready', 'w').close()\n"
+                    "end=time.time()+20\n"
+                    "while not os.path.exists('stop') and time.time()<end: time.sleep(0.05)\n"
+                    "print('served')\"");
+  });
+  ASSERT_TRUE(loopr::testing::wait_until([&] { return fs::exists(worktree / "ready"); }, 20s));
+  const std::string probe =
+      "python3 -c \"import socket\ntry:\n socket.create_connection(("
+      "'127.0.0.1', " +
+      port + "), 2); print('reached')\nexcept OSError: print('refused')\"";
+  auto during = sh(*executor, worktree, probe);
+  write_file(worktree / "stop", "");
+  t.join();
+  EXPECT_NE(server.output.find("served"), std::string::npos) << server.output;
+  EXPECT_NE(during.output.find("refused"), std::string::npos) << during.output;
+  auto after = sh(*executor, worktree, probe);
+  EXPECT_NE(after.output.find("refused"), std::string::npos) << after.output;
+}
+
+// The gate: bubblewrap reads the seccomp filter after its mounts, before the command, and loopr
+// writes it only once the sandbox is in its control group. If loopr dies first, the pipe is
+// empty: bubblewrap then refuses to start the command at all.
+TEST_F(SandboxStartTest, AnEmptyFilterPipeStopsTheSandboxBeforeTheCommand) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  ::close(p[1]);  // the daemon died before its write
+  fs::path marker = worktree / "ran";
+  ProcessSpec spec;
+  spec.argv = {"bwrap",
+               "--unshare-all",
+               "--die-with-parent",
+               "--seccomp",
+               "3",
+               "--ro-bind",
+               "/",
+               "/",
+               "--dev",
+               "/dev",
+               "--proc",
+               "/proc",
+               "--bind",
+               worktree.string(),
+               worktree.string(),
+               "--",
+               "/bin/sh",
+               "-c",
+               "touch " + marker.string()};
+  spec.pass_fds = {p[0]};
+  spec.timeout = 30s;
+  auto r = run_process(spec);
+  ::close(p[0]);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(marker)) << "the command ran without its filter: " << r.output;
+}
+
+// The pool hands out each namespace once, never the daemon's own.
+TEST_F(SandboxStartTest, ThePoolHandsOutEachNamespaceOnce) {
+  auto pool = NetnsPool::open(2);
+  if (!pool) GTEST_SKIP() << "network namespaces cannot be made and entered here (not root)";
+  struct stat own {};
+  ASSERT_EQ(::stat("/proc/self/ns/net", &own), 0);
+  std::set<ino_t> seen;
+  for (int i = 0; i < 8; ++i) {
+    int fd = -1;
+    ASSERT_TRUE(loopr::testing::wait_until([&] { return (fd = pool->take()) >= 0; }, 10s));
+    struct stat st {};
+    ASSERT_EQ(::fstat(fd, &st), 0);
+    EXPECT_NE(st.st_ino, own.st_ino);
+    EXPECT_TRUE(seen.insert(st.st_ino).second);
+    ::close(fd);
+  }
+}
+
+// The start as before issue 32 (what the bench compares with) still confines and runs.
+TEST_F(SandboxStartTest, TheStartAsBeforeStillWorks) {
+  auto executor = make(false);
+  ASSERT_FALSE(executor->unavailable().has_value()) << *executor->unavailable();
+  auto r = sh(*executor, worktree, "echo ns=$(readlink /proc/self/ns/net); echo done");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("done"), std::string::npos);
+  EXPECT_EQ(r.output.find(own_netns()), std::string::npos) << r.output;
+}
