@@ -1,7 +1,8 @@
-// The sandbox's start off the command's path (issue 32: sandbox_start.hpp, netns_pool.hpp)
-// against the real bwrap and real processes: the network namespace made ahead is a fresh one per
-// command with only loopback, nothing a command leaves there reaches another command, and the
-// gate that lets the command start only once it is in its control group fails closed.
+// The sandbox's start off the command's path (issue 32: sandbox_start.hpp, netns_pool.hpp) against
+// the real bwrap and real processes, in the escape suite (label `security`): the network namespace
+// made ahead is a fresh one per command with only loopback, nothing a command leaves there reaches
+// another command, and the gate that lets the command start only once it is in its control group
+// fails closed.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
