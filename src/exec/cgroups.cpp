@@ -245,8 +245,11 @@ CommandGroups::Group CommandGroups::acquire(std::uint64_t max_processes,
     for (int fd : group.fds_) ::close(fd);
     group.fds_.clear();
   }
-  group.pids_refused_before_ = group.pids_refused();
-  group.oom_kills_before_ = group.oom_kills();
+  // A fresh group's counters are zero; a reused one's count from here.
+  if (!start_ahead_) {
+    group.pids_refused_before_ = group.pids_refused();
+    group.oom_kills_before_ = group.oom_kills();
+  }
   return group;
 }
 
