@@ -106,19 +106,6 @@ void kill_group(pid_t pgid, int sig) {
 
 constexpr std::size_t kMaxPassedFds = 8;
 
-// The child's decimal pid into `buf` (async-signal-safe); returns its length.
-std::size_t format_pid(char* buf, pid_t pid) {
-  char tmp[24];
-  std::size_t n = 0;
-  unsigned long v = static_cast<unsigned long>(pid);
-  do {
-    tmp[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v && n < sizeof tmp);
-  for (std::size_t i = 0; i < n; ++i) buf[i] = tmp[n - 1 - i];
-  return n;
-}
-
 void set_limit(int resource, const std::optional<std::uint64_t>& value) {
   if (!value) return;
   struct rlimit rl;
@@ -165,19 +152,17 @@ int child_main(void* arg) {
   int moved[kMaxPassedFds];
   for (std::size_t i = 0; i < spec.pass_fds.size(); ++i)
     moved[i] = fcntl(spec.pass_fds[i], F_DUPFD_CLOEXEC, 64);
-  // Before the passed descriptors take their numbers 3, 4, …, which may be these ones' (a
-  // control group's `cgroup.procs` numbered 5 would otherwise get the pid written into the
-  // sandbox's filter descriptor, and the child would not be in its group).
-  {
-    char pid_text[24];
-    std::size_t pid_len = format_pid(pid_text, getpid());
-    for (int fd : spec.cgroup_procs_fds)
-      if (write(fd, pid_text, pid_len) != static_cast<ssize_t>(pid_len)) {
-        int e = errno;
-        (void)!write(report, &e, sizeof e);
-        _exit(127);
-      }
-  }
+  // Into its control groups before the passed descriptors take their numbers 3, 4, …, which may
+  // be these ones' (a group's file numbered 5 would otherwise get the text written into the
+  // sandbox's filter descriptor, and the child would not be in its group). "0" is the writer
+  // itself: this child has one thread, so a cgroup v1 `tasks` file moves the whole process, and
+  // without the global lock that `cgroup.procs` takes (an RCU grace period, 5-12 ms; issue 32).
+  for (int fd : spec.cgroup_procs_fds)
+    if (write(fd, "0", 1) != 1) {
+      int e = errno;
+      (void)!write(report, &e, sizeof e);
+      _exit(127);
+    }
   if (spec.netns_fd >= 0 && setns(spec.netns_fd, CLONE_NEWNET) != 0) {
     int e = errno;
     (void)!write(report, &e, sizeof e);
@@ -314,7 +299,6 @@ ProcessResult run_process(const ProcessSpec& spec) {
     return result;
   }
   close(exec_pipe[0]);
-  if (spec.on_start) spec.on_start(pid);
 
   CappedBuffer out(spec.output_cap), err(spec.output_cap);
   std::string line;

@@ -10,8 +10,6 @@
 
 #include <fcntl.h>
 #include <glob.h>
-#include <limits.h>
-#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -25,7 +23,6 @@
 #include "exec/bwrap_args.hpp"
 #include "exec/cgroups.hpp"
 #include "exec/netns_pool.hpp"
-#include "exec/sandbox_start.hpp"
 #include "exec/seccomp_filter.hpp"
 
 extern char** environ;
@@ -116,7 +113,7 @@ class BwrapExecutor final : public LocalSandbox {
     info_.confined = true;
     bwrap_ = find_in_path(options_.bwrap, options_.env);
     build_layout();
-    if (options_.control_groups) groups_ = CommandGroups::open();
+    if (options_.control_groups) groups_ = CommandGroups::open(options_.start_ahead);
     if (options_.start_ahead) netns_ = NetnsPool::open();
     info_.description =
         "bubblewrap: each command in its own user, pid, ipc, uts and network namespaces; "
@@ -197,26 +194,13 @@ class BwrapExecutor final : public LocalSandbox {
         groups_ ? groups_->acquire(config_.limits.processes, config_.limits.memory)
                 : CommandGroups::Group();
     const std::string& filter = suid_filter_program();
-    // Joined while bubblewrap mounts, the seccomp pipe as the gate (sandbox_start.hpp); without
-    // a filter to gate with, the child joins before it starts bubblewrap.
-    bool gate = options_.start_ahead && !group.procs_fds().empty() && !filter.empty() &&
-                filter.size() <= PIPE_BUF;
-    int gate_fd = -1, seccomp_fd = -1;
-    if (gate) {
-      int p[2];
-      gate = ::pipe2(p, O_CLOEXEC) == 0;
-      if (gate) {
-        seccomp_fd = p[0];
-        gate_fd = p[1];
-      }
-    }
-    if (!gate && !filter.empty()) seccomp_fd = memory_file(filter);
+    int seccomp_fd = filter.empty() ? -1 : memory_file(filter);
     int netns_fd = network || !netns_ ? -1 : netns_->take();
     int config_fd = -1;
     if (!layout_.git_config.empty()) config_fd = memory_file(sanitized_git_config());
     int status[2];
     if (::pipe2(status, O_CLOEXEC) != 0) {
-      for (int fd : {config_fd, seccomp_fd, gate_fd, netns_fd})
+      for (int fd : {config_fd, seccomp_fd, netns_fd})
         if (fd >= 0) ::close(fd);
       failed.output = std::string("cannot create a pipe: ") + std::strerror(errno);
       return failed;
@@ -259,7 +243,7 @@ class BwrapExecutor final : public LocalSandbox {
     spec.cancel = c.cancel;
     spec.limits.open_files = config_.limits.open_files;
     spec.limits.file_size = config_.limits.file_size;
-    if (!gate) spec.cgroup_procs_fds = group.procs_fds();
+    spec.cgroup_procs_fds = group.procs_fds();
     if (group.procs_fds().empty()) {
       if (::geteuid() != 0) spec.limits.processes = user_tasks() + config_.limits.processes;
       spec.limits.data = config_.limits.memory;
@@ -267,29 +251,10 @@ class BwrapExecutor final : public LocalSandbox {
       spec.limits.data = config_.limits.memory;
     }
 
-    std::string status_text;
-    bool joined = !gate;
-    std::string join_error;
-    if (gate)
-      spec.on_start = [&](pid_t bwrap_pid) {
-        ::close(status[1]);  // bubblewrap has its own: its end means EOF here
-        status[1] = -1;
-        pid_t child = read_child_pid(status[0], status_text, std::chrono::seconds(20));
-        // The sandbox's first process, then (not on the path) bubblewrap's own outside it, as
-        // when the whole of it joined before starting: the same count against the process limit.
-        joined = child > 0 && join_groups(group.procs_fds(), child) && write_whole(gate_fd, filter);
-        if (!joined) join_error = child > 0 ? std::strerror(errno) : "bubblewrap named no process";
-        ::close(gate_fd);
-        gate_fd = -1;
-        if (joined)
-          join_groups(group.procs_fds(), bwrap_pid);
-        else
-          ::kill(-bwrap_pid, SIGKILL);  // its process group holds the sandbox's first process
-      };
-
     ProcessResult r = run_process(spec);
-    for (int fd : {status[1], config_fd, seccomp_fd, gate_fd, netns_fd})
+    for (int fd : {status[1], config_fd, seccomp_fd, netns_fd})
       if (fd >= 0) ::close(fd);
+    std::string status_text;
     char buf[4096];
     for (ssize_t n; (n = ::read(status[0], buf, sizeof buf)) > 0;)
       status_text.append(buf, static_cast<std::size_t>(n));
@@ -301,10 +266,6 @@ class BwrapExecutor final : public LocalSandbox {
       r.spawn_failed = true;
       std::string why = r.output.empty() ? r.error_output : r.output;
       r.output = explain_sandbox_failure(why);
-    } else if (!r.spawn_failed && !joined) {
-      r.spawn_failed = true;
-      r.output = "the sandbox could not put the command in its control group (" + join_error +
-                 "); the command did not run";
     }
     std::string notes = limit_notes(group);
     if (!notes.empty()) r.output += notes;

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <optional>
@@ -40,7 +42,8 @@ bool pid_alive(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPE
 void remove_tree(const fs::path& dir, bool wait = true) {
   std::error_code ec;
   std::vector<fs::path> groups;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
     if (it->is_directory(ec)) groups.push_back(it->path());
   groups.push_back(dir);
   std::sort(groups.begin(), groups.end(), [](const fs::path& a, const fs::path& b) {
@@ -48,14 +51,17 @@ void remove_tree(const fs::path& dir, bool wait = true) {
   });
   for (const auto& g : groups)
     for (int pid : read_pids(g / "cgroup.procs")) ::kill(pid, SIGKILL);
-  auto deadline = std::chrono::steady_clock::now() + (wait ? std::chrono::seconds(3) : std::chrono::seconds(0));
+  auto deadline =
+      std::chrono::steady_clock::now() + (wait ? std::chrono::seconds(3) : std::chrono::seconds(0));
   for (const auto& g : groups) {
     while (true) {
       auto pids = read_pids(g / "cgroup.procs");
       for (int pid : pids) ::kill(pid, SIGKILL);
       if (::rmdir(g.c_str()) == 0 || errno == ENOENT) break;
       if (std::chrono::steady_clock::now() >= deadline) {
-        if (wait) spdlog::warn("sandbox: cannot remove the control group {}: {}", g.string(), std::strerror(errno));
+        if (wait)
+          spdlog::warn("sandbox: cannot remove the control group {}: {}", g.string(),
+                       std::strerror(errno));
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(pids.empty() ? 5 : 20));
@@ -87,8 +93,9 @@ fs::path make_parent(const fs::path& root) {
 
 void kill_and_remove_groups(const fs::path& dir) { remove_tree(dir); }
 
-std::unique_ptr<CommandGroups> CommandGroups::open() {
+std::unique_ptr<CommandGroups> CommandGroups::open(bool start_ahead) {
   auto g = std::unique_ptr<CommandGroups>(new CommandGroups());
+  g->start_ahead_ = start_ahead;
   std::error_code ec;
   const fs::path base = "/sys/fs/cgroup";
   if (fs::exists(base / "cgroup.controllers", ec)) {
@@ -158,14 +165,11 @@ bool CommandGroups::set_limits(Kept& k, std::uint64_t max_processes,
   return set;
 }
 
-CommandGroups::Group CommandGroups::make(std::uint64_t max_processes,
-                                         std::uint64_t max_memory_bytes) {
-  Group group;
-  std::string name;
-  {
-    std::lock_guard lock(mutex_);
-    name = "cmd-" + std::to_string(++next_);
-  }
+std::optional<CommandGroups::Kept> CommandGroups::make(std::uint64_t max_processes,
+                                                       std::uint64_t max_memory_bytes) {
+  // Numbered for the whole process: two executors of one daemon share its parent group.
+  static std::atomic<std::uint64_t> next{0};
+  std::string name = "cmd-" + std::to_string(++next);
   Kept k;
   auto add = [&](const fs::path& root) -> fs::path {
     fs::path dir = root / name;
@@ -173,18 +177,26 @@ CommandGroups::Group CommandGroups::make(std::uint64_t max_processes,
     k.dirs.push_back(dir);
     return dir;
   };
-  if (add(pids_root_).empty()) return group;
+  if (add(pids_root_).empty()) return std::nullopt;
   if (!memory_root_.empty()) k.memory = v2_ || !add(memory_root_).empty();
   if (v2_ && k.memory) write_text(k.dirs.front() / "memory.swap.max", "0");
   if (!set_limits(k, max_processes, max_memory_bytes)) {
     for (const auto& d : k.dirs) remove_tree(d);
-    return group;
+    return std::nullopt;
   }
-  group.dirs_ = k.dirs;
-  group.memory_ = k.memory;
-  group.processes_ = k.processes;
-  group.memory_bytes_ = k.memory_bytes;
-  return group;
+  return k;
+}
+
+void CommandGroups::remove_drained() {
+  for (auto it = draining_.begin(); it != draining_.end();) {
+    bool gone = true;
+    for (const auto& dir : it->dirs) {
+      if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) continue;
+      gone = false;
+      for (int pid : read_pids(dir / "cgroup.procs")) ::kill(pid, SIGKILL);
+    }
+    it = gone ? draining_.erase(it) : std::next(it);
+  }
 }
 
 CommandGroups::Group CommandGroups::acquire(std::uint64_t max_processes,
@@ -192,14 +204,18 @@ CommandGroups::Group CommandGroups::acquire(std::uint64_t max_processes,
   std::optional<Kept> kept;
   {
     std::lock_guard lock(mutex_);
-    for (auto it = draining_.begin(); it != draining_.end();) {
-      bool empty = true;
-      for (const auto& dir : it->dirs) empty = empty && read_pids(dir / "cgroup.procs").empty();
-      if (empty) {
-        free_.push_back(std::move(*it));
-        it = draining_.erase(it);
-      } else {
-        ++it;
+    if (start_ahead_) {
+      remove_drained();
+    } else {
+      for (auto it = draining_.begin(); it != draining_.end();) {
+        bool empty = true;
+        for (const auto& dir : it->dirs) empty = empty && read_pids(dir / "cgroup.procs").empty();
+        if (empty) {
+          free_.push_back(std::move(*it));
+          it = draining_.erase(it);
+        } else {
+          ++it;
+        }
       }
     }
     if (!free_.empty()) {
@@ -211,16 +227,17 @@ CommandGroups::Group CommandGroups::acquire(std::uint64_t max_processes,
     for (const auto& d : kept->dirs) remove_tree(d);
     kept.reset();
   }
-  Group group = kept ? Group() : make(max_processes, max_memory_bytes);
-  if (kept) {
-    group.dirs_ = kept->dirs;
-    group.memory_ = kept->memory;
-    group.processes_ = kept->processes;
-    group.memory_bytes_ = kept->memory_bytes;
-  }
-  if (group.dirs_.empty()) return group;
+  if (!kept) kept = make(max_processes, max_memory_bytes);
+  Group group;
+  if (!kept) return group;
+  group.dirs_ = kept->dirs;
+  group.memory_ = kept->memory;
+  group.processes_ = kept->processes;
+  group.memory_bytes_ = kept->memory_bytes;
+  // The process joins by writing "0" (core/process.cpp): on cgroup v1 to `tasks`, no global lock.
+  const char* join = start_ahead_ && !v2_ ? "tasks" : "cgroup.procs";
   for (const auto& dir : group.dirs_) {
-    int fd = ::open((dir / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+    int fd = ::open((dir / join).c_str(), O_WRONLY | O_CLOEXEC);
     if (fd >= 0) group.fds_.push_back(fd);
   }
   group.owner_ = this;
@@ -228,8 +245,11 @@ CommandGroups::Group CommandGroups::acquire(std::uint64_t max_processes,
     for (int fd : group.fds_) ::close(fd);
     group.fds_.clear();
   }
-  group.pids_refused_before_ = group.pids_refused();
-  group.oom_kills_before_ = group.oom_kills();
+  // A fresh group's counters are zero; a reused one's count from here.
+  if (!start_ahead_) {
+    group.pids_refused_before_ = group.pids_refused();
+    group.oom_kills_before_ = group.oom_kills();
+  }
   return group;
 }
 
@@ -242,8 +262,18 @@ void CommandGroups::release(Group& group) {
   for (int pid : pids) ::kill(pid, SIGKILL);
   Kept k{group.dirs_, group.memory_, group.processes_, group.memory_bytes_};
   group.dirs_.clear();
+  if (!start_ahead_) {
+    std::lock_guard lock(mutex_);
+    (pids.empty() ? free_ : draining_).push_back(std::move(k));
+    return;
+  }
+  // Never used again: removed now if its processes are gone, else once they are; the next
+  // command's group is made here, not on its start.
+  auto next = make(k.processes, k.memory_bytes);
   std::lock_guard lock(mutex_);
-  (pids.empty() ? free_ : draining_).push_back(std::move(k));
+  draining_.push_back(std::move(k));
+  remove_drained();
+  if (next) free_.push_back(std::move(*next));
 }
 
 CommandGroups::Group::Group(Group&& other) noexcept

@@ -1,10 +1,13 @@
 // What confinement costs per command: N runs of `sh -c true` through the bubblewrap executor
 // (a real repository and linked worktree, the daemon's layout) against plain `sh -c true`,
 // alternating so all see the same machine, each after a pause (100 ms; a daemon's commands are
-// seconds apart: joining a cgroup v1 group right after another is much cheaper than after a
-// pause, so back-to-back runs would flatter it). The sandbox's start as it is (the group joined
-// while bubblewrap mounts, the network namespace made ahead) beside the start before issue 32
-// (`ExecutorOptions::start_ahead = false`). Prints p50 / p99 of each; asserts nothing.
+// seconds apart: joining a cgroup v1 group through `cgroup.procs` right after another join is
+// much cheaper than after a pause, so back-to-back runs would flatter the old start). The
+// sandbox's start as it is (a fresh control group joined through `tasks` without the global
+// lock, the network namespace made ahead) beside the start before issue 32
+// (`ExecutorOptions::start_ahead = false`: the pid written to `cgroup.procs`, groups reused,
+// bubblewrap making the network namespace), with and without the control group. Each figure is
+// the whole `run` (the group's release included). Prints p50 / p99 of each; asserts nothing.
 //
 //   sandbox_bench [runs] [pause_ms]    (default 200, 100)
 #include <unistd.h>

@@ -46,14 +46,12 @@ struct ProcessSpec {
   /// Descriptors the child gets as 3, 4, … in this order; every other one above 2 is closed.
   std::vector<int> pass_fds;
   ResourceLimits limits;
-  /// Open `cgroup.procs` files: the child writes its pid to each before exec, so it and all it
-  /// starts are counted and limited there (and can be killed as one).
+  /// Open `cgroup.procs` files, or (cgroup v1) `tasks` files: the child writes "0" (itself) to
+  /// each before exec, so it and all it starts are counted and limited there (and can be killed
+  /// as one).
   std::vector<int> cgroup_procs_fds;
   /// A network namespace (an open `/proc/…/ns/net`) the child enters before exec; -1: none.
   int netns_fd = -1;
-  /// Called in the parent once the child has exec'd, before its output is read (the sandbox
-  /// finishes its start there: joining its control group while bubblewrap mounts).
-  std::function<void(pid_t pid)> on_start;
 };
 
 struct ProcessResult {

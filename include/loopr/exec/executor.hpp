@@ -95,8 +95,9 @@ struct ExecutorOptions {
   /// A control group per command where the daemon may make one (false: rlimits only; for
   /// measuring what the groups cost).
   bool control_groups = true;
-  /// The sandbox's start off the command's path (issue 32): the control group joined while
-  /// bubblewrap mounts, the network namespace made ahead (false: as before, for measuring).
+  /// The sandbox's start off the command's path (issue 32): the control group made ahead, never
+  /// used by another command, and joined without the global lock; the network namespace made
+  /// ahead (false: as before, for measuring).
   bool start_ahead = true;
   /// `executor:` of the config: `local` runs commands here, `slurm` on a cluster's nodes.
   ExecutorConfig executor = {};
