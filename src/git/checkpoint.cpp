@@ -28,11 +28,13 @@ Result<std::string> clean_message(const std::string& message) {
 // messages).
 Result<CommitOutcome> commit_index(git_repository* repo, git_index* index,
                                    const std::filesystem::path& path, const std::string& text) {
-  // Written even when nothing is committed, so the index's refreshed stat data is kept and the
-  // CLI's `git status` sees the same (clean) state.
-  LOOPR_TRY(check(git_index_write(index), "writing the index"));
   git_oid tree_id;
   LOOPR_TRY(check(git_index_write_tree(&tree_id, index), "writing the tree"));
+  // Written even when nothing is committed, so the index's refreshed stat data is kept and the
+  // CLI's `git status` sees the same (clean) state. After the tree: the index file then keeps
+  // the trees just written (its cache-tree extension), and the next checkpoint rebuilds only
+  // the folders something changed in.
+  LOOPR_TRY(check(git_index_write(index), "writing the index"));
 
   LOOPR_ASSIGN(git_oid parent_id, head_id(repo));
   LOOPR_ASSIGN(CommitPtr parent, lookup_commit(repo, parent_id));

@@ -148,6 +148,17 @@ TEST(CheckpointWalkTest, EverythingAHostileCommandWritesIsStagedAsGitAddAllWould
   // Nothing written since: nothing to commit, and still no walk of libgit2's own.
   EXPECT_EQ(checkpoint_from_the_list(w, "iteration 3").kind,
             CommitOutcome::Kind::nothing_to_commit);
+  // The index keeps the trees written (its cache-tree extension), and they are the right ones:
+  // one more change in one folder gives the tree git builds from the entries alone.
+  const fs::path index_file = fs::path(git_line(w, "rev-parse --absolute-git-dir")) / "index";
+  EXPECT_NE(read_file(index_file).find("TREE"), std::string::npos);
+  write_file(w / "n/m/k.txt", "k2\n");
+  checkpoint_from_the_list(w, "iteration 4");
+  expect_all_committed(w);
+  const std::string fresh = (w.parent_path() / "fresh-index").string();
+  run_git(w, "ls-files -s | GIT_INDEX_FILE=" + fresh + " git update-index --index-info");
+  EXPECT_EQ(run_command("GIT_INDEX_FILE=" + fresh + " git write-tree", w.string()).output,
+            run_git(w, "rev-parse HEAD^{tree}"));
 }
 
 TEST(CheckpointWalkTest, AnEntryWhoseStatDataMatchButIsRacilyCleanIsHashedAgain) {
