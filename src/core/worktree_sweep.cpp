@@ -65,7 +65,7 @@ bool leads_to_a_file_inside(const std::string& root, const std::string& rel) {
 }
 
 void walk(int fd, const std::string& root, const std::string& prefix, SweepReport& report,
-          int depth) {
+          int depth, const SweepVisitor* visit) {
   DIR* dir = ::fdopendir(fd);
   if (dir == nullptr) {
     ::close(fd);
@@ -91,11 +91,21 @@ void walk(int fd, const std::string& root, const std::string& prefix, SweepRepor
           break;
         }
         int sub = ::openat(::dirfd(dir), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) walk(sub, root, rel + "/", report, depth + 1);
+        if (sub < 0) {
+          // Not looked into: a caller that lists what is there cannot trust the list.
+          if (visit) report.failed.push_back(rel + " (a folder): " + std::strerror(errno));
+          break;
+        }
+        if (visit) (*visit)(rel, nullptr);
+        walk(sub, root, rel + "/", report, depth + 1, visit);
         break;
       }
       case DT_LNK:
-        if (!read_by_git(name) || leads_to_a_file_inside(root, rel)) break;
+        if (!read_by_git(name) || leads_to_a_file_inside(root, rel)) {
+          if (visit && ::fstatat(::dirfd(dir), name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+            (*visit)(rel, &st);
+          break;
+        }
         if (remove_entry(::dirfd(dir), name))
           report.removed.push_back(rel +
                                    " (a symlink to something outside the worktree or not a file)");
@@ -113,7 +123,10 @@ void walk(int fd, const std::string& root, const std::string& prefix, SweepRepor
           report.failed.push_back(rel + " (" + kind_of(type) + "): " + std::strerror(errno));
         break;
       case DT_REG: {
-        if ((st.st_mode & (S_ISUID | S_ISGID)) == 0) break;
+        if ((st.st_mode & (S_ISUID | S_ISGID)) == 0) {
+          if (visit) (*visit)(rel, &st);
+          break;
+        }
         if (st.st_nlink > 1) {
           // Another name shares the inode (and so the bits): only this name goes.
           if (remove_entry(::dirfd(dir), name))
@@ -123,9 +136,11 @@ void walk(int fd, const std::string& root, const std::string& prefix, SweepRepor
           break;
         }
         mode_t mode = st.st_mode & 07777 & ~static_cast<mode_t>(S_ISUID | S_ISGID);
-        if (::fchmodat(::dirfd(dir), name, mode, 0) == 0)
+        if (::fchmodat(::dirfd(dir), name, mode, 0) == 0) {
           report.stripped.push_back(rel);
-        else
+          if (visit && ::fstatat(::dirfd(dir), name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+            (*visit)(rel, &st);
+        } else
           report.failed.push_back(rel + " (setuid/setgid): " + std::strerror(errno));
         break;
       }
@@ -145,14 +160,14 @@ std::string list(const std::vector<std::string>& names) {
 
 }  // namespace
 
-SweepReport sweep_worktree(const std::filesystem::path& root) {
+SweepReport sweep_worktree(const std::filesystem::path& root, const SweepVisitor* visit) {
   SweepReport report;
   int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return report;
   char* real = ::realpath(root.c_str(), nullptr);
   std::string real_root = real != nullptr ? real : root.string();
   std::free(real);
-  walk(fd, real_root, "", report, 0);
+  walk(fd, real_root, "", report, 0, visit);
   return report;
 }
 

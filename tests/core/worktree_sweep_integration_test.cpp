@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include <loopr/core/worktree_sweep.hpp>
 
@@ -144,4 +145,49 @@ TEST(WorktreeSweep, AFolderTooDeepToWalkIsReportedNotSkipped) {
   EXPECT_NE(r.failed[0].find("nested more than 256 deep): not checked"), std::string::npos)
       << r.failed[0];
   EXPECT_NE(describe(r).find("could not remove or clear"), std::string::npos);
+}
+
+TEST(WorktreeSweep, ListsWhatItLeavesFolderFirstWithTheStatDataAfterItsChanges) {
+  TempDir dir("loopr-sweep");
+  fs::path root = dir.path();
+  write_file(root / "a/b/file.txt", "x\n");
+  write_file(root / "suid", "#!/bin/sh\n");
+  ::chmod((root / "suid").c_str(), 04755);
+  ASSERT_EQ(::mkfifo((root / "a/pipe").c_str(), 0644), 0);
+  fs::create_symlink("a/b/file.txt", root / "link");
+  write_file(root / ".git/HEAD", "ref: refs/heads/x\n");
+  fs::create_directories(root / "shut");
+  write_file(root / "shut/hidden.txt", "x\n");
+
+  std::vector<std::string> order;
+  std::map<std::string, mode_t> modes;
+  const SweepVisitor visit = [&](const std::string& rel, const struct stat* st) {
+    order.push_back(rel);
+    if (st) modes[rel] = st->st_mode;
+  };
+  SweepReport r = sweep_worktree(root, &visit);
+  EXPECT_TRUE(r.failed.empty()) << describe(r);
+  EXPECT_TRUE(contains(r.removed, "a/pipe (a FIFO)"));
+  // What was removed is not listed, nor is `.git`; a folder comes before what it holds.
+  EXPECT_FALSE(contains(order, "a/pipe"));
+  EXPECT_FALSE(contains(order, ".git"));
+  EXPECT_FALSE(contains(order, ".git/HEAD"));
+  const auto at = [&](const std::string& rel) {
+    return std::find(order.begin(), order.end(), rel) - order.begin();
+  };
+  EXPECT_LT(at("a"), at("a/b"));
+  EXPECT_LT(at("a/b"), at("a/b/file.txt"));
+  EXPECT_EQ(modes.count("a"), 0u) << "a folder comes with no stat data";
+  EXPECT_TRUE(S_ISREG(modes.at("a/b/file.txt")));
+  EXPECT_TRUE(S_ISLNK(modes.at("link")));
+  EXPECT_EQ(modes.at("suid") & (S_ISUID | S_ISGID), 0u) << "the stat data after the bits went";
+
+  // A folder the walk cannot open: with a list asked for, that is a failure (the list would not
+  // be the whole worktree); a plain sweep stays as it was.
+  if (::geteuid() != 0) {
+    ::chmod((root / "shut").c_str(), 0);
+    EXPECT_FALSE(sweep_worktree(root, &visit).failed.empty());
+    EXPECT_TRUE(sweep_worktree(root).failed.empty());
+    ::chmod((root / "shut").c_str(), 0755);
+  }
 }

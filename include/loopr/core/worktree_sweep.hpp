@@ -6,7 +6,10 @@
 // `sandbox: none`). Like rsync without --specials: only regular files, folders and symlinks stay.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,7 +30,13 @@ struct SweepReport {
 /// (libgit2 reads through it) stays only when it leads to a regular file inside `root`. A folder
 /// nested too deep to walk is reported as failed (unchecked). Safe to run on a folder nothing
 /// runs in any more.
-SweepReport sweep_worktree(const std::filesystem::path& root);
+///
+/// `visit`, when given, is called for everything the sweep leaves in place, in the walk's
+/// (depth-first) order: a folder with null before its contents, a regular file or a symlink
+/// with its lstat data (after any bits were cleared). A folder that cannot be opened is then
+/// reported as failed (what the caller was shown is not the whole worktree).
+using SweepVisitor = std::function<void(const std::string& rel, const struct stat* st)>;
+SweepReport sweep_worktree(const std::filesystem::path& root, const SweepVisitor* visit = nullptr);
 
 /// What a sweep did, for a command's output (the model reads it) and the logs: one
 /// `[loopr: …]` line per kind, or "" when it did nothing.

@@ -22,6 +22,10 @@ Result<std::string> operation_in_progress(const std::filesystem::path& root);
 /// work tree, a checkpoint's staging of everything): for tests that show a step did not.
 std::uint64_t work_tree_reads();
 
+/// How many checkpoints of this process staged through libgit2's own walk of the work tree
+/// (`git_index_add_all`) rather than from the sweep's one walk (git/stage.hpp): for tests.
+std::uint64_t checkpoint_git_walks();
+
 namespace detail {
 void count_work_tree_read();
 }  // namespace detail
