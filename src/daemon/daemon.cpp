@@ -7,7 +7,6 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -30,6 +29,7 @@
 #include <loopr/tools/runner_slots.hpp>
 
 #include "daemon/api.hpp"
+#include "daemon/loop_event_log.hpp"
 #include "daemon/notify.hpp"
 #include "daemon/web_ui.hpp"
 
@@ -75,16 +75,6 @@ class PidLock {
   std::filesystem::path path_;
   int fd_ = -1;
 };
-
-// One file of events per loop: `.loopr/logs/loops/<id>/events.log`.
-void append_loop_log(const RepoPaths& paths, const Event& e) {
-  if (e.loop_id.empty()) return;
-  std::error_code ec;
-  auto dir = paths.loop_log_dir(e.loop_id);
-  std::filesystem::create_directories(dir, ec);
-  std::ofstream out(dir / "events.log", std::ios::app);
-  out << format_timestamp(e.time) << " #" << e.seq << " " << e.type << " " << json_text(e.data) << "\n";
-}
 
 struct Daemon {
   DaemonOptions options;
@@ -181,7 +171,7 @@ struct Daemon {
         io, pool, *journal, config, paths, *llm, *scheduler, *runners, *executor, *prompts, costs,
         llm::retry_policy(config->llm), std::chrono::milliseconds(1000)});
     manager = std::make_unique<manager::LoopManager>(*ctx);
-    bus.subscribe([this](const Event& e) { append_loop_log(paths, e); });
+    bus.subscribe([this](const Event& e) { append_loop_event(paths, e); });
     notifier = std::make_unique<Notifier>(*ctx);
     ApiInfo info;
     info.pid = ::getpid();

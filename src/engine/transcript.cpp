@@ -40,10 +40,16 @@ nlohmann::json message_json(const llm::Message& m) {
 
 void write_iteration_file(const RepoPaths& paths, const std::string& loop_id, int n,
                           const std::string& name, const std::string& content) {
-  std::error_code ec;
   auto dir = paths.iteration_dir(loop_id, n);
-  std::filesystem::create_directories(dir, ec);
+  // The iteration's first file makes its folder; the others open at once (no stat of each
+  // folder on the way: these are written on every iteration).
   std::ofstream out(dir / name, std::ios::binary | std::ios::trunc);
+  std::error_code ec;
+  if (!out) {
+    std::filesystem::create_directories(dir, ec);
+    out.clear();
+    out.open(dir / name, std::ios::binary | std::ios::trunc);
+  }
   out << content;
   if (!out || ec) spdlog::warn("could not write {} of {} iteration {}", name, loop_id, n);
 }
