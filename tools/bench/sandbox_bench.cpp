@@ -20,6 +20,8 @@
 #include <memory>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include <loopr/core/process.hpp>
 #include <loopr/exec/executor.hpp>
 
@@ -42,6 +44,9 @@ int sh(const std::string& command) { return std::system(command.c_str()); }
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The executors' notes (e.g. "control groups are not available" for the rlimits-only variant)
+  // would land in the table this prints on stdout.
+  spdlog::set_level(spdlog::level::warn);
   int runs = argc > 1 ? std::atoi(argv[1]) : 200;
   int pause_ms = argc > 2 ? std::atoi(argv[2]) : 100;
   char tmpl[] = "/tmp/loopr-sandbox-bench-XXXXXX";
