@@ -21,6 +21,7 @@
 
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
+#include "worktree_fixture.hpp"
 
 using namespace loopr;
 using namespace loopr::exec;
@@ -95,24 +96,9 @@ std::set<std::string> lasting_members(const fs::path& group) {
   return out;
 }
 
-class CommandGroupTest : public ::testing::Test {
+class CommandGroupTest : public loopr::testing::LoopWorktreeTest {
  protected:
-  TempDir dir{"loopr-command-group"};
-  fs::path repo, worktree;
-  SandboxConfig config;
-
-  void SetUp() override {
-    repo = fs::canonical(dir.path()) / "repo";
-    write_file(repo / "README", "hello\n");
-    auto init = run_command(
-        "git init -q -b main . && git config user.name t && git config user.email t@t && "
-        "git add README && git commit -q -m init && "
-        "git worktree add -q .loopr/worktrees/code-001 -b loop",
-        repo.string());
-    ASSERT_EQ(init.exit_code, 0) << init.output;
-    worktree = repo / ".loopr/worktrees/code-001";
-    config.limits.processes = 64;
-  }
+  CommandGroupTest() : LoopWorktreeTest("loopr-command-group") {}
 
   std::unique_ptr<Executor> make() {
     auto e = make_executor(config, ExecutorOptions{RepoPaths(repo)});
