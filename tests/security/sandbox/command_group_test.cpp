@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -85,13 +86,30 @@ int processes_with(const std::string& text) {
   return n;
 }
 
-// The processes in a group but the short `sleep`s of kWaitForGo's loop.
+// The processes in a group but the short `sleep`s of kWaitForGo's loop, and the loop's shell's
+// fork for its next `sleep` before that fork has exec'd (same command line as its parent): both
+// come and go while the group is watched.
 std::set<std::string> lasting_members(const fs::path& group) {
-  std::set<std::string> out;
+  std::map<std::string, std::pair<std::string, std::string>> procs;  // pid -> (cmdline, ppid)
   std::istringstream members(slurp(group / "cgroup.procs"));
   for (std::string pid; members >> pid;) {
     std::string cmdline = slurp("/proc/" + pid + "/cmdline");
-    if (!cmdline.empty() && !cmdline.starts_with("sleep")) out.insert(pid);
+    std::string stat = slurp("/proc/" + pid + "/stat");
+    std::string ppid;
+    if (auto end = stat.rfind(") "); end != std::string::npos) {
+      std::istringstream rest(stat.substr(end + 2));
+      std::string state;
+      rest >> state >> ppid;
+    }
+    procs[pid] = {cmdline, ppid};
+  }
+  std::set<std::string> out;
+  for (const auto& [pid, proc] : procs) {
+    const auto& [cmdline, ppid] = proc;
+    if (cmdline.empty() || cmdline.starts_with("sleep")) continue;
+    auto parent = procs.find(ppid);
+    if (parent != procs.end() && parent->second.first == cmdline) continue;
+    out.insert(pid);
   }
   return out;
 }
