@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -21,6 +22,7 @@
 
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
+#include "worktree_fixture.hpp"
 
 using namespace loopr;
 using namespace loopr::exec;
@@ -84,35 +86,37 @@ int processes_with(const std::string& text) {
   return n;
 }
 
-// The processes in a group but the short `sleep`s of kWaitForGo's loop.
+// The processes in a group but the short `sleep`s of kWaitForGo's loop, and the loop's shell's
+// fork for its next `sleep` before that fork has exec'd (same command line as its parent): both
+// come and go while the group is watched.
 std::set<std::string> lasting_members(const fs::path& group) {
-  std::set<std::string> out;
+  std::map<std::string, std::pair<std::string, std::string>> procs;  // pid -> (cmdline, ppid)
   std::istringstream members(slurp(group / "cgroup.procs"));
   for (std::string pid; members >> pid;) {
     std::string cmdline = slurp("/proc/" + pid + "/cmdline");
-    if (!cmdline.empty() && !cmdline.starts_with("sleep")) out.insert(pid);
+    std::string stat = slurp("/proc/" + pid + "/stat");
+    std::string ppid;
+    if (auto end = stat.rfind(") "); end != std::string::npos) {
+      std::istringstream rest(stat.substr(end + 2));
+      std::string state;
+      rest >> state >> ppid;
+    }
+    procs[pid] = {cmdline, ppid};
+  }
+  std::set<std::string> out;
+  for (const auto& [pid, proc] : procs) {
+    const auto& [cmdline, ppid] = proc;
+    if (cmdline.empty() || cmdline.starts_with("sleep")) continue;
+    auto parent = procs.find(ppid);
+    if (parent != procs.end() && parent->second.first == cmdline) continue;
+    out.insert(pid);
   }
   return out;
 }
 
-class CommandGroupTest : public ::testing::Test {
+class CommandGroupTest : public loopr::testing::LoopWorktreeTest {
  protected:
-  TempDir dir{"loopr-command-group"};
-  fs::path repo, worktree;
-  SandboxConfig config;
-
-  void SetUp() override {
-    repo = fs::canonical(dir.path()) / "repo";
-    write_file(repo / "README", "hello\n");
-    auto init = run_command(
-        "git init -q -b main . && git config user.name t && git config user.email t@t && "
-        "git add README && git commit -q -m init && "
-        "git worktree add -q .loopr/worktrees/code-001 -b loop",
-        repo.string());
-    ASSERT_EQ(init.exit_code, 0) << init.output;
-    worktree = repo / ".loopr/worktrees/code-001";
-    config.limits.processes = 64;
-  }
+  CommandGroupTest() : LoopWorktreeTest("loopr-command-group") {}
 
   std::unique_ptr<Executor> make() {
     auto e = make_executor(config, ExecutorOptions{RepoPaths(repo)});

@@ -16,6 +16,7 @@
 #include "exec/netns_pool.hpp"
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
+#include "worktree_fixture.hpp"
 
 using namespace loopr;
 using namespace loopr::exec;
@@ -27,24 +28,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class SandboxStartTest : public ::testing::Test {
+class SandboxStartTest : public loopr::testing::LoopWorktreeTest {
  protected:
-  TempDir dir{"loopr-sandbox-start"};
-  fs::path repo, worktree;
-  SandboxConfig config;
-
-  void SetUp() override {
-    repo = fs::canonical(dir.path()) / "repo";
-    write_file(repo / "README", "hello\n");
-    auto init = run_command(
-        "git init -q -b main . && git config user.name t && git config user.email t@t && "
-        "git add README && git commit -q -m init && "
-        "git worktree add -q .loopr/worktrees/code-001 -b loop",
-        repo.string());
-    ASSERT_EQ(init.exit_code, 0) << init.output;
-    worktree = repo / ".loopr/worktrees/code-001";
-    config.limits.processes = 64;
-  }
+  SandboxStartTest() : LoopWorktreeTest("loopr-sandbox-start") {}
 
   std::unique_ptr<Executor> make(bool start_ahead = true) {
     ExecutorOptions o{RepoPaths(repo)};
