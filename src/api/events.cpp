@@ -213,8 +213,12 @@ json Codec<ApprovalEvent>::write(const ApprovalEvent& e) {
 
 DaemonStarted Codec<DaemonStarted>::read(const json& d) { return {d.value("pid", 0)}; }
 json Codec<DaemonStarted>::write(const DaemonStarted& e) { return {{"pid", e.pid}}; }
-DaemonStopping Codec<DaemonStopping>::read(const json& d) { return {d.value("pid", 0)}; }
-json Codec<DaemonStopping>::write(const DaemonStopping& e) { return {{"pid", e.pid}}; }
+DaemonStopping Codec<DaemonStopping>::read(const json& d) {
+  return {d.value("pid", 0), d.value("drain_ms", std::int64_t{0})};
+}
+json Codec<DaemonStopping>::write(const DaemonStopping& e) {
+  return {{"pid", e.pid}, {"drain_ms", e.drain_ms}};
+}
 
 IntegrationCheckStarted Codec<IntegrationCheckStarted>::read(const json& d) {
   return {str(d, "sha"), str(d, "command")};

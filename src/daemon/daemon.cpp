@@ -13,6 +13,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
+#include <loopr/api/events.hpp>
 #include <loopr/core/config.hpp>
 #include <loopr/core/log.hpp>
 #include <loopr/core/preflight.hpp>
@@ -320,8 +321,7 @@ struct Daemon {
     boost::system::error_code ec;
     co_await t.async_wait(net::redirect_error(net::use_awaitable, ec));
     WriteSet stopping;
-    stopping.events = {engine::make_event(
-        "", "daemon_stopping", {{"pid", ::getpid()}, {"drain_ms", drain.count()}})};
+    stopping.events = {api::encode("", api::DaemonStopping{::getpid(), drain.count()})};
     co_await self->journal->commit(std::move(stopping));
     co_await self->manager->shutdown(std::chrono::milliseconds(3500), drain);
     self->stop_web();
@@ -389,7 +389,7 @@ struct Daemon {
       co_return;
     }
     WriteSet serving;
-    serving.events = {engine::make_event("", "daemon_started", {{"pid", ::getpid()}})};
+    serving.events = {api::encode("", api::DaemonStarted{::getpid()})};
     co_await self->journal->commit(std::move(serving));
     spdlog::info("serving {} on {}", self->paths.root.string(), self->paths.socket().string());
     net::co_spawn(self->io, gc_schedule(self), net::detached);

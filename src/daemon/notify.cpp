@@ -14,21 +14,27 @@ namespace loopr::daemon {
 
 namespace {
 
-// A string field of an event's data ("" when the data is not an object or lacks it).
-std::string data_str(const Event& e, const char* key) {
-  if (!e.data.is_object()) return {};
-  auto it = e.data.find(key);
-  return it != e.data.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+template <typename... F>
+struct Overload : F... {
+  using F::operator()...;
+};
+template <typename... F>
+Overload(F...) -> Overload<F...>;
 
 }  // namespace
 
-std::optional<std::string> direct_notify_event(const Event& e) {
-  if (e.type == "tree_complete") return "tree_complete";
-  if (e.type != "status_changed") return std::nullopt;
-  std::string to = data_str(e, "to");
-  if (to == "awaiting_approval" || to == "awaiting_answer" || to == "blocked") return to;
-  return std::nullopt;
+std::optional<std::string> direct_notify_event(const api::EventBody& body) {
+  return std::visit(
+      Overload{
+          [](const api::TreeComplete&) -> std::optional<std::string> { return "tree_complete"; },
+          [](const api::StatusChanged& c) -> std::optional<std::string> {
+            if (c.to == LoopStatus::awaiting_approval || c.to == LoopStatus::awaiting_answer ||
+                c.to == LoopStatus::blocked)
+              return std::string(to_string(c.to));
+            return std::nullopt;
+          },
+          [](const auto&) -> std::optional<std::string> { return std::nullopt; }},
+      body);
 }
 
 struct Notifier::State {
@@ -62,55 +68,65 @@ struct Notifier::State {
   }
 
   // What happened, decided on the pool (some of it reads the store), then the commands.
-  void handle(std::shared_ptr<const Config> config, Event e) {
+  void handle(std::shared_ptr<const Config> config, const Event& e, const api::EventBody& body) {
     const std::string plan = root_plan_id(e.loop_id);
     nlohmann::json payload{{"loop_id", e.loop_id},
                            {"plan_id", plan},
                            {"time", format_timestamp(e.time)},
                            {"repo", ctx.paths.root.string()},
                            {"source_event", to_json(e)}};
-    if (auto name = direct_notify_event(e)) {
+    if (auto name = direct_notify_event(body)) {
+      const auto* changed = std::get_if<api::StatusChanged>(&body);
       payload["event"] = *name;
-      payload["reason"] = data_str(e, "reason");
-      if (*name == "awaiting_answer") {
-        payload["question"] = data_str(e, "reason");
+      payload["reason"] = changed ? changed->reason : std::string();
+      if (changed && changed->to == LoopStatus::awaiting_answer) {
+        payload["question"] = changed->reason;
         payload["answer_with"] = "loopr answer " + e.loop_id + " \"...\"";
       }
       run_commands(*config, *name, payload);
       return;
     }
-    if (e.type == "cost" && config->limits.max_cost_usd > 0) {
-      double spent = ctx.costs.total(plan);
-      double at = config->limits.notify_cost_fraction * config->limits.max_cost_usd;
-      {
-        std::lock_guard lock(mu);
-        if (spent < at || !cost_notified.insert(plan).second) return;
-      }
-      payload["event"] = "cost_threshold";
-      payload["cost_usd"] = spent;
-      payload["max_cost_usd"] = config->limits.max_cost_usd;
-      payload["fraction"] = config->limits.notify_cost_fraction;
-      run_commands(*config, "cost_threshold", payload);
-      return;
+    std::visit(Overload{[&](const api::CostEvent&) { on_cost(*config, plan, payload); },
+                        [&](const api::StatusChanged& c) { on_status(*config, plan, c, payload); },
+                        [](const auto&) {}},
+               body);
+  }
+
+  // The tree's spending passed limits.notify_cost_fraction of its limit: once per plan.
+  void on_cost(const Config& config, const std::string& plan, nlohmann::json& payload) {
+    if (config.limits.max_cost_usd <= 0) return;
+    double spent = ctx.costs.total(plan);
+    double at = config.limits.notify_cost_fraction * config.limits.max_cost_usd;
+    {
+      std::lock_guard lock(mu);
+      if (spent < at || !cost_notified.insert(plan).second) return;
     }
-    if (e.type != "status_changed") return;
-    std::string to = data_str(e, "to");
-    if (to == "running" || to == "pending") {
+    payload["event"] = "cost_threshold";
+    payload["cost_usd"] = spent;
+    payload["max_cost_usd"] = config.limits.max_cost_usd;
+    payload["fraction"] = config.limits.notify_cost_fraction;
+    run_commands(config, "cost_threshold", payload);
+  }
+
+  // A loop ended failed or stopped: tree_failed once when that fails its whole tree.
+  void on_status(const Config& config, const std::string& plan, const api::StatusChanged& c,
+                 nlohmann::json& payload) {
+    if (c.to == LoopStatus::running || c.to == LoopStatus::pending) {
       std::lock_guard lock(mu);
       failed_notified.erase(plan);  // it runs again: a later failure is news
       return;
     }
-    if (to != "failed" && to != "stopped") return;
+    if (c.to != LoopStatus::failed && c.to != LoopStatus::stopped) return;
     auto tree = ctx.journal.store().loops_of_plan(plan);
     if (!tree) return;
-    if (manager::tree_verdict(*tree, plan, config->merge) != manager::TreeVerdict::failed) return;
+    if (manager::tree_verdict(*tree, plan, config.merge) != manager::TreeVerdict::failed) return;
     {
       std::lock_guard lock(mu);
       if (!failed_notified.insert(plan).second) return;
     }
     payload["event"] = "tree_failed";
-    payload["reason"] = data_str(e, "reason");
-    run_commands(*config, "tree_failed", payload);
+    payload["reason"] = c.reason;
+    run_commands(config, "tree_failed", payload);
   }
 };
 
@@ -121,10 +137,14 @@ Notifier::Notifier(engine::EngineContext& ctx) : state_(std::make_shared<State>(
     if (!s) return;
     std::shared_ptr<const Config> config = s->ctx.config;
     if (config->notify.empty() || e.loop_id.empty()) return;
-    if (e.type != "status_changed" && e.type != "tree_complete" && e.type != "cost") return;
-    net::post(s->ctx.pool, [s, config, e] {
+    api::EventBody body = api::decode(e).body;
+    if (!std::holds_alternative<api::StatusChanged>(body) &&
+        !std::holds_alternative<api::TreeComplete>(body) &&
+        !std::holds_alternative<api::CostEvent>(body))
+      return;
+    net::post(s->ctx.pool, [s, config, e, body = std::move(body)] {
       try {
-        s->handle(config, e);
+        s->handle(config, e, body);
       } catch (const std::exception& ex) {
         spdlog::warn("notify: {}", ex.what());  // never fatal
       }

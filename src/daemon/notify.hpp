@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include <loopr/core/event.hpp>
+#include <loopr/api/events.hpp>
 #include <loopr/engine/engine.hpp>
 
 namespace loopr::daemon {
@@ -17,7 +17,7 @@ namespace loopr::daemon {
 /// The notify event a stored event is, if it is one by itself (a status change to
 /// awaiting_approval / awaiting_answer / blocked, or `tree_complete`); tree_failed and
 /// cost_threshold need the tree and are decided by the Notifier.
-std::optional<std::string> direct_notify_event(const Event& event);
+std::optional<std::string> direct_notify_event(const api::EventBody& event);
 
 class Notifier {
  public:

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include <loopr/api/events.hpp>
 #include <loopr/engine/event_bus.hpp>
 #include <loopr/git/worktree.hpp>
 #include <loopr/llm/retry.hpp>
@@ -71,12 +72,9 @@ awaitable<bool> pause_before_retry(EngineContext& ctx, const Loop& loop,
   if (err.kind == llm::ErrorKind::rate_limited)
     ctx.scheduler.pause_until(std::chrono::system_clock::now() + wait);
   std::vector<Event> retry_events;
-  retry_events.push_back(make_event(loop.id, "llm_retry",
-                                    {{"attempt", attempt},
-                                     {"wait_ms", wait.count()},
-                                     {"kind", std::string(llm::to_string(err.kind))},
-                                     {"status", err.http_status},
-                                     {"message", err.describe()}}));
+  retry_events.push_back(api::encode(
+      loop.id, api::LlmRetry{attempt, wait.count(), std::string(llm::to_string(err.kind)),
+                             err.http_status, err.describe()}));
   co_await ctx.journal.note(std::move(retry_events));
   bool slept = co_await sleep_unless_stopped(*control, wait);
   co_return slept;
@@ -185,7 +183,7 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shar
         result = {"this call was cut off by the output token limit before it was complete; make it again", true};
       } else {
         std::vector<Event> called;
-        called.push_back(make_event(loop.id, "tool_called", {{"tool", use->name}, {"input", use->input}, {"turn", conv.turns}}));
+        called.push_back(api::encode(loop.id, api::ToolCalled{use->name, use->input, conv.turns}));
         co_await ctx.journal.note(std::move(called));
         if (is_coordination_tool(use->name) && router->policy().allowed.count(use->name)) {
           tools::ToolCall call{use->id, use->name, use->input};  // named: see g++ 12 and temporaries

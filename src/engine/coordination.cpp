@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <set>
 
+#include <loopr/api/events.hpp>
 #include <loopr/core/text.hpp>
 #include <loopr/engine/event_bus.hpp>
 #include <loopr/engine/feedback.hpp>
@@ -77,8 +78,7 @@ awaitable<tools::ToolResult> coordination_call(EngineContext& ctx, const Loop& l
                       {"text", *text}};
   WriteSet set;
   set.meta.emplace_back(key, json_text(note));
-  set.events.push_back(
-      make_event(loop.id, "note_shared", {{"n", loop.iteration + 1}, {"text", *text}}));
+  set.events.push_back(api::encode(loop.id, api::NoteShared{loop.iteration + 1, *text}));
   auto stored = co_await ctx.journal.commit(std::move(set));
   if (!stored)
     co_return tools::ToolResult{"the note could not be stored: " + stored.error().message, true};

@@ -1,5 +1,7 @@
 #include <loopr/engine/loop_journal.hpp>
 
+#include <loopr/api/events.hpp>
+
 namespace loopr::engine {
 namespace {
 
@@ -13,10 +15,7 @@ Result<void> transition(Loop& loop, LoopStatus to, EndReason end, std::string re
                         std::vector<Event>& out) {
   const LoopStatus from = loop.status;
   LOOPR_TRY(loop.transition_to(to, reason, end));
-  nlohmann::json data = {
-      {"from", to_string(from)}, {"to", to_string(to)}, {"reason", std::move(reason)}};
-  if (loop.end_reason != EndReason::none) data["end_reason"] = to_string(loop.end_reason);
-  out.push_back(make_event(loop.id, "status_changed", std::move(data)));
+  out.push_back(api::encode(loop.id, api::StatusChanged{from, to, std::move(reason), loop.end_reason}));
   return ok();
 }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 
+#include <loopr/api/events.hpp>
 #include <loopr/core/disk.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/core/process.hpp>
@@ -109,7 +110,7 @@ class IterationRun {
     const TimestampMs started = now_ms();
     commands_ran_ = false;
     tool_writes_ = {};
-    std::vector<Event> started_events = {make_event(loop.id, "iteration_started", {{"n", n}})};
+    std::vector<Event> started_events = {api::encode(loop.id, api::IterationStarted{n})};
     co_await ctx_.journal.note(std::move(started_events));
 
     // 1+2. Read state and render the prompt (the feedback of earlier iterations is IN it).
@@ -278,6 +279,17 @@ class IterationRun {
             {"cost_usd", r.usage.cost_usd},    {"attempts", r.attempts}, {"input_tokens", r.usage.input_tokens},
             {"output_tokens", r.usage.output_tokens}};
   }
+  static api::ReviewFinished review_event(int n, const ReviewResult& r) {
+    return {n,
+            std::string(to_string(r.verdict)),
+            r.summary,
+            cap_head_tail(r.feedback, 4096),
+            r.model,
+            r.attempts,
+            r.usage.cost_usd,
+            r.usage.input_tokens,
+            r.usage.output_tokens};
+  }
 
   // Where the check ran, for `loopr show ID --iteration N` (the log only: v.output is compared
   // between iterations, and job ids always differ).
@@ -295,7 +307,7 @@ class IterationRun {
   static std::vector<Event> infrastructure_events(const Loop& loop, int n, const Validation& v) {
     std::vector<Event> events;
     for (const auto& what : v.infrastructure_failures)
-      events.push_back(make_event(loop.id, "executor_retry", {{"n", n}, {"reason", what}, {"jobs", v.jobs}}));
+      events.push_back(api::encode(loop.id, api::ExecutorRetry{n, what, v.jobs}));
     return events;
   }
 
@@ -330,11 +342,9 @@ class IterationRun {
     const llm::LlmError& err = *conv.error;
     Move move = on_model_error(loop, err, *ctx_.config);
     const int errors = loop.run.consecutive_errors;
-    std::vector<Event> events = {make_event(loop.id, "llm_error", {{"kind", llm::to_string(err.kind)},
-                                                                   {"retryable", err.retryable},
-                                                                   {"status", err.http_status},
-                                                                   {"message", err.describe()},
-                                                                   {"consecutive", errors}})};
+    std::vector<Event> events = {api::encode(
+        loop.id, api::LlmErrorEvent{std::string(llm::to_string(err.kind)), err.retryable,
+                                    err.http_status, err.describe(), errors})};
     if (!move.goes_on()) co_return co_await finish(loop, move, std::move(events));
     auto stored = co_await ctx_.journal.save(loop, std::move(events));
     if (!stored) co_return stored.take_error();
@@ -387,24 +397,17 @@ class IterationRun {
     loop.progress = render_feedback(loop.run.feedback, ctx_.config->limits.feedback_bytes);
     if (!v.jobs.empty()) rec.details["jobs"] = v.jobs;
     std::vector<Event> events = infrastructure_events(loop, n, v);
-    events.push_back(make_event(loop.id, "validation_finished",
-                                {{"n", n}, {"passed", rec.status == "passed"}, {"summary", v.summary},
-                                 {"exit_code", v.exit_code ? nlohmann::json(*v.exit_code) : nlohmann::json(nullptr)},
-                                 {"jobs", v.jobs}}));
-    if (facts.review && !facts.review->stopped) {
-      nlohmann::json e = review_json(*facts.review);
-      e["n"] = n;
-      e["feedback"] = cap_head_tail(facts.review->feedback, 4096);
-      events.push_back(make_event(loop.id, "review_finished", std::move(e)));
-    }
-    events.push_back(make_event(loop.id, "cost", {{"n", n}, {"cost_usd", rec.usage.cost_usd},
-                                                  {"input_tokens", rec.usage.input_tokens},
-                                                  {"output_tokens", rec.usage.output_tokens},
-                                                  {"loop_cost_usd", loop.usage.cost_usd}}));
-    events.push_back(make_event(loop.id, "iteration_finished", {{"n", n}, {"status", rec.status}, {"summary", rec.summary},
-                                                                {"duration_ms", rec.duration_ms}}));
+    events.push_back(api::encode(loop.id, api::ValidationFinished{n, rec.status == "passed",
+                                                                  v.summary, v.exit_code, v.jobs}));
+    if (facts.review && !facts.review->stopped)
+      events.push_back(api::encode(loop.id, review_event(n, *facts.review)));
+    events.push_back(
+        api::encode(loop.id, api::CostEvent{n, rec.usage.cost_usd, rec.usage.input_tokens,
+                                            rec.usage.output_tokens, loop.usage.cost_usd}));
+    events.push_back(
+        api::encode(loop.id, api::IterationFinished{n, rec.status, rec.summary, rec.duration_ms}));
     if (move.status == LoopStatus::awaiting_answer)
-      events.push_back(make_event(loop.id, "question_asked", {{"n", n}, {"question", loop.run.question}}));
+      events.push_back(api::encode(loop.id, api::QuestionAsked{n, loop.run.question}));
     if (move.status != loop.status) {
       if (auto t = transition(loop, move.status, move.end, move.reason, events); !t) co_return t.take_error();
     }

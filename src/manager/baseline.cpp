@@ -10,6 +10,7 @@
 
 #include <fstream>
 
+#include <loopr/api/events.hpp>
 #include <loopr/engine/code_check.hpp>
 #include <loopr/engine/feedback.hpp>
 #include <loopr/engine/test_output.hpp>
@@ -20,8 +21,6 @@
 #include "manager/tree_rules.hpp"
 
 namespace loopr::manager {
-
-using engine::make_event;
 
 namespace {
 
@@ -128,14 +127,8 @@ awaitable<bool> store_state(ManagerState& s, const std::string& plan, const Base
 }
 
 Event check_event(const std::string& plan, const BaselineState& b, bool reused) {
-  return make_event(plan, "baseline_check",
-                    {{"sha", b.sha},
-                     {"passed", b.result == "passed"},
-                     {"summary", b.summary},
-                     {"duration_ms", b.ms},
-                     {"setup_ms", b.setup_ms},
-                     {"log", b.log},
-                     {"reused", reused}});
+  return api::encode(plan, api::BaselineCheck{b.sha, b.result == "passed", b.summary, b.ms,
+                                              b.setup_ms, b.log, reused});
 }
 
 awaitable<void> check_baseline(State s, std::string plan) {

@@ -5,6 +5,7 @@
 // twice: a merge made before is `up_to_date`, child ids come from the parent's id and the index.
 #include <spdlog/spdlog.h>
 
+#include <loopr/api/events.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/core/protected_paths.hpp>
 #include <loopr/engine/code_check.hpp>
@@ -17,7 +18,6 @@
 namespace loopr::manager {
 
 using engine::first_line;
-using engine::make_event;
 
 namespace {
 
@@ -50,8 +50,7 @@ awaitable<bool> revalidate_rebased(State state, Loop& loop) {
   engine::CodeCheck check = co_await engine::run_code_check(s.ctx, std::move(request));
   if (check.passed) {
     std::vector<Event> events;
-    events.push_back(
-        make_event(loop.id, "revalidated", {{"passed", true}, {"summary", check.summary}}));
+    events.push_back(api::encode(loop.id, api::Revalidated{true, check.summary}));
     co_await s.journal.note(std::move(events));
     co_return true;
   }
@@ -60,8 +59,7 @@ awaitable<bool> revalidate_rebased(State state, Loop& loop) {
       co_await run_blocking(s.ctx.pool, [&] { return tree_config_of(s, loop.plan_id); });
   const int budget = tree->loop(LoopType::code).max_iterations;
   auto stored = co_await s.journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
-    w.events.push_back(make_event(l.id, "revalidated",
-                                  {{"passed", false}, {"summary", check.summary}}));
+    w.events.push_back(api::encode(l.id, api::Revalidated{false, check.summary}));
     engine::add_feedback(l.run, FeedbackEntry{l.iteration, "rebase",
                                               "rebased onto the integration branch at merge "
                                               "time, then: " + first_line(check.summary, 100),
@@ -106,8 +104,7 @@ awaitable<bool> merge_into_integration(State state, Loop& loop) {
   if (!out) {
     spdlog::error("loop {}: merging into {} failed: {}", loop.id, integration, out.error().message);
     WriteSet set;
-    set.events = {make_event(loop.id, "merge_failed",
-                             {{"into", integration}, {"message", out.error().message}})};
+    set.events = {api::encode(loop.id, api::MergeFailed{integration, out.error().message})};
     co_await s.journal.commit(std::move(set));
     co_return false;
   }
@@ -118,8 +115,7 @@ awaitable<bool> merge_into_integration(State state, Loop& loop) {
                       " (resolve it in its worktree, commit, then `loopr resume " + loop.id + "`)";
     co_await s.journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
       l.tree.conflicts = out->conflicts;
-      w.events.push_back(
-          make_event(l.id, "rebase_conflict", {{"onto", integration}, {"paths", out->conflicts}}));
+      w.events.push_back(api::encode(l.id, api::RebaseConflict{integration, out->conflicts}));
       if (!engine::transition(l, LoopStatus::blocked, EndReason::merge_conflict, why, w.events))
         return not_allowed(l, "cannot block");
       return std::nullopt;
@@ -132,9 +128,8 @@ awaitable<bool> merge_into_integration(State state, Loop& loop) {
     l.tree.merged_sha = sha;
     l.tree.based_on = sha;
     if (rebuild) l.tree.integration_generation = generation;
-    w.events.push_back(make_event(
-        l.id, "merged",
-        {{"into", integration}, {"sha", sha}, {"kind", git::to_string(out->merge.kind)}}));
+    w.events.push_back(api::encode(
+        l.id, api::Merged{integration, sha, std::string(git::to_string(out->merge.kind))}));
     return std::nullopt;
   });
   if (!stored) co_return false;
@@ -176,10 +171,8 @@ awaitable<bool> spawn_children(State s, Loop& parent) {
         for (const Loop& c : *wanted) {
           if (existing.count(c.id)) continue;
           w.creates.push_back(c);
-          w.events.push_back(make_event(c.id, "loop_created",
-                                        {{"type", to_string(c.type)},
-                                         {"parent_id", c.parent_id},
-                                         {"task", first_line(c.task, 200)}}));
+          w.events.push_back(api::encode(
+              c.id, api::LoopCreated{c.type, c.parent_id, first_line(c.task, 200), false, false}));
         }
         p.tree.spawned_iteration = p.iteration;
         return std::nullopt;
@@ -286,7 +279,7 @@ awaitable<void> auto_merge_into_base(ManagerState& s, std::string plan) {
       l.tree.conflicts.clear();
       for (const HeldPath& h : *held) l.tree.conflicts.push_back(h.path);
     }
-    w.events.push_back(make_event(l.id, "merge_failed", {{"into", base}, {"message", problem}}));
+    w.events.push_back(api::encode(l.id, api::MergeFailed{base, problem}));
     if (!engine::transition(l, LoopStatus::blocked, EndReason::held_for_review, problem,
                             w.events))
       return not_allowed(l, "cannot block");
@@ -317,7 +310,7 @@ awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan) 
     std::string msg = "plan " + plan + " cannot be merged into " + base + ": " + problem;
     co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
       l.tree.merge_error = problem;
-      w.events.push_back(make_event(l.id, "merge_failed", {{"into", base}, {"message", problem}}));
+      w.events.push_back(api::encode(l.id, api::MergeFailed{base, problem}));
       return std::nullopt;
     });
     co_return make_error(ErrorCode::conflict,
@@ -327,8 +320,8 @@ awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan) 
   co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     l.tree.merged_into_base = sha;
     l.tree.merge_error.clear();
-    w.events.push_back(make_event(
-        l.id, "merged", {{"into", base}, {"sha", sha}, {"kind", git::to_string(out->kind)}}));
+    w.events.push_back(
+        api::encode(l.id, api::Merged{base, sha, std::string(git::to_string(out->kind))}));
     return std::nullopt;
   });
   co_return MergeInfo{plan, base, sha};

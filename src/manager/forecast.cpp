@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include <loopr/api/events.hpp>
 #include <loopr/core/text.hpp>
 #include <loopr/manager/forecast.hpp>
 #include <loopr/markdown/artifacts.hpp>
@@ -41,18 +42,29 @@ double round_cents(double usd) { return std::round(usd * 100.0) / 100.0; }
 
 std::string forecast_key(const std::string& plan_id) { return "forecast/" + plan_id; }
 
+api::ForecastMade forecast_event(const Forecast& f, double max_cost_usd) {
+  api::ForecastMade e{round_cents(f.cost_usd),
+                      round_cents(f.low),
+                      round_cents(f.high),
+                      f.loops,
+                      f.basis,
+                      max_cost_usd,
+                      max_cost_usd > 0 && f.high > max_cost_usd};
+  e.rest = {{"specs", f.specs},
+            {"phases", f.phases},
+            {"model_calls", f.model_calls},
+            {"duration_ms", f.duration_ms},
+            {"plan_iteration", f.plan_iteration},
+            {"made_at", format_timestamp(f.made_at)}};
+  return e;
+}
+
+// The stored forecast: the event's fields without the tree's limit.
 nlohmann::json to_json(const Forecast& f) {
-  return {{"cost_usd", round_cents(f.cost_usd)},
-          {"low", round_cents(f.low)},
-          {"high", round_cents(f.high)},
-          {"loops", f.loops},
-          {"basis", f.basis},
-          {"specs", f.specs},
-          {"phases", f.phases},
-          {"model_calls", f.model_calls},
-          {"duration_ms", f.duration_ms},
-          {"plan_iteration", f.plan_iteration},
-          {"made_at", format_timestamp(f.made_at)}};
+  nlohmann::json j = api::encode_body(forecast_event(f, 0));
+  j.erase("max_cost_usd");
+  j.erase("over_limit");
+  return j;
 }
 
 std::optional<Forecast> forecast_from_json(const nlohmann::json& j) {

@@ -3,6 +3,7 @@
 // one write through the journal (the API's reads never store it).
 #include <spdlog/spdlog.h>
 
+#include <loopr/api/events.hpp>
 #include <loopr/manager/forecast.hpp>
 
 #include "manager/driver.hpp"
@@ -20,12 +21,9 @@ awaitable<void> forecast_at_gate(State s, Loop plan) {
     spdlog::warn("plan {}: no forecast (its artifact cannot be read)", plan.id);
     co_return;
   }
-  nlohmann::json data = to_json(*f);
-  data["max_cost_usd"] = config->limits.max_cost_usd;
-  data["over_limit"] = config->limits.max_cost_usd > 0 && f->high > config->limits.max_cost_usd;
   WriteSet set;
   if (fresh) set.meta.emplace_back(forecast_key(plan.id), to_json(*f).dump());
-  set.events.push_back(engine::make_event(plan.id, "forecast", std::move(data)));
+  set.events.push_back(api::encode(plan.id, forecast_event(*f, config->limits.max_cost_usd)));
   auto stored = co_await s->journal.commit(std::move(set));
   if (!stored) spdlog::warn("plan {}: storing its forecast: {}", plan.id, stored.error().message);
 }

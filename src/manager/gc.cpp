@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include <loopr/api/events.hpp>
 #include <loopr/engine/event_bus.hpp>
 #include <loopr/manager/gc.hpp>
 
@@ -91,10 +92,11 @@ void apply_gc_changes(std::vector<Loop>& tree, const std::string& plan_id, const
     out.updates.push_back(*it);
   }
   if (report.items.empty()) return;
-  nlohmann::json names = nlohmann::json::array();
-  for (const GcItem& i : report.items) names.push_back(i.action + " " + i.kind + " " + i.name);
-  out.events.push_back(engine::make_event(
-      plan_id, "gc", {{"removed", std::move(names)}, {"bytes_freed", report.bytes_freed}}));
+  api::GcDone done;
+  for (const GcItem& i : report.items)
+    done.removed.push_back(i.action + " " + i.kind + " " + i.name);
+  done.bytes_freed = report.bytes_freed;
+  out.events.push_back(api::encode(plan_id, done));
 }
 
 Result<GcReport> gc_store(TaskStore& store, const RepoPaths& paths, const GcOptions& options,

@@ -9,6 +9,7 @@
 
 #include <fstream>
 
+#include <loopr/api/events.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/engine/code_check.hpp>
 #include <loopr/engine/feedback.hpp>
@@ -21,7 +22,6 @@
 namespace loopr::manager {
 
 using engine::first_line;
-using engine::make_event;
 
 namespace {
 
@@ -32,15 +32,9 @@ std::string what_to_do(const std::string& plan) {
 }
 
 Event check_event(const std::string& plan, const GateRun& g) {
-  return make_event(plan, "integration_check",
-                    {{"sha", g.sha},
-                     {"passed", g.check.passed},
-                     {"command", g.check.command},
-                     {"exit_code", g.check.exit_code ? nlohmann::json(*g.check.exit_code)
-                                                     : nlohmann::json(nullptr)},
-                     {"summary", g.check.summary},
-                     {"duration_ms", g.check.duration_ms},
-                     {"log", g.log}});
+  return api::encode(
+      plan, api::IntegrationCheck{g.sha, g.check.passed, g.check.command, g.check.exit_code,
+                                  g.check.summary, g.check.duration_ms, g.log});
 }
 
 void record(Loop& plan, const GateRun& g) {
@@ -67,7 +61,7 @@ awaitable<void> mark_complete_and_merge(ManagerState& s, const std::string& plan
     if (also) also(l);
     l.tree.tree_complete = true;
     w.events = events;
-    w.events.push_back(make_event(l.id, "tree_complete", {}));
+    w.events.push_back(api::encode(l.id, api::TreeComplete{}));
     return std::nullopt;
   });
   if (stored && s.ctx.config->merge == MergeMode::automatic) co_await auto_merge_into_base(s, plan);
@@ -133,8 +127,8 @@ awaitable<void> check_integration(State s, std::string plan) {
   const std::string command = s->ctx.config->loop(LoopType::code).validation;
   co_await s->journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     l.tree.gate_result = "checking";
-    w.events.push_back(make_event(l.id, "integration_check_started",
-                                  {{"sha", tip ? *tip : std::string()}, {"command", command}}));
+    w.events.push_back(
+        api::encode(l.id, api::IntegrationCheckStarted{tip ? *tip : std::string(), command}));
     return std::nullopt;
   });
   GateRun g = co_await run_gate(*s, plan);
@@ -173,12 +167,10 @@ awaitable<void> check_integration(State s, std::string plan) {
                               g.check.feedback.empty() ? g.check.output : g.check.feedback,
                               merged_loops(tree), *s->ctx.config);
           w.creates.push_back(fix);
-          w.events.push_back(make_event(fix.id, "loop_created",
-                                        {{"type", "code"},
-                                         {"parent_id", plan},
-                                         {"fix", true},
-                                         {"task", first_line(fix.task, 200)}}));
-          w.events.push_back(make_event(plan, "integration_fix", {{"loop_id", fix.id}}));
+          w.events.push_back(api::encode(
+              fix.id,
+              api::LoopCreated{LoopType::code, plan, first_line(fix.task, 200), true, false}));
+          w.events.push_back(api::encode(plan, api::IntegrationFix{fix.id}));
         } else {
           std::string why = "its integration branch " + git::integration_branch(plan) +
                             " fails: " + g.check.summary + " (" + what_to_do(plan) + ")";
@@ -251,7 +243,7 @@ awaitable<Result<Loop>> reopen_gate(ManagerState& s, std::string plan, std::stri
             l.tree.gate_result = result;
             l.tree.gate_fixes = 0;
             l.tree.tree_complete = complete_tree;
-            if (complete_tree) w.events.push_back(make_event(l.id, "tree_complete", {}));
+            if (complete_tree) w.events.push_back(api::encode(l.id, api::TreeComplete{}));
             if (!engine::transition(l, LoopStatus::complete, reopen_end(result), why, w.events))
               return not_allowed(l, "cannot reopen");
             out = l;

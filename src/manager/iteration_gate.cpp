@@ -1,5 +1,6 @@
 #include "manager/iteration_gate.hpp"
 
+#include <loopr/api/events.hpp>
 #include <loopr/git/branches.hpp>
 
 #include "manager/driver.hpp"
@@ -8,7 +9,6 @@
 namespace loopr::manager {
 
 using engine::IterationGate;
-using engine::make_event;
 
 namespace {
 
@@ -60,8 +60,8 @@ awaitable<IterationGate::Verdict> RebaseGate::before_iteration(Loop loop) {
     std::string why = "rebasing onto " + integration + " conflicts in " +
                       join(outcome->conflicts, ", ") + " (resolve it in " + loop.worktree +
                       ", commit, then `loopr resume " + loop.id + "`)";
-    std::vector<Event> events = {make_event(
-        loop.id, "rebase_conflict", {{"onto", integration}, {"paths", outcome->conflicts}})};
+    std::vector<Event> events = {
+        api::encode(loop.id, api::RebaseConflict{integration, outcome->conflicts})};
     auto blocked =
         co_await s_.journal.save_status(loop, LoopStatus::blocked, EndReason::rebase_conflict, why,
                                         std::move(events));
@@ -69,9 +69,9 @@ awaitable<IterationGate::Verdict> RebaseGate::before_iteration(Loop loop) {
   }
   loop.tree.based_on = *tip;
   loop.tree.conflicts.clear();
-  std::vector<Event> events = {make_event(
-      loop.id, "rebased",
-      {{"onto", integration}, {"sha", outcome->sha}, {"kind", git::to_string(outcome->kind)}})};
+  std::vector<Event> events = {api::encode(
+      loop.id,
+      api::Rebased{integration, outcome->sha, std::string(git::to_string(outcome->kind))})};
   auto running = co_await s_.journal.save_status(loop, LoopStatus::running, EndReason::none, "",
                                                  std::move(events));
   if (!running) co_return co_await stop_with(s_, std::move(running), std::move(loop));

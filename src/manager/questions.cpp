@@ -1,6 +1,7 @@
 // A loop's question to the person (`ask_user`): `loopr answer` stores the answer and the loop
 // runs again with it in its next prompt. A waiting loop has no run (it holds no loop or model
 // slot); its question and the answer are in its run marks, so both survive a restart.
+#include <loopr/api/events.hpp>
 #include <loopr/engine/feedback.hpp>
 
 #include "manager/driver.hpp"
@@ -8,7 +9,6 @@
 
 namespace loopr::manager {
 
-using engine::make_event;
 using engine::transition;
 
 awaitable<ActionResult> answer(State s, std::string id, std::string text) {
@@ -30,8 +30,7 @@ awaitable<ActionResult> answer(State s, std::string id, std::string text) {
                          "its question is answered already (`loopr resume " + l.id + "` runs it)");
     l.run.answer = text;
     w.events.push_back(
-        make_event(l.id, "question_answered",
-                   {{"question", l.run.question}, {"answer", engine::first_line(text, 400)}}));
+        api::encode(l.id, api::QuestionAnswered{l.run.question, engine::first_line(text, 400)}));
     if (l.status == LoopStatus::paused) return std::nullopt;  // it runs when resumed
     // Under a paused ancestor it waits for that resume; otherwise it runs at once.
     bool paused = s->under_paused_root(l.id);

@@ -3,6 +3,7 @@
 // the failure policy.
 #include <spdlog/spdlog.h>
 
+#include <loopr/api/events.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/core/text.hpp>
 #include <loopr/engine/worktree_setup.hpp>
@@ -165,11 +166,8 @@ awaitable<bool> set_up_worktree(ManagerState& s, const Run& run, Loop& loop) {
   engine::SetupRun setup = co_await engine::run_setup(s.ctx, std::move(request));
   if (!setup.ran || setup.stopped) co_return true;  // a stop: the engine stores it at once
   std::vector<Event> events;
-  events.push_back(engine::make_event(loop.id, "setup_finished",
-                                      {{"passed", setup.passed},
-                                       {"summary", setup.summary},
-                                       {"duration_ms", setup.duration_ms},
-                                       {"log", "setup.log"}}));
+  events.push_back(api::encode(
+      loop.id, api::SetupFinished{setup.passed, setup.summary, setup.duration_ms, "setup.log"}));
   if (setup.passed) {
     co_await s.journal.note(std::move(events));
     co_return true;

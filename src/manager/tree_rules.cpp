@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <loopr/api/events.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/git/branches.hpp>
 #include <loopr/core/repo_paths.hpp>
@@ -14,7 +15,6 @@
 namespace loopr::manager {
 
 using engine::first_line;
-using engine::make_event;
 using engine::transition;
 
 // ---------------------------------------------------------------- children
@@ -332,8 +332,7 @@ Result<void> make_retry(Loop& l, const std::string& kept, int max_iterations,
   fresh.worktree.clear();
   fresh.branch.clear();
   fresh.max_iterations = l.iteration + max_iterations;
-  std::vector<Event> more = {
-      make_event(l.id, "retry", {{"attempt", 2}, {"archived_branch", kept}})};
+  std::vector<Event> more = {api::encode(l.id, api::RetryEvent{2, kept})};
   LOOPR_TRY(
       transition(fresh, LoopStatus::pending, EndReason::none,
                  "retrying as a fresh loop (attempt 2 of 2)", more));
@@ -399,8 +398,7 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id,
       !moved)
     return make_error(ErrorCode::illegal_transition,
                       "loop " + parent_id + " is " + to_string(found->status) + ": cannot iterate");
-  events.push_back(
-      make_event(parent_id, "approval", {{"decision", "iterate"}, {"text", feedback}}));
+  events.push_back(api::encode(parent_id, api::ApprovalEvent{"iterate", feedback}));
   if (parent.type == LoopType::plan)
     out.write.approvals.push_back(Approval{parent_id, "iterate", feedback, now_ms()});
   out.write.updates.push_back(std::move(parent));

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include <loopr/api/events.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/engine/feedback.hpp>
 
@@ -15,7 +16,6 @@
 namespace loopr::manager {
 
 using engine::first_line;
-using engine::make_event;
 using engine::transition;
 
 namespace {
@@ -155,9 +155,8 @@ awaitable<ActionResult> submit(State s, std::string request, bool dry_run, Reque
   if (!made) co_return made.take_error();
   WriteSet set;
   set.creates.push_back(*made);
-  set.events.push_back(make_event(
-      made->id, "loop_created",
-      {{"type", "plan"}, {"task", first_line(request, 200)}, {"dry_run", dry_run}}));
+  set.events.push_back(api::encode(
+      made->id, api::LoopCreated{LoopType::plan, "", first_line(request, 200), false, dry_run}));
   auto stored = co_await s->journal.commit(std::move(set));
   if (!stored) co_return stored.take_error();
   // While the plan is written: its state is stored apart from the plan's record, which the
@@ -197,7 +196,7 @@ awaitable<ActionResult> decide(State s, std::string id, bool approve, std::strin
       return not_allowed(l, "only a plan awaiting approval can be " + verb);
     if (!approve) l.tree.user_rejected = true;
     if (approve) l.tree.runtime_from = now_ms();  // limits.max_runtime counts from here
-    w.events.push_back(make_event(id, "approval", {{"decision", decision}, {"text", text}}));
+    w.events.push_back(api::encode(id, api::ApprovalEvent{decision, text}));
     w.approvals.push_back(Approval{id, decision, text, now_ms()});
     return std::nullopt;
   });
@@ -230,8 +229,7 @@ awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
             l.iteration + std::max(1, with_budget(*s->ctx.config, l.tree.budget)
                                           .loop(LoopType::plan)
                                           .max_iterations);
-      w.events.push_back(
-          make_event(l.id, "approval", {{"decision", "iterate"}, {"text", feedback}}));
+      w.events.push_back(api::encode(l.id, api::ApprovalEvent{"iterate", feedback}));
       w.approvals.push_back(Approval{id, "iterate", feedback, now_ms()});
       return std::nullopt;
     });

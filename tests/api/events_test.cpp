@@ -34,7 +34,7 @@ const std::pair<const char*, const char*> kSamples[] = {
     {"tree_complete", "null"},
     {"approval", R"({"decision":"iterate","text":"more tests"})"},
     {"daemon_started", R"({"pid":42})"},
-    {"daemon_stopping", R"({"pid":42})"},
+    {"daemon_stopping", R"({"pid":42,"drain_ms":30000})"},
     {"integration_check_started", R"({"sha":"abc","command":"make test"})"},
     {"integration_check", R"({"sha":"abc","passed":false,"command":"make test","exit_code":2,"summary":"s","duration_ms":9,"log":".loopr/logs/x.log"})"},
     {"integration_fix", R"({"loop_id":"fix-001-001"})"},

@@ -109,6 +109,7 @@ struct DaemonStarted {
 };
 struct DaemonStopping {
   int pid = 0;
+  std::int64_t drain_ms = 0;  ///< how long the daemon lets running iterations finish
 };
 struct IntegrationCheckStarted {
   std::string sha;

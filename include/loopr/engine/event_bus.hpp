@@ -32,13 +32,7 @@ class EventBus {
   int next_id_ = 0;
 };
 
-/// An event for `loop_id` of `type` with `data` (time and seq are set when stored).
-inline Event make_event(std::string loop_id, std::string type, nlohmann::json data = nlohmann::json::object()) {
-  Event e;
-  e.loop_id = std::move(loop_id);
-  e.type = std::move(type);
-  e.data = std::move(data);
-  return e;
-}
+// Events are made as typed bodies and encoded once: `api::encode(loop_id, api::Merged{…})`
+// (include/loopr/api/events.hpp), never as a type string and JSON built where they happen.
 
 }  // namespace loopr::engine

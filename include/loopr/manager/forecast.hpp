@@ -16,6 +16,10 @@
 #include <loopr/core/loop.hpp>
 #include <loopr/store/task_store.hpp>
 
+namespace loopr::api {
+struct ForecastMade;
+}
+
 namespace loopr::manager {
 
 /// What one finished loop of an earlier tree cost and took.
@@ -43,6 +47,9 @@ struct Forecast {
 };
 
 nlohmann::json to_json(const Forecast& f);
+/// The `forecast` event of `f` at the gate, against the tree's limit (`over_limit`: its high end
+/// is over it).
+api::ForecastMade forecast_event(const Forecast& f, double max_cost_usd);
 std::optional<Forecast> forecast_from_json(const nlohmann::json& j);
 
 /// The pure estimate: `specs` specs, the plan's own cost so far, and the samples.
