@@ -144,7 +144,9 @@ void isolate_child() {
   constexpr long kCreateRuleset = 444, kRestrictSelf = 446;
   long fd = syscall(kCreateRuleset, &attr, sizeof attr, 0L);
   if (fd < 0) return;
-  if (geteuid() != 0) (void)prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L);
+  // Landlock needs it without CAP_SYS_ADMIN (a container's root has none); bubblewrap sets it
+  // anyway for its seccomp filter.
+  (void)prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L);
   (void)syscall(kRestrictSelf, fd, 0L);
   close(static_cast<int>(fd));
 }

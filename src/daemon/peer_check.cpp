@@ -10,10 +10,13 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 #include <loopr/exec/sandbox_view.hpp>
 
@@ -59,7 +62,7 @@ unsigned long tcp_peer_inode(int fd) {
       ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0)
     return 0;
   const std::string local = proc_net_endpoint(peer), remote = proc_net_endpoint(mine);
-  for (const char* table : {"/proc/self/net/tcp", "/proc/self/net/tcp6"}) {
+  for (const char* table : {"/proc/thread-self/net/tcp", "/proc/thread-self/net/tcp6"}) {
     std::ifstream in(table);
     std::string line;
     std::getline(in, line);  // the header

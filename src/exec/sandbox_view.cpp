@@ -72,7 +72,7 @@ struct Ordered {
 
 }  // namespace
 
-std::string_view to_string(ViewKind kind) {
+std::string_view view_kind_name(ViewKind kind) {
   switch (kind) {
     case ViewKind::read_only: return "ro";
     case ViewKind::read_write: return "rw";
@@ -235,7 +235,7 @@ std::vector<ViewEntry> describe_sandbox_view(const SandboxConfig& config,
 std::string format_view(const std::vector<ViewEntry>& view) {
   std::string out;
   for (const auto& e : view) {
-    std::string line = std::string(to_string(e.kind));
+    std::string line = std::string(view_kind_name(e.kind));
     line.resize(6, ' ');
     line += e.inside.string();
     if (e.kind == ViewKind::symlink) line += " -> " + e.host.string();

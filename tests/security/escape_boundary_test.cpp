@@ -7,6 +7,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <functional>
+
 #include "escape_fixture.hpp"
 
 using namespace loopr::testing;
@@ -94,6 +96,10 @@ TEST_F(EscapeTest, ASecondRepositorysDaemonRefusesACommandOfThisOnesSandbox) {
     return run_command("timeout 120 " + env() + shell_quote(LOOPR_BIN) + " -C " + q(other) + " " +
                        args + " 2>&1");
   };
+  struct StopOther {
+    std::function<void()> stop;
+    ~StopOther() { stop(); }
+  } stop_other{[&] { other_loopr("daemon stop"); }};
   auto victim = other_loopr("submit 'the other repository plan'");
   ASSERT_EQ(victim.exit_code, 0) << victim.output;
   ASSERT_TRUE(wait_until(
@@ -115,8 +121,6 @@ TEST_F(EscapeTest, ASecondRepositorysDaemonRefusesACommandOfThisOnesSandbox) {
   std::string events = events_of(other);
   EXPECT_NE(events.find("peer_refused"), std::string::npos) << events.substr(0, 3000);
   EXPECT_NE(events.find("control socket"), std::string::npos);
-  auto stop = other_loopr("daemon stop");
-  EXPECT_EQ(stop.exit_code, 0) << stop.output;
   expect_no_secret_anywhere();
 }
 
@@ -130,7 +134,7 @@ TEST_F(EscapeTest, TheWebUiRefusesACommandWithTheHostsNetwork) {
   code_tricks = {cmd("url=$(cat " + q(shared / "web.txt") +
                      "); curl -s -m 5 -o /dev/null -w 'web=%{http_code}\\n' \"$url\"; echo "
                      "curl=$?")};
-  extra_config = "  network: [default]\n  read_only: [" + shared.string() + "]\n";
+  extra_config = "  network: [default, net]\n  read_only: [" + shared.string() + "]\n";
   prepare();
   std::string web = loopr("web");
   ASSERT_EQ(submit_exit, 0) << web;
@@ -185,6 +189,8 @@ TEST_F(EscapeTest, NoCopyOfThePersonsLoginOutlivesItsCommand) {
           "EOF\n;;\n  code) touch " + q(running_file) + "; while [ ! -e " + q(go) +
           " ]; do sleep 0.1; done; mkdir -p code; printf 'made by %s\\n' \"$id\" > "
           "\"code/$id.txt\";;\nesac\n"
+          "printf '%s\\n' '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\","
+          "\"model\":\"claude-opus-5-5\",\"tools\":[\"Bash\"]}'\n"
           "printf '%s\\n' '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
           "\"result\":\"done\",\"num_turns\":1,\"total_cost_usd\":0.01,\"usage\":{\"input_tokens\":"
           "10,\"output_tokens\":5},\"stop_reason\":\"end_turn\",\"session_id\":\"s1\"}'\n");

@@ -41,7 +41,7 @@ struct ViewEntry {
 /// Where a loopr sandbox's marker sits; a daemon refuses a peer whose root has it (B2).
 inline constexpr const char* kSandboxMarker = "/.loopr-sandbox";
 
-std::string_view to_string(ViewKind kind);
+std::string_view view_kind_name(ViewKind kind);
 
 /// The view of a command in `<worktree>` for a daemon of `options.paths` with `config`, for
 /// `loopr doctor` (the worktree is shown as the placeholder `workdir`).
