@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -70,6 +71,14 @@ int memory_file(const std::string& text) {
   return fd;
 }
 
+// Whether this kernel's Landlock can scope abstract unix sockets (ABI 6, Linux 6.12): what
+// ProcessSpec::isolate asks of it.
+bool landlock_scopes() {
+  constexpr long kCreateRuleset = 444;
+  constexpr unsigned long kVersion = 1;  // LANDLOCK_CREATE_RULESET_VERSION
+  return ::syscall(kCreateRuleset, nullptr, 0UL, kVersion) >= 6;
+}
+
 // Tasks (threads included) the user has now: RLIMIT_NPROC counts them all, in and out of the
 // sandbox, so a limit for the sandbox is "what the user has" plus the sandbox's share.
 std::uint64_t user_task_count() {
@@ -106,7 +115,11 @@ class BwrapExecutor final : public LocalSandbox {
         "bubblewrap: each command in its own user, pid, ipc, uts and network namespaces; "
         "it sees only the system's folders, its worktree (writable), the repository's .git and "
         "sandbox.read_only (read-only), and a private /tmp and home (`loopr doctor` lists them); "
-        "no setuid/setgid bits, no keyring; "
+        "no setuid/setgid bits, no keyring; " +
+        std::string(landlock_scopes()
+                        ? "abstract sockets of the host out of reach (Landlock); "
+                        : "no Landlock scoping here (Linux < 6.12): a runner class with the "
+                          "network reaches the host's abstract sockets; ") +
         "network for runner classes [" +
         join(config_.network) +
         "]; limits: " + (groups_ ? groups_->describe() : std::string("rlimits only")) + ", " +
