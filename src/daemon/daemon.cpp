@@ -218,9 +218,10 @@ struct Daemon {
       PeerVerdict v = check_peer(fd);
       if (!v.refused) return std::nullopt;
       spdlog::warn("{}: refused a connection from process {}: {}", listener, v.pid, v.why);
-      if (journal)
-        net::co_spawn(io, journal->note({api::encode("", api::PeerRefused{listener, v.pid, v.why})}),
-                      net::detached);
+      if (journal) {
+        auto refused = api::encode("", api::PeerRefused{listener, v.pid, v.why});
+        net::co_spawn(io, journal->note({std::move(refused)}), net::detached);
+      }
       return "loopr: the daemon refused this connection: " + v.why +
              " (a daemon talks only to the person)";
     };

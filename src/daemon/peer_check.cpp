@@ -28,7 +28,8 @@ namespace {
 constexpr int kSoPeerPidfd = 77;  // SO_PEERPIDFD (Linux 6.5): the peer pinned, not its number
 
 bool same_namespace(int pid, const char* ns) {
-  struct stat mine {}, theirs {};
+  struct stat mine {
+  }, theirs{};
   std::string self = std::string("/proc/self/ns/") + ns;
   std::string other = "/proc/" + std::to_string(pid) + "/ns/" + ns;
   return ::stat(self.c_str(), &mine) == 0 && ::stat(other.c_str(), &theirs) == 0 &&
@@ -90,8 +91,8 @@ std::vector<int> holders(unsigned long inode) {
     int pid = std::atoi(name.c_str());
     if (pid == self) continue;
     std::error_code fe;
-    for (auto f = fs::directory_iterator(it->path() / "fd", fe); !fe && f != fs::directory_iterator();
-         f.increment(fe)) {
+    for (auto f = fs::directory_iterator(it->path() / "fd", fe);
+         !fe && f != fs::directory_iterator(); f.increment(fe)) {
       char link[64];
       ssize_t n = ::readlink(f->path().c_str(), link, sizeof link - 1);
       if (n > 0 && std::string_view(link, static_cast<std::size_t>(n)) == target) {
@@ -141,8 +142,9 @@ PeerVerdict check_peer_process(int pid) {
   std::string marker = "/proc/" + std::to_string(pid) + "/root" + exec::kSandboxMarker;
   struct stat st {};
   if (::stat(marker.c_str(), &st) == 0)
-    return refuse(pid, "it runs in a loopr sandbox (a model's command, of this repository or "
-                       "another)");
+    return refuse(pid,
+                  "it runs in a loopr sandbox (a model's command, of this repository or "
+                  "another)");
   int e = errno;
   if (e == ENOENT || e == ENOTDIR) return {false, pid, ""};
   // Unreadable: the person's own processes in the daemon's user namespace are readable; a

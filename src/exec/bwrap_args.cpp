@@ -56,7 +56,8 @@ std::vector<std::string> bwrap_arguments(const SandboxLayout& layout, const Comm
       case ViewKind::empty_file: a.insert(a.end(), {"--ro-bind", "/dev/null", inside}); break;
       case ViewKind::symlink: a.insert(a.end(), {"--symlink", host, inside}); break;
       case ViewKind::data:
-        if (config_fd >= 0) a.insert(a.end(), {"--ro-bind-data", std::to_string(config_fd), inside});
+        if (config_fd >= 0)
+          a.insert(a.end(), {"--ro-bind-data", std::to_string(config_fd), inside});
         break;
       case ViewKind::devices:
         // bubblewrap's /dev is a tmpfs without a size (half the machine's memory): read-only

@@ -74,15 +74,24 @@ struct Ordered {
 
 std::string_view view_kind_name(ViewKind kind) {
   switch (kind) {
-    case ViewKind::read_only: return "ro";
-    case ViewKind::read_write: return "rw";
-    case ViewKind::tmpfs: return "tmpfs";
-    case ViewKind::empty_file: return "empty";
-    case ViewKind::symlink: return "link";
-    case ViewKind::data: return "copy";
-    case ViewKind::devices: return "dev";
-    case ViewKind::proc: return "proc";
-    case ViewKind::marker: return "mark";
+    case ViewKind::read_only:
+      return "ro";
+    case ViewKind::read_write:
+      return "rw";
+    case ViewKind::tmpfs:
+      return "tmpfs";
+    case ViewKind::empty_file:
+      return "empty";
+    case ViewKind::symlink:
+      return "link";
+    case ViewKind::data:
+      return "copy";
+    case ViewKind::devices:
+      return "dev";
+    case ViewKind::proc:
+      return "proc";
+    case ViewKind::marker:
+      return "mark";
   }
   return "?";
 }
@@ -144,8 +153,8 @@ SandboxLayout make_sandbox_layout(const SandboxConfig& config, const ExecutorOpt
   // for the runner classes that have the network.
   fs::path resolv = canonical_or_empty("/etc/resolv.conf");
   if (!resolv.empty() && !at_or_under(resolv, "/etc"))
-    layout.extra.push_back({resolv, resolv, ViewKind::read_only, "name resolution (resolv.conf)",
-                            true});
+    layout.extra.push_back(
+        {resolv, resolv, ViewKind::read_only, "name resolution (resolv.conf)", true});
   layout.tmp_size = config.limits.tmp_size;
   return layout;
 }
@@ -170,9 +179,8 @@ std::vector<ViewEntry> sandbox_view(const SandboxLayout& layout, const Command& 
     rest.push_back({std::move(e), 1});
   };
   if (!layout.home.empty())
-    rest.push_back({{"", layout.home, ViewKind::tmpfs, "a private, empty home", false,
-                     layout.tmp_size},
-                    0});
+    rest.push_back(
+        {{"", layout.home, ViewKind::tmpfs, "a private, empty home", false, layout.tmp_size}, 0});
   for (const auto& g : layout.git_dirs)
     show({g, g, ViewKind::read_only, "the repository's git folder (history, objects), read-only"});
   if (!layout.git_config.empty())
@@ -195,8 +203,7 @@ std::vector<ViewEntry> sandbox_view(const SandboxLayout& layout, const Command& 
   hide_dirs.push_back(layout.repo_root);
   hide_dirs.push_back(layout.worktrees_dir);
   for (const auto& d : hide_dirs)
-    if (hidden_in_view(d))
-      rest.push_back({{"", d, ViewKind::tmpfs, "hidden", false, 1 << 20}, 0});
+    if (hidden_in_view(d)) rest.push_back({{"", d, ViewKind::tmpfs, "hidden", false, 1 << 20}, 0});
   for (const auto& f : layout.hide_files)
     if (hidden_in_view(f)) rest.push_back({{"", f, ViewKind::empty_file, "hidden (a secret)"}, 0});
   std::stable_sort(rest.begin(), rest.end(), [](const Ordered& x, const Ordered& y) {
@@ -215,8 +222,8 @@ std::vector<ViewEntry> sandbox_view(const SandboxLayout& layout, const Command& 
     for (const auto& cp : layout.checkout_paths) {
       fs::path dest = command.workdir / cp.rel;
       if (mount_point_free(dest))
-        v.push_back({cp.source, dest, ViewKind::read_only, "sandbox.read_only (the checkout's)",
-                     true});
+        v.push_back(
+            {cp.source, dest, ViewKind::read_only, "sandbox.read_only (the checkout's)", true});
     }
     v.push_back({command.workdir / ".git", command.workdir / ".git", ViewKind::read_only,
                  "the worktree's .git file, pinned"});

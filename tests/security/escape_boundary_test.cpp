@@ -70,9 +70,9 @@ TEST_F(EscapeTest, TheModelSeesOnlyTheAllowlistAndNoKeyOfThePersons) {
   EXPECT_NE(conv.find("keys-done"), std::string::npos) << conv.substr(0, 3000);
   EXPECT_EQ(conv.find(kKeyringMarker), std::string::npos) << "the key's payload was read";
   if (key > 0) EXPECT_NE(conv.find("read=-1 errno=38"), std::string::npos) << conv.substr(0, 3000);
-  EXPECT_EQ(run_command("grep -rc " + std::string(kKeyringMarker) + " " + q(mock->log_path()))
-                .output,
-            "0\n")
+  EXPECT_EQ(
+      run_command("grep -rc " + std::string(kKeyringMarker) + " " + q(mock->log_path())).output,
+      "0\n")
       << "the key reached the model";
   expect_no_secret_anywhere();
 }
@@ -113,8 +113,7 @@ TEST_F(EscapeTest, ASecondRepositorysDaemonRefusesACommandOfThisOnesSandbox) {
   expect_tree_merged();
   std::string conv = conversation("code-001-001-001");
   EXPECT_NE(conv.find("refused this connection"), std::string::npos) << conv.substr(0, 3000);
-  EXPECT_NE(other_loopr("--json show 001").output.find("\"awaiting_approval\""),
-            std::string::npos)
+  EXPECT_NE(other_loopr("--json show 001").output.find("\"awaiting_approval\""), std::string::npos)
       << "the other repository's plan was approved from this one's sandbox";
   EXPECT_EQ(other_loopr("--json show 002").output.find("\"id\""), std::string::npos)
       << "a plan was submitted to the other repository from a sandbox";
@@ -183,10 +182,11 @@ TEST_F(EscapeTest, NoCopyOfThePersonsLoginOutlivesItsCommand) {
       "| tr -d '\\`')\n"
       "case \"$type\" in\n"
       "  plan) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
-          plan + "EOF\n;;\n  spec) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
-          spec + "EOF\n;;\n  phase) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
-          phase +
-          "EOF\n;;\n  code) touch " + q(running_file) + "; while [ ! -e " + q(go) +
+          plan +
+          "EOF\n;;\n  spec) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
+          spec +
+          "EOF\n;;\n  phase) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
+          phase + "EOF\n;;\n  code) touch " + q(running_file) + "; while [ ! -e " + q(go) +
           " ]; do sleep 0.1; done; mkdir -p code; printf 'made by %s\\n' \"$id\" > "
           "\"code/$id.txt\";;\nesac\n"
           "printf '%s\\n' '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\","

@@ -33,9 +33,9 @@ struct ViewEntry {
   std::filesystem::path host;    ///< the source on the host ("" for tmpfs, /dev, /proc)
   std::filesystem::path inside;  ///< where the command sees it
   ViewKind kind = ViewKind::read_only;
-  std::string why;               ///< one short phrase for `doctor` and docs/security.md
-  bool optional = false;         ///< a missing source is skipped (bubblewrap's `-try`)
-  std::uint64_t size = 0;        ///< tmpfs only
+  std::string why;         ///< one short phrase for `doctor` and docs/security.md
+  bool optional = false;   ///< a missing source is skipped (bubblewrap's `-try`)
+  std::uint64_t size = 0;  ///< tmpfs only
 };
 
 /// Where a loopr sandbox's marker sits; a daemon refuses a peer whose root has it (B2).

@@ -111,8 +111,8 @@ TEST_F(SandboxViewTest, TheKernelKeyringIsFreshAndItsCallsAreRefused) {
   ASSERT_NE(r.output.find("keys-done"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find(kKeyMarker), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("loopr-escape"), std::string::npos) << "the key is listed: " << r.output;
-  for (const char* refused : {"read=-1 errno=38", "search=-1 errno=38", "request_key=-1 errno=38",
-                              "add_key=-1 errno=38"})
+  for (const char* refused :
+       {"read=-1 errno=38", "search=-1 errno=38", "request_key=-1 errno=38", "add_key=-1 errno=38"})
     EXPECT_NE(r.output.find(refused), std::string::npos) << refused << "\n" << r.output;
 }
 
@@ -143,9 +143,9 @@ TEST_F(SandboxViewTest, NoAbstractSocketOfTheHostIsReachableEvenWithTheHostsNetw
 // The marker a daemon tells a sandbox by cannot be removed from inside.
 // proves S2.1
 TEST_F(SandboxViewTest, EverySandboxHasTheMarkerAndCannotRemoveIt) {
-  auto r = sh(std::string("ls -d ") + kSandboxMarker + " && rmdir " + kSandboxMarker +
-              " 2>&1; umount " + kSandboxMarker + " 2>&1; ls -d " + kSandboxMarker +
-              " && echo still-marked");
+  auto r =
+      sh(std::string("ls -d ") + kSandboxMarker + " && rmdir " + kSandboxMarker + " 2>&1; umount " +
+         kSandboxMarker + " 2>&1; ls -d " + kSandboxMarker + " && echo still-marked");
   EXPECT_NE(r.output.find("still-marked"), std::string::npos) << r.output;
 }
 
@@ -162,6 +162,5 @@ TEST_F(SandboxViewTest, TheViewListsWhatIsShownAndWhy) {
       << text;
   // None of these folders is an entry (a line `ro    /var  — …`).
   for (const char* absent : {" /var", " /opt", " /home", " /srv", " /run", " /mnt", " /sys"})
-    EXPECT_EQ(text.find(std::string(absent) + "  — "), std::string::npos) << absent << "\n"
-                                                                            << text;
+    EXPECT_EQ(text.find(std::string(absent) + "  — "), std::string::npos) << absent << "\n" << text;
 }
