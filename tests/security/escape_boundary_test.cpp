@@ -55,7 +55,7 @@ TEST_F(EscapeTest, TheModelSeesOnlyTheAllowlistAndNoKeyOfThePersons) {
   write_file(other / "SECRET.txt", "another repository's file\n");
   std::string listing = "for d in /var /srv /opt /home /root /run /mnt /media " + q(other) + " " +
                         q(repo / "check.sh") +
-                        "; do if ls -A $d >/dev/null 2>&1; then echo \"SEEN $d\"; else echo "
+                        "; do if [ -n \"$(ls -A $d 2>/dev/null)\" ]; then echo \"SEEN $d\"; else echo "
                         "\"gone $d\"; fi; done; echo listing-done";
   code_tricks = {cmd(listing),
                  {"write_file", {{"path", "probe.c"}, {"content", kKeyringProbe}}},
