@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
 }  // namespace
 
 // proves S1.1
+// (An empty folder shows nothing of the host's: the private home is one, at $HOME, /root for a
+// root daemon; so are the folders bubblewrap made on the way to the worktree.)
 TEST_F(SandboxViewTest, OnlyTheAllowedFoldersExist) {
   fs::path other = dir.path() / "other-repo";
   write_file(other / "SECRET.txt", "another repository\n");
