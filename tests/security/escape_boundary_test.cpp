@@ -69,7 +69,9 @@ TEST_F(EscapeTest, TheModelSeesOnlyTheAllowlistAndNoKeyOfThePersons) {
   EXPECT_EQ(conv.find("SEEN"), std::string::npos) << conv.substr(0, 3000);
   EXPECT_NE(conv.find("keys-done"), std::string::npos) << conv.substr(0, 3000);
   EXPECT_EQ(conv.find(kKeyringMarker), std::string::npos) << "the key's payload was read";
-  if (key > 0) EXPECT_NE(conv.find("read=-1 errno=38"), std::string::npos) << conv.substr(0, 3000);
+  if (key > 0) {
+    EXPECT_NE(conv.find("read=-1 errno=38"), std::string::npos) << conv.substr(0, 3000);
+  }
   EXPECT_EQ(
       run_command("grep -rc " + std::string(kKeyringMarker) + " " + q(mock->log_path())).output,
       "0\n")
