@@ -64,6 +64,7 @@ LOOPR_EVENT(QuestionAnswered, "question_answered")
 LOOPR_EVENT(ForecastMade, "forecast")
 LOOPR_EVENT(GcDone, "gc")
 LOOPR_EVENT(ReviewFinished, "review_finished")
+LOOPR_EVENT(PeerRefused, "peer_refused")
 #undef LOOPR_EVENT
 
 LoopCreated Codec<LoopCreated>::read(const json& d) {
@@ -209,6 +210,13 @@ ApprovalEvent Codec<ApprovalEvent>::read(const json& d) {
 }
 json Codec<ApprovalEvent>::write(const ApprovalEvent& e) {
   return {{"decision", e.decision}, {"text", e.text}};
+}
+
+PeerRefused Codec<PeerRefused>::read(const json& d) {
+  return {str(d, "listener"), d.value("pid", 0), str(d, "why")};
+}
+json Codec<PeerRefused>::write(const PeerRefused& e) {
+  return {{"listener", e.listener}, {"pid", e.pid}, {"why", e.why}};
 }
 
 DaemonStarted Codec<DaemonStarted>::read(const json& d) { return {d.value("pid", 0)}; }

@@ -9,6 +9,7 @@
 #include <loopr/core/preflight.hpp>
 #include <loopr/core/process.hpp>
 #include <loopr/exec/executor.hpp>
+#include <loopr/exec/sandbox_view.hpp>
 #include <loopr/exec/program_check.hpp>
 #include <loopr/git/repository.hpp>
 #include <loopr/llm/probe.hpp>
@@ -132,7 +133,14 @@ Check check_sandbox(const std::optional<fs::path>& root, const Config& config) {
   auto executor = exec::make_executor(config.sandbox, options);
   auto tested = exec::self_test(*executor, scratch);
   fs::remove_all(scratch, ec);
-  if (tested) return ok("sandbox", executor->info().description);
+  if (tested) {
+    // The view, as the sandbox is made from it (docs/security.md, B1): what a command sees.
+    Check c = ok("sandbox", executor->info().description);
+    c.detail = "what a command sees (everything else is not there):\n" +
+               exec::format_view(exec::describe_sandbox_view(config.sandbox, options,
+                                                             "/<the loop's worktree>"));
+    return c;
+  }
   // The executor's words are "what: what to do" (or "what (detail): what to do").
   const std::string& problem = tested.error().message;
   auto cut = problem.find("): ");
@@ -256,6 +264,19 @@ Check check_tests(const std::optional<fs::path>& root, const std::optional<Confi
   return {"tests", t.status, t.message, t.hint, t.detail};
 }
 
+// An ok check's detail (the sandbox's view), each line under it.
+std::string indent(const std::string& text) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    out += "    " + text.substr(pos, nl - pos) + "\n";
+    pos = nl + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 int run_doctor(const GlobalOptions& opts, bool offline) { return run_doctor(opts, offline, false); }
@@ -296,7 +317,8 @@ int run_doctor(const GlobalOptions& opts, bool offline, bool skip_tests) {
     Style style{stdout_color(opts)};
     for (const auto& c : checks) {
       if (c.status == "ok")
-        std::cout << style.green("✓") << " " << c.name << ": " << c.message << "\n";
+        std::cout << style.green("✓") << " " << c.name << ": " << c.message << "\n"
+                  << indent(c.detail);
       else if (c.status == "fail")
         std::cout << style.red("✗") << " " << c.name << ": " << c.message << " (" << c.hint << ")\n"
                   << c.detail;

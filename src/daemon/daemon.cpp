@@ -32,6 +32,7 @@
 #include "daemon/api.hpp"
 #include "daemon/loop_event_log.hpp"
 #include "daemon/notify.hpp"
+#include "daemon/peer_check.hpp"
 #include "daemon/web_ui.hpp"
 
 namespace loopr::daemon {
@@ -159,6 +160,10 @@ struct Daemon {
     LOOPR_ASSIGN(store, TaskStore::open(paths.state_dir().string(), {.sync = true}));
     journal = std::make_unique<engine::LoopJournal>(*store, pool, bus);
     LOOPR_TRY(open_executor());
+    // The claude CLI's private folders a daemon killed before left (each with a copy of the
+    // person's login) go before any new one is made (docs/security.md, S6.1).
+    std::error_code gone;
+    std::filesystem::remove_all(paths.run_dir() / "claude", gone);
     LOOPR_ASSIGN(auto first, llm::make_client(*config, env(), io, pool, executor.get(),
                                               paths.run_dir() / "claude"));
     llm = std::make_unique<llm::ReloadableClient>(std::move(first));
@@ -200,8 +205,26 @@ struct Daemon {
           {"paused_loops", disk.paused}};
     };
     api = std::make_unique<Api>(*ctx, *manager, info);
-    server = std::make_unique<HttpServer>(io, api->routes());
+    ServerOptions options;
+    options.admit = admit("control socket");
+    server = std::make_unique<HttpServer>(io, api->routes(), options);
     return ok();
+  }
+
+  // Every connection, on either listener: a process in a loopr sandbox is refused, with an
+  // event (docs/security.md, S2.1).
+  std::function<std::optional<std::string>(int)> admit(std::string listener) {
+    return [this, listener](int fd) -> std::optional<std::string> {
+      PeerVerdict v = check_peer(fd);
+      if (!v.refused) return std::nullopt;
+      spdlog::warn("{}: refused a connection from process {}: {}", listener, v.pid, v.why);
+      if (journal) {
+        auto refused = api::encode("", api::PeerRefused{listener, v.pid, v.why});
+        net::co_spawn(io, journal->note({std::move(refused)}), net::detached);
+      }
+      return "loopr: the daemon refused this connection: " + v.why +
+             " (a daemon talks only to the person)";
+    };
   }
 
   nlohmann::json web_status() const {
@@ -224,6 +247,7 @@ struct Daemon {
     auto ui = std::make_unique<WebUi>(*ctx, *api, api_reads, WebAccess{new_web_token(), 0});
     ServerOptions options;
     options.max_connections = 64;
+    options.admit = admit("web UI");
     auto listener = std::make_unique<HttpServer>(io, ui->routes(), options);
     auto bound = listener->listen_tcp("127.0.0.1", port);
     if (!bound) return bound.take_error();
@@ -421,6 +445,8 @@ Result<void> run_daemon(const DaemonOptions& options) {
   spdlog::drop("loopr");
   setup_logging(spdlog::level::info, (paths.logs_dir() / "daemon.log").string());
   spdlog::flush_every(std::chrono::seconds(1));
+  // A warning or an error is in the file at once: a daemon killed right after keeps it.
+  spdlog::default_logger()->flush_on(spdlog::level::warn);
 
   auto daemon = std::make_unique<Daemon>(options, std::move(secrets));
   if (auto opened = daemon->open(); !opened) {

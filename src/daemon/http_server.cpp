@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <array>
@@ -402,6 +403,16 @@ awaitable<void> serve(ImplPtr impl, std::shared_ptr<Session> s) {
   impl->sessions.erase(s.get());
 }
 
+// A refused peer gets one 403 answer (written at once, never waited for) and the end.
+void refuse_connection(int fd, const std::string& why) {
+  std::string body = nlohmann::json{{"error", why}}.dump();
+  std::string answer = "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\n"
+                       "Connection: close\r\nContent-Length: " +
+                       std::to_string(body.size()) + "\r\n\r\n" + body;
+  (void)::send(fd, answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  ::shutdown(fd, SHUT_WR);
+}
+
 template <typename Acceptor>
 awaitable<void> accept_connections(ImplPtr impl, Acceptor& acceptor) {
   while (!impl->stopped && acceptor.is_open()) {
@@ -421,6 +432,13 @@ awaitable<void> accept_connections(ImplPtr impl, Acceptor& acceptor) {
     if (impl->sessions.size() >= impl->options.max_connections) {
       socket.close(ec);  // over the cap: accepted and closed at once
       continue;
+    }
+    if (impl->options.admit) {
+      if (auto refused = impl->options.admit(socket.native_handle())) {
+        refuse_connection(socket.native_handle(), *refused);
+        socket.close(ec);
+        continue;
+      }
     }
     try {
       auto s = std::make_shared<Session>(Socket(std::move(socket)));

@@ -1,7 +1,5 @@
-// Mount order matters: bubblewrap applies its options in order and a later mount shadows an
-// earlier one. So: everything read-only, then fresh /dev /proc /tmp, then the hidden places
-// (parents before children), then what must be visible again inside them (the git folders,
-// the user's read-only extras), and last the one writable worktree with its `.git` file locked.
+// The bubblewrap command line, made from the sandbox's view (sandbox_view.cpp has the order:
+// bubblewrap applies its options in order and a later mount shadows an earlier one).
 #include "exec/bwrap_args.hpp"
 
 #include <algorithm>
@@ -14,15 +12,6 @@ namespace loopr::exec {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::size_t depth(const fs::path& p) {
-  return static_cast<std::size_t>(std::distance(p.begin(), p.end()));
-}
-
-bool under(const fs::path& p, const fs::path& dir) {
-  auto rel = p.lexically_relative(dir);
-  return !rel.empty() && *rel.begin() != "..";
-}
 
 std::string trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -47,71 +36,43 @@ std::vector<std::string> bwrap_arguments(const SandboxLayout& layout, const Comm
   };
   if (network) a.push_back("--share-net");
   if (status_fd >= 0) a.insert(a.end(), {"--json-status-fd", std::to_string(status_fd)});
-  // No setuid/setgid bit can be set inside (seccomp_filter.hpp).
+  // No setuid/setgid bit can be set inside, no keyring reached (seccomp_filter.hpp).
   if (seccomp_fd >= 0) a.insert(a.end(), {"--seccomp", std::to_string(seccomp_fd)});
-  a.insert(a.end(), {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"});
-  // /dev is a tmpfs of bubblewrap's without a size (half the machine's memory), and /dev/shm a
-  // folder in it: /dev read-only, and /dev/shm a private tmpfs bounded like /tmp (device nodes
-  // are still written through their devices).
-  a.insert(a.end(), {"--remount-ro", "/dev", "--size", std::to_string(layout.tmp_size), "--tmpfs",
-                     "/dev/shm"});
-  a.insert(a.end(), {"--size", std::to_string(layout.tmp_size), "--tmpfs", "/tmp"});
-
-  // Hidden folders, parents first (a tmpfs inside a hidden parent is made in that tmpfs). Each
-  // is an empty tmpfs of its own, private to this command and bounded (a tmpfs lives in memory):
-  // 1 MiB, the home as much as /tmp. (Not remounted read-only: that costs a mount operation
-  // each, ~1 ms in all, and protects nothing — what is written there is seen by no one.)
-  std::vector<fs::path> hide = layout.hide_dirs;
-  hide.push_back(layout.repo_root);
-  if (!layout.worktrees_dir.empty() && !under(layout.worktrees_dir, layout.repo_root))
-    hide.push_back(layout.worktrees_dir);
-  if (!layout.home.empty()) hide.push_back(layout.home);
-  std::sort(hide.begin(), hide.end(), [](const fs::path& x, const fs::path& y) {
-    return depth(x) != depth(y) ? depth(x) < depth(y) : x < y;
-  });
-  hide.erase(std::unique(hide.begin(), hide.end()), hide.end());
-  // Nothing at or inside the writable worktree is hidden: it is mounted over them anyway, and a
-  // read-only remount of the worktree's own path would hit the worktree.
-  hide.erase(std::remove_if(hide.begin(), hide.end(),
-                            [&](const fs::path& d) {
-                              return d.empty() || d == "/" || d == "/tmp" || d == command.workdir ||
-                                     under(d, command.workdir);
-                            }),
-             hide.end());
-  for (const auto& d : hide) {
-    std::uint64_t size = d == layout.home ? layout.tmp_size : 1 << 20;
-    a.insert(a.end(), {"--size", std::to_string(size), "--tmpfs", d.string()});
-  }
-  for (const auto& f : layout.hide_files) a.insert(a.end(), {"--ro-bind", "/dev/null", f.string()});
-
-  // Visible again, read-only: git's folders (git works inside the worktree; nothing in them
-  // can be changed), the user's extras, the program's own folder.
-  for (const auto& g : layout.git_dirs) a.insert(a.end(), {"--ro-bind", g.string(), g.string()});
-  if (config_fd >= 0 && !layout.git_config.empty())
-    a.insert(a.end(), {"--ro-bind-data", std::to_string(config_fd), layout.git_config.string()});
-  for (const auto& p : layout.read_only)
-    a.insert(a.end(), {"--ro-bind-try", p.string(), p.string()});
-  for (const auto& p : command.read_only)
-    a.insert(a.end(), {"--ro-bind-try", p.string(), p.string()});
-
-  // The one writable place, and its `.git` file pinned: rewritten, it could point loopr's own
-  // commits (made outside the sandbox) at another repository or branch.
-  std::string wt = command.workdir.string();
-  a.insert(a.end(), {"--bind", wt, wt});
-  std::error_code ec;
-  // The checkout's dependencies (node_modules, .venv) at the same place in a worktree, read-only.
-  if (fs::exists(command.workdir / ".git", ec))
-    for (const auto& cp : layout.checkout_paths) {
-      fs::path dest = command.workdir / cp.rel;
-      if (mount_point_free(dest))
-        a.insert(a.end(), {"--ro-bind-try", cp.source.string(), dest.string()});
+  for (const ViewEntry& e : sandbox_view(layout, command)) {
+    const std::string host = e.host.string(), inside = e.inside.string();
+    switch (e.kind) {
+      case ViewKind::read_only:
+        a.insert(a.end(), {e.optional ? "--ro-bind-try" : "--ro-bind", host, inside});
+        break;
+      case ViewKind::read_write:
+        a.insert(a.end(), {e.optional ? "--bind-try" : "--bind", host, inside});
+        break;
+      case ViewKind::tmpfs:
+        // Each hidden place is an empty tmpfs of its own, private and bounded (a tmpfs lives
+        // in memory). Not remounted read-only: that costs a mount operation each and protects
+        // nothing — what is written there is seen by no one.
+        a.insert(a.end(), {"--size", std::to_string(e.size), "--tmpfs", inside});
+        break;
+      case ViewKind::empty_file: a.insert(a.end(), {"--ro-bind", "/dev/null", inside}); break;
+      case ViewKind::symlink: a.insert(a.end(), {"--symlink", host, inside}); break;
+      case ViewKind::data:
+        if (config_fd >= 0)
+          a.insert(a.end(), {"--ro-bind-data", std::to_string(config_fd), inside});
+        break;
+      case ViewKind::devices:
+        // bubblewrap's /dev is a tmpfs without a size (half the machine's memory): read-only
+        // (device nodes are still written through their devices); /dev/shm follows as a
+        // bounded tmpfs.
+        a.insert(a.end(), {"--dev", inside, "--remount-ro", inside});
+        break;
+      case ViewKind::proc: a.insert(a.end(), {"--proc", inside}); break;
+      case ViewKind::marker: a.insert(a.end(), {"--dir", inside}); break;
     }
-  if (fs::exists(command.workdir / ".git", ec)) {
-    std::string dotgit = (command.workdir / ".git").string();
-    a.insert(a.end(), {"--ro-bind", dotgit, dotgit});
   }
-  for (const auto& p : command.writable) a.insert(a.end(), {"--bind-try", p.string(), p.string()});
-  a.insert(a.end(), {"--chdir", wt, "--"});
+  // The root (bubblewrap's tmpfs, holding only the folders the mounts needed) read-only: the
+  // marker stays, and nothing unbounded can be written beside the shown folders.
+  a.insert(a.end(), {"--remount-ro", "/"});
+  a.insert(a.end(), {"--chdir", command.workdir.string(), "--"});
   a.insert(a.end(), command.argv.begin(), command.argv.end());
   return a;
 }

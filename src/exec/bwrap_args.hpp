@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <loopr/exec/executor.hpp>
+#include <loopr/exec/sandbox_view.hpp>
 
 namespace loopr::exec {
 
@@ -19,20 +20,35 @@ struct CheckoutPath {
   std::string rel;
 };
 
+/// What the host has, from which each command's view (sandbox_view) is made.
 struct SandboxLayout {
-  std::filesystem::path repo_root;               ///< hidden: the user's checkout and `.loopr/`
-  std::filesystem::path worktrees_dir;           ///< hidden: every loop's worktree but this one
+  /// The system's read-only folders that exist here (/usr, /bin -> usr/bin, /lib*, /etc, …).
+  std::vector<ViewEntry> system;
+  std::filesystem::path repo_root;               ///< never shown (hidden if under a shown path)
+  std::filesystem::path worktrees_dir;           ///< never shown but the command's own worktree
   std::vector<std::filesystem::path> git_dirs;   ///< read-only again (objects, refs, admin folders)
   std::filesystem::path git_config;              ///< replaced by a copy without credentials
   std::filesystem::path home;                    ///< an empty writable home
-  std::vector<std::filesystem::path> hide_dirs;  ///< an empty tmpfs over each
-  std::vector<std::filesystem::path> hide_files;  ///< /dev/null over each
-  std::vector<std::filesystem::path> read_only;   ///< visible (read-only) again after hiding
+  std::vector<std::filesystem::path> hide_dirs;  ///< an empty tmpfs over each (if shown at all)
+  std::vector<std::filesystem::path> hide_files;  ///< an empty file over each (if shown at all)
+  std::vector<std::filesystem::path> read_only;   ///< `sandbox.read_only` and provisioning's
+  /// More read-only entries with their reason (toolchains, build caches): shown like
+  /// `read_only`, parents before children.
+  std::vector<ViewEntry> extra;
   /// Shown again at `<workdir>/<rel>` when the command runs in a git worktree whose own path
   /// there is free (missing, or an empty folder or file: a mount point made before).
   std::vector<CheckoutPath> checkout_paths;
   std::uint64_t tmp_size = 1ULL << 30;  ///< each of /tmp, /dev/shm and the home
 };
+
+/// The layout of a daemon of `options.paths` with `config` on this host.
+SandboxLayout make_sandbox_layout(const SandboxConfig& config, const ExecutorOptions& options);
+
+/// The command's view: the system's folders, /dev, /proc, a private /tmp, /dev/shm and home,
+/// the repository's `.git` (read-only, its config sanitised), `read_only` and `extra`, the
+/// hidden places inside what is shown, the marker, the worktree (writable) with its `.git` file
+/// pinned, and the command's own extras. Nothing else.
+std::vector<ViewEntry> sandbox_view(const SandboxLayout& layout, const Command& command);
 
 /// Arguments after `bwrap` (up to and including `--`, then the command's argv). `config_fd`
 /// (the sanitised git config, or -1), `status_fd` and `seccomp_fd` (the filter of

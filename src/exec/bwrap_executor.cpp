@@ -9,10 +9,10 @@
 #include "exec/bwrap_executor.hpp"
 
 #include <fcntl.h>
-#include <glob.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -47,18 +47,6 @@ std::string find_in_path(const std::string& program, const EnvLookup& env) {
   return {};
 }
 
-fs::path canonical_or_empty(const fs::path& p) {
-  std::error_code ec;
-  auto c = fs::canonical(p, ec);
-  return ec ? fs::path() : c;
-}
-
-fs::path expand_home(const std::string& p, const fs::path& home) {
-  if (p == "~") return home;
-  if (p.starts_with("~/")) return home / p.substr(2);
-  return p;
-}
-
 // Reads a whole small file (a control group's counters).
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -81,6 +69,14 @@ int memory_file(const std::string& text) {
   }
   ::lseek(fd, 0, SEEK_SET);
   return fd;
+}
+
+// Whether this kernel's Landlock can scope abstract unix sockets (ABI 6, Linux 6.12): what
+// ProcessSpec::isolate asks of it.
+bool landlock_scopes() {
+  constexpr long kCreateRuleset = 444;
+  constexpr unsigned long kVersion = 1;  // LANDLOCK_CREATE_RULESET_VERSION
+  return ::syscall(kCreateRuleset, nullptr, 0UL, kVersion) >= 6;
 }
 
 // Tasks (threads included) the user has now: RLIMIT_NPROC counts them all, in and out of the
@@ -117,8 +113,13 @@ class BwrapExecutor final : public LocalSandbox {
     if (options_.start_ahead) netns_ = NetnsPool::open();
     info_.description =
         "bubblewrap: each command in its own user, pid, ipc, uts and network namespaces; "
-        "only its worktree writable; home, checkout, .git and .loopr hidden or read-only; "
-        "no setuid/setgid bits; "
+        "it sees only the system's folders, its worktree (writable), the repository's .git and "
+        "sandbox.read_only (read-only), and a private /tmp and home (`loopr doctor` lists them); "
+        "no setuid/setgid bits, no keyring; " +
+        std::string(landlock_scopes()
+                        ? "abstract sockets of the host out of reach (Landlock); "
+                        : "no Landlock scoping here (Linux < 6.12): a runner class with the "
+                          "network reaches the host's abstract sockets; ") +
         "network for runner classes [" +
         join(config_.network) +
         "]; limits: " + (groups_ ? groups_->describe() : std::string("rlimits only")) + ", " +
@@ -229,6 +230,9 @@ class BwrapExecutor final : public LocalSandbox {
     spec.argv.insert(spec.argv.end(), args.begin(), args.end());
     spec.pass_fds = pass;
     spec.netns_fd = netns_fd;
+    // A fresh keyring and Landlock's scope; no_new_privs would break a setuid bubblewrap.
+    struct stat bwrap_st {};
+    spec.isolate = ::stat(bwrap.c_str(), &bwrap_st) == 0 && !(bwrap_st.st_mode & S_ISUID);
     spec.inherit_env = false;
     spec.env_set = environment();
     apply_env_values(spec.env_set, config_.env_values, c.workdir);
@@ -280,69 +284,8 @@ class BwrapExecutor final : public LocalSandbox {
   }
 
   void build_layout() {
-    const EnvLookup& env = options_.env;
-    fs::path home = canonical_or_empty(env("HOME").value_or(""));
-    if (home.empty() || home == "/") home = "/tmp";  // the private /tmp then doubles as home
-    home_ = home;
-    layout_.home = home == "/tmp" ? fs::path() : home;
-    layout_.repo_root = canonical_or_empty(options_.paths.root);
-    if (layout_.repo_root.empty()) layout_.repo_root = options_.paths.root;
-    fs::path worktrees = canonical_or_empty(options_.paths.worktrees_dir());
-    layout_.worktrees_dir = worktrees.empty() ? options_.paths.worktrees_dir() : worktrees;
-    GitDirs git = find_git_dirs(layout_.repo_root);
-    std::error_code ec;
-    if (!git.common_dir.empty() && fs::is_directory(git.common_dir, ec)) {
-      layout_.git_dirs.push_back(git.common_dir);
-      if (fs::is_regular_file(git.common_dir / "config", ec))
-        layout_.git_config = git.common_dir / "config";
-    }
-    if (!git.git_dir.empty() && git.git_dir != git.common_dir && fs::is_directory(git.git_dir, ec))
-      layout_.git_dirs.push_back(git.git_dir);
-
-    std::vector<std::string> hide = {"/root", "/home", "/run"};
-    for (const auto& h : config_.hide) hide.push_back(h);
-    for (const auto& h : hide) {
-      fs::path p = canonical_or_empty(expand_home(h, home));
-      std::error_code ec;
-      if (p.empty() || p == "/" || p == "/tmp") continue;
-      if (fs::is_directory(p, ec))
-        layout_.hide_dirs.push_back(p);
-      else if (fs::exists(p, ec))
-        layout_.hide_files.push_back(p);
-    }
-    // Secrets that root can read, hidden even when the daemon runs as root.
-    glob_t g{};
-    for (const char* pattern : {"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-",
-                                "/etc/ssh/ssh_host_*_key", "/etc/ssl/private/*"}) {
-      if (::glob(pattern, GLOB_NOSORT, nullptr, &g) == 0)
-        for (std::size_t i = 0; i < g.gl_pathc; ++i) {
-          std::error_code ec;
-          if (fs::is_regular_file(g.gl_pathv[i], ec))
-            layout_.hide_files.emplace_back(g.gl_pathv[i]);
-        }
-      ::globfree(&g);
-    }
-    for (const auto& p : config_.read_only) {
-      bool relative = !p.empty() && p[0] != '/' && p[0] != '~';
-      if (relative) {
-        // The checkout's own path: at its place (a venv's scripts name it in their shebangs)
-        // and in each worktree. Made later (`npm install` after the daemon started) is fine:
-        // the mounts are `-try`.
-        fs::path source = canonical_or_empty(layout_.repo_root / p);
-        if (source.empty()) source = (layout_.repo_root / p).lexically_normal();
-        layout_.read_only.push_back(source);
-        layout_.checkout_paths.push_back({source, p});
-        continue;
-      }
-      fs::path c = canonical_or_empty(expand_home(p, home));
-      if (!c.empty()) layout_.read_only.push_back(c);
-    }
-    // /etc/resolv.conf often points into /run, which is hidden: keep name resolution working
-    // for the runner classes that have the network.
-    fs::path resolv = canonical_or_empty("/etc/resolv.conf");
-    if (!resolv.empty() && resolv.string().starts_with("/run/"))
-      layout_.read_only.push_back(resolv);
-    layout_.tmp_size = config_.limits.tmp_size;
+    layout_ = make_sandbox_layout(config_, options_);
+    home_ = layout_.home.empty() ? fs::path("/tmp") : layout_.home;
   }
 
   // The allowlisted environment: nothing else of the daemon's reaches a command.

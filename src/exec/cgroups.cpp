@@ -9,9 +9,11 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <thread>
 
 namespace loopr::exec {
@@ -35,6 +37,34 @@ std::vector<int> read_pids(const fs::path& procs) {
 }
 
 bool pid_alive(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+
+// When process `pid` started (clock ticks since boot, /proc/<pid>/stat field 22), or 0.
+unsigned long long start_time(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i)
+    if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
+  return 0;
+}
+
+// A daemon's parent group is named by its pid AND its start time: a process that gets the pid
+// of a daemon killed before (pids are reused) never takes over, or counts, that daemon's groups.
+std::string parent_name(int pid) {
+  return "loopr-" + std::to_string(pid) + "-" + std::to_string(start_time(pid));
+}
+
+// Whether the daemon that made group `name` (`loopr-PID-START`, or an older `loopr-PID`) runs.
+bool owner_alive(const std::string& name) {
+  int pid = std::atoi(name.c_str() + 6);
+  if (pid <= 0 || !pid_alive(pid)) return false;
+  auto dash = name.find('-', 6);
+  if (dash == std::string::npos) return true;
+  return std::strtoull(name.c_str() + dash + 1, nullptr, 10) == start_time(pid);
+}
 
 // Removes `dir` and its sub-groups, killing their members first. With `wait`, gives dying
 // processes up to a few seconds to go; without, tries once and leaves what is still busy for
@@ -76,14 +106,13 @@ fs::path make_parent(const fs::path& root) {
        it.increment(ec)) {
     std::string name = it->path().filename().string();
     if (!name.starts_with("loopr-") || !it->is_directory(ec)) continue;
-    int pid = std::atoi(name.c_str() + 6);
-    if (pid > 0 && pid != ::getpid() && !pid_alive(pid)) {
+    if (name != parent_name(::getpid()) && !owner_alive(name)) {
       spdlog::info("sandbox: removing the control groups of a daemon that is gone ({})",
                    it->path().string());
       remove_tree(it->path());
     }
   }
-  fs::path parent = root / ("loopr-" + std::to_string(::getpid()));
+  fs::path parent = root / parent_name(::getpid());
   fs::create_directory(parent, ec);
   if (ec || ::access(parent.c_str(), W_OK) != 0) return {};
   return parent;

@@ -93,11 +93,20 @@ Program build() {
       {SYS_chmod, 1}, {SYS_fchmod, 1},  {SYS_fchmodat, 2},  {452 /* fchmodat2 */, 2},
       {SYS_mkdir, 1}, {SYS_mkdirat, 2}, {SYS_mknod, 1},     {SYS_mknodat, 2},
       {SYS_creat, 1}, {SYS_open, 2, 1}, {SYS_openat, 3, 2}, {437 /* openat2 */, -1},
+      // Refused outright (docs/security.md lists Docker's refusals and what loopr allows).
+      {SYS_keyctl, -1}, {SYS_add_key, -1}, {SYS_request_key, -1}, {SYS_userfaultfd, -1},
+      {SYS_perf_event_open, -1}, {SYS_bpf, -1}, {425 /* io_uring_setup */, -1},
+      {426 /* io_uring_enter */, -1}, {427 /* io_uring_register */, -1}, {SYS_uselib, -1},
+      {SYS_ustat, -1}, {SYS_sysfs, -1}, {SYS__sysctl, -1}, {SYS_lookup_dcookie, -1},
   };
   // The same calls of 32-bit programs (i386 numbers).
   const std::vector<Guard> i386 = {
       {15, 1}, {94, 1},  {306, 2}, {452, 2},  {39, 1},     {296, 2},
       {14, 1}, {297, 2}, {8, 1},   {5, 2, 1}, {295, 3, 2}, {437, -1},
+      // keyctl, add_key, request_key, userfaultfd, perf_event_open, bpf, io_uring_*, uselib,
+      // ustat, sysfs, _sysctl, lookup_dcookie
+      {288, -1}, {286, -1}, {287, -1}, {374, -1}, {336, -1}, {357, -1}, {425, -1}, {426, -1},
+      {427, -1}, {86, -1}, {62, -1}, {135, -1}, {149, -1}, {253, -1},
   };
   add_arch(p, AUDIT_ARCH_X86_64, arch_section(native, true));
   add_arch(p, AUDIT_ARCH_I386, arch_section(i386, false));
@@ -106,6 +115,9 @@ Program build() {
   const std::vector<Guard> native = {
       {SYS_fchmod, 1},  {SYS_fchmodat, 2},  {452 /* fchmodat2 */, 2}, {SYS_mkdirat, 2},
       {SYS_mknodat, 2}, {SYS_openat, 3, 2}, {437 /* openat2 */, -1},
+      {SYS_keyctl, -1}, {SYS_add_key, -1}, {SYS_request_key, -1}, {SYS_userfaultfd, -1},
+      {SYS_perf_event_open, -1}, {SYS_bpf, -1}, {425, -1}, {426, -1}, {427, -1},
+      {SYS_lookup_dcookie, -1},
   };
   add_arch(p, AUDIT_ARCH_AARCH64, arch_section(native, false));
   p.push_back(stmt(BPF_RET | BPF_K, kAllow));

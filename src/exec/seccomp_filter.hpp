@@ -4,7 +4,10 @@
 // would be a way up for whoever runs it later. chmod, fchmod, fchmodat(2), mkdir(at),
 // mknod(at) with S_ISUID or S_ISGID in the mode, and open, openat and creat that create a file
 // with them, fail with EPERM; openat2 (whose flags seccomp cannot read) fails with ENOSYS, so
-// callers fall back to openat. Every other call is allowed.
+// callers fall back to openat. The kernel keyring (keyctl, add_key, request_key) and calls of
+// Docker's default refusals that need no privilege to use (userfaultfd, perf_event_open, bpf,
+// io_uring_*, and obsolete ones) fail with ENOSYS, so programs take their fallback. Every other
+// call is allowed (docs/security.md says which of Docker's refusals and why).
 #pragma once
 
 #include <string>

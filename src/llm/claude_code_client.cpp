@@ -55,7 +55,11 @@ class ClaudeCodeClient final : public LlmClient {
         unstartable.output = command.error().message;
         return unstartable;
       }
-      return executor->run(*command);
+      ProcessResult r = executor->run(*command);
+      // Its copy of the person's login goes with the command (docs/security.md, S6.1).
+      std::error_code ec;
+      std::filesystem::remove_all(command->env["CLAUDE_CONFIG_DIR"], ec);
+      return r;
     };
     ProcessResult result = co_await run_blocking(blocking_, run);
     Outcome outcome = reader.finish(result, *pricing_);
@@ -114,6 +118,9 @@ class ClaudeCodeClient final : public LlmClient {
     c.merge_stderr = spec.merge_stderr;
     c.output_cap = spec.output_cap;
     c.on_line = spec.on_line;
+    if (private_root().empty())
+      return make_error(ErrorCode::internal,
+                        "the claude CLI has no private folder for its login (a bug in loopr)");
     LOOPR_ASSIGN(std::filesystem::path config,
                  make_private_claude_config(private_root(), loop_id, settings_.home));
     c.env["CLAUDE_CONFIG_DIR"] = config.string();
@@ -139,10 +146,9 @@ class ClaudeCodeClient final : public LlmClient {
     return c;
   }
 
-  std::filesystem::path private_root() const {
-    if (!settings_.private_root.empty()) return settings_.private_root;
-    return std::filesystem::temp_directory_path() / ("loopr-claude-" + std::to_string(::getpid()));
-  }
+  // Under loopr's own run folder (the daemon's `.loopr/run/claude`), never a shared temp folder:
+  // each loop's folder there holds a copy of the person's login while its CLI runs.
+  const std::filesystem::path& private_root() const { return settings_.private_root; }
 
   // The proxy's socket, the proxy started on first use (one per client, for its lifetime).
   Result<std::string> proxy_socket() {
@@ -152,7 +158,7 @@ class ClaudeCodeClient final : public LlmClient {
       static std::atomic<int> made{0};
       std::string name = "proxy-" + std::to_string(::getpid()) + "-" + std::to_string(++made) + ".sock";
       std::filesystem::path path = private_root() / name;
-      if (path.native().size() >= 100)  // sun_path is 108 bytes
+      if (private_root().empty() || path.native().size() >= 100)  // sun_path is 108 bytes
         path = std::filesystem::temp_directory_path() / ("loopr-claude-" + name);
       LOOPR_ASSIGN(proxy_, HostProxy::start(path, settings_.allowed_hosts));
       std::string hosts;

@@ -47,6 +47,7 @@ const std::pair<const char*, const char*> kSamples[] = {
     {"forecast", R"({"cost_usd":1.5,"low":1.0,"high":2.5,"loops":9,"basis":"b","specs":2,"phases":6,"model_calls":40,"duration_ms":60000,"plan_iteration":1,"made_at":"2026-11-26T10:00:00.000Z","max_cost_usd":25.0,"over_limit":false})"},
     {"gc", R"({"removed":["removed worktree .loopr/worktrees/x"],"bytes_freed":4096})"},
     {"review_finished", R"({"n":2,"verdict":"fail","summary":"review: t_greet.sh skipped","feedback":"t_greet.sh skipped\n- restore it","model":"m","attempts":1,"cost_usd":0.01,"input_tokens":900,"output_tokens":40})"},
+    {"peer_refused", R"({"listener":"control socket","pid":4242,"why":"it runs in a loopr sandbox"})"},
 };
 
 }  // namespace

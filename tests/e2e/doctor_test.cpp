@@ -262,6 +262,11 @@ TEST_F(Doctor, SandboxIsTheExecutorsSelfTestAndNoneIsSaidLoudly) {
   make_repo();
   auto checks = doctor("ANTHROPIC_API_KEY=test", "--offline", 0);
   expect_status(checks, "sandbox", "ok", "bubblewrap: each command in its own");
+  // The view the sandbox is made from (docs/security.md, B1), line by line.
+  std::string view = checks["sandbox"].value("detail", "");
+  EXPECT_NE(view.find("ro    /usr"), std::string::npos) << view;
+  EXPECT_NE(view.find("rw    /<the loop's worktree>"), std::string::npos) << view;
+  EXPECT_EQ(view.find(" /var"), std::string::npos) << view;
   write_file(dir / ".loopr/config.yml",
              read_file(dir / ".loopr/config.yml") + "sandbox: none\n");
   checks = doctor("ANTHROPIC_API_KEY=test", "--offline", 0);

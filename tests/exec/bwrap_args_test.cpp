@@ -17,12 +17,14 @@ namespace {
 
 SandboxLayout layout() {
   SandboxLayout l;
+  l.system = {{"usr/bin", "/bin", ViewKind::symlink, "programs"},
+              {"/usr", "/usr", ViewKind::read_only, "programs"},
+              {"/etc", "/etc", ViewKind::read_only, "settings"}};
   l.repo_root = "/home/u/repo";
   l.worktrees_dir = "/home/u/repo/.loopr/worktrees";
   l.git_dirs = {"/home/u/repo/.git"};
   l.git_config = "/home/u/repo/.git/config";
   l.home = "/home/u";
-  l.hide_dirs = {"/home", "/root", "/run"};
   l.hide_files = {"/etc/shadow"};
   l.read_only = {"/home/u/.cargo"};
   l.tmp_size = 5 << 20;
@@ -66,32 +68,59 @@ TEST(BwrapArgumentsTest, NetworkOnlyWhenAsked) {
   EXPECT_NE(std::find(a.begin(), a.end(), "--share-net"), a.end());
 }
 
-TEST(BwrapArgumentsTest, HiddenParentsComeBeforeTheirChildrenAndBeforeWhatIsShownAgain) {
+// The view is an allowlist: nothing of the host's root is bound as a whole.
+// proves S1.1
+TEST(BwrapArgumentsTest, TheViewIsAnAllowlistAndTheRootIsReadOnlyAtTheEnd) {
   auto a = bwrap_arguments(layout(), command(), false, 3, 4);
-  std::size_t root_ro = find_triple(a, "--ro-bind", "/");
-  std::size_t home_parent = find_pair(a, "--tmpfs", "/home");
+  EXPECT_EQ(find_triple(a, "--ro-bind", "/"), std::string::npos) << "the host's root is bound";
+  EXPECT_NE(find_triple(a, "--ro-bind", "/usr"), std::string::npos);
+  EXPECT_NE(find_triple(a, "--ro-bind", "/etc"), std::string::npos);
+  for (const char* not_there : {"/var", "/srv", "/opt", "/home", "/root", "/run", "/mnt", "/media"})
+    for (std::size_t i = 0; i < a.size(); ++i)
+      EXPECT_FALSE(i > 0 && a[i] == not_there && a[i - 1] != "--tmpfs")
+          << not_there << " is shown (" << a[i - 1] << ")";
+  // The root is made read-only after the last mount: the marker stays, nothing grows beside.
+  auto dashdash = std::find(a.begin(), a.end(), "--");
+  std::size_t remount = find_pair(a, "--remount-ro", "/");
+  std::size_t marker = find_pair(a, "--dir", kSandboxMarker);
+  ASSERT_NE(remount, std::string::npos);
+  ASSERT_NE(marker, std::string::npos);
+  EXPECT_LT(marker, remount);
+  EXPECT_EQ(static_cast<std::ptrdiff_t>(remount + 4), dashdash - a.begin());  // then --chdir WT
+}
+
+TEST(BwrapArgumentsTest, HiddenParentsComeBeforeTheirChildrenAndBeforeWhatIsShownAgain) {
+  auto l = layout();
+  l.read_only.push_back("/home");  // a person widened the view to /home
+  auto a = bwrap_arguments(l, command(), false, 3, 4);
+  std::size_t home_parent = find_triple(a, "--ro-bind-try", "/home");
   std::size_t home = find_pair(a, "--tmpfs", "/home/u");
   std::size_t repo = find_pair(a, "--tmpfs", "/home/u/repo");
   std::size_t git = find_triple(a, "--ro-bind", "/home/u/repo/.git");
   std::size_t config = find_pair(a, "--ro-bind-data", "3");
   std::size_t cargo = find_triple(a, "--ro-bind-try", "/home/u/.cargo");
   std::size_t wt = find_triple(a, "--bind", "/home/u/repo/.loopr/worktrees/code-001-001-001");
-  for (auto p : {root_ro, home_parent, home, repo, git, config, cargo, wt})
-    ASSERT_NE(p, std::string::npos);
-  EXPECT_LT(root_ro, home_parent);
+  for (auto p : {home_parent, home, repo, git, config, cargo, wt}) ASSERT_NE(p, std::string::npos);
   EXPECT_LT(home_parent, home);
   EXPECT_LT(home, repo);
   EXPECT_LT(repo, git);
   EXPECT_LT(git, config);
   EXPECT_EQ(a[config + 2], "/home/u/repo/.git/config");
-  EXPECT_LT(repo, cargo);
+  EXPECT_LT(home, cargo);
   EXPECT_LT(git, wt);
-  EXPECT_NE(find_pair(a, "--ro-bind", "/dev/null"), std::string::npos);
+  EXPECT_NE(find_pair(a, "--ro-bind", "/dev/null"), std::string::npos) << "/etc/shadow";
+  // Without the widening, the checkout is not hidden: it is not there at all.
+  auto plain = bwrap_arguments(layout(), command(), false, 3, 4);
+  EXPECT_EQ(find_pair(plain, "--tmpfs", "/home/u/repo"), std::string::npos);
+  EXPECT_EQ(std::find(plain.begin(), plain.end(), "/home/u/repo"), plain.end());
 }
 
 TEST(BwrapArgumentsTest, EveryHiddenPlaceIsASmallTmpfsAndTheHomeGetsTheTmpSize) {
-  auto a = bwrap_arguments(layout(), command(), false, 3, 4);
-  for (const char* d : {"/home", "/home/u/repo", "/root", "/run"}) {
+  auto l = layout();
+  l.read_only.push_back("/home");
+  l.hide_dirs.push_back("/etc/secrets");
+  auto a = bwrap_arguments(l, command(), false, 3, 4);
+  for (const char* d : {"/home/u/repo", "/etc/secrets"}) {
     std::size_t at = find_pair(a, "--tmpfs", d);
     ASSERT_NE(at, std::string::npos) << d;
     ASSERT_GE(at, 2u);
@@ -129,6 +158,9 @@ TEST(BwrapArgumentsTest, WorktreesOutsideTheRepositoryAreHiddenToo) {
   auto l = layout();
   l.worktrees_dir = "/shared/loopr-worktrees";
   auto a = bwrap_arguments(l, command("/shared/loopr-worktrees/code-001-001-001"), false, 3, 4);
+  EXPECT_EQ(std::find(a.begin(), a.end(), "/shared/loopr-worktrees"), a.end());
+  l.read_only.push_back("/shared");  // shown by the person: the other worktrees stay hidden
+  a = bwrap_arguments(l, command("/shared/loopr-worktrees/code-001-001-001"), false, 3, 4);
   EXPECT_NE(find_pair(a, "--tmpfs", "/shared/loopr-worktrees"), std::string::npos);
 }
 

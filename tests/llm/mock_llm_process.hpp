@@ -54,8 +54,11 @@ struct ClientHarness {
   net::thread_pool pool{2};
   std::unique_ptr<LlmClient> client;
 
+  /// The claude CLI's private folders (a copy of the login while a CLI runs).
+  loopr::testing::TempDir private_dir{"loopr-claude-private"};
+
   ClientHarness(const Config& config, const EnvLookup& env, exec::Executor* commands = nullptr) {
-    auto made = make_client(config, env, io, pool, commands);
+    auto made = make_client(config, env, io, pool, commands, private_dir.path());
     if (!made.ok())
       ADD_FAILURE() << made.error().message;
     else

@@ -83,6 +83,7 @@ std::string hostile_cli(int listener_port, const std::string& api_url) {
 
 // 34. The claude-code provider: the person's ~/.claude and ~/.claude.json are never written,
 // the CLI reaches only the API host, and plan, spec and phase loops change only their artifact.
+// proves S1.7
 TEST_F(EscapeTest, AHostileClaudeCliChangesNothingOfThePersonsAndReachesOnlyTheApi) {
   Listener listener;
   fs::path bin = base.path() / "claude-bin";
@@ -117,8 +118,10 @@ TEST_F(EscapeTest, AHostileClaudeCliChangesNothingOfThePersonsAndReachesOnlyTheA
     EXPECT_NE(run_command(std::string("git cat-file -e main:") + evil, repo.string()).exit_code, 0)
         << evil;
   EXPECT_EQ(run_command("git show main:check.sh", repo.string()).output, check_before);
-  auto log = read_file(repo / ".loopr/logs/daemon.log");
-  EXPECT_NE(log.find("claude CLI network: refused 127.0.0.1:" + std::to_string(listener.port())),
-            std::string::npos);
+  // A warning reaches daemon.log at once (flushed on warn): read it while the daemon runs.
+  const std::string refused =
+      "claude CLI network: refused 127.0.0.1:" + std::to_string(listener.port());
+  EXPECT_NE(read_file(repo / ".loopr/logs/daemon.log").find(refused), std::string::npos)
+      << "the proxy's refusal is not in daemon.log while the daemon runs";
   expect_no_secret_anywhere();
 }

@@ -167,6 +167,7 @@ TEST_F(EscapeTest, BytesThatAreNotTextDoNotStopTheLoopOrTheDaemon) {
 
 // 31. FIFOs (one named .gitignore, which libgit2 reads) and a socket left in the worktree:
 // removed after the command, so the checkpoint cannot hang a thread, and the model is told.
+// proves S1.8
 TEST_F(EscapeTest, FifosAndSocketsDoNotOutliveTheCommand) {
   code_tricks = {
       cmd("mkdir -p sub && mkfifo sub/.gitignore && mkfifo pipe && python3 -c \"import socket; "
@@ -210,6 +211,7 @@ TEST_F(EscapeTest, ASymlinkedGitignoreToAFifoOnTheHostDoesNotHangTheCheckpoint) 
 
 // 32. `cp /usr/bin/id x; chmod 6755 x` and every other way to make a setuid or setgid file:
 // refused inside the sandbox, and no such file is ever left in a worktree on the host.
+// proves S1.9
 TEST_F(EscapeTest, NoSetuidOrSetgidFileIsLeftOnTheHost) {
   code_tricks = {cmd(
       "cp /usr/bin/id x; chmod 6755 x; echo chmod=$?; chmod u+s x; echo chmod2=$?; "
@@ -229,6 +231,7 @@ TEST_F(EscapeTest, NoSetuidOrSetgidFileIsLeftOnTheHost) {
 }
 
 // 33. /dev/shm (and /dev itself): as bounded as /tmp, not half the machine's memory.
+// proves S1.8
 TEST_F(EscapeTest, DevShmIsBoundedLikeTmp) {
   code_tricks = {
       cmd("head -c 100000000 /dev/zero > /dev/shm/big; echo shm=$?; rm -f /dev/shm/big; "

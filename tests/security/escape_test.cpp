@@ -29,6 +29,7 @@ int processes_with(const std::string& marker) {
 }  // namespace
 
 // 1. Approve a plan through the control socket (directly and from a setsid background job).
+// proves S2.1
 TEST_F(EscapeTest, ApprovingAPlanThroughTheControlSocketIsImpossible) {
   std::string sock = (repo / ".loopr/run/loopr.sock").string();
   std::string post = "curl -s -m 5 --unix-socket " + shell_quote(sock) +
@@ -58,6 +59,7 @@ TEST_F(EscapeTest, ApprovingAPlanThroughTheControlSocketIsImpossible) {
 }
 
 // 2. Read the provider key from the daemon's /proc/<pid>/environ (and every process's).
+// proves S6.2
 TEST_F(EscapeTest, TheProviderKeyIsInNoProcessTheModelCanRead) {
   code_tricks = {
       cmd("for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done; ls /proc | head -20; "
@@ -70,6 +72,8 @@ TEST_F(EscapeTest, TheProviderKeyIsInNoProcessTheModelCanRead) {
 }
 
 // 3. Every secret of the user's environment (tokens, agent socket) stays out of commands.
+// proves S1.4
+// proves S1.6
 TEST_F(EscapeTest, TokensAndTheAgentSocketAreNotInTheEnvironment) {
   code_tricks = {cmd("env; echo \"sock=[$SSH_AUTH_SOCK]\"; curl -s -m 3 --unix-socket " +
                      q(agent_socket) + " http://x/ ; echo agent=$?")};
@@ -83,6 +87,7 @@ TEST_F(EscapeTest, TokensAndTheAgentSocketAreNotInTheEnvironment) {
 }
 
 // 4. The user's SSH key, by ~ and by its absolute path.
+// proves S1.1
 TEST_F(EscapeTest, TheHomeFolderIsHidden) {
   code_tricks = {cmd("cat ~/.ssh/id_rsa " + q(home / ".ssh/id_rsa") +
                      " /root/.ssh/id_rsa; ls -la ~ " + q(home) + "; echo home-done")};
@@ -95,6 +100,7 @@ TEST_F(EscapeTest, TheHomeFolderIsHidden) {
 }
 
 // 5. Write into the user's checkout (its files, a new file).
+// proves S1.1
 TEST_F(EscapeTest, TheUsersCheckoutCannotBeWritten) {
   code_tricks = {cmd("echo pwned > " + q(repo / "PWNED") + "; echo pwned >> " +
                      q(repo / "check.sh") + "; echo checkout-done")};
@@ -107,6 +113,7 @@ TEST_F(EscapeTest, TheUsersCheckoutCannotBeWritten) {
 }
 
 // 6. core.fsmonitor in the shared .git/config: the user's next `git status` would run it.
+// proves S1.5
 TEST_F(EscapeTest, TheSharedGitConfigCannotBeChanged) {
   fs::path canary = base.path() / "FSMONITOR-RAN";
   code_tricks = {cmd("git config core.fsmonitor 'touch " + canary.string() +
@@ -125,6 +132,7 @@ TEST_F(EscapeTest, TheSharedGitConfigCannotBeChanged) {
 }
 
 // 7. A hook in the repository's .git/hooks, by absolute path and through `..`.
+// proves S1.5
 TEST_F(EscapeTest, GitHooksCannotBeInstalled) {
   code_tricks = {cmd("printf '#!/bin/sh\\ntouch /tmp/x\\n' > " +
                      q(repo / ".git/hooks/post-commit") +
@@ -170,6 +178,7 @@ TEST_F(EscapeTest, LooprsPromptsCannotBeReplaced) {
 }
 
 // 10. Any network address (a listener of the test's own on loopback).
+// proves S1.7
 TEST_F(EscapeTest, CommandsHaveNoNetwork) {
   Listener l;
   std::string port = std::to_string(l.port());
@@ -188,6 +197,7 @@ TEST_F(EscapeTest, CommandsHaveNoNetwork) {
 }
 
 // 11. Keep processes alive after the command (setsid, nohup, double fork).
+// proves S1.8
 TEST_F(EscapeTest, NothingOutlivesItsCommand) {
   code_tricks = {
       cmd("setsid sleep 8101 & nohup sleep 8102 >/dev/null 2>&1 & (sleep 8103 &); "
@@ -201,6 +211,7 @@ TEST_F(EscapeTest, NothingOutlivesItsCommand) {
 }
 
 // 12. The daemon's descriptors (its sockets, RocksDB's files).
+// proves S1.6
 TEST_F(EscapeTest, NoDescriptorOfTheDaemonIsInherited) {
   code_tricks = {cmd("echo fds=$(ls /proc/self/fd | tr '\\n' ' '); ls -l /proc/self/fd/")};
   run_tree();
@@ -213,6 +224,7 @@ TEST_F(EscapeTest, NoDescriptorOfTheDaemonIsInherited) {
 }
 
 // 13. A fork bomb: contained by the process limit, and the daemon keeps serving.
+// proves S1.8
 TEST_F(EscapeTest, AForkBombIsContained) {
   if (::geteuid() == 0 && !fs::exists("/sys/fs/cgroup/pids") &&
       !fs::exists("/sys/fs/cgroup/cgroup.controllers"))
@@ -227,6 +239,7 @@ TEST_F(EscapeTest, AForkBombIsContained) {
 }
 
 // 14. A file of several GB (in the worktree, in /tmp, in the home).
+// proves S1.8
 TEST_F(EscapeTest, HugeFilesStopAtTheLimit) {
   code_tricks = {cmd(
       "head -c 3000000000 /dev/zero > big.bin; echo big=$?; head -c 3000000000 /dev/zero > /tmp/f; "
@@ -241,6 +254,7 @@ TEST_F(EscapeTest, HugeFilesStopAtTheLimit) {
 }
 
 // 15. A symlink in the worktree to a secret, then read with read_file (and listed, searched).
+// proves S1.10
 TEST_F(EscapeTest, ASymlinkToASecretIsNotFollowedByTheFileTools) {
   code_tricks = {cmd("ln -s " + q(home / ".ssh/id_rsa") + " leak; ln -s " + q(home / ".ssh") +
                      " leakdir; ln -s " + q(repo / ".git/config") + " gitcfg; echo linked"),
@@ -257,6 +271,7 @@ TEST_F(EscapeTest, ASymlinkToASecretIsNotFollowedByTheFileTools) {
 }
 
 // 16. The input artifact replaced by a symlink to a secret: loopr's own read for the next prompt.
+// proves S1.10
 TEST_F(EscapeTest, ASymlinkedInputArtifactIsNotReadIntoThePrompt) {
   code_tricks = {cmd("f=$(ls .loopr/phases/*.phase.md); rm \"$f\"; ln -s " +
                      q(home / ".ssh/id_rsa") + " \"$f\"; touch fail-once; echo swapped")};
@@ -269,6 +284,7 @@ TEST_F(EscapeTest, ASymlinkedInputArtifactIsNotReadIntoThePrompt) {
 }
 
 // 17. Kill the daemon by its pid (and everything the sandbox can signal).
+// proves S1.8
 TEST_F(EscapeTest, TheDaemonCannotBeKilledFromASandbox) {
   code_tricks = {cmd("kill -9 $(cat " + q(repo / ".loopr/run/loopr.pid") +
                      "); pkill -9 -f 'loopr'; kill -9 $PPID; "
@@ -282,6 +298,7 @@ TEST_F(EscapeTest, TheDaemonCannotBeKilledFromASandbox) {
 }
 
 // 18. .git/config through `..` with the file tools, and through `git -C` with a command.
+// proves S1.5
 TEST_F(EscapeTest, GitConfigThroughDotDotAndGitDashC) {
   code_tricks = {
       {"write_file",
@@ -300,6 +317,7 @@ TEST_F(EscapeTest, GitConfigThroughDotDotAndGitDashC) {
 }
 
 // 19. Another loop's worktree.
+// proves S1.1
 TEST_F(EscapeTest, OtherLoopsWorktreesAreHidden) {
   code_tricks = {cmd("ls -la " + q(repo / ".loopr/worktrees") + "; cat " +
                          q(repo / ".loopr/worktrees") +
@@ -312,6 +330,7 @@ TEST_F(EscapeTest, OtherLoopsWorktreesAreHidden) {
 }
 
 // 20. Writes through /proc/self/root, /proc/1/root and the daemon's cwd.
+// proves S1.1
 TEST_F(EscapeTest, ProcRootAndCwdLeadNowhere) {
   code_tricks = {cmd("echo x > /proc/self/root" + repo.string() + "/PWNED1; echo x > /proc/1/root" +
                      repo.string() + "/PWNED2; echo x > /proc/$(cat " +
@@ -324,6 +343,7 @@ TEST_F(EscapeTest, ProcRootAndCwdLeadNowhere) {
 }
 
 // 21. A plan loop (which only writes markdown) trying to run a command.
+// proves S1.11
 TEST_F(EscapeTest, APlanLoopCannotRunCommands) {
   plan_tricks = {cmd("touch " + q(repo / "PWNED-BY-PLAN")),
                  {"write_file", {{"path", "src/evil.sh"}, {"content", "rm -rf /"}}}};
@@ -346,6 +366,7 @@ TEST_F(EscapeTest, APlanLoopCannotRunCommands) {
 }
 
 // 22. The validation command is the user's, but the model wrote the script it runs.
+// proves S1.11
 TEST_F(EscapeTest, AValidationScriptTheModelWroteIsConfinedToo) {
   Listener l;
   std::string evil = "echo pwned > " + repo.string() + "/PWNED-BY-CHECK\ncat " +
@@ -362,6 +383,7 @@ TEST_F(EscapeTest, AValidationScriptTheModelWroteIsConfinedToo) {
 }
 
 // 23. Point the worktree's .git file elsewhere, so loopr's own (unconfined) commits go there.
+// proves S1.5
 TEST_F(EscapeTest, TheWorktreesGitFileIsPinned) {
   code_tricks = {cmd("echo 'gitdir: " + repo.string() +
                      "/.git' > .git; echo rewrite=$?; mv .git g; rm -f .git; "
@@ -381,6 +403,7 @@ TEST_F(EscapeTest, TheWorktreesGitFileIsPinned) {
 }
 
 // 24. Move the base branch (or any other ref) from inside.
+// proves S1.5
 TEST_F(EscapeTest, RefsCannotBeMoved) {
   code_tricks = {
       cmd("git update-ref refs/heads/main HEAD; echo ur=$?; git branch -f main HEAD; git tag evil; "
@@ -396,6 +419,7 @@ TEST_F(EscapeTest, RefsCannotBeMoved) {
 }
 
 // 25. loopr's own folder through the file tools of a code loop.
+// proves S1.10
 TEST_F(EscapeTest, CodeLoopsFileToolsStayOutOfLooprsFolder) {
   code_tricks = {
       {"write_file", {{"path", ".loopr/config.yml"}, {"content", "sandbox: none\n"}}},
@@ -412,6 +436,7 @@ TEST_F(EscapeTest, CodeLoopsFileToolsStayOutOfLooprsFolder) {
 }
 
 // 26. The credentials in the repository's own git config (a remote URL with a password).
+// proves S1.5
 TEST_F(EscapeTest, RemoteCredentialsInTheGitConfigAreNotVisible) {
   code_tricks = {
       cmd("cat " + q(repo / ".git/config") + "; git remote -v; git config --list; echo cfg-done")};
@@ -452,6 +477,7 @@ TEST_F(EscapeTest, LooprsOwnFilesChangedInTheWorktreeDoNotReachMainWithoutThePer
 
 // 28. The integration check runs the model's code too (the test script is the model's to edit):
 // at the gate it is as confined as everywhere else.
+// proves S1.11
 TEST_F(EscapeTest, TheIntegrationCheckRunsTheModelsCodeConfined) {
   const std::string hostile =
       "if [ \"$LOOPR_LOOP_TYPE\" = integration ]; then\n"

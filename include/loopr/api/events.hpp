@@ -185,6 +185,13 @@ struct GcDone {
   std::vector<std::string> removed;
   std::uint64_t bytes_freed = 0;
 };
+/// A connection to the daemon (its control socket or web UI) from a process in a loopr sandbox
+/// (this repository's or another's) was refused (docs/security.md, S2.1).
+struct PeerRefused {
+  std::string listener;  ///< "control socket" | "web UI"
+  int pid = 0;           ///< the peer's process as the daemon sees it (0: not found)
+  std::string why;
+};
 /// A type this loopr does not know (or a newer shape): kept as it came.
 struct OtherEvent {
   std::string type;
@@ -198,7 +205,8 @@ using EventBody =
                  BaselineCheck,
                  DaemonStarted, DaemonStopping, IntegrationCheckStarted, IntegrationCheck,
                  IntegrationFix, Revalidated, SetupFinished, NoteShared, QuestionAsked,
-                 QuestionAnswered, ForecastMade, GcDone, ReviewFinished, OtherEvent>;
+                 QuestionAnswered, ForecastMade, GcDone, ReviewFinished, PeerRefused,
+                 OtherEvent>;
 
 /// One event as a client sees it.
 struct TypedEvent {

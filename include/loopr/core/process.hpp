@@ -52,6 +52,10 @@ struct ProcessSpec {
   std::vector<int> cgroup_procs_fds;
   /// A network namespace (an open `/proc/…/ns/net`) the child enters before exec; -1: none.
   int netns_fd = -1;
+  /// A sandbox's start: the child joins a fresh, empty session keyring (not the person's) and,
+  /// where Landlock can (Linux 6.12+), it and all it starts reach no abstract unix socket and
+  /// signal no process made outside. Sets no_new_privs (not for a setuid program).
+  bool isolate = false;
 };
 
 struct ProcessResult {

@@ -85,6 +85,9 @@ struct ServerOptions {
   std::chrono::milliseconds idle_timeout{60'000};  ///< keep-alive connection with no request
   std::chrono::milliseconds read_timeout{10'000};  ///< a started request must arrive within this
   std::size_t max_connections = 4096;              ///< more are accepted and closed at once
+  /// Called with each accepted connection's descriptor before anything is read from it: a
+  /// refusal (the reason) answers 403 with it and closes (docs/security.md, B2). None: all in.
+  std::function<std::optional<std::string>(int fd)> admit;
 };
 
 /// Serves `routes` on a Unix socket (mode 0600) or a loopback TCP port on `io` (single-threaded:

@@ -44,7 +44,8 @@ class LlmClient {
 /// a malformed or non-loopback plain-http base URL, an unreadable ca_file. The claude-code
 /// client runs the `claude` CLI through `commands` (the sandbox, whose only way out is an
 /// allowlisting proxy) when given, with a private configuration folder per loop under
-/// `private_dir` (empty: a folder under the system's temp folder).
+/// `private_dir` (the daemon's `.loopr/run/claude`; each removed when its command ends; empty:
+/// the CLI cannot run sandboxed).
 Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLookup& env,
                                                net::io_context& io, net::thread_pool& blocking,
                                                exec::Executor* commands = nullptr,

@@ -47,15 +47,23 @@ std::string slurp(const fs::path& p) {
   return text;
 }
 
-// The daemon `pid`'s parent group of the pids controller (v1 or v2), or empty if it has none.
+// The daemon `pid`'s parent group of the pids controller (v1 or v2), or empty if it has none:
+// `loopr-<pid>-<start time>` (a later process with the same pid has another name).
 fs::path pids_parent(pid_t pid) {
+  const std::string prefix = "loopr-" + std::to_string(pid) + "-";
   for (fs::path root : {fs::path("/sys/fs/cgroup/pids"), fs::path("/sys/fs/cgroup")}) {
-    fs::path p = root / ("loopr-" + std::to_string(pid));
     std::error_code ec;
-    if (fs::is_directory(p, ec)) return p;
+    for (auto it = fs::directory_iterator(root, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec))
+      if (it->path().filename().string().starts_with(prefix) && it->is_directory(ec))
+        return it->path();
   }
   return {};
 }
+
+// A `sleep` argument no other test process uses (two runs of this suite may overlap: each
+// counts only its own sleepers).
+std::string mine(int n) { return std::to_string(n) + "." + std::to_string(::getpid()); }
 
 // The command groups under `parent`, and those of them that have processes in them.
 std::vector<std::string> groups(const fs::path& parent, bool with_members_only) {
@@ -159,6 +167,7 @@ constexpr const char* kWaitForGo = "while [ ! -e go ]; do sleep 0.02; done; echo
 
 // Each command runs in a group no other command was in, with the limits set before it started;
 // a used group is removed once empty, never handed to a later command.
+// proves S1.8
 TEST_F(CommandGroupTest, EachCommandRunsInAGroupNoOtherCommandWasIn) {
   auto executor = make();
   fs::path parent = pids_parent(::getpid());
@@ -188,6 +197,7 @@ TEST_F(CommandGroupTest, EachCommandRunsInAGroupNoOtherCommandWasIn) {
 // A hostile command, while another command (another loop's) runs in its own group: it cannot
 // join that group or loosen its limits, nor signal anything outside its own sandbox; the next
 // command gets a fresh group with the limits.
+// proves S1.8
 TEST_F(CommandGroupTest, ACommandCannotJoinOrLoosenAnotherCommandsGroup) {
   auto executor = make();
   fs::path parent = pids_parent(::getpid());
@@ -223,25 +233,25 @@ TEST_F(CommandGroupTest, ACommandCannotJoinOrLoosenAnotherCommandsGroup) {
 
 // A command leaves processes behind (in the background, in a new session, ignoring SIGHUP):
 // none of them outlives the command, and the next command's group holds only its own.
+// proves S1.8
 TEST_F(CommandGroupTest, ABackgroundProcessDoesNotOutliveItsCommand) {
   auto executor = make();
   fs::path parent = pids_parent(::getpid());
   if (parent.empty()) GTEST_SKIP() << "no control groups for this process (not root)";
-  auto r = sh(*executor,
-              "sleep 7702 >/dev/null 2>&1 & setsid sleep 7703 >/dev/null 2>&1 & "
-              "nohup sh -c 'trap \"\" TERM HUP; sleep 7704' >/dev/null 2>&1 & echo left");
+  auto r = sh(*executor, "sleep " + mine(7702) + " >/dev/null 2>&1 & setsid sleep " + mine(7703) +
+                            " >/dev/null 2>&1 & nohup sh -c 'trap \"\" TERM HUP; sleep " +
+                            mine(7704) + "' >/dev/null 2>&1 & echo left");
   EXPECT_NE(r.output.find("left"), std::string::npos) << r.output;
   EXPECT_TRUE(wait_until(
       [] {
-        return processes_with("sleep 7702") + processes_with("sleep 7703") +
-                   processes_with("sleep 7704") ==
+        return processes_with("sleep " + mine(7702)) + processes_with("sleep " + mine(7703)) +
+                   processes_with("sleep " + mine(7704)) ==
                0;
       },
       10s))
       << "a process the command left is still running";
   auto next = while_running(*executor, parent, kWaitForGo, [&](const std::string& g) {
-    for (const auto& line : {std::string("7702"), std::string("7703"), std::string("7704")})
-      EXPECT_EQ(processes_with("sleep " + line), 0);
+    for (int line : {7702, 7703, 7704}) EXPECT_EQ(processes_with("sleep " + mine(line)), 0);
     std::istringstream members(slurp(parent / g / "cgroup.procs"));
     for (std::string pid; members >> pid;) {
       std::string cmdline = slurp("/proc/" + pid + "/cmdline");
@@ -253,24 +263,26 @@ TEST_F(CommandGroupTest, ABackgroundProcessDoesNotOutliveItsCommand) {
 
 // A daemon killed with SIGKILL while a command runs, after it made the next command's group:
 // nothing it started keeps running, and the next daemon's start removes the groups it left.
+// proves S1.8
 TEST_F(CommandGroupTest, AKilledDaemonLeavesNothingRunningAndItsGroupsGo) {
   if (pids_parent(::getpid()).empty()) {
     auto probe = make();  // makes this process's parent group where control groups exist
     if (pids_parent(::getpid()).empty()) GTEST_SKIP() << "no control groups (not root)";
   }
+  const std::string sleeper = "sleep " + mine(7801);  // the test's pid, not the child's
   pid_t daemon = ::fork();
   ASSERT_GE(daemon, 0);
   if (daemon == 0) {
     // Plays the daemon: a long command runs, and another one ends (the next command's group is
     // made at its release); killed then.
     auto executor = make_executor(config, ExecutorOptions{RepoPaths(repo)});
-    std::thread t([&] { sh(*executor, "sleep 7801"); });
-    wait_until([] { return processes_with("sleep 7801") > 0; }, 20s);
+    std::thread t([&] { sh(*executor, sleeper); });
+    wait_until([&] { return processes_with(sleeper) > 0; }, 20s);
     sh(*executor, "true");
     t.join();
     _exit(0);
   }
-  ASSERT_TRUE(wait_until([] { return processes_with("sleep 7801") > 0; }, 20s));
+  ASSERT_TRUE(wait_until([&] { return processes_with(sleeper) > 0; }, 20s));
   fs::path left;
   ASSERT_TRUE(wait_until(
       [&] {
@@ -281,7 +293,7 @@ TEST_F(CommandGroupTest, AKilledDaemonLeavesNothingRunningAndItsGroupsGo) {
       << "the running command's group and the one made ahead";
   ::kill(daemon, SIGKILL);
   ::waitpid(daemon, nullptr, 0);
-  EXPECT_TRUE(wait_until([] { return processes_with("sleep 7801") == 0; }, 10s))
+  EXPECT_TRUE(wait_until([&] { return processes_with(sleeper) == 0; }, 10s))
       << "the sandboxed command outlived its daemon";
   EXPECT_TRUE(wait_until([&] { return groups(left, true).empty(); }, 10s))
       << "a process is still in a group of the killed daemon";

@@ -55,6 +55,7 @@ std::string own_netns() {
 
 // Each command is in a network namespace no other command was in (nor the daemon), with
 // loopback up (a server and its client inside one command talk) and no other interface.
+// proves S1.7
 TEST_F(SandboxStartTest, EachCommandGetsAFreshNetworkNamespaceWithOnlyLoopback) {
   auto executor = make();
   ASSERT_FALSE(executor->unavailable().has_value()) << *executor->unavailable();
@@ -78,6 +79,7 @@ TEST_F(SandboxStartTest, EachCommandGetsAFreshNetworkNamespaceWithOnlyLoopback) 
 
 // A hostile command keeps a server on loopback and waits; a command running at the same time
 // (another loop's validation) cannot reach it, and the next command finds nothing there.
+// proves S1.7
 TEST_F(SandboxStartTest, AServerLeftOnLoopbackReachesNoOtherCommand) {
   auto executor = make();
   ASSERT_FALSE(executor->unavailable().has_value()) << *executor->unavailable();
@@ -109,6 +111,7 @@ TEST_F(SandboxStartTest, AServerLeftOnLoopbackReachesNoOtherCommand) {
 }
 
 // The pool hands out each namespace once, never the daemon's own.
+// proves S1.7
 TEST_F(SandboxStartTest, ThePoolHandsOutEachNamespaceOnce) {
   auto pool = NetnsPool::open(2);
   if (!pool) GTEST_SKIP() << "network namespaces cannot be made and entered here (not root)";
@@ -127,6 +130,7 @@ TEST_F(SandboxStartTest, ThePoolHandsOutEachNamespaceOnce) {
 }
 
 // The start as before issue 32 (what the bench compares with) still confines and runs.
+// proves S1.7
 TEST_F(SandboxStartTest, TheStartAsBeforeStillWorks) {
   auto executor = make(false);
   ASSERT_FALSE(executor->unavailable().has_value()) << *executor->unavailable();
