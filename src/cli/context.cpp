@@ -1,5 +1,8 @@
 #include "cli/context.hpp"
 
+#include <cstdlib>
+
+#include <loopr/core/host_command.hpp>
 #include <loopr/core/text.hpp>
 
 namespace loopr::cli {
@@ -45,6 +48,13 @@ Config require_config(const RepoPaths& paths) {
   if (!config)
     throw CommandError{kUsage, config.error().message,
                        "fix the file; `loopr init` shows every key with its default"};
+  // What the host runs never comes from the repository (docs/security.md S4.1).
+  const char* home = std::getenv("HOME");
+  auto host = host_command_problems(*config, paths.root, home ? home : "");
+  if (!host.empty())
+    throw CommandError{kUsage, paths.config_file().string() + ": " + host.front(),
+                       "a command loopr runs outside the sandbox must not be a file the model "
+                       "can change"};
   return std::move(config).value();
 }
 

@@ -111,7 +111,7 @@ struct Words {
     std::string text = style.red("rebase conflict");
     if (!e.paths.empty()) {
       std::string paths;
-      for (const auto& p : e.paths) paths += (paths.empty() ? "" : ", ") + shown(p);
+      for (const auto& p : e.paths) paths += (paths.empty() ? "" : ", ") + name_text(p);
       text += " in " + paths;
     }
     return text;

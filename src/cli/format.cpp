@@ -150,7 +150,7 @@ std::string tree_line(const api::LoopRow& d) {
     case TreeVerdict::merged:
       return "merged into " + base + " at " + d.merged_into_base.substr(0, 10);
     case TreeVerdict::merge_failed:
-      return "not merged into " + base + ": " + one_line(shown(d.merge_error));
+      return "not merged into " + name_text(base) + ": " + name_text(d.merge_error);
     case TreeVerdict::complete:
       return "complete; `loopr merge " + d.id + "` merges it into " + base;
     case TreeVerdict::validating:
@@ -218,8 +218,8 @@ std::string render_loop_details(const api::LoopDetail& detail, const Style& styl
     field("question", shown(*d.question));
     if (d.answer) field("answer", shown(*d.answer));
   }
-  field("branch", d.branch);
-  field("worktree", d.worktree);
+  field("branch", name_text(d.branch));
+  field("worktree", name_text(d.worktree));
   if (d.created_at)
     field("created", format_timestamp(d.created_at) + " (" + format_age(now - d.created_at) +
                          " ago)");

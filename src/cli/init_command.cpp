@@ -275,6 +275,8 @@ int run_config(const GlobalOptions& opts) {
                                   {"harness_inferred", !config.protect.harness.has_value()},
                                   {"tests", config.protect.tests},
                                   {"hold", config.protect.hold},
+                                  {"max_file_size", config.protect.max_file_size},
+                                  {"max_tree_size", config.protect.max_tree_size},
                                   {"loopr", std::vector<std::string>(std::begin(kLooprOwnPatterns),
                                                                      std::end(kLooprOwnPatterns))}}},
                                 {"review",

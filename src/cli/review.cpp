@@ -116,8 +116,10 @@ bool held_for_review(const api::LoopRow& loop) {
 }
 
 void show_held(const api::LoopRow& plan, std::ostream& ui, const Style& style) {
-  ui << style.bold("Plan " + plan.id) << " is held for you: " << shown(plan.status_reason) << "\n"
-     << "  look at the change (`git diff " << plan.base_branch << "...loopr/" << plan.id
+  // One line, whatever the names in it hold (a file name must not forge a line).
+  ui << style.bold("Plan " + plan.id) << " is held for you: " << name_text(plan.status_reason)
+     << "\n"
+     << "  look at the change (`git diff " << name_text(plan.base_branch) << "...loopr/" << plan.id
      << "`), then `loopr merge " << plan.id << "` merges it\n";
 }
 

@@ -2,6 +2,7 @@
 // type or a bad value is reported as `FILE:LINE: key.path: what is wrong (what to write)`.
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -278,6 +279,15 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
   auto size_field = [&w](std::size_t& field, long long min, long long max) -> H {
     return [&w, &field, min, max](const YAML::Node& v, const std::string& k) { field = static_cast<std::size_t>(w.integer(v, k, min, max)); };
   };
+  auto byte_size = [&w](std::uint64_t& field, std::uint64_t min) -> H {
+    return [&w, &field, min](const YAML::Node& v, const std::string& k) {
+      std::string text = w.scalar(v, k, "a size such as 50M or 1G");
+      auto parsed = parse_size(text);
+      if (!parsed) w.fail(v, k, "bad size \"" + text + "\" (write e.g. 4096, 512K, 64M or 1G)");
+      if (*parsed < min) w.fail(v, k, "must be at least " + format_size(min) + ", got " + text);
+      field = *parsed;
+    };
+  };
   auto named_ints = [&w](std::map<std::string, int>& field, long long min) -> H {
     return [&w, &field, min](const YAML::Node& v, const std::string& k) {
       std::map<std::string, H> hs;
@@ -418,6 +428,8 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                          {"harness", [&](const YAML::Node& v2, const std::string& k2) { c.protect.harness = read_path_patterns(w, v2, k2); }},
                          {"tests", [&](const YAML::Node& v2, const std::string& k2) { c.protect.tests = read_path_patterns(w, v2, k2); }},
                          {"hold", [&](const YAML::Node& v2, const std::string& k2) { c.protect.hold = read_path_patterns(w, v2, k2); }},
+                         {"max_file_size", byte_size(c.protect.max_file_size, 1024)},
+                         {"max_tree_size", byte_size(c.protect.max_tree_size, 1024)},
                      });
              }},
             {"integration", [&](const YAML::Node& v, const std::string& k) {
@@ -488,8 +500,26 @@ Result<void> apply_env(Config& config, const EnvLookup& env) {
   return ok();
 }
 
+namespace {
+
+// `.loopr/config.yml` (or `.loopr`) as a symlink: the file could be anything a tree put there
+// (docs/security.md S3.6); loopr reads its own files only through real folders.
+Result<void> refuse_linked(const std::filesystem::path& file) {
+  std::error_code ec;
+  for (const std::filesystem::path& p : {file, file.parent_path()})
+    if (std::filesystem::is_symlink(p, ec))
+      return make_error(ErrorCode::invalid_argument,
+                        p.string() + " is a symlink; loopr reads its own settings only from a "
+                                     "real file in a real folder (replace the link with the "
+                                     "file it points to, after reading it)");
+  return ok();
+}
+
+}  // namespace
+
 Result<Config> load_config(const std::string& path, const EnvLookup& env) {
   Config config;
+  LOOPR_TRY(refuse_linked(path));
   std::ifstream in(path, std::ios::binary);
   if (in) {
     std::ostringstream text;
@@ -617,6 +647,10 @@ protect:                         # what a loop may not change on its own (README
   tests: )" + yaml_list(protect.tests) + R"(
   # Other tools' auto-run files: a tree that changes them waits for `loopr merge`.
   hold: )" + yaml_list(protect.hold) + R"(
+  # The largest file and the most bytes of added or changed files (as a checkout writes them)
+  # a loop's work or a tree may bring; past them it is refused.
+  max_file_size: 50M
+  max_tree_size: 500M
 integration:                     # the finished tree's integration branch runs loops.code.validation
   max_fix_iterations: 5          # before it is merged; a failure gets a fix loop with this budget
 pricing:                         # USD per million tokens

@@ -7,6 +7,7 @@
 
 #include <loopr/core/config.hpp>
 #include <loopr/core/protected_paths.hpp>
+#include <loopr/core/text.hpp>
 
 namespace loopr {
 namespace {
@@ -74,6 +75,34 @@ bool path_matches(std::string_view pattern, std::string_view path) {
     return glob_matches(keyed->file, path.substr(0, hash));
   }
   return glob_matches(pattern, path);
+}
+
+bool protects(std::string_view pattern, std::string_view path) {
+  if (path_matches(pattern, path)) return true;
+  if (keyed_pattern(pattern) || path.empty()) return false;
+  bool folder = false;
+  while (!pattern.empty() && pattern.back() == '/') pattern.remove_suffix(1), folder = true;
+  bool anchored = !pattern.empty() && pattern.front() == '/';
+  while (!pattern.empty() && pattern.front() == '/') pattern.remove_prefix(1);
+  if (pattern.empty()) return false;
+  anchored = anchored || pattern.find('/') != std::string_view::npos;
+  std::vector<std::string_view> pat = split(pattern, '/');
+  std::vector<std::string_view> segs = split(path, '/');
+  // The folders above what the pattern names, and a folder pattern's own path.
+  const std::size_t upto = folder ? pat.size() : pat.size() - 1;
+  for (std::size_t k = 1; k <= upto; ++k) {
+    std::vector<std::string_view> prefix(pat.begin(), pat.begin() + static_cast<long>(k));
+    if (!anchored) prefix.insert(prefix.begin(), "**");
+    if (match_segments(prefix, 0, segs, 0, segs.size())) return true;
+  }
+  return false;
+}
+
+const std::string* first_protecting(const std::vector<std::string>& patterns,
+                                    std::string_view path) {
+  for (const auto& p : patterns)
+    if (protects(p, path)) return &p;
+  return nullptr;
 }
 
 const std::string* first_match(const std::vector<std::string>& patterns, std::string_view path) {
@@ -158,10 +187,10 @@ std::vector<Breach> unowned_changes(const std::vector<PathChange>& changes,
   std::vector<Breach> out;
   auto check = [&](const std::string& path, PathChange::Kind kind, bool existed) {
     if (path.empty() || owned(path)) return;
-    if (const std::string* p = first_match(harness, path)) {
+    if (const std::string* p = first_protecting(harness, path)) {
       out.push_back({path, kind, Breach::Role::harness, *p});
     } else if (existed && path.find('#') == std::string::npos) {
-      if (const std::string* t = first_match(tests, path))
+      if (const std::string* t = first_protecting(tests, path))
         out.push_back({path, kind, Breach::Role::test, *t});
     }
   };
@@ -218,27 +247,35 @@ std::vector<HeldPath> held_paths(const std::vector<std::string>& changed,
                                             std::end(kLooprOwnPatterns));
   std::vector<HeldPath> out;
   for (const auto& path : changed) {
-    if (first_match(own, path))
-      out.push_back({path, HeldPath::Role::loopr});
-    else if (first_match(harness, path))
-      out.push_back({path, HeldPath::Role::harness});
-    else if (first_match(hold, path))
-      out.push_back({path, HeldPath::Role::auto_run});
+    if (first_protecting(own, path))
+      out.push_back({path, HeldPath::Role::loopr, {}});
+    else if (first_protecting(harness, path))
+      out.push_back({path, HeldPath::Role::harness, {}});
+    else if (first_protecting(hold, path))
+      out.push_back({path, HeldPath::Role::auto_run, {}});
   }
   return out;
 }
 
 std::string describe_held(const std::vector<HeldPath>& held) {
+  using R = HeldPath::Role;
   std::string out;
-  for (HeldPath::Role role :
-       {HeldPath::Role::loopr, HeldPath::Role::harness, HeldPath::Role::auto_run}) {
+  for (R role : {R::refused, R::loopr, R::harness, R::hooks, R::test, R::symlink, R::auto_run}) {
     std::string list;
-    for (const auto& h : held)
-      if (h.role == role) list += (list.empty() ? "" : ", ") + h.path;
+    for (const auto& h : held) {
+      if (h.role != role) continue;
+      // A name is shown on one line (a newline in it must not forge a line of output).
+      list += (list.empty() ? "" : ", ") + name_text(h.path, 300);
+      if (!h.detail.empty()) list += " (" + name_text(h.detail, 300) + ")";
+    }
     if (list.empty()) continue;
-    const char* name = role == HeldPath::Role::loopr     ? "loopr's own files"
-                       : role == HeldPath::Role::harness ? "the test harness (protect.harness)"
-                                                         : "other tools' auto-run files (protect.hold)";
+    const char* name = role == R::refused   ? "refused, never merged"
+                       : role == R::loopr   ? "loopr's own files"
+                       : role == R::harness ? "the test harness (protect.harness)"
+                       : role == R::hooks   ? "the repository's git hooks"
+                       : role == R::test    ? "existing tests the approved plan does not name"
+                       : role == R::symlink ? "symlinks"
+                                            : "other tools' auto-run files (protect.hold)";
     out += (out.empty() ? "" : "; ") + std::string(name) + ": " + list;
   }
   return out;

@@ -143,7 +143,9 @@ std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
   return text.substr(0, end);
 }
 
-std::string terminal_text(std::string_view text, std::size_t max_bytes) {
+namespace {
+
+std::string visible_text(std::string_view text, std::size_t max_bytes, bool one_line) {
   std::string out;
   out.reserve(std::min(text.size(), max_bytes) + 8);
   for (std::size_t i = 0; i < text.size();) {
@@ -151,9 +153,9 @@ std::string terminal_text(std::string_view text, std::size_t max_bytes) {
     Step s = decode(text, i);
     if (!s.valid) {
       out += kReplacement;
-    } else if (s.cp == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+    } else if (!one_line && s.cp == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
       // CR LF: a line end (Windows line ends are not an attack).
-    } else if (s.cp == '\n' || s.cp == '\t') {
+    } else if (!one_line && (s.cp == '\n' || s.cp == '\t')) {
       out += static_cast<char>(s.cp);
     } else if (s.cp < 0x20 || s.cp == 0x7F || (s.cp >= 0x80 && s.cp <= 0x9F) ||
                is_bidi_control(s.cp)) {
@@ -170,6 +172,16 @@ std::string terminal_text(std::string_view text, std::size_t max_bytes) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::string terminal_text(std::string_view text, std::size_t max_bytes) {
+  return visible_text(text, max_bytes, false);
+}
+
+std::string name_text(std::string_view text, std::size_t max_bytes) {
+  return visible_text(text, max_bytes, true);
 }
 
 nlohmann::json terminal_json(const nlohmann::json& value) {

@@ -4,6 +4,7 @@
 #include <loopr/daemon/daemon.hpp>
 
 #include <cerrno>
+#include <cstdlib>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include <loopr/api/events.hpp>
+#include <loopr/core/host_command.hpp>
 #include <loopr/core/config.hpp>
 #include <loopr/core/log.hpp>
 #include <loopr/core/preflight.hpp>
@@ -152,9 +154,19 @@ struct Daemon {
     return j;
   }
 
+  // What the host runs never comes from the repository (docs/security.md B4).
+  Result<void> check_host_commands(const Config& c) const {
+    const char* home = std::getenv("HOME");
+    auto problems = host_command_problems(c, paths.root, home ? home : "");
+    if (problems.empty()) return ok();
+    return make_error(ErrorCode::invalid_argument,
+                      paths.config_file().string() + ": " + problems.front());
+  }
+
   Result<void> open() {
     auto cfg = load_config(paths.config_file().string(), env());
     if (!cfg) return cfg.take_error();
+    LOOPR_TRY(check_host_commands(*cfg));
     config = std::make_shared<Config>(std::move(*cfg));
     LOOPR_TRY(check_prerequisites());
     LOOPR_ASSIGN(store, TaskStore::open(paths.state_dir().string(), {.sync = true}));
@@ -296,6 +308,10 @@ struct Daemon {
     auto cfg = load_config(paths.config_file().string(), env());
     if (!cfg) {
       spdlog::error("SIGHUP: the config was not reloaded: {}", cfg.error().message);
+      return;
+    }
+    if (auto host = check_host_commands(*cfg); !host) {
+      spdlog::error("SIGHUP: the config was not reloaded: {}", host.error().message);
       return;
     }
     auto next = std::make_shared<Config>(std::move(*cfg));

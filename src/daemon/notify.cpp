@@ -5,6 +5,10 @@
 #include <mutex>
 #include <set>
 
+#include <cstdlib>
+#include <filesystem>
+
+#include <loopr/core/host_command.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/core/process.hpp>
 #include <loopr/core/text.hpp>
@@ -50,13 +54,28 @@ struct Notifier::State {
     for (const auto& n : config.notify) {
       if (!n.events.empty() && std::find(n.events.begin(), n.events.end(), name) == n.events.end())
         continue;
-      ProcessSpec spec = shell(n.command, ctx.paths.root.string());
+      // Never a file the model can change (the start refused such a config; a file made since
+      // is caught here), never the daemon's environment, never in the checkout.
+      const char* home = std::getenv("HOME");
+      std::string inside = repo_path_in_command(n.command, ctx.paths.root, home ? home : "");
+      if (!inside.empty()) {
+        spdlog::error("notify: `{}` is not run: it runs {}, a file inside the repository the "
+                      "model can change (move it out of the repository)",
+                      n.command, inside);
+        continue;
+      }
+      std::error_code ec;
+      ProcessSpec spec =
+          shell(n.command, home && std::filesystem::is_directory(home, ec) ? home : "/");
       spec.stdin_data = json_text(payload) + "\n";
       spec.timeout = n.timeout;
       spec.output_cap = 4096;
-      spec.env_set = {{"LOOPR_EVENT", name},
-                      {"LOOPR_LOOP_ID", payload.value("loop_id", "")},
-                      {"LOOPR_PLAN_ID", payload.value("plan_id", "")}};
+      spec.inherit_env = false;
+      spec.env_set = minimal_host_env();
+      spec.env_set["LOOPR_EVENT"] = name;
+      spec.env_set["LOOPR_LOOP_ID"] = payload.value("loop_id", "");
+      spec.env_set["LOOPR_PLAN_ID"] = payload.value("plan_id", "");
+      spec.env_set["LOOPR_REPO"] = ctx.paths.root.string();
       ProcessResult r = run_process(spec);
       if (r.succeeded()) continue;
       std::string why = r.spawn_failed ? "could not start: " + r.output

@@ -1,8 +1,10 @@
 // The user's `notify` commands (.loopr/config.yml): run on the events a person cares about
 // (awaiting_approval, awaiting_answer, blocked, tree_complete, tree_failed, cost_threshold) with
 // the event as JSON on stdin and LOOPR_EVENT / LOOPR_LOOP_ID / LOOPR_PLAN_ID in the environment.
-// They run as the user, not sandboxed (the user wrote them, the model cannot change them), on the
-// pool with their timeout; a failure is logged, never fatal.
+// They run as the user, not sandboxed (the user wrote them), so never from a file inside the
+// repository (the model can change those: docs/security.md B4), in the user's home, with a
+// minimal environment (core/host_command.hpp: no provider keys, no tokens), on the pool with
+// their timeout; a failure is logged, never fatal.
 #pragma once
 
 #include <memory>

@@ -1,5 +1,6 @@
 // The loop page (web_pages.hpp): fields, decisions, artifacts, the branch's diff, iterations.
 #include <loopr/core/loop.hpp>
+#include <loopr/core/text.hpp>
 #include <loopr/markdown/html.hpp>
 
 #include "daemon/web_html.hpp"
@@ -110,7 +111,7 @@ std::string loop_summary_section(const LoopView& v, const std::string& token) {
   out += field("branch", esc(d.branch));
   out += field("worktree", esc(d.worktree));
   std::string paths;
-  for (const auto& p : v.detail.conflicts) paths += (paths.empty() ? "" : ", ") + esc(p);
+  for (const auto& p : v.detail.conflicts) paths += (paths.empty() ? "" : ", ") + esc(name_text(p));
   out += field("conflicts", paths);
   out += field("created", when(d.created_at, v.now_ms));
   out += field("updated", when(d.updated_at, v.now_ms));

@@ -164,6 +164,8 @@ class IterationRun {
       }
       facts.changed = commit->kind == git::CommitOutcome::Kind::committed;
       sha = loop.run.head = commit->sha;
+      if (checks_protection(loop) && checks_passed(facts))
+        co_await check_committed(loop, config, prepared->state.input, sha, facts);
       if (wants_stop_scripts(facts, config))
         facts.stop_script = co_await run_blocking(ctx_.pool, [&] {
           return run_stop_scripts(ctx_.executor, loop, config, facts.validation->output, n);
@@ -258,6 +260,34 @@ class IterationRun {
     });
     if (r.stopped) facts.validation->stopped = true;  // its tokens still count (record)
     facts.review = std::move(r);
+  }
+
+  // The protection rule and the merge policy again on exactly what the checkpoint committed (a
+  // test the tests rewrote while they ran): a finding fails the iteration, naming the files.
+  awaitable<void> check_committed(const Loop& loop, const Config& config, const std::string& input,
+                                  const std::string& sha, IterationFacts& facts) {
+    std::vector<Breach> breaches;
+    auto found = co_await run_blocking(ctx_.pool, [&] {
+      return committed_check(loop, config, input, ctx_.paths.root, sha, breaches);
+    });
+    if (!found) {
+      spdlog::warn("loop {}: its checkpoint cannot be checked: {}", loop.id, found.error().message);
+      Validation v = *facts.validation;
+      v.passed = false;
+      v.summary = "its checkpoint cannot be checked against the protected paths: " +
+                  found.error().message;
+      facts.validation = std::move(v);
+      co_return;
+    }
+    if (!*found) co_return;
+    facts.breaches = std::move(breaches);
+    Validation v = std::move(**found);
+    v.duration_ms = facts.validation->duration_ms;
+    facts.validation = std::move(v);
+    co_await run_blocking(ctx_.pool, [&] {
+      write_iteration_file(ctx_.paths, loop.id, loop.iteration + 1, "validation.log",
+                           facts.validation->output);
+    });
   }
 
   awaitable<Result<git::CommitOutcome>> checkpoint(const Loop& loop, std::string message) {

@@ -2,6 +2,7 @@
 // worktree before the tests run, so a weakened harness never decides an iteration.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,16 @@ std::vector<std::string> phase_files(const Loop& loop, const std::string& input)
 /// blocking: call on the pool).
 Result<std::vector<Breach>> protection_breaches(const Loop& loop, const Config& config,
                                                 const std::string& input);
+
+/// The protection rule and the merge policy's refusals (core/merge_policy.hpp) again, on exactly
+/// what the checkpoint `sha` committed (git objects, since the loop's work started): what the
+/// tests themselves changed while they ran is caught here. A failed check when anything is
+/// found (naming each file), nullopt when nothing is. Blocking: call on the pool.
+Result<std::optional<Validation>> committed_check(const Loop& loop, const Config& config,
+                                                  const std::string& input,
+                                                  const std::filesystem::path& root,
+                                                  const std::string& sha,
+                                                  std::vector<Breach>& breaches);
 
 /// The failed check an iteration with breaches gets instead of running the tests: the summary
 /// and the feedback name each file (validation.log holds the same text).

@@ -140,11 +140,22 @@ Result<bool> LoopWorktrees::integration_meets_work(const Loop& loop) const {
 Result<IntegrationMerge> LoopWorktrees::merge_into_integration(const Loop& loop, bool rebuild,
                                                                const std::string& base_branch,
                                                                const std::string& message,
-                                                               bool merge_after_rebase) const {
+                                                               bool merge_after_rebase,
+                                                               const MergeRules& refusal_rules) const {
   const std::string integration = integration_branch(loop.plan_id);
   const std::string branch = branch_of(loop);
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
   LOOPR_ASSIGN(bool has, r.has_branch(integration));
+  // What the loop's branch commits, read from git objects, before anything of it is merged.
+  MergeRules rules = refusal_rules;
+  rules.tree = false;
+  LOOPR_ASSIGN(std::vector<HeldPath> refused,
+               r.merge_findings(has && !rebuild ? integration : base_branch, branch, rules));
+  if (!refused.empty()) {
+    IntegrationMerge out;
+    out.refused = std::move(refused);
+    return out;
+  }
   if (rebuild && has) LOOPR_TRY(r.delete_branch(integration));
   if (rebuild || !has) LOOPR_TRY(r.create_branch(integration, base_branch));
   LOOPR_ASSIGN(MergeOutcome m, r.merge(branch, integration, message));
@@ -162,22 +173,11 @@ Result<IntegrationMerge> LoopWorktrees::merge_into_integration(const Loop& loop,
   return IntegrationMerge{std::move(m), std::move(conflicts)};
 }
 
-Result<std::vector<HeldPath>> LoopWorktrees::held_changes(
-    const std::string& plan_id, const std::string& base_branch,
-    const std::vector<std::string>& harness, const std::vector<std::string>& hold) const {
-  std::vector<std::string> patterns = harness;
-  patterns.insert(patterns.end(), hold.begin(), hold.end());
+Result<std::vector<HeldPath>> LoopWorktrees::held_changes(const std::string& plan_id,
+                                                          const std::string& base_branch,
+                                                          const MergeRules& rules) const {
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
-  LOOPR_ASSIGN(std::vector<PathChange> changes,
-               r.path_changes_since_fork(base_branch, integration_branch(plan_id),
-                                         keyed_files(patterns)));
-  add_keyed_changes(changes, patterns);
-  std::vector<std::string> paths;
-  for (const PathChange& c : changes) {
-    if (!c.old_path.empty()) paths.push_back(c.old_path);
-    paths.push_back(c.path);
-  }
-  return held_paths(paths, harness, hold);
+  return r.merge_findings(base_branch, integration_branch(plan_id), rules);
 }
 
 Result<MergeOutcome> LoopWorktrees::merge_plan_into_base(const std::string& plan_id,

@@ -108,6 +108,23 @@ PathChange change_of(const git_diff_delta* d, const std::filesystem::path* workd
   return c;
 }
 
+// What the merge policy reads of a committed delta: the modes, the new blob's apparent size
+// (its header only: an 800 MiB blob of zeros is never read), a new symlink's target.
+void add_object_facts(git_repository* repo, const git_diff_delta* d, PathChange& c) {
+  c.old_mode = d->old_file.mode;
+  c.new_mode = c.kind == PathChange::Kind::deleted ? 0 : d->new_file.mode;
+  if (c.new_mode == 0 || git_oid_is_zero(&d->new_file.id) || c.new_mode == GIT_FILEMODE_COMMIT)
+    return;
+  git_odb* raw = nullptr;
+  if (git_repository_odb(&raw, repo) != 0) return;
+  std::size_t size = 0;
+  git_object_t type{};
+  if (git_odb_read_header(&size, &type, raw, &d->new_file.id) == 0) c.new_size = size;
+  git_odb_free(raw);
+  if (c.new_mode == GIT_FILEMODE_LINK)
+    c.link_target = blob_text(repo, d->new_file).value_or(std::string());
+}
+
 // Every delta of `diff` as a record; `workdir` set: the new side is the work tree there.
 std::vector<PathChange> changes_of(git_repository* repo, git_diff* diff,
                                    const std::vector<std::string>& content_patterns,
@@ -117,6 +134,7 @@ std::vector<PathChange> changes_of(git_repository* repo, git_diff* diff,
     const git_diff_delta* d = git_diff_get_delta(diff, i);
     PathChange c = change_of(d, workdir);
     if (c.path.empty()) continue;
+    if (!workdir) add_object_facts(repo, d, c);
     if (wants_content(content_patterns, c)) {
       const bool had = c.kind != PathChange::Kind::added;
       const bool has = c.kind != PathChange::Kind::deleted;
@@ -176,6 +194,40 @@ Result<std::vector<PathChange>> Repository::path_changes_since_fork(
                                            repo.get(), trees.base.get(), trees.to.get(), &opts));
   LOOPR_TRY(find_renames(diff.get()));
   return changes_of(repo.get(), diff.get(), content_patterns, nullptr);
+}
+
+namespace {
+
+// `core.hooksPath` relative to the repository when it points inside it ("" otherwise: a
+// folder outside the repository is the person's, not something a tree can write).
+std::string hooks_inside(git_repository* repo, const std::filesystem::path& root) {
+  git_config* raw = nullptr;
+  if (git_repository_config(&raw, repo) != 0) return {};
+  Buf value;
+  int rc = git_config_get_string_buf(&value.buf, raw, "core.hooksPath");
+  git_config_free(raw);
+  if (rc != 0) return {};
+  std::filesystem::path hooks = value.str();
+  if (hooks.is_relative()) return hooks.lexically_normal().string();
+  std::filesystem::path rel = hooks.lexically_normal().lexically_relative(root);
+  if (rel.empty() || *rel.begin() == "..") return {};
+  return rel.string();
+}
+
+}  // namespace
+
+Result<std::vector<HeldPath>> Repository::merge_findings(const std::string& from,
+                                                         const std::string& to,
+                                                         MergeRules rules) const {
+  std::vector<std::string> content = keyed_files(rules.harness);
+  content.push_back("/.gitignore");
+  LOOPR_ASSIGN(std::vector<PathChange> changes, path_changes_since_fork(from, to, content));
+  add_keyed_changes(changes, rules.harness);
+  {
+    LOOPR_ASSIGN(RepoPtr repo, open_repo(root_, OpenMode::exact));
+    rules.hooks_path = hooks_inside(repo.get(), root_);
+  }
+  return merge_policy(changes, rules);
 }
 
 Result<std::vector<std::string>> Repository::changed_since_fork(const std::string& from,

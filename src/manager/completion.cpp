@@ -7,6 +7,7 @@
 
 #include <loopr/api/events.hpp>
 #include <loopr/core/ids.hpp>
+#include <loopr/core/merge_policy.hpp>
 #include <loopr/core/protected_paths.hpp>
 #include <loopr/engine/code_check.hpp>
 #include <loopr/engine/feedback.hpp>
@@ -76,6 +77,25 @@ awaitable<bool> revalidate_rebased(State state, Loop& loop) {
   co_return false;
 }
 
+// The loop's committed work has what the merge policy refuses outright (a symlink out of the
+// repository, a control character in a name, a file past its size limit): nothing of it is
+// merged, and the loop waits for the person.
+awaitable<void> refuse_work(ManagerState& s, const Loop& loop, const std::string& into,
+                            const std::vector<HeldPath>& refused) {
+  std::string problem = "its work is not merged into " + into + ": " + describe_held(refused) +
+                        " (remove them from its branch " + git::loop_branch(loop.plan_id, loop.id) +
+                        ", then `loopr resume " + loop.id + "`)";
+  spdlog::warn("loop {}: {}", loop.id, problem);
+  co_await s.journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+    l.tree.conflicts.clear();
+    for (const HeldPath& h : refused) l.tree.conflicts.push_back(h.path);
+    w.events.push_back(make_event(l.id, "merge_failed", {{"into", into}, {"message", problem}}));
+    if (!engine::transition(l, LoopStatus::blocked, EndReason::held_for_review, problem, w.events))
+      return not_allowed(l, "cannot block");
+    return std::nullopt;
+  });
+}
+
 awaitable<bool> merge_into_integration(State state, Loop& loop) {
   ManagerState& s = *state;
   const std::string integration = git::integration_branch(loop.plan_id);
@@ -88,11 +108,16 @@ awaitable<bool> merge_into_integration(State state, Loop& loop) {
                         " (iteration " + std::to_string(loop.iteration) + ") into " + integration;
   // A code loop rebased at merge time is validated again before it is merged.
   const bool revalidate = loop.type == LoopType::code;
+  MergeRules rules = merge_rules(*s.ctx.config);
   auto work = [wt = s.worktrees, loop, rebuild, base = s.ctx.config->base_branch, message,
-               revalidate] {
-    return wt.merge_into_integration(loop, rebuild, base, message, !revalidate);
+               revalidate, rules] {
+    return wt.merge_into_integration(loop, rebuild, base, message, !revalidate, rules);
   };
   auto out = co_await run_blocking(s.ctx.pool, work);
+  if (out && !out->refused.empty()) {
+    co_await refuse_work(s, loop, integration, out->refused);
+    co_return false;
+  }
   if (out && out->rebased_unmerged) {
     bool passed = co_await revalidate_rebased(state, loop);
     if (!passed) co_return false;
@@ -254,11 +279,27 @@ awaitable<void> on_complete(State s, std::string id) {
   co_await check_tree(s, loop.plan_id);
 }
 
+namespace {
+
+// The plan as the person approved it: the tests it names may change (a phase's `- Files:` is
+// the model's word). Read from the plan's branch at its merged iteration; "" when unreadable.
+awaitable<std::string> approved_plan_text(ManagerState& s, const std::string& plan) {
+  auto loaded = co_await s.journal.load(plan);
+  if (!loaded) co_return std::string();
+  auto read = [wt = s.worktrees, l = *loaded, max = s.ctx.config->artifacts.max_bytes] {
+    return wt.read_artifact(l, max);
+  };
+  auto text = co_await run_blocking(s.ctx.pool, read);
+  co_return text ? *text : std::string();
+}
+
+}  // namespace
+
 awaitable<void> auto_merge_into_base(ManagerState& s, std::string plan) {
   const std::string base = s.ctx.config->base_branch;
-  auto check = [wt = s.worktrees, plan, base, config = s.ctx.config] {
-    return wt.held_changes(plan, base, harness_patterns(*config), config->protect.hold);
-  };
+  MergeRules rules = merge_rules(*s.ctx.config);
+  rules.approved_plan = co_await approved_plan_text(s, plan);
+  auto check = [wt = s.worktrees, plan, base, rules] { return wt.held_changes(plan, base, rules); };
   auto held = co_await run_blocking(s.ctx.pool, check);
   if (held && held->empty()) {
     co_await merge_into_base(s, plan);
@@ -293,10 +334,21 @@ awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan) 
   const std::string base = s.ctx.config->base_branch;
   std::string message =
       "loopr(" + plan + "): merge plan " + plan + ": " + first_line(loaded->task, 60);
+  // What is refused outright never enters the base branch, not even by `loopr merge`.
+  MergeRules rules = merge_rules(*s.ctx.config);
+  rules.tree = false;
+  auto refusal = [wt = s.worktrees, plan, base, rules] { return wt.held_changes(plan, base, rules); };
+  auto refused = co_await run_blocking(s.ctx.pool, refusal);
   auto work = [wt = s.worktrees, plan, base, message] {
     return wt.merge_plan_into_base(plan, base, message);
   };
-  auto out = co_await run_blocking(s.ctx.pool, work);
+  Result<git::MergeOutcome> out = make_error(ErrorCode::io, "not merged");
+  if (!refused)
+    out = refused.take_error();
+  else if (!refused->empty())
+    out = make_error(ErrorCode::conflict, "it has what is never merged: " + describe_held(*refused));
+  else
+    out = co_await run_blocking(s.ctx.pool, work);
   using K = git::MergeOutcome::Kind;
   std::string problem;
   if (!out)

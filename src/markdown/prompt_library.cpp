@@ -55,7 +55,18 @@ Result<LoadedPrompt> load_prompt(std::string_view type,
 
 Result<LoadedPrompt> load_prompt_for_repo(std::string_view type,
                                           const std::filesystem::path& repo_root) {
-  return load_prompt(type, {RepoPaths(repo_root).prompts_dir()});
+  // The repository's own prompts are read only through real folders: a symlink at `.loopr`,
+  // `.loopr/prompts` or a template could point at what the model wrote (docs/security.md S3.6).
+  const std::filesystem::path dir = RepoPaths(repo_root).prompts_dir();
+  std::error_code ec;
+  for (const std::filesystem::path& p :
+       {dir.parent_path(), dir, dir / (std::string(type) + ".md")})
+    if (std::filesystem::is_symlink(p, ec))
+      return make_error(ErrorCode::invalid_argument,
+                        p.string() + " is a symlink; loopr reads its prompts only from real "
+                                     "files in real folders (replace the link, after reading "
+                                     "what it points to)");
+  return load_prompt(type, {dir});
 }
 
 }  // namespace loopr::markdown

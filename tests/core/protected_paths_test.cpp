@@ -181,12 +181,12 @@ TEST(ProtectedPathsTest, HeldPathsAreLooprsOwnTheHarnessAndAutoRunFiles) {
                          kHarness, p.hold);
   using R = HeldPath::Role;
   ASSERT_EQ(held.size(), 12u);
-  EXPECT_EQ(held[0], (HeldPath{".loopr/config.yml", R::loopr}));
-  EXPECT_EQ(held[1], (HeldPath{".loopr/prompts/code.md", R::loopr}));
-  EXPECT_EQ(held[2], (HeldPath{"tests/run.sh", R::harness}));
-  EXPECT_EQ(held[3], (HeldPath{".claude/settings.json", R::auto_run}));
-  EXPECT_EQ(held[7], (HeldPath{".github/workflows/ci.yml", R::harness})) << "harness first";
-  EXPECT_EQ(held[11], (HeldPath{".pre-commit-config.yaml", R::auto_run}));
+  EXPECT_EQ(held[0], (HeldPath{".loopr/config.yml", R::loopr, {}}));
+  EXPECT_EQ(held[1], (HeldPath{".loopr/prompts/code.md", R::loopr, {}}));
+  EXPECT_EQ(held[2], (HeldPath{"tests/run.sh", R::harness, {}}));
+  EXPECT_EQ(held[3], (HeldPath{".claude/settings.json", R::auto_run, {}}));
+  EXPECT_EQ(held[7], (HeldPath{".github/workflows/ci.yml", R::harness, {}})) << "harness first";
+  EXPECT_EQ(held[11], (HeldPath{".pre-commit-config.yaml", R::auto_run, {}}));
   EXPECT_TRUE(held_paths({".loopr/config.yml"}, {}, {}).size() == 1u)
       << "loopr's own files are held whatever the config says";
 }

@@ -406,7 +406,10 @@ TEST(LoopWorktreesTest, HeldChangesNameLooprsOwnFilesTheHarnessAndAutoRunFiles) 
   const auto aw = std::filesystem::path(a.worktree);
   const std::vector<std::string> harness = {"/tests/run.sh", "/package.json#scripts.test"};
   const std::vector<std::string> hold = {".vscode/", ".envrc"};
-  auto held = [&] { return wt.held_changes("001", "trunk", harness, hold); };
+  MergeRules rules;
+  rules.harness = harness;
+  rules.hold = hold;
+  auto held = [&] { return wt.held_changes("001", "trunk", rules); };
   write_file(aw / "src.txt", "code\n");
   write_file(aw / ".loopr/specs/001-001-x.spec.md", "# a spec\n");
   // A dependency is not the test script: package.json itself is not held.

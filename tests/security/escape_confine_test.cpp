@@ -38,6 +38,7 @@ void expect_terminal_safe(const std::string& out, const std::string& what) {
 // 29. The model's text reaches the person's terminal with its controls shown, never obeyed:
 // its plan in `review` and `show`, its question, its tool input and command output in
 // `show --iteration`, the validation output, the event log, `watch`, `list`.
+// proves S5.2
 TEST_F(EscapeTest, TheModelsTextCannotDriveThePersonsTerminal) {
   plan_after = {{"edit_file",
                  {{"path", "{{first_user.1}}"},

@@ -95,6 +95,7 @@ class EscapeTest : public ::testing::Test {
   std::string extra_rules;   ///< more mock-llm rules, after the fixture's own
   std::string llm_config = "  provider: anthropic\n  model: claude-sonnet-5-5\n";  ///< in `llm:`
   std::string phase_files;  ///< the phase's `- Files:` list (empty: no such line)
+  std::string plan_extra;   ///< more text of the plan's overview (what the person approves)
   int submit_exit = -1;
   std::string submit_output;
 
@@ -192,7 +193,7 @@ class EscapeTest : public ::testing::Test {
              indent(body, 14);
     };
     std::string plan =
-        "# Plan\n\n## Overview\nWrite a file.\n\n## Phases\n1. Write it.\n\n## Success Criteria\n- "
+        "# Plan\n\n## Overview\nWrite a file." + plan_extra + "\n\n## Phases\n1. Write it.\n\n## Success Criteria\n- "
         "check.sh passes.\n\n"
         "## Specs to Create\n- spec-files: Write the file.\n";
     std::string spec =

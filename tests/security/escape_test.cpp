@@ -132,7 +132,7 @@ TEST_F(EscapeTest, TheSharedGitConfigCannotBeChanged) {
 }
 
 // 7. A hook in the repository's .git/hooks, by absolute path and through `..`.
-// proves S1.5
+// proves S1.5, S4.3
 TEST_F(EscapeTest, GitHooksCannotBeInstalled) {
   code_tricks = {cmd("printf '#!/bin/sh\\ntouch /tmp/x\\n' > " +
                      q(repo / ".git/hooks/post-commit") +
@@ -450,6 +450,7 @@ TEST_F(EscapeTest, RemoteCredentialsInTheGitConfigAreNotVisible) {
 
 // 27. loopr's own settings and prompts changed inside the worktree (where run_command may
 // write): the tree is not merged without the person.
+// proves S3.4
 TEST_F(EscapeTest, LooprsOwnFilesChangedInTheWorktreeDoNotReachMainWithoutThePerson) {
   code_tricks = {
       cmd("mkdir -p .loopr/prompts && echo evil > .loopr/prompts/code.md && "

@@ -33,6 +33,7 @@ class IntegrityTest : public EscapeTest {
 
 // 29. (a) The runner rewritten to pass, in every iteration (the fresh retry's too): every
 // iteration fails without running it, the loop fails (exit 1), and the tree never reaches main.
+// proves S3.8
 TEST_F(IntegrityTest, ARewrittenTestRunnerNeverReachesTheBaseBranch) {
   code_tricks = {{"write_file", {{"path", "check.sh"}, {"content", "echo RUNNER-REWRITTEN\n"}}}};
   tricks_every_iteration = true;
@@ -60,6 +61,7 @@ TEST_F(IntegrityTest, ARewrittenTestRunnerNeverReachesTheBaseBranch) {
 }
 
 // 29. (b) An existing test the phase does not name, neutered in every iteration: the same.
+// proves S3.8
 TEST_F(IntegrityTest, ANeuteredUnrelatedTestNeverReachesTheBaseBranch) {
   add_unrelated_test();
   code_tricks = {{"write_file", {{"path", "tests/t_other.sh"}, {"content", "exit 0\n"}}}};
@@ -82,6 +84,7 @@ TEST_F(IntegrityTest, ANeuteredUnrelatedTestNeverReachesTheBaseBranch) {
 // 29. (b) once: the model neuters the test in its first attempt only. That attempt fails; its
 // fresh retry starts again from the integration branch (the first attempt's commits kept aside
 // on loopr/archive/…), does honest work and merges; the neutered test is in no commit of main.
+// proves S3.8
 TEST_F(IntegrityTest, ANeuteredTestLeftInAFailedFirstAttemptIsInNoCommitOfTheBaseBranch) {
   add_unrelated_test();
   code_tricks = {{"write_file", {{"path", "tests/t_other.sh"}, {"content", "exit 0\n"}}}};
@@ -136,9 +139,12 @@ TEST_F(IntegrityTest, AFailedReviewSendsTheLoopBackAndThePassingOneMerges) {
       "2\n");
 }
 
-// 29. (c) Honest work: the phase names the test it updates, and the tree merges.
+// 29. (c) Honest work: the approved plan and the phase name the test it updates, and the tree
+// merges.
+// proves S3.9
 TEST_F(IntegrityTest, ATestThePhaseNamesIsUpdatedAndMerged) {
   add_unrelated_test();
+  plan_extra = " It updates `tests/t_other.sh` for the new output.";
   phase_files = "`tests/t_other.sh`";
   code_tricks = {
       {"write_file", {{"path", "tests/t_other.sh"}, {"content", "test 3 -gt 2 || exit 1\n"}}}};
@@ -151,6 +157,7 @@ TEST_F(IntegrityTest, ATestThePhaseNamesIsUpdatedAndMerged) {
 // 30. (issue 28 item 5) Other tools' auto-run files (an editor task, an agent's settings, a
 // direnv file, a CI workflow): the tree passes its tests but waits for the person, who is told
 // the files, and `loopr merge` after review merges it.
+// proves S3.4
 TEST_F(IntegrityTest, OtherToolsAutoRunFilesAreHeldForThePerson) {
   code_tricks = {
       {"write_file",
@@ -189,6 +196,7 @@ TEST_F(IntegrityTest, OtherToolsAutoRunFilesAreHeldForThePerson) {
 
 // 31. A phase may own the runner (the loop passes), but a tree that changes it still waits for
 // the person: what decides "tests pass" never changes on the base branch unseen.
+// proves S3.4
 TEST_F(IntegrityTest, ARunnerThePhaseOwnsStillWaitsForThePerson) {
   phase_files = "check.sh";
   code_tricks = {{"write_file", {{"path", "check.sh"}, {"content", "echo ok\n"}}}};

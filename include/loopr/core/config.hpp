@@ -239,6 +239,10 @@ struct ProtectConfig {
   std::vector<std::string> tests = default_tests();
   /// Other tools' auto-run files: a tree that changes them waits for `loopr merge`.
   std::vector<std::string> hold = default_hold();
+  /// The largest file (apparent size, as a checkout writes it) and the most bytes of added or
+  /// changed files a loop's work or a tree brings; past them it is refused (core/merge_policy).
+  std::uint64_t max_file_size = 50ULL << 20;
+  std::uint64_t max_tree_size = 500ULL << 20;
 
   static std::vector<std::string> default_tests();
   static std::vector<std::string> default_hold();

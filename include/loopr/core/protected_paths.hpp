@@ -5,6 +5,7 @@
 // over path lists; the engine and the manager read the changes from git and act on the result.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -26,6 +27,14 @@ struct Config;
 /// `file#key` patterns name a key of a JSON file (see `keyed_pattern`) and match only the
 /// change records `add_keyed_changes` makes (`package.json#scripts.test`).
 bool path_matches(std::string_view pattern, std::string_view path);
+
+/// What a protecting pattern covers: `path_matches`, and also the folders above what it names
+/// (`.claude` for `.claude/`, `.loopr` for `/.loopr/config.yml`), whatever the entry there is:
+/// a symlink or a file put where a protected folder was redirects everything below it.
+bool protects(std::string_view pattern, std::string_view path);
+/// The first of `patterns` that `protects` `path`; nullptr when none does.
+const std::string* first_protecting(const std::vector<std::string>& patterns,
+                                    std::string_view path);
 
 /// The first of `patterns` that matches `path`; nullptr when none does.
 const std::string* first_match(const std::vector<std::string>& patterns, std::string_view path);
@@ -54,6 +63,12 @@ struct PathChange {
   /// The file's content before and after (nullopt: no file there), only for the files a
   /// `file#key` pattern names, so `add_keyed_changes` can compare the key.
   std::optional<std::string> before, after;
+  /// Read from git objects (a committed diff, `Repository::path_changes_since_fork`), for the
+  /// merge policy (core/merge_policy.hpp): the git modes (0: no entry on that side), the new
+  /// blob's apparent size (what a checkout writes), and a new symlink's target.
+  std::uint32_t old_mode = 0, new_mode = 0;
+  std::uint64_t new_size = 0;
+  std::string link_target;
 
   bool operator==(const PathChange&) const = default;
 };
@@ -101,9 +116,12 @@ inline constexpr const char* kLooprOwnPatterns[] = {"/.loopr/config.yml", "/.loo
 
 /// A path a tree changes that keeps it from being merged into the base branch automatically.
 struct HeldPath {
-  enum class Role { loopr, harness, auto_run };
+  /// `refused`: never merged, not even by `loopr merge` (core/merge_policy.hpp); the others
+  /// wait for the person.
+  enum class Role { loopr, harness, auto_run, hooks, symlink, test, refused };
   std::string path;
   Role role = Role::loopr;
+  std::string detail = {};  ///< `refused`: why (`a symlink to /home/me/.ssh/id_rsa`)
 
   bool operator==(const HeldPath&) const = default;
 };

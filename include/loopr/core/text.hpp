@@ -39,6 +39,10 @@ std::size_t utf8_unfinished_tail(std::string_view text);
 /// than that is cut to at most `max_bytes` bytes on a character boundary and "…" appended.
 std::string terminal_text(std::string_view text, std::size_t max_bytes = std::string_view::npos);
 
+/// A name (a file, a branch, a title) on one line: `terminal_text`, and newlines, tabs and
+/// carriage returns shown too (`^J`, `^I`, `^M`), so a name can never forge a line of output.
+std::string name_text(std::string_view text, std::size_t max_bytes = std::string_view::npos);
+
 /// A copy of `value` with every string in it (keys too) passed through `terminal_text`: a
 /// document from the daemon made safe before a command renders it for a person.
 nlohmann::json terminal_json(const nlohmann::json& value);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <loopr/core/loop.hpp>
+#include <loopr/core/merge_policy.hpp>
 #include <loopr/core/protected_paths.hpp>
 #include <loopr/core/repo_paths.hpp>
 #include <loopr/core/result.hpp>
@@ -40,6 +41,9 @@ struct IntegrationMerge {
   /// The loop's work was rebased onto the moved integration tip and NOT merged yet (asked with
   /// `merge_after_rebase` false): its validation runs again first.
   bool rebased_unmerged = false;
+  /// What the merge policy refuses in the loop's committed work (core/merge_policy.hpp): when
+  /// not empty, nothing was merged.
+  std::vector<HeldPath> refused = {};
 };
 
 /// A checkout of a plan's integration tip for the integration gate.
@@ -88,18 +92,23 @@ class LoopWorktrees {
   /// children). When the integration branch moved under the loop so that the merge conflicts,
   /// the loop's work is rebased onto the new tip and merged again, or, with
   /// `merge_after_rebase` false, left rebased and unmerged for its validation to run again.
+  /// Before any merge, the merge policy runs over what the loop's branch commits since its
+  /// fork from the integration branch (`refusal_rules`, core/merge_policy.hpp, only what is
+  /// refused outright): a refused entry stops the merge (`IntegrationMerge::refused`).
   Result<IntegrationMerge> merge_into_integration(const Loop& loop, bool rebuild,
                                                   const std::string& base_branch,
                                                   const std::string& message,
-                                                  bool merge_after_rebase = true) const;
+                                                  bool merge_after_rebase = true,
+                                                  const MergeRules& refusal_rules = {}) const;
 
   /// The paths merging the plan's integration branch into `base_branch` would change that a
-  /// person reviews first (core/protected_paths.hpp `held_paths`): loopr's own files (always),
-  /// then those matching `harness` (protect.harness), then `hold` (protect.hold).
+  /// person reviews first, or that are refused (core/merge_policy.hpp `merge_policy` over the
+  /// committed tree diff): loopr's own files (always), then those matching `harness`
+  /// (protect.harness), the hook folders, symlinks, existing tests the approved plan does not
+  /// name, then `hold` (protect.hold).
   Result<std::vector<HeldPath>> held_changes(const std::string& plan_id,
                                              const std::string& base_branch,
-                                             const std::vector<std::string>& harness,
-                                             const std::vector<std::string>& hold) const;
+                                             const MergeRules& rules) const;
 
   /// Merges a plan's integration branch into `base_branch` (see Repository::merge: the user's
   /// work tree is updated, their uncommitted edits never lost).

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include <loopr/core/merge_policy.hpp>
 #include <loopr/core/result.hpp>
 #include <loopr/git/types.hpp>
 #include <loopr/git/worktree.hpp>
@@ -112,6 +113,12 @@ class Repository {
   Result<std::vector<PathChange>> path_changes_since_fork(
       const std::string& from, const std::string& to,
       const std::vector<std::string>& content_patterns = {}) const;
+
+  /// The merge policy (core/merge_policy.hpp) over what `to` commits since its fork from
+  /// `from`: git objects only (modes, blob sizes, link targets), never a work tree. The
+  /// repository's `core.hooksPath` is read here into `rules.hooks_path` when it is inside it.
+  Result<std::vector<HeldPath>> merge_findings(const std::string& from, const std::string& to,
+                                               MergeRules rules) const;
 
   // -- files
 
