@@ -89,7 +89,7 @@ awaitable<void> refuse_work(ManagerState& s, const Loop& loop, const std::string
   co_await s.journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     l.tree.conflicts.clear();
     for (const HeldPath& h : refused) l.tree.conflicts.push_back(h.path);
-    w.events.push_back(make_event(l.id, "merge_failed", {{"into", into}, {"message", problem}}));
+    w.events.push_back(api::encode(l.id, api::MergeFailed{into, problem}));
     if (!engine::transition(l, LoopStatus::blocked, EndReason::held_for_review, problem, w.events))
       return not_allowed(l, "cannot block");
     return std::nullopt;
