@@ -16,6 +16,8 @@
 #include <loopr/manager/stats.hpp>
 #include <loopr/manager/tree_verdict.hpp>
 
+#include "daemon/comments.hpp"
+#include "daemon/http_common.hpp"
 #include "daemon/loop_listing.hpp"
 
 namespace loopr::daemon {
@@ -44,21 +46,6 @@ Response error_of(const Error& e) {
   if (e.code == ErrorCode::not_found && msg.find("(") == std::string::npos)
     msg += " (see `loopr list --all`)";
   return error_response(http_status(e), msg);
-}
-
-// Splits "/v1/loops/001/approve" into {"v1","loops","001","approve"}.
-std::vector<std::string> segments(const std::string& path) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t slash = path.find('/', start);
-    std::string part =
-        path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-    if (!part.empty()) out.push_back(part);
-    if (slash == std::string::npos) break;
-    start = slash + 1;
-  }
-  return out;
 }
 
 // The body as a JSON object (an empty body is `{}`); nullopt + a 400 response if it is not one.
@@ -210,8 +197,7 @@ awaitable<Response> get_stats(Api::State& s, Request& req, const Params&) {
   TimestampMs since = 0;
   if (auto it = req.query.find("since"); it != req.query.end() && !it->second.empty()) {
     auto back = parse_duration(it->second);
-    if (!back)
-      co_return error_response(400, "`since` must be a duration such as 7d, 12h or 30m");
+    if (!back) co_return error_response(400, "`since` must be a duration such as 7d, 12h or 30m");
     since = now_ms() - back->count();
   }
   const MergeMode mode = s.ctx.config->merge;
@@ -228,8 +214,8 @@ awaitable<Response> post_shutdown(Api::State& s, Request& req, const Params&) {
   Response bad;
   auto body = body_object(req, bad);
   if (!body) co_return bad;
-  const bool drain = body->contains("drain") && (*body)["drain"].is_boolean() &&
-                     (*body)["drain"].get<bool>();
+  const bool drain =
+      body->contains("drain") && (*body)["drain"].is_boolean() && (*body)["drain"].get<bool>();
   std::chrono::milliseconds limit = kDefaultDrain;
   if (auto t = string_field(*body, "timeout", bad); !t) {
     co_return bad;
@@ -239,7 +225,8 @@ awaitable<Response> post_shutdown(Api::State& s, Request& req, const Params&) {
       co_return error_response(400, "`timeout` must be a duration such as 30m or 90s");
     limit = *d;
   }
-  if (s.info.request_shutdown) s.info.request_shutdown(drain ? limit : std::chrono::milliseconds(0));
+  if (s.info.request_shutdown)
+    s.info.request_shutdown(drain ? limit : std::chrono::milliseconds(0));
   co_return Response{200, {{"ok", true}, {"drain", drain}}};
 }
 
@@ -268,8 +255,7 @@ awaitable<Response> post_plan(Api::State& s, Request& req, const Params&) {
   auto body = body_object(req, bad);
   if (!body) co_return bad;
   if (!body->contains("request") || !(*body)["request"].is_string())
-    co_return error_response(400,
-                             "the body needs a string field `request` (the feature to build)");
+    co_return error_response(400, "the body needs a string field `request` (the feature to build)");
   std::string request = (*body)["request"].get<std::string>();
   const bool dry_run = body->contains("dry_run") && (*body)["dry_run"].is_boolean() &&
                        (*body)["dry_run"].get<bool>();
@@ -285,8 +271,8 @@ awaitable<Response> post_merge(Api::State& s, Request& req, const Params& p) {
   const std::string& id = p.at("id");
   if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
   // `?force=1`: merge an integration tip that fails the code validation (`loopr merge --force`).
-  const bool force = req.query.count("force") && req.query["force"] != "false" &&
-                     req.query["force"] != "0";
+  const bool force =
+      req.query.count("force") && req.query["force"] != "false" && req.query["force"] != "0";
   auto merged = co_await s.manager.merge(id, force);
   if (!merged) co_return error_of(merged.error());
   co_return Response{200,
@@ -360,8 +346,8 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
   struct Detail {
     Loop loop;
     std::vector<IterationRecord> iterations;
-    std::vector<Loop> tree;  ///< a plan's tree, for its verdict
-    api::LoopDetail detail;  ///< a plan's forecast and actual
+    std::vector<Loop> tree;           ///< a plan's tree, for its verdict
+    api::LoopDetail detail;           ///< a plan's forecast and actual
     manager::BaselineState baseline;  ///< a plan's baseline check
   };
   std::shared_ptr<const Config> config = s.ctx.config;
@@ -387,15 +373,87 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
     add_tree_fields(d.loop, loop, got->tree, s.ctx.config->merge, got->baseline);
   d.loop.tree_cost_usd = s.manager.tree_cost(loop.plan_id);
   for (const auto& it : iterations)
-    d.iterations.push_back({it.n, it.status, it.exit_code, it.usage.cost_usd,
-                            it.usage.input_tokens, it.usage.output_tokens, it.duration_ms,
-                            it.summary});
+    d.iterations.push_back({it.n, it.status, it.exit_code, it.usage.cost_usd, it.usage.input_tokens,
+                            it.usage.output_tokens, it.duration_ms, it.summary});
   d.validation_output = iterations.empty() ? std::string() : iterations.back().output_excerpt;
   d.progress = loop.progress;
   d.input_artifact = loop.input_artifact;
   d.conflicts = loop.tree.conflicts;
   nlohmann::json j = api::to_json(d);
   co_return Response{200, std::move(j)};
+}
+
+// POST /v1/loops/{id}/iterate {feedback, comments}: the feedback and, with `comments`, the
+// loop's pending diff comments after it, as ONE iteration's feedback; the comments then name the
+// iteration that took them.
+awaitable<Response> iterate_action(Api::State& s, const std::string& id, api::IterateRequest r) {
+  std::vector<int> sent;
+  if (r.comments) {
+    auto load = [&s, &id] { return load_comments(s.ctx.journal.store(), id); };
+    auto all = co_await run_blocking(s.reads(), load);
+    if (!all) co_return error_of(all.error());
+    std::vector<api::DiffComment> pending;
+    for (const auto& c : *all)
+      if (c.iteration == 0) {
+        pending.push_back(c);
+        sent.push_back(c.n);
+      }
+    if (pending.empty())
+      co_return error_response(409, "loop " + id + " has no comments waiting to be sent");
+    const std::string said = api::comments_feedback(pending);
+    r.feedback = r.feedback.find_first_not_of(" \t\r\n") == std::string::npos
+                     ? said
+                     : r.feedback + "\n\n" + said;
+  }
+  if (r.feedback.find_first_not_of(" \t\r\n") == std::string::npos)
+    co_return error_response(400,
+                             "the body needs a non-empty string field `feedback` (what to change)");
+  manager::ActionResult result = co_await s.manager.iterate(id, r.feedback);
+  if (!result) co_return error_of(result.error());
+  if (!sent.empty()) {
+    const int next = result->iteration + 1;
+    auto mark = [&s, &id, &sent, next] {
+      return mark_comments_sent(s.ctx.journal.store(), id, sent, next);
+    };
+    auto marked = co_await run_blocking(s.reads(), mark);
+    if (!marked) spdlog::warn("loop {}: marking its comments sent: {}", id, marked.error().message);
+  }
+  co_return Response{200, loop_json(*result)};
+}
+
+// GET /v1/loops/{id}/comments: the loop's diff comments, oldest first, with the iteration that
+// took each (null: not sent yet).
+awaitable<Response> get_comments(Api::State& s, Request&, const Params& p) {
+  const std::string& id = p.at("id");
+  if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
+  auto load = [&s, &id]() -> Result<std::vector<api::DiffComment>> {
+    LOOPR_TRY(s.ctx.journal.store().get_loop(id));
+    return load_comments(s.ctx.journal.store(), id);
+  };
+  auto got = co_await run_blocking(s.reads(), load);
+  if (!got) co_return error_of(got.error());
+  co_return Response{200, api::to_json(api::CommentsView{std::move(*got)})};
+}
+
+// POST /v1/loops/{id}/comments {file, line, side, text}: a comment on a line of the loop's diff,
+// kept until an `iterate` with `comments` sends it.
+awaitable<Response> post_comment(Api::State& s, Request& req, const Params& p) {
+  const std::string& id = p.at("id");
+  if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
+  Response bad;
+  auto body = body_object(req, bad);
+  if (!body) co_return bad;
+  api::DiffComment c = api::comment_from_json(*body);
+  if (auto side = body->find("side");
+      side != body->end() && !(side->is_string() && (*side == "new" || *side == "old")))
+    co_return error_response(400, "`side` is `new` or `old`");
+  auto add = [&s, &id, c]() -> Result<api::DiffComment> {
+    LOOPR_TRY(s.ctx.journal.store().get_loop(id));
+    return add_comment(s.ctx.journal.store(), id, c, now_ms());
+  };
+  auto added = co_await run_blocking(s.reads(), add);
+  if (!added) co_return error_of(added.error());
+  co_return Response{201, api::to_json(*added)};
 }
 
 // POST /v1/loops/{id}/{action}: a person's action on a loop.
@@ -416,10 +474,7 @@ awaitable<Response> post_action(Api::State& s, Request& req, const Params& p) {
   } else if (action == "iterate") {
     auto feedback = string_field(*body, "feedback", bad);
     if (!feedback) co_return bad;
-    if (feedback->find_first_not_of(" \t\r\n") == std::string::npos)
-      co_return error_response(
-          400, "the body needs a non-empty string field `feedback` (what to change)");
-    result = co_await s.manager.iterate(id, *feedback);
+    co_return co_await iterate_action(s, id, api::iterate_request_from_json(*body));
   } else if (action == "pause") {
     result = co_await s.manager.pause(id);
   } else if (action == "resume") {
@@ -461,23 +516,10 @@ const Route kRoutes[] = {
     {"POST", "/v1/plans/{id}/merge", post_merge, true},
     {"GET", "/v1/loops", get_loops},
     {"GET", "/v1/loops/{id}", get_loop},
+    {"GET", "/v1/loops/{id}/comments", get_comments},
+    {"POST", "/v1/loops/{id}/comments", post_comment, true},
     {"POST", "/v1/loops/{id}/{action}", post_action, true},
 };
-
-// The path's segments bound to the route's `{name}`s, or nullopt when it is another path.
-std::optional<Params> match(const std::vector<std::string>& want,
-                            const std::vector<std::string>& parts) {
-  if (want.size() != parts.size()) return std::nullopt;
-  Params params;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    const std::string& w = want[i];
-    if (w.size() > 2 && w.front() == '{' && w.back() == '}')
-      params[w.substr(1, w.size() - 2)] = parts[i];
-    else if (w != parts[i])
-      return std::nullopt;
-  }
-  return params;
-}
 
 }  // namespace
 
@@ -486,14 +528,14 @@ awaitable<Response> Api::handle(Request req) {
   // Each route's path split once, not at every request.
   static const std::vector<std::vector<std::string>> patterns = [] {
     std::vector<std::vector<std::string>> out;
-    for (const Route& route : kRoutes) out.push_back(segments(std::string(route.path)));
+    for (const Route& route : kRoutes) out.push_back(path_segments(route.path));
     return out;
   }();
-  const auto parts = segments(req.path);
+  const auto parts = path_segments(req.path);
   std::string allowed;  // the methods of the routes with this path
   for (std::size_t i = 0; i < std::size(kRoutes); ++i) {
     const Route& route = kRoutes[i];
-    auto params = match(patterns[i], parts);
+    auto params = match_path(patterns[i], parts);
     if (!params) continue;
     if (route.method != req.method) {
       allowed += (allowed.empty() ? "" : ", ") + std::string(route.method);
