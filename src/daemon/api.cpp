@@ -197,7 +197,8 @@ awaitable<Response> get_stats(Api::State& s, Request& req, const Params&) {
   TimestampMs since = 0;
   if (auto it = req.query.find("since"); it != req.query.end() && !it->second.empty()) {
     auto back = parse_duration(it->second);
-    if (!back) co_return error_response(400, "`since` must be a duration such as 7d, 12h or 30m");
+    if (!back)
+      co_return error_response(400, "`since` must be a duration such as 7d, 12h or 30m");
     since = now_ms() - back->count();
   }
   const MergeMode mode = s.ctx.config->merge;
@@ -214,8 +215,8 @@ awaitable<Response> post_shutdown(Api::State& s, Request& req, const Params&) {
   Response bad;
   auto body = body_object(req, bad);
   if (!body) co_return bad;
-  const bool drain =
-      body->contains("drain") && (*body)["drain"].is_boolean() && (*body)["drain"].get<bool>();
+  const bool drain = body->contains("drain") && (*body)["drain"].is_boolean() &&
+                     (*body)["drain"].get<bool>();
   std::chrono::milliseconds limit = kDefaultDrain;
   if (auto t = string_field(*body, "timeout", bad); !t) {
     co_return bad;
@@ -225,8 +226,7 @@ awaitable<Response> post_shutdown(Api::State& s, Request& req, const Params&) {
       co_return error_response(400, "`timeout` must be a duration such as 30m or 90s");
     limit = *d;
   }
-  if (s.info.request_shutdown)
-    s.info.request_shutdown(drain ? limit : std::chrono::milliseconds(0));
+  if (s.info.request_shutdown) s.info.request_shutdown(drain ? limit : std::chrono::milliseconds(0));
   co_return Response{200, {{"ok", true}, {"drain", drain}}};
 }
 
@@ -255,7 +255,8 @@ awaitable<Response> post_plan(Api::State& s, Request& req, const Params&) {
   auto body = body_object(req, bad);
   if (!body) co_return bad;
   if (!body->contains("request") || !(*body)["request"].is_string())
-    co_return error_response(400, "the body needs a string field `request` (the feature to build)");
+    co_return error_response(400,
+                             "the body needs a string field `request` (the feature to build)");
   std::string request = (*body)["request"].get<std::string>();
   const bool dry_run = body->contains("dry_run") && (*body)["dry_run"].is_boolean() &&
                        (*body)["dry_run"].get<bool>();
@@ -271,8 +272,8 @@ awaitable<Response> post_merge(Api::State& s, Request& req, const Params& p) {
   const std::string& id = p.at("id");
   if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
   // `?force=1`: merge an integration tip that fails the code validation (`loopr merge --force`).
-  const bool force =
-      req.query.count("force") && req.query["force"] != "false" && req.query["force"] != "0";
+  const bool force = req.query.count("force") && req.query["force"] != "false" &&
+                     req.query["force"] != "0";
   auto merged = co_await s.manager.merge(id, force);
   if (!merged) co_return error_of(merged.error());
   co_return Response{200,
@@ -346,8 +347,8 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
   struct Detail {
     Loop loop;
     std::vector<IterationRecord> iterations;
-    std::vector<Loop> tree;           ///< a plan's tree, for its verdict
-    api::LoopDetail detail;           ///< a plan's forecast and actual
+    std::vector<Loop> tree;  ///< a plan's tree, for its verdict
+    api::LoopDetail detail;  ///< a plan's forecast and actual
     manager::BaselineState baseline;  ///< a plan's baseline check
   };
   std::shared_ptr<const Config> config = s.ctx.config;
@@ -373,8 +374,9 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
     add_tree_fields(d.loop, loop, got->tree, s.ctx.config->merge, got->baseline);
   d.loop.tree_cost_usd = s.manager.tree_cost(loop.plan_id);
   for (const auto& it : iterations)
-    d.iterations.push_back({it.n, it.status, it.exit_code, it.usage.cost_usd, it.usage.input_tokens,
-                            it.usage.output_tokens, it.duration_ms, it.summary});
+    d.iterations.push_back({it.n, it.status, it.exit_code, it.usage.cost_usd,
+                            it.usage.input_tokens, it.usage.output_tokens, it.duration_ms,
+                            it.summary});
   d.validation_output = iterations.empty() ? std::string() : iterations.back().output_excerpt;
   d.progress = loop.progress;
   d.input_artifact = loop.input_artifact;

@@ -60,6 +60,14 @@ async function act(page, action) {
 
 let page;
 
+/// The tree's verdict as the daemon answers it (`GET /v1/loops/ID`'s `tree_verdict`), read from
+/// the plan page's live fields.
+async function verdictOf(id) {
+  const res = await fetch(`${web.base}/loop/${id}?token=${web.token}&part=summary`);
+  const m = (await res.text()).match(/class="verdict v-([a-z_]+)"/);
+  return m ? m[1] : null;
+}
+
 test('pause and resume from the page', async () => {
   repo.loopr(['submit', 'Build the port file']);
   await repo.waitStatus('001', 'awaiting_approval');
@@ -105,8 +113,7 @@ test('iterate with feedback, then answer the question it brings', async () => {
 });
 
 test('the complete manual tree waits for its merge, which the page makes after asking', async () => {
-  await h.waitFor('the tree to wait for its merge',
-    () => repo.json(['list', '--all']).loops.find((l) => l.id === '001')?.tree_verdict === 'complete', 120000);
+  await h.waitFor('the tree to wait for its merge', async () => (await verdictOf('001')) === 'complete', 120000);
   await page.goto(loopUrl('001'));
   assert.match(await page.title(), /^plan 001 waits for its merge · /);
   await page.click('section.loop-actions button.merge');
@@ -115,8 +122,7 @@ test('the complete manual tree waits for its merge, which the page makes after a
   await h.screenshot(page, 'actions-confirm-merge');
   await page.click('button.confirm.merge');
   await page.waitForURL(/\/loop\/001\?token=/);
-  await h.waitFor('the tree to be merged',
-    () => repo.json(['list', '--all']).loops.find((l) => l.id === '001')?.tree_verdict === 'merged');
+  await h.waitFor('the tree to be merged', async () => (await verdictOf('001')) === 'merged');
   const file = execFileSync('git', ['show', `main:code/${CODE}.txt`], { cwd: repo.dir, encoding: 'utf8' });
   assert.equal(file, 'PORT-8080\n');
   assert.deepEqual(page.problems, []);
