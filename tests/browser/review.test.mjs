@@ -106,32 +106,39 @@ test('a code loop fails; its 40-line diff is 40 rows high; comments on two lines
   // Under their lines in the diff too.
   assert.equal(await page.locator(`tr.l[data-line="5"] + tr.cmt .comment`).count(), 1);
   await h.screenshot(page, 'review-comments-pending');
-  const stored = repo.json(['show', CODE]);
-  assert.equal(stored.iterations.length, 2, 'nothing was sent yet');
+  const ran = repo.json(['show', CODE]).iterations.map((i) => i.n);
 
   // They are stored with the loop: a daemon restart keeps them.
   repo.loopr(['daemon', 'stop']);
   web = h.startWeb(repo);
   await page.goto(loopUrl(CODE));
   assert.equal(await page.locator('section.comments .comment.pending').count(), 2);
+  assert.deepEqual(repo.json(['show', CODE]).iterations.map((i) => i.n), ran, 'nothing was sent yet');
 
-  // Sent together: ONE iteration whose prompt names file and line of each, in order.
+  // Sent together: ONE iteration took both, and its prompt names file and line of each, in order.
   await page.click('button.send-comments');
   await page.waitForURL(/#comments$/);
   await repo.waitStatus(CODE, 'complete', 120000);
-  const prompt = fs.readFileSync(
-    path.join(repo.dir, '.loopr', 'logs', 'loops', CODE, 'iterations', '003', 'prompt.md'), 'utf8');
-  const first = prompt.indexOf(`1. ${FILE} line 5:\n   line five must not say BROKEN`);
-  const second = prompt.indexOf(`2. ${FILE} line 9:\n   nor line nine <b>please</b>`);
-  assert.ok(first > 0 && second > first, 'the prompt of iteration 3:\n' + prompt);
-  assert.equal(repo.json(['show', CODE]).iterations.length, 3);
-
-  // The page says which iteration took them, and that iteration's prompt shows them.
   await page.goto(loopUrl(CODE));
   const sent = page.locator('section.comments .comment.sent');
   assert.equal(await sent.count(), 2);
-  assert.match(await sent.first().locator('.outcome').textContent(), /iteration #3 took it/);
-  const iteration = page.locator('details.iteration[data-n="3"]');
+  const took = await sent.evaluateAll((cs) => cs.map((c) => c.querySelector('.outcome').textContent.match(/iteration #(\d+) took it/)?.[1]));
+  assert.equal(took[0], took[1], 'one iteration took both: ' + took);
+  const n = Number(took[0]);
+  assert.ok(n > Math.max(...ran), `iteration ${n} came after ${ran}`);
+  const promptOf = (k) => {
+    const file = path.join(repo.dir, '.loopr', 'logs', 'loops', CODE, 'iterations', String(k).padStart(3, '0'), 'prompt.md');
+    return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  };
+  const prompt = promptOf(n);
+  const first = prompt.indexOf(`1. ${FILE} line 5:\n   line five must not say BROKEN`);
+  const second = prompt.indexOf(`2. ${FILE} line 9:\n   nor line nine <b>please</b>`);
+  assert.ok(first > 0 && second > first, `the prompt of iteration ${n}:\n` + prompt);
+  for (const k of ran) assert.ok(!promptOf(k).includes('Comments on lines of the diff'), `iteration ${k} saw no comment`);
+  assert.ok(repo.json(['show', CODE]).iterations.some((i) => i.n === n));
+
+  // The page links the iteration that took them, and its prompt shows them.
+  const iteration = page.locator(`details.iteration[data-n="${n}"]`);
   await iteration.locator('summary').click();
   await iteration.locator('details.prompt summary').click();
   assert.match(await iteration.locator('pre.prompt').textContent(), /1\. code\/code-001-001-001\.txt line 5:/);
