@@ -16,6 +16,8 @@
 #include <loopr/manager/stats.hpp>
 #include <loopr/manager/tree_verdict.hpp>
 
+#include "daemon/comments.hpp"
+#include "daemon/http_common.hpp"
 #include "daemon/loop_listing.hpp"
 
 namespace loopr::daemon {
@@ -44,21 +46,6 @@ Response error_of(const Error& e) {
   if (e.code == ErrorCode::not_found && msg.find("(") == std::string::npos)
     msg += " (see `loopr list --all`)";
   return error_response(http_status(e), msg);
-}
-
-// Splits "/v1/loops/001/approve" into {"v1","loops","001","approve"}.
-std::vector<std::string> segments(const std::string& path) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t slash = path.find('/', start);
-    std::string part =
-        path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-    if (!part.empty()) out.push_back(part);
-    if (slash == std::string::npos) break;
-    start = slash + 1;
-  }
-  return out;
 }
 
 // The body as a JSON object (an empty body is `{}`); nullopt + a 400 response if it is not one.
@@ -398,6 +385,79 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
   co_return Response{200, std::move(j)};
 }
 
+// POST /v1/loops/{id}/iterate {feedback, comments}: the feedback and, with `comments`, the
+// loop's pending diff comments after it, as ONE iteration's feedback; the comments then name the
+// iteration that took them.
+awaitable<Response> iterate_action(Api::State& s, const std::string& id, api::IterateRequest r) {
+  std::vector<int> sent;
+  if (r.comments) {
+    auto load = [&s, &id] { return load_comments(s.ctx.journal.store(), id); };
+    auto all = co_await run_blocking(s.reads(), load);
+    if (!all) co_return error_of(all.error());
+    std::vector<api::DiffComment> pending;
+    for (const auto& c : *all)
+      if (c.iteration == 0) {
+        pending.push_back(c);
+        sent.push_back(c.n);
+      }
+    if (pending.empty())
+      co_return error_response(409, "loop " + id + " has no comments waiting to be sent");
+    const std::string said = api::comments_feedback(pending);
+    r.feedback = r.feedback.find_first_not_of(" \t\r\n") == std::string::npos
+                     ? said
+                     : r.feedback + "\n\n" + said;
+  }
+  if (r.feedback.find_first_not_of(" \t\r\n") == std::string::npos)
+    co_return error_response(400,
+                             "the body needs a non-empty string field `feedback` (what to change)");
+  manager::ActionResult result = co_await s.manager.iterate(id, r.feedback);
+  if (!result) co_return error_of(result.error());
+  if (!sent.empty()) {
+    const int next = result->iteration + 1;
+    auto mark = [&s, &id, &sent, next] {
+      return mark_comments_sent(s.ctx.journal.store(), id, sent, next);
+    };
+    auto marked = co_await run_blocking(s.reads(), mark);
+    if (!marked) spdlog::warn("loop {}: marking its comments sent: {}", id, marked.error().message);
+  }
+  co_return Response{200, loop_json(*result)};
+}
+
+// GET /v1/loops/{id}/comments: the loop's diff comments, oldest first, with the iteration that
+// took each (null: not sent yet).
+awaitable<Response> get_comments(Api::State& s, Request&, const Params& p) {
+  const std::string& id = p.at("id");
+  if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
+  auto load = [&s, &id]() -> Result<std::vector<api::DiffComment>> {
+    LOOPR_TRY(s.ctx.journal.store().get_loop(id));
+    return load_comments(s.ctx.journal.store(), id);
+  };
+  auto got = co_await run_blocking(s.reads(), load);
+  if (!got) co_return error_of(got.error());
+  co_return Response{200, api::to_json(api::CommentsView{std::move(*got)})};
+}
+
+// POST /v1/loops/{id}/comments {file, line, side, text}: a comment on a line of the loop's diff,
+// kept until an `iterate` with `comments` sends it.
+awaitable<Response> post_comment(Api::State& s, Request& req, const Params& p) {
+  const std::string& id = p.at("id");
+  if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
+  Response bad;
+  auto body = body_object(req, bad);
+  if (!body) co_return bad;
+  api::DiffComment c = api::comment_from_json(*body);
+  if (auto side = body->find("side");
+      side != body->end() && !(side->is_string() && (*side == "new" || *side == "old")))
+    co_return error_response(400, "`side` is `new` or `old`");
+  auto add = [&s, &id, c]() -> Result<api::DiffComment> {
+    LOOPR_TRY(s.ctx.journal.store().get_loop(id));
+    return add_comment(s.ctx.journal.store(), id, c, now_ms());
+  };
+  auto added = co_await run_blocking(s.reads(), add);
+  if (!added) co_return error_of(added.error());
+  co_return Response{201, api::to_json(*added)};
+}
+
 // POST /v1/loops/{id}/{action}: a person's action on a loop.
 awaitable<Response> post_action(Api::State& s, Request& req, const Params& p) {
   Response bad;
@@ -416,10 +476,7 @@ awaitable<Response> post_action(Api::State& s, Request& req, const Params& p) {
   } else if (action == "iterate") {
     auto feedback = string_field(*body, "feedback", bad);
     if (!feedback) co_return bad;
-    if (feedback->find_first_not_of(" \t\r\n") == std::string::npos)
-      co_return error_response(
-          400, "the body needs a non-empty string field `feedback` (what to change)");
-    result = co_await s.manager.iterate(id, *feedback);
+    co_return co_await iterate_action(s, id, api::iterate_request_from_json(*body));
   } else if (action == "pause") {
     result = co_await s.manager.pause(id);
   } else if (action == "resume") {
@@ -461,23 +518,10 @@ const Route kRoutes[] = {
     {"POST", "/v1/plans/{id}/merge", post_merge, true},
     {"GET", "/v1/loops", get_loops},
     {"GET", "/v1/loops/{id}", get_loop},
+    {"GET", "/v1/loops/{id}/comments", get_comments},
+    {"POST", "/v1/loops/{id}/comments", post_comment, true},
     {"POST", "/v1/loops/{id}/{action}", post_action, true},
 };
-
-// The path's segments bound to the route's `{name}`s, or nullopt when it is another path.
-std::optional<Params> match(const std::vector<std::string>& want,
-                            const std::vector<std::string>& parts) {
-  if (want.size() != parts.size()) return std::nullopt;
-  Params params;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    const std::string& w = want[i];
-    if (w.size() > 2 && w.front() == '{' && w.back() == '}')
-      params[w.substr(1, w.size() - 2)] = parts[i];
-    else if (w != parts[i])
-      return std::nullopt;
-  }
-  return params;
-}
 
 }  // namespace
 
@@ -486,14 +530,14 @@ awaitable<Response> Api::handle(Request req) {
   // Each route's path split once, not at every request.
   static const std::vector<std::vector<std::string>> patterns = [] {
     std::vector<std::vector<std::string>> out;
-    for (const Route& route : kRoutes) out.push_back(segments(std::string(route.path)));
+    for (const Route& route : kRoutes) out.push_back(path_segments(route.path));
     return out;
   }();
-  const auto parts = segments(req.path);
+  const auto parts = path_segments(req.path);
   std::string allowed;  // the methods of the routes with this path
   for (std::size_t i = 0; i < std::size(kRoutes); ++i) {
     const Route& route = kRoutes[i];
-    auto params = match(patterns[i], parts);
+    auto params = match_path(patterns[i], parts);
     if (!params) continue;
     if (route.method != req.method) {
       allowed += (allowed.empty() ? "" : ", ") + std::string(route.method);

@@ -116,6 +116,32 @@ Result<Target> parse_target(std::string_view target) {
   return out;
 }
 
+std::vector<std::string> path_segments(std::string_view path) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < path.size()) {
+    std::size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    if (slash > start) out.emplace_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return out;
+}
+
+std::optional<std::map<std::string, std::string>> match_path(
+    const std::vector<std::string>& pattern, const std::vector<std::string>& parts) {
+  if (pattern.size() != parts.size()) return std::nullopt;
+  std::map<std::string, std::string> params;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const std::string& w = pattern[i];
+    if (w.size() > 2 && w.front() == '{' && w.back() == '}')
+      params[w.substr(1, w.size() - 2)] = parts[i];
+    else if (w != parts[i])
+      return std::nullopt;
+  }
+  return params;
+}
+
 std::string format_sse_message(std::string_view id, std::string_view event, std::string_view data) {
   std::string out;
   out.reserve(data.size() + id.size() + event.size() + 32);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <loopr/core/result.hpp>
 
@@ -28,6 +29,15 @@ struct Target {
 /// Parses an origin-form target (`/v1/loops/001?all=true`). ErrorCode::invalid_argument for a
 /// target that does not start with '/', a bad escape, or a NUL byte in the path.
 Result<Target> parse_target(std::string_view target);
+
+/// A path's non-empty segments: "/v1/loops/001/approve" is {"v1","loops","001","approve"}.
+std::vector<std::string> path_segments(std::string_view path);
+
+/// A route's path (`/v1/loops/{id}`, split by path_segments) against a request's segments: the
+/// values of its `{name}`s, or nullopt when it is another path. The control API's routes and the
+/// web UI's pages match with it.
+std::optional<std::map<std::string, std::string>> match_path(
+    const std::vector<std::string>& pattern, const std::vector<std::string>& parts);
 
 /// One SSE message: `id:` and `event:` lines (left out when empty; line breaks in them become
 /// spaces), one `data:` line per line of `data` (CR, LF and CRLF all break lines), a blank line.

@@ -133,7 +133,9 @@ std::string page(const PageFrame& f, std::string_view body) {
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
       "<meta name=\"referrer\" content=\"same-origin\">";
   out += "<meta name=\"loopr-token\" content=\"" + esc(f.token) + "\">";
-  out += "<title>" + esc(f.title) + " · loopr</title>";
+  // The tab says what waits for the person and where: "plan 001 at the gate · Gate · repo".
+  out += "<title>" + (f.waits.empty() ? std::string() : esc(f.waits) + " · ") + esc(f.title) +
+         " · " + esc(f.repo) + " · loopr</title>";
   out += "<link rel=\"icon\" type=\"image/svg+xml\" href=\"" + href("/static/icon.svg", f.token) +
          "\">";
   out += "<link rel=\"stylesheet\" href=\"" + href("/static/style.css", f.token) + "\">";

@@ -40,7 +40,8 @@ struct PageFrame {
   std::string token;
   std::string nav;  ///< "tree" | "gate" | ""
   std::int64_t since = -1;
-  int waiting = 0;  ///< plans at the gate + open questions (the gate's nav badge)
+  int waiting = 0;    ///< plans at the gate + open questions (the gate's nav badge)
+  std::string waits;  ///< what waits for the person, first in the title ("plan 001 at the gate")
 };
 
 /// A whole HTML document around `body` (already HTML): no inline script or style, the token in a

@@ -25,29 +25,6 @@ std::string when(TimestampMs t, std::int64_t now) {
   return esc(format_timestamp(t)) + " <span class=\"dim\">(" + format_age(now - t) + " ago)</span>";
 }
 
-std::string diff_html(const std::string& text) {
-  std::string out = "<pre class=\"diff\">";
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-    pos = nl == std::string::npos ? text.size() : nl + 1;
-    const char* cls = "ctx";
-    if (line.rfind("diff --git", 0) == 0 || line.rfind("+++", 0) == 0 ||
-        line.rfind("---", 0) == 0 || line.rfind("index ", 0) == 0)
-      cls = "file";
-    else if (line.rfind("@@", 0) == 0)
-      cls = "hunk";
-    else if (!line.empty() && line[0] == '+')
-      cls = "add";
-    else if (!line.empty() && line[0] == '-')
-      cls = "del";
-    out += std::string("<span class=\"") + cls + "\">" + esc(line) + "</span>\n";
-  }
-  out += "</pre>";
-  return out;
-}
-
 std::string gate_status(const api::LoopRow& d) {
   if (!d.integration) return {};
   const api::IntegrationView& g = *d.integration;
@@ -61,7 +38,9 @@ std::string forecast_html(const api::LoopDetail& d) {
   std::string out = format_cost(f.cost_usd) + " (" + format_cost(f.low) + "–" +
                     format_cost(f.high) + "), " + std::to_string(f.loops) + " loops, " +
                     std::to_string(f.model_calls) + " model calls";
-  if (f.over_limit) out += " <strong class=\"warn\">over the cost limit</strong>";
+  // The warning is for the decision at the gate; once decided, the forecast is history.
+  if (f.over_limit && d.loop.status == LoopStatus::awaiting_approval)
+    out += " <strong class=\"warn\">over the cost limit</strong>";
   return out;
 }
 
@@ -138,6 +117,7 @@ std::string loop_body(const LoopView& v, const std::string& token) {
   if (d.status == LoopStatus::awaiting_answer)
     out += "<section class=\"decide\"><h2>The loop asks</h2><pre class=\"asked\">" +
            esc(d.question.value_or("")) + "</pre>" + answer_form(id, token, "loop") + "</section>";
+  out += action_forms(v, token);
 
   for (const auto& a : v.artifacts) {
     out += "<section class=\"artifact-section\"><h2>Artifact <code>" + esc(a.path) +
@@ -157,8 +137,9 @@ std::string loop_body(const LoopView& v, const std::string& token) {
   else if (v.diff.text->empty())
     out += "<p class=\"empty\">No changes.</p>";
   else
-    out += diff_html(*v.diff.text);
+    out += diff_html(*v.diff.text, DiffContext{id, token, v.comments, true});
   out += "</details></section>";
+  out += comments_section(v, token);
 
   if (!v.detail.validation_output.empty())
     out += "<section><h2>Last validation output</h2><pre class=\"validation\">" +

@@ -46,7 +46,9 @@ std::string forecast_line(const api::LoopRow& plan_row, const api::LoopDetail* d
     const api::ForecastView& f = *detail->forecast;
     out += "forecast " + format_cost(f.cost_usd) + " (" + format_cost(f.low) + "–" +
            format_cost(f.high) + "), " + std::to_string(f.loops) + " loops";
-    if (f.over_limit) out += " <strong class=\"warn\">over the cost limit</strong>";
+    // A warning for the decision at the gate only: after it, the forecast is history.
+    if (f.over_limit && plan_row.status == LoopStatus::awaiting_approval)
+      out += " <strong class=\"warn\">over the cost limit</strong>";
   }
   if (detail != nullptr && detail->actual) {
     const api::ActualView& a = *detail->actual;
@@ -277,6 +279,7 @@ std::string iteration_body(const IterationFiles& files) {
          "</details>";
   out += "<h4>Conversation</h4>" + conversation_html(files.conversation);
   out += "<h4>Validation</h4>" + pre(files.validation, "validation");
+  if (files.review.text) out += "<h4>Review</h4>" + pre(files.review, "review");
   out += "</div>";
   return out;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <loopr/api/comments.hpp>
 #include <loopr/api/views.hpp>
 
 namespace loopr::daemon::web {
@@ -35,6 +36,7 @@ struct ShownFile {
   std::optional<std::string> text;
   std::string problem;
   bool truncated = false;
+  std::string source;  ///< where it was read (a branch), for the whole-file view
 };
 
 /// A plan at the gate: its detail and its plan artifact.
@@ -59,6 +61,7 @@ struct IterationFiles {
   ShownFile prompt;
   ShownFile conversation;  ///< JSON lines
   ShownFile validation;
+  ShownFile review;  ///< review.md: the reviewer's exchange (absent when no review ran)
 };
 
 /// The transcript of one iteration: prompt (collapsed), conversation with tool calls and
@@ -67,13 +70,54 @@ std::string iteration_body(const IterationFiles& files);
 
 /// The loop page's data.
 struct LoopView {
-  api::LoopDetail detail;                ///< `GET /v1/loops/{id}`
-  std::vector<api::LoopRow> children;    ///< rows whose parent is this loop
-  std::vector<ShownFile> artifacts;      ///< its output artifacts
-  std::string diff_label;                ///< e.g. `git diff main...loopr/001-loops/002`
-  ShownFile diff;                        ///< the branch's whole change
+  api::LoopDetail detail;                  ///< `GET /v1/loops/{id}`
+  std::vector<api::LoopRow> children;      ///< rows whose parent is this loop
+  std::vector<ShownFile> artifacts;        ///< its output artifacts
+  std::string diff_label;                  ///< e.g. `git diff main...loopr/001-loops/002`
+  ShownFile diff;                          ///< the branch's whole change
+  std::vector<api::DiffComment> comments;  ///< `GET /v1/loops/{id}/comments`
   std::int64_t now_ms = 0;
 };
+
+/// What a diff is rendered for: the loop (links, comment forms) and its comments.
+struct DiffContext {
+  std::string loop_id;
+  std::string token;
+  std::vector<api::DiffComment> comments;
+  bool commentable = false;  ///< lines take comments (the page's script offers a form)
+};
+
+/// A unified diff as a reviewer reads it: `<div class="diff">` with one folding
+/// `<details class="dfile" data-file>` per file, each a table of one row per line (`tr.l` with
+/// `data-side` and `data-line`, the old and new line numbers, the changed words in `span.w`),
+/// hunk headers as rows, and each comment in a row under the line it is on.
+std::string diff_html(const std::string& text, const DiffContext& ctx);
+
+/// Model-written code as HTML text: `esc`, and a carriage return shown as ␍ (it would break a row).
+std::string code_text(std::string_view text);
+
+/// One diff comment: its place, its text and its outcome (pending, or the iteration that took it).
+std::string comment_html(const api::DiffComment& c, const std::string& loop_id,
+                         const std::string& token);
+
+/// The loop page's comments section: every comment with its outcome, and the form that sends the
+/// pending ones as one `iterate` (when the loop can take feedback).
+std::string comments_section(const LoopView& view, const std::string& token);
+
+/// The whole-file view of a file a loop's diff names: every line numbered.
+std::string file_body(const std::string& loop_id, const ShownFile& f, const std::string& token);
+
+/// The actions the loop's state allows (pause, resume, stop, iterate, merge) as forms that post
+/// to the page's own routes; stop and merge ask for a confirmation first.
+std::string action_forms(const LoopView& view, const std::string& token);
+
+/// The page that asks "really?" before a stop or a merge: the same form, confirmed.
+std::string confirm_body(const std::string& id, const std::string& action, const std::string& token,
+                         const std::string& back_href);
+
+/// What waits for the person, for the page title: "plan 001 at the gate", "code-… asks",
+/// "plan 002 waits for its merge"; empty when nothing does.
+std::string waiting_summary(const std::vector<api::LoopRow>& loops);
 
 /// The live part of the loop page: `<section data-live="summary">` (status, iteration, cost …).
 std::string loop_summary_section(const LoopView& view, const std::string& token);

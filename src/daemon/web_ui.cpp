@@ -4,18 +4,18 @@
 
 #include <spdlog/spdlog.h>
 
-#include <fstream>
 #include <set>
+#include <variant>
 
+#include <loopr/api/comments.hpp>
 #include <loopr/api/views.hpp>
 #include <loopr/core/embedded.hpp>
 #include <loopr/core/ids.hpp>
-#include <loopr/git/branches.hpp>
-#include <loopr/git/repository.hpp>
 
 #include "daemon/http_common.hpp"
 #include "daemon/web_html.hpp"
 #include "daemon/web_pages.hpp"
+#include "daemon/web_reads.hpp"
 
 namespace loopr::daemon {
 
@@ -25,7 +25,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::size_t kMaxFileBytes = 1 << 20;   // an artifact or transcript file shown
 constexpr std::size_t kMaxPlansWithDetail = 20;  // plans whose forecast the tree page shows
 
 Response html_response(int status, std::string html) {
@@ -43,86 +42,6 @@ Response redirect(const std::string& location) {
   r.content_type = "text/plain; charset=utf-8";
   r.headers.emplace_back("Location", location);
   return r;
-}
-
-std::vector<std::string> segments(const std::string& path) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start < path.size()) {
-    std::size_t slash = path.find('/', start);
-    if (slash == std::string::npos) slash = path.size();
-    if (slash > start) out.push_back(path.substr(start, slash - start));
-    start = slash + 1;
-  }
-  return out;
-}
-
-/// At most kMaxFileBytes of a file; nullopt when it cannot be opened.
-web::ShownFile read_shown(const std::filesystem::path& p, std::string shown_path) {
-  web::ShownFile f;
-  f.path = std::move(shown_path);
-  std::ifstream in(p, std::ios::binary);
-  if (!in) {
-    f.problem = "(no " + p.filename().string() + ")";
-    return f;
-  }
-  std::string text(kMaxFileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxFileBytes) {
-    text.resize(kMaxFileBytes);
-    f.truncated = true;
-  }
-  f.text = std::move(text);
-  return f;
-}
-
-/// An artifact: from the loop's worktree while it has one, else as committed on its branch, on
-/// its plan's integration branch, or in the main work tree (merged).
-web::ShownFile read_artifact(const RepoPaths& paths, const api::LoopRow& loop,
-                             const std::string& rel) {
-  const std::string& worktree = loop.worktree;
-  const bool inside = !rel.empty() && rel.front() != '/' && rel.find("..") == std::string::npos;
-  if (!worktree.empty() && inside) {
-    auto f = read_shown(std::filesystem::path(worktree) / rel, rel);
-    if (f.text) return f;
-  }
-  web::ShownFile f;
-  f.path = rel;
-  auto repo = git::Repository::open(paths.root);
-  if (!repo) {
-    f.problem = repo.error().message;
-    return f;
-  }
-  std::vector<std::string> branches;
-  if (!loop.branch.empty()) branches.push_back(loop.branch);
-  branches.push_back(git::archive_branch(loop.id));
-  if (!loop.plan_id.empty()) branches.push_back(git::integration_branch(loop.plan_id));
-  for (const auto& b : branches) {
-    auto text = repo->read_file(b, rel, kMaxFileBytes);
-    if (!text) continue;
-    f.truncated = text->size() > kMaxFileBytes;
-    if (f.truncated) text->resize(kMaxFileBytes);
-    f.text = std::move(*text);
-    return f;
-  }
-  f.problem = "cannot read " + rel + " (its worktree and branches do not hold it)";
-  return f;
-}
-
-constexpr int kMaxForkWalk = 10'000;  // commits walked back to find where a loop's work starts
-
-/// Whether a commit message is one loopr wrote for loop `id` ("loopr(ID): …").
-bool made_for(std::string_view message, std::string_view id) {
-  const std::string_view prefix = "loopr(";
-  return message.starts_with(prefix) && message.substr(prefix.size()).starts_with(id) &&
-         message.substr(prefix.size() + id.size()).starts_with("):");
-}
-
-/// Whether it is one loopr wrote for another loop (a commit the model made itself is neither).
-bool made_for_another(std::string_view message, std::string_view id) {
-  return message.starts_with("loopr(") && message.find("):") != std::string_view::npos &&
-         !made_for(message, id);
 }
 
 /// Passes the API's events on with no event name, so the page's script gets every one as a
@@ -180,6 +99,7 @@ struct WebUi::State {
     f.nav = std::move(nav);
     f.since = since;
     f.waiting = web::waiting_count(loops);
+    f.waits = web::waiting_summary(loops);
     return f;
   }
 
@@ -228,12 +148,51 @@ awaitable<void> WebUi::stream(Request req, std::shared_ptr<EventStream> out) {
   co_await keep->api.stream(std::move(api_req), std::make_shared<UnnamedEvents>(std::move(out)));
 }
 
+namespace {
+
+/// What a page is given: the daemon's state, the request, its path's `{name}`s, every loop row
+/// (each page's header counts what waits) and the last event seq read before them.
+struct PageCall {
+  WebUi::State& s;
+  Request& req;
+  const std::map<std::string, std::string>& p;
+  const std::vector<api::LoopRow>& loops;
+  std::uint64_t since = 0;
+  std::string part() const { return req.query.count("part") ? req.query.at("part") : ""; }
+};
+
+awaitable<Response> tree_page(PageCall& c);
+awaitable<Response> gate_page(PageCall& c);
+awaitable<Response> loop_page(PageCall& c);
+awaitable<Response> iteration_page(PageCall& c);
+awaitable<Response> file_page(PageCall& c);
+awaitable<Response> action_post(PageCall& c);
+
+/// One page: method, path (`{name}` matches one segment, as in the control API's kRoutes) and
+/// what renders it.
+struct Page {
+  std::string_view method;
+  std::string_view path;
+  awaitable<Response> (*render)(PageCall&);
+};
+
+// Every page of the web UI (README "The web UI"); /static/ and /events are served before these.
+const Page kPages[] = {
+    {"GET", "/", tree_page},
+    {"GET", "/gate", gate_page},
+    {"GET", "/loop/{id}", loop_page},
+    {"GET", "/loop/{id}/iterations/{n}", iteration_page},
+    {"GET", "/loop/{id}/file", file_page},
+    {"POST", "/loop/{id}/{action}", action_post},
+};
+
+}  // namespace
+
 awaitable<Response> WebUi::handle(Request req) {
   std::shared_ptr<State> keep = state_;
   State& s = *keep;
   if (auto refused = refuse(req, s.access)) co_return std::move(*refused);
-  const auto parts = segments(req.path);
-  const std::string part = req.query.count("part") ? req.query["part"] : std::string();
+  const auto parts = path_segments(req.path);
 
   if (req.method == "GET" && parts.size() == 2 && parts[0] == "static") {
     for (const EmbeddedFile& f : embedded_web_assets()) {
@@ -257,203 +216,211 @@ awaitable<Response> WebUi::handle(Request req) {
     co_return html_response(listed.status, s.error_page({}, web::str(listed.body, "error")));
   // The API's answers read with the CLI's decoders (loopr/api/views.hpp), not field by field.
   const std::vector<api::LoopRow> loops = api::loop_rows_from_json(listed.body);
-  const std::int64_t now = now_ms();
 
-  if (req.method == "POST") {
-    if (parts.size() != 3 || parts[0] != "loop")
-      co_return html_response(404, s.error_page(loops, "no such page: " + req.path));
-    static const std::set<std::string> kActions = {"approve", "reject", "iterate", "answer"};
-    const std::string& id = parts[1];
-    const std::string& action = parts[2];
-    if (!kActions.count(action) || !type_of_id(id))
-      co_return html_response(404, s.error_page(loops, "no such action: " + req.path));
-    auto form = parse_form(req.body).value_or(std::map<std::string, std::string>{});
-    json body = json::object();
-    if (action == "reject") body["reason"] = form["reason"];
-    if (action == "iterate") body["feedback"] = form["feedback"];
-    if (action == "answer") body["text"] = form["text"];
-    Response done = co_await s.call("POST", "/v1/loops/" + id + "/" + action, {}, body.dump());
-    if (done.status == 200) {
-      const bool to_gate = form["back"] == "gate";
-      co_return redirect(to_gate ? "/gate?token=" + s.token()
-                                 : "/loop/" + web::url_encode(id) + "?token=" + s.token());
-    }
-    const std::string back = form["back"] == "gate"
-                                 ? web::href("/gate", s.token())
-                                 : web::href("/loop/" + web::url_encode(id), s.token());
-    co_return html_response(done.status,
-                            web::page(s.frame("Not done", "", loops),
-                                      web::error_body(web::str(done.body, "error"), back)));
+  static const std::vector<std::vector<std::string>> patterns = [] {
+    std::vector<std::vector<std::string>> out;
+    for (const Page& page : kPages) out.push_back(path_segments(page.path));
+    return out;
+  }();
+  for (std::size_t i = 0; i < std::size(kPages); ++i) {
+    if (kPages[i].method != req.method) continue;
+    auto params = match_path(patterns[i], parts);
+    if (!params) continue;
+    if (params->count("id") && !type_of_id(params->at("id")))
+      co_return html_response(404, s.error_page(loops, "no loop " + params->at("id")));
+    PageCall call{s, req, *params, loops, since};
+    co_return co_await kPages[i].render(call);
   }
-
-  if (parts.empty()) {
-    web::TreeView view;
-    view.loops = loops;
-    view.now_ms = now;
-    std::vector<std::string> plans;
-    for (const auto& row : loops)
-      if (row.is_plan()) plans.push_back(row.id);
-    if (plans.size() > kMaxPlansWithDetail)
-      plans.erase(plans.begin(), plans.end() - static_cast<long>(kMaxPlansWithDetail));
-    for (const auto& id : plans) {
-      Response d = co_await s.call("GET", "/v1/loops/" + id);
-      if (d.status == 200) view.plans[id] = api::loop_detail_from_json(d.body);
-    }
-    std::string section = web::tree_section(view, s.token());
-    if (part == "tree") co_return html_response(200, std::move(section));
-    co_return html_response(
-        200, web::page(s.frame("Tree", "tree", loops, static_cast<std::int64_t>(since)),
-                       "<h1>The tree</h1>" + section));
-  }
-
-  if (parts.size() == 1 && parts[0] == "gate") {
-    web::GateView view;
-    for (const auto& row : loops) {
-      if (row.status == LoopStatus::awaiting_answer) view.questions.push_back(row);
-      if (row.status != LoopStatus::awaiting_approval || !row.is_plan()) continue;
-      Response d = co_await s.call("GET", "/v1/loops/" + row.id);
-      if (d.status != 200) continue;
-      web::GatePlan plan;
-      plan.detail = api::loop_detail_from_json(d.body);
-      const std::string rel =
-          plan.detail.loop.artifacts.empty() ? std::string() : plan.detail.loop.artifacts.front();
-      const api::LoopRow detail = plan.detail.loop;
-      const RepoPaths paths = s.ctx.paths;
-      auto read = [paths, detail, rel] { return read_artifact(paths, detail, rel); };
-      plan.plan = co_await run_blocking(s.reads, read);
-      view.plans.push_back(std::move(plan));
-    }
-    co_return html_response(
-        200, web::page(s.frame("Gate", "gate", loops), web::gate_body(view, s.token())));
-  }
-
-  if (parts.size() >= 2 && parts[0] == "loop") {
-    const std::string& id = parts[1];
-    if (!type_of_id(id)) co_return html_response(404, s.error_page(loops, "no loop " + id));
-    if (parts.size() == 4 && parts[2] == "iterations") {
-      int n = 0;
-      try {
-        n = std::stoi(parts[3]);
-      } catch (...) {
-        n = 0;
-      }
-      if (n <= 0) co_return html_response(404, s.error_page(loops, "no iteration " + parts[3]));
-      const RepoPaths paths = s.ctx.paths;
-      auto read = [paths, id, n] {
-        web::IterationFiles f;
-        f.loop_id = id;
-        f.n = n;
-        const auto dir = paths.iteration_dir(id, n);
-        f.prompt = read_shown(dir / "prompt.md", "prompt.md");
-        f.conversation = read_shown(dir / "conversation.jsonl", "conversation.jsonl");
-        f.validation = read_shown(dir / "validation.log", "validation.log");
-        return f;
-      };
-      web::IterationFiles files = co_await run_blocking(s.reads, read);
-      std::string body = web::iteration_body(files);
-      if (part == "body") co_return html_response(200, std::move(body));
-      co_return html_response(200,
-                              web::page(s.frame(id + " #" + std::to_string(n), "", loops),
-                                        "<h1>" + web::esc(id) + " iteration " + std::to_string(n) +
-                                            "</h1><p><a href=\"" +
-                                            web::href("/loop/" + web::url_encode(id), s.token()) +
-                                            "\">back to the loop</a></p>" + body));
-    }
-    if (parts.size() != 2)
-      co_return html_response(404, s.error_page(loops, "no such page: " + req.path));
-    Response d = co_await s.call("GET", "/v1/loops/" + id);
-    if (d.status != 200)
-      co_return html_response(d.status, s.error_page(loops, web::str(d.body, "error")));
-    web::LoopView view;
-    view.detail = api::loop_detail_from_json(d.body);
-    view.now_ms = now;
-    const api::LoopRow& loop = view.detail.loop;
-    std::string base = s.ctx.config->base_branch;
-    for (const auto& row : loops) {
-      if (row.parent_id == id) view.children.push_back(row);
-      if (row.id == loop.plan_id && !row.base_branch.empty()) base = row.base_branch;
-    }
-    if (part == "summary") co_return html_response(200, web::loop_summary_section(view, s.token()));
-    // A plan's diff is its integration branch (the whole tree's change) once that holds
-    // anything; before (at the gate) it is the plan's own branch: the plan it wrote.
-    const bool is_plan = loop.is_plan();
-    const std::string own = loop.branch;
-    const RepoPaths paths = s.ctx.paths;
-    const api::LoopRow detail = loop;
-    struct Read {
-      std::vector<web::ShownFile> artifacts;
-      web::ShownFile diff;
-      std::string label;
-    };
-    auto read = [paths, detail, base, own, is_plan, id] {
-      Read out;
-      for (const auto& a : detail.artifacts)
-        out.artifacts.push_back(read_artifact(paths, detail, a));
-      std::vector<std::string> branches;
-      if (is_plan) branches.push_back(git::integration_branch(id));
-      if (!own.empty()) branches.push_back(own);
-      branches.push_back(git::archive_branch(id));
-      out.label = "git diff " + base + "..." + branches.front();
-      out.diff.path = branches.front();
-      auto repo = git::Repository::open(paths.root);
-      if (!repo) {
-        out.diff.problem = repo.error().message;
-        return out;
-      }
-      // Where the loop's own work starts: a plan's own branch starts where the base was when
-      // it began, so its tree's change is everything on its integration branch since; a loop
-      // of the tree starts from its integration branch, so its work is what its branch added
-      // since the last commit loopr made for another loop. Once merged, `base...branch` is
-      // empty: the fork point still shows the work. Unknown: the fork from the base.
-      std::optional<std::string> fork;
-      for (const auto& b : is_plan ? std::vector<std::string>{own, git::archive_branch(id)}
-                                   : std::vector<std::string>{}) {
-        if (b.empty()) continue;
-        auto found = repo->first_parent_where(
-            b, [&id](std::string_view m) { return !made_for(m, id); }, kMaxForkWalk);
-        if (found && *found) {
-          fork = *found;
-          break;
-        }
-      }
-      git::DiffLimits limits;
-      limits.max_lines = 50'000;
-      limits.max_bytes = kMaxFileBytes;
-      std::string problem;
-      for (const auto& branch : branches) {
-        std::optional<std::string> from = fork;
-        if (!is_plan) {
-          auto found = repo->first_parent_where(
-              branch, [&id](std::string_view m) { return made_for_another(m, id); }, kMaxForkWalk);
-          if (found && *found) from = *found;
-        }
-        const std::string from_rev = from.value_or(base);
-        auto diff = repo->diff_since_fork(from_rev, branch, limits);
-        if (!diff) {
-          if (problem.empty()) problem = "no diff: " + diff.error().message;
-          continue;
-        }
-        // The first branch that has a diff names the section; a later one replaces it only
-        // when it holds a change the earlier ones did not show.
-        if (out.diff.text && diff->empty()) continue;
-        out.label = "git diff " + (from ? from->substr(0, 12) : base) + "..." + branch;
-        out.diff.path = branch;
-        out.diff.text = std::move(*diff);
-        if (!out.diff.text->empty()) break;
-      }
-      if (!out.diff.text) out.diff.problem = problem;
-      return out;
-    };
-    Read files = co_await run_blocking(s.reads, read);
-    view.diff_label = std::move(files.label);
-    view.artifacts = std::move(files.artifacts);
-    view.diff = std::move(files.diff);
-    co_return html_response(200, web::page(s.frame(std::string(to_string(loop.type)) + " " + id, "",
-                                                   loops, static_cast<std::int64_t>(since)),
-                                           web::loop_body(view, s.token())));
-  }
-
   co_return html_response(404, s.error_page(loops, "no such page: " + req.path));
 }
+
+namespace {
+
+std::string loop_href(const std::string& id, const std::string& token) {
+  return web::href("/loop/" + web::url_encode(id), token);
+}
+
+awaitable<Response> tree_page(PageCall& c) {
+  web::TreeView view;
+  view.loops = c.loops;
+  view.now_ms = now_ms();
+  std::vector<std::string> plans;
+  for (const auto& row : c.loops)
+    if (row.is_plan()) plans.push_back(row.id);
+  if (plans.size() > kMaxPlansWithDetail)
+    plans.erase(plans.begin(), plans.end() - static_cast<long>(kMaxPlansWithDetail));
+  for (const auto& id : plans) {
+    Response d = co_await c.s.call("GET", "/v1/loops/" + id);
+    if (d.status == 200) view.plans[id] = api::loop_detail_from_json(d.body);
+  }
+  std::string section = web::tree_section(view, c.s.token());
+  if (c.part() == "tree") co_return html_response(200, std::move(section));
+  co_return html_response(
+      200, web::page(c.s.frame("Tree", "tree", c.loops, static_cast<std::int64_t>(c.since)),
+                     "<h1>The tree</h1>" + section));
+}
+
+awaitable<Response> gate_page(PageCall& c) {
+  web::GateView view;
+  for (const auto& row : c.loops) {
+    if (row.status == LoopStatus::awaiting_answer) view.questions.push_back(row);
+    if (row.status != LoopStatus::awaiting_approval || !row.is_plan()) continue;
+    Response d = co_await c.s.call("GET", "/v1/loops/" + row.id);
+    if (d.status != 200) continue;
+    web::GatePlan plan;
+    plan.detail = api::loop_detail_from_json(d.body);
+    const std::string rel =
+        plan.detail.loop.artifacts.empty() ? std::string() : plan.detail.loop.artifacts.front();
+    const api::LoopRow detail = plan.detail.loop;
+    const RepoPaths paths = c.s.ctx.paths;
+    auto read = [paths, detail, rel] { return web::read_artifact(paths, detail, rel); };
+    plan.plan = co_await run_blocking(c.s.reads, read);
+    view.plans.push_back(std::move(plan));
+  }
+  co_return html_response(
+      200, web::page(c.s.frame("Gate", "gate", c.loops), web::gate_body(view, c.s.token())));
+}
+
+awaitable<Response> iteration_page(PageCall& c) {
+  const std::string& id = c.p.at("id");
+  int n = 0;
+  try {
+    n = std::stoi(c.p.at("n"));
+  } catch (...) {
+    n = 0;
+  }
+  if (n <= 0) co_return html_response(404, c.s.error_page(c.loops, "no iteration " + c.p.at("n")));
+  const RepoPaths paths = c.s.ctx.paths;
+  auto read = [paths, id, n] { return web::read_iteration(paths, id, n); };
+  web::IterationFiles files = co_await run_blocking(c.s.reads, read);
+  std::string body = web::iteration_body(files);
+  if (c.part() == "body") co_return html_response(200, std::move(body));
+  co_return html_response(200, web::page(c.s.frame(id + " #" + std::to_string(n), "", c.loops),
+                                         "<h1>" + web::esc(id) + " iteration " + std::to_string(n) +
+                                             "</h1><p><a href=\"" + loop_href(id, c.s.token()) +
+                                             "\">back to the loop</a></p>" + body));
+}
+
+/// The loop's detail from the API, or the error page it becomes.
+awaitable<std::variant<api::LoopDetail, Response>> detail_of(PageCall& c, const std::string& id) {
+  Response d = co_await c.s.call("GET", "/v1/loops/" + id);
+  if (d.status != 200)
+    co_return html_response(d.status, c.s.error_page(c.loops, web::str(d.body, "error")));
+  co_return api::loop_detail_from_json(d.body);
+}
+
+awaitable<Response> file_page(PageCall& c) {
+  const std::string& id = c.p.at("id");
+  const std::string rel = c.req.query.count("path") ? c.req.query.at("path") : "";
+  auto got = co_await detail_of(c, id);
+  if (auto* r = std::get_if<Response>(&got)) co_return std::move(*r);
+  const api::LoopRow loop = std::get<api::LoopDetail>(got).loop;
+  const RepoPaths paths = c.s.ctx.paths;
+  auto read = [paths, loop, rel] { return web::read_committed(paths, loop, rel); };
+  web::ShownFile f = co_await run_blocking(c.s.reads, read);
+  co_return html_response(f.text ? 200 : 404, web::page(c.s.frame(rel + " in " + id, "", c.loops),
+                                                        web::file_body(id, f, c.s.token())));
+}
+
+awaitable<Response> loop_page(PageCall& c) {
+  const std::string& id = c.p.at("id");
+  auto got = co_await detail_of(c, id);
+  if (auto* r = std::get_if<Response>(&got)) co_return std::move(*r);
+  web::LoopView view;
+  view.detail = std::move(std::get<api::LoopDetail>(got));
+  view.now_ms = now_ms();
+  const api::LoopRow& loop = view.detail.loop;
+  std::string base = c.s.ctx.config->base_branch;
+  for (const auto& row : c.loops) {
+    if (row.parent_id == id) view.children.push_back(row);
+    if (row.id == loop.plan_id && !row.base_branch.empty()) base = row.base_branch;
+  }
+  const std::string& token = c.s.token();
+  if (c.part() == "summary") co_return html_response(200, web::loop_summary_section(view, token));
+  Response comments = co_await c.s.call("GET", "/v1/loops/" + id + "/comments");
+  if (comments.status == 200) view.comments = api::comments_from_json(comments.body).comments;
+  const RepoPaths paths = c.s.ctx.paths;
+  const api::LoopRow detail = loop;
+  auto read = [paths, detail, base] {
+    std::pair<std::vector<web::ShownFile>, web::LoopDiff> out;
+    for (const auto& a : detail.artifacts)
+      out.first.push_back(web::read_artifact(paths, detail, a));
+    out.second = web::read_loop_diff(paths, detail, base);
+    return out;
+  };
+  auto files = co_await run_blocking(c.s.reads, read);
+  view.artifacts = std::move(files.first);
+  view.diff_label = std::move(files.second.label);
+  view.diff = std::move(files.second.diff);
+  co_return html_response(200, web::page(c.s.frame(std::string(to_string(loop.type)) + " " + id, "",
+                                                   c.loops, static_cast<std::int64_t>(c.since)),
+                                         web::loop_body(view, token)));
+}
+
+/// The API call a page's form makes: method, path and JSON body (the CLI's own calls).
+struct ApiCall {
+  std::string path;
+  json body = json::object();
+};
+
+/// The form of action `action` as its API call; nullopt: no such action. Each is the call the
+/// CLI makes for the same command (`loopr pause ID` is `POST /v1/loops/ID/pause` …); a comment is
+/// `POST /v1/loops/ID/comments`, and sending the comments is ONE `iterate` with `comments`.
+std::optional<ApiCall> api_call_of(const std::string& id, const std::string& action,
+                                   std::map<std::string, std::string>& form) {
+  static const std::set<std::string> kPlain = {"approve", "pause", "resume", "stop"};
+  const std::string loop = "/v1/loops/" + id;
+  if (kPlain.count(action)) return ApiCall{loop + "/" + action};
+  if (action == "reject") return ApiCall{loop + "/reject", {{"reason", form["reason"]}}};
+  if (action == "answer") return ApiCall{loop + "/answer", {{"text", form["text"]}}};
+  if (action == "iterate")
+    return ApiCall{loop + "/iterate", api::to_json(api::IterateRequest{form["feedback"], false})};
+  if (action == "send-comments")
+    return ApiCall{loop + "/iterate", api::to_json(api::IterateRequest{form["feedback"], true})};
+  if (action == "merge") return ApiCall{"/v1/plans/" + id + "/merge"};
+  if (action == "comment") {
+    api::DiffComment c;
+    c.file = form["file"];
+    c.side = form["side"] == "old" ? "old" : "new";
+    try {
+      c.line = std::stoi(form["line"]);
+    } catch (...) {
+      c.line = 0;
+    }
+    c.text = form["text"];
+    json body = api::to_json(c);
+    body.erase("n");
+    body.erase("created_at");
+    body.erase("iteration");
+    return ApiCall{loop + "/comments", std::move(body)};
+  }
+  return std::nullopt;
+}
+
+awaitable<Response> action_post(PageCall& c) {
+  const std::string& id = c.p.at("id");
+  const std::string& action = c.p.at("action");
+  const std::string& token = c.s.token();
+  auto form = parse_form(c.req.body).value_or(std::map<std::string, std::string>{});
+  auto call = api_call_of(id, action, form);
+  if (!call) co_return html_response(404, c.s.error_page(c.loops, "no such action: " + action));
+  const bool to_gate = form["back"] == "gate";
+  const std::string back_path = to_gate ? "/gate" : "/loop/" + web::url_encode(id);
+  // Stop and merge cannot be taken back: the page asks first.
+  if ((action == "stop" || action == "merge") && form["confirmed"] != "yes")
+    co_return html_response(
+        200, web::page(c.s.frame("Confirm", "", c.loops),
+                       web::confirm_body(id, action, token, web::href(back_path, token))));
+  Response done = co_await c.s.call("POST", call->path, {}, call->body.dump());
+  if (done.status == 200 || done.status == 201) {
+    const std::string anchor = action == "comment" || action == "send-comments" ? "#comments" : "";
+    co_return redirect(back_path + "?token=" + token + anchor);
+  }
+  co_return html_response(done.status, web::page(c.s.frame("Not done", "", c.loops),
+                                                 web::error_body(web::str(done.body, "error"),
+                                                                 web::href(back_path, token))));
+}
+
+}  // namespace
 
 }  // namespace loopr::daemon

@@ -33,8 +33,11 @@ class WebUi {
   /// The address to open: `http://127.0.0.1:PORT/?token=…`.
   std::string url() const;
 
- private:
+  /// What the pages work on (the engine's context, the API, the reads pool, the access);
+  /// web_ui.cpp's own.
   struct State;
+
+ private:
   std::shared_ptr<State> state_;
 };
 

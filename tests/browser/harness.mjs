@@ -92,8 +92,9 @@ export async function closeBrowser(browser) {
 }
 
 /// A mock-llm script whose plan names `specs` (with an optional `planBody` instead) and whose
-/// spec, phase and code loops each take `delayMs` per model turn.
-export function treeScript({ specs = ['alpha'], planBody = null, planDelayMs = 0, delayMs = 0 } = {}) {
+/// spec, phase and code loops each take `delayMs` per model turn. `codeRules`: mock-llm rules
+/// (YAML list items) that replace the code loop's own (each writes `code/{{loop_id}}.txt`).
+export function treeScript({ specs = ['alpha'], planBody = null, planDelayMs = 0, delayMs = 0, codeRules = null } = {}) {
   const indent = (text, n) => text.split('\n').map((l) => (l ? ' '.repeat(n) + l : l)).join('\n');
   const plan = planBody ||
     '# Plan for the browser test\n\n## Overview\nMake **files** with `code` in them.\n\n## Phases\n' +
@@ -123,13 +124,13 @@ rules:
 ` + delay(delayMs) + writer(spec) + String.raw`  - name: phase
     match: {loop_type: phase, first_user: "` + '`' + String.raw`(\\.loopr/phases/[^` + '`' + String.raw`]+)` + '`' + `"}
     reply:
-` + delay(delayMs) + writer(phase) + `  - name: code
+` + delay(delayMs) + writer(phase) + (codeRules ?? `  - name: code
     match: {loop_type: code}
     reply:
 ` + delay(delayMs) + `      tool_use:
         - name: write_file
           input: {path: "code/{{loop_id}}.txt", content: "made by {{loop_id}}\\n"}
-`;
+`);
 }
 
 /// A temp git repository with `.loopr/config.yml` pointing at a fresh loopr-mock-llm playing
@@ -191,6 +192,22 @@ export function startWeb(repo) {
   const m = url.match(/^http:\/\/127\.0\.0\.1:(\d+)\/\?token=([0-9a-f]{64})$/);
   if (!m) throw new Error('loopr web printed ' + url);
   return { url, port: Number(m[1]), token: m[2], base: `http://127.0.0.1:${m[1]}` };
+}
+
+/// A page of `browser` that records what must not happen in `page.problems`: script errors,
+/// console errors, dialogs (dismissed).
+export async function newPage(browser, viewport = { width: 1280, height: 900 }) {
+  const page = await browser.newPage({ viewport });
+  page.problems = [];
+  page.on('pageerror', (e) => page.problems.push('page error: ' + e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') page.problems.push('console: ' + m.text());
+  });
+  page.on('dialog', (d) => {
+    page.problems.push('dialog: ' + d.message());
+    d.dismiss();
+  });
+  return page;
 }
 
 export async function screenshot(page, name) {

@@ -21,26 +21,11 @@ after(async () => {
   if (repo) await repo.stop();
 });
 
-/// A page that records what must not happen: script errors, console errors, dialogs.
-async function newPage() {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-  page.problems = [];
-  page.on('pageerror', (e) => page.problems.push('page error: ' + e.message));
-  page.on('console', (m) => {
-    if (m.type() === 'error') page.problems.push('console: ' + m.text());
-  });
-  page.on('dialog', (d) => {
-    page.problems.push('dialog: ' + d.message());
-    d.dismiss();
-  });
-  return page;
-}
-
 const statusOf = (page, id) =>
   page.evaluate((id) => document.querySelector(`tr[data-id="${id}"] .status`)?.textContent ?? null, id);
 
 test('the tree updates live, and approving from the page starts the specs', async () => {
-  const page = await newPage();
+  const page = await h.newPage(browser, { width: 1280, height: 860 });
   await page.goto(web.url);
   assert.match(await page.textContent('#tree'), /No loops yet/);
   await page.waitForSelector('#live.on');
@@ -85,14 +70,14 @@ test('the tree updates live, and approving from the page starts the specs', asyn
 });
 
 test("a code loop's page shows its diff and, opened, an iteration's transcript", async () => {
-  const page = await newPage();
+  const page = await h.newPage(browser, { width: 1280, height: 860 });
   await page.goto(web.url);
   await page.click('a.id:text-is("code-001-001-001")');
   await page.waitForURL(/\/loop\/code-001-001-001\?token=/);
-  const diff = page.locator('pre.diff');
+  const diff = page.locator('div.diff details.dfile[data-file="code/code-001-001-001.txt"]');
   await diff.waitFor();
-  assert.equal(await diff.locator('.add', { hasText: '+made by code-001-001-001' }).count(), 1);
-  assert.equal(await diff.locator('.file', { hasText: '+++ b/code/code-001-001-001.txt' }).count(), 1);
+  assert.equal(await diff.locator('tr.l.add td.c', { hasText: '+made by code-001-001-001' }).count(), 1);
+  assert.equal(await diff.locator('tr.l.add td.ln').nth(1).textContent(), '1');
 
   const iteration = page.locator('details.iteration[data-n="1"]');
   assert.equal(await iteration.evaluate((d) => d.open), false); // collapsed by default
@@ -112,6 +97,6 @@ test("a code loop's page shows its diff and, opened, an iteration's transcript",
   // The whole tree's change, still shown after it merged into main: every code loop's file.
   assert.match(await page.textContent('.diff-section summary'), /git diff [0-9a-f]{12}\.\.\.loopr\/001$/);
   for (const id of ['code-001-001-001', 'code-001-002-001'])
-    assert.equal(await page.locator('pre.diff .file', { hasText: `+++ b/code/${id}.txt` }).count(), 1, id);
+    assert.equal(await page.locator(`div.diff details.dfile[data-file="code/${id}.txt"]`).count(), 1, id);
   assert.deepEqual(page.problems, []);
 });

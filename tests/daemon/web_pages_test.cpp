@@ -162,8 +162,10 @@ TEST(WebPagesTest, TheLoopPageShowsFieldsArtifactsDiffAndCollapsedIterations) {
   expect_inert(html);
   EXPECT_TRUE(has(html, "data-live=\"summary\"")) << html;
   EXPECT_TRUE(has(html, "<h2>Overview</h2>")) << html;
-  EXPECT_TRUE(has(html, "<span class=\"del\">-" + kEvilEscaped + "</span>")) << html;
-  EXPECT_TRUE(has(html, "<span class=\"add\">+new</span>")) << html;
+  EXPECT_TRUE(has(html, "<td class=\"ln\">1</td><td class=\"ln\"></td><td class=\"c\"><span "
+                       "class=\"sg\">-</span>" + kEvilEscaped + "</td>")) << html;
+  EXPECT_TRUE(has(html, "<td class=\"ln\"></td><td class=\"ln\">1</td><td class=\"c\"><span "
+                       "class=\"sg\">+</span>new</td>")) << html;
   EXPECT_TRUE(has(html, "<details class=\"iteration\" data-n=\"2\"")) << html;
   EXPECT_FALSE(has(html, "<details class=\"iteration\" data-n=\"2\" open")) << html;
   EXPECT_TRUE(has(html, "data-src=\"/loop/001/iterations/1?token=" + kToken + "&amp;part=body\""))

@@ -172,7 +172,7 @@ TEST_F(WebUiTest, PagesAssetsAndTheEventStream) {
   // At the gate the plan's diff is its own branch, from the base commit it started from.
   const std::string fork = git("rev-parse main").substr(0, 12);
   EXPECT_TRUE(has(loop.body, "git diff " + fork + "...loopr/001-loops/001")) << loop.body;
-  EXPECT_TRUE(has(loop.body, "+++ b/.loopr/plans/")) << loop.body;
+  EXPECT_TRUE(has(loop.body, "data-file=\".loopr/plans/")) << loop.body;
   EXPECT_TRUE(has(loop.body, "<details class=\"iteration\" data-n=\"1\"")) << loop.body;
   EXPECT_EQ(get("/loop/" + id, "part=summary").body.rfind("<section id=\"summary\"", 0), 0u);
   auto iteration = get("/loop/" + id + "/iterations/1", "part=body");
@@ -251,7 +251,7 @@ TEST_F(WebUiTest, DecisionsFromThePageAreTheApisCalls) {
   EXPECT_EQ(answered.status, 303) << answered.body;
   ASSERT_TRUE(wait_status(code, "complete", std::chrono::seconds(90))) << dump_loops();
   auto page = get("/loop/" + code);
-  EXPECT_TRUE(has(page.body, "+PORT-8080")) << page.body;  // the branch's diff
+  EXPECT_TRUE(has(page.body, "<span class=\"sg\">+</span>PORT-8080</td>")) << page.body;  // the diff
 
   // reject: a second plan fails.
   const std::string second = submit("Another");
@@ -260,6 +260,83 @@ TEST_F(WebUiTest, DecisionsFromThePageAreTheApisCalls) {
   EXPECT_EQ(rejected.status, 303) << rejected.body;
   EXPECT_TRUE(wait_status(second, "failed")) << dump_loops();
   EXPECT_EQ(post("/loop/" + second + "/explode", "").status, 404);
+}
+
+// Issue 43: comments on two lines of a failed code loop's diff, kept across a daemon restart,
+// become ONE iteration whose prompt names file and line of each, in order.
+TEST_F(WebUiTest, CommentsOnTwoLinesBecomeOneIterationsFeedbackAcrossARestart) {
+  TreeScript script;
+  script.specs = {"alpha"};
+  script.phases = 1;
+  // The code loop keeps its work WIP (the validation fails) until the comments reach it.
+  script.extra_rules =
+      "  - name: code-commented\n    match: {loop_type: code, turn: 1, first_user: \"Comments on "
+      "lines of the diff\"}\n    reply:\n      tool_use:\n        - name: write_file\n"
+      "          input: {path: \"wip/{{loop_id}}.txt\", content: \"done\\n\"}\n"
+      "  - name: code-wip\n    match: {loop_type: code, turn: 1}\n    reply:\n      tool_use:\n"
+      "        - name: write_file\n          input: {path: \"code/{{loop_id}}.txt\", content: "
+      "\"one\\ntwo\\nthree\\n\"}\n        - name: write_file\n          input: {path: "
+      "\"wip/{{loop_id}}.txt\", content: \"WIP\\n\"}\n";
+  start_tree(script);
+  const std::string id = submit("Write three lines");
+  ASSERT_TRUE(wait_status(id, "awaiting_approval")) << dump_loops();
+  ASSERT_EQ(api("POST", "/v1/loops/" + id + "/approve", json::object()).status, 200);
+  const std::string code = "code-001-001-001";
+  ASSERT_TRUE(wait_status(code, "failed", std::chrono::seconds(120))) << dump_loops();
+  const int before = static_cast<int>(api("GET", "/v1/loops/" + code).body["iterations"].size());
+
+  const std::string file = "code%2Fcode-001-001-001.txt";
+  EXPECT_EQ(post("/loop/" + code + "/comment",
+                 "back=loop&file=" + file + "&side=new&line=2&text=say+TWO")
+                .status,
+            303);
+  EXPECT_EQ(post("/loop/" + code + "/comment",
+                 "back=loop&file=" + file + "&side=new&line=3&text=and+THREE%0Aplease")
+                .status,
+            303);
+  // Refused: no such side, no line, no text.
+  EXPECT_EQ(api("POST", "/v1/loops/" + code + "/comments",
+                {{"file", "x"}, {"line", 1}, {"side", "up"}, {"text", "t"}})
+                .status,
+            400);
+  EXPECT_EQ(api("POST", "/v1/loops/" + code + "/comments", {{"file", "x"}, {"text", "t"}}).status,
+            400);
+  EXPECT_EQ(api("POST", "/v1/loops/" + code + "/comments", {{"file", "x"}, {"line", 1}}).status,
+            400);
+  EXPECT_EQ(api("POST", "/v1/loops/code-009-001-001/comments",
+                {{"file", "x"}, {"line", 1}, {"text", "t"}})
+                .status,
+            404);
+
+  // Stored with the loop: a restart keeps them (and the page shows them, waiting).
+  stop_daemon();
+  start_daemon();
+  start_web();
+  auto listed = api("GET", "/v1/loops/" + code + "/comments");
+  ASSERT_EQ(listed.status, 200);
+  ASSERT_EQ(listed.body["comments"].size(), 2u) << listed.body.dump();
+  EXPECT_TRUE(listed.body["comments"][0]["iteration"].is_null());
+  EXPECT_TRUE(has(get("/loop/" + code).body, "Send 2 comments as one iteration"));
+
+  EXPECT_EQ(post("/loop/" + code + "/send-comments", "back=loop").status, 303);
+  ASSERT_TRUE(wait_status(code, "complete", std::chrono::seconds(120))) << dump_loops();
+  listed = api("GET", "/v1/loops/" + code + "/comments");
+  const int took = listed.body["comments"][0].value("iteration", 0);
+  EXPECT_GT(took, before) << listed.body.dump();
+  EXPECT_EQ(listed.body["comments"][1].value("iteration", 0), took) << "one iteration took both";
+  // The iteration before it had not seen them: `took` is the first to read them.
+  EXPECT_EQ(read_file(paths().iteration_dir(code, took - 1) / "prompt.md").find("Comments on lines"),
+            std::string::npos);
+  const std::string prompt = read_file(paths().iteration_dir(code, took) / "prompt.md");
+  const auto first = prompt.find("1. code/code-001-001-001.txt line 2:\n   say TWO\n");
+  const auto second =
+      prompt.find("2. code/code-001-001-001.txt line 3:\n   and THREE\n   please\n");
+  EXPECT_NE(first, std::string::npos) << prompt;
+  EXPECT_NE(second, std::string::npos) << prompt;
+  EXPECT_LT(first, second) << prompt;
+  // Nothing left to send: the page offers no send, the API refuses another.
+  EXPECT_FALSE(has(get("/loop/" + code).body, "send-comments"));
+  EXPECT_EQ(api("POST", "/v1/loops/" + code + "/iterate", {{"comments", true}}).status, 409);
 }
 
 }  // namespace

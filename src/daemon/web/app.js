@@ -88,4 +88,57 @@
     },
     true
   );
+  // Comments on diff lines: a click on a line of a diff that takes comments opens a form under
+  // it (built from elements: nothing from the page becomes HTML). The form posts to the page's
+  // own `/loop/ID/comment`, which stores the comment with the loop.
+  function hidden(name, value) {
+    const input = document.createElement('input');
+    input.type = 'hidden';
+    input.name = name;
+    input.value = value;
+    return input;
+  }
+
+  document.addEventListener('click', (ev) => {
+    const t = ev.target;
+    if (!(t instanceof Element) || t.closest('a, form, button, textarea, input, summary')) return;
+    const row = t.closest('div.diff[data-comment] tr.l');
+    if (!row || String(window.getSelection() || '').length) return;
+    const next = row.nextElementSibling;
+    if (next && next.classList.contains('comment-form')) {
+      next.remove();
+      return;
+    }
+    const file = row.closest('details.dfile').dataset.file;
+    const tr = document.createElement('tr');
+    tr.className = 'comment-form';
+    const td = document.createElement('td');
+    td.colSpan = 3;
+    const form = document.createElement('form');
+    form.method = 'post';
+    form.action = location.pathname.replace(/\/+$/, '') + '/comment';
+    form.className = 'wide';
+    form.append(hidden('token', token), hidden('back', 'loop'), hidden('file', file),
+      hidden('side', row.dataset.side), hidden('line', row.dataset.line));
+    const text = document.createElement('textarea');
+    text.name = 'text';
+    text.required = true;
+    text.rows = 3;
+    text.placeholder = 'comment on ' + file + ' line ' + row.dataset.line;
+    text.setAttribute('aria-label', 'comment');
+    const add = document.createElement('button');
+    add.type = 'submit';
+    add.className = 'add-comment';
+    add.textContent = 'Add comment';
+    const cancel = document.createElement('button');
+    cancel.type = 'button';
+    cancel.className = 'cancel';
+    cancel.textContent = 'Cancel';
+    cancel.addEventListener('click', () => tr.remove());
+    form.append(text, add, cancel);
+    td.append(form);
+    tr.append(td);
+    row.after(tr);
+    text.focus();
+  });
 })();

@@ -1,0 +1,54 @@
+// Comments a person wrote on lines of a loop's diff (the web UI's review), typed: what
+// `POST /v1/loops/{id}/comments` takes, what `GET /v1/loops/{id}/comments` answers, and the
+// `iterate` body that sends the pending ones as one iteration's feedback. One codec each way,
+// keeping the JSON as src/daemon/API.md has it; reading never throws.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace loopr::api {
+
+/// One comment on one line of a loop's diff.
+struct DiffComment {
+  int n = 0;                    ///< 1, 2, … in the order they were written (per loop)
+  std::string file;             ///< the path as the diff names it
+  int line = 0;                 ///< 1-based, in `side`'s version of the file
+  std::string side;             ///< "new" (an added or unchanged line) | "old" (a removed line)
+  std::string text;             ///< what the person wrote
+  std::int64_t created_at = 0;  ///< ms since the epoch
+  int iteration = 0;            ///< the iteration whose feedback took it; 0: not sent yet
+};
+
+/// `GET /v1/loops/{id}/comments`: every comment of the loop, oldest first.
+struct CommentsView {
+  std::vector<DiffComment> comments;
+};
+
+/// `POST /v1/loops/{id}/iterate`: the person's feedback and, with `comments`, the loop's
+/// pending diff comments appended to it (then the feedback may be empty).
+struct IterateRequest {
+  std::string feedback;
+  bool comments = false;
+};
+
+/// The longest comment text and file name the API takes (bytes).
+inline constexpr std::size_t kMaxCommentBytes = 16 * 1024;
+inline constexpr std::size_t kMaxCommentFileBytes = 4096;
+/// Comments a loop may hold (sent ones included); more are refused.
+inline constexpr std::size_t kMaxCommentsPerLoop = 500;
+
+nlohmann::json to_json(const DiffComment& c);
+DiffComment comment_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const CommentsView& v);
+CommentsView comments_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const IterateRequest& r);
+IterateRequest iterate_request_from_json(const nlohmann::json& j);
+
+/// The pending comments as the feedback text a loop reads: one numbered entry per comment, in
+/// order, each naming its file and line (the file name on one line, its controls made visible).
+std::string comments_feedback(const std::vector<DiffComment>& pending);
+
+}  // namespace loopr::api

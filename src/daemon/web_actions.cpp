@@ -1,0 +1,160 @@
+// The loop page's actions and comments (web_pages.hpp): the forms of every action the CLI has,
+// the confirmation before a stop or a merge, the diff comments with their outcome, and what the
+// page title says waits for the person.
+#include <loopr/core/loop.hpp>
+
+#include "daemon/web_html.hpp"
+#include "daemon/web_pages.hpp"
+
+namespace loopr::daemon::web {
+
+namespace {
+
+std::string hidden(const std::string& token, const std::string& back) {
+  return "<input type=\"hidden\" name=\"token\" value=\"" + esc(token) +
+         "\"><input type=\"hidden\" name=\"back\" value=\"" + esc(back) + "\">";
+}
+
+std::string action_path(const std::string& id, std::string_view action) {
+  return "/loop/" + url_encode(id) + "/" + std::string(action);
+}
+
+/// A one-button form; `extra` is more HTML inside it (fields).
+std::string button_form(const std::string& id, std::string_view action, const std::string& label,
+                        const std::string& token, const std::string& extra = {}) {
+  return "<form method=\"post\" action=\"" + esc(action_path(id, action)) + "\">" +
+         hidden(token, "loop") + extra + "<button type=\"submit\" class=\"" + std::string(action) +
+         "\">" + label + "</button></form>";
+}
+
+bool terminal(LoopStatus s) {
+  return s == LoopStatus::complete || s == LoopStatus::failed || s == LoopStatus::stopped ||
+         s == LoopStatus::invalidated;
+}
+
+/// Whether `iterate` takes feedback for the loop now (the manager's rule; the plan at its gate
+/// has the gate's own forms).
+bool takes_feedback(const api::LoopRow& d) {
+  if (d.is_plan())
+    return d.status == LoopStatus::complete || d.status == LoopStatus::failed ||
+           d.status == LoopStatus::blocked;
+  return d.status == LoopStatus::failed || d.status == LoopStatus::stopped ||
+         d.status == LoopStatus::paused || d.status == LoopStatus::blocked;
+}
+
+/// Whether `loopr merge` is what the plan's tree waits for: complete under `merge: manual`, held
+/// back for review, or a merge that failed.
+bool waits_for_merge(const api::LoopRow& d) {
+  if (!d.is_plan() || !d.merged_into_base.empty()) return false;
+  if (d.status == LoopStatus::blocked && d.end_reason == EndReason::held_for_review) return true;
+  return d.tree_verdict &&
+         (*d.tree_verdict == TreeVerdict::complete || *d.tree_verdict == TreeVerdict::merge_failed);
+}
+
+}  // namespace
+
+std::string action_forms(const LoopView& v, const std::string& token) {
+  const api::LoopRow& d = v.detail.loop;
+  const std::string& id = d.id;
+  std::string buttons;
+  if (d.status == LoopStatus::pending || d.status == LoopStatus::running ||
+      d.status == LoopStatus::rebasing || d.status == LoopStatus::awaiting_answer)
+    buttons += button_form(id, "pause", "Pause", token);
+  if (d.status == LoopStatus::paused) buttons += button_form(id, "resume", "Resume", token);
+  if (waits_for_merge(d)) buttons += button_form(id, "merge", "Merge into the base branch…", token);
+  if (!terminal(d.status)) buttons += button_form(id, "stop", "Stop…", token);
+  std::string out;
+  if (!buttons.empty()) out += "<div class=\"actions\">" + buttons + "</div>";
+  if (takes_feedback(d))
+    out += "<div class=\"actions\"><form method=\"post\" class=\"wide\" action=\"" +
+           esc(action_path(id, "iterate")) + "\">" + hidden(token, "loop") +
+           "<textarea name=\"feedback\" required rows=\"3\" placeholder=\"what to change\" "
+           "aria-label=\"feedback\"></textarea><button type=\"submit\" class=\"iterate\">Iterate "
+           "with this feedback</button></form></div>";
+  if (out.empty()) return {};
+  return "<section class=\"decide loop-actions\"><h2>Actions</h2>" + out + "</section>";
+}
+
+std::string confirm_body(const std::string& id, const std::string& action, const std::string& token,
+                         const std::string& back_href) {
+  const bool stop = action == "stop";
+  std::string out = "<section class=\"confirm\"><h1>" +
+                    std::string(stop ? "Stop loop " : "Merge plan ") + esc(id) + "?</h1><p>" +
+                    (stop ? "The loop and every loop below it stop now; their work so far stays "
+                            "on their branches (iterate to go on)."
+                          : "The plan's integration branch is merged into the base branch.") +
+                    "</p><div class=\"actions\"><form method=\"post\" action=\"" +
+                    esc(action_path(id, action)) + "\">" + hidden(token, "loop") +
+                    "<input type=\"hidden\" name=\"confirmed\" value=\"yes\"><button "
+                    "type=\"submit\" class=\"confirm " +
+                    esc(action) + "\">" + (stop ? "Yes, stop it" : "Yes, merge it") +
+                    "</button></form><a href=\"" + back_href + "\">No, go back</a></div></section>";
+  return out;
+}
+
+std::string comment_html(const api::DiffComment& c, const std::string& loop_id,
+                         const std::string& token) {
+  std::string outcome = "waiting to be sent";
+  if (c.iteration > 0) {
+    const std::string n = std::to_string(c.iteration);
+    outcome = "sent: iteration <a href=\"" +
+              href("/loop/" + url_encode(loop_id) + "/iterations/" + n, token) + "\">#" + n +
+              "</a> took it";
+  }
+  return "<div class=\"comment " + std::string(c.iteration > 0 ? "sent" : "pending") +
+         "\" data-n=\"" + std::to_string(c.n) + "\"><span class=\"where\">" + esc(c.file) +
+         " line " + std::to_string(c.line) + (c.side == "old" ? " (old)" : "") +
+         "</span> <span class=\"outcome\">" + outcome + "</span><div class=\"text\">" +
+         esc(c.text) + "</div></div>";
+}
+
+std::string comments_section(const LoopView& v, const std::string& token) {
+  const api::LoopRow& d = v.detail.loop;
+  std::string out = "<section class=\"comments\" id=\"comments\"><h2>Comments on the diff</h2>";
+  if (v.comments.empty()) {
+    out +=
+        "<p class=\"empty\">None. Click a line of the diff to comment on it; the comments go "
+        "back to the loop together, as one iteration's feedback.</p></section>";
+    return out;
+  }
+  int pending = 0;
+  out += "<ol class=\"comment-list\">";
+  for (const auto& c : v.comments) {
+    out += "<li>" + comment_html(c, d.id, token) + "</li>";
+    if (c.iteration == 0) ++pending;
+  }
+  out += "</ol>";
+  if (pending == 0) return out + "</section>";
+  const bool gate = d.is_plan() && d.status == LoopStatus::awaiting_approval;
+  if (gate || takes_feedback(d))
+    out += "<form method=\"post\" class=\"wide send-comments\" action=\"" +
+           esc(action_path(d.id, "send-comments")) + "\">" + hidden(token, "loop") +
+           "<textarea name=\"feedback\" rows=\"2\" placeholder=\"more feedback (optional)\" "
+           "aria-label=\"more feedback\"></textarea><button type=\"submit\" "
+           "class=\"send-comments\">Send " +
+           std::to_string(pending) + (pending == 1 ? " comment" : " comments") +
+           " as one iteration</button></form>";
+  else
+    out +=
+        "<p class=\"dim\">The loop takes them when it can take feedback: once it is paused, "
+        "stopped or failed (a plan: at its gate or when its tree ended).</p>";
+  return out + "</section>";
+}
+
+std::string waiting_summary(const std::vector<api::LoopRow>& loops) {
+  std::vector<std::string> items;
+  for (const auto& row : loops) {
+    if (row.is_plan() && row.status == LoopStatus::awaiting_approval)
+      items.push_back("plan " + row.id + " at the gate");
+    else if (row.status == LoopStatus::awaiting_answer)
+      items.push_back(row.id + " asks");
+    else if (waits_for_merge(row))
+      items.push_back("plan " + row.id + " waits for its merge");
+  }
+  if (items.empty()) return {};
+  std::string out = items.front();
+  if (items.size() > 1) out += " (+" + std::to_string(items.size() - 1) + " more)";
+  return out;
+}
+
+}  // namespace loopr::daemon::web

@@ -1,0 +1,37 @@
+// What the web UI's pages read from the repository and the transcripts, off the io thread (each
+// a blocking call for the reads pool): artifacts, a loop's diff, a file as a loop's branch has it,
+// an iteration's files. Everything read is model-written: it is shown, never interpreted.
+#pragma once
+
+#include <string>
+
+#include <loopr/api/views.hpp>
+#include <loopr/core/repo_paths.hpp>
+
+#include "daemon/web_pages.hpp"
+
+namespace loopr::daemon::web {
+
+/// At most 1 MiB of a file; `problem` when it cannot be opened.
+ShownFile read_shown(const std::filesystem::path& p, std::string shown_path);
+
+/// An artifact: from the loop's worktree while it has one (a regular file inside it, never
+/// through a symlink that leaves it), else as committed on its branch, on its plan's integration
+/// branch, or archived.
+ShownFile read_artifact(const RepoPaths& paths, const api::LoopRow& loop, const std::string& rel);
+
+/// `rel` as committed on the loop's branches (the ones its diff is made from; a plan's
+/// integration branch first). Committed only: a symlink is shown as the path it holds.
+ShownFile read_committed(const RepoPaths& paths, const api::LoopRow& loop, const std::string& rel);
+
+/// A loop's diff: its `label` (`git diff FROM...BRANCH`) and text. `base`: the base branch.
+struct LoopDiff {
+  std::string label;
+  ShownFile diff;
+};
+LoopDiff read_loop_diff(const RepoPaths& paths, const api::LoopRow& loop, const std::string& base);
+
+/// Iteration `n`'s files: prompt.md, conversation.jsonl, validation.log, review.md.
+IterationFiles read_iteration(const RepoPaths& paths, const std::string& id, int n);
+
+}  // namespace loopr::daemon::web

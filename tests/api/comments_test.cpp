@@ -1,0 +1,48 @@
+// The diff comments' codec and the feedback text they become (loopr/api/comments.hpp).
+#include <loopr/api/comments.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace loopr::api;
+
+TEST(CommentsCodecTest, RoundTripsAndReadsBadFieldsAsDefaults) {
+  DiffComment c{3, "src/a.cpp", 12, "old", "why?", 1700000000000, 5};
+  DiffComment back = comment_from_json(to_json(c));
+  EXPECT_EQ(back.n, 3);
+  EXPECT_EQ(back.file, "src/a.cpp");
+  EXPECT_EQ(back.line, 12);
+  EXPECT_EQ(back.side, "old");
+  EXPECT_EQ(back.text, "why?");
+  EXPECT_EQ(back.iteration, 5);
+  c.iteration = 0;
+  EXPECT_TRUE(to_json(c)["iteration"].is_null());
+  DiffComment bad = comment_from_json({{"line", "x"}, {"side", "sideways"}, {"file", 3}});
+  EXPECT_EQ(bad.line, 0);
+  EXPECT_EQ(bad.side, "new");
+  EXPECT_EQ(bad.file, "");
+  EXPECT_EQ(comments_from_json({{"comments", {to_json(c)}}}).comments.size(), 1u);
+  IterateRequest r = iterate_request_from_json(to_json(IterateRequest{"more", true}));
+  EXPECT_EQ(r.feedback, "more");
+  EXPECT_TRUE(r.comments);
+  EXPECT_FALSE(iterate_request_from_json({{"feedback", "x"}}).comments);
+}
+
+TEST(CommentsFeedbackTest, NamesFileAndLineOfEachCommentInOrder) {
+  std::vector<DiffComment> pending = {{1, "code/a.txt", 3, "new", "use 4 spaces", 0, 0},
+                                      {2, "code/b.txt", 7, "old", "keep this line\nit matters", 0, 0}};
+  EXPECT_EQ(comments_feedback(pending),
+            "Comments on lines of the diff (2, in order):\n"
+            "1. code/a.txt line 3:\n   use 4 spaces\n"
+            "2. code/b.txt line 7 (a removed line, numbered in the old version):\n"
+            "   keep this line\n   it matters\n");
+  EXPECT_EQ(comments_feedback({}), "");
+}
+
+TEST(CommentsFeedbackTest, AHostileFileNameStaysOnItsLine) {
+  // A name that would start a new entry and hide an escape sequence: one line, controls visible.
+  std::vector<DiffComment> pending = {{1, "x\n2. evil.txt line 1:\n\x1b[2J", 1, "new", "t", 0, 0}};
+  const std::string said = comments_feedback(pending);
+  EXPECT_EQ(said.find("\n2. "), std::string::npos) << said;
+  EXPECT_EQ(said.find('\x1b'), std::string::npos) << said;
+  EXPECT_NE(said.find("1. x\\n2. evil.txt line 1:\\n^[[2J line 1:"), std::string::npos) << said;
+}
