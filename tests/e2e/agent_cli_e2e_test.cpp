@@ -16,21 +16,16 @@
 #include "support/mock_llm.hpp"
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
+#include "support/tree_artifacts.hpp"
 
 using namespace loopr::testing;
 namespace fs = std::filesystem;
 
 namespace {
 
-const char* kPlan =
-    "# Plan\n\n## Overview\nWrite a file.\n\n## Phases\n1. Write it.\n\n## Success Criteria\n- "
-    "check.sh passes.\n\n## Specs to Create\n- spec-files: Write the file.\n";
-const char* kSpec =
-    "# Spec\n\n## Parent Plan\nThe plan.\n\n## Overview\nA file.\n\n## Phases\n1. **Part one**\n"
-    "   Write it.\n   - Files: code/x.txt\n";
-const char* kPhase =
-    "# Phase\n\n## Parent Spec\nThe spec.\n\n## Task\nWrite the file.\n\n## Specific Work\n- "
-    "Write it.\n\n## Success Criteria\n- check.sh passes.\n";
+const char* kPlan = kTreePlan;
+const char* kSpec = kTreeSpec;
+const char* kPhase = kTreePhase;
 
 fs::path cli_path(const std::string& name) {
   return fs::path(LOOPR_SOURCE_DIR) / "tests/agent_clis/node_modules/.bin" / name;
