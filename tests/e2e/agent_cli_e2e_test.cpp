@@ -123,6 +123,7 @@ class AgentCliE2eTest : public ::testing::Test {
     write_file(repo / ".loopr/config.yml",
                "base_branch: main\nmerge: auto\nllm:\n  provider: " + provider + "\n  base_url: " +
                    mock->url() + "\n  " + provider + ": {command: " + cli_path(provider).string() +
+                   ", model: " + (provider == "codex" ? "gpt-9-codex" : "gemini-9-pro") +
                    "}\n  max_retries: 2\n"
                    "pricing:\n  gpt-9-codex: {input: 1.25, output: 10, cache_write: 0, "
                    "cache_read: 0.125}\n  gemini-9-pro: {input: 1.25, output: 10, cache_write: 0, "
