@@ -48,13 +48,13 @@ llm:
 }
 
 TEST(ConfigProvidersTest, UnknownValuesAndKeysAreErrorsNamingThem) {
-  EXPECT_NE(testing::config_error_of("llm:\n  codex: {reasoning_effort: huge}\n")
+  EXPECT_NE(loopr::testing::config_error_of("llm:\n  codex: {reasoning_effort: huge}\n")
                 .find("llm.codex.reasoning_effort"),
             std::string::npos);
   EXPECT_NE(
-      testing::config_error_of("llm:\n  gemini: {sandbox: true}\n").find("llm.gemini.sandbox"),
+      loopr::testing::config_error_of("llm:\n  gemini: {sandbox: true}\n").find("llm.gemini.sandbox"),
       std::string::npos);
-  auto bad = testing::config_error_of("llm:\n  provider: codex-cli\n");
+  auto bad = loopr::testing::config_error_of("llm:\n  provider: codex-cli\n");
   EXPECT_NE(bad.find("openai-responses"), std::string::npos) << bad;
   for (const char* p : {"openai-responses", "codex", "gemini"})
     EXPECT_TRUE(parse_config(std::string("llm:\n  provider: ") + p + "\n", "x.yml").ok()) << p;

@@ -224,7 +224,9 @@ TEST_P(ResponsesIntegrationTest, ErrorEventAfter200IsRetryable) {
   Outcome o = h.call(user_request("error event"));
   ASSERT_FALSE(o.ok());
   EXPECT_TRUE(o.error().retryable);
-  if (stream()) EXPECT_NE(o.error().message.find("server_error"), std::string::npos);
+  if (stream()) {
+    EXPECT_NE(o.error().message.find("server_error"), std::string::npos);
+  }
 }
 
 TEST_P(ResponsesIntegrationTest, MalformedJsonIsARetryableProtocolError) {
