@@ -146,8 +146,9 @@ TEST_P(AgentCliEscapeTest, AHostileCliChangesNothingOfThePersonsAndReachesOnlyTh
     EXPECT_EQ(conv.find("other_tls=200"), std::string::npos) << loop;
     EXPECT_NE(conv.find("api=404"), std::string::npos) << loop << ": the API host is reachable";
     EXPECT_NE(conv.find("cfg=private"), std::string::npos) << loop;
-    if (std::string(loop) != "code-001-001-001")
+    if (std::string(loop) != "code-001-001-001") {
       EXPECT_NE(conv.find("writes only its artifact"), std::string::npos) << loop;
+    }
   }
   for (const char* evil : {"evil-plan.txt", "evil-spec.txt", "evil-phase.txt"})
     EXPECT_NE(run_command(std::string("git cat-file -e main:") + evil, repo.string()).exit_code, 0)
