@@ -150,7 +150,12 @@ class AgentCliE2eTest : public ::testing::Test {
     EXPECT_EQ(exit_code, 0) << output;
     EXPECT_EQ(run_command("git show main:code/code-001-001-001.txt", repo.string()).output,
               "made by code-001-001-001\n");
-    EXPECT_EQ(run_command("git show main:.loopr/plans/001.md", repo.string()).output, kPlan);
+    // The plan the CLI wrote (its file name is loopr's) is the one that landed.
+    std::string plan =
+        run_command("git ls-tree -r --name-only main .loopr/plans", repo.string()).output;
+    ASSERT_FALSE(plan.empty()) << "no plan on main";
+    plan = plan.substr(0, plan.find('\n'));
+    EXPECT_EQ(run_command("git show main:" + plan, repo.string()).output, kPlan) << plan;
     // Every loop ran the real CLI: its requests carry the loop's headers, through the proxy.
     auto requests = mock->requests();
     std::set<std::string> loops;
