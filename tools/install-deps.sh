@@ -2,7 +2,10 @@
 # Installs the Debian packages loopr builds and tests with (bubblewrap: the sandbox for commands;
 # dpkg-dev, help2man, man-db, lintian, zsh, bash-completion: the Debian package, the man pages,
 # the completions; slurm-wlm, munge: the one-node Slurm cluster the Slurm executor's tests start;
-# chromium: the browser the web UI's tests drive, with tests/browser's pinned npm packages).
+# chromium: the browser the web UI's tests drive, with tests/browser's pinned npm packages; the
+# agent CLIs the codex and gemini providers run, pinned in tests/agent_clis: @openai/codex, whose
+# Linux binary ships in the package, and @google/gemini-cli, ~520 MB together; skipped with
+# LOOPR_SKIP_AGENT_CLIS=1).
 # Idempotent: skips what is installed, runs `apt-get update` at most once, never asks a question
 # (works as root with no terminal).
 set -euo pipefail
@@ -44,8 +47,23 @@ browser_tests() {
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 }
 
+# tests/agent_clis's pinned CLIs (the end-to-end tests of the codex and gemini providers run
+# them against tools/mock-llm): installed when missing or when the lock changed.
+agent_clis() {
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/tests/agent_clis"
+  [ -f "$dir/package-lock.json" ] && [ "${LOOPR_SKIP_AGENT_CLIS:-0}" != 1 ] || return 0
+  if [ -f "$dir/node_modules/.package-lock.json" ] &&
+    [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+    return 0
+  fi
+  echo "install-deps: npm ci in tests/agent_clis (codex, gemini CLIs)" >&2
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   browser_tests
+  agent_clis
   exit 0
 fi
 
@@ -61,3 +79,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 browser_tests
+agent_clis

@@ -150,6 +150,36 @@ Check check_sandbox(const std::optional<fs::path>& root, const Config& config) {
   return fail("sandbox", problem.substr(0, cut), problem.substr(cut + 2));
 }
 
+// codex and gemini: the CLI, its version, and a key or a login it can use.
+Check check_agent_cli(const Config& config) {
+  const bool codex = config.llm.provider == "codex";
+  const std::string& command = codex ? config.llm.codex.command : config.llm.gemini.command;
+  std::error_code ec;
+  auto path = find_program(command, process_env()("PATH").value_or(""), fs::current_path(ec));
+  auto version = first_line_of({command, "--version"}, std::chrono::seconds(20));
+  if (!version)
+    return fail("provider", "`" + command + " --version` failed",
+                std::string("run it yourself to see why; reinstall ") +
+                    (codex ? "Codex CLI (npm install -g @openai/codex)"
+                           : "Gemini CLI (npm install -g @google/gemini-cli)"));
+  std::vector<const char*> keys =
+      codex ? std::vector<const char*>{"OPENAI_API_KEY"}
+            : std::vector<const char*>{"GEMINI_API_KEY", "GOOGLE_API_KEY"};
+  std::string auth;
+  for (const char* k : keys)
+    if (auto v = process_env()(k); v && !v->empty()) auth = std::string(k) + " is set";
+  fs::path login = fs::path(process_env()("HOME").value_or("")) /
+                   (codex ? ".codex/auth.json" : ".gemini/oauth_creds.json");
+  if (auth.empty() && fs::is_regular_file(login, ec)) auth = "logged in (" + login.string() + ")";
+  if (auth.empty() && !config.llm.base_url.empty()) auth = "gateway " + config.llm.base_url;
+  if (auth.empty())
+    return fail("provider", config.llm.provider + ": no key and no login",
+                codex ? "export OPENAI_API_KEY=…, or run `codex login`"
+                      : "export GEMINI_API_KEY=…, or run `gemini` once and log in with Google");
+  return ok("provider", config.llm.provider + ": " + (path ? path->string() : command) + " (" +
+                            *version + "), " + auth);
+}
+
 Check check_provider_setup(const Config& config) {
   if (auto p = check_provider(config, process_env())) return fail("provider", p->what, p->hint);
   const auto& llm = config.llm;
@@ -164,7 +194,10 @@ Check check_provider_setup(const Config& config) {
     return ok("provider", "claude-code: " + (path ? path->string() : llm.claude_code.command) +
                               " (" + *version + ")");
   }
-  std::string var = llm.provider == "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
+  if (llm.provider == "codex" || llm.provider == "gemini") return check_agent_cli(config);
+  std::string var = llm.provider == "openai" || llm.provider == "openai-responses"
+                        ? "OPENAI_API_KEY"
+                        : "ANTHROPIC_API_KEY";
   auto key = process_env()(var.c_str());
   if (key && !key->empty()) return ok("provider", llm.provider + ": " + var + " is set");
   return ok("provider",
@@ -183,8 +216,12 @@ Check check_validation(const std::optional<fs::path>& root, const std::optional<
 
 Check check_endpoint(const Config& config, bool offline) {
   if (offline) return skip("endpoint", "not asked (--offline)");
-  if (config.llm.provider == "claude-code")
-    return skip("endpoint", "the claude CLI reaches its own endpoint");
+  if (config.llm.provider == "claude-code" || config.llm.provider == "gemini")
+    return skip("endpoint", "the " +
+                                std::string(config.llm.provider == "gemini" ? "gemini" : "claude") +
+                                " CLI reaches its own endpoint");
+  if (config.llm.provider == "codex" && process_env()("OPENAI_API_KEY").value_or("").empty())
+    return skip("endpoint", "the codex CLI reaches its own endpoint with its login");
   auto probe = llm::probe_endpoint(config, process_env(), kProbeTimeout);
   if (!probe.answered)
     return fail("endpoint", "cannot reach " + probe.url + ": " + probe.failure,
@@ -192,7 +229,9 @@ Check check_endpoint(const Config& config, bool offline) {
   std::string answered = probe.url + " answered HTTP " + std::to_string(probe.status) + " in " +
                          std::to_string(probe.elapsed.count()) + " ms";
   if (probe.status == 401 || probe.status == 403) {
-    std::string var = config.llm.provider == "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
+    std::string var = config.llm.provider == "anthropic" || config.llm.provider == "claude-code"
+                          ? "ANTHROPIC_API_KEY"
+                          : "OPENAI_API_KEY";
     return fail(
         "endpoint", answered + ": the key was refused",
         "check " + var +

@@ -313,7 +313,7 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
             {"llm", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k,
                      {
-                         {"provider", [&](const YAML::Node& v2, const std::string& k2) { llm.provider = w.choice(v2, k2, {"anthropic", "openai", "claude-code"}); }},
+                         {"provider", [&](const YAML::Node& v2, const std::string& k2) { llm.provider = w.choice(v2, k2, {"anthropic", "openai", "openai-responses", "claude-code", "codex", "gemini"}); }},
                          {"model", str_field(llm.model)},
                          {"max_tokens", int_field(llm.max_tokens, 1, 10'000'000)},
                          {"api_version", str_field(llm.api_version)},
@@ -336,6 +336,25 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                                       {"skip_permissions", bool_field(cc.skip_permissions)},
                                       {"max_turns", int_field(cc.max_turns, 1, 10000)},
                                       {"allowed_hosts", [&](const YAML::Node& v3, const std::string& k3) { cc.allowed_hosts = w.strings(v3, k3); }},
+                                  });
+                          }},
+                         {"codex", [&](const YAML::Node& v2, const std::string& k2) {
+                            CodexConfig& cx = llm.codex;
+                            w.map(v2, k2,
+                                  {
+                                      {"command", str_field(cx.command)},
+                                      {"model", str_field(cx.model)},
+                                      {"reasoning_effort", [&](const YAML::Node& v3, const std::string& k3) { cx.reasoning_effort = w.choice(v3, k3, {"minimal", "low", "medium", "high", "xhigh"}); }},
+                                      {"allowed_hosts", [&](const YAML::Node& v3, const std::string& k3) { cx.allowed_hosts = w.strings(v3, k3); }},
+                                  });
+                          }},
+                         {"gemini", [&](const YAML::Node& v2, const std::string& k2) {
+                            GeminiConfig& gm = llm.gemini;
+                            w.map(v2, k2,
+                                  {
+                                      {"command", str_field(gm.command)},
+                                      {"model", str_field(gm.model)},
+                                      {"allowed_hosts", [&](const YAML::Node& v3, const std::string& k3) { gm.allowed_hosts = w.strings(v3, k3); }},
                                   });
                           }},
                      });
@@ -486,16 +505,20 @@ EnvLookup process_env() {
 
 Result<void> apply_env(Config& config, const EnvLookup& env) {
   if (auto p = env("LOOPR_PROVIDER")) {
-    if (*p != "anthropic" && *p != "openai" && *p != "claude-code")
+    if (*p != "anthropic" && *p != "openai" && *p != "openai-responses" && *p != "claude-code" &&
+        *p != "codex" && *p != "gemini")
       return make_error(ErrorCode::invalid_argument,
-                        "LOOPR_PROVIDER: must be one of anthropic | openai | claude-code, got \"" + *p + "\"");
+                        "LOOPR_PROVIDER: must be one of anthropic | openai | openai-responses | claude-code | codex | gemini, got \"" + *p + "\"");
     config.llm.provider = *p;
   }
   if (auto m = env("LOOPR_MODEL")) config.llm.model = *m;
   if (config.llm.provider == "anthropic" || config.llm.provider == "claude-code") {
     if (auto u = env("ANTHROPIC_BASE_URL")) config.llm.base_url = *u;
-  } else if (config.llm.provider == "openai") {
+  } else if (config.llm.provider == "openai" || config.llm.provider == "openai-responses" ||
+             config.llm.provider == "codex") {
     if (auto u = env("OPENAI_BASE_URL")) config.llm.base_url = *u;
+  } else if (config.llm.provider == "gemini") {
+    if (auto u = env("GOOGLE_GEMINI_BASE_URL")) config.llm.base_url = *u;
   }
   return ok();
 }
@@ -597,7 +620,7 @@ std::string default_config_yaml(std::string_view base_branch, std::string_view c
 base_branch: )" + std::string(base_branch) + R"(
 merge: auto                      # auto | manual (then `loopr merge PLAN_ID`)
 llm:
-  provider: anthropic            # anthropic | openai | claude-code
+  provider: anthropic            # anthropic | openai | openai-responses | claude-code | codex | gemini
   model: claude-sonnet-5-5
   max_tokens: 16000
   api_version: "2026-10-21"      # anthropic-version header

@@ -122,7 +122,8 @@ std::vector<std::vector<Word>> split_parts(std::string_view s) {
 }
 
 std::string key_variable(const std::string& provider) {
-  return provider == "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
+  return provider == "openai" || provider == "openai-responses" ? "OPENAI_API_KEY"
+                                                                : "ANTHROPIC_API_KEY";
 }
 
 }  // namespace
@@ -199,24 +200,32 @@ bool is_loopback_url(std::string_view url) {
 std::string effective_base_url(const Config& config) {
   if (!config.llm.base_url.empty()) return config.llm.base_url;
   if (config.llm.provider == "anthropic") return "https://api.anthropic.com";
-  if (config.llm.provider == "openai") return "https://api.openai.com";
+  const std::string& p = config.llm.provider;
+  if (p == "openai" || p == "openai-responses" || p == "codex") return "https://api.openai.com";
+  if (p == "gemini") return "https://generativelanguage.googleapis.com";
   return {};
 }
 
 std::optional<PreflightProblem> check_provider(const Config& config, const EnvLookup& env) {
   const std::string& provider = config.llm.provider;
-  if (provider == "claude-code") {
-    const std::string& command = config.llm.claude_code.command;
+  if (provider == "claude-code" || provider == "codex" || provider == "gemini") {
+    const bool claude = provider == "claude-code", codex = provider == "codex";
+    const std::string& command = claude  ? config.llm.claude_code.command
+                                 : codex ? config.llm.codex.command
+                                         : config.llm.gemini.command;
+    const std::string key = claude ? "claude_code" : provider;
+    const std::string product = claude ? "Claude Code" : codex ? "Codex CLI" : "Gemini CLI";
     std::string path = env("PATH").value_or("");
     std::error_code ec;
     if (find_program(command, path, fs::current_path(ec))) return std::nullopt;
     return PreflightProblem{
-        "the `" + command + "` CLI that llm.provider claude-code runs is not on the PATH",
-        "install Claude Code and log in, or set llm.claude_code.command to its path", true};
+        "the `" + command + "` CLI that llm.provider " + provider + " runs is not on the PATH",
+        "install " + product + " and log in, or set llm." + key + ".command to its path", true};
   }
-  if (provider != "anthropic" && provider != "openai")
-    return PreflightProblem{"llm.provider '" + provider + "' is unknown",
-                            "write anthropic, openai or claude-code", false};
+  if (provider != "anthropic" && provider != "openai" && provider != "openai-responses")
+    return PreflightProblem{
+        "llm.provider '" + provider + "' is unknown",
+        "write anthropic, openai, openai-responses, claude-code, codex or gemini", false};
   std::string var = key_variable(provider);
   auto key = env(var.c_str());
   if (key && !key->empty()) return std::nullopt;

@@ -175,7 +175,8 @@ struct Daemon {
     // The claude CLI's private folders a daemon killed before left (each with a copy of the
     // person's login) go before any new one is made (docs/security.md, S6.1).
     std::error_code gone;
-    std::filesystem::remove_all(paths.run_dir() / "claude", gone);
+    for (const char* cli : {"claude", "codex", "gemini"})
+      std::filesystem::remove_all(paths.run_dir() / cli, gone);
     LOOPR_ASSIGN(auto first, llm::make_client(*config, env(), io, pool, executor.get(),
                                               paths.run_dir() / "claude"));
     llm = std::make_unique<llm::ReloadableClient>(std::move(first));

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "llm/agent_cli.hpp"
 #include "llm/host_proxy.hpp"
 #include "llm/providers.hpp"
 
@@ -19,16 +20,33 @@ std::string bridge_program(const EnvLookup& env) {
   return !ec && self.filename() == "loopr" ? self.string() : std::string();
 }
 
+/// The API host a CLI provider talks to when llm.base_url is empty.
+std::string default_base_url(const std::string& provider) {
+  if (provider == "codex") return "https://api.openai.com";
+  if (provider == "gemini") return "https://generativelanguage.googleapis.com";
+  return "https://api.anthropic.com";
+}
+
 // The API host of the base URL and the configured extras, as the proxy compares them.
 std::set<std::string> allowed_hosts(const LlmConfig& c) {
   std::set<std::string> out;
-  auto endpoint = parse_base_url(c.base_url.empty() ? "https://api.anthropic.com" : c.base_url);
+  auto endpoint = parse_base_url(c.base_url.empty() ? default_base_url(c.provider) : c.base_url);
   if (endpoint) out.insert(host_port(endpoint->host, endpoint->port));
-  for (const auto& extra : c.claude_code.allowed_hosts) {
+  const auto& extras = c.provider == "codex"    ? c.codex.allowed_hosts
+                       : c.provider == "gemini" ? c.gemini.allowed_hosts
+                                                : c.claude_code.allowed_hosts;
+  for (const auto& extra : extras) {
     auto parsed = parse_base_url("https://" + extra);
     if (parsed) out.insert(host_port(parsed->host, parsed->port));
   }
   return out;
+}
+
+/// The model a non-Claude CLI is asked for: its own key, else llm.model unless that names a
+/// Claude model (the default), which the CLI would refuse; empty: the CLI's default.
+std::string cli_model(const std::string& own, const std::string& llm_model) {
+  if (!own.empty()) return own;
+  return llm_model.rfind("claude", 0) == 0 ? std::string() : llm_model;
 }
 
 }  // namespace
@@ -40,33 +58,58 @@ Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLo
   const LlmConfig& c = config.llm;
   auto pricing = std::make_shared<const Pricing>(config.pricing);
 
-  if (c.provider == "claude-code") {
+  if (c.provider == "claude-code" || c.provider == "codex" || c.provider == "gemini") {
     ClaudeCodeSettings s;
+    s.executor = commands;
+    s.bridge = bridge_program(env);
+    s.allowed_hosts = allowed_hosts(c);
+    if (auto home = env("HOME")) s.home = *home;
+    if (auto path = env("PATH")) s.path = *path;
+    // A whole CLI session is one call: without a per-request timeout it gets the longest
+    // iteration time any loop type may use.
+    for (const auto& [type, loop] : config.loops)
+      s.default_timeout = std::max(s.default_timeout, loop.iteration_timeout);
+    // The daemon passes `<run>/claude`; the other CLIs' folders are its siblings.
+    auto root_for = [&](const char* name) {
+      return private_dir.empty() ? private_dir : private_dir.parent_path() / name;
+    };
+    if (c.provider == "codex") {
+      s.command = c.codex.command;
+      s.model = cli_model(c.codex.model, c.model);
+      s.reasoning_effort = c.codex.reasoning_effort;
+      s.private_root = root_for("codex");
+      if (auto key = env("OPENAI_API_KEY")) s.env["OPENAI_API_KEY"] = *key;
+      if (!c.base_url.empty()) s.env["OPENAI_BASE_URL"] = c.base_url;
+      return make_agent_cli_client(std::move(s), make_codex_dialect(), blocking,
+                                   std::move(pricing));
+    }
+    if (c.provider == "gemini") {
+      s.command = c.gemini.command;
+      s.model = cli_model(c.gemini.model, c.model);
+      s.private_root = root_for("gemini");
+      for (const char* name : {"GEMINI_API_KEY", "GOOGLE_API_KEY"})
+        if (auto key = env(name)) s.env[name] = *key;
+      if (!c.base_url.empty()) s.env["GOOGLE_GEMINI_BASE_URL"] = c.base_url;
+      return make_agent_cli_client(std::move(s), make_gemini_dialect(), blocking,
+                                   std::move(pricing));
+    }
     s.command = c.claude_code.command;
     s.model = c.model;
     s.permission_mode = c.claude_code.permission_mode;
     s.skip_permissions = c.claude_code.skip_permissions;
     s.max_turns = c.claude_code.max_turns;
-    s.executor = commands;
-    s.bridge = bridge_program(env);
     s.private_root = private_dir;
-    s.allowed_hosts = allowed_hosts(c);
-    if (auto home = env("HOME")) s.home = *home;
-    if (auto path = env("PATH")) s.path = *path;
     if (auto key = env("ANTHROPIC_API_KEY")) s.env["ANTHROPIC_API_KEY"] = *key;
     if (!c.base_url.empty()) s.env["ANTHROPIC_BASE_URL"] = c.base_url;
-    // A whole CLI session is one call: without a per-request timeout it gets the longest
-    // iteration time any loop type may use.
-    for (const auto& [type, loop] : config.loops)
-      s.default_timeout = std::max(s.default_timeout, loop.iteration_timeout);
     return make_claude_code_client(std::move(s), blocking, std::move(pricing));
   }
 
   bool anthropic = c.provider == "anthropic";
-  if (!anthropic && c.provider != "openai")
-    return make_error(
-        ErrorCode::invalid_argument,
-        "llm.provider '" + c.provider + "' is unknown (anthropic, openai, claude-code)");
+  if (!anthropic && c.provider != "openai" && c.provider != "openai-responses")
+    return make_error(ErrorCode::invalid_argument,
+                      "llm.provider '" + c.provider +
+                          "' is unknown (anthropic, openai, openai-responses, claude-code, "
+                          "codex, gemini)");
 
   std::string url = c.base_url;
   if (url.empty()) url = anthropic ? "https://api.anthropic.com" : "https://api.openai.com";
@@ -85,7 +128,7 @@ Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLo
 
 std::unique_ptr<Wire> make_wire(const Config& config, const EnvLookup& env) {
   const LlmConfig& c = config.llm;
-  const bool anthropic = c.provider != "openai";
+  const bool anthropic = c.provider != "openai" && c.provider != "openai-responses";
   WireSettings w;
   w.model = c.model;
   w.max_tokens = c.max_tokens;
@@ -94,7 +137,9 @@ std::unique_ptr<Wire> make_wire(const Config& config, const EnvLookup& env) {
   w.bearer = c.auth_header != "x-api-key";
   w.api_version = c.api_version;
   w.max_tokens_field = c.max_tokens_field;
-  return anthropic ? make_anthropic_wire(std::move(w)) : make_openai_wire(std::move(w));
+  if (anthropic) return make_anthropic_wire(std::move(w));
+  if (c.provider == "openai-responses") return make_responses_wire(std::move(w));
+  return make_openai_wire(std::move(w));
 }
 
 }  // namespace loopr::llm

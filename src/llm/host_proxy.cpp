@@ -121,12 +121,11 @@ void serve(int client, std::shared_ptr<HostProxy::Shared> shared) {
   if (where.empty() || port.empty() || !shared->allowed.count(where)) {
     ++shared->refused;
     std::string shown = terminal_text(where.empty() ? std::string(line) : where, 200);
-    spdlog::warn(
-        "claude CLI network: refused {} (not an allowed host; llm.claude_code.allowed_hosts)",
-        shown);
+    spdlog::warn("{} CLI network: refused {} (not an allowed host; llm.{}.allowed_hosts)",
+                 shared->cli, shown, shared->config_key);
     answer(client, "403 Forbidden",
-           "loopr: " + shown +
-               " is not an allowed host for the claude CLI (llm.claude_code.allowed_hosts)\n");
+           "loopr: " + shown + " is not an allowed host for the " + shared->cli + " CLI (llm." +
+               shared->config_key + ".allowed_hosts)\n");
     ::close(client);
     return;
   }
@@ -156,7 +155,8 @@ std::string host_port(std::string host, const std::string& port) {
 }
 
 Result<std::unique_ptr<HostProxy>> HostProxy::start(std::filesystem::path path,
-                                                    std::set<std::string> allowed) {
+                                                    std::set<std::string> allowed, std::string cli,
+                                                    std::string config_key) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.native().size() >= sizeof addr.sun_path)
@@ -177,6 +177,8 @@ Result<std::unique_ptr<HostProxy>> HostProxy::start(std::filesystem::path path,
   }
   auto shared = std::make_shared<Shared>();
   shared->allowed = std::move(allowed);
+  shared->cli = std::move(cli);
+  shared->config_key = std::move(config_key);
   return std::make_unique<HostProxy>(Key{}, std::move(path), fd, std::move(shared));
 }
 

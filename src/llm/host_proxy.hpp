@@ -24,8 +24,11 @@ std::string host_port(std::string host, const std::string& port);
 class HostProxy {
  public:
   /// Listens on the Unix socket `path` (mode 0600; a stale file there is replaced).
+  /// `cli` and `config_key` name the CLI and its configuration key in refusals.
   static Result<std::unique_ptr<HostProxy>> start(std::filesystem::path path,
-                                                  std::set<std::string> allowed);
+                                                  std::set<std::string> allowed,
+                                                  std::string cli = "claude",
+                                                  std::string config_key = "claude_code");
   /// Stops accepting and removes the socket (connections open now end with their peers).
   ~HostProxy();
   HostProxy(const HostProxy&) = delete;
@@ -38,6 +41,7 @@ class HostProxy {
 
   struct Shared {
     std::set<std::string> allowed;
+    std::string cli, config_key;
     std::atomic<bool> stop{false};
     std::atomic<int> refused{0};
   };

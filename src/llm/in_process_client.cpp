@@ -50,9 +50,10 @@ class InProcessTransport final : public HttpTransport {
 Result<std::unique_ptr<LlmClient>> make_in_process_client(const Config& config,
                                                           const EnvLookup& env,
                                                           InProcessServer server) {
-  if (config.llm.provider != "anthropic" && config.llm.provider != "openai")
+  if (config.llm.provider != "anthropic" && config.llm.provider != "openai" &&
+      config.llm.provider != "openai-responses")
     return make_error(ErrorCode::invalid_argument,
-                      "an in-process client speaks anthropic or openai, not " +
+                      "an in-process client speaks anthropic, openai or openai-responses, not " +
                           config.llm.provider);
   auto pricing = std::make_shared<const Pricing>(config.pricing);
   return make_http_llm_client(make_wire(config, env),

@@ -26,8 +26,8 @@ ProbeResult probe_endpoint(const Config& config, const EnvLookup& env,
   ProbeResult out;
   const LlmConfig& c = config.llm;
   out.url = effective_base_url(config);
-  if (c.provider == "claude-code") {
-    out.failure = "the claude CLI chooses its own endpoint";
+  if (c.provider == "claude-code" || c.provider == "gemini") {
+    out.failure = "the " + c.provider + " CLI chooses its own endpoint";
     return out;
   }
   auto endpoint = parse_base_url(out.url);

@@ -24,12 +24,15 @@ std::unique_ptr<LlmClient> make_http_llm_client(std::unique_ptr<Wire> wire,
                                                 std::unique_ptr<HttpTransport> http, bool stream,
                                                 std::shared_ptr<const Pricing> pricing);
 
+/// The settings of an agent-CLI provider (claude-code, codex, gemini: agent_cli.hpp); named
+/// for the first of them.
 struct ClaudeCodeSettings {
   std::string command = "claude";
   std::string model;              ///< passed as --model (empty: the CLI's default)
   std::string permission_mode;    ///< --permission-mode (empty: not passed)
   bool skip_permissions = false;  ///< --dangerously-skip-permissions
   int max_turns = 0;              ///< --max-turns (0: not passed)
+  std::string reasoning_effort;   ///< codex: model_reasoning_effort (empty: the CLI's default)
   /// Added to the CLI's environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL. The key travels
   /// only this way, never on the command line (other users can read argv).
   std::map<std::string, std::string> env;

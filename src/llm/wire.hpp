@@ -67,6 +67,8 @@ std::unique_ptr<Wire> make_anthropic_wire(WireSettings settings);
 /// A Messages API content block read by its type, `raw` keeping it as received.
 ContentBlock anthropic_block_from_json(const nlohmann::json& block);
 std::unique_ptr<Wire> make_openai_wire(WireSettings settings);
+/// The OpenAI Responses API (`/v1/responses`), `llm.provider: openai-responses`.
+std::unique_ptr<Wire> make_responses_wire(WireSettings settings);
 
 /// The error for a non-2xx response (either provider's error body shape), classified per
 /// WIRE.md: retryable or fatal, the server's wait, and a message naming what to do.

@@ -158,9 +158,9 @@ TEST(ConfigTest, BadValueNamesKeyAndLine) {
             ".loopr/config.yml:1: merge: must be one of auto | manual, got \"sometimes\"");
   EXPECT_EQ(error_of("concurrency:\n  llm_slots: 0\n"),
             ".loopr/config.yml:2: concurrency.llm_slots: must be between 1 and 10000, got 0");
-  EXPECT_EQ(error_of("llm:\n  provider: gemini\n"),
-            ".loopr/config.yml:2: llm.provider: must be one of anthropic | openai | claude-code, "
-            "got \"gemini\"");
+  EXPECT_EQ(error_of("llm:\n  provider: cursor\n"),
+            ".loopr/config.yml:2: llm.provider: must be one of anthropic | openai | "
+            "openai-responses | claude-code | codex | gemini, got \"cursor\"");
   EXPECT_EQ(error_of("limits:\n  max_cost_usd: -3\n"),
             ".loopr/config.yml:2: limits.max_cost_usd: must be at least 0, got -3");
 }

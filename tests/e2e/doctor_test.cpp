@@ -272,3 +272,29 @@ TEST_F(Doctor, SandboxIsTheExecutorsSelfTestAndNoneIsSaidLoudly) {
   checks = doctor("ANTHROPIC_API_KEY=test", "--offline", 0);
   expect_status(checks, "sandbox", "ok", "OFF (sandbox: none");
 }
+
+TEST_F(Doctor, CodexAndGeminiNeedTheirCliAndAKeyOrALogin) {
+  make_repo();
+  std::filesystem::create_directories(io / "home");
+  std::string env =
+      "PATH=" + (io / "bin").string() + ":/usr/bin:/bin HOME=" + (io / "home").string();
+  write_config("  provider: codex");
+  auto checks = doctor(env, "", 1);
+  expect_status(checks, "provider", "fail", "the `codex` CLI that llm.provider codex runs");
+  expect_status(checks, "endpoint", "skip", "codex CLI");
+  write_file(io / "bin/codex", "#!/bin/sh\n[ \"$1\" = --version ] && echo 'codex-cli 0.171.0'\n");
+  ::chmod((io / "bin/codex").c_str(), 0755);
+  checks = doctor(env, "--offline", 1);
+  expect_status(checks, "provider", "fail", "codex: no key and no login");
+  write_file(io / "home/.codex/auth.json", "{}\n");
+  checks = doctor(env, "--offline", 0);
+  expect_status(checks, "provider", "ok", "codex-cli 0.171.0");
+  EXPECT_NE(checks["provider"]["message"].get<std::string>().find("logged in"), std::string::npos);
+
+  write_config("  provider: gemini");
+  write_file(io / "bin/gemini", "#!/bin/sh\n[ \"$1\" = --version ] && echo '0.61.0'\n");
+  ::chmod((io / "bin/gemini").c_str(), 0755);
+  checks = doctor(env + " GEMINI_API_KEY=AIza-test", "", 0);
+  expect_status(checks, "provider", "ok", "GEMINI_API_KEY is set");
+  expect_status(checks, "endpoint", "skip", "gemini CLI");
+}

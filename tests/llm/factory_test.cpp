@@ -41,6 +41,16 @@ TEST(ClientFactoryTest, BuildsEachProvider) {
   ASSERT_TRUE(cli.client.ok());
   EXPECT_EQ((*cli.client)->provider(), "claude-code");
   EXPECT_TRUE((*cli.client)->runs_own_tools());  // the engine skips its tool loop
+
+  // Issue 46: the Responses API (loopr's tool loop), Codex CLI and Gemini CLI (their own).
+  c.llm.model = "gpt-9";
+  for (const char* name : {"openai-responses", "codex", "gemini"}) {
+    c.llm.provider = name;
+    Made made(c);
+    ASSERT_TRUE(made.client.ok()) << name << ": " << made.client.error().message;
+    EXPECT_EQ((*made.client)->provider(), name);
+    EXPECT_EQ((*made.client)->runs_own_tools(), std::string(name) != "openai-responses") << name;
+  }
 }
 
 TEST(ClientFactoryTest, RefusesUnknownProviderAndClearTextToOtherHosts) {

@@ -144,8 +144,25 @@ struct ClaudeCodeConfig {
   std::vector<std::string> allowed_hosts;
 };
 
+/// The `codex` CLI provider's settings (`codex exec --json`, issue 46).
+struct CodexConfig {
+  std::string command = "codex";
+  std::string model;             ///< --model; empty: llm.model unless that names a Claude model
+  std::string reasoning_effort;  ///< -c model_reasoning_effort=… (empty: the CLI's default)
+  /// `host[:port]` the CLI may reach besides the API host of `llm.base_url`.
+  std::vector<std::string> allowed_hosts;
+};
+
+/// The `gemini` CLI provider's settings (`gemini -p … --output-format stream-json`, issue 46).
+struct GeminiConfig {
+  std::string command = "gemini";
+  std::string model;  ///< --model; empty: llm.model unless that names a Claude model
+  std::vector<std::string> allowed_hosts;  ///< as CodexConfig::allowed_hosts
+};
+
 struct LlmConfig {
-  std::string provider = "anthropic";  ///< anthropic | openai | claude-code
+  /// anthropic | openai | openai-responses | claude-code | codex | gemini
+  std::string provider = "anthropic";
   std::string model = "claude-sonnet-5-5";
   int max_tokens = 16000;
   std::string api_version = "2026-10-21";
@@ -160,6 +177,8 @@ struct LlmConfig {
   Duration idle_timeout = std::chrono::minutes(2);
   int max_retries = 8;          ///< per request, before the iteration counts an error
   ClaudeCodeConfig claude_code;
+  CodexConfig codex;
+  GeminiConfig gemini;
 };
 
 struct ConcurrencyConfig {

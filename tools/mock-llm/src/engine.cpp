@@ -20,6 +20,20 @@ std::int64_t now_seconds() {
 
 std::string path_of(const std::string& target) { return target.substr(0, target.find('?')); }
 
+/// `/v1beta/models/{model}:generateContent` (or :streamGenerateContent): the Gemini API.
+bool is_gemini_path(const std::string& path) {
+  return path.find("/models/") != std::string::npos &&
+         (path.find(":generateContent") != std::string::npos ||
+          path.find(":streamGenerateContent") != std::string::npos);
+}
+
+Api api_of_path(const std::string& path) {
+  if (is_gemini_path(path)) return Api::gemini;
+  if (path.find("/chat/completions") != std::string::npos) return Api::openai;
+  if (path.find("/responses") != std::string::npos) return Api::responses;
+  return Api::anthropic;
+}
+
 Json redacted_headers(const Headers& headers) {
   Json out = Json::object();
   for (const auto& [name, value] : headers.items) {
@@ -92,7 +106,7 @@ ResponsePlan Engine::handle(const HttpRequest& request) {
 ResponsePlan Engine::reject_too_large(const HttpRequest& request) {
   Context ctx;
   const std::string path = path_of(request.target);
-  ctx.api = path.find("/chat/completions") != std::string::npos ? Api::openai : Api::anthropic;
+  ctx.api = api_of_path(path);
   ctx.request_id = new_id("req_011C", 20);
   ctx.body = "[body over the 32 MB limit, not read]";
   ResponsePlan plan = error_plan({413, "", "", "", ""}, ctx);
@@ -123,12 +137,14 @@ ResponsePlan Engine::route(const HttpRequest& request, Context& ctx) {
     plan.body = "ok\n";
     return plan;
   }
-  ctx.api = path.find("/chat/completions") != std::string::npos ? Api::openai : Api::anthropic;
+  ctx.api = api_of_path(path);
   ctx.request_id = new_id("req_011C", 20);
   if (request.method == "POST" && path == "/v1/messages") return anthropic_messages(request, ctx);
   if (request.method == "POST" && path == "/v1/messages/count_tokens")
     return anthropic_count_tokens(request, ctx);
   if (request.method == "POST" && path == "/v1/chat/completions") return openai_chat(request, ctx);
+  if (request.method == "POST" && path == "/v1/responses") return openai_responses(request, ctx);
+  if (request.method == "POST" && is_gemini_path(path)) return gemini_generate(request, ctx, path);
   if (request.method == "GET" && path == "/v1/models") return list_models(request, ctx);
   return error_plan({404, "", "Not found: " + request.method + " " + path, "", ""}, ctx);
 }
@@ -137,7 +153,10 @@ ResponsePlan Engine::error_plan(const ApiError& error, Context& ctx) const {
   ctx.error = error.message.empty() ? default_error_message(error.status) : error.message;
   ResponsePlan plan;
   plan.status = error.status;
-  if (ctx.api == Api::openai) {
+  if (ctx.api == Api::gemini) {
+    plan.body = to_wire(gemini_error_json(error));
+    plan.headers = {{"content-type", "application/json; charset=UTF-8"}};
+  } else if (ctx.api == Api::openai || ctx.api == Api::responses) {
     plan.body = to_wire(openai_error_json(error));
     plan.headers = {{"content-type", "application/json"}, {"x-request-id", ctx.request_id}};
   } else {
@@ -174,6 +193,26 @@ ResponsePlan Engine::openai_chat(const HttpRequest& request, Context& ctx) {
   if (auto e = parse_body(request.body, ctx.body)) return error_plan(*e, ctx);
   if (auto e = check_openai_body(ctx.body)) return error_plan(*e, ctx);
   return answer(view_openai(ctx.body, request.headers), ctx.body, ctx);
+}
+
+ResponsePlan Engine::openai_responses(const HttpRequest& request, Context& ctx) {
+  if (auto e = check_openai_headers(request.headers, options_.api_key)) return error_plan(*e, ctx);
+  if (auto e = parse_body(request.body, ctx.body)) return error_plan(*e, ctx);
+  if (auto e = check_responses_body(ctx.body)) return error_plan(*e, ctx);
+  return answer(view_responses(ctx.body, request.headers), ctx.body, ctx);
+}
+
+ResponsePlan Engine::gemini_generate(const HttpRequest& request, Context& ctx,
+                                     const std::string& path) {
+  if (auto e = check_gemini_key(request.headers, request.target, options_.api_key))
+    return error_plan(*e, ctx);
+  if (auto e = parse_body(request.body, ctx.body)) return error_plan(*e, ctx);
+  if (auto e = check_gemini_body(ctx.body)) return error_plan(*e, ctx);
+  const std::size_t from = path.find("/models/") + 8;
+  const std::size_t colon = path.find(':', from);
+  const std::string model = path.substr(from, colon - from);
+  const bool stream = path.find(":streamGenerateContent") != std::string::npos;
+  return answer(view_gemini(ctx.body, request.headers, model, stream), ctx.body, ctx);
 }
 
 // Both APIs list their models here; `loopr doctor` asks it to see the endpoint and the key work.
@@ -262,9 +301,12 @@ FaultSpec Engine::random_fault(const std::string& kind) const {
 }
 
 Reply Engine::resolve(const ReplySpec& spec, const MatchOutcome& outcome, const RequestView& view) {
-  const bool openai = view.api == Api::openai;
+  const bool openai = view.api != Api::anthropic;
   Reply r;
-  r.id = openai ? new_id("chatcmpl-", 29) : new_id("msg_01", 22);
+  r.id = view.api == Api::gemini      ? new_id("", 22)
+         : view.api == Api::responses ? new_id("resp_", 48)
+         : openai                     ? new_id("chatcmpl-", 29)
+                                      : new_id("msg_01", 22);
   r.model = !spec.model.empty()               ? spec.model
             : !script_.defaults.model.empty() ? script_.defaults.model
                                               : view.model;
@@ -330,6 +372,21 @@ ResponsePlan Engine::reply_plan(const Reply& reply, const RequestView& view, Con
     } else {
       plan.body = to_wire(anthropic_message_json(reply));
     }
+  } else if (view.api == Api::gemini) {
+    if (view.stream) {
+      plan.streaming = true;
+      plan.events = gemini_sse(reply, seed);
+    } else {
+      plan.body = to_wire(gemini_response_json(reply));
+    }
+  } else if (view.api == Api::responses) {
+    plan.headers = {{"x-request-id", ctx.request_id}};
+    if (view.stream) {
+      plan.streaming = true;
+      plan.events = responses_sse(reply, now_seconds(), seed);
+    } else {
+      plan.body = to_wire(responses_json(reply, now_seconds(), true));
+    }
   } else {
     plan.headers = {{"x-request-id", ctx.request_id}};
     Reply visible = reply;  // chat completions have no thinking blocks
@@ -369,6 +426,8 @@ ResponsePlan Engine::with_fault(const FaultSpec& fault, const Reply& reply, cons
     error.code = fault.error_code;
     error.message = fault.message;
     ResponsePlan plan = error_plan(error, ctx);
+    if (fault.retry_after && view.api == Api::gemini)  // Google says it in the body
+      plan.body = to_wire(gemini_error_json(error, *fault.retry_after));
     if (fault.retry_after) plan.headers.emplace_back("retry-after", *fault.retry_after);
     if (fault.retry_after_ms)
       plan.headers.emplace_back("retry-after-ms", std::to_string(*fault.retry_after_ms));
@@ -382,14 +441,21 @@ ResponsePlan Engine::with_fault(const FaultSpec& fault, const Reply& reply, cons
   const bool anthropic = view.api == Api::anthropic;
   if (!fault.error_event.empty()) {
     // HTTP 200, the start of the answer, then the error (the service's overloaded mid-stream).
-    std::size_t keep =
-        std::min(fault.cut_after_events.value_or(anthropic ? 2 : 1), plan.events.size() - 1);
+    std::size_t keep = std::min(fault.cut_after_events.value_or(view.api == Api::openai ? 1 : 2),
+                                plan.events.size() - 1);
     plan.events.resize(keep);
     const std::string message =
         fault.message.empty() ? default_error_message(status_for_error_type(fault.error_event))
                               : fault.message;
     if (anthropic) {
       plan.events.push_back(anthropic_error_event(fault.error_event, message, ctx.request_id));
+    } else if (view.api == Api::gemini) {
+      ApiError e{status_for_error_type(fault.error_event), "", message, "", ""};
+      plan.events.push_back("data: " + to_wire(gemini_error_json(e)) + "\r\n\r\n");
+    } else if (view.api == Api::responses) {
+      plan.events.push_back(responses_error_event(
+          fault.error_event == "rate_limit_error" ? "rate_limit_exceeded" : "server_error", message,
+          static_cast<std::int64_t>(keep)));
     } else {
       ApiError e{status_for_error_type(fault.error_event), fault.error_event, message, "", ""};
       plan.events.push_back("data: " + to_wire(openai_error_json(e)) + "\n\n");
@@ -404,6 +470,9 @@ ResponsePlan Engine::with_fault(const FaultSpec& fault, const Reply& reply, cons
           anthropic
               ? "event: content_block_delta\ndata: "
                 "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_del\n\n"
+          : view.api == Api::gemini ? "data: {\"candidates\": [{\"content\r\n\r\n"
+          : view.api == Api::responses
+              ? "event: response.output_text.delta\ndata: {\"type\":\"response.output_te\n\n"
               : "data: {\"id\":\"" + reply.id + "\",\"object\":\"chat.completion.chu\n\n");
     } else {
       // A complete HTTP response whose body is not JSON: the first half of the real one.

@@ -45,8 +45,9 @@ void raise_fd_limit() {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "loopr-mock-llm: a scripted server speaking the Anthropic Messages API and OpenAI "
-      "chat completions on 127.0.0.1, with fault injection (see tools/mock-llm/README.md)"};
+      "loopr-mock-llm: a scripted server speaking the Anthropic Messages API, OpenAI chat "
+      "completions, the OpenAI Responses API and the Gemini API on 127.0.0.1, with fault "
+      "injection (see tools/mock-llm/README.md)"};
   std::string script_path, port_file, log_path, latency_text, api_key, tls_cert, tls_key;
   std::string host = "127.0.0.1";
   int port = 0;

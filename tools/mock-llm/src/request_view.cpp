@@ -129,4 +129,42 @@ RequestView view_openai(const Json& body, const Headers& headers) {
   return v;
 }
 
+// Input items: messages by role; each run of items the model made (assistant messages,
+// reasoning, tool calls) between others is one assistant turn.
+RequestView view_responses(const Json& body, const Headers& headers) {
+  RequestView v;
+  v.api = Api::responses;
+  read_headers(v, headers);
+  v.model = body.value("model", "");
+  v.stream = body.value("stream", false);
+  if (body.contains("instructions")) v.system = content_text(body["instructions"]);
+  const Json& input = body["input"];
+  if (input.is_string()) {
+    v.user = v.first_user = input.get<std::string>();
+    return v;
+  }
+  bool seen_user = false, in_model_run = false;
+  int assistant_turns = 0;
+  for (const auto& item : input) {
+    const std::string type = item.value("type", "message");
+    const std::string role = item.value("role", "");
+    const bool by_model = (type == "message" && role == "assistant") || type == "reasoning" ||
+                          type == "function_call" || type == "custom_tool_call" ||
+                          type == "local_shell_call";
+    if (by_model && !in_model_run) ++assistant_turns;
+    in_model_run = by_model;
+    if (type == "message" && (role == "system" || role == "developer")) {
+      append_line(v.system, content_text(item["content"]));
+    } else if (type == "message" && role == "user") {
+      v.user = content_text(item["content"]);
+      if (!seen_user) v.first_user = v.user;
+      seen_user = true;
+    } else if (type == "function_call_output" || type == "custom_tool_call_output") {
+      v.tool_result = item.contains("output") ? content_text(item["output"]) : "";
+    }
+  }
+  v.turn = assistant_turns + 1;
+  return v;
+}
+
 }  // namespace loopr::mock_llm

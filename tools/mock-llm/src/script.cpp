@@ -15,7 +15,19 @@
 
 namespace loopr::mock_llm {
 
-const char* to_string(Api api) { return api == Api::anthropic ? "anthropic" : "openai"; }
+const char* to_string(Api api) {
+  switch (api) {
+    case Api::anthropic:
+      return "anthropic";
+    case Api::openai:
+      return "openai";
+    case Api::responses:
+      return "responses";
+    case Api::gemini:
+      return "gemini";
+  }
+  return "anthropic";
+}
 
 const char* to_string(Field field) {
   switch (field) {
@@ -266,8 +278,12 @@ class Parser {
         m.api = Api::anthropic;
       else if (api == "openai")
         m.api = Api::openai;
+      else if (api == "responses")
+        m.api = Api::responses;
+      else if (api == "gemini")
+        m.api = Api::gemini;
       else
-        fail(n["api"], "match.api must be anthropic or openai");
+        fail(n["api"], "match.api must be anthropic, openai, responses or gemini");
     }
     for (Field f : kAllFields) {
       std::string key = to_string(f);

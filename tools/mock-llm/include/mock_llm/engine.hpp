@@ -68,6 +68,8 @@ class Engine {
   ResponsePlan anthropic_messages(const HttpRequest& request, Context& ctx);
   ResponsePlan anthropic_count_tokens(const HttpRequest& request, Context& ctx);
   ResponsePlan openai_chat(const HttpRequest& request, Context& ctx);
+  ResponsePlan openai_responses(const HttpRequest& request, Context& ctx);
+  ResponsePlan gemini_generate(const HttpRequest& request, Context& ctx, const std::string& path);
   ResponsePlan list_models(const HttpRequest& request, Context& ctx);
   ResponsePlan answer(const RequestView& view, const Json& body, Context& ctx);
   ResponsePlan error_plan(const ApiError& error, Context& ctx) const;

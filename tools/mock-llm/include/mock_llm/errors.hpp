@@ -22,5 +22,7 @@ std::string default_error_message(int status);
 
 nlohmann::json anthropic_error_json(const ApiError& error, const std::string& request_id);
 nlohmann::json openai_error_json(const ApiError& error);
+/// `{"error":{code,message,status}}`, with a RetryInfo detail when `retry_after` (seconds).
+nlohmann::json gemini_error_json(const ApiError& error, const std::string& retry_after = "");
 
 }  // namespace loopr::mock_llm

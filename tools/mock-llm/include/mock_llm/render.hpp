@@ -60,4 +60,20 @@ Json openai_completion_json(const Reply& reply, std::int64_t created);
 std::vector<std::string> openai_sse(const Reply& reply, bool include_usage, std::int64_t created,
                                     std::uint64_t seed);
 
+/// The Responses API (render_responses.cpp): usage with input_tokens_details.cached_tokens; the
+/// `response` object (`finished`: completed/incomplete with output and usage, else in_progress
+/// and empty); its whole event stream; an `error` event.
+Json responses_usage_json(const Usage& usage);
+Json responses_json(const Reply& reply, std::int64_t created, bool finished);
+std::vector<std::string> responses_sse(const Reply& reply, std::int64_t created,
+                                       std::uint64_t seed);
+std::string responses_error_event(const std::string& code, const std::string& message,
+                                  std::int64_t sequence_number);
+
+/// The Gemini API (gemini_api.cpp): a GenerateContentResponse; the `data:` chunks of
+/// streamGenerateContent?alt=sse; its error JSON (RetryInfo when `retry_after` is given).
+Json gemini_response_json(const Reply& reply);
+std::vector<std::string> gemini_sse(const Reply& reply, std::uint64_t seed);
+std::string gemini_status(int status);
+
 }  // namespace loopr::mock_llm

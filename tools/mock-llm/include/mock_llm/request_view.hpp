@@ -27,6 +27,10 @@ struct RequestView {
 /// Reads a request body that passed validation (so the shapes are known to be right).
 RequestView view_anthropic(const Json& body, const Headers& headers);
 RequestView view_openai(const Json& body, const Headers& headers);
+RequestView view_responses(const Json& body, const Headers& headers);
+/// A Gemini request: `model` and `stream` come from its path.
+RequestView view_gemini(const Json& body, const Headers& headers, const std::string& model,
+                        bool stream);
 
 /// The text of Anthropic/OpenAI message content: a string, or the `text` of its text blocks
 /// (and of nested tool_result content) joined by newlines.

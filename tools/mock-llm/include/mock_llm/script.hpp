@@ -22,7 +22,7 @@ namespace loopr::mock_llm {
 using Json = nlohmann::json;
 using Millis = std::chrono::milliseconds;
 
-enum class Api { anthropic, openai };
+enum class Api { anthropic, openai, responses, gemini };
 const char* to_string(Api api);
 
 /// Token counts; unset fields fall back to the script's defaults, then to 0.

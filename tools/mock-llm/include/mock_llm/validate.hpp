@@ -33,4 +33,13 @@ std::optional<ApiError> check_openai_headers(const Headers& headers, const std::
 /// The body of POST /v1/chat/completions.
 std::optional<ApiError> check_openai_body(const nlohmann::json& body);
 
+/// The Gemini API's key (`x-goog-api-key` or `?key=`; must equal `api_key` when set).
+std::optional<ApiError> check_gemini_key(const Headers& headers, const std::string& target,
+                                         const std::string& api_key);
+/// The body of generateContent / streamGenerateContent.
+std::optional<ApiError> check_gemini_body(const nlohmann::json& body);
+
+/// The body of POST /v1/responses (headers: check_openai_headers).
+std::optional<ApiError> check_responses_body(const nlohmann::json& body);
+
 }  // namespace loopr::mock_llm

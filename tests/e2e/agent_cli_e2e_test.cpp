@@ -1,0 +1,204 @@
+// Whole trees through a real daemon with the real agent CLIs (issue 46): the `codex` binary from
+// @openai/codex against loopr-mock-llm's Responses API, and the `gemini` CLI from
+// @google/gemini-cli against its Gemini API, each inside loopr's sandbox with its private
+// configuration folder and its network only through loopr's proxy. The scripted model drives
+// each CLI's own tools (codex: exec_command; gemini: write_file) to write the plan, the spec, the
+// phase and the code. The CLIs are the pinned ones tools/install-deps.sh installs in
+// tests/agent_clis; without them the tests skip and say so.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "support/mock_llm.hpp"
+#include "support/subprocess.hpp"
+#include "support/temp_dir.hpp"
+#include "support/tree_artifacts.hpp"
+
+using namespace loopr::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kPlan = kTreePlan;
+const char* kSpec = kTreeSpec;
+const char* kPhase = kTreePhase;
+
+fs::path cli_path(const std::string& name) {
+  return fs::path(LOOPR_SOURCE_DIR) / "tests/agent_clis/node_modules/.bin" / name;
+}
+
+/// A JSON string as YAML reads it (double-quoted flow scalar).
+std::string yaml_str(const std::string& text) { return nlohmann::json(text).dump(); }
+
+/// The Responses API rules for codex: each artifact and the code file written by one
+/// exec_command call, then "Done." once the command's output came back.
+std::string codex_script() {
+  auto writer = [](const char* type, const std::string& body) {
+    return std::string("  - name: ") + type + "\n    match: {api: responses, loop_type: " + type +
+           ", user: \"`(\\\\.loopr/" + type +
+           "s/[^`]+)`\"}\n    reply:\n      text: \"Writing.\"\n"
+           "      tool_use: {name: exec_command, input: {cmd: " +
+           yaml_str("mkdir -p \"$(dirname '{{user.1}}')\" && cat > '{{user.1}}' <<'EOF'\n" + body +
+                    "EOF") +
+           "}}\n";
+  };
+  return "defaults:\n  model: gpt-9-codex\n  usage: {input_tokens: 3000, output_tokens: 200, "
+         "cache_read_input_tokens: 1000}\nrules:\n"
+         "  - name: finish\n    match: {api: responses, turn: 2}\n    reply: {text: \"Done.\"}\n" +
+         writer("plan", kPlan) + writer("spec", kSpec) + writer("phase", kPhase) +
+         "  - name: code\n    match: {api: responses, loop_type: code}\n    reply:\n"
+         "      text: \"Writing the code.\"\n"
+         "      tool_use: {name: exec_command, input: {cmd: \"mkdir -p code && printf 'made by "
+         "%s\\\\n' {{loop_id}} > code/{{loop_id}}.txt\"}}\n";
+}
+
+/// The Gemini API rules for gemini: the CLI's write_file tool, then "Done.".
+std::string gemini_script() {
+  auto writer = [](const char* type, const std::string& body) {
+    return std::string("  - name: ") + type + "\n    match: {api: gemini, loop_type: " + type +
+           ", user: \"`(\\\\.loopr/" + type +
+           "s/[^`]+)`\"}\n    reply:\n      text: \"Writing.\"\n"
+           "      tool_use: {name: write_file, input: {file_path: \"{{user.1}}\", content: " +
+           yaml_str(body) + "}}\n";
+  };
+  return "defaults:\n  model: gemini-9-pro\n  usage: {input_tokens: 3000, output_tokens: 200}\n"
+         "rules:\n"
+         "  - name: finish\n    match: {api: gemini, turn: 2}\n    reply: {text: \"Done.\"}\n" +
+         writer("plan", kPlan) + writer("spec", kSpec) + writer("phase", kPhase) +
+         "  - name: code\n    match: {api: gemini, loop_type: code}\n    reply:\n"
+         "      text: \"Writing the code.\"\n"
+         "      tool_use: {name: write_file, input: {file_path: \"code/{{loop_id}}.txt\", "
+         "content: \"made by {{loop_id}}\\n\"}}\n";
+}
+
+class AgentCliE2eTest : public ::testing::Test {
+ protected:
+  TempDir base{"loopr-agent-e2e"};
+  fs::path repo, home;
+  std::unique_ptr<MockLlm> mock;
+  std::string output;
+  int exit_code = -1;
+
+  void SetUp() override {
+    fs::path root = fs::canonical(base.path());
+    repo = root / "repo";
+    home = root / "home";
+    fs::create_directories(home);
+    write_file(repo / "check.sh", "echo ok\n");
+    write_file(repo / ".gitignore",
+               ".loopr/state/\n.loopr/run/\n.loopr/worktrees/\n.loopr/archive/\n.loopr/logs/\n");
+    auto init = run_command(
+        "git init -q -b main . && git config user.name test && git config user.email t@t && "
+        "git add -A && git commit -q -m init",
+        repo.string());
+    ASSERT_EQ(init.exit_code, 0) << init.output;
+  }
+
+  void TearDown() override {
+    if (fs::exists(repo / ".loopr/run/loopr.pid"))
+      run_command("timeout 30 " + env() + shell_quote(LOOPR_BIN) + " -C " +
+                  shell_quote(repo.string()) + " daemon stop >/dev/null 2>&1");
+    if (HasFailure())
+      std::cerr << "submit:\n"
+                << output << "\ndaemon.log:\n"
+                << run_command("tail -n 80 " +
+                               shell_quote((repo / ".loopr/logs/daemon.log").string()))
+                       .output
+                << "\nmock-llm:\n"
+                << (mock ? mock->output() : "") << "\n";
+  }
+
+  std::string env() const {
+    return "env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 HOME=" +
+           shell_quote(home.string()) +
+           " OPENAI_API_KEY=sk-e2e-openai GEMINI_API_KEY=AIza-e2e-gemini ";
+  }
+
+  void run_tree(const std::string& provider, const std::string& script) {
+    mock = std::make_unique<MockLlm>(script);
+    write_file(repo / ".loopr/config.yml",
+               "base_branch: main\nmerge: auto\nllm:\n  provider: " + provider + "\n  base_url: " +
+                   mock->url() + "\n  " + provider + ": {command: " + cli_path(provider).string() +
+                   ", model: " + (provider == "codex" ? "gpt-9-codex" : "gemini-9-pro") +
+                   "}\n  max_retries: 2\n"
+                   "pricing:\n  gpt-9-codex: {input: 1.25, output: 10, cache_write: 0, "
+                   "cache_read: 0.125}\n  gemini-9-pro: {input: 1.25, output: 10, cache_write: 0, "
+                   "cache_read: 0.3125}\n"
+                   "limits:\n  no_progress_iterations: 3\n"
+                   "loops:\n  plan: {max_iterations: 2, iteration_timeout: 3m}\n"
+                   "  spec: {max_iterations: 2, iteration_timeout: 3m}\n"
+                   "  phase: {max_iterations: 2, iteration_timeout: 3m}\n"
+                   "  code: {max_iterations: 2, validation: \"sh check.sh\", "
+                   "iteration_timeout: 3m}\n"
+                   "sandbox:\n  limits: {processes: 512, memory: 4G}\n");
+    run_command("git add .loopr/config.yml && git commit -q -m config", repo.string());
+    auto r = run_command("timeout 900 " + env() + shell_quote(LOOPR_BIN) + " -C " +
+                         shell_quote(repo.string()) + " submit --wait --yes 'Write the file' 2>&1");
+    output = r.output;
+    exit_code = r.exit_code;
+  }
+
+  std::string conversation(const std::string& loop) const {
+    return read_file(repo / ".loopr/logs/loops" / loop / "iterations/001/conversation.jsonl");
+  }
+
+  void expect_tree_landed(const std::string& cli) {
+    EXPECT_EQ(exit_code, 0) << output;
+    EXPECT_EQ(run_command("git show main:code/code-001-001-001.txt", repo.string()).output,
+              "made by code-001-001-001\n");
+    // The plan the CLI wrote (its file name is loopr's) is the one that landed.
+    std::string plan =
+        run_command("git ls-tree -r --name-only main .loopr/plans", repo.string()).output;
+    ASSERT_FALSE(plan.empty()) << "no plan on main";
+    plan = plan.substr(0, plan.find('\n'));
+    EXPECT_EQ(run_command("git show main:" + plan, repo.string()).output, kPlan) << plan;
+    // Every loop ran the real CLI: its requests carry the loop's headers, through the proxy.
+    auto requests = mock->requests();
+    std::set<std::string> loops;
+    for (const auto& r : requests)
+      if (r["headers"].contains("x-loopr-loop-id"))
+        loops.insert(r["headers"]["x-loopr-loop-id"].get<std::string>());
+    for (const char* loop : {"001", "001-001", "001-001-001", "code-001-001-001"})
+      EXPECT_TRUE(loops.count(loop)) << cli << " never asked the model for loop " << loop;
+    // The transcript has the CLI's tool call and its answer.
+    std::string conv = conversation("code-001-001-001");
+    EXPECT_NE(conv.find("Done."), std::string::npos) << conv.substr(0, 3000);
+    // The person's home got no configuration of the CLI; loopr's run folder did.
+    EXPECT_FALSE(fs::exists(home / ("." + cli))) << "the CLI wrote into the person's home";
+    EXPECT_TRUE(fs::exists(repo / ".loopr/run" / cli / "001"));
+  }
+};
+
+}  // namespace
+
+TEST_F(AgentCliE2eTest, ATreeCompletesWithTheRealCodexCliAgainstTheResponsesApi) {
+  if (!fs::exists(cli_path("codex")))
+    GTEST_SKIP() << "the codex CLI is not installed (tools/install-deps.sh: tests/agent_clis)";
+  run_tree("codex", codex_script());
+  expect_tree_landed("codex");
+  auto requests = mock->requests();
+  ASSERT_FALSE(requests.empty());
+  EXPECT_EQ(requests[0]["path"], "/v1/responses");
+  EXPECT_EQ(requests[0]["body"]["store"], false);
+  // A code loop's cost is the price table's for codex's usage (the CLI reports none).
+  auto show = run_command(env() + shell_quote(LOOPR_BIN) + " -C " + shell_quote(repo.string()) +
+                          " show code-001-001-001 --json");
+  auto j = nlohmann::json::parse(show.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << show.output;
+  EXPECT_GT(j.value("cost_usd", 0.0), 0.0) << show.output;
+}
+
+TEST_F(AgentCliE2eTest, ATreeCompletesWithTheRealGeminiCliAgainstTheGeminiApi) {
+  if (!fs::exists(cli_path("gemini")))
+    GTEST_SKIP() << "the gemini CLI is not installed (tools/install-deps.sh: tests/agent_clis)";
+  run_tree("gemini", gemini_script());
+  expect_tree_landed("gemini");
+  auto requests = mock->requests();
+  ASSERT_FALSE(requests.empty());
+  EXPECT_NE(requests[0]["path"].get<std::string>().find(":streamGenerateContent"),
+            std::string::npos);
+}

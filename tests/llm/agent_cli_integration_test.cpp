@@ -1,0 +1,268 @@
+// The codex and gemini providers (issue 46) with fake CLIs written by the test: what loopr runs
+// (arguments, environment, the private configuration folder it writes), how their JSON lines
+// become the answer and the transcript (messages, commands and their output, usage), and how
+// their failures are classified. The real CLIs: agent_cli_e2e_test.cpp.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <sstream>
+
+#include "mock_llm_process.hpp"
+#include "support/subprocess.hpp"
+
+using namespace loopr;
+using namespace loopr::llm;
+using namespace loopr::llm::testing;
+
+namespace {
+
+class AgentCliTest : public ::testing::Test {
+ protected:
+  loopr::testing::TempDir dir{"loopr-agent-cli"};
+  loopr::testing::TempDir worktree{"loopr-worktree"};
+  loopr::testing::TempDir home{"loopr-home"};
+
+  /// An executable that records its argv, cwd, environment and private folder, then runs `body`.
+  std::string fake(const std::string& name, const std::string& body) {
+    std::string d = loopr::testing::shell_quote(dir.str());
+    std::string script = "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > " + d +
+                         "/argv\npwd > " + d + "/cwd\nenv > " + d + "/env\n" +
+                         "[ -n \"$CODEX_HOME\" ] && cp \"$CODEX_HOME/config.toml\" " + d +
+                         "/config.toml\n[ -n \"$GEMINI_CLI_HOME\" ] && cp "
+                         "\"$GEMINI_CLI_HOME/.gemini/settings.json\" " +
+                         d + "/settings.json\n" + body;
+    auto path = dir / name;
+    loopr::testing::write_file(path, script);
+    ::chmod(path.c_str(), 0755);
+    return path.string();
+  }
+
+  Config config(const std::string& provider, const std::string& command) {
+    Config c;
+    c.llm.provider = provider;
+    c.llm.model = "claude-sonnet-5-5";  // the default: not passed to another vendor's CLI
+    c.llm.base_url = "http://127.0.0.1:9";
+    c.llm.codex.command = command;
+    c.llm.codex.model = "gpt-9-codex";
+    c.llm.codex.reasoning_effort = "high";
+    c.llm.gemini.command = command;
+    c.llm.gemini.model = "gemini-9-pro";
+    c.pricing["gpt-9-codex"] = Price{1.0, 10.0, 0.0, 0.1};
+    return c;
+  }
+
+  Request request() {
+    Request r = user_request("Implement the phase.", "code-001-001-001", "code");
+    r.system = "Say \"done\"\nwhen done.";
+    r.working_dir = worktree.str();
+    return r;
+  }
+
+  std::vector<std::string> lines(const std::string& file) {
+    std::vector<std::string> out;
+    std::istringstream in(loopr::testing::read_file(dir / file));
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  }
+
+  EnvLookup env(std::map<std::string, std::string> vars) {
+    vars["HOME"] = home.str();
+    return env_with(vars);
+  }
+};
+
+const char* kCodexRun = R"(cat <<'EOF'
+{"type":"thread.started","thread_id":"0199-thread"}
+{"type":"turn.started"}
+{"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"**Looking**"}}
+{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"bash -lc 'make test'","aggregated_output":"","exit_code":null,"status":"in_progress"}}
+{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"bash -lc 'make test'","aggregated_output":"1 failed\n","exit_code":2,"status":"failed"}}
+{"type":"item.completed","item":{"id":"item_2","type":"file_change","changes":[{"path":"src/a.c","kind":"update"}],"status":"completed"}}
+{"type":"item.completed","item":{"id":"item_3","type":"agent_message","text":"Fixed the test."}}
+{"type":"turn.completed","usage":{"input_tokens":12000,"cached_input_tokens":10000,"output_tokens":500}}
+EOF
+)";
+
+}  // namespace
+
+TEST_F(AgentCliTest, CodexRunIsParsedIntoAnswerTranscriptUsageAndCost) {
+  std::string codex = fake("codex", kCodexRun);
+  ClientHarness h(config("codex", codex), env({{"OPENAI_API_KEY", "sk-openai-secret"}}));
+  ASSERT_TRUE(h.client->runs_own_tools());
+  EXPECT_EQ(h.client->provider(), "codex");
+  Outcome o = h.call(request());
+  ASSERT_TRUE(o.ok()) << o.error().describe();
+  const Response& r = o.response();
+  EXPECT_EQ(r.text(), "Fixed the test.");
+  EXPECT_EQ(r.stop_reason, StopReason::end_turn);
+  EXPECT_EQ(r.id, "0199-thread");
+  EXPECT_EQ(r.model, "gpt-9-codex");
+  EXPECT_EQ(r.usage.input_tokens, 2000);
+  EXPECT_EQ(r.usage.cache_read_tokens, 10000);
+  EXPECT_EQ(r.usage.output_tokens, 500);
+  EXPECT_NEAR(r.usage.cost_usd, (2000 * 1.0 + 500 * 10.0 + 10000 * 0.1) / 1e6, 1e-12);
+  // The transcript: the command with its output (failed), the patch and its result, the message.
+  ASSERT_EQ(r.transcript.size(), 5u);
+  const ContentBlock& cmd = r.transcript[0].content.at(0);
+  EXPECT_EQ(cmd.type, ContentBlock::Type::tool_use);
+  EXPECT_EQ(cmd.name, "shell");
+  EXPECT_EQ(cmd.input["command"], "bash -lc 'make test'");
+  const ContentBlock& out = r.transcript[1].content.at(0);
+  EXPECT_EQ(out.type, ContentBlock::Type::tool_result);
+  EXPECT_EQ(out.text, "1 failed\n");
+  EXPECT_TRUE(out.is_error);
+  EXPECT_EQ(r.transcript[2].content.at(0).name, "apply_patch");
+  EXPECT_EQ(r.transcript[4].content.at(0).text, "Fixed the test.");
+
+  auto argv = lines("argv");
+  std::vector<std::string> want = {"exec",
+                                   "--json",
+                                   "--ephemeral",
+                                   "--skip-git-repo-check",
+                                   "--dangerously-bypass-approvals-and-sandbox",
+                                   "--color",
+                                   "never",
+                                   "--cd",
+                                   worktree.str(),
+                                   "--model",
+                                   "gpt-9-codex",
+                                   "--",
+                                   "Implement the phase."};
+  EXPECT_EQ(argv, want);
+  std::string env_seen = loopr::testing::read_file(dir / "env");
+  EXPECT_NE(env_seen.find("OPENAI_API_KEY=sk-openai-secret"), std::string::npos);
+  EXPECT_EQ(env_seen.find("OPENAI_BASE_URL"), std::string::npos) << "in config.toml instead";
+  EXPECT_NE(env_seen.find("CODEX_HOME="), std::string::npos);
+  EXPECT_EQ(env_seen.find("CODEX_HOME=" + home.str()), std::string::npos);
+  for (const auto& arg : argv) EXPECT_EQ(arg.find("sk-openai-secret"), std::string::npos);
+  std::string toml = loopr::testing::read_file(dir / "config.toml");
+  EXPECT_NE(toml.find("model_provider = \"loopr\""), std::string::npos) << toml;
+  EXPECT_NE(toml.find("base_url = \"http://127.0.0.1:9/v1\""), std::string::npos) << toml;
+  EXPECT_NE(toml.find("wire_api = \"responses\""), std::string::npos) << toml;
+  EXPECT_NE(toml.find("\"x-loopr-loop-id\" = \"code-001-001-001\""), std::string::npos) << toml;
+  EXPECT_NE(toml.find("model_reasoning_effort = \"high\""), std::string::npos) << toml;
+  // The system text, escaped as a TOML string (a quote and a newline in it).
+  EXPECT_NE(toml.find("developer_instructions = \"Say \\\"done\\\"\\nwhen done.\""),
+            std::string::npos)
+      << toml;
+}
+
+TEST_F(AgentCliTest, CodexFailuresAreClassified) {
+  std::string codex = fake("codex",
+                           "echo '{\"type\":\"thread.started\",\"thread_id\":\"t-9\"}'\n"
+                           "echo '{\"type\":\"error\",\"message\":\"Reconnecting... 1/5\"}'\n"
+                           "echo '{\"type\":\"turn.failed\",\"error\":{\"message\":\"exceeded "
+                           "retry limit, last status: 429 Too Many Requests\"}}'\nexit 1\n");
+  ClientHarness h(config("codex", codex), env({}));
+  Outcome o = h.call(request());
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(o.error().kind, ErrorKind::rate_limited);
+  EXPECT_TRUE(o.error().retryable);
+  EXPECT_EQ(o.error().request_id, "t-9");
+
+  std::string refused = fake("codex-401",
+                             "echo '{\"type\":\"turn.failed\",\"error\":{\"message\":\"unexpected "
+                             "status 401 Unauthorized: Incorrect API key\"}}'\nexit 1\n");
+  ClientHarness h2(config("codex", refused), env({}));
+  Outcome o2 = h2.call(request());
+  ASSERT_FALSE(o2.ok());
+  EXPECT_EQ(o2.error().kind, ErrorKind::auth);
+  EXPECT_FALSE(o2.error().retryable);
+
+  std::string silent = fake("codex-dies", "echo 'thread panicked' >&2\nexit 101\n");
+  ClientHarness h3(config("codex", silent), env({}));
+  Outcome o3 = h3.call(request());
+  ASSERT_FALSE(o3.ok());
+  EXPECT_EQ(o3.error().kind, ErrorKind::process);
+  EXPECT_NE(o3.error().message.find("thread panicked"), std::string::npos) << o3.error().message;
+
+  ClientHarness h4(config("codex", (dir / "no-such-codex").string()), env({}));
+  Outcome o4 = h4.call(request());
+  ASSERT_FALSE(o4.ok());
+  EXPECT_NE(o4.error().message.find("llm.codex.command"), std::string::npos) << o4.error().message;
+}
+
+TEST_F(AgentCliTest, CodexUsesACopyOfTheLoginWhenNoKeyIsSet) {
+  loopr::testing::write_file(home / ".codex/auth.json", "{\"tokens\":\"LOGIN\"}\n");
+  loopr::testing::write_file(home / ".codex/config.toml", "notify = [\"evil\"]\n");
+  std::string codex =
+      fake("codex", std::string("cat \"$CODEX_HOME/auth.json\" > ") +
+                        loopr::testing::shell_quote(dir.str()) + "/auth\n" + kCodexRun);
+  Config c = config("codex", codex);
+  c.llm.base_url.clear();
+  ClientHarness h(c, env({}));
+  ASSERT_TRUE(h.call(request()).ok());
+  EXPECT_NE(loopr::testing::read_file(dir / "auth").find("LOGIN"), std::string::npos);
+  std::string toml = loopr::testing::read_file(dir / "config.toml");
+  EXPECT_EQ(toml.find("evil"), std::string::npos) << toml;
+  EXPECT_EQ(toml.find("model_provider"), std::string::npos) << "codex's own provider: " << toml;
+}
+
+TEST_F(AgentCliTest, GeminiRunIsParsedIntoAnswerTranscriptAndUsage) {
+  std::string gemini =
+      fake("gemini", "printf '%s' \"$2\" > " + loopr::testing::shell_quote(dir.str()) +
+                         "/prompt\n" + R"(cat <<'EOF'
+{"type":"init","timestamp":"2026-11-28T10:00:00Z","session_id":"g-1","model":"gemini-9-pro"}
+{"type":"message","role":"user","content":"Implement the phase."}
+{"type":"message","role":"assistant","content":"Let me ","delta":true}
+{"type":"message","role":"assistant","content":"look.","delta":true}
+{"type":"tool_use","tool_name":"run_shell_command","tool_id":"c-1","parameters":{"command":"ls"}}
+{"type":"tool_result","tool_id":"c-1","status":"success","output":"a.c"}
+{"type":"message","role":"assistant","content":"All done.","delta":true}
+{"type":"result","status":"success","stats":{"total_tokens":950,"input_tokens":900,"output_tokens":50,"cached":600,"input":300,"duration_ms":10,"tool_calls":1}}
+EOF
+)");
+  ClientHarness h(config("gemini", gemini), env({{"GEMINI_API_KEY", "AIza-secret"}}));
+  EXPECT_EQ(h.client->provider(), "gemini");
+  Outcome o = h.call(request());
+  ASSERT_TRUE(o.ok()) << o.error().describe();
+  const Response& r = o.response();
+  EXPECT_EQ(r.text(), "All done.");
+  EXPECT_EQ(r.model, "gemini-9-pro");
+  EXPECT_EQ(r.id, "g-1");
+  EXPECT_EQ(r.usage.input_tokens, 300);
+  EXPECT_EQ(r.usage.cache_read_tokens, 600);
+  EXPECT_EQ(r.usage.output_tokens, 50);
+  ASSERT_EQ(r.transcript.size(), 3u);
+  EXPECT_EQ(r.transcript[0].content.at(0).text, "Let me look.");
+  EXPECT_EQ(r.transcript[0].content.at(1).name, "run_shell_command");
+  EXPECT_EQ(r.transcript[1].content.at(0).text, "a.c");
+
+  auto argv = lines("argv");
+  ASSERT_GE(argv.size(), 2u);
+  EXPECT_EQ(argv[0], "--prompt");
+  // No flag appends to gemini's system prompt: loopr's system text leads the prompt.
+  EXPECT_EQ(loopr::testing::read_file(dir / "prompt"),
+            "Say \"done\"\nwhen done.\n\nImplement the phase.");
+  for (const char* want : {"stream-json", "yolo", "gemini-9-pro"})
+    EXPECT_NE(std::find(argv.begin(), argv.end(), want), argv.end()) << want;
+  std::string env_seen = loopr::testing::read_file(dir / "env");
+  EXPECT_NE(env_seen.find("GEMINI_API_KEY=AIza-secret"), std::string::npos);
+  EXPECT_NE(env_seen.find("GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9"), std::string::npos);
+  EXPECT_NE(env_seen.find("GEMINI_SANDBOX=false"), std::string::npos);
+  EXPECT_NE(env_seen.find("GEMINI_CLI_CUSTOM_HEADERS=x-loopr-loop-id: code-001-001-001, "
+                          "x-loopr-loop-type: code"),
+            std::string::npos);
+  EXPECT_EQ(env_seen.find("GEMINI_CLI_HOME=" + home.str()), std::string::npos);
+  std::string settings = loopr::testing::read_file(dir / "settings.json");
+  EXPECT_NE(settings.find("\"selectedType\": \"gemini-api-key\""), std::string::npos) << settings;
+}
+
+TEST_F(AgentCliTest, GeminiFailuresAreClassified) {
+  std::string gemini = fake(
+      "gemini",
+      "echo '{\"type\":\"init\",\"session_id\":\"g-2\",\"model\":\"gemini-9-pro\"}'\n"
+      "echo '{\"type\":\"result\",\"status\":\"error\",\"error\":{\"type\":\"Error\",\"message\":"
+      "\"[API Error: 429 RESOURCE_EXHAUSTED quota]\"}}'\nexit 1\n");
+  ClientHarness h(config("gemini", gemini), env({}));
+  Outcome o = h.call(request());
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(o.error().kind, ErrorKind::rate_limited);
+  EXPECT_EQ(o.error().request_id, "g-2");
+
+  std::string quiet = fake("gemini-x", "echo 'Error when talking to Gemini API' >&2\nexit 1\n");
+  ClientHarness h2(config("gemini", quiet), env({}));
+  Outcome o2 = h2.call(request());
+  ASSERT_FALSE(o2.ok());
+  EXPECT_NE(o2.error().message.find("without a result"), std::string::npos) << o2.error().message;
+}
