@@ -36,6 +36,7 @@ struct Notifier::State {
   std::mutex mu;
   std::set<std::string> cost_notified;    ///< plans whose cost_threshold was notified
   std::set<std::string> failed_notified;  ///< plans whose tree_failed was notified (until it runs)
+  std::set<std::string> limit_notified;   ///< plans whose cost_limit was notified (until resumed)
 
   explicit State(engine::EngineContext& c) : ctx(c) {}
 
@@ -79,6 +80,20 @@ struct Notifier::State {
       run_commands(*config, *name, payload);
       return;
     }
+    if (e.type == "cost_limit") {
+      // Every loop of the tree pauses at the cap with its own event: the person hears it once.
+      {
+        std::lock_guard lock(mu);
+        if (!limit_notified.insert(plan).second) return;
+      }
+      for (const char* key : {"limit", "reason"}) payload[key] = data_str(e, key);
+      for (const char* key : {"spent_usd", "max_cost_usd", "input_tokens", "max_input_tokens"})
+        if (e.data.contains(key)) payload[key] = e.data[key];
+      payload["event"] = "cost_limit";
+      payload["resume_with"] = "loopr resume " + plan + " --max-cost USD";
+      run_commands(*config, "cost_limit", payload);
+      return;
+    }
     if (e.type == "cost" && config->limits.max_cost_usd > 0) {
       double spent = ctx.costs.total(plan);
       double at = config->limits.notify_cost_fraction * config->limits.max_cost_usd;
@@ -98,6 +113,8 @@ struct Notifier::State {
     if (to == "running" || to == "pending") {
       std::lock_guard lock(mu);
       failed_notified.erase(plan);  // it runs again: a later failure is news
+      // Resumed by the person (a raised cap): the next cap reached is news too.
+      if (data_str(e, "reason").rfind("resumed by the user", 0) == 0) limit_notified.erase(plan);
       return;
     }
     if (to != "failed" && to != "stopped") return;
