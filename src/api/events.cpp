@@ -65,6 +65,7 @@ LOOPR_EVENT(ForecastMade, "forecast")
 LOOPR_EVENT(GcDone, "gc")
 LOOPR_EVENT(ReviewFinished, "review_finished")
 LOOPR_EVENT(PeerRefused, "peer_refused")
+LOOPR_EVENT(CostLimitEvent, "cost_limit")
 #undef LOOPR_EVENT
 
 LoopCreated Codec<LoopCreated>::read(const json& d) {
@@ -129,15 +130,45 @@ json Codec<ExecutorRetry>::write(const ExecutorRetry& e) {
 }
 
 CostEvent Codec<CostEvent>::read(const json& d) {
-  return {d.value("n", 0), d.value("cost_usd", 0.0), d.value("input_tokens", std::int64_t{0}),
-          d.value("output_tokens", std::int64_t{0}), d.value("loop_cost_usd", 0.0)};
+  return {d.value("n", 0),
+          d.value("cost_usd", 0.0),
+          d.value("input_tokens", std::int64_t{0}),
+          d.value("output_tokens", std::int64_t{0}),
+          d.value("loop_cost_usd", 0.0),
+          d.value("cache_read_tokens", std::int64_t{0}),
+          d.value("cache_write_tokens", std::int64_t{0})};
 }
 json Codec<CostEvent>::write(const CostEvent& e) {
-  return {{"n", e.n},
-          {"cost_usd", e.cost_usd},
+  json d = {{"n", e.n},
+            {"cost_usd", e.cost_usd},
+            {"input_tokens", e.input_tokens},
+            {"output_tokens", e.output_tokens},
+            {"loop_cost_usd", e.loop_cost_usd}};
+  // The prompt cache's part, when it had one (events stored before it read back the same).
+  if (e.cache_read_tokens || e.cache_write_tokens) {
+    d["cache_read_tokens"] = e.cache_read_tokens;
+    d["cache_write_tokens"] = e.cache_write_tokens;
+  }
+  return d;
+}
+
+CostLimitEvent Codec<CostLimitEvent>::read(const json& d) {
+  return {str(d, "plan_id"),
+          str(d, "limit"),
+          d.value("spent_usd", 0.0),
+          d.value("max_cost_usd", 0.0),
+          d.value("input_tokens", std::int64_t{0}),
+          d.value("max_input_tokens", std::int64_t{0}),
+          str(d, "reason")};
+}
+json Codec<CostLimitEvent>::write(const CostLimitEvent& e) {
+  return {{"plan_id", e.plan_id},
+          {"limit", e.limit},
+          {"spent_usd", e.spent_usd},
+          {"max_cost_usd", e.max_cost_usd},
           {"input_tokens", e.input_tokens},
-          {"output_tokens", e.output_tokens},
-          {"loop_cost_usd", e.loop_cost_usd}};
+          {"max_input_tokens", e.max_input_tokens},
+          {"reason", e.reason}};
 }
 
 IterationFinished Codec<IterationFinished>::read(const json& d) {

@@ -27,6 +27,8 @@ json to_json(const SpendView& s) {
   j["output_tokens"] = s.output_tokens;
   j["cache_read_tokens"] = s.cache_read_tokens;
   j["cache_write_tokens"] = s.cache_write_tokens;
+  j["uncached_cost_usd"] = s.uncached_cost_usd;
+  j["cache_hit_share"] = s.cache_hit_share;
   j["model_calls"] = s.model_calls;
   j["iterations"] = s.iterations;
   j["loops"] = std::move(loops);
@@ -46,6 +48,8 @@ SpendView spend_from_json(const json& j) {
   s.output_tokens = i64(j, "output_tokens");
   s.cache_read_tokens = i64(j, "cache_read_tokens");
   s.cache_write_tokens = i64(j, "cache_write_tokens");
+  s.uncached_cost_usd = num(j, "uncached_cost_usd");
+  s.cache_hit_share = num(j, "cache_hit_share");
   s.model_calls = static_cast<int>(i64(j, "model_calls"));
   s.iterations = static_cast<int>(i64(j, "iterations"));
   if (const json& l = sub(j, "loops"); l.is_object())

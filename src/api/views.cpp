@@ -237,13 +237,24 @@ json to_json(const IterationRow& it) {
           {"input_tokens", it.input_tokens},
           {"output_tokens", it.output_tokens},
           {"duration_ms", it.duration_ms},
-          {"summary", it.summary}};
+          {"summary", it.summary},
+          {"cache_read_tokens", it.cache_read_tokens},
+          {"cache_write_tokens", it.cache_write_tokens},
+          {"uncached_cost_usd", it.uncached_cost_usd}};
 }
 
 IterationRow iteration_from_json(const json& j) {
-  return {i32(j, "n"),          str(j, "status"),        opt_int(j, "exit_code"),
-          num(j, "cost_usd"),   i64(j, "input_tokens"),  i64(j, "output_tokens"),
-          i64(j, "duration_ms"), str(j, "summary")};
+  return {i32(j, "n"),
+          str(j, "status"),
+          opt_int(j, "exit_code"),
+          num(j, "cost_usd"),
+          i64(j, "input_tokens"),
+          i64(j, "output_tokens"),
+          i64(j, "duration_ms"),
+          str(j, "summary"),
+          i64(j, "cache_read_tokens"),
+          i64(j, "cache_write_tokens"),
+          num(j, "uncached_cost_usd")};
 }
 
 json to_json(const LoopDetail& d) {

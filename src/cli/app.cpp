@@ -226,7 +226,17 @@ int run(int argc, char** argv) {
   auto* resume = app.add_subcommand(
       "resume", "Resume a paused or stopped loop and its descendants (exit 4, 5)");
   resume->add_option("id", id, "The loop's id")->required();
-  on(resume, [&] { return run_control(opts, "resume", id); });
+  SubmitLimits raised;
+  resume
+      ->add_option("--max-cost", raised.max_cost,
+                   "The tree's new cost limit in US dollars (a tree paused at its cap goes on; "
+                   "must be above what it spent)")
+      ->option_text("USD");
+  resume
+      ->add_option("--max-runtime", raised.max_runtime,
+                   "The tree's new runtime limit from its approval (e.g. 6h)")
+      ->option_text("D");
+  on(resume, [&] { return run_control(opts, "resume", id, raised); });
   auto* stop = app.add_subcommand("stop", "Stop a loop and all its descendants now (exit 4, 5)");
   stop->add_option("id", id, "The loop's id")->required();
   on(stop, [&] { return run_control(opts, "stop", id); });

@@ -34,6 +34,11 @@ struct SubmitLimits {
   int max_iterations = 0;
 };
 
+/// pause / resume / stop of a loop and its descendants; `raised`: `resume --max-cost USD
+/// --max-runtime D`, the tree's new caps after it paused at one (limits.at_cost_limit: pause).
+int run_control(const GlobalOptions& opts, const std::string& action, const std::string& id,
+                const SubmitLimits& raised = {});
+
 /// `force`: skip the prerequisite checks that can be wrong (src/cli/preflight.hpp).
 /// `submit --dry-run`: the plan loop up to the gate, shown, then ended (`failed`, `dry run`).
 int run_dry_run(const GlobalOptions& opts, const std::string& request, bool force,
@@ -53,7 +58,6 @@ int run_review(const GlobalOptions& opts, const std::string& id);
 int run_gate(const GlobalOptions& opts, const std::string& action, const std::string& id,
              const std::string& text);
 /// pause | resume | stop: the loop and all its descendants.
-int run_control(const GlobalOptions& opts, const std::string& action, const std::string& id);
 int run_merge(const GlobalOptions& opts, const std::string& plan_id, bool force);
 /// `loopr answer ID TEXT`: answers a loop's question (cli/coordination.cpp).
 int run_answer(const GlobalOptions& opts, const std::string& id, const std::string& text);

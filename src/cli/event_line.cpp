@@ -61,7 +61,14 @@ struct Words {
     if (e.input_tokens || e.output_tokens)
       text += " (" + format_count(e.input_tokens) + " tokens in, " +
               format_count(e.output_tokens) + " out)";
+    if (e.cache_read_tokens || e.cache_write_tokens)
+      text += ", cache " + format_count(e.cache_read_tokens) + " read / " +
+              format_count(e.cache_write_tokens) + " written";
     return text;
+  }
+  std::string operator()(const api::CostLimitEvent& e) const {
+    return style.yellow("paused at the tree's " + shown(e.limit) + " limit") + ": " +
+           one_line(shown(e.reason), 300);
   }
   std::string operator()(const api::ToolCalled& e) const {
     std::string text = shown(e.tool);

@@ -236,14 +236,18 @@ std::string render_loop_details(const api::LoopDetail& detail, const Style& styl
     for (std::string line; std::getline(in, line);) out << "  " << line << "\n";
   }
   if (!detail.iterations.empty()) {
-    bool tokens = false;
-    for (const auto& r : detail.iterations) tokens = tokens || r.input_tokens || r.output_tokens;
+    bool tokens = false, cached = false;
+    for (const auto& r : detail.iterations) {
+      tokens = tokens || r.input_tokens || r.output_tokens;
+      cached = cached || r.cache_read_tokens || r.cache_write_tokens;
+    }
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> head = {"N", "RESULT", "EXIT"};
     if (tokens) {
       head.push_back("TOKENS IN");
       head.push_back("OUT");
     }
+    if (cached) head.push_back("CACHE READ / WRITE");
     for (const char* h : {"COST", "DURATION", "SUMMARY"}) head.push_back(h);
     rows.push_back(head);
     for (const auto& r : detail.iterations) {
@@ -253,6 +257,9 @@ std::string render_loop_details(const api::LoopDetail& detail, const Style& styl
         row.push_back(format_count(r.input_tokens));
         row.push_back(format_count(r.output_tokens));
       }
+      if (cached)
+        row.push_back(format_count(r.cache_read_tokens) + " / " +
+                      format_count(r.cache_write_tokens));
       row.push_back(format_cost(r.cost_usd));
       row.push_back(format_elapsed(r.duration_ms));
       row.push_back(one_line(shown(r.summary), 100));

@@ -263,10 +263,12 @@ int run_gate(const GlobalOptions& opts, const std::string& action, const std::st
   return kOk;
 }
 
-int run_control(const GlobalOptions& opts, const std::string& action, const std::string& id) {
+int run_control(const GlobalOptions& opts, const std::string& action, const std::string& id,
+                const SubmitLimits& raised) {
   RepoPaths paths(require_repo(opts));
   DaemonClient api = connect(paths);
-  api::LoopRow loop = act_on(api, id, action);
+  // `resume --max-cost USD --max-runtime D`: the tree's new caps travel with the resume.
+  api::LoopRow loop = act_on(api, id, action, limit_fields(raised));
   if (opts.json) {
     print_loop_json(loop);
   } else if (!opts.quiet) {

@@ -1,5 +1,6 @@
 #include "cli/maintenance_view.hpp"
 
+#include <cstdio>
 #include <map>
 #include <vector>
 
@@ -43,12 +44,22 @@ std::string table(const std::vector<std::vector<std::string>>& rows, const std::
   return out;
 }
 
+// The prompt cache's part: reads / writes, the share of input read, what it saved.
+std::string cache_cell(const api::SpendView& s) {
+  if (s.cache_read_tokens == 0 && s.cache_write_tokens == 0) return "-";
+  char share[16];
+  std::snprintf(share, sizeof share, "%.0f%%", 100 * s.cache_hit_share);
+  return format_count(s.cache_read_tokens) + " / " + format_count(s.cache_write_tokens) + " (" +
+         share + ", " + format_cost(s.uncached_cost_usd) + " without)";
+}
+
 std::vector<std::string> spend_row(const std::string& id, const std::string& verdict,
                                    const api::SpendView& s, const Style& style) {
   return {id,
           verdict,
           format_cost(s.cost_usd),
           format_count(s.input_tokens) + " / " + format_count(s.output_tokens),
+          cache_cell(s),
           format_count(s.model_calls),
           format_count(s.iterations),
           format_age(s.wall_ms),
@@ -79,14 +90,15 @@ std::string render_stats(const api::StatsView& stats, const Style& style) {
     return since.empty() ? "nothing spent yet: no plan in this repository\n"
                          : "nothing spent since " + since + "\n";
   if (!since.empty()) out += "since " + since + "\n";
-  std::vector<std::vector<std::string>> rows = {
-      {"PLAN", "TREE", "COST", "TOKENS IN / OUT", "CALLS", "ITER", "WALL", "LOOPS"}};
+  std::vector<std::vector<std::string>> rows = {{"PLAN", "TREE", "COST", "TOKENS IN / OUT",
+                                                 "CACHE READ / WRITE", "CALLS", "ITER", "WALL",
+                                                 "LOOPS"}};
   for (const auto& p : stats.plans)
     rows.push_back(spend_row(p.id, verdict_of(p.tree_verdict, style), p, style));
   const std::size_t n = stats.plans.size();
   rows.push_back(
       spend_row("total", std::to_string(n) + (n == 1 ? " plan" : " plans"), stats.total, style));
-  out += table(rows, {false, false, true, true, true, true, true, false}, style);
+  out += table(rows, {false, false, true, true, true, true, true, true, false}, style);
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include <loopr/core/text.hpp>
@@ -123,11 +124,27 @@ void show_held(const api::LoopRow& plan, std::ostream& ui, const Style& style) {
      << "`), then `loopr merge " << plan.id << "` merges it\n";
 }
 
+// A loop paused at its tree's cap (limits.at_cost_limit: pause): the person raises it or not.
+bool paused_at_cap(const api::LoopRow& loop) {
+  return loop.status == LoopStatus::paused &&
+         (loop.end_reason == EndReason::cost_limit || loop.end_reason == EndReason::runtime_limit);
+}
+
+// One line per tree that waits at its cap (its loops paused after their current model turn).
+void show_capped(const std::vector<api::LoopRow>& loops, std::ostream& ui, const Style& style) {
+  std::set<std::string> shown_plans;
+  for (const auto& l : loops) {
+    if (!shown_plans.insert(l.plan_id).second) continue;
+    ui << style.bold("Plan " + l.plan_id) << " paused at its limit: " << shown(l.status_reason)
+       << "\n";
+  }
+}
+
 }  // namespace
 
 std::vector<ReviewDecision> review_pending(const DaemonClient& api, const GlobalOptions& opts,
                                            const std::string& only_id, Prompter& prompter) {
-  std::vector<api::LoopRow> plans, held;
+  std::vector<api::LoopRow> plans, held, capped;
   if (!only_id.empty()) {
     api::LoopRow loop = show_loop(api, only_id).loop;
     if (held_for_review(loop)) {
@@ -151,7 +168,8 @@ std::vector<ReviewDecision> review_pending(const DaemonClient& api, const Global
     // Plans at the gate, then the loops' questions (each needs the person).
     const std::string waiting = std::string("?status=") + to_string(LoopStatus::awaiting_approval) +
                                 "," + to_string(LoopStatus::awaiting_answer) + "," +
-                                to_string(LoopStatus::blocked);
+                                to_string(LoopStatus::blocked) + "," +
+                                to_string(LoopStatus::paused);
     auto all = list_loops(api, waiting);
     for (const auto& l : all)
       if (l.is_plan() && l.status == LoopStatus::awaiting_approval) plans.push_back(l);
@@ -159,12 +177,15 @@ std::vector<ReviewDecision> review_pending(const DaemonClient& api, const Global
       if (l.status == LoopStatus::awaiting_answer) plans.push_back(l);
     for (const auto& l : all)
       if (held_for_review(l)) held.push_back(l);
+    for (const auto& l : all)
+      if (paused_at_cap(l)) capped.push_back(l);
   }
   std::ostream& ui = ui_stream(opts);
   Style style{stdout_color(opts)};
   std::vector<ReviewDecision> out;
   for (const auto& plan : held) show_held(plan, ui, style);
-  if (plans.empty() && !held.empty()) return out;
+  show_capped(capped, ui, style);
+  if (plans.empty() && (!held.empty() || !capped.empty())) return out;
   if (plans.empty()) {
     if (!opts.quiet) ui << "no plan is awaiting approval and no loop asks a question\n";
     return out;

@@ -35,6 +35,42 @@ std::map<std::string, Price> Config::default_pricing() {
 
 namespace {
 
+// A loop role's setting: its type's `field` (review: `review_value`; the integration fix loop:
+// `fix_value`, then the code loops'), else `fallback` (the llm.* one).
+std::string role_choice(const Config& c, std::string_view role, std::string LoopTypeConfig::*field,
+                        const std::string& review_value, const std::string& fix_value,
+                        const std::string& fallback) {
+  auto of_type = [&](LoopType t) {
+    auto it = c.loops.find(t);
+    return it == c.loops.end() ? std::string() : it->second.*field;
+  };
+  std::string v;
+  if (role == "review")
+    v = review_value;
+  else if (role == "integration-fix")
+    v = !fix_value.empty() ? fix_value : of_type(LoopType::code);
+  else if (auto t = parse_loop_type(role))
+    v = of_type(*t);
+  return v.empty() ? fallback : v;
+}
+
+}  // namespace
+
+std::string Config::model_for(std::string_view role) const {
+  return role_choice(*this, role, &LoopTypeConfig::model, review.model, integration.model,
+                     llm.model);
+}
+
+std::string Config::provider_for(std::string_view role) const {
+  return role_choice(*this, role, &LoopTypeConfig::provider, review.provider, integration.provider,
+                     llm.provider);
+}
+
+namespace {
+
+// The providers `llm.provider` and `loops.<type>.provider` may name.
+const std::vector<std::string> kProviders = {"anthropic", "openai", "claude-code"};
+
 using config_detail::ConfigError;
 using config_detail::same_executor;
 using config_detail::Walker;
@@ -81,6 +117,8 @@ void read_loop_type(const Walker& w, const YAML::Node& node, const std::string& 
              }},
             {"iteration_timeout", [&](const YAML::Node& v, const std::string& k) { c.iteration_timeout = w.duration(v, k); }},
             {"max_turns_per_iteration", [&](const YAML::Node& v, const std::string& k) { c.max_turns_per_iteration = static_cast<int>(w.integer(v, k, 1, 10000)); }},
+            {"model", [&](const YAML::Node& v, const std::string& k) { c.model = w.str(v, k); }},
+            {"provider", [&](const YAML::Node& v, const std::string& k) { c.provider = w.choice(v, k, kProviders); }},
         });
 }
 
@@ -258,6 +296,7 @@ void read_review(const Walker& w, const YAML::Node& v, const std::string& k, Rev
         {
             {"enabled", [&](const YAML::Node& n, const std::string& key) { r.enabled = w.boolean(n, key); }},
             {"model", [&](const YAML::Node& n, const std::string& key) { r.model = w.str(n, key); }},
+            {"provider", [&](const YAML::Node& n, const std::string& key) { r.provider = w.choice(n, key, kProviders); }},
             {"max_rounds", [&](const YAML::Node& n, const std::string& key) { r.max_rounds = static_cast<int>(w.integer(n, key, 1, 100)); }},
             {"max_attempts", [&](const YAML::Node& n, const std::string& key) { r.max_attempts = static_cast<int>(w.integer(n, key, 1, 20)); }},
         });
@@ -327,6 +366,8 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                          {"first_byte_timeout", dur_field(llm.first_byte_timeout)},
                          {"idle_timeout", dur_field(llm.idle_timeout)},
                          {"max_retries", int_field(llm.max_retries, 0, 100)},
+                         {"cache", [&](const YAML::Node& v2, const std::string& k2) { llm.cache = w.choice(v2, k2, {"auto", "off"}) == "auto"; }},
+                         {"cache_ttl", [&](const YAML::Node& v2, const std::string& k2) { llm.cache_ttl_1h = w.choice(v2, k2, {"5m", "1h"}) == "1h"; }},
                          {"claude_code", [&](const YAML::Node& v2, const std::string& k2) {
                             ClaudeCodeConfig& cc = llm.claude_code;
                             w.map(v2, k2,
@@ -401,6 +442,8 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                             if (!parsed) w.fail(v2, k2, "bad size \"" + text + "\" (write e.g. 0, 256M or 1G)");
                             l.min_free_space = *parsed;
                           }},
+                         {"at_cost_limit", [&](const YAML::Node& v2, const std::string& k2) { l.pause_at_limit = w.choice(v2, k2, {"pause", "fail"}) == "pause"; }},
+                         {"max_input_tokens", [&](const YAML::Node& v2, const std::string& k2) { l.max_input_tokens = w.integer(v2, k2, 0, 1'000'000'000'000LL); }},
                          {"notify_cost_fraction", [&](const YAML::Node& v2, const std::string& k2) {
                             l.notify_cost_fraction = w.number(v2, k2, 0);
                             if (l.notify_cost_fraction > 1) w.fail(v2, k2, "must be a fraction between 0 and 1");
@@ -452,7 +495,9 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                      });
              }},
             {"integration", [&](const YAML::Node& v, const std::string& k) {
-               w.map(v, k, {{"max_fix_iterations", int_field(c.integration.max_fix_iterations, 1, 1000)}});
+               w.map(v, k, {{"max_fix_iterations", int_field(c.integration.max_fix_iterations, 1, 1000)},
+                           {"model", str_field(c.integration.model)},
+                           {"provider", [&](const YAML::Node& v2, const std::string& k2) { c.integration.provider = w.choice(v2, k2, kProviders); }}});
              }},
             {"daemon", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k, {{"sigterm_drain", dur_field(c.daemon.sigterm_drain)}});
@@ -625,6 +670,8 @@ llm:
   max_tokens: 16000
   api_version: "2026-10-21"      # anthropic-version header
   judge: false                   # LLM-as-judge after the format check for plan/spec/phase
+  cache: auto                    # auto | off: prompt caching (Anthropic breakpoints, OpenAI prompt_cache_key)
+  cache_ttl: 5m                  # 5m | 1h (1h: for loops whose iterations are far apart; writes cost 2x)
 concurrency:
   max_loops: 100                 # loops iterating at once; the rest wait as pending
   llm_slots: 4                   # LLM calls in flight
@@ -639,6 +686,9 @@ limits:                          # per plan tree unless noted
   stop_scripts: []               # commands; exit 0 stops the loop, output is the reason
   cooldown: 0s                   # pause between iterations
   min_free_space: 256M           # no iteration starts below it (loops pause, resume by themselves)
+  at_cost_limit: pause           # pause | fail: at the cost/runtime/token cap the tree's loops pause
+                                 # (`loopr resume ID --max-cost USD` raises the cap) or fail
+  max_input_tokens: 0            # per tree, cached input included; 0: no limit
 attended: false                  # true: loops pause after every iteration (passing too) until `resume`
 baseline: block                  # the tests on the base, checked at submit: block | warn | off
 sandbox:                         # every command run for a loop (run_command, validation, stop_scripts)
@@ -656,6 +706,8 @@ setup:                           # run once in every new worktree, in the sandbo
   network: false                 # true: these commands may use the network (e.g. npm ci)
   timeout: 10m                   # per command
 loops:
+  # Each type may set `model:` and `provider:` of its own (else llm.model / llm.provider),
+  # e.g. plan: {max_iterations: 5, model: claude-opus-5-5}
   plan:  {max_iterations: 5}
   spec:  {max_iterations: 5}
   phase: {max_iterations: 5}

@@ -115,6 +115,17 @@ class Walker {
   }
 
   std::string choice(const YAML::Node& n, const std::string& key,
+                     const std::vector<std::string>& allowed) const {
+    std::string s = scalar(n, key, "a string");
+    std::string list;
+    for (const auto& a : allowed) {
+      if (s == a) return s;
+      list += (list.empty() ? "" : " | ") + a;
+    }
+    fail(n, key, "must be one of " + list + ", got \"" + s + "\"");
+  }
+
+  std::string choice(const YAML::Node& n, const std::string& key,
                      std::initializer_list<const char*> allowed) const {
     std::string s = scalar(n, key, "a string");
     std::string list;

@@ -374,9 +374,12 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
     add_tree_fields(d.loop, loop, got->tree, s.ctx.config->merge, got->baseline);
   d.loop.tree_cost_usd = s.manager.tree_cost(loop.plan_id);
   for (const auto& it : iterations)
-    d.iterations.push_back({it.n, it.status, it.exit_code, it.usage.cost_usd,
-                            it.usage.input_tokens, it.usage.output_tokens, it.duration_ms,
-                            it.summary});
+    d.iterations.push_back({it.n, it.status, it.exit_code, it.usage.cost_usd, it.usage.input_tokens,
+                            it.usage.output_tokens, it.duration_ms, it.summary,
+                            it.usage.cache_read_tokens, it.usage.cache_write_tokens,
+                            it.details.is_object()
+                                ? it.details.value("uncached_cost_usd", it.usage.cost_usd)
+                                : it.usage.cost_usd});
   d.validation_output = iterations.empty() ? std::string() : iterations.back().output_excerpt;
   d.progress = loop.progress;
   d.input_artifact = loop.input_artifact;
@@ -480,7 +483,9 @@ awaitable<Response> post_action(Api::State& s, Request& req, const Params& p) {
   } else if (action == "pause") {
     result = co_await s.manager.pause(id);
   } else if (action == "resume") {
-    result = co_await s.manager.resume(id);
+    auto raised = budget_fields(*body, bad);  // `resume --max-cost/--max-runtime`
+    if (!raised) co_return bad;
+    result = co_await s.manager.resume(id, *raised);
   } else if (action == "stop") {
     result = co_await s.manager.stop(id);
   } else if (action == "answer") {

@@ -46,6 +46,7 @@ struct Notifier::State {
   std::mutex mu;
   std::set<std::string> cost_notified;    ///< plans whose cost_threshold was notified
   std::set<std::string> failed_notified;  ///< plans whose tree_failed was notified (until it runs)
+  std::set<std::string> limit_notified;   ///< plans whose cost_limit was notified (until resumed)
 
   explicit State(engine::EngineContext& c) : ctx(c) {}
 
@@ -106,9 +107,28 @@ struct Notifier::State {
       return;
     }
     std::visit(Overload{[&](const api::CostEvent&) { on_cost(*config, plan, payload); },
+                        [&](const api::CostLimitEvent& c) { on_limit(*config, plan, c, payload); },
                         [&](const api::StatusChanged& c) { on_status(*config, plan, c, payload); },
                         [](const auto&) {}},
                body);
+  }
+
+  // Every loop of the tree pauses at the cap with its own event: the person hears it once.
+  void on_limit(const Config& config, const std::string& plan, const api::CostLimitEvent& c,
+                nlohmann::json& payload) {
+    {
+      std::lock_guard lock(mu);
+      if (!limit_notified.insert(plan).second) return;
+    }
+    payload["limit"] = c.limit;
+    payload["reason"] = c.reason;
+    payload["spent_usd"] = c.spent_usd;
+    payload["max_cost_usd"] = c.max_cost_usd;
+    payload["input_tokens"] = c.input_tokens;
+    payload["max_input_tokens"] = c.max_input_tokens;
+    payload["event"] = "cost_limit";
+    payload["resume_with"] = "loopr resume " + plan + " --max-cost USD";
+    run_commands(config, "cost_limit", payload);
   }
 
   // The tree's spending passed limits.notify_cost_fraction of its limit: once per plan.
@@ -133,6 +153,8 @@ struct Notifier::State {
     if (c.to == LoopStatus::running || c.to == LoopStatus::pending) {
       std::lock_guard lock(mu);
       failed_notified.erase(plan);  // it runs again: a later failure is news
+      // Resumed by the person (a raised cap): the next cap reached is news too.
+      if (c.reason.rfind("resumed by the user", 0) == 0) limit_notified.erase(plan);
       return;
     }
     if (c.to != LoopStatus::failed && c.to != LoopStatus::stopped) return;

@@ -1,13 +1,16 @@
+#include "engine/conversation.hpp"
+
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <set>
 
 #include <loopr/api/events.hpp>
 #include <loopr/engine/event_bus.hpp>
 #include <loopr/git/worktree.hpp>
+#include <loopr/llm/pricing.hpp>
 #include <loopr/llm/retry.hpp>
 
-#include "engine/conversation.hpp"
 #include "engine/coordination.hpp"
 #include "engine/until_stopped.hpp"
 
@@ -18,10 +21,12 @@ constexpr const char* kContinue =
     "Your reply was cut off because it reached the output token limit. Continue from where you "
     "stopped; if you were in the middle of a tool call, make it again.";
 
-// What the model is shown: only the tools the loop's policy allows.
+// What the model is shown: only the tools the loop's policy allows, sorted by name so that the
+// prefix a cache reads is byte-identical for every loop of a type.
 std::vector<llm::ToolDefinition> llm_tools(const tools::ToolRouter& router) {
   std::vector<llm::ToolDefinition> out;
   for (const auto& d : router.definitions()) out.push_back({d.name, d.description, d.input_schema});
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return out;
 }
 
@@ -96,16 +101,43 @@ awaitable<std::optional<llm::Outcome>> call_model(EngineContext& ctx, const Loop
   co_return outcome;
 }
 
+// A call's cost had nothing been cached: cache reads and writes at the input price. A model
+// without a price (claude-code's own estimate) counts what it reported.
+double uncached_cost(const llm::Pricing& pricing, const llm::Response& resp,
+                     const std::string& asked) {
+  const Price* price = pricing.find(resp.model.empty() ? asked : resp.model);
+  if (!price) return resp.usage.cost_usd;
+  Usage u = resp.usage;
+  u.input_tokens += u.cache_read_tokens + u.cache_write_tokens;
+  u.cache_read_tokens = u.cache_write_tokens = 0;
+  return llm::cost_usd(*price, u);
+}
+
 }  // namespace
 
-awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shared_ptr<LoopControl> control_ptr,
-                                 const std::string& prompt, std::shared_ptr<tools::ToolRouter> router,
+std::string call_role(const Loop& loop, const std::string& header_type) {
+  if (header_type == "review") return "review";
+  if (loop.prompt_template == "integration-fix") return "integration-fix";
+  return to_string(loop.type);
+}
+
+awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
+                                 std::shared_ptr<LoopControl> control_ptr,
+                                 const std::string& prompt,
+                                 std::shared_ptr<tools::ToolRouter> router,
                                  const std::string& header_type, int max_turns,
-                                 TurnCheck between_turns, const std::string& model) {
+                                 TurnCheck between_turns, const std::string& model,
+                                 const std::string& system) {
   LoopControl& control = *control_ptr;
   Conversation conv;
   llm::Request request;
-  request.model = model;
+  // The role's model and provider (loops.<type>.model / .provider), unless the caller chose.
+  const std::string role = call_role(loop, header_type);
+  request.model = model.empty() ? ctx.config->model_for(role) : model;
+  request.provider = ctx.config->provider_for(role);
+  request.system = system;
+  const llm::LlmClient& client = ctx.llm.for_provider(request.provider);
+  const llm::Pricing pricing(ctx.config->pricing);
   request.max_tokens = ctx.config->llm.max_tokens;
   request.loop_id = loop.id;
   request.loop_type = header_type;
@@ -142,6 +174,7 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shar
     }
     llm::Response& resp = outcome->response();
     conv.usage += resp.usage;
+    conv.uncached_cost_usd += uncached_cost(pricing, resp, request.model);
     conv.calls.push_back({{"turn", conv.turns},
                           {"stop_reason", resp.stop_reason_text.empty() ? llm::to_string(resp.stop_reason) : resp.stop_reason_text},
                           {"model", resp.model},
@@ -170,7 +203,7 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shar
     bool cut = resp.stop_reason == llm::StopReason::max_tokens;
     bool paused = resp.stop_reason == llm::StopReason::pause_turn;
     if (uses.empty() && !cut && !paused) break;  // end_turn / stop_sequence: the model is done
-    if (ctx.llm.runs_own_tools()) break;          // the CLI already ran its tools
+    if (client.runs_own_tools()) break;          // the CLI already ran its tools
 
     llm::Message results;
     results.role = llm::Role::user;
@@ -213,7 +246,7 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop, std::shar
     }
     request.messages.push_back(std::move(results));
   }
-  if (ctx.llm.runs_own_tools() && loop.type != LoopType::code && !loop.output_artifacts.empty()) {
+  if (client.runs_own_tools() && loop.type != LoopType::code && !loop.output_artifacts.empty()) {
     // The CLI's own tools write anywhere in the worktree; a plan, spec or phase loop may change
     // only its artifact (as the tool router makes sure for the other providers).
     std::set<std::string> keep(loop.output_artifacts.begin(), loop.output_artifacts.end());

@@ -27,6 +27,8 @@ struct Conversation {
   std::vector<llm::Message> messages;
   std::vector<nlohmann::json> calls;  ///< per model call: stop reason, usage, request id
   Usage usage;
+  /// What the same calls would have cost without the prompt cache (its input at full price).
+  double uncached_cost_usd = 0;
   int turns = 0;
   int tool_calls = 0;
   std::int64_t model_ms = 0;   ///< time spent inside model calls (not waiting for a slot)
@@ -56,12 +58,19 @@ using TurnCheck = std::function<std::optional<TurnLimit>(const Usage& so_far)>;
 /// `router` is null for calls without tools (the judge). `header_type` is the
 /// `x-loopr-loop-type` to send (the loop's type, `judge` or `review`). `between_turns` (may be
 /// empty) is asked before every model call after the first: a limit ends the talk with
-/// `End::limit`. `model`: empty for the configured one (the reviewer may use another,
-/// loops.review.model).
+/// `End::limit`. `model`: empty for the role's (Config::model_for: loops.<type>.model, else
+/// llm.model); the provider is always the role's (Request::provider). `system`: the system
+/// block (the template's fixed sections, the same for every iteration: what prompt caching
+/// reads first), empty for none.
 awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
                                  std::shared_ptr<LoopControl> control, const std::string& prompt,
                                  std::shared_ptr<tools::ToolRouter> router,
                                  const std::string& header_type, int max_turns,
-                                 TurnCheck between_turns = {}, const std::string& model = {});
+                                 TurnCheck between_turns = {}, const std::string& model = {},
+                                 const std::string& system = {});
+
+/// The role whose model and provider a call uses (Config::model_for): `review`,
+/// `integration-fix` (a fix loop), else the loop's type (the judge uses its loop's).
+std::string call_role(const Loop& loop, const std::string& header_type);
 
 }  // namespace loopr::engine

@@ -131,10 +131,11 @@ Move at_boundary(Loop& loop, const BoundaryRequests& asked) {
 
 namespace {
 
-// The tree's and the loop's spending and the tree's runtime (both checks below share them).
+// The tree's and the loop's spending, the tree's input tokens and runtime (both checks below
+// share them).
 std::optional<TurnLimit> spending_limit(const Loop& loop, const Config& config, double loop_cost,
-                                        double tree_cost, TimestampMs now, TimestampMs plan_start,
-                                        const RequestBudget& asked) {
+                                        double tree_cost, std::int64_t tree_input, TimestampMs now,
+                                        TimestampMs plan_start, const RequestBudget& asked) {
   if (config.limits.max_loop_cost_usd > 0 && loop_cost >= config.limits.max_loop_cost_usd)
     return TurnLimit{EndReason::loop_cost_limit,
                      "the loop's cost limit of $" + std::to_string(config.limits.max_loop_cost_usd) +
@@ -146,6 +147,12 @@ std::optional<TurnLimit> spending_limit(const Loop& loop, const Config& config, 
                   cost_limit_source(asked).c_str());
     return TurnLimit{EndReason::cost_limit, buf};
   }
+  if (config.limits.max_input_tokens > 0 && tree_input >= config.limits.max_input_tokens)
+    return TurnLimit{EndReason::cost_limit, "plan " + loop.plan_id + " has sent " +
+                                                std::to_string(tree_input) +
+                                                " input tokens, its limit is " +
+                                                std::to_string(config.limits.max_input_tokens) +
+                                                " (limits.max_input_tokens)"};
   if (config.limits.max_runtime.count() > 0 &&
       now - plan_start >= config.limits.max_runtime.count())
     return TurnLimit{EndReason::runtime_limit,
@@ -158,26 +165,42 @@ std::optional<TurnLimit> spending_limit(const Loop& loop, const Config& config, 
 
 }  // namespace
 
+Move at_limit(const Loop& loop, const Config& config, EndReason end, const std::string& reason) {
+  const bool tree_cap = end == EndReason::cost_limit || end == EndReason::runtime_limit;
+  if (!tree_cap || !config.limits.pause_at_limit) return {LoopStatus::failed, end, reason};
+  const std::string raise =
+      end == EndReason::runtime_limit ? "--max-runtime DURATION" : "--max-cost USD";
+  return {LoopStatus::paused, end,
+          reason + "; the tree pauses (limits.at_cost_limit: pause): `loopr resume " +
+              loop.plan_id + " " + raise + "` raises the cap and goes on"};
+}
+
 Move check_limits(const Loop& loop, const Config& config, double tree_cost, TimestampMs now,
-                  TimestampMs plan_start, const RequestBudget& asked) {
+                  TimestampMs plan_start, const RequestBudget& asked, std::int64_t tree_input) {
   if (loop.iteration >= loop.max_iterations)
     return {LoopStatus::failed, EndReason::max_iterations,
             "reached the maximum of " + std::to_string(loop.max_iterations) +
                 " iterations without passing validation"};
-  if (auto hit = spending_limit(loop, config, loop.usage.cost_usd, tree_cost, now, plan_start, asked))
-    return {LoopStatus::failed, hit->end, hit->reason};
+  if (auto hit = spending_limit(loop, config, loop.usage.cost_usd, tree_cost, tree_input, now,
+                                plan_start, asked))
+    return at_limit(loop, config, hit->end, hit->reason);
   return {};
 }
 
-std::optional<TurnLimit> check_turn_limits(const Loop& loop, const Config& config,
-                                           double tree_cost, const Usage& so_far,
-                                           TimestampMs now, TimestampMs plan_start,
-                                           const RequestBudget& asked) {
+std::optional<TurnLimit> check_turn_limits(const Loop& loop, const Config& config, double tree_cost,
+                                           const Usage& so_far, TimestampMs now,
+                                           TimestampMs plan_start, const RequestBudget& asked,
+                                           std::int64_t tree_input) {
   auto hit = spending_limit(loop, config, loop.usage.cost_usd + so_far.cost_usd,
-                            tree_cost + so_far.cost_usd, now, plan_start, asked);
+                            tree_cost + so_far.cost_usd, tree_input + total_input(so_far), now,
+                            plan_start, asked);
   if (hit) hit->reason += " during iteration " + std::to_string(loop.iteration + 1) +
                           ", which ended after the model turn that reached it";
   return hit;
+}
+
+std::int64_t total_input(const Usage& u) {
+  return u.input_tokens + u.cache_read_tokens + u.cache_write_tokens;
 }
 
 Move check_disk(const Loop& loop, std::optional<std::uint64_t> free, std::uint64_t floor,
@@ -261,8 +284,9 @@ IterationVerdict decide(Loop& loop, int n, const IterationFacts& f, const Config
   if (f.end == Conversation::End::refused)
     return {{LoopStatus::failed, EndReason::model_refused, f.refusal}, "error"};
   if (f.end == Conversation::End::limit)
-    // A limit reached between turns: the work so far is checkpointed, not judged.
-    return {{LoopStatus::failed, f.limit.end, f.limit.reason}, "stopped"};
+    // A limit reached between turns: the work so far is checkpointed, not judged; at a tree's
+    // cap the loop pauses (limits.at_cost_limit: pause) or fails.
+    return {at_limit(loop, config, f.limit.end, f.limit.reason), "stopped"};
   if (!f.validation) return {{LoopStatus::failed, EndReason::internal_error, "the check did not run"}, "error"};
   const Validation& v = *f.validation;
   if (v.stopped) return {{LoopStatus::stopped, f.stop_end, f.stop_reason}, "stopped"};

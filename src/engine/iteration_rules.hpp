@@ -49,17 +49,29 @@ Move at_boundary(Loop& loop, const BoundaryRequests& asked);
 /// The limits checked before every iteration: iterations, the loop's and the tree's cost, the
 /// tree's runtime (counted from `plan_start`, its approval). `config` is the tree's (with_budget);
 /// `asked` names where a limit came from (the request's `submit --max-cost`, or the config).
+/// `tree_input`: the tree's input tokens so far, cached included (limits.max_input_tokens). At a
+/// tree's cap (cost, tokens, runtime) the loop pauses with `limits.at_cost_limit: pause` (see
+/// at_limit), else fails.
 Move check_limits(const Loop& loop, const Config& config, double tree_cost, TimestampMs now,
-                  TimestampMs plan_start, const RequestBudget& asked = {});
+                  TimestampMs plan_start, const RequestBudget& asked = {},
+                  std::int64_t tree_input = 0);
+
+/// What a limit reached does to the loop: a tree's cap (cost_limit, runtime_limit) pauses it
+/// when `limits.at_cost_limit` is `pause` (its reason names the `loopr resume` that raises the
+/// cap), anything else fails it.
+Move at_limit(const Loop& loop, const Config& config, EndReason end, const std::string& reason);
+
+/// Input tokens of `usage`, cached ones (read and written) included.
+std::int64_t total_input(const Usage& usage);
 
 /// The same cost and runtime limits between two model turns of an iteration, with what the
 /// iteration spent so far (`so_far`, not yet in `loop.usage` or `tree_cost`). A limit reached
 /// ends the iteration after the turn that reached it: its work is checkpointed, the loop fails
 /// with cost_limit / loop_cost_limit / runtime_limit.
-std::optional<TurnLimit> check_turn_limits(const Loop& loop, const Config& config,
-                                           double tree_cost, const Usage& so_far,
-                                           TimestampMs now, TimestampMs plan_start,
-                                           const RequestBudget& asked = {});
+std::optional<TurnLimit> check_turn_limits(const Loop& loop, const Config& config, double tree_cost,
+                                           const Usage& so_far, TimestampMs now,
+                                           TimestampMs plan_start, const RequestBudget& asked = {},
+                                           std::int64_t tree_input = 0);
 
 /// `limits.min_free_space`: with `free` bytes left where the repository is (`dir`; nullopt: not
 /// known, no verdict), the loop pauses below the floor (`disk_full`, `disk full: N MiB free in

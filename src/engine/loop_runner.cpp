@@ -74,8 +74,14 @@ std::string refusal_text(const Conversation& conv) {
 // The state and the rendered prompt of one iteration (steps 1 and 2).
 struct Prepared {
   IterationState state;
-  std::string prompt;
+  std::string system;  ///< the template's fixed sections (prompt caching's shared prefix)
+  std::string prompt;  ///< the iteration's opening message
 };
+
+// Template variables whose values are the same for every loop of a type and every iteration:
+// a section that uses only these goes to the system block, which prompt caching shares.
+const std::vector<std::string> kStableVariables = {"completion-signal", "validation-command",
+                                                   "max-items", "loop-type"};
 
 // The free space where the loop writes: the repository (store, logs) and its worktree, the
 // smaller of the two (they may be different file systems: executor.worktree_root).
@@ -91,6 +97,26 @@ DiskLook look_at_disk(const RepoPaths& paths, const Loop& loop) {
     if (wt && (!look.free || *wt < *look.free)) look = {wt, loop.worktree};
   }
   return look;
+}
+
+// The `cost_limit` event of a loop that pauses at its tree's cap (limits.at_cost_limit: pause),
+// for notify and `loopr review`; nullopt for any other move.
+std::optional<Event> limit_event(const EngineContext& ctx, const Loop& loop, const Move& move,
+                                 const Config& file_config, const RequestBudget& budget) {
+  const bool capped = move.end == EndReason::cost_limit || move.end == EndReason::runtime_limit;
+  if (move.status != LoopStatus::paused || !capped) return std::nullopt;
+  const Config config = with_budget(file_config, budget);
+  api::CostLimitEvent e;
+  e.plan_id = loop.plan_id;
+  e.spent_usd = ctx.costs.total(loop.plan_id);
+  e.max_cost_usd = config.limits.max_cost_usd;
+  e.input_tokens = ctx.costs.input_tokens(loop.plan_id);
+  e.max_input_tokens = config.limits.max_input_tokens;
+  const bool tokens = e.max_input_tokens > 0 && e.input_tokens >= e.max_input_tokens &&
+                      !(e.max_cost_usd > 0 && e.spent_usd >= e.max_cost_usd);
+  e.limit = move.end == EndReason::runtime_limit ? "runtime" : tokens ? "input_tokens" : "cost";
+  e.reason = move.reason;
+  return api::encode(loop.id, e);
 }
 
 class IterationRun {
@@ -118,7 +144,7 @@ class IterationRun {
     if (!prepared) co_return co_await fail(loop, prepared.error().message);
 
     // 3+4. The conversation (scheduler slots are taken per model call inside).
-    Conversation conv = co_await talk(loop, config, n, prepared->prompt);
+    Conversation conv = co_await talk(loop, config, n, *prepared);
     loop.usage += conv.usage;
     if (conv.end == Conversation::End::error) co_return co_await model_error(loop, conv);
     IterationFacts facts = facts_of(conv);
@@ -153,7 +179,10 @@ class IterationRun {
     std::string sha;
     // Whether anything but loopr's file tools may have written the worktree since the last
     // checkpoint: then the checkpoint walks it whole, else it stages what the tools wrote.
-    commands_ran_ = commands_ran_ || tool_writes_.unknown || ctx_.llm.runs_own_tools();
+    commands_ran_ =
+        commands_ran_ || tool_writes_.unknown ||
+        ctx_.llm.for_provider(config.provider_for(call_role(loop, to_string(loop.type))))
+            .runs_own_tools();
     if (checkpointed(facts)) {
       auto commit = co_await checkpoint(loop, checkpoint_message(loop, n, facts));
       if (!commit) {
@@ -178,7 +207,8 @@ class IterationRun {
     facts.pause_requested = control_->pause_requested();
     IterationVerdict verdict = decide(loop, n, facts, config);
     if (verdict.record.empty()) {
-      ctx_.costs.add(loop.plan_id, conv.usage.cost_usd);  // spent, though no iteration counts
+      ctx_.costs.add(loop.plan_id, conv.usage.cost_usd,
+                     total_input(conv.usage));  // spent, though no iteration counts
       co_return co_await finish(loop, verdict.move, infrastructure_events(loop, n, *facts.validation));
     }
     co_return co_await record(loop, n, started, verdict, facts, conv, sha);
@@ -198,17 +228,26 @@ class IterationRun {
     if (!out.state.error.empty())
       co_return make_error(ErrorCode::io, "its worktree cannot be read: " + out.state.error);
     std::string name = loop.prompt_template.empty() ? to_string(loop.type) : loop.prompt_template;
-    auto prompt = ctx_.prompts.render(name, prompt_vars(loop, config, out.state, n));
-    if (!prompt) co_return make_error(ErrorCode::invalid_argument, "its prompt template: " + prompt.error().message);
-    out.prompt = std::move(*prompt);
+    auto parts =
+        ctx_.prompts.render_parts(name, prompt_vars(loop, config, out.state, n), kStableVariables);
+    if (!parts)
+      co_return make_error(ErrorCode::invalid_argument,
+                           "its prompt template: " + parts.error().message);
+    out.system = std::move(parts->fixed);
+    out.prompt = std::move(parts->rest);
     // Notes from the plan's other loops and the person's answer (engine/coordination.hpp).
     out.prompt += co_await run_blocking(
         ctx_.pool, [&] { return coordination_sections(ctx_.journal.store(), loop, config); });
-    co_await run_blocking(ctx_.pool, [&] { write_iteration_file(ctx_.paths, loop.id, n, "prompt.md", out.prompt); });
+    // The whole prompt as the model reads it: the system block, then the opening message.
+    co_await run_blocking(ctx_.pool, [&] {
+      write_iteration_file(ctx_.paths, loop.id, n, "prompt.md",
+                           out.system.empty() ? out.prompt : out.system + "\n" + out.prompt);
+    });
     co_return out;
   }
 
-  awaitable<Conversation> talk(const Loop& loop, const Config& config, int n, const std::string& prompt) {
+  awaitable<Conversation> talk(const Loop& loop, const Config& config, int n,
+                               const Prepared& prompt) {
     tools::ToolLimits limits;
     limits.command_max_timeout =
         std::chrono::duration_cast<std::chrono::seconds>(config.loop(loop.type).iteration_timeout);
@@ -221,11 +260,12 @@ class IterationRun {
     // holds what the tree's other loops spent meanwhile.
     TurnCheck between_turns = [this, &loop, &config](const Usage& so_far) {
       return check_turn_limits(loop, config, ctx_.costs.total(loop.plan_id), so_far, now_ms(),
-                               plan_start_, budget_);
+                               plan_start_, budget_, ctx_.costs.input_tokens(loop.plan_id));
     };
-    Conversation conv = co_await converse(ctx_, loop, control_, prompt, router, to_string(loop.type),
-                                          config.loop(loop.type).max_turns_per_iteration,
-                                          std::move(between_turns));
+    Conversation conv =
+        co_await converse(ctx_, loop, control_, prompt.prompt, router, to_string(loop.type),
+                          config.loop(loop.type).max_turns_per_iteration, std::move(between_turns),
+                          {}, prompt.system);
     tool_writes_ = router->writes();
     co_await run_blocking(ctx_.pool, [&] {
       write_iteration_file(ctx_.paths, loop.id, n, "conversation.jsonl",
@@ -412,6 +452,9 @@ class IterationRun {
                    // Where the rest of the iteration's time went (tools/bench/engine_bench).
                    {"state_ms", state_ms_},
                    {"checkpoint_ms", checkpoint_ms_},
+                   // Prompt caching's receipt: the same calls without it (judge, review as spent).
+                   {"uncached_cost_usd",
+                    conv.uncached_cost_usd + rec.usage.cost_usd - conv.usage.cost_usd},
                    {"timed_out", v.timed_out}};
     if (move.end != EndReason::none) rec.details["end_reason"] = to_string(move.end);
     if (!facts.breaches.empty()) {
@@ -433,11 +476,15 @@ class IterationRun {
       events.push_back(api::encode(loop.id, review_event(n, *facts.review)));
     events.push_back(
         api::encode(loop.id, api::CostEvent{n, rec.usage.cost_usd, rec.usage.input_tokens,
-                                            rec.usage.output_tokens, loop.usage.cost_usd}));
+                                            rec.usage.output_tokens, loop.usage.cost_usd,
+                                            rec.usage.cache_read_tokens,
+                                            rec.usage.cache_write_tokens}));
     events.push_back(
         api::encode(loop.id, api::IterationFinished{n, rec.status, rec.summary, rec.duration_ms}));
     if (move.status == LoopStatus::awaiting_answer)
       events.push_back(api::encode(loop.id, api::QuestionAsked{n, loop.run.question}));
+    if (auto capped = limit_event(ctx_, loop, move, *ctx_.config, budget_))
+      events.push_back(std::move(*capped));
     if (move.status != loop.status) {
       if (auto t = transition(loop, move.status, move.end, move.reason, events); !t) co_return t.take_error();
     }
@@ -448,7 +495,7 @@ class IterationRun {
     set.events = std::move(events);
     auto stored = co_await ctx_.journal.commit(std::move(set));
     if (!stored) co_return stored.take_error();
-    ctx_.costs.add(loop.plan_id, rec.usage.cost_usd);
+    ctx_.costs.add(loop.plan_id, rec.usage.cost_usd, total_input(rec.usage));
     loop = std::move(stored->loops.front());
     co_return ok();
   }
@@ -589,9 +636,14 @@ awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopCont
     }
     // Plain arithmetic on the record, the config and the cost ledger: no store read.
     if (Move limit = check_limits(loop, *config, ctx_.costs.total(loop.plan_id), now_ms(),
-                                  plan_start, plan.budget);
+                                  plan_start, plan.budget, ctx_.costs.input_tokens(loop.plan_id));
         !limit.goes_on()) {
-      step = co_await move_loop(journal, loop, limit);
+      std::vector<Event> events;
+      if (auto capped = limit_event(ctx_, loop, limit, *config, plan.budget))
+        events.push_back(std::move(*capped));
+      auto stored = co_await journal.save_status(loop, limit.status, limit.end, limit.reason,
+                                                 std::move(events));
+      if (stored) loop = std::move(*stored);
       co_return exit;
     }
 

@@ -7,6 +7,7 @@
 #include <loopr/core/text.hpp>
 
 #include "llm/json_util.hpp"
+#include "llm/prompt_cache.hpp"
 #include "llm/wire.hpp"
 
 namespace loopr::llm {
@@ -224,7 +225,8 @@ class AnthropicWire final : public Wire {
     json body = {{"model", request.model.empty() ? settings_.model : request.model},
                  {"max_tokens", request.max_tokens.value_or(settings_.max_tokens)},
                  {"messages", std::move(messages)}};
-    if (!request.system.empty()) body["system"] = request.system;
+    if (!request.system.empty())
+      body["system"] = json::array({{{"type", "text"}, {"text", request.system}}});
     if (!request.tools.empty()) {
       json tools = json::array();
       for (const auto& t : request.tools)
@@ -234,6 +236,7 @@ class AnthropicWire final : public Wire {
       body["tool_choice"] = {{"type", "auto"}};
     }
     if (stream) body["stream"] = true;
+    if (settings_.cache) mark_cache_breakpoints(body, settings_.cache_ttl_1h);
 
     HttpRequest http;
     http.target = "/v1/messages";

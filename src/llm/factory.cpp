@@ -51,10 +51,12 @@ std::string cli_model(const std::string& own, const std::string& llm_model) {
 
 }  // namespace
 
-Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLookup& env,
-                                               net::io_context& io, net::thread_pool& blocking,
-                                               exec::Executor* commands,
-                                               const std::filesystem::path& private_dir) {
+namespace {
+
+Result<std::unique_ptr<LlmClient>> make_one_client(const Config& config, const EnvLookup& env,
+                                                   net::io_context& io, net::thread_pool& blocking,
+                                                   exec::Executor* commands,
+                                                   const std::filesystem::path& private_dir) {
   const LlmConfig& c = config.llm;
   auto pricing = std::make_shared<const Pricing>(config.pricing);
 
@@ -126,6 +128,37 @@ Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLo
                               std::move(pricing));
 }
 
+// The config of another provider than llm.provider: its base URL from its own environment
+// variable (ANTHROPIC_BASE_URL, OPENAI_BASE_URL), else llm.base_url (a gateway or a local
+// server that speaks both).
+Config config_for_provider(const Config& config, const std::string& provider,
+                           const EnvLookup& env) {
+  Config c = config;
+  c.llm.provider = provider;
+  const char* var = provider == "openai" || provider == "openai-responses" ? "OPENAI_BASE_URL"
+                                                                          : "ANTHROPIC_BASE_URL";
+  if (auto u = env(var); u && !u->empty()) c.llm.base_url = *u;
+  return c;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LlmClient>> make_client(const Config& config, const EnvLookup& env,
+                                               net::io_context& io, net::thread_pool& blocking,
+                                               exec::Executor* commands,
+                                               const std::filesystem::path& private_dir) {
+  std::vector<std::string> providers = providers_in_use(config);
+  if (providers.size() == 1)
+    return make_one_client(config, env, io, blocking, commands, private_dir);
+  std::map<std::string, std::unique_ptr<LlmClient>> clients;
+  for (const std::string& p : providers) {
+    Config c = p == config.llm.provider ? config : config_for_provider(config, p, env);
+    LOOPR_ASSIGN(auto client, make_one_client(c, env, io, blocking, commands, private_dir));
+    clients.emplace(p, std::move(client));
+  }
+  return make_provider_router(config.llm.provider, std::move(clients));
+}
+
 std::unique_ptr<Wire> make_wire(const Config& config, const EnvLookup& env) {
   const LlmConfig& c = config.llm;
   const bool anthropic = c.provider != "openai" && c.provider != "openai-responses";
@@ -137,6 +170,8 @@ std::unique_ptr<Wire> make_wire(const Config& config, const EnvLookup& env) {
   w.bearer = c.auth_header != "x-api-key";
   w.api_version = c.api_version;
   w.max_tokens_field = c.max_tokens_field;
+  w.cache = c.cache;
+  w.cache_ttl_1h = c.cache_ttl_1h;
   if (anthropic) return make_anthropic_wire(std::move(w));
   if (c.provider == "openai-responses") return make_responses_wire(std::move(w));
   return make_openai_wire(std::move(w));

@@ -6,6 +6,7 @@
 #include <loopr/core/text.hpp>
 
 #include "llm/json_util.hpp"
+#include "llm/prompt_cache.hpp"
 #include "llm/wire.hpp"
 
 namespace loopr::llm {
@@ -185,6 +186,10 @@ class OpenAiWire final : public Wire {
       body["stream"] = true;
       body["stream_options"] = {{"include_usage", true}};
     }
+    // The server caches byte-identical prefixes by itself; the key keeps one loop's turns on
+    // the same cache (llm.cache: off leaves it out, for servers that refuse unknown fields).
+    if (settings_.cache && !request.loop_id.empty())
+      body["prompt_cache_key"] = prompt_cache_key(request.working_dir, request.loop_id);
     HttpRequest http;
     http.target = "/v1/chat/completions";
     add_common_headers(http, request);

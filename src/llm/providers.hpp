@@ -55,4 +55,8 @@ std::unique_ptr<LlmClient> make_claude_code_client(ClaudeCodeSettings settings,
                                                    net::thread_pool& blocking,
                                                    std::shared_ptr<const Pricing> pricing);
 
+/// One client answering for several providers, by Request::provider (empty or unknown: `first`).
+std::unique_ptr<LlmClient> make_provider_router(
+    std::string first, std::map<std::string, std::unique_ptr<LlmClient>> clients);
+
 }  // namespace loopr::llm

@@ -24,5 +24,8 @@ awaitable<Outcome> ReloadableClient::complete(const Request& request) {
 bool ReloadableClient::runs_own_tools() const { return current()->runs_own_tools(); }
 const std::string& ReloadableClient::provider() const { return current()->provider(); }
 const std::string& ReloadableClient::model() const { return current()->model(); }
+const LlmClient& ReloadableClient::for_provider(std::string_view provider) const {
+  return current()->for_provider(provider);  // retired_ keeps a replaced one alive
+}
 
 }  // namespace loopr::llm

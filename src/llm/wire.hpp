@@ -29,6 +29,9 @@ struct WireSettings {
   bool bearer = true;   ///< Anthropic: Authorization: Bearer (else x-api-key)
   std::string api_version = "2026-10-21";
   std::string max_tokens_field = "max_completion_tokens";  ///< OpenAI
+  /// llm.cache: Anthropic cache breakpoints (llm/prompt_cache.hpp), OpenAI prompt_cache_key.
+  bool cache = true;
+  bool cache_ttl_1h = false;  ///< llm.cache_ttl: 1h
 };
 
 /// Builds a response out of a provider's stream, one SSE event at a time.

@@ -144,7 +144,7 @@ awaitable<void> end_dry_run(State s, std::string id);
 awaitable<ActionResult> decide(State s, std::string id, bool approve, std::string reason);
 awaitable<ActionResult> iterate(State s, std::string id, std::string feedback);
 awaitable<ActionResult> pause(State s, std::string id);
-awaitable<ActionResult> resume(State s, std::string id);
+awaitable<ActionResult> resume(State s, std::string id, RequestBudget raised = {});
 awaitable<ActionResult> stop(State s, std::string id);
 awaitable<Result<MergeInfo>> merge(State s, std::string plan_id, bool force);
 

@@ -6,6 +6,7 @@
 
 #include <loopr/api/events.hpp>
 #include <loopr/core/text.hpp>
+#include <loopr/llm/pricing.hpp>
 #include <loopr/manager/forecast.hpp>
 #include <loopr/markdown/artifacts.hpp>
 
@@ -13,18 +14,35 @@ namespace loopr::manager {
 namespace {
 
 // Built-in costs per loop when the repository has no finished loop of a type yet.
+// The tokens are what those costs buy at claude-sonnet-5-5's prices, so another model per type
+// (loops.<type>.model) scales them.
 LoopSample default_sample(LoopType type) {
+  auto tokens = [](std::int64_t in, std::int64_t out) {
+    Usage u;
+    u.input_tokens = in;
+    u.output_tokens = out;
+    return u;
+  };
   switch (type) {
     case LoopType::plan:
-      return {type, 0.05, 1, 3, 60'000, -1};
+      return {type, 0.05, 1, 3, 60'000, -1, tokens(15'000, 2'000)};
     case LoopType::spec:
-      return {type, 0.05, 1, 3, 60'000, 3};
+      return {type, 0.05, 1, 3, 60'000, 3, tokens(15'000, 2'000)};
     case LoopType::phase:
-      return {type, 0.03, 1, 2, 45'000, -1};
+      return {type, 0.03, 1, 2, 45'000, -1, tokens(10'000, 1'000)};
     case LoopType::code:
       break;
   }
-  return {LoopType::code, 0.40, 3, 30, 600'000, -1};
+  return {LoopType::code, 0.40, 3, 30, 600'000, -1, tokens(150'000, 10'000)};
+}
+
+// A sample's cost at the model its type uses now (its recorded cost without tokens or price).
+double priced(const LoopSample& s, const SamplePrice& price) {
+  const Usage& u = s.usage;
+  if (!price || u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens == 0)
+    return s.cost_usd;
+  double usd = price(s.type, u);
+  return usd >= 0 ? usd : s.cost_usd;
 }
 constexpr int kDefaultPhasesPerSpec = 3;
 constexpr std::size_t kSamplesPerType = 50;
@@ -84,7 +102,18 @@ std::optional<Forecast> forecast_from_json(const nlohmann::json& j) {
   return f;
 }
 
-Forecast make_forecast(int specs, double plan_cost, std::span<const LoopSample> history) {
+SamplePrice config_sample_price(const Config& config) {
+  auto pricing = std::make_shared<const llm::Pricing>(config.pricing);
+  std::map<LoopType, std::string> models;
+  for (LoopType t : kAllLoopTypes) models[t] = config.model_for(to_string(t));
+  return [pricing, models](LoopType type, const Usage& usage) -> double {
+    const Price* p = pricing->find(models.at(type));
+    return p ? llm::cost_usd(*p, usage) : -1.0;
+  };
+}
+
+Forecast make_forecast(int specs, double plan_cost, std::span<const LoopSample> history,
+                       const SamplePrice& price) {
   Forecast f;
   f.specs = specs;
   std::map<LoopType, int> seen;
@@ -108,13 +137,14 @@ Forecast make_forecast(int specs, double plan_cost, std::span<const LoopSample> 
     std::vector<std::int64_t> durations;
     for (const auto& s : history) {
       if (s.type != type) continue;
-      costs.push_back(s.cost_usd);
+      costs.push_back(priced(s, price));
       calls.push_back(s.model_calls);
       durations.push_back(s.duration_ms);
     }
     if (costs.empty()) {
       // No history for this type: the default, and a wide range around it.
       LoopSample d = default_sample(type);
+      d.cost_usd = priced(d, price);
       f.cost_usd += n * d.cost_usd;
       f.low += n * d.cost_usd * 0.5;
       f.high += n * d.cost_usd * 2.0;
@@ -168,6 +198,7 @@ std::vector<LoopSample> history_samples(const TaskStore& store, const std::strin
     LoopSample s;
     s.type = l->type;
     s.cost_usd = l->usage.cost_usd;
+    s.usage = l->usage;
     s.iterations = l->iteration;
     if (l->type == LoopType::spec) s.children = phases_of.count(l->id) ? phases_of[l->id] : 0;
     if (auto its = store.iterations(l->id))
@@ -200,7 +231,8 @@ std::optional<Forecast> forecast_for(const TaskStore& store, const Loop& plan, c
   auto doc = markdown::read_plan(text.str(), plan.output_artifacts.front(), config.artifacts);
   if (!doc) return stored;
   auto samples = history_samples(store, plan.id);
-  Forecast f = make_forecast(static_cast<int>(doc->specs.size()), plan.usage.cost_usd, samples);
+  Forecast f = make_forecast(static_cast<int>(doc->specs.size()), plan.usage.cost_usd, samples,
+                             config_sample_price(config));
   f.plan_iteration = plan.iteration;
   f.made_at = now_ms();
   if (fresh) *fresh = true;

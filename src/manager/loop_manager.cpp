@@ -32,8 +32,8 @@ awaitable<ActionResult> LoopManager::iterate(std::string id, std::string feedbac
 awaitable<ActionResult> LoopManager::pause(std::string id) {
   return manager::pause(impl_->state, std::move(id));
 }
-awaitable<ActionResult> LoopManager::resume(std::string id) {
-  return manager::resume(impl_->state, std::move(id));
+awaitable<ActionResult> LoopManager::resume(std::string id, RequestBudget raised) {
+  return manager::resume(impl_->state, std::move(id), raised);
 }
 awaitable<ActionResult> LoopManager::stop(std::string id) {
   return manager::stop(impl_->state, std::move(id));

@@ -24,6 +24,7 @@ Usage unrecorded(const Loop& loop, const Usage& recorded) {
 
 void add(SpendStats& to, const SpendStats& from) {
   to.usage += from.usage;
+  to.uncached_cost_usd += from.uncached_cost_usd;
   to.model_calls += from.model_calls;
   to.iterations += from.iterations;
   to.iteration_ms += from.iteration_ms;
@@ -59,6 +60,11 @@ api::SpendView spend_view(const SpendStats& s) {
   v.output_tokens = s.usage.output_tokens;
   v.cache_read_tokens = s.usage.cache_read_tokens;
   v.cache_write_tokens = s.usage.cache_write_tokens;
+  v.uncached_cost_usd = s.uncached_cost_usd;
+  const std::int64_t input =
+      s.usage.input_tokens + s.usage.cache_read_tokens + s.usage.cache_write_tokens;
+  v.cache_hit_share =
+      input > 0 ? static_cast<double>(s.usage.cache_read_tokens) / static_cast<double>(input) : 0;
   v.model_calls = s.model_calls;
   v.iterations = s.iterations;
   int total = 0;
@@ -108,12 +114,17 @@ Stats compute_stats(std::span<const Loop> loops,
         recorded += it.usage;
         if (since > 0 && it.finished_at < since) continue;
         s.usage += it.usage;
+        s.uncached_cost_usd += it.details.is_object() && it.details.contains("uncached_cost_usd")
+                                   ? it.details.value("uncached_cost_usd", 0.0)
+                                   : it.usage.cost_usd;
         ++s.iterations;
         s.model_calls += it.details.is_object() ? it.details.value("turns", 0) : 0;
         s.iteration_ms += it.duration_ms;
       }
       if (since > 0 && l.updated_at < since) continue;
-      s.usage += unrecorded(l, recorded);
+      const Usage rest = unrecorded(l, recorded);
+      s.usage += rest;
+      s.uncached_cost_usd += rest.cost_usd;
       ++s.loops[to_string(l.status)];
     }
     s.first = std::max(created, since);

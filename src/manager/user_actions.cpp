@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 #include <loopr/api/events.hpp>
 #include <loopr/core/ids.hpp>
@@ -293,7 +294,34 @@ awaitable<ActionResult> pause(State s, std::string id) {
   co_return co_await s->journal.load(id);
 }
 
-awaitable<ActionResult> resume(State s, std::string id) {
+namespace {
+
+// `resume --max-cost/--max-runtime`: the plan of `tree` gets the new caps (stored by the caller's
+// write); an error for a cost cap the tree already spent.
+std::optional<Error> raise_caps(std::vector<Loop>& tree, const std::string& plan_id,
+                                const RequestBudget& raised, bool& changed) {
+  if (raised.max_cost_usd <= 0 && raised.max_runtime.count() <= 0) return std::nullopt;
+  double spent = 0;
+  for (const Loop& l : tree) spent += l.usage.cost_usd;
+  if (raised.max_cost_usd > 0 && raised.max_cost_usd <= spent) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "the tree has spent $%.2f: a cost limit of $%.2f would stop it again (give more)",
+                  spent, raised.max_cost_usd);
+    return Error{ErrorCode::invalid_argument, buf};
+  }
+  for (Loop& l : tree) {
+    if (l.id != plan_id) continue;
+    if (raised.max_cost_usd > 0) l.tree.budget.max_cost_usd = raised.max_cost_usd;
+    if (raised.max_runtime.count() > 0) l.tree.budget.max_runtime = raised.max_runtime;
+    changed = true;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+awaitable<ActionResult> resume(State s, std::string id, RequestBudget raised) {
   auto loaded = co_await s->journal.load(id);
   if (!loaded) co_return loaded.take_error();
   if (s->stopping) co_return shutting_down();
@@ -317,6 +345,8 @@ awaitable<ActionResult> resume(State s, std::string id) {
   auto stored = co_await s->journal.edit_tree(
       loaded->plan_id, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
         start.clear();
+        bool raised_caps = false;
+        if (auto refused = raise_caps(tree, loaded->plan_id, raised, raised_caps)) return refused;
         for (Loop& l : tree) {
           if (!in_subtree(l.id, id) || s->runs.has(l.id)) continue;
           if (l.status == LoopStatus::paused || l.status == LoopStatus::stopped ||
@@ -330,6 +360,10 @@ awaitable<ActionResult> resume(State s, std::string id) {
             start.push_back(l.id);
           }
         }
+        if (raised_caps && std::none_of(w.updates.begin(), w.updates.end(),
+                                        [&](const Loop& u) { return u.id == loaded->plan_id; }))
+          for (const Loop& l : tree)
+            if (l.id == loaded->plan_id) w.updates.push_back(l);
         if (start.empty())
           return not_allowed(*loaded,
                              "neither it nor its descendants are paused, stopped or blocked");

@@ -102,6 +102,42 @@ Result<std::string> PromptTemplate::render(const PromptValues& values) const {
   return out;
 }
 
+Result<PromptTemplate::Split> PromptTemplate::render_split(
+    const PromptValues& values, const std::vector<std::string>& stable) const {
+  struct Section {
+    std::string text;
+    bool fixed = true;
+  };
+  std::vector<Section> sections(1);
+  bool line_start = true;  // of the template's own text
+  bool fenced = false;     // inside a ``` block of it (an example artifact's headings)
+  for (const Piece& piece : pieces_) {
+    if (piece.variable) {
+      auto it = values.find(piece.text);
+      if (it == values.end())
+        return make_error(
+            ErrorCode::invalid_argument,
+            source_ + ":" + std::to_string(piece.line) + ": no value for `{{" + piece.text + "}}`");
+      sections.back().text += it->second;
+      if (std::find(stable.begin(), stable.end(), piece.text) == stable.end())
+        sections.back().fixed = false;
+      line_start = false;
+      continue;
+    }
+    const std::string& t = piece.text;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (line_start && t.compare(i, 3, "```") == 0) fenced = !fenced;
+      if (line_start && !fenced && t.compare(i, 3, "## ") == 0 && !sections.back().text.empty())
+        sections.emplace_back();
+      sections.back().text += t[i];
+      line_start = t[i] == '\n';
+    }
+  }
+  Split out;
+  for (const Section& s : sections) (s.fixed ? out.fixed : out.rest) += s.text;
+  return out;
+}
+
 std::vector<std::string> PromptTemplate::variables() const {
   std::vector<std::string> names;
   for (const Piece& piece : pieces_)

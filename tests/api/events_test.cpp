@@ -23,6 +23,8 @@ const std::pair<const char*, const char*> kSamples[] = {
     {"validation_finished", R"({"n":1,"passed":true,"summary":"ok","exit_code":null,"jobs":["17"]})"},
     {"executor_retry", R"({"n":2,"reason":"node lost","jobs":["4","5"]})"},
     {"cost", R"({"n":1,"cost_usd":0.0125,"input_tokens":1000,"output_tokens":200,"loop_cost_usd":0.5})"},
+    {"cost", R"({"n":2,"cost_usd":0.01,"input_tokens":100,"output_tokens":200,"loop_cost_usd":0.5,"cache_read_tokens":9000,"cache_write_tokens":400})"},
+    {"cost_limit", R"({"plan_id":"001","limit":"cost","spent_usd":5.2,"max_cost_usd":5.0,"input_tokens":3000000,"max_input_tokens":0,"reason":"plan 001 has spent $5.20"})"},
     {"iteration_finished", R"({"n":1,"status":"failed","summary":"s","duration_ms":1234})"},
     {"llm_error", R"({"kind":"server","retryable":true,"status":529,"message":"m","consecutive":2})"},
     {"llm_retry", R"({"attempt":1,"wait_ms":2000,"kind":"rate_limited","status":429,"message":"m"})"},

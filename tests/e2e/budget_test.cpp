@@ -2,7 +2,8 @@
 // --max-cost/--max-runtime/--max-iterations` are stored with the plan, shown at the gate, kept by
 // `iterate`, and the cost limit is checked between model turns: an iteration of many expensive
 // turns ends after the turn that crossed it, its work checkpointed, the loop failed with end_reason
-// `cost_limit` (no fresh retry: the tree's money is spent).
+// `cost_limit` (no fresh retry: the tree's money is spent) under `limits.at_cost_limit: fail`;
+// cost_limit_test.cpp has the default, `pause`.
 #include "e2e/cli_fixture.hpp"
 
 using namespace loopr::testing;
@@ -38,7 +39,8 @@ TEST_F(BudgetE2E, ARequestsCostCapEndsTheIterationAfterTheTurnThatCrossesIt) {
   // limits.max_cost_usd stays the default $25: only the request's $5 can stop it this early.
   make_repo_with(
       costly_code_script(), "echo ok\n",
-      "limits:\n  no_progress_iterations: 3\nloops:\n  code: {max_iterations: 3, "
+      "limits:\n  no_progress_iterations: 3\n  at_cost_limit: fail\nloops:\n  code: "
+      "{max_iterations: 3, "
       "max_turns_per_iteration: 40, validation: \"sh check.sh\", iteration_timeout: 1m}\n");
   ASSERT_EQ(loopr("submit --max-cost 5 'Costly code'").exit_code, 0);
   ASSERT_TRUE(wait_status("001", "awaiting_approval"));

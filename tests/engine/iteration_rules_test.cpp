@@ -358,6 +358,8 @@ TEST(IterationRulesTest, LimitsBetweenTurnsCountWhatTheIterationSpentSoFar) {
 
 TEST(IterationRulesTest, AnIterationEndedByALimitIsCheckpointedAndFailsTheLoop) {
   Loop l = code_loop(0, 5);
+  Config fail = config();
+  fail.limits.pause_at_limit = false;  // limits.at_cost_limit: fail
   IterationFacts f;
   f.end = End::limit;
   f.limit = {EndReason::cost_limit, "plan 001 has spent $5.10"};
@@ -366,12 +368,51 @@ TEST(IterationRulesTest, AnIterationEndedByALimitIsCheckpointedAndFailsTheLoop) 
   EXPECT_FALSE(passed(f));
   EXPECT_FALSE(wants_stop_scripts(f, config()));
   EXPECT_EQ(checkpoint_message(l, 1, f), "loopr(code-001-001-001): iteration 1: stopped: cost_limit");
-  IterationVerdict v = decide(l, 1, f, config());
+  IterationVerdict v = decide(l, 1, f, fail);
   EXPECT_EQ(v.move, (Move{LoopStatus::failed, EndReason::cost_limit, "plan 001 has spent $5.10"}));
   EXPECT_EQ(v.record, "stopped");
+  // The default (limits.at_cost_limit: pause): the loop pauses and names what goes on.
+  IterationVerdict paused = decide(l, 1, f, config());
+  EXPECT_EQ(paused.move.status, LoopStatus::paused);
+  EXPECT_EQ(paused.move.end, EndReason::cost_limit);
+  EXPECT_NE(paused.move.reason.find("`loopr resume 001 --max-cost USD`"), std::string::npos)
+      << paused.move.reason;
+  EXPECT_EQ(paused.record, "stopped");
+  // A loop's own cap (max_loop_cost_usd) is no tree cap: it fails either way.
+  f.limit = {EndReason::loop_cost_limit, "the loop's cost limit"};
+  EXPECT_EQ(decide(l, 1, f, config()).move.status, LoopStatus::failed);
   IterationFacts stopped;
   stopped.end = End::stopped;
   EXPECT_FALSE(checkpointed(stopped));
+}
+
+TEST(IterationRulesTest, TheTreesCapsPauseByDefaultAndTheTokenCapCountsCachedInput) {
+  Loop l = code_loop(0, 5);
+  Config c = config();
+  c.limits.max_cost_usd = 5;
+  c.limits.max_runtime = std::chrono::hours(1);
+  const TimestampMs start = 1'000'000;
+  Move cost = check_limits(l, c, 10.0, start, start);
+  EXPECT_EQ(cost.status, LoopStatus::paused);
+  EXPECT_EQ(cost.end, EndReason::cost_limit);
+  Move runtime = check_limits(l, c, 1.0, start + 3'600'000, start);
+  EXPECT_EQ(runtime.status, LoopStatus::paused);
+  EXPECT_NE(runtime.reason.find("--max-runtime"), std::string::npos) << runtime.reason;
+  // limits.max_input_tokens: the tree's input so far, cached reads and writes included.
+  c.limits.max_input_tokens = 1000;
+  EXPECT_TRUE(check_limits(l, c, 1.0, start, start, {}, 999).goes_on());
+  Move tokens = check_limits(l, c, 1.0, start, start, {}, 1000);
+  EXPECT_EQ(tokens.status, LoopStatus::paused);
+  EXPECT_NE(tokens.reason.find("limits.max_input_tokens"), std::string::npos) << tokens.reason;
+  Usage so_far;
+  so_far.input_tokens = 100;
+  so_far.cache_read_tokens = 400;
+  so_far.cache_write_tokens = 100;
+  EXPECT_EQ(total_input(so_far), 600);
+  EXPECT_FALSE(check_turn_limits(l, c, 0, so_far, start, start, {}, 399));
+  EXPECT_TRUE(check_turn_limits(l, c, 0, so_far, start, start, {}, 400));
+  c.limits.pause_at_limit = false;
+  EXPECT_EQ(check_limits(l, c, 10.0, start, start).status, LoopStatus::failed);
 }
 
 TEST(IterationRulesTest, ARequestsBudgetReplacesTheConfigsLimitsForItsTree) {

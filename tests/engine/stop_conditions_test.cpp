@@ -4,7 +4,10 @@
 // cases that need real processes are in stop_conditions_integration_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
+
+#include <loopr/api/events.hpp>
 
 #include "support/fakes/engine_kit.hpp"
 
@@ -96,6 +99,7 @@ TEST(StopConditionsTest, LoopCostLimit) {
 TEST(StopConditionsTest, PlanTreeCostLimit) {
   EngineKit h(kIdleModel, kProject);
   h.config->limits.max_cost_usd = 0.0001;
+  h.config->limits.pause_at_limit = false;  // limits.at_cost_limit: fail
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::failed);
@@ -103,9 +107,30 @@ TEST(StopConditionsTest, PlanTreeCostLimit) {
   EXPECT_NE(l.status_reason.find("limits.max_cost_usd"), std::string::npos) << l.status_reason;
 }
 
+TEST(StopConditionsTest, PlanTreeCostLimitPausesByDefaultWithACostLimitEvent) {
+  EngineKit h(kIdleModel, kProject);
+  h.config->limits.max_cost_usd = 0.0001;
+  code_setup(h, "sh check.sh");
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::paused) << l.status_reason;
+  EXPECT_EQ(l.end_reason, EndReason::cost_limit) << to_string(l.end_reason);
+  EXPECT_NE(l.status_reason.find("loopr resume"), std::string::npos) << l.status_reason;
+  auto events = h.store->events_since(0).value();
+  auto it = std::find_if(events.begin(), events.end(),
+                         [](const Event& e) { return e.type == "cost_limit"; });
+  ASSERT_NE(it, events.end());
+  auto typed = api::decode(*it);
+  auto* body = std::get_if<api::CostLimitEvent>(&typed.body);
+  ASSERT_NE(body, nullptr);
+  EXPECT_EQ(body->limit, "cost");
+  EXPECT_EQ(body->plan_id, l.plan_id);
+  EXPECT_DOUBLE_EQ(body->max_cost_usd, 0.0001);
+}
+
 TEST(StopConditionsTest, MaxRuntime) {
   EngineKit h(kIdleModel, kProject);
   h.config->limits.max_runtime = 1ms;
+  h.config->limits.pause_at_limit = false;
   code_setup(h, "sh check.sh");
   std::this_thread::sleep_for(5ms);  // let the plan's clock pass its 1 ms budget
   Loop l = h.run("code-001-001-001");

@@ -146,10 +146,12 @@ TEST_P(AnthropicIntegrationTest, ToolUseRoundTripEchoesThinkingExactly) {
   EXPECT_EQ(messages[1]["role"], "assistant");
   EXPECT_EQ(messages[1]["content"], received);
   EXPECT_FALSE(received[0]["signature"].get<std::string>().empty());
+  // The newest turn carries the rolling cache breakpoint (llm.cache: auto).
   EXPECT_EQ(messages[2]["content"][0], json({{"type", "tool_result"},
                                              {"tool_use_id", call.id},
                                              {"content", "main.cpp\nutil.cpp"},
-                                             {"is_error", false}}));
+                                             {"is_error", false},
+                                             {"cache_control", {{"type", "ephemeral"}}}}));
   EXPECT_EQ(log[1]["rule"], "tools-second");
 }
 

@@ -85,11 +85,14 @@ TEST(AnthropicWireTest, HeadersNameVersionAuthAndLoop) {
 }
 
 TEST(AnthropicWireTest, BodyHasToolsAutoAndNoSamplingParameters) {
-  auto wire = make_anthropic_wire(settings());
+  WireSettings uncached = settings();
+  uncached.cache = false;  // the breakpoints: prompt_cache_test.cpp
+  auto wire = make_anthropic_wire(uncached);
   json body = json::parse(built(*wire, tool_request(), true).body);
   EXPECT_EQ(body["model"], "claude-sonnet-5-5");
   EXPECT_EQ(body["max_tokens"], 16000);
-  EXPECT_EQ(body["system"], "You are loopr's plan loop.");
+  // A system block (text blocks: the form a cache breakpoint can mark).
+  EXPECT_EQ(body["system"], json::parse(R"([{"type":"text","text":"You are loopr's plan loop."}])"));
   EXPECT_EQ(body["stream"], true);
   EXPECT_EQ(body["tool_choice"], json({{"type", "auto"}}));
   EXPECT_EQ(body["tools"][0]["name"], "read_file");

@@ -23,9 +23,9 @@ TEST(ForecastTest, WithoutHistoryItUsesTheDefaultsAndAWideRange) {
 
 TEST(ForecastTest, HistoryGivesMediansPercentilesAndPhasesPerSpec) {
   std::vector<LoopSample> h;
-  for (int children : {1, 2, 2}) h.push_back({LoopType::spec, 0.02, 1, 2, 1000, children});
-  for (double c : {0.01, 0.02, 0.03}) h.push_back({LoopType::phase, c, 1, 1, 2000, -1});
-  for (double c : {1.0, 2.0, 3.0, 4.0}) h.push_back({LoopType::code, c, 2, 10, 10'000, -1});
+  for (int children : {1, 2, 2}) h.push_back({LoopType::spec, 0.02, 1, 2, 1000, children, {}});
+  for (double c : {0.01, 0.02, 0.03}) h.push_back({LoopType::phase, c, 1, 1, 2000, -1, {}});
+  for (double c : {1.0, 2.0, 3.0, 4.0}) h.push_back({LoopType::code, c, 2, 10, 10'000, -1, {}});
   Forecast f = make_forecast(3, 0, h);
   EXPECT_EQ(f.phases, 6);  // median of 1, 2, 2 is 2 per spec
   EXPECT_EQ(f.loops, 1 + 3 + 12);
@@ -62,4 +62,27 @@ TEST(ForecastTest, ItsJsonRoundTrips) {
   EXPECT_EQ(back->made_at, f.made_at);
   EXPECT_NEAR(back->cost_usd, f.cost_usd, 0.005);
   EXPECT_FALSE(forecast_from_json(nlohmann::json::array()).has_value());
+}
+
+TEST(ForecastTest, EachTypeIsPricedWithItsModelAndCachedHistoryCountsAtCachePrices) {
+  Config c;
+  c.loops[LoopType::code].model = "claude-haiku-5-5";
+  SamplePrice price = config_sample_price(c);
+  // Without history: the defaults' tokens at each type's model; haiku costs a twentieth.
+  Forecast cheap = make_forecast(1, 0, {}, price);
+  Forecast sonnet = make_forecast(1, 0, {}, config_sample_price(Config{}));
+  EXPECT_NEAR(sonnet.cost_usd, 1 * 0.05 + 3 * 0.03 + 3 * 0.40, 1e-9) << "the defaults as before";
+  EXPECT_NEAR(cheap.cost_usd, 1 * 0.05 + 3 * 0.03 + 3 * 0.40 / 20, 1e-9);
+  // A code loop of history that read most of its input from the cache: priced by its tokens.
+  LoopSample s{LoopType::code, 9.99, 2, 10, 10'000, -1, {}};
+  s.usage.input_tokens = 100'000;
+  s.usage.cache_read_tokens = 900'000;
+  s.usage.output_tokens = 10'000;
+  Forecast learned = make_forecast(1, 0, std::vector<LoopSample>{s}, config_sample_price(Config{}));
+  const double code = (100'000 * 2.0 + 900'000 * 0.20 + 10'000 * 10.0) / 1e6;
+  EXPECT_NEAR(learned.cost_usd, 1 * 0.05 + 3 * 0.03 + 3 * code, 1e-9);
+  // A sample with no tokens (older records) keeps its recorded cost.
+  LoopSample old{LoopType::code, 1.5, 2, 10, 10'000, -1, {}};
+  EXPECT_NEAR(make_forecast(1, 0, std::vector<LoopSample>{old}, price).cost_usd,
+              1 * 0.05 + 3 * 0.03 + 3 * 1.5, 1e-9);
 }

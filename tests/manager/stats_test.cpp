@@ -124,3 +124,24 @@ TEST(StatsTest, AnEmptyStoreHasEmptyStats) {
   EXPECT_EQ(j["total"]["cost_usd"], 0.0);
   EXPECT_EQ(j["total"]["loops"]["total"], 0);
 }
+
+TEST(StatsTest, TheCacheIsCountedWithItsShareAndTheCostWithoutIt) {
+  const TimestampMs t0 = 100 * kHour;
+  IterationRecord cached = record("001", 1, 0.10, t0 + kHour);
+  cached.usage.input_tokens = 1000;
+  cached.usage.cache_read_tokens = 8000;
+  cached.usage.cache_write_tokens = 1000;
+  cached.details["uncached_cost_usd"] = 0.50;
+  IterationRecord older = record("001", 2, 0.20, t0 + 2 * kHour);  // no uncached_cost_usd: its cost
+  std::map<std::string, std::vector<IterationRecord>> its = {{"001", {cached, older}}};
+  std::vector<Loop> loops = {spent(finished("001"), its["001"], t0, t0 + 2 * kHour)};
+  Stats s = compute_stats(loops, its, 0, t0 + 3 * kHour, MergeMode::automatic);
+  ASSERT_EQ(s.plans.size(), 1u);
+  EXPECT_DOUBLE_EQ(s.plans[0].uncached_cost_usd, 0.70);
+  nlohmann::json j = to_json(s);
+  EXPECT_EQ(j["total"]["cache_read_tokens"], 8000);
+  EXPECT_EQ(j["total"]["cache_write_tokens"], 1000);
+  EXPECT_DOUBLE_EQ(j["total"]["uncached_cost_usd"].get<double>(), 0.70);
+  // 8,000 of 11,000 input tokens (1,000 + 1,000 uncached, 1,000 written, 8,000 read).
+  EXPECT_NEAR(j["total"]["cache_hit_share"].get<double>(), 8000.0 / 11000.0, 1e-9);
+}

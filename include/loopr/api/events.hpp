@@ -53,9 +53,22 @@ struct ExecutorRetry {
 struct CostEvent {
   int n = 0;
   double cost_usd = 0;
-  std::int64_t input_tokens = 0;
+  std::int64_t input_tokens = 0;  ///< uncached input
   std::int64_t output_tokens = 0;
   double loop_cost_usd = 0;
+  std::int64_t cache_read_tokens = 0;   ///< input read from the prompt cache
+  std::int64_t cache_write_tokens = 0;  ///< input written to it
+};
+/// A tree reached a cap with `limits.at_cost_limit: pause`: this loop paused after its current
+/// model turn; `loopr resume PLAN --max-cost USD` (or `--max-runtime`) raises the cap.
+struct CostLimitEvent {
+  std::string plan_id;
+  std::string limit;  ///< cost | runtime | input_tokens
+  double spent_usd = 0;
+  double max_cost_usd = 0;
+  std::int64_t input_tokens = 0;      ///< the tree's input so far, cached included
+  std::int64_t max_input_tokens = 0;  ///< 0: no token cap
+  std::string reason;                 ///< for a person, naming the resume that goes on
 };
 struct IterationFinished {
   int n = 0;
@@ -202,11 +215,10 @@ using EventBody =
     std::variant<LoopCreated, StatusChanged, IterationStarted, ToolCalled, ValidationFinished,
                  ExecutorRetry, CostEvent, IterationFinished, LlmErrorEvent, LlmRetry, Merged,
                  Rebased, RebaseConflict, MergeFailed, RetryEvent, TreeComplete, ApprovalEvent,
-                 BaselineCheck,
-                 DaemonStarted, DaemonStopping, IntegrationCheckStarted, IntegrationCheck,
-                 IntegrationFix, Revalidated, SetupFinished, NoteShared, QuestionAsked,
-                 QuestionAnswered, ForecastMade, GcDone, ReviewFinished, PeerRefused,
-                 OtherEvent>;
+                 BaselineCheck, DaemonStarted, DaemonStopping, IntegrationCheckStarted,
+                 IntegrationCheck, IntegrationFix, Revalidated, SetupFinished, NoteShared,
+                 QuestionAsked, QuestionAnswered, ForecastMade, GcDone, ReviewFinished,
+                 CostLimitEvent, PeerRefused, OtherEvent>;
 
 /// One event as a client sees it.
 struct TypedEvent {

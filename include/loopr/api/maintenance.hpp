@@ -17,6 +17,9 @@ struct SpendView {
   std::string id, task, tree_verdict;  ///< empty for the total
   double cost_usd = 0;
   std::int64_t input_tokens = 0, output_tokens = 0, cache_read_tokens = 0, cache_write_tokens = 0;
+  /// What the same calls would have cost without the prompt cache (cached input at the input
+  /// price), and the share of all input read from the cache (0..1).
+  double uncached_cost_usd = 0, cache_hit_share = 0;
   int model_calls = 0, iterations = 0;
   std::map<std::string, int> loops;  ///< by status, and "total"
   std::int64_t wall_ms = 0, iteration_ms = 0;

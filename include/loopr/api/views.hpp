@@ -119,6 +119,10 @@ struct IterationRow {
   std::int64_t input_tokens = 0, output_tokens = 0;
   std::int64_t duration_ms = 0;
   std::string summary;
+  /// The prompt cache: input read from it and written to it (input_tokens is the uncached
+  /// rest), and what the iteration would have cost without it.
+  std::int64_t cache_read_tokens = 0, cache_write_tokens = 0;
+  double uncached_cost_usd = 0;
 };
 
 /// `GET /v1/loops/{id}`.

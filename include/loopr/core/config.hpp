@@ -34,8 +34,9 @@ inline constexpr const char* kToolNames[] = {"read_file", "write_file",  "edit_f
                                              "search",    "run_command", "share_note", "ask_user"};
 
 /// The events a `notify` command can be run on.
-inline constexpr const char* kNotifyEvents[] = {"awaiting_approval", "awaiting_answer", "blocked",
-                                                "tree_complete",     "tree_failed",     "cost_threshold"};
+inline constexpr const char* kNotifyEvents[] = {
+    "awaiting_approval", "awaiting_answer", "blocked",   "tree_complete",
+    "tree_failed",       "cost_threshold",  "cost_limit"};
 
 /// One `notify:` entry: a command the daemon runs as the user (not sandboxed: the user wrote it)
 /// when one of `events` happens, with the event as JSON on stdin.
@@ -53,6 +54,8 @@ struct LoopTypeConfig {
   /// The tools this loop type may use (`loops.<type>.tools`); can only narrow the type's
   /// built-in set (plan/spec/phase: no run_command, writes only to their own artifact).
   std::vector<std::string> tools;
+  std::string model;     ///< `loops.<type>.model`; empty: llm.model (Config::model_for)
+  std::string provider;  ///< `loops.<type>.provider`; empty: llm.provider (Config::provider_for)
 };
 
 /// Confinement of every command loopr runs for a loop (DESIGN.md "Trust boundary").
@@ -176,6 +179,10 @@ struct LlmConfig {
   Duration first_byte_timeout = std::chrono::minutes(5);
   Duration idle_timeout = std::chrono::minutes(2);
   int max_retries = 8;          ///< per request, before the iteration counts an error
+  /// Prompt caching (`auto`: Anthropic cache breakpoints, OpenAI `prompt_cache_key`; `off`:
+  /// neither, for servers that refuse unknown fields).
+  bool cache = true;
+  bool cache_ttl_1h = false;  ///< `llm.cache_ttl: 1h` (else 5m)
   ClaudeCodeConfig claude_code;
   CodexConfig codex;
   GeminiConfig gemini;
@@ -214,6 +221,11 @@ struct LimitsConfig {
   /// No iteration starts while the repository's file system has less free than this (the loop
   /// pauses, `disk_full`, and resumes by itself once there is); 0: no floor.
   std::uint64_t min_free_space = 256ull * 1024 * 1024;
+  /// `at_cost_limit: pause` (the default): at the tree's cost, runtime or token cap its loops
+  /// pause after their current model turn and wait for `loopr resume ID --max-cost …`;
+  /// `fail`: they fail (cost_limit / runtime_limit), as before.
+  bool pause_at_limit = true;
+  std::int64_t max_input_tokens = 0;  ///< per tree, cached input included; 0 = no limit
 };
 
 struct ArtifactsConfig {
@@ -225,6 +237,8 @@ struct ArtifactsConfig {
 /// command runs on the integration tip; a failing tip gets one fix loop with this budget.
 struct IntegrationConfig {
   int max_fix_iterations = 5;
+  std::string model;     ///< the fix loop's model; empty: loops.code.model, then llm.model
+  std::string provider;  ///< the fix loop's provider; empty: loops.code.provider, llm.provider
 };
 
 /// `gc:` what `loopr gc` removes of trees that ended (their worktrees and loop branches), and
@@ -272,6 +286,7 @@ struct ProtectConfig {
 struct ReviewConfig {
   bool enabled = false;
   std::string model;   ///< empty: llm.model
+  std::string provider;  ///< empty: llm.provider
   int max_rounds = 2;  ///< failed reviews of one loop before the person decides
   int max_attempts = 3;  ///< tries of one review (a failed call, a reply without a verdict)
 };
@@ -322,6 +337,13 @@ struct Config {
   ReviewConfig review;  ///< `loops.review`
 
   const LoopTypeConfig& loop(LoopType t) const { return loops.at(t); }
+
+  /// The model of a loop role (`plan`, `spec`, `phase`, `code`, `integration-fix`, `review`;
+  /// `judge` uses its loop's): `loops.<type>.model` (`integration.model`, `loops.review.model`),
+  /// else the next one up, else `llm.model`.
+  std::string model_for(std::string_view role) const;
+  /// The provider of a loop role, the same way: `loops.<type>.provider`, else `llm.provider`.
+  std::string provider_for(std::string_view role) const;
 
   static std::map<LoopType, LoopTypeConfig> default_loops();
   static std::map<std::string, Price> default_pricing();

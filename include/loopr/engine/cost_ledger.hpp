@@ -4,6 +4,7 @@
 // Thread-safe: the engine's limit check reads it on pool threads.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
@@ -15,9 +16,17 @@ namespace loopr::engine {
 
 class CostLedger {
  public:
-  void add(const std::string& plan_id, double usd) {
+  void add(const std::string& plan_id, double usd, std::int64_t input_tokens = 0) {
     std::lock_guard lock(mutex_);
     totals_[plan_id] += usd;
+    inputs_[plan_id] += input_tokens;
+  }
+
+  /// The tree's input tokens so far, cached ones included (`limits.max_input_tokens`).
+  std::int64_t input_tokens(const std::string& plan_id) const {
+    std::lock_guard lock(mutex_);
+    auto it = inputs_.find(plan_id);
+    return it == inputs_.end() ? 0 : it->second;
   }
 
   double total(const std::string& plan_id) const {
@@ -29,14 +38,21 @@ class CostLedger {
   /// Starts again from the loops' recorded usage (every loop of the store).
   void reset(const std::vector<Loop>& loops) {
     std::map<std::string, double> totals;
-    for (const Loop& l : loops) totals[l.plan_id] += l.usage.cost_usd;
+    std::map<std::string, std::int64_t> inputs;
+    for (const Loop& l : loops) {
+      totals[l.plan_id] += l.usage.cost_usd;
+      inputs[l.plan_id] +=
+          l.usage.input_tokens + l.usage.cache_read_tokens + l.usage.cache_write_tokens;
+    }
     std::lock_guard lock(mutex_);
     totals_ = std::move(totals);
+    inputs_ = std::move(inputs);
   }
 
  private:
   mutable std::mutex mutex_;
   std::map<std::string, double> totals_;
+  std::map<std::string, std::int64_t> inputs_;
 };
 
 }  // namespace loopr::engine

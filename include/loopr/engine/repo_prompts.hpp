@@ -16,6 +16,9 @@ class RepoPrompts : public PromptSource {
   /// Variables the template uses but `vars` lacks are rendered empty.
   Result<std::string> render(const std::string& name,
                              const std::map<std::string, std::string>& vars) const override;
+  Result<Parts> render_parts(const std::string& name,
+                             const std::map<std::string, std::string>& vars,
+                             const std::vector<std::string>& stable) const override;
 
  private:
   std::filesystem::path root_;

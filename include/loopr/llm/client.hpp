@@ -6,11 +6,12 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <loopr/core/config.hpp>
-#include <loopr/exec/executor.hpp>
 #include <loopr/core/result.hpp>
+#include <loopr/exec/executor.hpp>
 #include <loopr/llm/types.hpp>
 #include <loopr/net/asio.hpp>
 
@@ -35,7 +36,18 @@ class LlmClient {
   virtual const std::string& provider() const = 0;
   /// The configured model (a Request may name another).
   virtual const std::string& model() const = 0;
+
+  /// The client that answers requests for `provider` (Request::provider; empty: this one's).
+  /// Only a client made for several providers (loops.<type>.provider) has others.
+  virtual const LlmClient& for_provider(std::string_view provider) const {
+    (void)provider;
+    return *this;
+  }
 };
+
+/// The providers a config's loops use: llm.provider first, then each other one that a loop
+/// role (loops.<type>.provider, integration.provider, loops.review.provider) names.
+std::vector<std::string> providers_in_use(const Config& config);
 
 /// Builds the client `config.llm.provider` names. Keys come from `env` (ANTHROPIC_API_KEY,
 /// OPENAI_API_KEY); `config.llm.base_url` is already resolved by apply_env, empty meaning
@@ -64,6 +76,7 @@ class ReloadableClient final : public LlmClient {
   bool runs_own_tools() const override;
   const std::string& provider() const override;
   const std::string& model() const override;
+  const LlmClient& for_provider(std::string_view provider) const override;
 
  private:
   std::shared_ptr<LlmClient> current() const;

@@ -68,6 +68,8 @@ struct Request {
   std::optional<int> max_tokens;  ///< none: the client's configured max_tokens
   std::string loop_id;            ///< sent as `x-loopr-loop-id`
   std::string loop_type;          ///< plan|spec|phase|code|judge, sent as `x-loopr-loop-type`
+  /// The provider to answer (Config::provider_for the loop's role); empty: the client's own.
+  std::string provider;
   std::string working_dir;        ///< claude-code: the CLI runs (and edits files) here
   /// claude-code: the whole CLI run is killed (process group) after this; 0 = client default.
   /// HTTP providers use their connect / first-byte / idle timeouts instead.

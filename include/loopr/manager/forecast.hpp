@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -30,7 +31,17 @@ struct LoopSample {
   int model_calls = 0;
   std::int64_t duration_ms = 0;  ///< its iterations' time, summed
   int children = -1;             ///< specs: phases made from it (-1: not a spec)
+  /// Its tokens (cache reads and writes apart), so the forecast prices them with the model its
+  /// type uses now; all zero for a sample that only knows its cost.
+  Usage usage;
 };
+
+/// The price of `usage` with the model loop type `type` uses (loops.<type>.model); negative:
+/// no price known (the sample's recorded cost counts).
+using SamplePrice = std::function<double(LoopType type, const Usage& usage)>;
+
+/// The SamplePrice of a config: its `pricing` table and each type's model.
+SamplePrice config_sample_price(const Config& config);
 
 struct Forecast {
   double cost_usd = 0;  ///< the likely total, the plan's own spending included
@@ -53,7 +64,9 @@ api::ForecastMade forecast_event(const Forecast& f, double max_cost_usd);
 std::optional<Forecast> forecast_from_json(const nlohmann::json& j);
 
 /// The pure estimate: `specs` specs, the plan's own cost so far, and the samples.
-Forecast make_forecast(int specs, double plan_cost, std::span<const LoopSample> history);
+/// With `price`, each sample (and each built-in default) costs its tokens at the type's model.
+Forecast make_forecast(int specs, double plan_cost, std::span<const LoopSample> history,
+                       const SamplePrice& price = {});
 
 /// Samples of finished (complete) loops of other trees than `plan_id` (at most the 50 newest
 /// per type). Blocking.

@@ -67,7 +67,10 @@ class LoopManager {
   awaitable<ActionResult> iterate(std::string id, std::string feedback);
   /// Pause / resume / stop act on the loop and all its descendants.
   awaitable<ActionResult> pause(std::string id);
-  awaitable<ActionResult> resume(std::string id);
+  /// `raised`: the tree's new caps (`resume --max-cost/--max-runtime`; zero fields: unchanged),
+  /// stored with its plan before its loops go on; a cost cap not above what the tree spent is
+  /// refused (invalid_argument).
+  awaitable<ActionResult> resume(std::string id, RequestBudget raised = {});
   awaitable<ActionResult> stop(std::string id);
   /// Answers the question of a loop in `awaiting_answer` (it runs again with the answer in its
   /// next prompt); a paused loop that asked keeps the answer until it is resumed.

@@ -22,6 +22,9 @@ struct SpendStats {
   std::string task;     ///< the plan's request
   std::string verdict;  ///< the tree's verdict (tree_verdict.hpp); empty for the total
   Usage usage;          ///< tokens and cost
+  /// The same calls without the prompt cache (iteration records' `uncached_cost_usd`; their
+  /// cost where a record has none).
+  double uncached_cost_usd = 0;
   int model_calls = 0;  ///< model turns of the iterations counted
   int iterations = 0;   ///< iteration records
   /// Loops by their status now (invalidated ones included: their tokens were spent).
@@ -52,7 +55,8 @@ Stats compute_stats(std::span<const Loop> loops,
 Result<Stats> stats_of_store(const TaskStore& store, TimestampMs since, MergeMode mode);
 
 /// `{"since","plans":[…],"total":{…}}`, each entry `{"id","task","tree_verdict","cost_usd",
-/// "input_tokens","output_tokens","cache_read_tokens","cache_write_tokens","model_calls",
+/// "input_tokens","output_tokens","cache_read_tokens","cache_write_tokens","uncached_cost_usd",
+/// "cache_hit_share","model_calls",
 /// "iterations","loops":{"<status>":N,…,"total":N},"wall_ms","iteration_ms"}`.
 nlohmann::json to_json(const Stats& stats);
 

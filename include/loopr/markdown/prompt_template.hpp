@@ -52,6 +52,20 @@ class PromptTemplate {
   /// The text with every variable replaced; an error naming the first variable without a value.
   Result<std::string> render(const PromptValues& values) const;
 
+  /// The rendered text in two parts, for prompt caching: `fixed` holds the template's `## `
+  /// sections (and its preamble) whose variables are all in `stable` (values that are the same
+  /// for every loop of a type: the completion signal, the validation command), in order; `rest`
+  /// the other sections, in order. A section starts at a line of the template's own text that
+  /// begins with `## ` outside a ``` block: a value (an artifact with headings of its own) never
+  /// starts one, nor does an example in a fence. The
+  /// two parts hold exactly what `render` gives, only reordered.
+  struct Split {
+    std::string fixed;
+    std::string rest;
+  };
+  Result<Split> render_split(const PromptValues& values,
+                             const std::vector<std::string>& stable) const;
+
   /// The variables the template uses, each once, in order of first use.
   std::vector<std::string> variables() const;
 

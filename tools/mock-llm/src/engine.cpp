@@ -89,6 +89,7 @@ Engine::Engine(Script script, EngineOptions options, RequestLog* log)
       options_(std::move(options)),
       log_(log),
       matcher_(script_),
+      cache_(script_.defaults.cache_min_tokens),
       ids_(options_.seed.value_or(script_.faults.seed) ^ 0x6D6F636B2D6C6C6DULL),
       fault_draws_(options_.seed.value_or(script_.faults.seed)) {}
 
@@ -172,7 +173,11 @@ ResponsePlan Engine::anthropic_messages(const HttpRequest& request, Context& ctx
   if (auto e = parse_body(request.body, ctx.body)) return error_plan(*e, ctx);
   const std::string version(*request.headers.get("anthropic-version"));
   if (auto e = check_anthropic_body(ctx.body, version, conversations_)) return error_plan(*e, ctx);
-  return answer(view_anthropic(ctx.body, request.headers), ctx.body, ctx);
+  if (auto e = check_cache_breakpoints(ctx.body)) return error_plan(*e, ctx);
+  // The cache is the key's: another key (another account, another repository's) reads nothing.
+  std::string scope(request.headers.get("x-api-key").value_or(""));
+  scope += request.headers.get("authorization").value_or("");
+  return answer(view_anthropic(ctx.body, request.headers), ctx.body, ctx, scope);
 }
 
 ResponsePlan Engine::anthropic_count_tokens(const HttpRequest& request, Context& ctx) {
@@ -241,7 +246,8 @@ ResponsePlan Engine::list_models(const HttpRequest& request, Context& ctx) {
   return plan;
 }
 
-ResponsePlan Engine::answer(const RequestView& view, const Json& body, Context& ctx) {
+ResponsePlan Engine::answer(const RequestView& view, const Json& body, Context& ctx,
+                            const std::string& cache_scope) {
   auto outcome = matcher_.find(view);
   if (!outcome) {
     std::string message = std::string("mock-llm: no rule matches this request (api ") +
@@ -271,6 +277,12 @@ ResponsePlan Engine::answer(const RequestView& view, const Json& body, Context& 
   if (consumed) matcher_.consume(*outcome, view);
   Reply reply = resolve(spec, *outcome, view);
   if (fault && fault->kind() != "delay") return with_fault(*fault, reply, view, ctx);
+  if (view.api == Api::anthropic && script_.defaults.prompt_cache) {
+    CacheUsage c = cache_.account(body, cache_scope);
+    reply.usage.input_tokens = c.input_tokens;
+    reply.usage.cache_creation_input_tokens = c.cache_creation_input_tokens;
+    reply.usage.cache_read_input_tokens = c.cache_read_input_tokens;
+  }
   if (view.api == Api::anthropic)
     conversations_.record(body, anthropic_content_json(reply), reply.stop_reason);
   ResponsePlan plan = reply_plan(reply, view, ctx);

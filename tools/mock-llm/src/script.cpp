@@ -221,13 +221,19 @@ class Parser {
   }
 
   Defaults parse_defaults(const YAML::Node& n) const {
-    check_keys(n, {"model", "usage", "thinking", "latency", "event_delay"}, "defaults");
+    check_keys(n,
+               {"model", "usage", "thinking", "latency", "event_delay", "prompt_cache",
+                "cache_min_tokens"},
+               "defaults");
     Defaults d;
     if (n["model"]) d.model = scalar(n["model"], "defaults.model");
     if (n["usage"]) d.usage = parse_usage(n["usage"]);
     if (n["thinking"]) d.thinking = boolean(n["thinking"], "defaults.thinking");
     if (n["latency"]) d.latency = duration(n["latency"], "defaults.latency");
     if (n["event_delay"]) d.event_delay = duration(n["event_delay"], "defaults.event_delay");
+    if (n["prompt_cache"]) d.prompt_cache = boolean(n["prompt_cache"], "defaults.prompt_cache");
+    if (n["cache_min_tokens"])
+      d.cache_min_tokens = integer(n["cache_min_tokens"], "defaults.cache_min_tokens");
     return d;
   }
 

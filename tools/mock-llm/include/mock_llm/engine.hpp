@@ -8,6 +8,7 @@
 #include <mock_llm/conversation_registry.hpp>
 #include <mock_llm/errors.hpp>
 #include <mock_llm/matcher.hpp>
+#include <mock_llm/prompt_cache.hpp>
 #include <mock_llm/render.hpp>
 #include <mock_llm/request_log.hpp>
 #include <mock_llm/script.hpp>
@@ -71,7 +72,8 @@ class Engine {
   ResponsePlan openai_responses(const HttpRequest& request, Context& ctx);
   ResponsePlan gemini_generate(const HttpRequest& request, Context& ctx, const std::string& path);
   ResponsePlan list_models(const HttpRequest& request, Context& ctx);
-  ResponsePlan answer(const RequestView& view, const Json& body, Context& ctx);
+  ResponsePlan answer(const RequestView& view, const Json& body, Context& ctx,
+                      const std::string& cache_scope = {});
   ResponsePlan error_plan(const ApiError& error, Context& ctx) const;
   ResponsePlan with_fault(const FaultSpec& fault, const Reply& reply, const RequestView& view,
                           Context& ctx);
@@ -85,6 +87,7 @@ class Engine {
   RequestLog* log_;
   Matcher matcher_;  ///< refers to script_, so declared after it
   ConversationRegistry conversations_;
+  PromptCache cache_;
   Rng ids_;
   Rng fault_draws_;
 };

@@ -116,6 +116,10 @@ struct Defaults {
   bool thinking = false;  ///< start every reply with a thinking block
   Millis latency{0};      ///< before every answer (the `--latency` flag overrides it)
   Millis event_delay{0};  ///< between streamed events
+  /// Emulate Anthropic prompt caching (mock_llm/prompt_cache.hpp): the input fields of every
+  /// Anthropic answer's usage come from the request and the cache, not from `usage`.
+  bool prompt_cache = false;
+  std::int64_t cache_min_tokens = 1024;  ///< the shortest prefix a breakpoint caches
 };
 
 struct Script {
