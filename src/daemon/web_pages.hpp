@@ -73,6 +73,10 @@ struct LoopView {
   std::string diff_label;                ///< e.g. `git diff main...loopr/001-loops/002`
   ShownFile diff;                        ///< the branch's whole change
   std::int64_t now_ms = 0;
+  /// merge: pr: the review comments since the last push (`GET /v1/plans/{id}/pr/comments`), or
+  /// why they could not be read.
+  nlohmann::json pr_comments = nlohmann::json::array();
+  std::string pr_comments_problem;
 };
 
 /// The live part of the loop page: `<section data-live="summary">` (status, iteration, cost …).

@@ -374,6 +374,13 @@ awaitable<Response> WebUi::handle(Request req) {
       if (row.id == loop.plan_id && !row.base_branch.empty()) base = row.base_branch;
     }
     if (part == "summary") co_return html_response(200, web::loop_summary_section(view, s.token()));
+    if (loop.is_plan() && loop.pr && loop.pr->number > 0) {  // merge: pr: new review comments
+      Response c = co_await s.call("GET", "/v1/plans/" + id + "/pr/comments");
+      if (c.status == 200)
+        view.pr_comments = c.body.value("comments", nlohmann::json::array());
+      else
+        view.pr_comments_problem = web::str(c.body, "error");
+    }
     // A plan's diff is its integration branch (the whole tree's change) once that holds
     // anything; before (at the gate) it is the plan's own branch: the plan it wrote.
     const bool is_plan = loop.is_plan();

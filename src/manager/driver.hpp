@@ -63,6 +63,10 @@ struct ManagerState : std::enable_shared_from_this<ManagerState> {
   std::atomic<bool> gate_cancel{false};
   /// Plans whose baseline check is under way (baseline.cpp).
   std::set<std::string> baselines;
+  /// merge: pr: the forge's token (taken from the daemon's environment at start; empty for a
+  /// local remote) and the plans whose CI is being polled (ci_watch.cpp).
+  std::string forge_token;
+  std::set<std::string> ci_watches;
 
   bool under_paused_root(const std::string& id) const;
 };
