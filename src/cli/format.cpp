@@ -113,6 +113,9 @@ std::string render_tree_table(const std::vector<api::LoopRow>& loops, const Styl
     const api::LoopRow& l = *row.loop;
     std::string status = style.status(l.status);
     if (marker) status = marker(l) + status;
+    if (l.pr && l.pr->number > 0)  // merge: pr: the plan's pull request and its checks
+      status += " PR #" + std::to_string(l.pr->number) +
+                (l.pr->checks.empty() ? "" : " (" + l.pr->checks + ")");
     cells.push_back({row.prefix + shown(l.id), to_string(l.type), status, iteration_of(l),
                      format_cost(l.cost_usd),
                      l.created_at ? format_age(now - l.created_at) : "-"});

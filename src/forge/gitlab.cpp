@@ -7,10 +7,7 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string s(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+std::string s(const json& j, const char* key) { return json_str(j, key); }
 
 PullRequest mr_of(const json& j) {
   PullRequest pr;

@@ -1,6 +1,8 @@
 // The forge's REST calls (http.hpp): headers, the rate limit, and an error per failure.
 #include "forge/http.hpp"
 
+#include <loopr/core/text.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <ctime>
@@ -87,7 +89,7 @@ awaitable<Result<Answer>> RestApi::call(const std::string& method, const std::st
   if (!token_.empty()) req.headers.push_back({"Authorization", "Bearer " + token_});
   if (body) {
     req.headers.push_back({"Content-Type", "application/json"});
-    req.body = body->dump();
+    req.body = json_text(*body);  // the model's text may reach a PR body: never throws
   }
   Collect sink;
   auto failed = co_await http_->send(req, sink);

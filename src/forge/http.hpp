@@ -34,6 +34,12 @@ class RestApi {
   bool github_ = true;
 };
 
+/// The string at `key`, or empty (a missing key, null, another type).
+inline std::string json_str(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 /// `ms` since the epoch as ISO 8601 UTC (`2026-11-28T10:00:00Z`).
 std::string iso_time(std::int64_t ms);
 /// Percent-encodes a path segment or query value.

@@ -12,6 +12,7 @@
 
 #include <loopr/api/events.hpp>
 #include <loopr/core/protected_paths.hpp>
+#include <loopr/core/text.hpp>
 #include <loopr/engine/feedback.hpp>
 #include <loopr/forge/forge.hpp>
 #include <loopr/git/branches.hpp>
@@ -38,15 +39,21 @@ std::string outcome_of(const Loop& l) {
 
 }  // namespace
 
+// The model wrote the loops' tasks (from its artifacts) and the check's summary quotes its
+// tests: shown on the forge through the one sanitiser, one line each.
+static std::string safe_line(const std::string& text, std::size_t max) {
+  return terminal_text(first_line(text, max));
+}
+
 std::string pr_body(const Loop& plan, const std::vector<Loop>& tree, double cost,
                     const Config& config) {
-  std::string body = "## Summary\n\n" + first_line(plan.task, 2000) + "\n\n## Loops\n\n";
+  std::string body = "## Summary\n\n" + safe_line(plan.task, 2000) + "\n\n## Loops\n\n";
   for (const Loop& l : tree) {
     if (l.status == LoopStatus::invalidated) continue;
     const int depth = static_cast<int>(std::count(l.id.begin(), l.id.end(), '-')) -
                       static_cast<int>(std::count(plan.id.begin(), plan.id.end(), '-'));
     body += std::string(static_cast<std::size_t>(std::max(0, depth)) * 2, ' ') + "- `" + l.id +
-            "` " + to_string(l.type) + ": " + first_line(l.task, 100) + " — " + outcome_of(l) +
+            "` " + to_string(l.type) + ": " + safe_line(l.task, 100) + " — " + outcome_of(l) +
             ", " + std::to_string(l.iteration) + " iteration(s)\n";
   }
   char usd[32];
@@ -57,7 +64,7 @@ std::string pr_body(const Loop& plan, const std::vector<Loop>& tree, double cost
   body += "- the integration branch passed it too (the integration gate" +
           (plan.tree.gate_sha.empty() ? std::string()
                                       : " at " + plan.tree.gate_sha.substr(0, 12)) +
-          "): " + first_line(plan.tree.gate_summary, 200) + "\n";
+          "): " + safe_line(plan.tree.gate_summary, 200) + "\n";
   body += config.forge.ci.wait ? "- loopr waits for this pull request's checks and fixes what "
                                  "fails (up to " +
                                      std::to_string(config.forge.ci.fix_iterations) + " times)\n"
@@ -143,7 +150,7 @@ awaitable<void> publish_pr(State state, std::string plan, bool by_person) {
     co_return;
   }
   forge::PrRequest request{branch, root->tree.base_branch.empty() ? base : root->tree.base_branch,
-                           "loopr: " + first_line(root->task, 100),
+                           "loopr: " + safe_line(root->task, 100),
                            pr_body(*root, *tree, s.ctx.costs.total(plan), *config)};
   bool created = false;
   auto pr = co_await (*client)->open_pr(request, created);

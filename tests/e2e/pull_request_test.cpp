@@ -112,20 +112,50 @@ TEST_F(PullRequestTest, ChecksThatKeepFailingHoldThePlanNamingTheCheck) {
   ci = "{wait: true, timeout: 5m, fix_iterations: 1, poll_max: 1s}";
   prepare_pr();
   submit();
-  nlohmann::json seen;
-  EXPECT_TRUE(wait_until(
-      [&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
-        seen = show();
-        return seen.value("end_reason", std::string()) == "ci_failed";
-      },
-      std::chrono::seconds(240)))
-      << seen.dump();
+  nlohmann::json seen = wait_for_plan(
+      [](const nlohmann::json& p) { return p.value("end_reason", std::string()) == "ci_failed"; },
+      "was held for its CI");
   EXPECT_EQ(seen["status"], "blocked");
   EXPECT_EQ(seen["tree_verdict"], "integration_failed");
   EXPECT_NE(seen["status_reason"].get<std::string>().find("lint"), std::string::npos) << seen.dump();
   EXPECT_EQ(seen["pr"]["checks"], "failed");
   EXPECT_EQ(fix_loops().size(), 1u);  // ci.fix_iterations: 1
+}
+
+}  // namespace
+}  // namespace loopr::testing
+
+namespace loopr::testing {
+namespace {
+
+nlohmann::json doctor_check(const nlohmann::json& report, const std::string& name) {
+  for (const auto& c : report.value("checks", nlohmann::json::array()))
+    if (c.value("name", std::string()) == name) return c;
+  return nullptr;
+}
+
+TEST_F(PullRequestTest, DoctorChecksTheRemoteTheTokenAndTheApi) {
+  prepare_pr();
+  auto report = nlohmann::json::parse(loopr("doctor --skip-tests --json", 120), nullptr, false);
+  ASSERT_TRUE(report.is_object());
+  EXPECT_EQ(doctor_check(report, "remote")["status"], "ok") << report.dump();
+  EXPECT_EQ(doctor_check(report, "forge token")["status"], "ok") << report.dump();
+  EXPECT_EQ(doctor_check(report, "forge api")["status"], "ok") << report.dump();
+  EXPECT_NE(doctor_check(report, "forge api")["message"].get<std::string>().find("acme/widgets"),
+            std::string::npos);
+  EXPECT_EQ(report.dump().find(kTokenMarker), std::string::npos);
+  // Without the token's variable and without the remote: said, with what to do.
+  run_command("git remote remove origin", repo.string());
+  auto bare_env = run_command("timeout 120 env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=" +
+                              shell_quote(home.string()) + " " + shell_quote(LOOPR_BIN) + " -C " +
+                              shell_quote(repo.string()) + " doctor --skip-tests --json 2>/dev/null");
+  auto missing = nlohmann::json::parse(bare_env.output, nullptr, false);
+  ASSERT_TRUE(missing.is_object()) << bare_env.output;
+  EXPECT_EQ(doctor_check(missing, "remote")["status"], "fail") << missing.dump();
+  EXPECT_EQ(doctor_check(missing, "forge token")["status"], "fail") << missing.dump();
+  EXPECT_NE(doctor_check(missing, "forge token")["message"].get<std::string>().find("GITHUB_TOKEN"),
+            std::string::npos);
+  EXPECT_FALSE(missing.value("ready", true));
 }
 
 }  // namespace

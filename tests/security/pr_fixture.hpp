@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "security/escape_fixture.hpp"
@@ -94,19 +95,30 @@ class PullRequestTest : public EscapeTest {
     std::snprintf(num, sizeof num, "%03d", n);
     return read_file(repo / ".loopr/logs/loops" / loop / "iterations" / num / "prompt.md");
   }
-  /// Waits (generously) until the plan's `pr` says `checks`, printing what was seen if not.
-  bool wait_for_checks(const std::string& checks, int seconds = 240) {
+  /// Waits (generously) until `show 001 --json` satisfies `done`; the last answer (a failure
+  /// says what was seen).
+  nlohmann::json wait_for_plan(const std::function<bool(const nlohmann::json&)>& done,
+                               const std::string& what, int seconds = 300) {
     nlohmann::json seen;
     bool got = wait_until(
         [&] {
           std::this_thread::sleep_for(std::chrono::milliseconds(500));
           seen = show();
-          return seen.is_object() && seen["pr"].is_object() && seen["pr"]["checks"] == checks &&
-                 seen.value("tree_verdict", std::string()) != "running";
+          return seen.is_object() && done(seen);
         },
         std::chrono::seconds(seconds));
-    if (!got) ADD_FAILURE() << "the PR's checks never became " << checks << "; last seen " << seen.dump();
-    return got;
+    if (!got) ADD_FAILURE() << "the plan never " << what << "; last seen " << seen.dump();
+    return seen;
+  }
+  /// Waits until the plan's `pr` says `checks` (and the tree is not running).
+  bool wait_for_checks(const std::string& checks) {
+    nlohmann::json seen = wait_for_plan(
+        [&](const nlohmann::json& p) {
+          return p["pr"].is_object() && p["pr"]["checks"] == checks &&
+                 p.value("tree_verdict", std::string()) != "running";
+        },
+        "had checks " + checks);
+    return seen["pr"].is_object() && seen["pr"]["checks"] == checks;
   }
 };
 

@@ -58,15 +58,9 @@ TEST_F(PullRequestTest, ACiFixLoopCannotEditATestToTurnCiGreen) {
   prepare_pr();
   const std::string original = read_file(repo / "tests/test_sum.sh");
   submit();
-  nlohmann::json seen;
-  EXPECT_TRUE(wait_until(
-      [&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
-        seen = show();
-        return seen.value("status", std::string()) == "blocked";
-      },
-      std::chrono::seconds(300)))
-      << seen.dump();
+  nlohmann::json seen = wait_for_plan(
+      [](const nlohmann::json& p) { return p.value("status", std::string()) == "blocked"; },
+      "was blocked");
   EXPECT_EQ(seen["end_reason"], "ci_failed") << seen.dump();
   // The gutted test never reached the integration branch nor the remote: one push only.
   auto pushed = run_command("git --git-dir " + shell_quote(bare.string()) +
