@@ -296,6 +296,11 @@ int run_merge(const GlobalOptions& opts, const std::string& plan_id, bool force)
   MergeAnswer r = merge_plan(api, plan_id, force);
   if (opts.json) {
     std::cout << r.document.dump() << "\n";
+  } else if (!opts.quiet && r.document.contains("pr") && r.document["pr"].is_object()) {
+    // merge: pr: pushed again and the pull request opened (or found); the base is the team's.
+    const nlohmann::json& pr = r.document["pr"];
+    std::cout << "pushed loopr/" << plan_id << " (" << r.sha.substr(0, 10) << "); pull request #"
+              << pr.value("number", 0) << " " << shown(pr.value("url", std::string())) << "\n";
   } else if (!opts.quiet) {
     std::cout << "merged " << plan_id << " into " << r.base_branch;
     if (!r.sha.empty()) std::cout << " at " << r.sha.substr(0, 10);

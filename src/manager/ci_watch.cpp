@@ -102,7 +102,7 @@ awaitable<void> ci_verdict(State s, std::string plan, std::string sha, forge::Ci
               "CI fails: " + failing, failing_feedback(ci, number), "ci", config);
           w.creates.push_back(fix);
           w.events.push_back(api::encode(fix.id, api::LoopCreated{LoopType::code, plan,
-                                                                  first_line(fix.task, 200), true}));
+                                                                  first_line(fix.task, 200), true, false}));
           w.events.push_back(api::encode(plan, api::CiFix{fix.id, "ci", p.tree.ci_fixes}));
         } else {
           std::string why = "the checks of pull request #" + std::to_string(number) + " (" +
@@ -238,7 +238,7 @@ awaitable<ActionResult> iterate_from_pr(State s, std::string plan) {
                              "review", config);
         w.creates.push_back(fix);
         w.events.push_back(api::encode(fix.id, api::LoopCreated{LoopType::code, plan,
-                                                                first_line(fix.task, 200), true}));
+                                                                first_line(fix.task, 200), true, false}));
         w.events.push_back(api::encode(plan, api::CiFix{fix.id, "review",
                                                         static_cast<int>(comments->size())}));
         w.updates.push_back(p);

@@ -331,7 +331,7 @@ awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan) 
         l.id, "merged", {{"into", base}, {"sha", sha}, {"kind", git::to_string(out->kind)}}));
     return std::nullopt;
   });
-  co_return MergeInfo{plan, base, sha};
+  co_return MergeInfo{plan, base, sha, 0, {}};
 }
 
 }  // namespace loopr::manager

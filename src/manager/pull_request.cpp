@@ -218,10 +218,8 @@ awaitable<Result<MergeInfo>> retry_pr(State s, std::string plan) {
   if (!after) co_return after.take_error();
   if (after->status == LoopStatus::blocked)
     co_return make_error(ErrorCode::conflict, "plan " + plan + ": " + after->status_reason);
-  MergeInfo info{plan, after->tree.base_branch, after->tree.pr_head};
-  info.pr_number = after->tree.pr_number;
-  info.pr_url = after->tree.pr_url;
-  co_return info;
+  co_return MergeInfo{plan, after->tree.base_branch, after->tree.pr_head, after->tree.pr_number,
+                      after->tree.pr_url};
 }
 
 }  // namespace loopr::manager
