@@ -14,7 +14,6 @@ TEST_F(PullRequestTest, AModelThatPrintsOrReadsTheTokenFindsNothing) {
           "cat /proc/1/environ /proc/$PPID/environ 2>/dev/null | tr '\\0' '\\n' | grep -i token; "
           "git config --list --show-origin 2>&1 | grep -i -e extraheader -e auth; true"),
       cmd("grep -rs ghp_ /proc/*/environ /tmp ~ 2>/dev/null | head; cat .git/config; true")};
-  plan_tricks = tricks;
   code_tricks = tricks;
   tricks_every_iteration = true;
   prepare_pr();
