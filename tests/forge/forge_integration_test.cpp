@@ -217,5 +217,54 @@ TEST_F(ForgeTest, ReviewCommentsSinceAMoment) {
   EXPECT_EQ((*recent)[0].author, "reviewer");
 }
 
+TEST_F(ForgeTest, GitLabMergeRequestsPipelinesAndUnresolvedNotes) {
+  ASSERT_TRUE(push_branch(root, "origin", "loopr/001", ""));
+  json script = {{"kind", "gitlab"},
+                 {"ci",
+                  {{{"pending_polls", 1},
+                    {"check_runs",
+                     {{{"name", "unit"}, {"conclusion", "failure"}, {"output", {{"text", "JOB-LOG-55: 1 failed"}}}},
+                      {{"name", "lint"}, {"conclusion", "success"}}}}}}}};
+  MockForge mock(script, kToken, bare.string());
+  net::io_context io;
+  ForgeConfig f;
+  f.kind = "gitlab";
+  f.api_url = mock.url() + "/api/v4";
+  auto made = make_client(io, f, "acme/widgets", kToken);
+  ASSERT_TRUE(made) << made.error().message;
+  auto& c = *made;
+  EXPECT_EQ(*run(io, c->probe()), "acme/widgets");
+  bool created = false;
+  auto mr = run(io, c->open_pr({"loopr/001", "main", "t", "b"}, created));
+  ASSERT_TRUE(mr) << mr.error().message;
+  EXPECT_TRUE(created);
+  EXPECT_EQ(mr->number, 1);
+  EXPECT_EQ(mr->state, "open");
+  EXPECT_EQ(mr->url, "https://gitlab.com/acme/widgets/-/merge_requests/1");
+  auto again = run(io, c->open_pr({"loopr/001", "main", "t", "b"}, created));
+  ASSERT_TRUE(again);
+  EXPECT_FALSE(created);
+  // The MR's pipeline of that commit: running, then failed with the failed job's log.
+  auto running = run(io, c->checks(mr->head_sha, 1));
+  ASSERT_TRUE(running) << running.error().message;
+  EXPECT_EQ(running->state, "pending");
+  auto failed = run(io, c->checks(mr->head_sha, 1));
+  ASSERT_TRUE(failed) << failed.error().message;
+  EXPECT_EQ(failed->state, "failed");
+  ASSERT_EQ(failed->failing(), std::vector<std::string>{"unit"});
+  EXPECT_NE(failed->checks[0].details.find("JOB-LOG-55"), std::string::npos);
+  // Diff notes: the resolved one is left out.
+  mock.add_comments(1, json::array({{{"path", "a.c"}, {"line", 3}, {"body", "open note"}},
+                                    {{"path", "b.c"}, {"line", 4}, {"body", "done"}, {"resolved", true}}}));
+  auto notes = run(io, c->comments(1, 0));
+  ASSERT_TRUE(notes) << notes.error().message;
+  ASSERT_EQ(notes->size(), 1u);
+  EXPECT_EQ((*notes)[0].path, "a.c");
+  EXPECT_EQ((*notes)[0].line, 3);
+  for (const json& r : mock.requests())
+    if (r["path"].get<std::string>().rfind("/_mock/", 0) != 0)
+      EXPECT_EQ(r["headers"]["authorization"], "[token]") << r.dump();
+}
+
 }  // namespace
 }  // namespace loopr::forge

@@ -64,10 +64,11 @@ void serve(tcp::socket socket, Forge& forge, std::string token) {
     log_request(r, reply.status, token);
     http::response<http::string_body> res{static_cast<http::status>(reply.status), req.version()};
     res.set(http::field::server, "mock-forge");
-    res.set(http::field::content_type, "application/json; charset=utf-8");
+    res.set(http::field::content_type,
+            reply.text.empty() ? "application/json; charset=utf-8" : "text/plain; charset=utf-8");
     for (const auto& [k, v] : reply.headers) res.set(k, v);
     res.keep_alive(req.keep_alive());
-    res.body() = reply.body.dump();
+    res.body() = reply.text.empty() ? reply.body.dump() : reply.text;
     res.prepare_payload();
     http::write(socket, res, ec);
     if (ec || !req.keep_alive()) break;

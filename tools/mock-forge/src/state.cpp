@@ -19,7 +19,7 @@ namespace {
 using json = nlohmann::json;
 
 Reply error(int status, const std::string& message) {
-  return {status, {{"message", message}, {"documentation_url", "https://docs.github.com/rest"}}, {}};
+  return {status, {{"message", message}, {"documentation_url", "https://docs.github.com/rest"}}, {}, {}};
 }
 
 std::map<std::string, std::string> parse_query(const std::string& q) {
@@ -62,6 +62,8 @@ Forge::Forge(json script, Options options) : script_(std::move(script)), options
   repo_ = script_.value("repo", std::string("acme/widgets"));
   web_ = script_.value("web_url", std::string("https://github.com")) + "/" + repo_;
   remaining_ = script_.value("rate_limit_remaining", 5000);
+  gitlab_ = script_.value("kind", std::string("github")) == "gitlab";
+  if (gitlab_) web_ = script_.value("web_url", std::string("https://gitlab.com")) + "/" + repo_;
   if (!script_.contains("ci")) script_["ci"] = json::array({json::object()});
   if (!script_["ci"].is_array() || script_["ci"].empty())
     throw std::runtime_error("`ci` must be a non-empty list");
@@ -123,6 +125,14 @@ Reply Forge::handle(const Request& r) {
     auto it = r.headers.find(n);
     return it == r.headers.end() ? std::string() : it->second;
   };
+  if (gitlab_) {
+    const std::string auth = header("authorization");
+    if (auth.empty() || (!options_.token.empty() && auth != "Bearer " + options_.token))
+      return {401, {{"message", "401 Unauthorized"}}, {}, {}};
+    Reply out;
+    if (fault(r, path, out)) return out;
+    return gitlab(r, path, query);
+  }
   if (header("user-agent").empty())
     return error(403, "Request forbidden by administrative rules. Please make sure your request has a User-Agent header");
   if (header("accept") != "application/vnd.github+json")
@@ -287,7 +297,8 @@ Reply Forge::control(const Request& r, const std::string& path) {
                            {"original_line", c.value("line", 1)}, {"side", "RIGHT"},
                            {"body", c.value("body", std::string())}, {"user", {{"login", c.value("user", std::string("reviewer"))}}},
                            {"created_at", when}, {"updated_at", when},
-                           {"html_url", web_ + "/pull/1#discussion_r" + std::to_string(5000 + comments_.size())}});
+                           {"html_url", web_ + "/pull/1#discussion_r" + std::to_string(5000 + comments_.size())},
+                           {"resolved", c.value("resolved", false)}});
     }
     return {201, {{"count", comments_.size()}}, {}};
   }

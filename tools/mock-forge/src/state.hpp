@@ -19,9 +19,14 @@ struct Request {
 };
 
 struct Reply {
+  using Headers = std::vector<std::pair<std::string, std::string>>;
+  Reply() = default;
+  Reply(int s, nlohmann::json b, Headers h = {}, std::string t = {})
+      : status(s), body(std::move(b)), headers(std::move(h)), text(std::move(t)) {}
   int status = 200;
   nlohmann::json body;
-  std::vector<std::pair<std::string, std::string>> headers;
+  Headers headers;
+  std::string text;  ///< a plain-text answer (a GitLab job's log) instead of `body`
 };
 
 struct Options {
@@ -44,6 +49,10 @@ class Forge {
   Reply status(const std::string& sha);
   Reply comments(int number, const std::map<std::string, std::string>& q);
   Reply control(const Request& r, const std::string& path);
+  // GitLab's REST v4 (`"kind": "gitlab"` in the script): gitlab.cpp.
+  Reply gitlab(const Request& r, const std::string& path, const std::map<std::string, std::string>& q);
+  Reply gitlab_pipelines(int iid);
+  Reply gitlab_discussions(int iid);
   const nlohmann::json& ci_for(const std::string& sha, int& polls);
   std::string head_sha(const std::string& branch) const;
   nlohmann::json pr_json(nlohmann::json& pr);
@@ -54,6 +63,7 @@ class Forge {
   nlohmann::json script_;
   Options options_;
   std::string repo_, web_;
+  bool gitlab_ = false;
   std::vector<nlohmann::json> pulls_;
   std::vector<std::string> shas_;           ///< head commits in the order CI was first asked
   std::map<std::string, int> polls_;        ///< check-run polls per commit
