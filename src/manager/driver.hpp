@@ -8,6 +8,8 @@
 //   failures.cpp        a failed loop: retry or roll up; stopping a subtree
 //   user_actions.cpp    submit, approve, reject, iterate, pause, resume, stop, merge
 //   questions.cpp       the answer to a loop's question (ask_user)
+//   pull_request.cpp    merge: pr: held files, the push, the pull request, `loopr merge`'s retry
+//   ci_watch.cpp        merge: pr: the PR's CI polled, CI fix loops, review comments back
 //   recovery.cpp        start after a crash, graceful shutdown
 // Everything runs on the io thread of the EngineContext; `tree_lock` orders the steps that
 // change a tree's shape (completion, failure, submit, iterate, merge).
