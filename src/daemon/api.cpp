@@ -427,7 +427,8 @@ awaitable<Response> post_action(Api::State& s, Request& req, const Params& p) {
     auto reason = string_field(*body, "reason", bad);
     if (!reason) co_return bad;
     result = co_await s.manager.reject(id, *reason);
-  } else if (action == "iterate" && body->value("from_pr", false) == true) {
+  } else if (action == "iterate" && body->contains("from_pr") && (*body)["from_pr"].is_boolean() &&
+             (*body)["from_pr"].get<bool>()) {
     // merge: pr: the PR's review comments since the last push are the feedback.
     result = co_await s.manager.iterate_from_pr(id);
   } else if (action == "iterate") {
