@@ -66,6 +66,10 @@ LOOPR_EVENT(GcDone, "gc")
 LOOPR_EVENT(ReviewFinished, "review_finished")
 LOOPR_EVENT(PeerRefused, "peer_refused")
 LOOPR_EVENT(CostLimitEvent, "cost_limit")
+LOOPR_EVENT(PrPublished, "pr_published")
+LOOPR_EVENT(CiChecked, "ci_checked")
+LOOPR_EVENT(CiFix, "ci_fix")
+LOOPR_EVENT(ForgeFailed, "forge_failed")
 #undef LOOPR_EVENT
 
 LoopCreated Codec<LoopCreated>::read(const json& d) {
@@ -280,6 +284,33 @@ json Codec<IntegrationCheck>::write(const IntegrationCheck& e) {
           {"summary", e.summary},
           {"duration_ms", e.duration_ms},
           {"log", e.log}};
+}
+
+PrPublished Codec<PrPublished>::read(const json& d) {
+  return {d.value("number", 0), str(d, "url"), str(d, "sha"), str(d, "remote"),
+          d.value("created", false)};
+}
+json Codec<PrPublished>::write(const PrPublished& e) {
+  return {{"number", e.number}, {"url", e.url}, {"sha", e.sha}, {"remote", e.remote},
+          {"created", e.created}};
+}
+CiChecked Codec<CiChecked>::read(const json& d) {
+  return {str(d, "sha"), str(d, "state"), strs(d, "failing"), str(d, "summary")};
+}
+json Codec<CiChecked>::write(const CiChecked& e) {
+  return {{"sha", e.sha}, {"state", e.state}, {"failing", e.failing}, {"summary", e.summary}};
+}
+CiFix Codec<CiFix>::read(const json& d) {
+  return {str(d, "loop_id"), str(d, "source"), d.value("count", 0)};
+}
+json Codec<CiFix>::write(const CiFix& e) {
+  return {{"loop_id", e.loop_id}, {"source", e.source}, {"count", e.count}};
+}
+ForgeFailed Codec<ForgeFailed>::read(const json& d) {
+  return {str(d, "step"), d.value("status", 0), str(d, "message"), str(d, "retry")};
+}
+json Codec<ForgeFailed>::write(const ForgeFailed& e) {
+  return {{"step", e.step}, {"status", e.status}, {"message", e.message}, {"retry", e.retry}};
 }
 
 IntegrationFix Codec<IntegrationFix>::read(const json& d) { return {str(d, "loop_id")}; }

@@ -34,7 +34,7 @@ const std::set<std::string> kRowFields = {
     "cost_usd",   "input_tokens", "output_tokens", "artifacts", "worktree",     "branch",
     "created_at", "updated_at", "end_reason",    "plan_id",    "task",         "status_reason",
     "question",   "answer",     "tree_verdict",  "base_branch", "merged_into_base",
-    "merge_error", "tree_cost_usd", "integration", "baseline"};
+    "merge_error", "tree_cost_usd", "integration", "baseline", "pr"};
 const std::set<std::string> kDetailFields = {"iterations",     "validation_output", "progress",
                                              "input_artifact", "conflicts",         "forecast",
                                              "actual",         "budget"};
@@ -170,6 +170,17 @@ json to_json(const LoopRow& r) {
                        {"setup_ms", b.setup_ms}};
     }
   }
+  if (r.tree_verdict) {
+    if (!r.pr) {
+      j["pr"] = nullptr;
+    } else {
+      const PrView& p = *r.pr;
+      j["pr"] = {{"number", p.number},           {"url", or_null(p.url)},
+                 {"state", or_null(p.state)},      {"checks", or_null(p.checks)},
+                 {"head", or_null(p.head)},        {"failing", or_null(p.failing)},
+                 {"error", or_null(p.error)},      {"ci_fix_loops", p.ci_fix_loops}};
+    }
+  }
   if (r.tree_cost_usd) j["tree_cost_usd"] = *r.tree_cost_usd;
   return j;
 }
@@ -209,6 +220,9 @@ LoopRow loop_row_from_json(const json& j) {
       r.integration = IntegrationView{str(*it, "result"), str(*it, "sha"), str(*it, "summary"),
                                       str(*it, "output"), str(*it, "log"), i32(*it, "fix_loops")};
   }
+  if (const json& p = sub(j, "pr"); p.is_object())
+    r.pr = PrView{i32(p, "number"), str(p, "url"),     str(p, "state"), str(p, "checks"),
+                  str(p, "head"),   str(p, "failing"), str(p, "error"), i32(p, "ci_fix_loops")};
   if (const json& b = sub(j, "baseline"); b.is_object())
     r.baseline = BaselineView{str(b, "result"), str(b, "sha"),          str(b, "summary"),
                               str(b, "output"), str(b, "log"),          i64(b, "duration_ms"),

@@ -216,8 +216,17 @@ int run(int argc, char** argv) {
       "Run a loop again with your feedback: a plan (at the gate or after), or a failed, stopped "
       "or paused spec, phase or code loop; its children are invalidated (exit 4, 5)");
   iterate->add_option("id", id, "The loop's id")->required();
-  iterate->add_option("--feedback", feedback, "What to change")->option_text("TEXT")->required();
-  on(iterate, [&] { return run_gate(opts, "iterate", id, feedback); });
+  bool from_pr = false;
+  auto* feedback_opt =
+      iterate->add_option("--feedback", feedback, "What to change")->option_text("TEXT");
+  iterate
+      ->add_flag("--from-pr", from_pr,
+                 "merge: pr: the review comments on the plan's pull request since its last push "
+                 "are the feedback of a fix loop on its integration branch, whose work is pushed")
+      ->excludes(feedback_opt);
+  on(iterate, [&] {
+    return from_pr ? run_gate(opts, "iterate-from-pr", id, "") : run_gate(opts, "iterate", id, feedback);
+  });
 
   auto* pause = app.add_subcommand(
       "pause", "Pause a loop and all its descendants after their current iteration (exit 4, 5)");

@@ -16,6 +16,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
+#include "cli/doctor_forge.hpp"
 #include "cli/doctor_tests.hpp"
 #include "cli/format.hpp"
 #include "cli/terminal.hpp"
@@ -335,6 +336,9 @@ int run_doctor(const GlobalOptions& opts, bool offline, bool skip_tests) {
   checks.push_back(check_validation(root, config));
   checks.push_back(check_tests(root, config, checks, skip_tests));
   checks.push_back(check_endpoint(effective, offline));
+  if (root && config)  // merge: pr: the remote, the token's variable, the forge's API
+    for (ForgeCheck& f : check_forge(*root, *config, offline))
+      checks.push_back({f.name, f.status, f.message, f.hint, {}});
   checks.push_back(check_disk(root));
   checks.push_back(check_daemon(root));
 

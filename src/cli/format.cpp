@@ -113,6 +113,9 @@ std::string render_tree_table(const std::vector<api::LoopRow>& loops, const Styl
     const api::LoopRow& l = *row.loop;
     std::string status = style.status(l.status);
     if (marker) status = marker(l) + status;
+    if (l.pr && l.pr->number > 0)  // merge: pr: the plan's pull request and its checks
+      status += " PR #" + std::to_string(l.pr->number) +
+                (l.pr->checks.empty() ? "" : " (" + l.pr->checks + ")");
     cells.push_back({row.prefix + shown(l.id), to_string(l.type), status, iteration_of(l),
                      format_cost(l.cost_usd),
                      l.created_at ? format_age(now - l.created_at) : "-"});
@@ -152,8 +155,13 @@ std::string tree_line(const api::LoopRow& d) {
     case TreeVerdict::merge_failed:
       return "not merged into " + name_text(base) + ": " + name_text(d.merge_error);
     case TreeVerdict::complete:
+      if (d.pr && d.pr->number > 0)
+        return "complete; pull request #" + std::to_string(d.pr->number) + " (merging it is yours)";
       return "complete; `loopr merge " + d.id + "` merges it into " + base;
     case TreeVerdict::validating:
+      if (d.pr && d.pr->checks == "pending")
+        return "every loop complete; waiting for the checks of pull request #" +
+               std::to_string(d.pr->number);
       return "every loop complete; checking the integration branch";
     case TreeVerdict::integration_failed:
       return "blocked: the integration branch fails its tests (see below)";
@@ -211,6 +219,18 @@ std::string render_loop_details(const api::LoopDetail& detail, const Style& styl
       std::istringstream lines(shown(g.output));
       for (std::string line_text; std::getline(lines, line_text);) out << "  " << line_text << "\n";
     }
+  }
+  if (d.pr) {
+    // merge: pr: the pull request, its checks, and what failed at the forge.
+    const api::PrView& p = *d.pr;
+    if (p.number > 0) field("pr", "#" + std::to_string(p.number) + " " + shown(p.url) + " (" +
+                                      p.state + ")");
+    if (!p.checks.empty()) {
+      std::string line = p.checks + (p.failing.empty() ? "" : ": " + one_line(shown(p.failing), 200));
+      if (p.ci_fix_loops > 0) line += " (" + std::to_string(p.ci_fix_loops) + " CI fix loop(s))";
+      field("checks", p.checks == "failed" ? style.red(line) : line);
+    }
+    if (!p.error.empty()) field("pr error", style.red(one_line(shown(p.error), 400)));
   }
   out << render_baseline(d, style);
   out << render_forecast(detail, style);

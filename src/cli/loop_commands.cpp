@@ -242,10 +242,21 @@ int run_review(const GlobalOptions& opts, const std::string& id) {
 int run_gate(const GlobalOptions& opts, const std::string& action, const std::string& id,
              const std::string& text) {
   json body = json::object();
+  if (action == "iterate-from-pr") {
+    RepoPaths paths(require_repo(opts));
+    DaemonClient api = connect(paths);
+    api::LoopRow loop = act_on(api, id, "iterate", json{{"from_pr", true}});
+    if (opts.json)
+      print_loop_json(loop);
+    else if (!opts.quiet)
+      std::cout << id << ": a fix loop takes the review comments of its pull request; its work is "
+                         "pushed when it passes\n";
+    return kOk;
+  }
   if (action == "iterate") {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
       throw CommandError{kUsage, "the feedback is empty",
-                         "write `loopr iterate " + id + " --feedback \"what to change\"`"};
+                         "write `loopr iterate " + id + " --feedback \"what to change\"` (or --from-pr)"};
     body["feedback"] = text;
   } else if (action == "reject" && !text.empty()) {
     body["reason"] = text;
@@ -287,6 +298,11 @@ int run_merge(const GlobalOptions& opts, const std::string& plan_id, bool force)
   MergeAnswer r = merge_plan(api, plan_id, force);
   if (opts.json) {
     std::cout << r.document.dump() << "\n";
+  } else if (!opts.quiet && r.document.contains("pr") && r.document["pr"].is_object()) {
+    // merge: pr: pushed again and the pull request opened (or found); the base is the team's.
+    const nlohmann::json& pr = r.document["pr"];
+    std::cout << "pushed loopr/" << plan_id << " (" << r.sha.substr(0, 10) << "); pull request #"
+              << pr.value("number", 0) << " " << shown(pr.value("url", std::string())) << "\n";
   } else if (!opts.quiet) {
     std::cout << "merged " << plan_id << " into " << r.base_branch;
     if (!r.sha.empty()) std::cout << " at " << r.sha.substr(0, 10);

@@ -140,6 +140,27 @@ void show_capped(const std::vector<api::LoopRow>& loops, std::ostream& ui, const
   }
 }
 
+// merge: pr: the review comments on the plan's pull request since its last push.
+void show_pr_comments(const DaemonClient& api, const api::LoopRow& plan, std::ostream& ui,
+                      const Style& style) {
+  nlohmann::json got = api.get("/v1/plans/" + plan.id + "/pr/comments");
+  const nlohmann::json list = got.value("comments", nlohmann::json::array());
+  ui << style.bold("Plan " + plan.id) << ": pull request #" << plan.pr->number << " "
+     << shown(plan.pr->url) << " (checks: " << (plan.pr->checks.empty() ? "-" : plan.pr->checks)
+     << ")\n";
+  if (list.empty()) {
+    ui << "  no new review comments since its last push\n";
+    return;
+  }
+  for (const auto& c : list) {
+    const int line = c.value("line", 0);
+    ui << "  " << shown(c.value("path", std::string())) << (line > 0 ? ":" + std::to_string(line) : "")
+       << " (" << shown(c.value("author", std::string())) << "): "
+       << one_line(shown(c.value("body", std::string())), 400) << "\n";
+  }
+  ui << "  `loopr iterate " << plan.id << " --from-pr` gives them to a fix loop\n";
+}
+
 }  // namespace
 
 std::vector<ReviewDecision> review_pending(const DaemonClient& api, const GlobalOptions& opts,
@@ -149,6 +170,11 @@ std::vector<ReviewDecision> review_pending(const DaemonClient& api, const Global
     api::LoopRow loop = show_loop(api, only_id).loop;
     if (held_for_review(loop)) {
       show_held(loop, ui_stream(opts), Style{stdout_color(opts)});
+      return {};
+    }
+    if (loop.is_plan() && loop.pr && loop.pr->number > 0 &&
+        loop.status != LoopStatus::awaiting_approval) {
+      show_pr_comments(api, loop, ui_stream(opts), Style{stdout_color(opts)});
       return {};
     }
     if (loop.status != LoopStatus::awaiting_answer) {

@@ -266,6 +266,9 @@ int wait_for_plan(const DaemonClient& api, const GlobalOptions& opts, const std:
             } else if (verdict == TreeVerdict::merge_failed) {
               ui << "; " << style.red("not merged into " + base) << ": " << shown(plan->merge_error)
                  << " (resolve it, then `loopr merge " << plan_id << "`)";
+            } else if (plan->pr && plan->pr->number > 0) {  // merge: pr
+              ui << "; pull request #" << plan->pr->number << " " << shown(plan->pr->url)
+                 << (plan->pr->checks == "passed" ? " (checks pass)" : "");
             } else {
               ui << "; `loopr merge " << plan_id << "` merges it into " << base;
             }

@@ -302,6 +302,37 @@ void read_review(const Walker& w, const YAML::Node& v, const std::string& k, Rev
         });
 }
 
+// `forge:` (merge: pr). A gitlab forge whose api_url / token_env are not given takes GitLab's.
+void read_forge(const Walker& w, const YAML::Node& v, const std::string& k, ForgeConfig& f) {
+  bool api_given = false, token_given = false;
+  auto text = [&w](std::string& field, bool* given) -> H {
+    return [&w, &field, given](const YAML::Node& n, const std::string& key) {
+      field = w.str(n, key);
+      if (given) *given = true;
+    };
+  };
+  w.map(v, k,
+        {
+            {"kind", [&](const YAML::Node& n, const std::string& key) { f.kind = w.choice(n, key, {"github", "gitlab"}); }},
+            {"api_url", text(f.api_url, &api_given)},
+            {"repo", text(f.repo, nullptr)},
+            {"remote", text(f.remote, nullptr)},
+            {"token_env", text(f.token_env, &token_given)},
+            {"ci", [&](const YAML::Node& n, const std::string& key) {
+               w.map(n, key,
+                     {
+                         {"wait", [&](const YAML::Node& m, const std::string& k2) { f.ci.wait = w.boolean(m, k2); }},
+                         {"timeout", [&](const YAML::Node& m, const std::string& k2) { f.ci.timeout = w.duration(m, k2); }},
+                         {"fix_iterations", [&](const YAML::Node& m, const std::string& k2) { f.ci.fix_iterations = static_cast<int>(w.integer(m, k2, 0, 1000)); }},
+                         {"poll_max", [&](const YAML::Node& m, const std::string& k2) { f.ci.poll_max = w.duration(m, k2); }},
+                     });
+             }},
+        });
+  if (f.kind == "gitlab" && !api_given) f.api_url = "https://gitlab.com/api/v4";
+  if (f.kind == "gitlab" && !token_given) f.token_env = "GITLAB_TOKEN";
+  if (f.ci.poll_max.count() <= 0) f.ci.poll_max = std::chrono::seconds(1);
+}
+
 void read_config(const Walker& w, const YAML::Node& root, Config& c) {
   auto int_field = [&w](int& field, long long min, long long max) -> H {
     return [&w, &field, min, max](const YAML::Node& v, const std::string& k) { field = static_cast<int>(w.integer(v, k, min, max)); };
@@ -342,7 +373,10 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
   w.map(root, "",
         {
             {"base_branch", str_field(c.base_branch)},
-            {"merge", [&](const YAML::Node& v, const std::string& k) { c.merge = w.choice(v, k, {"auto", "manual"}) == "manual" ? MergeMode::manual : MergeMode::automatic; }},
+            {"merge", [&](const YAML::Node& v, const std::string& k) {
+               std::string m = w.choice(v, k, {"auto", "manual", "pr"});
+               c.merge = m == "manual" ? MergeMode::manual : m == "pr" ? MergeMode::pr : MergeMode::automatic;
+             }},
             {"attended", bool_field(c.attended)},
             {"baseline", [&](const YAML::Node& v, const std::string& k) {
                std::string m = w.choice(v, k, {"block", "warn", "off"});
@@ -499,6 +533,7 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                            {"model", str_field(c.integration.model)},
                            {"provider", [&](const YAML::Node& v2, const std::string& k2) { c.integration.provider = w.choice(v2, k2, kProviders); }}});
              }},
+            {"forge", [&](const YAML::Node& v, const std::string& k) { read_forge(w, v, k, c.forge); }},
             {"daemon", [&](const YAML::Node& v, const std::string& k) {
                w.map(v, k, {{"sigterm_drain", dur_field(c.daemon.sigterm_drain)}});
              }},
@@ -605,7 +640,9 @@ std::vector<std::string> SandboxConfig::checkout_paths() const {
   return out;
 }
 
-const char* to_string(MergeMode mode) { return mode == MergeMode::manual ? "manual" : "auto"; }
+const char* to_string(MergeMode mode) {
+  return mode == MergeMode::manual ? "manual" : mode == MergeMode::pr ? "pr" : "auto";
+}
 
 const char* to_string(BaselineMode mode) {
   return mode == BaselineMode::warn ? "warn" : mode == BaselineMode::off ? "off" : "block";
@@ -663,7 +700,7 @@ std::string default_config_yaml(std::string_view base_branch, std::string_view c
   std::string out = R"(# loopr configuration. Every key is optional; the values below are the defaults.
 # Environment overrides: LOOPR_PROVIDER, LOOPR_MODEL, ANTHROPIC_BASE_URL, OPENAI_BASE_URL.
 base_branch: )" + std::string(base_branch) + R"(
-merge: auto                      # auto | manual (then `loopr merge PLAN_ID`)
+merge: auto                      # auto | manual (then `loopr merge PLAN_ID`) | pr (see forge:)
 llm:
   provider: anthropic            # anthropic | openai | openai-responses | claude-code | codex | gemini
   model: claude-sonnet-5-5
@@ -728,6 +765,13 @@ protect:                         # what a loop may not change on its own (README
   max_tree_size: 500M
 integration:                     # the finished tree's integration branch runs loops.code.validation
   max_fix_iterations: 5          # before it is merged; a failure gets a fix loop with this budget
+forge:                           # merge: pr pushes loopr/<plan> here and opens a pull request
+  kind: github                   # github | gitlab
+  api_url: https://api.github.com  # gitlab: https://gitlab.com/api/v4
+  repo: ""                       # OWNER/NAME; empty: parsed from the remote's URL
+  remote: origin                 # the git remote the branch is pushed to
+  token_env: GITHUB_TOKEN        # the variable holding the token (gitlab: GITLAB_TOKEN)
+  ci: {wait: true, timeout: 2h, fix_iterations: 5, poll_max: 60s}
 pricing:                         # USD per million tokens
   claude-opus-5-5:   {input: 4.0, output: 20.0, cache_write: 5.0, cache_read: 0.20}
   claude-sonnet-5-5: {input: 2.0, output: 10.0, cache_write: 2.5, cache_read: 0.20}

@@ -46,6 +46,8 @@ constexpr Spelling kSpellings[] = {
     {EndReason::baseline_failed, "baseline_failed"},
     {EndReason::setup_failed, "setup_failed"},
     {EndReason::held_for_review, "held_for_review"},
+    {EndReason::ci_failed, "ci_failed"},
+    {EndReason::forge_failed, "forge_failed"},
     {EndReason::paused_by_user, "paused_by_user"},
     {EndReason::attended, "attended"},
     {EndReason::validation_not_run, "validation_not_run"},

@@ -39,6 +39,15 @@ constexpr const char* kMarkKeys[] = {"merged_iteration",
                                      "budget_cost_usd",
                                      "budget_runtime_ms",
                                      "budget_iterations",
+                                     "pr_number",
+                                     "pr_url",
+                                     "pr_state",
+                                     "pr_checks",
+                                     "pr_head",
+                                     "pr_pushed_at",
+                                     "pr_failing",
+                                     "pr_error",
+                                     "ci_fixes",
                                      "consecutive_errors",
                                      "no_progress",
                                      "last_error",
@@ -144,6 +153,15 @@ json marks_json(const Loop& l) {
   if (t.budget.max_cost_usd > 0) c["budget_cost_usd"] = t.budget.max_cost_usd;
   write(c, "budget_runtime_ms", std::int64_t{t.budget.max_runtime.count()}, std::int64_t{0});
   write(c, "budget_iterations", t.budget.max_iterations, 0);
+  write(c, "pr_number", t.pr_number, 0);
+  write(c, "pr_url", t.pr_url);
+  write(c, "pr_state", t.pr_state);
+  write(c, "pr_checks", t.pr_checks);
+  write(c, "pr_head", t.pr_head);
+  write(c, "pr_pushed_at", t.pr_pushed_at, std::int64_t{0});
+  write(c, "pr_failing", t.pr_failing);
+  write(c, "pr_error", t.pr_error);
+  write(c, "ci_fixes", t.ci_fixes, 0);
   const RunMarks& r = l.run;
   write(c, "consecutive_errors", r.consecutive_errors, 0);
   write(c, "no_progress", r.no_progress, 0);
@@ -190,6 +208,15 @@ void read_marks(const json& c, Loop& l) {
   read(c, "budget_runtime_ms", budget_ms);
   t.budget.max_runtime = std::chrono::milliseconds(budget_ms);
   read(c, "budget_iterations", t.budget.max_iterations);
+  read(c, "pr_number", t.pr_number);
+  read(c, "pr_url", t.pr_url);
+  read(c, "pr_state", t.pr_state);
+  read(c, "pr_checks", t.pr_checks);
+  read(c, "pr_head", t.pr_head);
+  read(c, "pr_pushed_at", t.pr_pushed_at);
+  read(c, "pr_failing", t.pr_failing);
+  read(c, "pr_error", t.pr_error);
+  read(c, "ci_fixes", t.ci_fixes);
   RunMarks& r = l.run;
   read(c, "consecutive_errors", r.consecutive_errors);
   read(c, "no_progress", r.no_progress);

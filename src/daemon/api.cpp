@@ -276,11 +276,25 @@ awaitable<Response> post_merge(Api::State& s, Request& req, const Params& p) {
                      req.query["force"] != "0";
   auto merged = co_await s.manager.merge(id, force);
   if (!merged) co_return error_of(merged.error());
-  co_return Response{200,
-                     {{"id", merged->plan_id},
-                      {"merged", true},
-                      {"sha", merged->sha},
-                      {"base_branch", merged->base_branch}}};
+  nlohmann::json out = {{"id", merged->plan_id},
+                        {"merged", merged->pr_number == 0},
+                        {"sha", merged->sha},
+                        {"base_branch", merged->base_branch}};
+  if (merged->pr_number > 0) out["pr"] = {{"number", merged->pr_number}, {"url", merged->pr_url}};
+  co_return Response{200, std::move(out)};
+}
+
+// GET /v1/plans/{id}/pr/comments: the PR's review comments since the last push (merge: pr).
+awaitable<Response> get_pr_comments(Api::State& s, Request&, const Params& p) {
+  const std::string& id = p.at("id");
+  if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
+  auto got = co_await s.manager.pr_comments(id);
+  if (!got) co_return error_of(got.error());
+  nlohmann::json list = nlohmann::json::array();
+  for (const forge::ReviewComment& c : *got)
+    list.push_back({{"path", c.path}, {"line", c.line}, {"author", c.author}, {"body", c.body},
+                    {"created_at", c.created_at}, {"url", c.url}});
+  co_return Response{200, {{"id", id}, {"comments", std::move(list)}}};
 }
 
 // GET /v1/loops[?all,status,type,plan,after,limit,view]: the rows in tree order.
@@ -476,6 +490,10 @@ awaitable<Response> post_action(Api::State& s, Request& req, const Params& p) {
     auto reason = string_field(*body, "reason", bad);
     if (!reason) co_return bad;
     result = co_await s.manager.reject(id, *reason);
+  } else if (action == "iterate" && body->contains("from_pr") && (*body)["from_pr"].is_boolean() &&
+             (*body)["from_pr"].get<bool>()) {
+    // merge: pr: the PR's review comments since the last push are the feedback.
+    result = co_await s.manager.iterate_from_pr(id);
   } else if (action == "iterate") {
     auto feedback = string_field(*body, "feedback", bad);
     if (!feedback) co_return bad;
@@ -521,6 +539,7 @@ const Route kRoutes[] = {
     {"POST", "/v1/gc", post_gc, true},
     {"POST", "/v1/plans", post_plan, true},
     {"POST", "/v1/plans/{id}/merge", post_merge, true},
+    {"GET", "/v1/plans/{id}/pr/comments", get_pr_comments},
     {"GET", "/v1/loops", get_loops},
     {"GET", "/v1/loops/{id}", get_loop},
     {"GET", "/v1/loops/{id}/comments", get_comments},

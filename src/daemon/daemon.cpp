@@ -190,6 +190,7 @@ struct Daemon {
         io, pool, *journal, config, paths, *llm, *scheduler, *runners, *executor, *prompts, costs,
         llm::retry_policy(config->llm), std::chrono::milliseconds(1000)});
     manager = std::make_unique<manager::LoopManager>(*ctx);
+    manager->set_forge_token(secrets.get(config->forge.token_env).value_or(""));
     bus.subscribe([this](const Event& e) { append_loop_event(paths, e); });
     notifier = std::make_unique<Notifier>(*ctx);
     ApiInfo info;
@@ -442,12 +443,25 @@ struct Daemon {
 
 }  // namespace
 
+// The variable that holds the forge's token (forge.token_env; GITHUB_TOKEN when the config does
+// not read): taken out of the environment with the provider keys, whatever `merge` says, so a
+// token in the daemon's environment never reaches a command.
+static std::string forge_token_variable(const RepoPaths& paths) {
+  auto cfg = load_config(paths.config_file().string(), [](const char*) -> std::optional<std::string> {
+    return std::nullopt;
+  });
+  return cfg ? cfg->forge.token_env : ForgeConfig{}.token_env;
+}
+
 Result<void> run_daemon(const DaemonOptions& options) {
   // First of all: no provider key stays in this process's environment, where a command (or
   // anything that can read /proc/<pid>/environ) could find it.
   std::vector<std::string> secret_names(std::begin(exec::kSecretVariables), std::end(exec::kSecretVariables));
-  exec::SecretEnv secrets = exec::SecretEnv::take(secret_names);
   RepoPaths paths(options.repo);
+  // The forge's token too (merge: pr): its variable is named by the config (read once here).
+  const std::string forge_token_env = forge_token_variable(paths);
+  secret_names.push_back(forge_token_env);
+  exec::SecretEnv secrets = exec::SecretEnv::take(secret_names);
   if (!std::filesystem::exists(paths.config_file()))
     return make_error(ErrorCode::invalid_argument,
                       paths.config_file().string() + " does not exist (run `loopr init` in the repository first)");

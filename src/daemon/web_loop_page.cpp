@@ -81,6 +81,18 @@ std::string loop_summary_section(const LoopView& v, const std::string& token) {
     out += field("actual", actual_html(v.detail));
     out += field("integration", gate_status(d));
     out += field("merge error", esc(d.merge_error));
+    if (d.pr) {  // merge: pr: the pull request (its address is the forge's: only http(s) links)
+      const api::PrView& p = *d.pr;
+      const bool web = p.url.rfind("https://", 0) == 0 || p.url.rfind("http://", 0) == 0;
+      std::string pr = p.number > 0 ? "#" + std::to_string(p.number) + " " +
+                                          (web ? "<a href=\"" + esc(p.url) + "\">" + esc(p.url) + "</a>"
+                                               : esc(p.url)) +
+                                          " (" + esc(p.state) + ")"
+                                    : "";
+      out += field("pull request", pr);
+      out += field("checks", esc(p.checks + (p.failing.empty() ? "" : ": " + p.failing)));
+      out += field("pr error", esc(p.error));
+    }
   }
   if (!d.parent_id.empty()) out += field("parent", link(d.parent_id, token));
   if (!d.plan_id.empty() && d.plan_id != id) out += field("plan", link(d.plan_id, token));
@@ -119,6 +131,20 @@ std::string loop_body(const LoopView& v, const std::string& token) {
            esc(d.question.value_or("")) + "</pre>" + answer_form(id, token, "loop") + "</section>";
   out += action_forms(v, token);
 
+  if (!v.pr_comments.empty() || !v.pr_comments_problem.empty()) {
+    out += "<section class=\"pr-comments\"><h2>Review comments since the last push</h2>";
+    if (!v.pr_comments_problem.empty())
+      out += "<p class=\"problem\">" + esc(v.pr_comments_problem) + "</p>";
+    out += "<ul>";
+    for (const auto& c : v.pr_comments) {
+      const int line = c.value("line", 0);
+      out += "<li><code>" + esc(c.value("path", std::string())) +
+             (line > 0 ? ":" + std::to_string(line) : "") + "</code> " +
+             esc(c.value("author", std::string())) + ": " + esc(c.value("body", std::string())) +
+             "</li>";
+    }
+    out += "</ul><p>`loopr iterate " + esc(id) + " --from-pr` gives them to a fix loop.</p></section>";
+  }
   for (const auto& a : v.artifacts) {
     out += "<section class=\"artifact-section\"><h2>Artifact <code>" + esc(a.path) +
            "</code></h2><div class=\"artifact\" data-path=\"" + esc(a.path) + "\">";

@@ -77,6 +77,10 @@ struct LoopView {
   ShownFile diff;                          ///< the branch's whole change
   std::vector<api::DiffComment> comments;  ///< `GET /v1/loops/{id}/comments`
   std::int64_t now_ms = 0;
+  /// merge: pr: the review comments since the last push (`GET /v1/plans/{id}/pr/comments`), or
+  /// why they could not be read.
+  nlohmann::json pr_comments = nlohmann::json::array();
+  std::string pr_comments_problem;
 };
 
 /// What a diff is rendered for: the loop (links, comment forms) and its comments.

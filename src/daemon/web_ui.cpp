@@ -339,6 +339,13 @@ awaitable<Response> loop_page(PageCall& c) {
   if (c.part() == "summary") co_return html_response(200, web::loop_summary_section(view, token));
   Response comments = co_await c.s.call("GET", "/v1/loops/" + id + "/comments");
   if (comments.status == 200) view.comments = api::comments_from_json(comments.body).comments;
+  if (loop.is_plan() && loop.pr && loop.pr->number > 0) {  // merge: pr: new review comments
+    Response pr = co_await c.s.call("GET", "/v1/plans/" + id + "/pr/comments");
+    if (pr.status == 200)
+      view.pr_comments = pr.body.value("comments", nlohmann::json::array());
+    else
+      view.pr_comments_problem = web::str(pr.body, "error");
+  }
   const RepoPaths paths = c.s.ctx.paths;
   const api::LoopRow detail = loop;
   auto read = [paths, detail, base] {

@@ -376,7 +376,7 @@ awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan) 
         api::encode(l.id, api::Merged{base, sha, std::string(git::to_string(out->kind))}));
     return std::nullopt;
   });
-  co_return MergeInfo{plan, base, sha};
+  co_return MergeInfo{plan, base, sha, 0, {}};
 }
 
 }  // namespace loopr::manager

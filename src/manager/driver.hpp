@@ -8,6 +8,8 @@
 //   failures.cpp        a failed loop: retry or roll up; stopping a subtree
 //   user_actions.cpp    submit, approve, reject, iterate, pause, resume, stop, merge
 //   questions.cpp       the answer to a loop's question (ask_user)
+//   pull_request.cpp    merge: pr: held files, the push, the pull request, `loopr merge`'s retry
+//   ci_watch.cpp        merge: pr: the PR's CI polled, CI fix loops, review comments back
 //   recovery.cpp        start after a crash, graceful shutdown
 // Everything runs on the io thread of the EngineContext; `tree_lock` orders the steps that
 // change a tree's shape (completion, failure, submit, iterate, merge).
@@ -63,6 +65,10 @@ struct ManagerState : std::enable_shared_from_this<ManagerState> {
   std::atomic<bool> gate_cancel{false};
   /// Plans whose baseline check is under way (baseline.cpp).
   std::set<std::string> baselines;
+  /// merge: pr: the forge's token (taken from the daemon's environment at start; empty for a
+  /// local remote) and the plans whose CI is being polled (ci_watch.cpp).
+  std::string forge_token;
+  std::set<std::string> ci_watches;
 
   bool under_paused_root(const std::string& id) const;
 };

@@ -17,6 +17,7 @@
 #include <loopr/git/branches.hpp>
 
 #include "manager/driver.hpp"
+#include "manager/pull_request.hpp"
 #include "manager/tree_rules.hpp"
 
 namespace loopr::manager {
@@ -120,6 +121,10 @@ awaitable<void> check_integration(State s, std::string plan) {
   auto tip_of = [wt = s->worktrees, plan] { return wt.integration_tip(plan); };
   auto tip = co_await run_blocking(s->ctx.pool, tip_of);
   if (tip && loaded->tree.gate_result == "passed" && loaded->tree.gate_sha == *tip) {
+    if (s->ctx.config->merge == MergeMode::pr) {  // checked before a restart: push, or CI again
+      co_await resume_pr(s, std::move(*loaded), *tip);
+      co_return;
+    }
     std::vector<Event> none;  // checked before a crash
     co_await mark_complete_and_merge(*s, plan, std::move(none), nullptr);
     co_return;
@@ -138,6 +143,15 @@ awaitable<void> check_integration(State s, std::string plan) {
                  g.check.summary);
     std::vector<Event> events;
     events.push_back(check_event(plan, g));
+    if (s->ctx.config->merge == MergeMode::pr) {  // the pull request next (pull_request.cpp)
+      co_await s->journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+        record(l, g);
+        w.events = events;
+        return std::nullopt;
+      });
+      co_await publish_pr(s, plan, false);
+      co_return;
+    }
     std::function<void(Loop&)> also = [&g](Loop& l) { record(l, g); };
     co_await mark_complete_and_merge(*s, plan, std::move(events), std::move(also));
     co_return;
@@ -207,6 +221,16 @@ awaitable<void> block_after_fix(State s, Loop failed) {
           if (l.id == failed.id) {
             l.tree.rolled_up = true;
             w.updates.push_back(l);
+          } else if (l.id == plan && l.status == LoopStatus::complete &&
+                     l.tree.pr_checks == "failed") {
+            // A CI fix loop (merge: pr) that failed: the plan is held with the failing checks.
+            std::string why = "its CI fix loop " + failed.id + " failed (" +
+                              first_line(failed.status_reason, 120) + "); the checks of pull request #" +
+                              std::to_string(l.tree.pr_number) + " still fail: " + l.tree.pr_failing +
+                              " (fix it on branch " + git::integration_branch(plan) +
+                              ", then `loopr merge " + plan + "` pushes and waits again)";
+            if (engine::transition(l, LoopStatus::blocked, EndReason::ci_failed, why, w.events))
+              w.updates.push_back(l);
           } else if (l.id == plan && l.status == LoopStatus::complete) {
             std::string why =
                 "its fix loop " + failed.id + " failed (" + first_line(failed.status_reason, 120) +

@@ -3,6 +3,7 @@
 #include <loopr/manager/loop_manager.hpp>
 
 #include "manager/driver.hpp"
+#include "manager/pull_request.hpp"
 
 namespace loopr::manager {
 
@@ -43,6 +44,15 @@ awaitable<ActionResult> LoopManager::answer(std::string id, std::string text) {
 }
 awaitable<Result<MergeInfo>> LoopManager::merge(std::string plan_id, bool force) {
   return manager::merge(impl_->state, std::move(plan_id), force);
+}
+awaitable<ActionResult> LoopManager::iterate_from_pr(std::string plan_id) {
+  return manager::iterate_from_pr(impl_->state, std::move(plan_id));
+}
+awaitable<Result<std::vector<forge::ReviewComment>>> LoopManager::pr_comments(std::string plan_id) {
+  return new_pr_comments(impl_->state, std::move(plan_id));
+}
+void LoopManager::set_forge_token(std::string token) {
+  impl_->state->forge_token = std::move(token);
 }
 awaitable<DiskStatus> LoopManager::watch_disk() { return manager::watch_disk(impl_->state); }
 awaitable<GcReport> LoopManager::gc(GcOptions options) {

@@ -122,6 +122,12 @@ TreeVerdict tree_verdict(std::span<const Loop> tree, std::string_view plan_id, M
   if (root->status == LoopStatus::blocked && root->tree.tree_complete &&
       !root->tree.merge_error.empty())
     return TreeVerdict::merge_failed;
+  // merge: pr: CI still fails (a person acts), or the push, the forge or held files stopped it.
+  if (root->status == LoopStatus::blocked && root->end_reason == EndReason::ci_failed)
+    return TreeVerdict::integration_failed;
+  if (root->status == LoopStatus::blocked && (root->end_reason == EndReason::forge_failed ||
+                                              root->end_reason == EndReason::held_for_review))
+    return TreeVerdict::merge_failed;
   // Blocked by its baseline check before any code loop: a person acts (fix, resume).
   if (baseline_blocked(*root)) return TreeVerdict::failed;
   bool all_complete = true;
@@ -133,8 +139,10 @@ TreeVerdict tree_verdict(std::span<const Loop> tree, std::string_view plan_id, M
   if (!all_complete) return TreeVerdict::failed;
   if (!root->tree.merged_into_base.empty()) return TreeVerdict::merged;
   if (!root->tree.merge_error.empty()) return TreeVerdict::merge_failed;
-  if (!root->tree.tree_complete)  // the gate checks it next, or is checking it
-    return root->tree.gate_result == "checking" ? TreeVerdict::validating : TreeVerdict::running;
+  if (!root->tree.tree_complete)  // the gate checks it next, or is checking it (or CI: merge: pr)
+    return root->tree.gate_result == "checking" || root->tree.pr_checks == "pending"
+               ? TreeVerdict::validating
+               : TreeVerdict::running;
   return mode == MergeMode::automatic ? TreeVerdict::merging : TreeVerdict::complete;
 }
 

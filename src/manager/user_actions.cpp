@@ -12,6 +12,7 @@
 #include <loopr/engine/feedback.hpp>
 
 #include "manager/driver.hpp"
+#include "manager/pull_request.hpp"
 #include "manager/tree_rules.hpp"
 
 namespace loopr::manager {
@@ -409,6 +410,9 @@ awaitable<Result<MergeInfo>> merge(State s, std::string plan, bool force) {
     co_return make_error(ErrorCode::illegal_transition,
                          "plan " + plan + " is already merged into " + s->ctx.config->base_branch +
                              " at " + sha.substr(0, 12));
+  // merge: pr: the push and the pull request again (a failure, a hold, CI the person fixed);
+  // the base branch is the team's to merge into, through the PR.
+  if (s->ctx.config->merge == MergeMode::pr && !gate_blocked(*fresh)) co_return co_await retry_pr(s, plan);
   auto tip_of = [wt = s->worktrees, plan] { return wt.integration_tip(plan); };
   if (gate_blocked(*fresh)) {
     if (!force) {
@@ -428,6 +432,7 @@ awaitable<Result<MergeInfo>> merge(State s, std::string plan, bool force) {
               : "merged by the user: the integration branch passes now",
         true);
     if (!reopened) co_return reopened.take_error();
+    if (s->ctx.config->merge == MergeMode::pr) co_return co_await retry_pr(s, plan);
     co_return co_await merge_into_base(*s, plan);
   }
   if (!fresh->tree.tree_complete) {

@@ -205,6 +205,36 @@ struct PeerRefused {
   int pid = 0;           ///< the peer's process as the daemon sees it (0: not found)
   std::string why;
 };
+/// `merge: pr`: `loopr/<plan>` pushed to the forge's remote and its pull request opened
+/// (`created`) or found open.
+struct PrPublished {
+  int number = 0;
+  std::string url;
+  std::string sha;  ///< the commit pushed
+  std::string remote;
+  bool created = false;
+};
+/// `merge: pr`: the forge's checks of the PR's head commit ended: passed | failed | timeout.
+struct CiChecked {
+  std::string sha;
+  std::string state;
+  std::vector<std::string> failing;  ///< the failing checks' names
+  std::string summary;
+};
+/// A fix loop made from the forge: failing checks (`source` ci) or review comments (review).
+struct CiFix {
+  std::string loop_id;
+  std::string source;
+  int count = 0;  ///< CI fix loops made for this PR so far (ci), or comments taken (review)
+};
+/// Pushing or the forge's API failed (`step`: push | open_pr | checks | comments); `retry` says
+/// how (`loopr merge <plan>`). Never carries the token.
+struct ForgeFailed {
+  std::string step;
+  int status = 0;  ///< the HTTP status (0: none: network, git)
+  std::string message;
+  std::string retry;
+};
 /// A type this loopr does not know (or a newer shape): kept as it came.
 struct OtherEvent {
   std::string type;
@@ -218,7 +248,8 @@ using EventBody =
                  BaselineCheck, DaemonStarted, DaemonStopping, IntegrationCheckStarted,
                  IntegrationCheck, IntegrationFix, Revalidated, SetupFinished, NoteShared,
                  QuestionAsked, QuestionAnswered, ForecastMade, GcDone, ReviewFinished,
-                 CostLimitEvent, PeerRefused, OtherEvent>;
+                 CostLimitEvent, PeerRefused, PrPublished, CiChecked, CiFix, ForgeFailed,
+                 OtherEvent>;
 
 /// One event as a client sees it.
 struct TypedEvent {

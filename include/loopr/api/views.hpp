@@ -38,6 +38,18 @@ struct IntegrationView {
   int fix_loops = 0;
 };
 
+/// `merge: pr`: the plan's pull request and its CI (`show --json` key `pr`).
+struct PrView {
+  int number = 0;
+  std::string url;
+  std::string state;   ///< open | closed | merged
+  std::string checks;  ///< pending | passed | failed | skipped (empty: null, not pushed yet)
+  std::string head;    ///< the commit pushed
+  std::string failing; ///< the failing checks (empty: null)
+  std::string error;   ///< what failed pushing or at the forge, and the retry (empty: null)
+  int ci_fix_loops = 0;
+};
+
 /// A plan's forecast at the gate.
 struct ForecastView {
   double cost_usd = 0, low = 0, high = 0;
@@ -104,6 +116,7 @@ struct LoopRow {
   std::optional<double> tree_cost_usd;
   std::optional<IntegrationView> integration;
   std::optional<BaselineView> baseline;  ///< a plan row's (null: none ran)
+  std::optional<PrView> pr;              ///< a plan row's pull request (null: none, merge: pr)
   /// Fields this loopr does not know, as they came (written back as they are).
   nlohmann::json extra = nlohmann::json::object();
 

@@ -241,6 +241,23 @@ struct IntegrationConfig {
   std::string provider;  ///< the fix loop's provider; empty: loops.code.provider, llm.provider
 };
 
+/// `forge:` where `merge: pr` pushes a finished tree's integration branch and opens its pull
+/// request, and how the forge's CI is awaited (README "Pull requests and CI").
+struct ForgeCiConfig {
+  bool wait = true;                              ///< poll the head commit's checks
+  Duration timeout = std::chrono::hours(2);      ///< no verdict by then: the plan is held
+  int fix_iterations = 5;                        ///< CI fix loops before the plan is held
+  Duration poll_max = std::chrono::seconds(60);  ///< the longest wait between two polls
+};
+struct ForgeConfig {
+  std::string kind = "github";                     ///< github | gitlab
+  std::string api_url = "https://api.github.com";  ///< gitlab's default: https://gitlab.com/api/v4
+  std::string repo;                                ///< OWNER/NAME; empty: from the remote's URL
+  std::string remote = "origin";                   ///< the git remote the branch is pushed to
+  std::string token_env = "GITHUB_TOKEN";          ///< gitlab's default: GITLAB_TOKEN
+  ForgeCiConfig ci;
+};
+
 /// `gc:` what `loopr gc` removes of trees that ended (their worktrees and loop branches), and
 /// when the daemon runs it by itself.
 struct GcConfig {
@@ -297,8 +314,9 @@ struct Price {
 };
 
 /// `merge:` what happens when every loop of a plan's tree is complete: `auto` merges the
-/// integration branch into the base branch at once, `manual` waits for `loopr merge`.
-enum class MergeMode { automatic, manual };
+/// integration branch into the base branch at once, `manual` waits for `loopr merge`, `pr`
+/// pushes it to `forge.remote` and opens a pull request (the base branch is not touched).
+enum class MergeMode { automatic, manual, pr };
 /// `on_failure:` when a loop fails for good, the other loops of its tree `finish_siblings` (run
 /// to their end) or `stop_siblings` (are stopped).
 enum class FailurePolicy { finish_siblings, stop_siblings };
@@ -326,6 +344,7 @@ struct Config {
   ArtifactsConfig artifacts;
   GitConfig git;
   IntegrationConfig integration;
+  ForgeConfig forge;
   GcConfig gc;
   DaemonConfig daemon;
   FailurePolicy on_failure = FailurePolicy::finish_siblings;

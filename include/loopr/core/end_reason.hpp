@@ -51,6 +51,8 @@ enum class EndReason {
   baseline_failed,      ///< the tests fail on the base before any code loop ran
   setup_failed,         ///< a `setup:` command failed in the loop's new worktree
   held_for_review,      ///< the tree changes files a person must review before the merge
+  ci_failed,            ///< merge: pr: the PR's CI fails after forge.ci.fix_iterations (or times out)
+  forge_failed,         ///< merge: pr: pushing or the forge's API failed (`loopr merge` retries)
   // paused
   paused_by_user,      ///< `loopr pause`
   attended,            ///< attended: true, after an iteration
@@ -81,7 +83,8 @@ inline constexpr EndReason kAllEndReasons[] = {
     EndReason::daemon_stopped,     EndReason::daemon_drained,
     EndReason::invalidated,        EndReason::superseded,        EndReason::rebase_conflict,
     EndReason::merge_conflict,     EndReason::integration_failed, EndReason::sandbox_unavailable,
-    EndReason::baseline_failed,    EndReason::setup_failed,      EndReason::held_for_review,   EndReason::paused_by_user,    EndReason::attended,
+    EndReason::baseline_failed,    EndReason::setup_failed,      EndReason::held_for_review,   EndReason::ci_failed,
+    EndReason::forge_failed,       EndReason::paused_by_user,    EndReason::attended,
     EndReason::validation_not_run, EndReason::disk_full,          EndReason::run_error,
     EndReason::review_rejected,    EndReason::review_error,
 };

@@ -74,6 +74,16 @@ struct TreeMarks {
   std::int64_t runtime_from = 0;
   /// Plans only: the request's own limits (`submit --max-cost/--max-runtime/--max-iterations`).
   RequestBudget budget;
+  // Plans only, `merge: pr`: the pull request of the integration branch and its CI.
+  int pr_number = 0;          ///< 0: none opened yet
+  std::string pr_url;         ///< the PR's web address
+  std::string pr_state;       ///< open | closed | merged (as the forge said last)
+  std::string pr_checks;      ///< "" | pending | passed | failed | skipped (ci.wait false)
+  std::string pr_head;        ///< the commit pushed last (`loopr/<plan>` on the remote)
+  std::int64_t pr_pushed_at = 0;  ///< ms since the epoch: review comments after it are new
+  std::string pr_failing;     ///< the failing checks, one line (names and titles)
+  std::string pr_error;       ///< what failed pushing or talking to the forge, and the retry
+  int ci_fixes = 0;           ///< CI fix loops made for this PR
 
   bool operator==(const TreeMarks&) const = default;
 };

@@ -16,6 +16,7 @@
 
 #include <loopr/core/ids.hpp>
 #include <loopr/engine/engine.hpp>
+#include <loopr/forge/forge.hpp>
 #include <loopr/manager/gc.hpp>
 
 namespace loopr::manager {
@@ -29,6 +30,8 @@ struct MergeInfo {
   std::string plan_id;
   std::string base_branch;
   std::string sha;
+  int pr_number = 0;   ///< merge: pr: the pull request pushed / opened (then `sha` is its head)
+  std::string pr_url;
 };
 
 /// The repository's file system against `limits.min_free_space`.
@@ -79,6 +82,15 @@ class LoopManager {
   /// plan its integration gate blocked). An integration tip that fails the code validation (or
   /// changed since it was checked and fails now) is refused unless `force`.
   awaitable<Result<MergeInfo>> merge(std::string plan_id, bool force = false);
+
+  /// `loopr iterate <plan> --from-pr` (merge: pr): the PR's review comments made since the last
+  /// push become the feedback of a fix loop on the integration branch, whose work is pushed.
+  awaitable<ActionResult> iterate_from_pr(std::string plan_id);
+  /// The PR's review comments made since the last push (each: path, line, author, body).
+  awaitable<Result<std::vector<forge::ReviewComment>>> pr_comments(std::string plan_id);
+  /// merge: pr: the forge's token, handed over by the daemon after it took it out of its
+  /// environment (never stored, logged or given to a command).
+  void set_forge_token(std::string token);
 
   /// `loopr gc` (manager/gc.hpp): tree by tree under the tree lock, loops with a run left alone.
   awaitable<GcReport> gc(GcOptions options);
