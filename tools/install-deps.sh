@@ -2,7 +2,8 @@
 # Installs the Debian packages loopr builds and tests with (bubblewrap: the sandbox for commands;
 # dpkg-dev, help2man, man-db, lintian, zsh, bash-completion: the Debian package, the man pages,
 # the completions; slurm-wlm, munge: the one-node Slurm cluster the Slurm executor's tests start;
-# chromium: the browser the web UI's tests drive, with tests/browser's pinned npm packages).
+# chromium: the browser the web UI's tests drive, with tests/browser's pinned npm packages;
+# golang-go: the Go module of the real-project suite and tools/bench/machines_bench).
 # Idempotent: skips what is installed, runs `apt-get update` at most once, never asks a question
 # (works as root with no terminal).
 set -euo pipefail
@@ -18,6 +19,7 @@ PACKAGES=(
   slurm-wlm munge
   dpkg-dev help2man man-db lintian zsh bash-completion
   chromium
+  golang-go
 )
 # Node.js for the browser tests: Debian's, unless a node is already installed (another build of
 # Node.js, e.g. one that bundles npm, conflicts with Debian's npm package).

@@ -46,7 +46,8 @@ void add_tree_fields(api::LoopRow& row, const Loop& plan, std::span<const Loop> 
                                            plan.tree.gate_log, plan.tree.gate_fixes};
   // The baseline check: the tests on the integration branch before any code loop (null: none).
   if (const auto& b = baseline; !b.result.empty())
-    row.baseline = api::BaselineView{b.result, b.sha, b.summary, b.output, b.log, b.ms, b.setup_ms};
+    row.baseline =
+        api::BaselineView{b.result, b.sha, b.summary, b.output, b.log, b.ms, b.setup_ms, b.outputs};
 }
 
 void add_gate_fields(api::LoopDetail& d, const TaskStore& store, const Loop& plan,

@@ -93,6 +93,9 @@ std::vector<std::string> bwrap_arguments(const SandboxLayout& layout, const Comm
     a.insert(a.end(), {"--ro-bind-try", p.string(), p.string()});
   for (const auto& p : command.read_only)
     a.insert(a.end(), {"--ro-bind-try", p.string(), p.string()});
+  for (const auto& m : layout.masks) a.insert(a.end(), {"--ro-bind", "/dev/null", m.string()});
+  for (const auto& c : layout.caches)
+    a.insert(a.end(), {"--bind-try", c.host.string(), c.inside.string()});
 
   // The one writable place, and its `.git` file pinned: rewritten, it could point loopr's own
   // commits (made outside the sandbox) at another repository or branch.

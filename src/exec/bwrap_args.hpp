@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <loopr/exec/build_caches.hpp>
 #include <loopr/exec/executor.hpp>
 
 namespace loopr::exec {
@@ -28,6 +29,11 @@ struct SandboxLayout {
   std::vector<std::filesystem::path> hide_dirs;  ///< an empty tmpfs over each
   std::vector<std::filesystem::path> hide_files;  ///< /dev/null over each
   std::vector<std::filesystem::path> read_only;   ///< visible (read-only) again after hiding
+  /// Secret files inside a `read_only` folder (`~/.cargo/credentials.toml`): /dev/null over each.
+  std::vector<std::filesystem::path> masks;
+  /// The repository's build caches, read-write at their place in the private home (after the
+  /// read-only paths: a cache inside a shown toolchain folder is still this repository's).
+  std::vector<CacheMount> caches;
   /// Shown again at `<workdir>/<rel>` when the command runs in a git worktree whose own path
   /// there is free (missing, or an empty folder or file: a mount point made before).
   std::vector<CheckoutPath> checkout_paths;

@@ -20,6 +20,8 @@
 #include <mutex>
 #include <sstream>
 
+#include <loopr/core/secret_paths.hpp>
+
 #include "exec/bwrap_args.hpp"
 #include "exec/cgroups.hpp"
 #include "exec/netns_pool.hpp"
@@ -189,6 +191,7 @@ class BwrapExecutor final : public LocalSandbox {
     }
     bool network = c.network;
     for (const auto& cls : config_.network) network = network || cls == c.runner_class;
+    ensure_cache_dirs(options_.paths, layout_.caches);  // `loopr gc --caches` may have cleared them
 
     CommandGroups::Group group =
         groups_ ? groups_->acquire(config_.limits.processes, config_.limits.memory)
@@ -335,7 +338,19 @@ class BwrapExecutor final : public LocalSandbox {
         continue;
       }
       fs::path c = canonical_or_empty(expand_home(p, home));
-      if (!c.empty()) layout_.read_only.push_back(c);
+      if (c.empty()) continue;
+      // The config refuses a secret location by name; a link to one is refused here.
+      if (std::string why = secret_path_problem(c.string(), home); !why.empty()) {
+        spdlog::warn("sandbox.read_only: {} ({}) {}: not shown", p, c.string(), why);
+        continue;
+      }
+      layout_.read_only.push_back(c);
+      for (const auto& s : masked_home_paths()) {
+        fs::path secret = home / s;
+        auto rel = secret.lexically_relative(c);
+        if (!rel.empty() && *rel.begin() != ".." && fs::exists(secret, ec))
+          layout_.masks.push_back(secret);
+      }
     }
     // /etc/resolv.conf often points into /run, which is hidden: keep name resolution working
     // for the runner classes that have the network.
@@ -343,6 +358,8 @@ class BwrapExecutor final : public LocalSandbox {
     if (!resolv.empty() && resolv.string().starts_with("/run/"))
       layout_.read_only.push_back(resolv);
     layout_.tmp_size = config_.limits.tmp_size;
+    layout_.caches = cache_mounts(options_.paths, home_);
+    ensure_cache_dirs(options_.paths, layout_.caches);
   }
 
   // The allowlisted environment: nothing else of the daemon's reaches a command.
@@ -360,6 +377,7 @@ class BwrapExecutor final : public LocalSandbox {
       std::string name(entry.substr(0, eq));
       if (auto v = env(name.c_str())) out[name] = *v;
     }
+    for (const auto& c : layout_.caches) out[c.env] = c.inside.string();
     for (const auto& name : config_.env)
       if (auto v = env(name.c_str())) out[name] = *v;
     out["HOME"] = home_.string();
