@@ -119,7 +119,8 @@ class BwrapExecutor final : public LocalSandbox {
     if (options_.start_ahead) netns_ = NetnsPool::open();
     info_.description =
         "bubblewrap: each command in its own user, pid, ipc, uts and network namespaces; "
-        "only its worktree writable; home, checkout, .git and .loopr hidden or read-only; "
+        "only its worktree and the repository's build caches (.loopr/cache, at "
+        "~/.cache/loopr) writable; home, checkout, .git and .loopr hidden or read-only; "
         "no setuid/setgid bits; "
         "network for runner classes [" +
         join(config_.network) +

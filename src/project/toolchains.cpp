@@ -258,6 +258,10 @@ std::vector<ToolchainPath> resolve_toolchains(const fs::path& root, const std::s
       std::string why = "`" + program + "`" + (via.empty() ? "" : " (from `" + via + "`)");
       if (hop != hops.front()) why += " → " + hop.string();
       out.push_back({show->string(), why});
+      // rustup's proxies in ~/.cargo/bin run the toolchains of ~/.rustup.
+      std::error_code ec;
+      if (!home.empty() && *show == home / ".cargo" && fs::is_directory(home / ".rustup", ec))
+        out.push_back({(home / ".rustup").string(), why + " (rustup's toolchains)"});
     }
   }
   return out;

@@ -12,7 +12,8 @@
 
 namespace loopr::testing {
 
-/// `PATH=<a folder of stand-ins>:$PATH ` to put before a command.
+/// `PATH=$PATH:<a folder of stand-ins> ` to put before a command: the installed tools come first
+/// (a stand-in is a folder the sandbox hides, so init would show it read-only).
 inline std::string with_tool_stubs() {
   static TempDir stubs{"loopr-tool-stubs"};
   static const bool made = [] {
@@ -25,7 +26,7 @@ inline std::string with_tool_stubs() {
     return true;
   }();
   (void)made;
-  return "PATH=" + shell_quote((stubs / "bin").string()) + ":\"$PATH\" ";
+  return "PATH=\"$PATH\":" + shell_quote((stubs / "bin").string()) + " ";
 }
 
 }  // namespace loopr::testing
