@@ -90,6 +90,9 @@ struct Walker {
   const EnvLookup& env;
   std::vector<fs::path> hops;
   std::set<fs::path> seen;
+  /// Ask a version manager which program its shim runs (`pyenv which`): only for `init`, which
+  /// the person runs; the daemon's explanations never start a program the checkout configures.
+  bool ask_managers = true;
 
   void add(const fs::path& raw) {
     fs::path p = raw.lexically_normal();
@@ -114,7 +117,7 @@ struct Walker {
     if (!fs::is_regular_file(p, ec)) return;
     fs::path dir = p.parent_path();
     if (dir.filename() == "shims") {
-      if (std::string m = shim_manager(dir); !m.empty())
+      if (std::string m = shim_manager(dir); !m.empty() && ask_managers)
         if (auto real = run_which(m, dir.parent_path(), p.filename().string(), root, env))
           walk(*real, depth + 1);
       return;
@@ -227,7 +230,7 @@ std::vector<fs::path> program_hops(const std::string& program, const fs::path& r
   std::string path_env = env("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
   auto found = find_program(program, path_env, root);
   if (!found) return {};
-  Walker w{root, env, {}, {}};
+  Walker w{root, env, {}, {}, true};
   fs::path start = (found->is_absolute() ? *found : root / *found).lexically_normal();
   w.walk(start, 0);
   return w.hops;
@@ -300,7 +303,7 @@ std::optional<std::string> explain_hidden_path(const std::string& output, const 
                top + "` to sandbox.read_only in .loopr/config.yml (`sandbox: {read_only: [" + top +
                "]}`)";
       }
-      Walker w{root, env, {}, {}};
+      Walker w{root, env, {}, {}, false};
       w.walk(abs, 0);
       for (const auto& hop : w.hops) {
         if (!hidden_in_sandbox(hop, root) || shown_by(hop, config.sandbox.read_only, root, home))
