@@ -5,7 +5,8 @@
 # chromium: the browser the web UI's tests drive, with tests/browser's pinned npm packages; the
 # agent CLIs the codex and gemini providers run, pinned in tests/agent_clis: @openai/codex, whose
 # Linux binary ships in the package, and @google/gemini-cli, ~520 MB together; skipped with
-# LOOPR_SKIP_AGENT_CLIS=1).
+# LOOPR_SKIP_AGENT_CLIS=1; golang-go: the Go module of the real-project suite and
+# tools/bench/machines_bench).
 # Idempotent: skips what is installed, runs `apt-get update` at most once, never asks a question
 # (works as root with no terminal).
 set -euo pipefail
@@ -21,6 +22,7 @@ PACKAGES=(
   slurm-wlm munge
   dpkg-dev help2man man-db lintian zsh bash-completion
   chromium
+  golang-go
 )
 # Node.js for the browser tests: Debian's, unless a node is already installed (another build of
 # Node.js, e.g. one that bundles npm, conflicts with Debian's npm package).

@@ -167,7 +167,7 @@ json to_json(const LoopRow& r) {
       j["baseline"] = {{"result", b.result},          {"sha", or_null(b.sha)},
                        {"summary", or_null(b.summary)}, {"output", or_null(b.output)},
                        {"log", or_null(b.log)},         {"duration_ms", b.duration_ms},
-                       {"setup_ms", b.setup_ms}};
+                       {"setup_ms", b.setup_ms},        {"outputs", b.outputs}};
     }
   }
   if (r.tree_verdict) {
@@ -226,7 +226,11 @@ LoopRow loop_row_from_json(const json& j) {
   if (const json& b = sub(j, "baseline"); b.is_object())
     r.baseline = BaselineView{str(b, "result"), str(b, "sha"),          str(b, "summary"),
                               str(b, "output"), str(b, "log"),          i64(b, "duration_ms"),
-                              i64(b, "setup_ms")};
+                              i64(b, "setup_ms"), {}};
+  if (const json& b = sub(j, "baseline"); b.is_object() && b.contains("outputs") &&
+                                          b["outputs"].is_array())
+    for (const auto& o : b["outputs"])
+      if (o.is_string()) r.baseline->outputs.push_back(o.get<std::string>());
   if (auto it = j.find("tree_cost_usd"); it != j.end() && it->is_number())
     r.tree_cost_usd = it->get<double>();
   r.extra = extra_of(j, {kRowFields, kDetailFields});

@@ -71,9 +71,14 @@ int run(int argc, char** argv) {
                        "from the repository (package.json, Cargo.toml, go.mod, CMakeLists.txt and "
                        "others; see the README)")
           ->option_text("CMD");
+  bool init_dry_run = false;
+  init->add_flag("--dry-run", init_dry_run,
+                 "Only show the test commands found, which ones can run here (and why not), the "
+                 "choice and the toolchain folders it would show; write nothing");
   on(init, [&] {
     return run_init(opts, base,
-                    init_validation_opt->count() ? std::optional(init_validation) : std::nullopt);
+                    init_validation_opt->count() ? std::optional(init_validation) : std::nullopt,
+                    init_dry_run);
   });
   auto* config = app.add_subcommand(
       "config", "Check .loopr/config.yml and print the effective settings (environment applied)");
@@ -341,7 +346,11 @@ int run(int argc, char** argv) {
   gc->add_option("--older-than", gc_older_than,
                  "Only trees that ended at least this long ago (default gc.older_than, 7d)")
       ->option_text("D");
-  on(gc, [&] { return run_gc(opts, gc_dry_run, gc_older_than); });
+  bool gc_caches = false;
+  gc->add_flag("--caches", gc_caches,
+               "Also clear this repository's build caches (.loopr/cache/: Go, cargo, npm, pip, "
+               "uv, ccache, Gradle); the next commands fill them again");
+  on(gc, [&] { return run_gc(opts, gc_dry_run, gc_older_than, gc_caches); });
 
 #ifdef LOOPR_HAS_DEMO
   bool demo_yes = false;

@@ -12,8 +12,9 @@
 namespace loopr::cli {
 
 /// `validation`: `--validation CMD`; none: the test command is found from the repository.
+/// `dry_run`: only print the candidates, the choice and the provisioning; write nothing.
 int run_init(const GlobalOptions& opts, const std::string& base,
-             const std::optional<std::string>& validation);
+             const std::optional<std::string>& validation, bool dry_run = false);
 /// `loopr doctor`; `skip_tests`: the setup and tests are not run in a fresh worktree of the base
 /// branch (doctor_tests.hpp).
 int run_doctor(const GlobalOptions& opts, bool offline, bool skip_tests);
@@ -75,6 +76,8 @@ int run_web(const GlobalOptions& opts, int port, bool open, bool stop);
 int run_stats(const GlobalOptions& opts, const std::string& since);
 /// `loopr gc [--dry-run] [--older-than D]` (cli/gc_command.cpp); 1 when something could not be
 /// removed (the rest was).
-int run_gc(const GlobalOptions& opts, bool dry_run, const std::string& older_than);
+/// `caches`: also clear the repository's build caches (exec/build_caches.hpp).
+int run_gc(const GlobalOptions& opts, bool dry_run, const std::string& older_than,
+           bool caches = false);
 
 }  // namespace loopr::cli

@@ -9,6 +9,8 @@
 
 #include <loopr/exec/executor.hpp>
 #include <loopr/git/loop_worktrees.hpp>
+#include <loopr/git/test_outputs.hpp>
+#include <loopr/project/toolchains.hpp>
 #include <loopr/tools/runner_slots.hpp>
 
 namespace loopr::cli {
@@ -39,6 +41,19 @@ std::string why_failed(const ProcessResult& r, Duration timeout, const char* tim
     return std::string("timed out after ") + format_duration(timeout) + " (" + timeout_key + ")";
   if (r.term_signal) return "was killed by signal " + std::to_string(r.term_signal);
   return "failed with exit code " + std::to_string(r.exit_code);
+}
+
+// The untracked paths the tests left in the fresh worktree, and the .gitignore lines for them
+// (loops never commit them either way: the baseline check records them).
+std::string outputs_note(const std::vector<std::string>& outputs) {
+  if (outputs.empty()) return {};
+  std::string list, lines;
+  for (const auto& o : outputs) {
+    list += (list.empty() ? "" : ", ") + o;
+    lines += (lines.empty() ? "`/" : ", `/") + o + "`";
+  }
+  return "; the tests leave " + list + " behind: add " + lines +
+         " to .gitignore (loops never commit them)";
 }
 
 }  // namespace
@@ -108,9 +123,19 @@ TestsCheck check_tests_in_worktree(const fs::path& root, const Config& config) {
       if (!config.setup.commands.empty()) took += ", setup " + seconds(setup_ms);
       result = {"ok",
                 "loops.code.validation `" + validation + "` passes on " + config.base_branch +
-                    " in a fresh worktree (" + took + ")",
+                    " in a fresh worktree (" + took + ")" +
+                    outputs_note(git::untracked_paths(workdir, config.sandbox.checkout_paths())),
                 {},
                 {}};
+    } else if (auto hidden = project::explain_hidden_path(r.output, root, config, process_env())) {
+      result = {"fail",
+                "loops.code.validation `" + validation + "` " +
+                    why_failed(r, config.loop(LoopType::code).iteration_timeout,
+                               "loops.code.iteration_timeout") +
+                    " on " + config.base_branch + " in a fresh worktree: " + *hidden,
+                "a fresh `loopr init` (move .loopr/config.yml away) finds the toolchain folders "
+                "the tests need; `--skip-tests` skips this check",
+                tail_lines(r.output, 15)};
     } else {
       result = {"fail",
                 "loops.code.validation `" + validation + "` " +

@@ -1,7 +1,10 @@
 // `loopr gc [--dry-run] [--older-than D]`: removes the worktrees and branches of trees that
 // ended (manager/gc.hpp says what and why). The daemon does it when one serves the repository
 // (it holds the store and knows which loops run); the CLI does it on the store otherwise.
+#include <unistd.h>
+
 #include <loopr/daemon/offline.hpp>
+#include <loopr/exec/build_caches.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
@@ -9,8 +12,41 @@
 #include "cli/maintenance_view.hpp"
 
 namespace loopr::cli {
+namespace {
 
-int run_gc(const GlobalOptions& opts, bool dry_run, const std::string& older_than) {
+std::uintmax_t tree_bytes(const std::filesystem::path& dir) {
+  std::uintmax_t total = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_regular_file(ec) && !it->is_symlink(ec)) total += it->file_size(ec);
+  return total;
+}
+
+// Each cache folder is renamed away first, so a command starting meanwhile gets a new empty one
+// (the executor makes it) rather than a half-removed one; links inside are removed, never
+// followed. A command running in an old one meanwhile may miss a file once.
+nlohmann::json clear_caches(const RepoPaths& paths, bool dry_run, std::vector<std::string>& errors) {
+  const std::filesystem::path dir = exec::caches_dir(paths);
+  std::uintmax_t bytes = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (!entry.is_directory(ec) || entry.is_symlink(ec)) continue;
+    bytes += tree_bytes(entry.path());
+    if (dry_run) continue;
+    std::filesystem::path old = entry.path();
+    old += ".old-" + std::to_string(::getpid());
+    std::error_code e;
+    std::filesystem::rename(entry.path(), old, e);
+    if (!e) std::filesystem::remove_all(old, e);
+    if (e) errors.push_back("cannot clear " + entry.path().string() + ": " + e.message());
+  }
+  return {{"dir", dir.string()}, {"bytes", bytes}, {"dry_run", dry_run}};
+}
+
+}  // namespace
+
+int run_gc(const GlobalOptions& opts, bool dry_run, const std::string& older_than, bool caches) {
   RepoPaths paths(require_repo(opts));
   Config config = require_config(paths);
   manager::GcOptions options = manager::GcOptions::from(config, now_ms());
@@ -38,11 +74,18 @@ int run_gc(const GlobalOptions& opts, bool dry_run, const std::string& older_tha
     report = std::move(*done);
   }
   const api::GcView view = api::gc_from_json(report);
+  std::vector<std::string> cache_errors;
+  if (caches) report["caches"] = clear_caches(paths, dry_run, cache_errors);
   if (opts.json)
     std::cout << report.dump() << "\n";
   else if (!opts.quiet)
     std::cout << render_gc(view, Style{stdout_color(opts)});
-  return view.errors.empty() ? kOk : kFailed;
+  if (caches && !opts.json && !opts.quiet)
+    std::cout << (dry_run ? "would clear" : "cleared") << " the build caches in "
+              << report["caches"]["dir"].get<std::string>() << " ("
+              << report["caches"]["bytes"].get<std::uintmax_t>() / (1024 * 1024) << " MiB)\n";
+  for (const auto& e : cache_errors) std::cerr << "loopr: " << e << "\n";
+  return view.errors.empty() && cache_errors.empty() ? kOk : kFailed;
 }
 
 }  // namespace loopr::cli

@@ -10,13 +10,24 @@
 #include <loopr/core/protected_paths.hpp>
 #include <loopr/git/work_tree_state.hpp>
 
+#include <loopr/project/detect.hpp>
+#include <loopr/project/provision.hpp>
+#include <loopr/project/toolchains.hpp>
+
 #include "cli/commands.hpp"
-#include "cli/project_detect.hpp"
-#include "cli/project_provision.hpp"
 #include "cli/terminal.hpp"
 
 namespace loopr::cli {
 namespace {
+
+using project::Provisioning;
+using project::TestCommandCandidate;
+
+// A candidate that cannot run on this machine, and why.
+struct Skipped {
+  TestCommandCandidate candidate;
+  std::string reason;
+};
 
 // The test command the new config gets, and why.
 struct ChosenValidation {
@@ -24,12 +35,21 @@ struct ChosenValidation {
   std::string source;
   std::vector<TestCommandCandidate> others;
   std::vector<std::string> build_dirs;
+  std::vector<Skipped> skipped;  ///< found, but cannot run here
 
   std::vector<std::string> comment() const {
+    std::vector<std::string> lines;
     if (command.empty())
-      return {"`loopr init` found no test command. Put the command that runs your tests in",
-              "`validation:` below; `loopr submit` refuses until it is set."};
-    std::vector<std::string> lines = {"The test command, from " + source + "."};
+      lines = {"`loopr init` found no test command" +
+                   std::string(skipped.empty() ? "" : " that can run here") +
+                   ". Put the command that runs your tests in",
+               "`validation:` below; `loopr submit` refuses until it is set."};
+    else
+      lines = {"The test command, from " + source + "."};
+    for (const auto& s : skipped)
+      lines.push_back("Skipped: " + s.candidate.command + " (" + s.candidate.source + "): " +
+                      s.reason + ".");
+    if (command.empty()) return lines;
     if (!others.empty()) {
       lines.push_back("Also found (put one in `validation:` to use it instead):");
       std::size_t width = 0;
@@ -42,22 +62,40 @@ struct ChosenValidation {
   }
 };
 
+// The first candidate whose programs are installed; the ones before it that are not are skipped
+// (with why), the later ones listed as alternatives.
 ChosenValidation choose_validation(const std::filesystem::path& root,
-                                   const std::optional<std::string>& explicit_command) {
-  if (explicit_command) return {*explicit_command, "`loopr init --validation`", {}, {}};
-  auto found = detect_test_commands(root);
-  if (found.empty()) return {};
-  ChosenValidation chosen{found[0].command, found[0].source, {}, found[0].build_dirs};
-  chosen.others.assign(found.begin() + 1, found.end());
+                                   const std::optional<std::string>& explicit_command,
+                                   const EnvLookup& env) {
+  if (explicit_command) return {*explicit_command, "`loopr init --validation`", {}, {}, {}};
+  ChosenValidation chosen;
+  for (auto& c : project::detect_test_commands(root)) {
+    // As it would run: `pytest` with the checkout's venv is that venv's python.
+    std::string runs =
+        project::detect_provisioning(root, c.command, env).validation.value_or(c.command);
+    if (std::string why = project::not_runnable(runs, root, env); !why.empty()) {
+      chosen.skipped.push_back({std::move(c), why});
+    } else if (chosen.command.empty()) {
+      chosen.command = c.command;
+      chosen.source = c.source;
+      chosen.build_dirs = c.build_dirs;
+    } else {
+      chosen.others.push_back(std::move(c));
+    }
+  }
   return chosen;
 }
 
 nlohmann::json validation_json(const ChosenValidation& v) {
-  nlohmann::json others = nlohmann::json::array();
+  nlohmann::json others = nlohmann::json::array(), skipped = nlohmann::json::array();
   for (const auto& c : v.others) others.push_back({{"command", c.command}, {"source", c.source}});
+  for (const auto& s : v.skipped)
+    skipped.push_back(
+        {{"command", s.candidate.command}, {"source", s.candidate.source}, {"reason", s.reason}});
   return {{"command", v.command.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.command)},
           {"source", v.command.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.source)},
-          {"others", others}};
+          {"others", others},
+          {"skipped", skipped}};
 }
 
 std::string flow_list(const std::vector<std::string>& items) {
@@ -134,14 +172,67 @@ void print_protection(std::ostream& out, const Config& config) {
     out << "review: off (loops.review.enabled)\n";
 }
 
+
+// What the tests need beyond git (project/provision.hpp), and the toolchain folders the chosen
+// command goes through that the sandbox hides (project/toolchains.hpp), each with why.
+Provisioning provision_for(const std::filesystem::path& root, ChosenValidation& chosen,
+                           bool explicit_command) {
+  Provisioning p = project::detect_provisioning(root, chosen.command, process_env());
+  if (p.validation && !explicit_command) {
+    chosen.command = *p.validation;
+    chosen.source += ", run with the virtualenv's python";
+  }
+  if (chosen.command.empty()) return p;
+  for (const auto& t : project::resolve_toolchains(root, chosen.command, process_env())) {
+    if (std::find(p.read_only.begin(), p.read_only.end(), t.path) != p.read_only.end()) continue;
+    p.read_only.push_back(t.path);
+    p.notes.push_back(t.path + " read-only: the test command needs it (" + t.why +
+                      ") and the sandbox hides it");
+  }
+  return p;
+}
+
+int print_dry_run(const GlobalOptions& opts, const std::filesystem::path& root,
+                  const std::optional<std::string>& validation) {
+  ChosenValidation chosen = choose_validation(root, validation, process_env());
+  Provisioning p = provision_for(root, chosen, validation.has_value());
+  if (opts.json) {
+    std::cout << nlohmann::json{{"dry_run", true},
+                                {"validation", validation_json(chosen)},
+                                {"provisioning",
+                                 {{"read_only", p.read_only},
+                                  {"env", p.env},
+                                  {"notes", p.notes},
+                                  {"hints", p.hints}}}}
+                     .dump()
+              << "\n";
+    return kOk;
+  }
+  std::cout << "test commands found in " << root.string() << " (nothing written):\n";
+  for (const auto& s : chosen.skipped)
+    std::cout << "  skipped  " << s.candidate.command << " (" << s.candidate.source
+              << "): " << s.reason << "\n";
+  if (!chosen.command.empty())
+    std::cout << "  chosen   " << chosen.command << " (" << chosen.source << ")\n";
+  for (const auto& c : chosen.others)
+    std::cout << "  also     " << c.command << " (" << c.source << ")\n";
+  if (chosen.command.empty()) std::cout << "  none that can run here\n";
+  if (!p.read_only.empty()) std::cout << "sandbox.read_only: " << flow_list(p.read_only) << "\n";
+  if (!p.env.empty()) std::cout << "sandbox.env: " << flow_list(p.env) << "\n";
+  for (const auto& n : p.notes) std::cout << "  " << n << "\n";
+  for (const auto& h : p.hints) std::cout << "  could not tell: " << h << "\n";
+  return kOk;
+}
+
 }  // namespace
 
 int run_init(const GlobalOptions& opts, const std::string& base,
-             const std::optional<std::string>& validation) {
+             const std::optional<std::string>& validation, bool dry_run) {
   if (validation && validation->find_first_not_of(" \t\r\n") == std::string::npos)
     throw CommandError{kUsage, "--validation is empty",
                        "give the command that runs your tests, e.g. --validation \"make test\""};
   RepoPaths paths(require_repo(opts));
+  if (dry_run) return print_dry_run(opts, paths.root, validation);
   std::vector<std::string> done;
   std::optional<ChosenValidation> chosen;  ///< set when the config is written now
   std::optional<Provisioning> provision;    ///< with it
@@ -162,12 +253,8 @@ int run_init(const GlobalOptions& opts, const std::string& base,
   } else {
     std::string branch = base.empty() ? current_branch(paths.root) : base;
     if (branch.empty()) branch = "main";
-    chosen = choose_validation(paths.root, validation);
-    provision = detect_provisioning(paths.root, chosen->command, process_env());
-    if (provision->validation && !validation) {
-      chosen->command = *provision->validation;
-      chosen->source += ", run with the virtualenv's python";
-    }
+    chosen = choose_validation(paths.root, validation, process_env());
+    provision = provision_for(paths.root, *chosen, validation.has_value());
     std::string yaml = default_config_yaml(branch, chosen->command, chosen->comment());
     apply_provisioning(yaml, *provision);
     std::ofstream out(paths.config_file());
@@ -238,6 +325,9 @@ int run_init(const GlobalOptions& opts, const std::string& base,
                 << "); loops.code.validation in .loopr/config.yml changes it\n";
       for (const auto& c : chosen->others)
         std::cout << "  also found: " << c.command << " (" << c.source << ")\n";
+      for (const auto& k : chosen->skipped)
+        std::cout << "  skipped: " << k.candidate.command << " (" << k.candidate.source
+                  << "): " << k.reason << "\n";
       std::cout << "test harness (protect.harness; a code loop changes it only where its phase "
                    "lists it): "
                 << joined(default_harness(chosen->command)) << "\n";

@@ -12,6 +12,7 @@
 
 #include <loopr/core/config.hpp>
 #include <loopr/core/protected_paths.hpp>
+#include <loopr/core/secret_paths.hpp>
 
 #include "core/config_walker.hpp"
 
@@ -175,6 +176,17 @@ std::string checkout_path_problem(const std::string& p) {
   return {};
 }
 
+// An absolute `sandbox.read_only` entry that would show a secret, against $HOME as written and
+// as resolved (a home reached through a link).
+std::string read_only_secret_problem(const std::string& p) {
+  const char* home = std::getenv("HOME");
+  std::filesystem::path h = home && *home ? std::filesystem::path(home) : std::filesystem::path();
+  std::string why = secret_path_problem(p, h);
+  std::error_code ec;
+  if (why.empty() && !h.empty()) why = secret_path_problem(p, std::filesystem::weakly_canonical(h, ec));
+  return why;
+}
+
 // `setup:` a list of commands, or {commands, network, timeout}.
 void read_setup(const Walker& w, const YAML::Node& v, const std::string& k, SetupConfig& s) {
   if (v.IsNull()) return;
@@ -235,8 +247,13 @@ void read_sandbox(const Walker& w, const YAML::Node& v, const std::string& k, Sa
              }},
         });
   for (auto& p : s.read_only) {
+    // Absolute: never a home or a secret location (secret_paths.hpp), however it is written.
+    if (!p.empty() && (p[0] == '/' || p.starts_with("~/") || p == "~")) {
+      if (std::string why = read_only_secret_problem(p); !why.empty())
+        w.fail(v["read_only"], k + ".read_only", "\"" + p + "\" " + why);
+      continue;
+    }
     // Relative: the checkout's own path (node_modules, .venv), shown in every worktree too.
-    if (!p.empty() && (p[0] == '/' || p.starts_with("~/") || p == "~")) continue;
     while (p.size() > 1 && p.back() == '/') p.pop_back();
     if (std::string why = checkout_path_problem(p); !why.empty())
       w.fail(v["read_only"], k + ".read_only", "\"" + p + "\" " + why);
@@ -734,7 +751,7 @@ sandbox:                         # every command run for a loop (run_command, va
   env: []                        # variables for commands: NAME (the daemon's value) or NAME=value,
                                  # e.g. [CARGO_HOME, PYTHONPATH=src]
   read_only: []                  # paths visible read-only: absolute ones where they are, e.g.
-                                 # ~/.cargo; relative ones from your checkout, also at the same
+                                 # ~/.rustup; relative ones from your checkout, also at the same
                                  # place in every worktree, e.g. [node_modules, .venv]
   hide: []                       # extra paths hidden from commands
   limits: {processes: 1024, open_files: 4096, file_size: 1G, memory: 8G, tmp_size: 1G}

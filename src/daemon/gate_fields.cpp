@@ -50,7 +50,8 @@ void add_tree_fields(api::LoopRow& row, const Loop& plan, std::span<const Loop> 
                          t.pr_head,   t.pr_failing, t.pr_error, t.ci_fixes};
   // The baseline check: the tests on the integration branch before any code loop (null: none).
   if (const auto& b = baseline; !b.result.empty())
-    row.baseline = api::BaselineView{b.result, b.sha, b.summary, b.output, b.log, b.ms, b.setup_ms};
+    row.baseline =
+        api::BaselineView{b.result, b.sha, b.summary, b.output, b.log, b.ms, b.setup_ms, b.outputs};
 }
 
 void add_gate_fields(api::LoopDetail& d, const TaskStore& store, const Loop& plan,

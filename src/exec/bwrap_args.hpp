@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <loopr/exec/build_caches.hpp>
 #include <loopr/exec/executor.hpp>
 #include <loopr/exec/sandbox_view.hpp>
 
@@ -35,6 +36,8 @@ struct SandboxLayout {
   /// More read-only entries with their reason (toolchains, build caches): shown like
   /// `read_only`, parents before children.
   std::vector<ViewEntry> extra;
+  /// The repository's build caches (their mounts are in `extra`; the environment names them).
+  std::vector<CacheMount> caches;
   /// Shown again at `<workdir>/<rel>` when the command runs in a git worktree whose own path
   /// there is free (missing, or an empty folder or file: a mount point made before).
   std::vector<CheckoutPath> checkout_paths;

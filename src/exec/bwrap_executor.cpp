@@ -20,6 +20,8 @@
 #include <mutex>
 #include <sstream>
 
+#include <loopr/core/secret_paths.hpp>
+
 #include "exec/bwrap_args.hpp"
 #include "exec/cgroups.hpp"
 #include "exec/netns_pool.hpp"
@@ -114,7 +116,8 @@ class BwrapExecutor final : public LocalSandbox {
     info_.description =
         "bubblewrap: each command in its own user, pid, ipc, uts and network namespaces; "
         "it sees only the system's folders, its worktree (writable), the repository's .git and "
-        "sandbox.read_only (read-only), and a private /tmp and home (`loopr doctor` lists them); "
+        "sandbox.read_only (read-only), the repository's build caches (.loopr/cache, at "
+        "~/.cache/loopr, writable), and a private /tmp and home (`loopr doctor` lists them); "
         "no setuid/setgid bits, no keyring; " +
         std::string(landlock_scopes()
                         ? "abstract sockets of the host out of reach (Landlock); "
@@ -190,6 +193,7 @@ class BwrapExecutor final : public LocalSandbox {
     }
     bool network = c.network;
     for (const auto& cls : config_.network) network = network || cls == c.runner_class;
+    ensure_cache_dirs(options_.paths, layout_.caches);  // `loopr gc --caches` may have cleared them
 
     CommandGroups::Group group =
         groups_ ? groups_->acquire(config_.limits.processes, config_.limits.memory)
@@ -303,6 +307,7 @@ class BwrapExecutor final : public LocalSandbox {
       std::string name(entry.substr(0, eq));
       if (auto v = env(name.c_str())) out[name] = *v;
     }
+    for (const auto& c : layout_.caches) out[c.env] = c.inside.string();
     for (const auto& name : config_.env)
       if (auto v = env(name.c_str())) out[name] = *v;
     out["HOME"] = home_.string();

@@ -3,6 +3,7 @@
 #include <set>
 #include <sstream>
 
+#include <loopr/core/secret_paths.hpp>
 #include <loopr/exec/executor.hpp>
 #include <loopr/exec/program_check.hpp>
 
@@ -64,8 +65,12 @@ std::optional<PreflightProblem> check_validation_in_sandbox(const Config& config
     fs::path p = on_host[program];
     where += (where.empty() ? "" : ", ") + ("`" + program + "` (" + p.string() + ")");
     auto rel = home.empty() ? fs::path() : p.lexically_relative(home);
-    if (!rel.empty() && *rel.begin() != "..")
+    // Never a folder the config refuses (~/.local holds the keyrings): then the program's own.
+    if (!rel.empty() && *rel.begin() != ".." &&
+        secret_path_problem("~/" + rel.begin()->string(), home).empty())
       show.insert("~/" + rel.begin()->string());
+    else if (!rel.empty() && *rel.begin() != "..")
+      show.insert("~/" + rel.parent_path().string());
     else
       show.insert(p.parent_path().string());
   }

@@ -7,6 +7,9 @@
 
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
+
+#include <loopr/core/secret_paths.hpp>
 #include <loopr/exec/executor.hpp>
 
 #include "exec/bwrap_args.hpp"
@@ -147,8 +150,28 @@ SandboxLayout make_sandbox_layout(const SandboxConfig& config, const ExecutorOpt
       continue;
     }
     fs::path c = canonical_or_empty(expand_home(p, home));
-    if (!c.empty()) layout.read_only.push_back(c);
+    if (c.empty()) continue;
+    // The config refuses a secret location by name; a link to one is refused here.
+    if (std::string why = secret_path_problem(c.string(), home); !why.empty()) {
+      spdlog::warn("sandbox.read_only: {} ({}) {}: not shown", p, c.string(), why);
+      continue;
+    }
+    layout.read_only.push_back(c);
+    // A secret file inside a shown toolchain folder (~/.cargo/credentials.toml) stays hidden.
+    for (const auto& s : masked_home_paths()) {
+      fs::path secret = home / s;
+      auto rel = secret.lexically_relative(c);
+      if (!rel.empty() && *rel.begin() != ".." && fs::exists(secret, ec))
+        layout.extra.push_back(
+            {"", secret, ViewKind::empty_file, "hidden (a secret inside a shown folder)"});
+    }
   }
+  // The repository's build caches, read-write at their place in the private home (after the
+  // read-only paths: a cache inside a shown toolchain folder is still this repository's).
+  layout.caches = cache_mounts(options.paths, home);
+  for (const auto& c : layout.caches)
+    layout.extra.push_back({c.host, c.inside, ViewKind::read_write,
+                            "this repository's build cache (" + c.env + ")", true});
   // /etc/resolv.conf often points into /run, which is not shown: keep name resolution working
   // for the runner classes that have the network.
   fs::path resolv = canonical_or_empty("/etc/resolv.conf");

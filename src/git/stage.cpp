@@ -10,6 +10,7 @@
 
 #include <loopr/core/repo_paths.hpp>
 #include <loopr/core/worktree_sweep.hpp>
+#include <loopr/git/test_outputs.hpp>
 #include <loopr/git/work_tree_state.hpp>
 
 namespace loopr::git {
@@ -28,13 +29,19 @@ int skip_private_paths(const char* path, const char* /*matched_pathspec*/, void*
 // The checkout's paths the executor shows in this worktree (kWorktreeMountsFile in its git admin
 // folder): their mount points (an empty folder or file) or links are never committed. As ignore
 // rules of this repository handle only, so they hold for untracked paths and nothing else.
+// The outputs the tests leave behind (kTestOutputsFile in the common git folder, written by the
+// baseline check) are ignored the same way: never committed from any loop's worktree.
 Result<void> ignore_checkout_mounts(git_repository* repo) {
   const char* admin = git_repository_path(repo);
   if (!admin) return ok();
-  std::ifstream in(std::filesystem::path(admin) / kWorktreeMountsFile);
   std::string rules;
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) rules += "/" + line + "\n";
+  for (auto file : {std::filesystem::path(admin) / kWorktreeMountsFile,
+                    std::filesystem::path(git_repository_commondir(repo)) / kTestOutputsFile}) {
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && line.find_first_of("\\[]*?!#") == std::string::npos)
+        rules += "/" + line + "\n";
+  }
   if (rules.empty()) return ok();
   return check(git_ignore_add_rule(repo, rules.c_str()), "reading the worktree's mounted paths");
 }

@@ -16,6 +16,8 @@
 #include <loopr/engine/test_output.hpp>
 #include <loopr/engine/worktree_setup.hpp>
 #include <loopr/git/branches.hpp>
+#include <loopr/git/test_outputs.hpp>
+#include <loopr/project/toolchains.hpp>
 
 #include "manager/driver.hpp"
 #include "manager/tree_rules.hpp"
@@ -36,6 +38,7 @@ struct BaselineRun {
   std::string log;
   std::int64_t duration_ms = 0;
   std::int64_t setup_ms = 0;
+  std::vector<std::string> outputs;  ///< untracked paths the commands left in the worktree
 };
 
 std::string seconds(std::int64_t ms) {
@@ -83,19 +86,29 @@ awaitable<BaselineRun> run_check(ManagerState& s, const std::string& plan) {
     r.could_not_start = check.could_not_start;
     r.summary = check.summary;
     r.output = check.output;
+    // A program the sandbox hides (a venv's interpreter under the home): which, and the line.
+    if (!check.passed && !check.stopped)
+      if (auto hidden = project::explain_hidden_path(check.output, s.ctx.paths.root,
+                                                     *s.ctx.config, process_env()))
+        r.summary += "; " + *hidden;
     text += "$ " + check.command + "\n" + check.output + "\n";
   }
   r.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - started)
                       .count();
   text += "# " + r.summary + "\n";
-  auto finish = [wt = s.worktrees, plan, paths = s.ctx.paths, sha = r.sha, text] {
+  // What the tests left behind (coverage/, logs): listed, and never committed by a loop.
+  auto finish = [wt = s.worktrees, plan, paths = s.ctx.paths, sha = r.sha, text,
+                 worktree = checkout->worktree,
+                 mounts = s.ctx.config->sandbox.checkout_paths()] {
+    auto outputs = git::untracked_paths(worktree, mounts);
+    git::record_test_outputs(paths.root, outputs);
     if (auto removed = wt.remove_baseline(plan); !removed)
       spdlog::warn("plan {}: the baseline check's worktree stays: {}", plan,
                    removed.error().message);
-    return write_plan_log(paths, plan, "baseline", sha, text);
+    return std::make_pair(write_plan_log(paths, plan, "baseline", sha, text), outputs);
   };
-  r.log = co_await run_blocking(s.ctx.pool, finish);
+  std::tie(r.log, r.outputs) = co_await run_blocking(s.ctx.pool, finish);
   co_return r;
 }
 
@@ -108,6 +121,7 @@ BaselineState state_of(const BaselineRun& r) {
   b.log = r.log;
   b.ms = r.duration_ms;
   b.setup_ms = r.setup_ms;
+  b.outputs = r.outputs;
   b.fingerprint = r.passed || r.could_not_start ? "" : engine::output_fingerprint(r.output);
   return b;
 }

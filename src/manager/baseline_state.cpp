@@ -8,7 +8,8 @@ nlohmann::json to_json(const BaselineState& s) {
   return {{"result", s.result},     {"sha", s.sha},
           {"summary", s.summary},   {"output", s.output},
           {"log", s.log},           {"ms", s.ms},
-          {"setup_ms", s.setup_ms}, {"fingerprint", s.fingerprint}};
+          {"setup_ms", s.setup_ms}, {"fingerprint", s.fingerprint},
+          {"outputs", s.outputs}};
 }
 
 BaselineState baseline_state_from_json(const nlohmann::json& j) {
@@ -22,6 +23,9 @@ BaselineState baseline_state_from_json(const nlohmann::json& j) {
   s.ms = j.value("ms", std::int64_t{0});
   s.setup_ms = j.value("setup_ms", std::int64_t{0});
   s.fingerprint = j.value("fingerprint", "");
+  if (auto it = j.find("outputs"); it != j.end() && it->is_array())
+    for (const auto& o : *it)
+      if (o.is_string()) s.outputs.push_back(o.get<std::string>());
   return s;
 }
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "e2e/tool_stubs.hpp"
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
 
@@ -26,7 +27,7 @@ struct Fixture {
         "--allow-empty -m init",
         dir.str());
     EXPECT_EQ(git.exit_code, 0) << git.output;
-    last = run_command(std::string(LOOPR_BIN) + " -C " + shell_quote(dir.str()) + " --json init " +
+    last = run_command(with_tool_stubs() + std::string(LOOPR_BIN) + " -C " + shell_quote(dir.str()) + " --json init " +
                        args + " 2>" + shell_quote((dir / ".init.err").string()));
     EXPECT_EQ(last.exit_code, 0) << last.output << read_file(dir / ".init.err");
     auto doc = nlohmann::json::parse(last.output, nullptr, false);

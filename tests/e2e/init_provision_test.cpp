@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "e2e/tool_stubs.hpp"
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
 
@@ -19,13 +20,17 @@ struct Fixture {
 
   /// Writes `files`, commits what git does not ignore, runs `loopr init --json`.
   nlohmann::json init(const std::vector<std::pair<std::string, std::string>>& files) {
-    for (const auto& [path, content] : files) write_file(dir / path, content);
+    for (const auto& [path, content] : files) {
+      write_file(dir / path, content);
+      // What is in a bin/ folder is a program (init checks that the test command's can run).
+      if (path.find("bin/") != std::string::npos) ::chmod((dir / path).c_str(), 0755);
+    }
     auto git = run_command(
         "git init -q -b main . && git add -A && git -c user.name=t -c user.email=t@t commit -q "
         "--allow-empty -m init",
         dir.str());
     EXPECT_EQ(git.exit_code, 0) << git.output;
-    auto r = run_command(std::string(LOOPR_BIN) + " -C " + shell_quote(dir.str()) +
+    auto r = run_command(with_tool_stubs() + std::string(LOOPR_BIN) + " -C " + shell_quote(dir.str()) +
                          " --json init 2>" + shell_quote((dir / ".init.err").string()));
     EXPECT_EQ(r.exit_code, 0) << r.output << read_file(dir / ".init.err");
     auto doc = nlohmann::json::parse(r.output, nullptr, false);
@@ -88,6 +93,7 @@ TEST(InitProvisionTest, AnActiveVirtualenvOutsideTheRepositoryIsMadeVisibleAtIts
   TempDir venv{"loopr-venv"};
   write_file(venv / "pyvenv.cfg", "home = /usr/bin\n");
   write_file(venv / "bin/python", "");
+  ::chmod((venv / "bin/python").c_str(), 0755);
   ::setenv("VIRTUAL_ENV", venv.str().c_str(), 1);
   Fixture f;
   auto doc = f.init({{"setup.py", "from setuptools import setup\nsetup()\n"}});

@@ -82,6 +82,7 @@ struct BaselineView {
   std::string result;  ///< checking | passed | failed | unavailable
   std::string sha, summary, output, log;
   std::int64_t duration_ms = 0, setup_ms = 0;
+  std::vector<std::string> outputs;  ///< untracked paths the tests left behind (never committed)
 };
 inline constexpr const char* kBaselineChecking = "checking";
 inline constexpr const char* kBaselinePassed = "passed";

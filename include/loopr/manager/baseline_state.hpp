@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include <loopr/store/task_store.hpp>
 
@@ -22,6 +23,9 @@ struct BaselineState {
   std::int64_t ms = 0;        ///< setup + validation, wall time
   std::int64_t setup_ms = 0;  ///< of which the setup
   std::string fingerprint;    ///< a failing output's normalized fingerprint (`baseline: warn`)
+  /// Untracked paths the setup and tests left in the fresh worktree (`coverage/`): never
+  /// committed from a loop's worktree (git/test_outputs.hpp).
+  std::vector<std::string> outputs;
 
   bool operator==(const BaselineState&) const = default;
 };

@@ -11,7 +11,7 @@
 
 #include <loopr/core/config.hpp>
 
-namespace loopr::cli {
+namespace loopr::project {
 
 struct Provisioning {
   std::vector<std::string> read_only;     ///< sandbox.read_only entries
@@ -29,4 +29,4 @@ struct Provisioning {
 Provisioning detect_provisioning(const std::filesystem::path& root, const std::string& validation,
                                  const EnvLookup& env);
 
-}  // namespace loopr::cli
+}  // namespace loopr::project

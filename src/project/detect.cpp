@@ -1,13 +1,16 @@
-#include "cli/project_detect.hpp"
+#include <loopr/project/detect.hpp>
 
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+
+#include <loopr/core/preflight.hpp>
 #include <regex>
 #include <sstream>
 
-namespace loopr::cli {
+namespace loopr::project {
 namespace {
 
 namespace fs = std::filesystem;
@@ -28,6 +31,14 @@ std::string read_text(const fs::path& p) {
 
 bool contains(const fs::path& p, const std::string& text) {
   return is_file(p) && read_text(p).find(text) != std::string::npos;
+}
+
+// CMake's truth: ON, YES, TRUE, Y or a non-zero number (case-insensitive).
+bool cmake_true(std::string v) {
+  for (char& c : v) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (v == "ON" || v == "YES" || v == "TRUE" || v == "Y") return true;
+  return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos &&
+         v.find_first_not_of('0') != std::string::npos;
 }
 
 // npm's placeholder from `npm init`: it fails on purpose and tests nothing.
@@ -65,6 +76,45 @@ void detect_node(const fs::path& root, std::vector<TestCommandCandidate>& out) {
   out.push_back({command, "package.json scripts.test" + (why.empty() ? "" : ", with " + why), {}});
 }
 
+// tox.ini's `[testenv] commands = …` (continuation lines indented) as one shell command:
+// `{posargs}` dropped, `{toxinidir}` the checkout, a `- ` prefix (ignore the exit code) kept out;
+// empty when a line needs another substitution only tox knows.
+std::string tox_commands(const std::string& ini) {
+  std::istringstream in(ini);
+  std::string section, joined;
+  bool in_commands = false;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty() && line[0] == '[') {
+      section = line.substr(1, line.find(']') - 1);
+      in_commands = false;
+      continue;
+    }
+    if (section != "testenv") continue;
+    std::string text;
+    if (!line.empty() && (line[0] == ' ' || line[0] == '\t')) {
+      if (!in_commands) continue;
+      text = line;
+    } else {
+      auto eq = line.find('=');
+      std::string key = line.substr(0, eq);
+      key.erase(key.find_last_not_of(" \t") + 1);
+      in_commands = eq != std::string::npos && key == "commands";
+      if (!in_commands) continue;
+      text = line.substr(eq + 1);
+    }
+    text = std::regex_replace(text, std::regex(R"(\{posargs(:[^}]*)?\})"), "");
+    text = std::regex_replace(text, std::regex(R"(\{toxinidir\}/?)"), "./");
+    text.erase(0, text.find_first_not_of(" \t"));
+    text.erase(text.find_last_not_of(" \t") + 1);
+    if (text.rfind("- ", 0) == 0) text.erase(0, 2);
+    if (text.empty() || text[0] == '#') continue;
+    if (text.find('{') != std::string::npos) return {};
+    joined += (joined.empty() ? "" : " && ") + text;
+  }
+  return joined;
+}
+
 void detect_python(const fs::path& root, std::vector<TestCommandCandidate>& out) {
   // pytest configured somewhere wins; then tox; then a Python project with pytest assumed.
   const std::pair<const char*, const char*> pytest_configs[] = {
@@ -83,6 +133,8 @@ void detect_python(const fs::path& root, std::vector<TestCommandCandidate>& out)
   }
   if (is_file(root / "tox.ini")) {
     out.push_back({"tox", "tox.ini", {}});
+    if (std::string commands = tox_commands(read_text(root / "tox.ini")); !commands.empty())
+      out.push_back({commands, "tox.ini's [testenv] commands, run without tox", {}});
     return;
   }
   for (const char* file : {"pyproject.toml", "setup.cfg", "setup.py"}) {
@@ -133,18 +185,62 @@ void detect_scripts(const fs::path& root, std::vector<TestCommandCandidate>& out
 
 }  // namespace
 
+std::string cmake_cache_options(const fs::path& root) {
+  // The project's `option(NAME "help" [ON|OFF])` defaults (OFF when not given).
+  std::map<std::string, bool> defaults;
+  std::regex option(R"(option\s*\(\s*([A-Za-z0-9_]+)\s+("[^"]*"|\S+)\s*(\$\{[^}]*\}|[A-Za-z0-9_]+)?\s*\))",
+                    std::regex::icase);
+  std::vector<fs::path> files = {root / "CMakeLists.txt"};
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(root / "cmake", ec))
+    if (e.path().extension() == ".cmake") files.push_back(e.path());
+  for (const auto& f : files) {
+    std::string text = read_text(f);
+    for (std::sregex_iterator it(text.begin(), text.end(), option), end; it != end; ++it)
+      defaults.emplace((*it)[1].str(), cmake_true((*it)[3].str()));
+  }
+  std::ifstream cache(root / "build" / "CMakeCache.txt");
+  std::string out;
+  for (std::string line; std::getline(cache, line);) {
+    if (line.empty() || line[0] == '#' || line.rfind("//", 0) == 0) continue;
+    auto colon = line.find(':'), eq = line.find('=');
+    if (colon == std::string::npos || eq == std::string::npos || eq < colon) continue;
+    std::string name = line.substr(0, colon), value = line.substr(eq + 1);
+    if (name == "CMAKE_BUILD_TYPE" && !value.empty() && value.find(' ') == std::string::npos)
+      out += " -DCMAKE_BUILD_TYPE=" + value;
+    auto d = defaults.find(name);
+    if (d == defaults.end() || cmake_true(value) == d->second) continue;
+    out += " -D" + name + "=" + (cmake_true(value) ? "ON" : "OFF");
+  }
+  return out;
+}
+
+std::string not_runnable(const std::string& command, const fs::path& root, const EnvLookup& env) {
+  std::string path_env = env("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+  for (const auto& program : command_programs(command)) {
+    if (find_program(program, path_env, root)) continue;
+    if (program.find('/') != std::string::npos) return "`" + program + "` does not exist";
+    return "`" + program + "` is not installed (not on the PATH)";
+  }
+  return {};
+}
+
 std::vector<TestCommandCandidate> detect_test_commands(const fs::path& root) {
   std::vector<TestCommandCandidate> out;
   detect_node(root, out);
   if (is_file(root / "Cargo.toml")) out.push_back({"cargo test", "Cargo.toml", {}});
   if (is_file(root / "go.mod")) out.push_back({"go test ./...", "go.mod", {}});
   detect_python(root, out);
-  if (is_file(root / "CMakeLists.txt"))
-    out.push_back(
-        {"cmake -S . -B build && cmake --build build && ctest --test-dir build "
-         "--output-on-failure --no-tests=error",
-         "CMakeLists.txt, configured, built and tested in build/",
-         {"build/"}});
+  if (is_file(root / "CMakeLists.txt")) {
+    std::string options = cmake_cache_options(root);
+    out.push_back({"cmake -S . -B build" + options +
+                       " && cmake --build build && ctest --test-dir build "
+                       "--output-on-failure --no-tests=error",
+                   "CMakeLists.txt, configured, built and tested in build/" +
+                       (options.empty() ? std::string()
+                                        : ", with your build/CMakeCache.txt's" + options),
+                   {"build/"}});
+  }
   std::string makefile;
   if (std::string target = make_target(root, makefile); !target.empty())
     out.push_back({"make " + target, makefile + ", its `" + target + "` target", {}});
@@ -170,4 +266,4 @@ std::vector<TestCommandCandidate> detect_test_commands(const fs::path& root) {
   return out;
 }
 
-}  // namespace loopr::cli
+}  // namespace loopr::project

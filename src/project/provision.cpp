@@ -1,9 +1,11 @@
-#include "cli/project_provision.hpp"
+#include <loopr/project/provision.hpp>
+
+#include <fstream>
 
 #include <loopr/core/process.hpp>
 #include <loopr/git/work_tree_state.hpp>
 
-namespace loopr::cli {
+namespace loopr::project {
 namespace {
 
 namespace fs = std::filesystem;
@@ -55,8 +57,20 @@ bool src_layout(const fs::path& root) {
   return false;
 }
 
+// A coverage tool named by package.json (c8, nyc, jest/vitest --coverage) writes coverage/.
+void node_outputs(const fs::path& root, Provisioning& p) {
+  std::ifstream in(root / "package.json");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  bool coverage = false;
+  for (const char* tool : {"\"c8", "\"nyc", " c8 ", " nyc ", "--coverage"})
+    coverage = coverage || text.find(tool) != std::string::npos;
+  auto ignored = git::is_ignored(root, "coverage/");
+  if (coverage && (!ignored || !*ignored)) p.ignores.push_back("coverage/");
+}
+
 void node(const fs::path& root, Provisioning& p) {
   if (!is_file(root / "package.json")) return;
+  node_outputs(root, p);
   if (is_dir(root / "node_modules")) {
     if (!untracked(root, "node_modules")) return;
     p.read_only.push_back("node_modules");
@@ -139,4 +153,4 @@ Provisioning detect_provisioning(const fs::path& root, const std::string& valida
   return p;
 }
 
-}  // namespace loopr::cli
+}  // namespace loopr::project
