@@ -83,7 +83,7 @@ std::string hostile_cli(int listener_port, const std::string& api_url) {
 
 // 34. The claude-code provider: the person's ~/.claude and ~/.claude.json are never written,
 // the CLI reaches only the API host, and plan, spec and phase loops change only their artifact.
-// proves S1.7
+// proves S1.7, S1.20, S1.21, S1.22
 TEST_F(EscapeTest, AHostileClaudeCliChangesNothingOfThePersonsAndReachesOnlyTheApi) {
   Listener listener;
   fs::path bin = base.path() / "claude-bin";
