@@ -57,7 +57,7 @@ struct Suite {
 Suite scan_tests(const fs::path& root) {
   static const std::regex def(
       R"(\bTEST(?:_F|_P)?\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\))");
-  static const std::regex proves(R"(//\s*proves\s+((?:S\d+\.\d+(?:\s*,\s*)?)+))");
+  static const std::regex proves(R"(//\s*proves\s+((?:S\d+\.\d+[\s,]*)+))");
   static const std::regex id(R"(S\d+\.\d+)");
   Suite s;
   for (const auto& e : fs::recursive_directory_iterator(root)) {
