@@ -207,9 +207,14 @@ TEST(EventCodecTest, ReviewFinished) {
               R"({"n":2,"verdict":"fail","summary":"review: t_greet.sh skipped","feedback":"t_greet.sh skipped\n- restore it","model":"m","attempts":1,"cost_usd":0.01,"input_tokens":900,"output_tokens":40})");
 }
 
+TEST(EventCodecTest, PeerRefused) {
+  expect_wire(PeerRefused{"control socket", 4242, "it runs in a loopr sandbox"}, "peer_refused",
+              R"({"listener":"control socket","pid":4242,"why":"it runs in a loopr sandbox"})");
+}
+
 // Every alternative of EventBody but OtherEvent has its test above: a new event type fails
 // here until it gets one.
 TEST(EventCodecTest, EveryTypeHasATestHere) {
-  EXPECT_EQ(std::variant_size_v<EventBody>, 32u)
+  EXPECT_EQ(std::variant_size_v<EventBody>, 33u)
       << "a new event type: add its EventCodecTest (its struct, its exact wire JSON)";
 }

@@ -4,6 +4,8 @@
 // bubblewrap, a full disk). Exit 0 when ready, 1 when not; `--json` and `-q`.
 #include <sys/stat.h>
 
+#include <sstream>
+
 #include "e2e/cli_fixture.hpp"
 
 using namespace loopr::testing;
@@ -86,12 +88,15 @@ TEST_F(Doctor, ReadyRepositoryPassesEveryCheck) {
   for (const auto& r : mock->requests())
     if (r["path"] == "/v1/models") asked = true;
   EXPECT_TRUE(asked);
-  // The same as text: one line per check, then "ready".
+  // The same as text: one line per check (the sandbox's view indented below its line), then
+  // "ready".
   CliRun text = run(base_env() + " ANTHROPIC_API_KEY=test", "doctor", dir.str());
   EXPECT_EQ(text.exit_code, 0) << text.out;
-  EXPECT_EQ(std::count(text.out.begin(), text.out.end(), '\n'),
-            static_cast<long>(std::size(kCheckNames)) + 1)
-      << text.out;
+  long unindented = 0;
+  std::istringstream lines(text.out);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line[0] != ' ') ++unindented;
+  EXPECT_EQ(unindented, static_cast<long>(std::size(kCheckNames)) + 1) << text.out;
   EXPECT_EQ(text.out.rfind("✓ git: git ", 0), 0u) << text.out;
   EXPECT_NE(text.out.find("\nready\n"), std::string::npos) << text.out;
 }

@@ -65,9 +65,12 @@ TEST_F(EscapeTest, TheModelSeesOnlyTheAllowlistAndNoKeyOfThePersons) {
   if (key > 0) ::syscall(SYS_keyctl, 3 /* REVOKE */, key);
   expect_tree_merged();
   std::string conv = conversation("code-001-001-001");
-  EXPECT_NE(conv.find("listing-done"), std::string::npos) << conv.substr(0, 3000);
-  EXPECT_EQ(conv.find("SEEN"), std::string::npos) << conv.substr(0, 3000);
-  EXPECT_NE(conv.find("keys-done"), std::string::npos) << conv.substr(0, 3000);
+  // What the commands printed (each line after an escaped newline in the transcript's JSON),
+  // not the command texts, which hold the same words.
+  EXPECT_NE(conv.find("\\nlisting-done"), std::string::npos) << conv.substr(0, 3000);
+  EXPECT_EQ(conv.find("\\nSEEN "), std::string::npos) << conv.substr(0, 3000);
+  EXPECT_NE(conv.find("\\ngone /var"), std::string::npos) << conv.substr(0, 3000);
+  EXPECT_NE(conv.find("\\nkeys-done"), std::string::npos) << conv.substr(0, 3000);
   EXPECT_EQ(conv.find(kKeyringMarker), std::string::npos) << "the key's payload was read";
   if (key > 0) {
     EXPECT_NE(conv.find("read=-1 errno=38"), std::string::npos) << conv.substr(0, 3000);
@@ -163,7 +166,10 @@ TEST_F(EscapeTest, TheWebUiRefusesACommandWithTheHostsNetwork) {
 TEST_F(EscapeTest, NoCopyOfThePersonsLoginOutlivesItsCommand) {
   write_file(home / ".claude/.credentials.json", "{\"token\":\"LOGIN-COPY-7e1a\"}\n");
   fs::path bin = base.path() / "claude-bin";
-  const fs::path running_file = base.path() / "cli-running", go = base.path() / "go";
+  // What the CLI sees of the host is its worktree and its own folder (the rest is not in its
+  // sandbox): it says it runs in the worktree, and waits for `go` beside its program.
+  const fs::path go = bin / "go";
+  const fs::path running_file = repo / ".loopr/worktrees/code-002-001-001/.cli-running";
   // A claude that writes each loop's artifact or code; in a code loop it first waits for `go`.
   const std::string plan =
       "# Plan\n\n## Overview\nWrite a file.\n\n## Phases\n1. Write it.\n\n## Success "
@@ -188,8 +194,8 @@ TEST_F(EscapeTest, NoCopyOfThePersonsLoginOutlivesItsCommand) {
           "EOF\n;;\n  spec) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
           spec +
           "EOF\n;;\n  phase) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
-          phase + "EOF\n;;\n  code) touch " + q(running_file) + "; while [ ! -e " + q(go) +
-          " ]; do sleep 0.1; done; mkdir -p code; printf 'made by %s\\n' \"$id\" > "
+          phase + "EOF\n;;\n  code) touch .cli-running; while [ ! -e " + q(go) +
+          " ]; do sleep 0.1; done; rm -f .cli-running; mkdir -p code; printf 'made by %s\\n' \"$id\" > "
           "\"code/$id.txt\";;\nesac\n"
           "printf '%s\\n' '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\","
           "\"model\":\"claude-opus-5-5\",\"tools\":[\"Bash\"]}'\n"
@@ -197,13 +203,19 @@ TEST_F(EscapeTest, NoCopyOfThePersonsLoginOutlivesItsCommand) {
           "\"result\":\"done\",\"num_turns\":1,\"total_cost_usd\":0.01,\"usage\":{\"input_tokens\":"
           "10,\"output_tokens\":5},\"stop_reason\":\"end_turn\",\"session_id\":\"s1\"}'\n");
   ::chmod((bin / "claude").c_str(), 0755);
+  fs::create_directories(bin);
   write_file(go, "");  // the first tree runs through
   llm_config = "  provider: claude-code\n  model: claude-opus-5-5\n  claude_code: {command: " +
                (bin / "claude").string() + ", skip_permissions: true}\n";
+  // Copies under the repository, and any this test's daemons made in the shared temp folder
+  // (newer than `since`: other runs on the machine may have left their own).
+  const fs::path since = base.path() / "since";
+  write_file(since, "");
   auto copies = [&] {
     return run_command("grep -rl -D skip LOGIN-COPY-7e1a " + q(repo / ".loopr") +
                        " 2>/dev/null; find " + q(fs::temp_directory_path()) +
-                       " -maxdepth 3 -path '*loopr-claude*' -name .credentials.json 2>/dev/null")
+                       " -maxdepth 3 -path '*loopr-claude*' -name .credentials.json -newer " +
+                       q(since) + " 2>/dev/null")
         .output;
   };
   prepare();
@@ -212,9 +224,13 @@ TEST_F(EscapeTest, NoCopyOfThePersonsLoginOutlivesItsCommand) {
   EXPECT_EQ(copies(), "") << "after a tree";
   // A second tree, and the daemon killed while its code loop's CLI runs.
   fs::remove(go);
-  fs::remove(running_file);
-  auto started = loopr("submit --yes 'again'");
+  auto started = loopr("submit 'again'");
   ASSERT_EQ(submit_exit, 0) << started;
+  ASSERT_TRUE(wait_until(
+      [&] { return loopr("--json show 002").find("\"awaiting_approval\"") != std::string::npos; },
+      std::chrono::seconds(120)));
+  loopr("approve 002");
+  ASSERT_EQ(submit_exit, 0);
   ASSERT_TRUE(wait_until([&] { return fs::exists(running_file); }, std::chrono::seconds(120)))
       << "the code loop's CLI never started";
   EXPECT_NE(copies(), "") << "the CLI runs with its copy (the check below would prove nothing)";

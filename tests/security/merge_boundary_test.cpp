@@ -91,7 +91,7 @@ TEST_F(MergeBoundaryTest, LooprRefusesToReadItsPromptsOrConfigThroughASymlink) {
   fs::create_directories(repo / ".loopr/prompts");
   fs::rename(repo / ".loopr/config.yml", base.path() / "elsewhere/config.yml");
   fs::create_symlink(base.path() / "elsewhere/config.yml", repo / ".loopr/config.yml");
-  out = loopr("list");
+  out = loopr("config");  // reads the config (a `list` without a daemon never gets that far)
   EXPECT_EQ(submit_exit, 2) << out;
   EXPECT_NE(out.find("config.yml is a symlink"), std::string::npos) << out;
 }
