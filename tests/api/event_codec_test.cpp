@@ -212,9 +212,42 @@ TEST(EventCodecTest, PeerRefused) {
               R"({"listener":"control socket","pid":4242,"why":"it runs in a loopr sandbox"})");
 }
 
+TEST(EventCodecTest, CostWithTheCache) {
+  expect_wire(CostEvent{2, 0.5, 100, 20, 1.5, 9000, 300}, "cost",
+              R"({"n":2,"cost_usd":0.5,"input_tokens":100,"output_tokens":20,"loop_cost_usd":1.5,"cache_read_tokens":9000,"cache_write_tokens":300})");
+}
+
+TEST(EventCodecTest, CostLimit) {
+  expect_wire(CostLimitEvent{"001", "cost", 2.5, 2.0, 120000, 0, "the tree spent $2.50"},
+              "cost_limit",
+              R"({"plan_id":"001","limit":"cost","spent_usd":2.5,"max_cost_usd":2.0,"input_tokens":120000,"max_input_tokens":0,"reason":"the tree spent $2.50"})");
+}
+
+TEST(EventCodecTest, PrPublished) {
+  expect_wire(PrPublished{7, "https://github.com/o/r/pull/7", "abc123", "origin", true},
+              "pr_published",
+              R"({"number":7,"url":"https://github.com/o/r/pull/7","sha":"abc123","remote":"origin","created":true})");
+}
+
+TEST(EventCodecTest, CiChecked) {
+  expect_wire(CiChecked{"abc123", "failed", {"build", "lint"}, "2 of 3 checks failed"},
+              "ci_checked",
+              R"({"sha":"abc123","state":"failed","failing":["build","lint"],"summary":"2 of 3 checks failed"})");
+}
+
+TEST(EventCodecTest, CiFix) {
+  expect_wire(CiFix{"fix-001-ci-1", "ci", 1}, "ci_fix",
+              R"({"loop_id":"fix-001-ci-1","source":"ci","count":1})");
+}
+
+TEST(EventCodecTest, ForgeFailed) {
+  expect_wire(ForgeFailed{"push", 0, "remote rejected", "loopr merge 001"}, "forge_failed",
+              R"({"step":"push","status":0,"message":"remote rejected","retry":"loopr merge 001"})");
+}
+
 // Every alternative of EventBody but OtherEvent has its test above: a new event type fails
 // here until it gets one.
 TEST(EventCodecTest, EveryTypeHasATestHere) {
-  EXPECT_EQ(std::variant_size_v<EventBody>, 33u)
+  EXPECT_EQ(std::variant_size_v<EventBody>, 38u)
       << "a new event type: add its EventCodecTest (its struct, its exact wire JSON)";
 }
