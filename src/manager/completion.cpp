@@ -279,8 +279,6 @@ awaitable<void> on_complete(State s, std::string id) {
   co_await check_tree(s, loop.plan_id);
 }
 
-namespace {
-
 // The plan as the person approved it: the tests it names may change (a phase's `- Files:` is
 // the model's word). Read from the plan's branch at its merged iteration; "" when unreadable.
 awaitable<std::string> approved_plan_text(ManagerState& s, const std::string& plan) {
@@ -292,8 +290,6 @@ awaitable<std::string> approved_plan_text(ManagerState& s, const std::string& pl
   auto text = co_await run_blocking(s.ctx.pool, read);
   co_return text ? *text : std::string();
 }
-
-}  // namespace
 
 awaitable<void> auto_merge_into_base(ManagerState& s, std::string plan) {
   const std::string base = s.ctx.config->base_branch;

@@ -92,6 +92,8 @@ awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan_i
 /// loopr's own files, the test harness, other tools' auto-run files): then the plan is blocked
 /// with the paths and `loopr merge` decides.
 awaitable<void> auto_merge_into_base(ManagerState& s, std::string plan_id);
+/// The approved plan's text (what it names may change; completion.cpp), "" when unreadable.
+awaitable<std::string> approved_plan_text(ManagerState& s, const std::string& plan);
 
 // integration_gate.cpp
 /// One run of the integration check on a plan's tip.

@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include <loopr/api/events.hpp>
+#include <loopr/core/merge_policy.hpp>
 #include <loopr/core/protected_paths.hpp>
 #include <loopr/core/text.hpp>
 #include <loopr/engine/feedback.hpp>
@@ -104,9 +105,9 @@ awaitable<void> publish_pr(State state, std::string plan, bool by_person) {
   // Files a person reviews first (loopr's own, the harness, other tools' auto-run files such as
   // CI workflows, which a push would run on the forge): held unless the person asked for it.
   if (!by_person) {
-    auto check = [wt = s.worktrees, plan, base, config] {
-      return wt.held_changes(plan, base, harness_patterns(*config), config->protect.hold);
-    };
+    MergeRules rules = merge_rules(*config);
+    rules.approved_plan = co_await approved_plan_text(s, plan);
+    auto check = [wt = s.worktrees, plan, base, rules] { return wt.held_changes(plan, base, rules); };
     auto held = co_await run_blocking(s.ctx.pool, check);
     if (!held || !held->empty()) {
       std::string problem =
