@@ -261,9 +261,11 @@ TEST_F(ForgeTest, GitLabMergeRequestsPipelinesAndUnresolvedNotes) {
   ASSERT_EQ(notes->size(), 1u);
   EXPECT_EQ((*notes)[0].path, "a.c");
   EXPECT_EQ((*notes)[0].line, 3);
-  for (const json& r : mock.requests())
-    if (r["path"].get<std::string>().rfind("/_mock/", 0) != 0)
+  for (const json& r : mock.requests()) {
+    if (r["path"].get<std::string>().rfind("/_mock/", 0) != 0) {
       EXPECT_EQ(r["headers"]["authorization"], "[token]") << r.dump();
+    }
+  }
 }
 
 }  // namespace
