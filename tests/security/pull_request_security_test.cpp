@@ -21,9 +21,11 @@ TEST_F(PullRequestTest, AModelThatPrintsOrReadsTheTokenFindsNothing) {
   ASSERT_TRUE(wait_for_checks("passed"));
   // loopr had the token: the forge got it as the Authorization header, every time.
   ASSERT_FALSE(forge->requests().empty());
-  for (const auto& r : forge->requests())
-    if (r["path"].get<std::string>().rfind("/_mock/", 0) != 0)
+  for (const auto& r : forge->requests()) {
+    if (r["path"].get<std::string>().rfind("/_mock/", 0) != 0) {
       EXPECT_EQ(r["headers"]["authorization"], "[token]") << r.dump();
+    }
+  }
   // Nowhere else: not in what the model was sent or ran, loopr's files, commits, the daemon's
   // environment, `show --json`, `loopr logs`, the PR loopr wrote, the remote's history.
   expect_no_secret_anywhere();
