@@ -5,7 +5,7 @@
 #   share/man/man1/loopr.1.gz        generated from the CLI's own help (src/cli/docgen.hpp)
 #   share/man/man1/loopr-mock-llm.1.gz   help2man, when installed
 #   share/bash-completion/completions/loopr, share/zsh/<vendor-completions|site-functions>/_loopr
-#   share/doc/loopr/                 README.md, copyright, changelog.Debian.gz
+#   share/doc/loopr/                 README.md, docs/ (what it links), copyright, changelog.Debian.gz
 include(GNUInstallDirs)
 
 set(LOOPR_DOCS_DIR ${CMAKE_BINARY_DIR}/docs)
@@ -94,6 +94,9 @@ endif()
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/cmake/debian/copyright
               ${debian_changelog}
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The README's links: the guide, the configuration reference, the security model, … (docs/).
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
+        FILES_MATCHING PATTERN "*.md" PATTERN "*.png")
 
 # ---- the Debian package (CPack). Depends: the shared libraries' packages (dpkg-shlibdeps),
 # bubblewrap (the sandbox for commands), git (the demo and your review use the git command).

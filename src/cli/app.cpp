@@ -69,7 +69,7 @@ int run(int argc, char** argv) {
       init->add_option("--validation", init_validation,
                        "The command that runs your tests (loops.code.validation); default: found "
                        "from the repository (package.json, Cargo.toml, go.mod, CMakeLists.txt and "
-                       "others; see the README)")
+                       "others; see docs/guide.md)")
           ->option_text("CMD");
   bool init_dry_run = false;
   init->add_flag("--dry-run", init_dry_run,

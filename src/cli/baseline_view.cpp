@@ -50,6 +50,14 @@ std::string render_baseline(const api::LoopRow& plan, const Style& style) {
     if (const std::string& log = b.log; !log.empty())
       out << style.dim("  the whole output: " + log) << "\n";
   }
+  // What the tests left behind in the worktree (coverage reports, caches): recorded so that no
+  // loop ever commits it; the person may want a .gitignore line.
+  if (!b.outputs.empty()) {
+    std::string list;
+    for (const auto& p : b.outputs) list += (list.empty() ? "" : ", ") + terminal_text(p);
+    out << style.dim("  the tests leave behind (never committed; add to .gitignore?): " + list)
+        << "\n";
+  }
   return out.str();
 }
 

@@ -147,7 +147,7 @@ Check check_sandbox(const std::optional<fs::path>& root, const Config& config) {
   auto cut = problem.find("): ");
   cut = cut == std::string::npos ? problem.find(": ") : cut + 1;
   if (cut == std::string::npos)
-    return fail("sandbox", problem, "see the README's security model, or `sandbox: none`");
+    return fail("sandbox", problem, "see docs/confinement.md, or `sandbox: none`");
   return fail("sandbox", problem.substr(0, cut), problem.substr(cut + 2));
 }
 

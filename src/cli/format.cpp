@@ -72,6 +72,8 @@ json interface_show_json(const api::LoopDetail& d) {
   if (d.forecast) out["forecast"] = api::to_json(*d.forecast);
   if (d.actual) out["actual"] = api::to_json(*d.actual);
   if (d.budget) out["budget"] = api::to_json(*d.budget);
+  // A plan's pull request (merge: pr; null before one was opened or a push failed).
+  if (d.loop.is_plan() && d.loop.tree_verdict) out["pr"] = api::to_json(d.loop).at("pr");
   return out;
 }
 
@@ -197,7 +199,7 @@ std::string render_loop_details(const api::LoopDetail& detail, const Style& styl
       << "\n";
   field("task", one_line(shown(d.task), 400));
   field("reason", one_line(shown(d.status_reason), 400));
-  // The same words as scripts get (README "End reasons").
+  // The same words as scripts get (docs/architecture.md "End reasons").
   if (d.end_reason != EndReason::none) field("ended", to_string(d.end_reason));
   field("parent", d.parent_id);
   field("iteration", iteration_of(d));

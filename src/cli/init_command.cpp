@@ -153,7 +153,7 @@ std::string joined(const std::vector<std::string>& items) {
   return out.empty() ? std::string("(none)") : out;
 }
 
-// What a loop may not change on its own, and the reviewer (README "Security model").
+// What a loop may not change on its own, and the reviewer (docs/confinement.md "Security model").
 void print_protection(std::ostream& out, const Config& config) {
   out << "protected paths (a code loop changes them only where its phase lists them under "
          "`- Files:`):\n  harness"

@@ -58,8 +58,18 @@ std::string role_choice(const Config& c, std::string_view role, std::string Loop
 }  // namespace
 
 std::string Config::model_for(std::string_view role) const {
-  return role_choice(*this, role, &LoopTypeConfig::model, review.model, integration.model,
-                     llm.model);
+  std::string chosen =
+      role_choice(*this, role, &LoopTypeConfig::model, review.model, integration.model, "");
+  if (!chosen.empty()) return chosen;
+  const std::string provider = provider_for(role);
+  if (provider == "codex") return cli_model(llm.codex.model, llm.model);
+  if (provider == "gemini") return cli_model(llm.gemini.model, llm.model);
+  return llm.model;
+}
+
+std::string cli_model(const std::string& own, const std::string& llm_model) {
+  if (!own.empty()) return own;
+  return llm_model.rfind("claude", 0) == 0 ? std::string() : llm_model;
 }
 
 std::string Config::provider_for(std::string_view role) const {
@@ -70,7 +80,8 @@ std::string Config::provider_for(std::string_view role) const {
 namespace {
 
 // The providers `llm.provider` and `loops.<type>.provider` may name.
-const std::vector<std::string> kProviders = {"anthropic", "openai", "claude-code"};
+const std::vector<std::string> kProviders = {"anthropic",   "openai", "openai-responses",
+                                             "claude-code", "codex",  "gemini"};
 
 using config_detail::ConfigError;
 using config_detail::same_executor;
@@ -609,15 +620,15 @@ Result<void> apply_env(Config& config, const EnvLookup& env) {
     config.llm.provider = *p;
   }
   if (auto m = env("LOOPR_MODEL")) config.llm.model = *m;
-  if (config.llm.provider == "anthropic" || config.llm.provider == "claude-code") {
-    if (auto u = env("ANTHROPIC_BASE_URL")) config.llm.base_url = *u;
-  } else if (config.llm.provider == "openai" || config.llm.provider == "openai-responses" ||
-             config.llm.provider == "codex") {
-    if (auto u = env("OPENAI_BASE_URL")) config.llm.base_url = *u;
-  } else if (config.llm.provider == "gemini") {
-    if (auto u = env("GOOGLE_GEMINI_BASE_URL")) config.llm.base_url = *u;
-  }
+  if (auto u = env(base_url_variable(config.llm.provider))) config.llm.base_url = *u;
   return ok();
+}
+
+const char* base_url_variable(std::string_view provider) {
+  if (provider == "openai" || provider == "openai-responses" || provider == "codex")
+    return "OPENAI_BASE_URL";
+  if (provider == "gemini") return "GOOGLE_GEMINI_BASE_URL";
+  return "ANTHROPIC_BASE_URL";
 }
 
 namespace {
@@ -647,7 +658,22 @@ Result<Config> load_config(const std::string& path, const EnvLookup& env) {
     LOOPR_ASSIGN(config, parse_config(text.str(), path));
   }
   LOOPR_TRY(apply_env(config, env));
+  LOOPR_TRY(check_cli_tools(config, path));
   return config;
+}
+
+Result<void> check_cli_tools(const Config& config, std::string_view source) {
+  for (const auto& [type, loop] : config.loops) {
+    const std::string provider = config.provider_for(to_string(type));
+    if (loop.tools.empty() || (provider != "claude-code" && provider != "codex" && provider != "gemini"))
+      continue;
+    return make_error(ErrorCode::invalid_argument,
+                      std::string(source) + ": loops." + to_string(type) +
+                          ".tools cannot narrow the tools of " + provider +
+                          ", which runs its own (remove the key, or give the type a provider "
+                          "loopr drives: anthropic, openai or openai-responses)");
+  }
+  return ok();
 }
 
 std::vector<std::string> SandboxConfig::checkout_paths() const {
@@ -768,7 +794,7 @@ loops:
 )" + code_comment + R"(  code:  {max_iterations: 20, validation: )" + yaml_quoted(code_validation) +
                     R"(, iteration_timeout: 10m, max_turns_per_iteration: 50}
   review: {enabled: false, model: "", max_rounds: 2, max_attempts: 3}  # a reviewer model call after a code loop passes
-protect:                         # what a loop may not change on its own (README "Security model")
+protect:                         # what a loop may not change on its own (docs/confinement.md "Security model")
   # The test harness (inferred from the test command): a code loop changes it only where its phase
   # lists it under `- Files:`, and a tree that changes it waits for `loopr merge`.
   harness: )" + yaml_list(default_harness(code_validation)) + R"(

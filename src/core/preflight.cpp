@@ -206,7 +206,11 @@ std::string effective_base_url(const Config& config) {
   return {};
 }
 
-std::optional<PreflightProblem> check_provider(const Config& config, const EnvLookup& env) {
+namespace {
+
+// One provider, chosen by `key` (llm.provider, loops.<type>.provider, …).
+std::optional<PreflightProblem> check_one_provider(const Config& config, const std::string& key_name,
+                                                   const EnvLookup& env) {
   const std::string& provider = config.llm.provider;
   if (provider == "claude-code" || provider == "codex" || provider == "gemini") {
     const bool claude = provider == "claude-code", codex = provider == "codex";
@@ -219,12 +223,12 @@ std::optional<PreflightProblem> check_provider(const Config& config, const EnvLo
     std::error_code ec;
     if (find_program(command, path, fs::current_path(ec))) return std::nullopt;
     return PreflightProblem{
-        "the `" + command + "` CLI that llm.provider " + provider + " runs is not on the PATH",
+        "the `" + command + "` CLI that " + key_name + " " + provider + " runs is not on the PATH",
         "install " + product + " and log in, or set llm." + key + ".command to its path", true};
   }
   if (provider != "anthropic" && provider != "openai" && provider != "openai-responses")
     return PreflightProblem{
-        "llm.provider '" + provider + "' is unknown",
+        key_name + " '" + provider + "' is unknown",
         "write anthropic, openai, openai-responses, claude-code, codex or gemini", false};
   std::string var = key_variable(provider);
   auto key = env(var.c_str());
@@ -232,11 +236,32 @@ std::optional<PreflightProblem> check_provider(const Config& config, const EnvLo
   std::string url = effective_base_url(config);
   if (is_loopback_url(url)) return std::nullopt;  // a local server needs no key
   return PreflightProblem{
-      var + " is not set, and llm.provider " + provider + " needs it for " + url,
+      var + " is not set, and " + key_name + " " + provider + " needs it for " + url,
       "export " + var +
           "=… in the shell you run loopr in, which the daemon inherits; for a "
           "local server set llm.base_url",
       true};
+}
+
+}  // namespace
+
+std::optional<PreflightProblem> check_provider(const Config& config, const EnvLookup& env) {
+  if (auto p = check_one_provider(config, "llm.provider", env)) return p;
+  // Each loop type's own provider (loops.<type>.provider, loops.review, integration): its base
+  // URL from its own variable, else llm.base_url (as the client that serves it).
+  std::vector<std::pair<std::string, std::string>> chosen;
+  for (const auto& [type, loop] : config.loops)
+    chosen.emplace_back(std::string("loops.") + to_string(type) + ".provider", loop.provider);
+  chosen.emplace_back("loops.review.provider", config.review.provider);
+  chosen.emplace_back("integration.provider", config.integration.provider);
+  for (const auto& [key, provider] : chosen) {
+    if (provider.empty() || provider == config.llm.provider) continue;
+    Config other = config;
+    other.llm.provider = provider;
+    if (auto u = env(base_url_variable(provider)); u && !u->empty()) other.llm.base_url = *u;
+    if (auto p = check_one_provider(other, key, env)) return p;
+  }
+  return std::nullopt;
 }
 
 std::optional<PreflightProblem> check_validation_command(const Config& config,

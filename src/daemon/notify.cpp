@@ -127,7 +127,12 @@ struct Notifier::State {
     payload["input_tokens"] = c.input_tokens;
     payload["max_input_tokens"] = c.max_input_tokens;
     payload["event"] = "cost_limit";
-    payload["resume_with"] = "loopr resume " + plan + " --max-cost USD";
+    // What raises the cap that was hit: the cost and the runtime by `resume`, the input tokens
+    // in the config.
+    payload["resume_with"] =
+        c.limit == "runtime"        ? "loopr resume " + plan + " --max-runtime DURATION"
+        : c.limit == "input_tokens" ? "raise limits.max_input_tokens, then loopr resume " + plan
+                                    : "loopr resume " + plan + " --max-cost USD";
     run_commands(config, "cost_limit", payload);
   }
 

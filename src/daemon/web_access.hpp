@@ -1,6 +1,6 @@
 // Who may use the web UI (`loopr web`): the pure checks every request passes before a route sees
 // it. The UI listens on loopback behind a random token; a page's content is model-written, so the
-// browser side is as strict as the server side (README "The web UI").
+// browser side is as strict as the server side (docs/guide.md "The web UI").
 #pragma once
 
 #include <cstdint>

@@ -43,9 +43,11 @@ bool takes_feedback(const api::LoopRow& d) {
 }
 
 /// Whether `loopr merge` is what the plan's tree waits for: complete under `merge: manual`, held
-/// back for review, or a merge that failed.
+/// back for review, or a merge that failed; under `merge: pr`, a push or pull request that failed
+/// (`loopr merge` retries it; the base branch is the team's to merge).
 bool waits_for_merge(const api::LoopRow& d) {
   if (!d.is_plan() || !d.merged_into_base.empty()) return false;
+  if (d.pr) return !d.pr->error.empty();
   if (d.status == LoopStatus::blocked && d.end_reason == EndReason::held_for_review) return true;
   return d.tree_verdict &&
          (*d.tree_verdict == TreeVerdict::complete || *d.tree_verdict == TreeVerdict::merge_failed);
@@ -61,7 +63,10 @@ std::string action_forms(const LoopView& v, const std::string& token) {
       d.status == LoopStatus::rebasing || d.status == LoopStatus::awaiting_answer)
     buttons += button_form(id, "pause", "Pause", token);
   if (d.status == LoopStatus::paused) buttons += button_form(id, "resume", "Resume", token);
-  if (waits_for_merge(d)) buttons += button_form(id, "merge", "Merge into the base branch…", token);
+  if (waits_for_merge(d))
+    buttons += button_form(id, "merge",
+                           d.pr ? "Retry the push and pull request…" : "Merge into the base branch…",
+                           token);
   if (!terminal(d.status)) buttons += button_form(id, "stop", "Stop…", token);
   std::string out;
   if (!buttons.empty()) out += "<div class=\"actions\">" + buttons + "</div>";
@@ -76,18 +81,24 @@ std::string action_forms(const LoopView& v, const std::string& token) {
 }
 
 std::string confirm_body(const std::string& id, const std::string& action, const std::string& token,
-                         const std::string& back_href) {
+                         const std::string& back_href, bool pull_request) {
   const bool stop = action == "stop";
+  const char* what =
+      stop ? "The loop and every loop below it stop now; their work so far stays on their "
+             "branches (iterate to go on)."
+      : pull_request
+          ? "The plan's integration branch is pushed again and its pull request opened or "
+            "updated; the base branch is not touched (merging the pull request is the team's)."
+          : "The plan's integration branch is merged into the base branch.";
   std::string out = "<section class=\"confirm\"><h1>" +
-                    std::string(stop ? "Stop loop " : "Merge plan ") + esc(id) + "?</h1><p>" +
-                    (stop ? "The loop and every loop below it stop now; their work so far stays "
-                            "on their branches (iterate to go on)."
-                          : "The plan's integration branch is merged into the base branch.") +
+                    std::string(stop ? "Stop loop " : pull_request ? "Retry the pull request of plan " : "Merge plan ") +
+                    esc(id) + "?</h1><p>" + what +
                     "</p><div class=\"actions\"><form method=\"post\" action=\"" +
                     esc(action_path(id, action)) + "\">" + hidden(token, "loop") +
                     "<input type=\"hidden\" name=\"confirmed\" value=\"yes\"><button "
                     "type=\"submit\" class=\"confirm " +
-                    esc(action) + "\">" + (stop ? "Yes, stop it" : "Yes, merge it") +
+                    esc(action) + "\">" +
+                    (stop ? "Yes, stop it" : pull_request ? "Yes, retry it" : "Yes, merge it") +
                     "</button></form><a href=\"" + back_href + "\">No, go back</a></div></section>";
   return out;
 }
@@ -149,7 +160,8 @@ std::string waiting_summary(const std::vector<api::LoopRow>& loops) {
     else if (row.status == LoopStatus::awaiting_answer)
       items.push_back(row.id + " asks");
     else if (waits_for_merge(row))
-      items.push_back("plan " + row.id + " waits for its merge");
+      items.push_back("plan " + row.id +
+                      (row.pr ? "'s pull request failed" : " waits for its merge"));
   }
   if (items.empty()) return {};
   std::string out = items.front();

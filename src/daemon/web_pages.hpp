@@ -116,8 +116,9 @@ std::string file_body(const std::string& loop_id, const ShownFile& f, const std:
 std::string action_forms(const LoopView& view, const std::string& token);
 
 /// The page that asks "really?" before a stop or a merge: the same form, confirmed.
+/// `pull_request`: the plan is under `merge: pr` (its "merge" retries the push and the PR).
 std::string confirm_body(const std::string& id, const std::string& action, const std::string& token,
-                         const std::string& back_href);
+                         const std::string& back_href, bool pull_request = false);
 
 /// What waits for the person, for the page title: "plan 001 at the gate", "code-… asks",
 /// "plan 002 waits for its merge"; empty when nothing does.

@@ -176,7 +176,7 @@ struct Page {
   awaitable<Response> (*render)(PageCall&);
 };
 
-// Every page of the web UI (README "The web UI"); /static/ and /events are served before these.
+// Every page of the web UI (docs/guide.md "The web UI"); /static/ and /events are served before these.
 const Page kPages[] = {
     {"GET", "/", tree_page},
     {"GET", "/gate", gate_page},
@@ -414,10 +414,15 @@ awaitable<Response> action_post(PageCall& c) {
   const bool to_gate = form["back"] == "gate";
   const std::string back_path = to_gate ? "/gate" : "/loop/" + web::url_encode(id);
   // Stop and merge cannot be taken back: the page asks first.
-  if ((action == "stop" || action == "merge") && form["confirmed"] != "yes")
+  if ((action == "stop" || action == "merge") && form["confirmed"] != "yes") {
+    bool pull_request = false;
+    for (const auto& row : c.loops)
+      if (row.id == id) pull_request = row.pr.has_value();
     co_return html_response(
         200, web::page(c.s.frame("Confirm", "", c.loops),
-                       web::confirm_body(id, action, token, web::href(back_path, token))));
+                       web::confirm_body(id, action, token, web::href(back_path, token),
+                                         pull_request)));
+  }
   Response done = co_await c.s.call("POST", call->path, {}, call->body.dump());
   if (done.status == 200 || done.status == 201) {
     const std::string anchor = action == "comment" || action == "send-comments" ? "#comments" : "";

@@ -1,4 +1,4 @@
-// The web UI's routes (`loopr web`, README "The web UI"): pages rendered from the control API's
+// The web UI's routes (`loopr web`, docs/guide.md "The web UI"): pages rendered from the control API's
 // own answers (web_pages.hpp), the API's event stream for live updates, and the person's
 // decisions sent as the very API calls the CLI makes. Every request first passes web_access.hpp.
 #pragma once

@@ -50,6 +50,8 @@ struct Conversation {
 struct TurnLimit {
   EndReason end = EndReason::none;
   std::string reason;
+  /// `cost_limit` reached by limits.max_input_tokens (raised in the config, not by `resume`).
+  bool input_tokens = false;
 };
 using TurnCheck = std::function<std::optional<TurnLimit>(const Usage& so_far)>;
 

@@ -152,7 +152,8 @@ std::optional<TurnLimit> spending_limit(const Loop& loop, const Config& config, 
                                                 std::to_string(tree_input) +
                                                 " input tokens, its limit is " +
                                                 std::to_string(config.limits.max_input_tokens) +
-                                                " (limits.max_input_tokens)"};
+                                                " (limits.max_input_tokens)",
+                     true};
   if (config.limits.max_runtime.count() > 0 &&
       now - plan_start >= config.limits.max_runtime.count())
     return TurnLimit{EndReason::runtime_limit,
@@ -165,14 +166,20 @@ std::optional<TurnLimit> spending_limit(const Loop& loop, const Config& config, 
 
 }  // namespace
 
-Move at_limit(const Loop& loop, const Config& config, EndReason end, const std::string& reason) {
+Move at_limit(const Loop& loop, const Config& config, const TurnLimit& hit) {
+  const EndReason end = hit.end;
+  const std::string& reason = hit.reason;
   const bool tree_cap = end == EndReason::cost_limit || end == EndReason::runtime_limit;
   if (!tree_cap || !config.limits.pause_at_limit) return {LoopStatus::failed, end, reason};
+  const std::string paused = reason + "; the tree pauses (limits.at_cost_limit: pause): ";
+  if (hit.input_tokens)
+    return {LoopStatus::paused, end,
+            paused + "raise limits.max_input_tokens in .loopr/config.yml, then `loopr resume " +
+                loop.plan_id + "` goes on"};
   const std::string raise =
       end == EndReason::runtime_limit ? "--max-runtime DURATION" : "--max-cost USD";
   return {LoopStatus::paused, end,
-          reason + "; the tree pauses (limits.at_cost_limit: pause): `loopr resume " +
-              loop.plan_id + " " + raise + "` raises the cap and goes on"};
+          paused + "`loopr resume " + loop.plan_id + " " + raise + "` raises the cap and goes on"};
 }
 
 Move check_limits(const Loop& loop, const Config& config, double tree_cost, TimestampMs now,
@@ -183,7 +190,7 @@ Move check_limits(const Loop& loop, const Config& config, double tree_cost, Time
                 " iterations without passing validation"};
   if (auto hit = spending_limit(loop, config, loop.usage.cost_usd, tree_cost, tree_input, now,
                                 plan_start, asked))
-    return at_limit(loop, config, hit->end, hit->reason);
+    return at_limit(loop, config, *hit);
   return {};
 }
 
@@ -286,7 +293,7 @@ IterationVerdict decide(Loop& loop, int n, const IterationFacts& f, const Config
   if (f.end == Conversation::End::limit)
     // A limit reached between turns: the work so far is checkpointed, not judged; at a tree's
     // cap the loop pauses (limits.at_cost_limit: pause) or fails.
-    return {at_limit(loop, config, f.limit.end, f.limit.reason), "stopped"};
+    return {at_limit(loop, config, f.limit), "stopped"};
   if (!f.validation) return {{LoopStatus::failed, EndReason::internal_error, "the check did not run"}, "error"};
   const Validation& v = *f.validation;
   if (v.stopped) return {{LoopStatus::stopped, f.stop_end, f.stop_reason}, "stopped"};

@@ -59,7 +59,7 @@ Move check_limits(const Loop& loop, const Config& config, double tree_cost, Time
 /// What a limit reached does to the loop: a tree's cap (cost_limit, runtime_limit) pauses it
 /// when `limits.at_cost_limit` is `pause` (its reason names the `loopr resume` that raises the
 /// cap), anything else fails it.
-Move at_limit(const Loop& loop, const Config& config, EndReason end, const std::string& reason);
+Move at_limit(const Loop& loop, const Config& config, const TurnLimit& hit);
 
 /// Input tokens of `usage`, cached ones (read and written) included.
 std::int64_t total_input(const Usage& usage);

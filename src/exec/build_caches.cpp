@@ -12,7 +12,7 @@ struct CacheKind {
   const char* env;     ///< the tool's variable, set to where the sandbox shows it
 };
 
-// Each tool's own concurrency story (README "Warm caches"): Go's caches are safe for concurrent
+// Each tool's own concurrency story (docs/guide.md "Warm caches"): Go's caches are safe for concurrent
 // go commands (atomic renames, file locks for module downloads); cargo locks CARGO_HOME's package
 // cache; npm's cacache and pip's and uv's caches are content-addressed with atomic writes (uv
 // also locks); ccache locks its entries; Gradle locks its user home. No CARGO_TARGET_DIR: a

@@ -66,7 +66,7 @@ class UnconfinedExecutor final : public Executor {
     for (const auto& [k, v] : c.env) spec.env_set[k] = v;
     // The daemon took its provider keys out of its environment at start; should anything have
     // put one back, it still does not reach a command.
-    for (const char* key : {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"})
+    for (const char* key : kSecretVariables)
       if (!c.env.count(key)) spec.env_unset.emplace_back(key);
     spec.stdin_data = c.stdin_data;
     spec.timeout = c.timeout;

@@ -4,6 +4,7 @@
 // child's GIT_CONFIG_* variables (never on its command line, which every process can read).
 #include <loopr/core/process.hpp>
 #include <loopr/forge/forge.hpp>
+#include <loopr/llm/http_client.hpp>
 
 namespace loopr::forge {
 namespace {
@@ -38,6 +39,22 @@ std::string base64(const std::string& in) {
 
 bool is_http(const std::string& url) {
   return url.rfind("https://", 0) == 0 || url.rfind("http://", 0) == 0;
+}
+
+// A plain http:// remote on another machine: the token would travel in clear text.
+bool clear_text_to_another_machine(const std::string& url) {
+  if (url.rfind("http://", 0) != 0) return false;
+  std::string authority = url.substr(7, url.find('/', 7) == std::string::npos
+                                            ? std::string::npos
+                                            : url.find('/', 7) - 7);
+  if (auto at = authority.rfind('@'); at != std::string::npos) authority.erase(0, at + 1);
+  std::string host = authority;
+  if (!host.empty() && host.front() == '[') {
+    host = host.substr(1, host.find(']') == std::string::npos ? std::string::npos : host.find(']') - 1);
+  } else if (auto colon = host.rfind(':'); colon != std::string::npos) {
+    host.erase(colon);
+  }
+  return !llm::is_loopback_host(host);
 }
 
 ProcessSpec git_command(const std::filesystem::path& root, std::vector<std::string> args) {
@@ -120,6 +137,11 @@ Result<Pushed> push_branch(const std::filesystem::path& root, const std::string&
   LOOPR_ASSIGN(std::string url, remote_url(root, remote));
   ProcessSpec push = git_command(root, {"push", "--no-verify", "--porcelain", "--", remote,
                                 "+" + sha + ":refs/heads/" + branch});
+  if (!token.empty() && clear_text_to_another_machine(url))
+    return make_error(ErrorCode::invalid_argument,
+                      "remote " + remote + " (" + redact(url, token) +
+                          ") is plain http to another machine: loopr does not send the forge's "
+                          "token in clear text (give the remote an https:// URL)");
   if (is_http(url) && !token.empty()) {
     push.env_set["GIT_CONFIG_COUNT"] = "1";
     push.env_set["GIT_CONFIG_KEY_0"] = "http.extraHeader";

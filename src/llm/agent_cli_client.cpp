@@ -83,9 +83,11 @@ class AgentCliClient final : public LlmClient {
     Outcome outcome = reader->finish(result, *pricing_);
     if (!outcome.ok()) {
       outcome.error().request_id = reader->session_id();
-    } else if (Response& r = outcome.response(); r.model.empty()) {
-      // A CLI that does not say which model answered (codex): the one asked, priced here.
-      r.model = request.model.empty() ? settings_.model : request.model;
+    } else {
+      // A CLI that does not say which model answered (codex): the one asked. A CLI that reports
+      // no cost (codex, gemini): priced here from its token counts.
+      Response& r = outcome.response();
+      if (r.model.empty()) r.model = request.model.empty() ? settings_.model : request.model;
       if (r.usage.cost_usd == 0) r.usage.cost_usd = pricing_->cost_usd(r.model, r.usage);
     }
     co_return outcome;

@@ -42,13 +42,6 @@ std::set<std::string> allowed_hosts(const LlmConfig& c) {
   return out;
 }
 
-/// The model a non-Claude CLI is asked for: its own key, else llm.model unless that names a
-/// Claude model (the default), which the CLI would refuse; empty: the CLI's default.
-std::string cli_model(const std::string& own, const std::string& llm_model) {
-  if (!own.empty()) return own;
-  return llm_model.rfind("claude", 0) == 0 ? std::string() : llm_model;
-}
-
 }  // namespace
 
 namespace {
@@ -135,9 +128,7 @@ Config config_for_provider(const Config& config, const std::string& provider,
                            const EnvLookup& env) {
   Config c = config;
   c.llm.provider = provider;
-  const char* var = provider == "openai" || provider == "openai-responses" ? "OPENAI_BASE_URL"
-                                                                          : "ANTHROPIC_BASE_URL";
-  if (auto u = env(var); u && !u->empty()) c.llm.base_url = *u;
+  if (auto u = env(base_url_variable(provider)); u && !u->empty()) c.llm.base_url = *u;
   return c;
 }
 

@@ -1,4 +1,4 @@
-// Prompt caching on the wire (README "What a tree costs"): where an Anthropic request carries
+// Prompt caching on the wire (docs/guide.md "What a tree costs"): where an Anthropic request carries
 // its `cache_control` breakpoints, and the OpenAI `prompt_cache_key` of a loop. Pure code over
 // the request body, unit-tested (tests/llm/prompt_cache_test.cpp).
 #pragma once

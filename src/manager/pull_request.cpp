@@ -1,4 +1,4 @@
-// `merge: pr` (README "Pull requests and CI"): a tree whose integration tip passed the gate is
+// `merge: pr` (docs/guide.md "Pull requests and CI"): a tree whose integration tip passed the gate is
 // pushed to `forge.remote` as `loopr/<plan>` and gets a pull request; with `forge.ci.wait` the
 // head commit's checks are polled (ci_watch.cpp) and a failing check makes a CI fix loop on the
 // integration branch, whose completion brings the tree back through the gate and here (a new

@@ -77,7 +77,7 @@ void detect_node(const fs::path& root, std::vector<TestCommandCandidate>& out) {
 }
 
 // tox.ini's `[testenv] commands = …` (continuation lines indented) as one shell command:
-// `{posargs}` dropped, `{toxinidir}` the checkout, a `- ` prefix (ignore the exit code) kept out;
+// `{posargs}` dropped (`{posargs:D}`: D), `{toxinidir}` the checkout, a `- ` prefix (ignore the exit code) kept out;
 // empty when a line needs another substitution only tox knows.
 std::string tox_commands(const std::string& ini) {
   std::istringstream in(ini);
@@ -103,7 +103,9 @@ std::string tox_commands(const std::string& ini) {
       if (!in_commands) continue;
       text = line.substr(eq + 1);
     }
-    text = std::regex_replace(text, std::regex(R"(\{posargs(:[^}]*)?\})"), "");
+    // tox's own substitution: `{posargs:DEFAULT}` is DEFAULT when no arguments are given.
+    text = std::regex_replace(text, std::regex(R"([ \t]*\{posargs\})"), "");
+    text = std::regex_replace(text, std::regex(R"(\{posargs:([^}]*)\})"), "$1");
     text = std::regex_replace(text, std::regex(R"(\{toxinidir\}/?)"), "./");
     text.erase(0, text.find_first_not_of(" \t"));
     text.erase(text.find_last_not_of(" \t") + 1);

@@ -286,7 +286,29 @@ std::optional<std::string> explain_hidden_path(const std::string& output, const 
         token.pop_back();
       while (!token.empty() && std::string("'\"`(").find(token.front()) != std::string::npos)
         token.erase(0, 1);
-      if (token.find('/') == std::string::npos) continue;
+      if (token.find('/') == std::string::npos) {
+        // A bare name the shell did not find (`sh: 1: pytest: not found`, `bash: pytest: command
+        // not found`): the host's PATH finds it under a folder the sandbox hides (~/.local/bin,
+        // a pyenv or asdf shim)?
+        if (token.empty() || (line.find(token + ": not found") == std::string::npos &&
+                              line.find(token + ": command not found") == std::string::npos))
+          continue;
+        auto found = find_program(token, env("PATH").value_or(""), root);
+        if (!found || !found->is_absolute()) continue;
+        Walker w{root, env, {}, {}, false};
+        w.walk(*found, 0);
+        for (const auto& hop : w.hops) {
+          if (!hidden_in_sandbox(hop, root) || shown_by(hop, config.sandbox.read_only, root, home))
+            continue;
+          auto show = folder_to_show(hop, home);
+          if (!show) continue;
+          return "`" + token + "` is " + found->string() + " on your PATH, under " +
+                 hop.string() + ", which the sandbox hides: add `" + show->string() +
+                 "` to sandbox.read_only in .loopr/config.yml (`sandbox: {read_only: [" +
+                 show->string() + "]}`)";
+        }
+        continue;
+      }
       fs::path p = token;
       // A worktree's path stands for the checkout's.
       std::string s = p.string();

@@ -12,10 +12,11 @@ TEST(MaintenanceViewsTest, StatsRoundTrip) {
   json j = json::parse(R"({"since":"2026-11-20T00:00:00.000Z","plans":[
       {"id":"001","task":"Add OAuth","tree_verdict":"merged","cost_usd":1.25,"input_tokens":12000,
        "output_tokens":3000,"cache_read_tokens":5,"cache_write_tokens":6,"model_calls":40,
-       "iterations":12,"loops":{"complete":7,"total":7},"wall_ms":600000,"iteration_ms":500000}],
+       "iterations":12,"loops":{"complete":7,"total":7},"wall_ms":600000,"iteration_ms":500000,
+       "cache_hit_share":0.0,"uncached_cost_usd":0.0}],
       "total":{"cost_usd":1.25,"input_tokens":12000,"output_tokens":3000,"cache_read_tokens":5,
        "cache_write_tokens":6,"model_calls":40,"iterations":12,"loops":{"complete":7,"total":7},
-       "wall_ms":600000,"iteration_ms":500000}})");
+       "wall_ms":600000,"iteration_ms":500000,"cache_hit_share":0.0,"uncached_cost_usd":0.0}})");
   StatsView s = stats_from_json(j);
   ASSERT_EQ(s.plans.size(), 1u);
   EXPECT_EQ(s.plans[0].tree_verdict, "merged");

@@ -20,7 +20,7 @@ const char* kPlanRow = R"({
   "merge_error":null,"tree_cost_usd":1.25,
   "integration":{"result":"failed","sha":"abc","summary":"exit 1","output":"boom","log":"l","fix_loops":1},
   "baseline":{"result":"passed","sha":"abc","summary":null,"output":null,"log":null,
-              "duration_ms":2100,"setup_ms":400},
+              "duration_ms":2100,"setup_ms":400,"outputs":[]},"pr":null,
   "held":{"paths":[".vscode/tasks.json"]}
 })";
 
@@ -57,14 +57,15 @@ TEST(ViewsTest, AWaitingLoopCarriesItsQuestion) {
 TEST(ViewsTest, ADetailWithIterationsForecastAndActual) {
   json j = json::parse(kPlanRow);
   j["iterations"] = json::parse(R"([{"n":1,"status":"failed","exit_code":null,"cost_usd":0.1,
-      "input_tokens":10,"output_tokens":2,"duration_ms":5,"summary":"s"}])");
+      "input_tokens":10,"output_tokens":2,"duration_ms":5,"summary":"s","cache_read_tokens":0,
+      "cache_write_tokens":0,"uncached_cost_usd":0.0}])");
   j["validation_output"] = "out";
   j["progress"] = "p";
   j["input_artifact"] = "";
   j["conflicts"] = {"a.txt"};
-  j["forecast"] = json::parse(R"({"cost_usd":1.5,"low":1,"high":2.5,"loops":9,"basis":"b",
+  j["forecast"] = json::parse(R"({"cost_usd":1.5,"low":1.0,"high":2.5,"loops":9,"basis":"b",
       "specs":2,"phases":6,"model_calls":40,"duration_ms":60000,"plan_iteration":1,
-      "made_at":"2026-11-26T10:00:00.000Z","max_cost_usd":25,"over_limit":false})");
+      "made_at":"2026-11-26T10:00:00.000Z","max_cost_usd":25.0,"over_limit":false})");
   j["actual"] = json::parse(R"({"cost_usd":1.25,"loops":9,"model_calls":38,"duration_ms":50000})");
   LoopDetail d = loop_detail_from_json(j);
   ASSERT_EQ(d.iterations.size(), 1u);

@@ -1,6 +1,7 @@
 // The CLI's formatting: INTERFACE.md's --json shapes, the aligned tree, costs and ages, event
 // lines, tree completion, and the API error → exit code mapping.
 #include "cli/format.hpp"
+#include "cli/baseline_view.hpp"
 
 #include <gtest/gtest.h>
 
@@ -263,4 +264,23 @@ TEST(FormatTest, LoopDetailsOfAPlanSayWhereItsTreeStands) {
   EXPECT_EQ(render_loop_details(detail_of(api_loop("001-001", "spec", "running", "001")), Style{false}, 0)
                 .find("\ntree:"),
             std::string::npos);
+}
+
+TEST(BaselineViewTest, WhatTheTestsLeaveBehindIsListed) {
+  loopr::api::LoopRow plan;
+  plan.id = "001";
+  loopr::api::BaselineView b;
+  b.result = loopr::api::kBaselinePassed;
+  b.sha = "0123456789abcdef";
+  b.duration_ms = 2100;
+  plan.baseline = b;
+  const loopr::cli::Style plain;
+  EXPECT_EQ(loopr::cli::render_baseline(plan, plain).find("leave behind"), std::string::npos);
+  plan.baseline->outputs = {"coverage/", ".nyc_output/\x1b[31m"};
+  std::string text = loopr::cli::render_baseline(plan, plain);
+  EXPECT_NE(text.find("the tests leave behind (never committed; add to .gitignore?): coverage/, "
+                      ".nyc_output/"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;  // a name is text, never a control
 }

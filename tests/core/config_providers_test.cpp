@@ -79,3 +79,47 @@ TEST(ConfigProvidersTest, EachProviderReadsItsOwnBaseUrlVariable) {
   EXPECT_EQ(c.llm.provider, "gemini");
   EXPECT_FALSE(apply_env(c, fake_env({{"LOOPR_PROVIDER", "cursor"}})).ok());
 }
+
+TEST(ConfigProvidersTest, ALoopTypeMayNameAnyProviderAndAnAgentCliGetsItsOwnModel) {
+  auto r = parse_config(R"(
+llm:
+  provider: anthropic
+  codex: {model: gpt-9-codex}
+loops:
+  plan: {model: claude-opus-5-5}
+  code: {provider: codex}
+  spec: {provider: gemini}
+  phase: {provider: openai-responses, model: gpt-9}
+)",
+                        "x.yml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->provider_for("code"), "codex");
+  EXPECT_EQ(r->provider_for("plan"), "anthropic");
+  // An agent CLI's type without a model of its own asks for the CLI's (llm.codex.model), and
+  // never for llm.model's Claude default, which that CLI would refuse (gemini: its default).
+  EXPECT_EQ(r->model_for("code"), "gpt-9-codex");
+  EXPECT_EQ(r->model_for("spec"), "");
+  EXPECT_EQ(r->model_for("phase"), "gpt-9");
+  EXPECT_EQ(r->model_for("plan"), "claude-opus-5-5");
+  EXPECT_EQ(r->model_for("review"), "claude-sonnet-5-5");
+  Config c;
+  c.llm.provider = "gemini";
+  c.llm.model = "gemini-9-flash";  // not a Claude model: the CLI gets it
+  EXPECT_EQ(c.model_for("code"), "gemini-9-flash");
+}
+
+TEST(ConfigProvidersTest, ToolsOfATypeAnAgentCliRunsAreRefusedNotIgnored) {
+  auto r = parse_config("llm:\n  provider: codex\nloops:\n  code: {tools: [read_file]}\n", "x.yml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto refused = check_cli_tools(*r, "x.yml");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("loops.code.tools"), std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("codex"), std::string::npos) << refused.error().message;
+  // The same key on a type loopr drives itself is fine.
+  auto mixed = parse_config(
+      "llm:\n  provider: codex\nloops:\n  code: {provider: anthropic, tools: [read_file]}\n",
+      "x.yml");
+  ASSERT_TRUE(mixed.ok()) << mixed.error().message;
+  EXPECT_TRUE(check_cli_tools(*mixed, "x.yml").ok());
+}

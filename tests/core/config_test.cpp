@@ -155,7 +155,7 @@ TEST(ConfigTest, WrongTypeNamesKeyAndLine) {
 
 TEST(ConfigTest, BadValueNamesKeyAndLine) {
   EXPECT_EQ(error_of("merge: sometimes\n"),
-            ".loopr/config.yml:1: merge: must be one of auto | manual, got \"sometimes\"");
+            ".loopr/config.yml:1: merge: must be one of auto | manual | pr, got \"sometimes\"");
   EXPECT_EQ(error_of("concurrency:\n  llm_slots: 0\n"),
             ".loopr/config.yml:2: concurrency.llm_slots: must be between 1 and 10000, got 0");
   EXPECT_EQ(error_of("llm:\n  provider: cursor\n"),

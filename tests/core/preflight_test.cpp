@@ -88,6 +88,28 @@ TEST(PreflightTest, ProviderNeeds) {
   EXPECT_FALSE(check_provider(c, env_of({{"PATH", dir.str()}})));
 }
 
+TEST(PreflightTest, ALoopTypesOwnProviderIsCheckedToo) {
+  Config c;  // anthropic, its key set
+  c.loops[LoopType::code].provider = "codex";
+  auto cli = check_provider(c, env_of({{"ANTHROPIC_API_KEY", "k"}, {"PATH", "/nonexistent"}}));
+  ASSERT_TRUE(cli);
+  EXPECT_NE(cli->what.find("loops.code.provider codex"), std::string::npos) << cli->what;
+  TempDir dir;
+  write_file(dir / "codex", "#!/bin/sh\n");
+  ::chmod((dir / "codex").c_str(), 0755);
+  EXPECT_FALSE(check_provider(c, env_of({{"ANTHROPIC_API_KEY", "k"}, {"PATH", dir.str()}})));
+  // An API provider of a type needs its own key (a local server of its own does not).
+  c.loops[LoopType::code].provider.clear();
+  c.review.provider = "openai";
+  auto key = check_provider(c, env_of({{"ANTHROPIC_API_KEY", "k"}}));
+  ASSERT_TRUE(key);
+  EXPECT_NE(key->what.find("OPENAI_API_KEY is not set, and loops.review.provider openai"),
+            std::string::npos)
+      << key->what;
+  EXPECT_FALSE(check_provider(
+      c, env_of({{"ANTHROPIC_API_KEY", "k"}, {"OPENAI_BASE_URL", "http://127.0.0.1:9"}})));
+}
+
 TEST(PreflightTest, ValidationCommand) {
   TempDir repo;
   Config c;

@@ -180,6 +180,30 @@ TEST(WebActionsTest, EachStateOffersTheActionsTheCliAllows) {
   EXPECT_FALSE(has(forms(merged), "/merge\""));
 }
 
+TEST(WebActionsTest, UnderMergePrThePageOffersARetryOfAFailedPushNotAMerge) {
+  auto forms = [](const json& d) { return action_forms(view_of(d), kToken); };
+  json plan = row("001", "plan", "complete");
+  plan["tree_verdict"] = "complete";
+  plan["pr"] = {{"number", 7}, {"url", "https://forge.test/acme/widgets/pull/7"},
+                {"state", "open"}, {"checks", "passed"}, {"head", "abc"}, {"failing", nullptr},
+                {"error", nullptr}, {"ci_fix_loops", 0}};
+  // An open PR with passing checks: nothing of the base branch is the page's to merge.
+  EXPECT_FALSE(has(forms(plan), "/merge\"")) << forms(plan);
+  auto rows = loopr::api::loop_rows_from_json(json{{"loops", json::array({plan})}});
+  EXPECT_EQ(waiting_summary(rows), "");
+  // The push failed: `loopr merge` retries it, and the page says so.
+  plan["pr"]["error"] = "git push to origin failed (loopr merge 001 retries)";
+  std::string retry = forms(plan);
+  EXPECT_TRUE(has(retry, "action=\"/loop/001/merge\"")) << retry;
+  EXPECT_TRUE(has(retry, "Retry the push and pull request")) << retry;
+  EXPECT_FALSE(has(retry, "Merge into the base branch")) << retry;
+  rows = loopr::api::loop_rows_from_json(json{{"loops", json::array({plan})}});
+  EXPECT_EQ(waiting_summary(rows), "plan 001's pull request failed");
+  std::string confirm = confirm_body("001", "merge", kToken, "/loop/001?token=x", true);
+  EXPECT_TRUE(has(confirm, "base branch is not touched")) << confirm;
+  EXPECT_FALSE(has(confirm, "merged into the base branch")) << confirm;
+}
+
 TEST(WebActionsTest, StopAndMergeAskFirst) {
   std::string html = confirm_body("001", "merge", kToken, "/loop/001?token=x");
   EXPECT_TRUE(has(html, "Merge plan 001?")) << html;

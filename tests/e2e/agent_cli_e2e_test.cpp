@@ -167,9 +167,11 @@ class AgentCliE2eTest : public ::testing::Test {
     // The transcript has the CLI's tool call and its answer.
     std::string conv = conversation("code-001-001-001");
     EXPECT_NE(conv.find("Done."), std::string::npos) << conv.substr(0, 3000);
-    // The person's home got no configuration of the CLI; loopr's run folder did.
+    // The person's home got no configuration of the CLI; loopr's run folder did, for the
+    // command's time only (its private folder went with it).
     EXPECT_FALSE(fs::exists(home / ("." + cli))) << "the CLI wrote into the person's home";
-    EXPECT_TRUE(fs::exists(repo / ".loopr/run" / cli / "001"));
+    EXPECT_TRUE(fs::exists(repo / ".loopr/run" / cli));
+    EXPECT_FALSE(fs::exists(repo / ".loopr/run" / cli / "001"));
   }
 };
 
@@ -184,6 +186,9 @@ TEST_F(AgentCliE2eTest, ATreeCompletesWithTheRealCodexCliAgainstTheResponsesApi)
   ASSERT_FALSE(requests.empty());
   EXPECT_EQ(requests[0]["path"], "/v1/responses");
   EXPECT_EQ(requests[0]["body"]["store"], false);
+  // The model asked for is the CLI's own (llm.codex.model), never llm.model's Claude default.
+  for (const auto& r : requests)
+    if (r["path"] == "/v1/responses") EXPECT_EQ(r["body"]["model"], "gpt-9-codex") << r.dump();
   // A code loop's cost is the price table's for codex's usage (the CLI reports none).
   auto show = run_command(env() + shell_quote(LOOPR_BIN) + " -C " + shell_quote(repo.string()) +
                           " show code-001-001-001 --json");
@@ -201,4 +206,19 @@ TEST_F(AgentCliE2eTest, ATreeCompletesWithTheRealGeminiCliAgainstTheGeminiApi) {
   ASSERT_FALSE(requests.empty());
   EXPECT_NE(requests[0]["path"].get<std::string>().find(":streamGenerateContent"),
             std::string::npos);
+  // The model asked for is the CLI's own (llm.gemini.model), never llm.model's Claude default.
+  // (The CLI may ask a small model of its own for housekeeping; the turns go to the one asked.)
+  int asked = 0;
+  for (const auto& r : requests) {
+    const std::string path = r["path"].get<std::string>();
+    asked += path.find("/models/gemini-9-pro:") != std::string::npos;
+    EXPECT_EQ(path.find("claude"), std::string::npos) << path;
+  }
+  EXPECT_GT(asked, 0);
+  // Gemini reports its model but no cost: loopr prices its usage from the table.
+  auto show = run_command(env() + shell_quote(LOOPR_BIN) + " -C " + shell_quote(repo.string()) +
+                          " show code-001-001-001 --json");
+  auto j = nlohmann::json::parse(show.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << show.output;
+  EXPECT_GT(j.value("cost_usd", 0.0), 0.0) << show.output;
 }

@@ -15,7 +15,7 @@ void expect_one_error_line(const CliRun& r, const std::string& contains) {
   EXPECT_EQ(r.err.find('\x1b'), std::string::npos);
 }
 
-// INTERFACE.md's loop, with loopr's `end_reason` (README "Where loopr differs").
+// INTERFACE.md's loop, with loopr's `end_reason` (docs/differences.md "Where loopr differs").
 const char* const kLoopFields[] = {
     "id",         "type",         "status",        "parent_id", "iteration", "max_iterations",
     "cost_usd",   "input_tokens", "output_tokens", "artifacts", "worktree",  "branch",
@@ -151,7 +151,7 @@ TEST_F(CliE2E, SubmitListShowJsonAndTheGateExitCodes) {
   CliRun show = loopr("--json show 001");
   ASSERT_EQ(show.exit_code, 0);
   json d = show.json();
-  // A plan at the gate also has its forecast (README "Coordination").
+  // A plan at the gate also has its forecast (docs/guide.md "Coordination").
   EXPECT_EQ(d.size(), std::size(kLoopFields) + 2) << d.dump();
   EXPECT_TRUE(d["forecast"].is_object()) << d.dump();
   ASSERT_EQ(d["iterations"].size(), 1u);
@@ -204,7 +204,7 @@ TEST_F(CliE2E, SubmitListShowJsonAndTheGateExitCodes) {
   CliRun all = loopr("--json list");
   ASSERT_EQ(all.json()["loops"].size(), 4u);
   for (const auto& loop : all.json()["loops"]) expect_interface_loop(loop);
-  // Why each ended, for scripts (README "End reasons").
+  // Why each ended, for scripts (docs/architecture.md "End reasons").
   EXPECT_EQ(all.json()["loops"][0]["end_reason"], "approved");
   for (int i = 1; i < 4; ++i)
     EXPECT_EQ(all.json()["loops"][i]["end_reason"], "validation_passed") << all.out;

@@ -404,6 +404,13 @@ TEST(IterationRulesTest, TheTreesCapsPauseByDefaultAndTheTokenCapCountsCachedInp
   Move tokens = check_limits(l, c, 1.0, start, start, {}, 1000);
   EXPECT_EQ(tokens.status, LoopStatus::paused);
   EXPECT_NE(tokens.reason.find("limits.max_input_tokens"), std::string::npos) << tokens.reason;
+  // `resume --max-cost` cannot raise the token cap: the reason says what does.
+  EXPECT_EQ(tokens.reason.find("--max-cost"), std::string::npos) << tokens.reason;
+  EXPECT_NE(tokens.reason.find("raise limits.max_input_tokens in .loopr/config.yml, then `loopr "
+                               "resume 001`"),
+            std::string::npos)
+      << tokens.reason;
+  EXPECT_NE(cost.reason.find("`loopr resume 001 --max-cost USD`"), std::string::npos) << cost.reason;
   Usage so_far;
   so_far.input_tokens = 100;
   so_far.cache_read_tokens = 400;

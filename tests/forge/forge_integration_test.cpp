@@ -97,6 +97,28 @@ TEST_F(ForgeTest, AFailedPushSaysWhyWithoutTheToken) {
   EXPECT_NE(missing.error().message.find("forge.remote"), std::string::npos);
 }
 
+// proves S6.40
+TEST_F(ForgeTest, TheTokenNeverTravelsInClearTextToAnotherMachine) {
+  // A plain http remote on another machine: refused before git runs, with what to do.
+  run_command("git remote set-url origin http://forge.invalid/acme/widgets.git", root.string());
+  auto pushed = push_branch(root, "origin", "loopr/001", kToken);
+  ASSERT_FALSE(pushed);
+  EXPECT_NE(pushed.error().message.find("clear text"), std::string::npos) << pushed.error().message;
+  EXPECT_NE(pushed.error().message.find("https://"), std::string::npos) << pushed.error().message;
+  EXPECT_EQ(pushed.error().message.find(kToken), std::string::npos);
+  // Credentials or a port in the URL change nothing.
+  run_command("git remote set-url origin http://user@forge.invalid:8080/acme/widgets.git",
+              root.string());
+  auto again = push_branch(root, "origin", "loopr/001", kToken);
+  ASSERT_FALSE(again);
+  EXPECT_NE(again.error().message.find("clear text"), std::string::npos) << again.error().message;
+  // Plain http to this machine (a local forge, a test's server) is not refused for that reason.
+  run_command("git remote set-url origin http://127.0.0.1:9/acme/widgets.git", root.string());
+  auto local = push_branch(root, "origin", "loopr/001", kToken);
+  ASSERT_FALSE(local);
+  EXPECT_EQ(local.error().message.find("clear text"), std::string::npos) << local.error().message;
+}
+
 TEST_F(ForgeTest, OpensThePullRequestOnceWithGitHubsHeaders) {
   ASSERT_TRUE(push_branch(root, "origin", "loopr/001", ""));
   MockForge mock(json{{"repo", "acme/widgets"}}, kToken, bare.string());
@@ -116,6 +138,7 @@ TEST_F(ForgeTest, OpensThePullRequestOnceWithGitHubsHeaders) {
   EXPECT_EQ(second->number, 1);
   EXPECT_EQ(mock.state()["pulls"].size(), 1u);
   for (const json& r : mock.requests()) {
+    if (r["path"].get<std::string>().rfind("/_mock/", 0) == 0) continue;  // the test's own
     EXPECT_EQ(r["headers"]["accept"], "application/vnd.github+json") << r.dump();
     EXPECT_EQ(r["headers"]["x-github-api-version"], "2022-11-28") << r.dump();
     EXPECT_FALSE(r["headers"].value("user-agent", std::string()).empty()) << r.dump();

@@ -140,8 +140,10 @@ TEST(AnthropicWireTest, EchoesReceivedBlocksVerbatimAndSendsToolResults) {
   ASSERT_EQ(sent.size(), 3u);
   EXPECT_EQ(sent[1]["role"], "assistant");
   EXPECT_EQ(sent[1]["content"], json::parse(body)["content"]);  // unchanged, same order
+  // The newest turn carries the rolling cache breakpoint (llm.cache: auto).
   EXPECT_EQ(sent[2], json::parse(R"({"role":"user","content":[{"type":"tool_result",
-      "tool_use_id":"toolu_1","content":"no such file","is_error":true}]})"));
+      "tool_use_id":"toolu_1","content":"no such file","is_error":true,
+      "cache_control":{"type":"ephemeral"}}]})"));
 }
 
 TEST(AnthropicWireTest, RefusesPrefillAndRebuiltThinkingButResendsPausedTurns) {

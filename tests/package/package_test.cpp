@@ -129,7 +129,9 @@ TEST(PackageTest, CMakeInstallPutsEverythingUnderThePrefixAndItRuns) {
        {"bin/loopr", "bin/loopr-mock-llm", "share/loopr/example/mock-model.yml",
         "share/loopr/example/config.yml", "share/loopr/example/project/tests/run.sh",
         "share/man/man1/loopr.1.gz", "share/bash-completion/completions/loopr",
-        "share/zsh/site-functions/_loopr", "share/doc/loopr/copyright"})
+        "share/zsh/site-functions/_loopr", "share/doc/loopr/copyright",
+        "share/doc/loopr/README.md", "share/doc/loopr/docs/guide.md",
+        "share/doc/loopr/docs/security.md"})
     EXPECT_TRUE(fs::exists(prefix / file)) << file;
   EXPECT_EQ(read_file(prefix / "share/bash-completion/completions/loopr"),
             read_file(kBuild / "docs/loopr.bash"));
@@ -198,7 +200,7 @@ TEST(PackageTest, DebianPackageInstallsIntoARootAndRuns) {
         "./usr/share/man/man1/loopr.1.gz", "./usr/share/man/man1/loopr-mock-llm.1.gz",
         "./usr/share/bash-completion/completions/loopr",
         "./usr/share/zsh/vendor-completions/_loopr", "./usr/share/doc/loopr/copyright",
-        "./usr/share/doc/loopr/changelog.Debian.gz"})
+        "./usr/share/doc/loopr/changelog.Debian.gz", "./usr/share/doc/loopr/docs/guide.md"})
     EXPECT_NE(contents.find(std::string(file) + "\n"), std::string::npos) << file;
   EXPECT_EQ(contents.find(kSource.string()), std::string::npos);
 

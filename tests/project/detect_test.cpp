@@ -38,7 +38,7 @@ const Layout kLayouts[] = {
      {"tox", "pytest tests && flake8 ./src", "make test"}},
     {"python_tox_commands_one_line",
      {{"tox.ini", "[testenv]\ncommands = python -m unittest {posargs:discover}\n"}},
-     {"tox", "python -m unittest"}},
+     {"tox", "python -m unittest discover"}},
     {"python_tox_commands_tox_only_substitution",
      {{"tox.ini", "[testenv]\ncommands = pytest --basetemp={envtmpdir}\n"}}, {"tox"}},
     {"python_assumed", {{"setup.py", ""}}, {"pytest"}},

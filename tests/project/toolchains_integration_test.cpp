@@ -142,4 +142,23 @@ TEST_F(Toolchains, ANotFoundOnAHiddenPathIsExplainedWithTheLineToAdd) {
   EXPECT_FALSE(project::explain_hidden_path("3 passed\n", repo, config, env()));
 }
 
+TEST_F(Toolchains, ABareNameTheShellDidNotFindIsExplainedThroughTheHostsPath) {
+  // pytest installed with `pip install --user`: ~/.local/bin/pytest, found by the host's PATH,
+  // hidden in the sandbox (`sh: 1: pytest: not found`).
+  fs::path prefix = pyenv_python();
+  executable(home / ".local/bin/pytest", "#!" + (prefix / "bin/python3").string() + "\n");
+  path_env = (home / ".local/bin").string() + ":/usr/bin:/bin";
+  Config config;
+  auto why = project::explain_hidden_path("/bin/sh: 1: pytest: not found\n", repo, config, env());
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("`pytest`"), std::string::npos) << *why;
+  EXPECT_NE(why->find("sandbox.read_only"), std::string::npos) << *why;
+  auto bash = project::explain_hidden_path("bash: line 1: pytest: command not found\n", repo,
+                                           config, env());
+  ASSERT_TRUE(bash);
+  // A word of the output that is no program the shell looked for explains nothing.
+  EXPECT_FALSE(project::explain_hidden_path("pytest: 3 tests not found in -k filter\n", repo,
+                                            config, env()));
+}
+
 }  // namespace

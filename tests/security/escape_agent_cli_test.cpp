@@ -158,8 +158,11 @@ TEST_P(AgentCliEscapeTest, AHostileCliChangesNothingOfThePersonsAndReachesOnlyTh
   EXPECT_NE(
       log.find(cli.name + " CLI network: refused 127.0.0.1:" + std::to_string(listener.port())),
       std::string::npos);
-  // The private folder of each run is loopr's, under its run folder; never the person's.
-  EXPECT_TRUE(fs::exists(repo / ".loopr/run" / cli.name / "001")) << "no private folder";
+  // The private folder of each run was loopr's, under its run folder (the runs saw it: cfg=private
+  // above), never the person's; it went with its command (S6.1).
+  EXPECT_TRUE(fs::exists(repo / ".loopr/run" / cli.name)) << "no run folder of the CLI";
+  EXPECT_FALSE(fs::exists(repo / ".loopr/run" / cli.name / "001"))
+      << "the private folder outlived its command";
   expect_no_secret_anywhere();
 }
 

@@ -30,6 +30,8 @@ namespace fs = std::filesystem;
 /// anything the model was sent, a trick worked.
 inline constexpr const char* kKeyMarker = "sk-ant-SECRETKEY-5b1e";
 inline constexpr const char* kTokenMarker = "ghp_SECRETTOKEN_77c0";
+inline constexpr const char* kGeminiMarker = "AIza-GEMINIKEY-0d5e";
+inline constexpr const char* kGoogleMarker = "AIza-GOOGLEKEY-91f3";
 inline constexpr const char* kSshMarker = "SECRET-SSH-PRIVATE-KEY-4d2a";
 inline constexpr const char* kRemoteMarker = "SECRET-REMOTE-PASSWORD-0f9e";
 inline constexpr const char* kOtherMarker = "SECRET-OTHER-WORKTREE-c3a8";
@@ -150,6 +152,7 @@ class EscapeTest : public ::testing::Test {
     return "env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 HOME=" +
            shell_quote(home.string()) + " ANTHROPIC_API_KEY=" + kKeyMarker +
            " GITHUB_TOKEN=" + kTokenMarker +
+           " GEMINI_API_KEY=" + kGeminiMarker + " GOOGLE_API_KEY=" + kGoogleMarker +
            " SSH_AUTH_SOCK=" + shell_quote(agent_socket.string()) + " ";
   }
 
@@ -281,7 +284,8 @@ class EscapeTest : public ::testing::Test {
   /// No marker in anything loopr wrote (logs, transcripts, worktrees, archives), in any commit of
   /// any branch, in any request the model received, or in the daemon's environment.
   void expect_no_secret_anywhere() {
-    for (const char* marker : {kKeyMarker, kTokenMarker, kSshMarker, kRemoteMarker, kOtherMarker}) {
+    for (const char* marker : {kKeyMarker, kTokenMarker, kGeminiMarker, kGoogleMarker, kSshMarker,
+                               kRemoteMarker, kOtherMarker}) {
       std::string m = shell_quote(marker);
       auto files = run_command("grep -rla --exclude-dir=.git --exclude-dir='code-009*' " + m + " " +
                                shell_quote((repo / ".loopr").string()) + " " +
@@ -295,8 +299,9 @@ class EscapeTest : public ::testing::Test {
     long pid = daemon_pid();
     if (pid > 0) {
       std::string environ_text = read_file("/proc/" + std::to_string(pid) + "/environ");
-      EXPECT_EQ(environ_text.find(kKeyMarker), std::string::npos)
-          << "the key is in the daemon's /proc/pid/environ";
+      for (const char* marker : {kKeyMarker, kGeminiMarker, kGoogleMarker})
+        EXPECT_EQ(environ_text.find(marker), std::string::npos)
+            << marker << " is in the daemon's /proc/pid/environ";
     }
     EXPECT_EQ(agent->accepted(), 0) << "something connected to the SSH agent socket";
   }

@@ -1,4 +1,4 @@
-// What prompt caching saves (README "What a tree costs"), against loopr-mock-llm emulating
+// What prompt caching saves (docs/guide.md "What a tree costs"), against loopr-mock-llm emulating
 // Anthropic's prompt cache by its documented rules (defaults.prompt_cache):
 //   1. one scripted code iteration of 20 model turns (19 read_file calls on a real-sized file,
 //      then the answer), with llm.cache auto and off;

@@ -242,7 +242,7 @@ struct IntegrationConfig {
 };
 
 /// `forge:` where `merge: pr` pushes a finished tree's integration branch and opens its pull
-/// request, and how the forge's CI is awaited (README "Pull requests and CI").
+/// request, and how the forge's CI is awaited (docs/guide.md "Pull requests and CI").
 struct ForgeCiConfig {
   bool wait = true;                              ///< poll the head commit's checks
   Duration timeout = std::chrono::hours(2);      ///< no verdict by then: the plan is held
@@ -278,7 +278,7 @@ struct GitConfig {
   int log_entries = 10;
 };
 
-/// `protect:` what a loop may not change on its own (core/protected_paths.hpp; README "Security
+/// `protect:` what a loop may not change on its own (core/protected_paths.hpp; docs/confinement.md "Security
 /// model"). Patterns in a subset of .gitignore's syntax; `file#key` names a key of a JSON file.
 struct ProtectConfig {
   /// The test harness: what decides whether tests pass. A code loop changes it only where its
@@ -380,6 +380,19 @@ Result<Config> load_config(const std::string& path, const EnvLookup& env = proce
 
 /// LOOPR_PROVIDER, LOOPR_MODEL, ANTHROPIC_BASE_URL / OPENAI_BASE_URL (for the chosen provider).
 Result<void> apply_env(Config& config, const EnvLookup& env);
+
+/// The environment variable holding a provider's base URL: OPENAI_BASE_URL (openai,
+/// openai-responses, codex), GOOGLE_GEMINI_BASE_URL (gemini), ANTHROPIC_BASE_URL (the others).
+const char* base_url_variable(std::string_view provider);
+
+/// `loops.<type>.tools` on a type whose provider is an agent CLI (claude-code, codex, gemini),
+/// which runs its own tools: refused rather than silently ignored.
+Result<void> check_cli_tools(const Config& config, std::string_view source);
+
+/// The model an agent CLI other than Claude Code is asked for: its own key (`llm.codex.model`,
+/// `llm.gemini.model`), else llm.model unless that names a Claude model (the default, which the
+/// CLI would refuse); empty: the CLI's default.
+std::string cli_model(const std::string& own, const std::string& llm_model);
 
 /// The settings a running daemon cannot take on a SIGHUP (they shape what exists already: the
 /// integration branches' base, the provider of conversations in flight, the sandbox of commands

@@ -11,7 +11,7 @@ enum class LoopStatus;
 
 /// Set with every move to a status where the loop does not work on its own (complete, failed,
 /// stopped, invalidated, blocked, paused); `none` while it works or waits at the gate or for an
-/// answer. README "End reasons" has the table; the spelling is `to_string`'s.
+/// answer. docs/architecture.md "End reasons" has the table; the spelling is `to_string`'s.
 enum class EndReason {
   none,
   // complete

@@ -112,7 +112,7 @@ nlohmann::json to_store_json(const Loop& loop);
 Result<Loop> loop_from_store_json(const nlohmann::json& json);
 
 /// INTERFACE.md's `--json` shape of a loop: exactly these fields, in this order.
-/// loopr adds `end_reason` (null while the loop works; README "End reasons").
+/// loopr adds `end_reason` (null while the loop works; docs/architecture.md "End reasons").
 inline constexpr const char* kApiLoopFields[] = {
     "id",         "type",         "status",        "parent_id", "iteration", "max_iterations",
     "cost_usd",   "input_tokens", "output_tokens", "artifacts", "worktree",  "branch",

@@ -1,4 +1,4 @@
-// What a loop may not change on its own (README "Security model", "How a loop decides"): the
+// What a loop may not change on its own (docs/confinement.md "Security model", "How a loop decides"): the
 // test harness and existing tests (a code loop changes them only where its phase lists them
 // under `- Files:`), and the files a tree may not bring into the base branch without the person
 // (loopr's own settings and prompts, the harness, other tools' auto-run files). Pure functions

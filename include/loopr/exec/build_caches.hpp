@@ -1,10 +1,10 @@
-// Warm build caches per repository (README "Warm caches"): the caches tools keep in a home
+// Warm build caches per repository (docs/guide.md "Warm caches"): the caches tools keep in a home
 // (Go's build and module caches, cargo's registry, npm's, pip's, uv's, ccache, Gradle's) live in
 // `.loopr/cache/<name>/` and every sandboxed command of this repository's loops gets them
 // read-write at `~/.cache/loopr/<name>` in its (otherwise empty, private) home, with the tool's
 // variable naming it. Never another repository's, never the person's own caches (code a loop
 // writes there runs only inside this repository's sandboxes). Shared by concurrent commands: each
-// tool here locks or writes atomically itself (README says how each one does).
+// tool here locks or writes atomically itself (docs/guide.md says how each one does).
 #pragma once
 
 #include <filesystem>

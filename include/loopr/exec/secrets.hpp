@@ -15,7 +15,8 @@ namespace loopr::exec {
 
 /// The variables that hold provider credentials.
 inline constexpr const char* kSecretVariables[] = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY",
-                                                   "ANTHROPIC_AUTH_TOKEN"};
+                                                   "ANTHROPIC_AUTH_TOKEN", "GEMINI_API_KEY",
+                                                   "GOOGLE_API_KEY"};
 
 class SecretEnv {
  public:

@@ -1,4 +1,4 @@
-// The project's test command, found from what the repository has (README "Using it on your
+// The project's test command, found from what the repository has (docs/guide.md "Using it on your
 // project"): `loopr init` writes it, `doctor` and the daemon's baseline check use the same
 // knowledge (the project module sits below the CLI and the manager).
 #pragma once
