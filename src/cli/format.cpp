@@ -72,8 +72,8 @@ json interface_show_json(const api::LoopDetail& d) {
   if (d.forecast) out["forecast"] = api::to_json(*d.forecast);
   if (d.actual) out["actual"] = api::to_json(*d.actual);
   if (d.budget) out["budget"] = api::to_json(*d.budget);
-  // A plan's pull request (merge: pr; null before one was opened or a push failed).
-  if (d.loop.is_plan() && d.loop.tree_verdict) out["pr"] = api::to_json(d.loop).at("pr");
+  // A plan's pull request (merge: pr), once one was opened or a push failed.
+  if (d.loop.is_plan() && d.loop.pr) out["pr"] = api::to_json(d.loop).at("pr");
   return out;
 }
 

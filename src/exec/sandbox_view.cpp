@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <loopr/core/secret_paths.hpp>
+#include <loopr/core/system_folders.hpp>
 #include <loopr/exec/executor.hpp>
 
 #include "exec/bwrap_args.hpp"
@@ -44,17 +45,7 @@ bool at_or_under(const fs::path& p, const fs::path& dir) {
 // on a merged /usr), a folder is shown read-only. /etc's secret files are hidden (layout).
 std::vector<ViewEntry> system_entries() {
   std::vector<ViewEntry> out;
-  const std::pair<const char*, const char*> dirs[] = {
-      {"/usr", "the system's programs and libraries"},
-      {"/bin", "programs"},
-      {"/sbin", "programs"},
-      {"/lib", "libraries"},
-      {"/lib32", "libraries"},
-      {"/lib64", "libraries"},
-      {"/libx32", "libraries"},
-      {"/etc", "the system's settings (its secret files hidden)"},
-  };
-  for (const auto& [dir, why] : dirs) {
+  for (const auto& [dir, why] : kSystemFolders) {
     std::error_code ec;
     auto st = fs::symlink_status(dir, ec);
     if (ec || !fs::exists(st)) continue;

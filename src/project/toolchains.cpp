@@ -7,6 +7,7 @@
 #include <loopr/core/preflight.hpp>
 #include <loopr/core/process.hpp>
 #include <loopr/core/secret_paths.hpp>
+#include <loopr/core/system_folders.hpp>
 
 namespace loopr::project {
 namespace fs = std::filesystem;
@@ -218,8 +219,8 @@ std::vector<std::string> make_invocations(const std::string& command) {
 }  // namespace
 
 bool hidden_in_sandbox(const fs::path& p, const fs::path& root) {
-  for (const char* system : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"})
-    if (under_or_at(p, system)) return false;
+  for (const SystemFolder& system : kSystemFolders)  // what every sandbox shows
+    if (under_or_at(p, system.path)) return false;
   std::error_code ec;
   fs::path r = fs::weakly_canonical(root, ec);
   return !under_or_at(p, root) && !under_or_at(p, r);

@@ -283,6 +283,10 @@ TEST_F(WebUiTest, CommentsOnTwoLinesBecomeOneIterationsFeedbackAcrossARestart) {
   ASSERT_EQ(api("POST", "/v1/loops/" + id + "/approve", json::object()).status, 200);
   const std::string code = "code-001-001-001";
   ASSERT_TRUE(wait_status(code, "failed", std::chrono::seconds(120))) << dump_loops();
+  // Failed for good: the tree ended with it (a failed code loop may first get a fresh retry,
+  // which runs again).
+  ASSERT_TRUE(wait_status(id, "failed", std::chrono::seconds(120))) << dump_loops();
+  ASSERT_EQ(api("GET", "/v1/loops/" + code).body["status"], "failed") << dump_loops();
   const int before = static_cast<int>(api("GET", "/v1/loops/" + code).body["iterations"].size());
 
   const std::string file = "code%2Fcode-001-001-001.txt";

@@ -110,6 +110,10 @@ TEST_F(RealMachines, PythonVenvMadeFromAnInterpreterUnderTheHomeCompletes) {
 
   auto checks = doctor(0);
   EXPECT_EQ(checks["tests"]["status"], "ok") << checks["tests"].dump();
+  // One list: what init found is in the sandbox's view doctor prints, with the repository's caches.
+  const std::string view = checks["sandbox"].dump();
+  EXPECT_NE(view.find(prefix.string()), std::string::npos) << view;
+  EXPECT_NE(view.find(".cache/loopr"), std::string::npos) << view;
   expect_tree_merges("mul.py");
 }
 
