@@ -187,10 +187,54 @@ void detect_scripts(const fs::path& root, std::vector<TestCommandCandidate>& out
 
 }  // namespace
 
+namespace {
+
+// A value as one shell word: as it is when it needs no quoting, else in single quotes.
+std::string shell_word(const std::string& v) {
+  if (!v.empty() && v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                         "0123456789_./:+-=,@%") == std::string::npos)
+    return v;
+  std::string out = "'";
+  for (char c : v) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+fs::path user_cmake_cache(const fs::path& root) {
+  std::error_code ec;
+  if (is_file(root / "build" / "CMakeCache.txt")) return root / "build" / "CMakeCache.txt";
+  // The folders IDEs and people name otherwise: CLion's cmake-build-<type>, _build, build-*,
+  // Visual Studio's out/build/<preset>; the most recently configured one.
+  std::vector<fs::path> found;
+  auto consider = [&](const fs::path& dir) {
+    if (is_file(dir / "CMakeCache.txt")) found.push_back(dir / "CMakeCache.txt");
+  };
+  for (auto& e : fs::directory_iterator(root, ec)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_directory(ec) && (name.rfind("cmake-build-", 0) == 0 || name == "_build" ||
+                               name.rfind("build-", 0) == 0))
+      consider(e.path());
+  }
+  for (auto& e : fs::directory_iterator(root / "out" / "build", ec))
+    if (e.is_directory(ec)) consider(e.path());
+  fs::path newest;
+  fs::file_time_type when{};
+  for (const auto& f : found) {
+    auto t = fs::last_write_time(f, ec);
+    if (!ec && (newest.empty() || t > when)) newest = f, when = t;
+  }
+  return newest;
+}
+
 std::string cmake_cache_options(const fs::path& root) {
-  // The project's `option(NAME "help" [ON|OFF])` defaults (OFF when not given).
-  std::map<std::string, bool> defaults;
+  // The project's cache variables with their defaults: `option(NAME "help" [ON|OFF])` (OFF when
+  // not given) and `set(NAME value CACHE TYPE "help")`.
+  std::map<std::string, bool> options;
+  std::map<std::string, std::string> strings;
   std::regex option(R"(option\s*\(\s*([A-Za-z0-9_]+)\s+("[^"]*"|\S+)\s*(\$\{[^}]*\}|[A-Za-z0-9_]+)?\s*\))",
+                    std::regex::icase);
+  std::regex cached(R"re(set\s*\(\s*([A-Za-z0-9_]+)\s+("[^"]*"|[^\s()"]+)\s+CACHE\s+(STRING|PATH|FILEPATH)\b)re",
                     std::regex::icase);
   std::vector<fs::path> files = {root / "CMakeLists.txt"};
   std::error_code ec;
@@ -199,9 +243,16 @@ std::string cmake_cache_options(const fs::path& root) {
   for (const auto& f : files) {
     std::string text = read_text(f);
     for (std::sregex_iterator it(text.begin(), text.end(), option), end; it != end; ++it)
-      defaults.emplace((*it)[1].str(), cmake_true((*it)[3].str()));
+      options.emplace((*it)[1].str(), cmake_true((*it)[3].str()));
+    for (std::sregex_iterator it(text.begin(), text.end(), cached), end; it != end; ++it) {
+      std::string v = (*it)[2].str();
+      if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
+      strings.emplace((*it)[1].str(), v);
+    }
   }
-  std::ifstream cache(root / "build" / "CMakeCache.txt");
+  const fs::path file = user_cmake_cache(root);
+  if (file.empty()) return {};
+  std::ifstream cache(file);
   std::string out;
   for (std::string line; std::getline(cache, line);) {
     if (line.empty() || line[0] == '#' || line.rfind("//", 0) == 0) continue;
@@ -210,9 +261,10 @@ std::string cmake_cache_options(const fs::path& root) {
     std::string name = line.substr(0, colon), value = line.substr(eq + 1);
     if (name == "CMAKE_BUILD_TYPE" && !value.empty() && value.find(' ') == std::string::npos)
       out += " -DCMAKE_BUILD_TYPE=" + value;
-    auto d = defaults.find(name);
-    if (d == defaults.end() || cmake_true(value) == d->second) continue;
-    out += " -D" + name + "=" + (cmake_true(value) ? "ON" : "OFF");
+    if (auto d = options.find(name); d != options.end() && cmake_true(value) != d->second)
+      out += " -D" + name + "=" + (cmake_true(value) ? "ON" : "OFF");
+    if (auto d = strings.find(name); d != strings.end() && value != d->second)
+      out += " -D" + name + "=" + shell_word(value);
   }
   return out;
 }
@@ -240,7 +292,9 @@ std::vector<TestCommandCandidate> detect_test_commands(const fs::path& root) {
                        "--output-on-failure --no-tests=error",
                    "CMakeLists.txt, configured, built and tested in build/" +
                        (options.empty() ? std::string()
-                                        : ", with your build/CMakeCache.txt's" + options),
+                                        : ", with your " +
+                                              user_cmake_cache(root).lexically_relative(root).string() +
+                                              "'s" + options),
                    {"build/"}});
   }
   std::string makefile;

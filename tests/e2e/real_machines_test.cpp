@@ -117,6 +117,42 @@ TEST_F(RealMachines, PythonVenvMadeFromAnInterpreterUnderTheHomeCompletes) {
   expect_tree_merges("mul.py");
 }
 
+TEST_F(RealMachines, TheBaselineCheckSaysWhichHiddenToolchainIsMissingAndTheLineToAdd) {
+  git_init();
+  write_file(dir / "pyproject.toml",
+             "[project]\nname = \"calc\"\nversion = \"0.1\"\n\n[tool.pytest.ini_options]\n"
+             "testpaths = [\"tests\"]\n");
+  write_file(dir / ".gitignore", ".venv/\n");
+  flat_python_package();
+  commit_all("a python package");
+  fs::path prefix = pyenv_python();
+  sh_ok(shell_quote((prefix / "bin/python3").string()) + " -m venv --without-pip .venv", dir.path());
+  pytest_in(dir / ".venv");
+  init();
+  // The person removed init's line for the interpreter under the home.
+  std::string config = read_file(dir / ".loopr/config.yml");
+  const std::string entry = ", " + json(prefix.string()).dump();
+  ASSERT_NE(config.find(entry), std::string::npos) << config;
+  config.erase(config.find(entry), entry.size());
+  write_file(dir / ".loopr/config.yml", config);
+  CliRun r = run("submit 'Add a feature'");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  json seen;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        seen = baseline(plan_row("001"));
+        const std::string result = seen.value("result", "");
+        return !result.empty() && result != "checking";
+      },
+      std::chrono::seconds(120)))
+      << seen.dump();
+  EXPECT_EQ(seen.value("result", ""), "failed") << seen.dump();
+  const std::string summary = seen.value("summary", "");
+  EXPECT_NE(summary.find(prefix.string()), std::string::npos) << summary;
+  EXPECT_NE(summary.find("sandbox.read_only"), std::string::npos) << summary;
+  run("stop 001");
+}
+
 TEST_F(RealMachines, ToxNotInstalledIsSkippedForTheMakefileWhoseVenvIsUnderTheHome) {
   git_init();
   write_file(dir / "tox.ini",

@@ -96,6 +96,31 @@ TEST(ProjectRunnable, AProgramNotOnThePathIsNotRunnableAndSaysWhich) {
   EXPECT_EQ(project::not_runnable("./gradlew test", dir.path(), env), "`./gradlew` does not exist");
 }
 
+TEST(ProjectCmake, StringCacheVariablesThatDifferArePassedQuotedWhenTheyNeedIt) {
+  TempDir dir("loopr-project-cmake");
+  write_file(dir / "CMakeLists.txt",
+             "project(x NONE)\nset(BACKEND \"sqlite\" CACHE STRING \"the store\")\n"
+             "set(DATA_DIR /usr/share/x CACHE PATH \"data\")\nset(SAME on CACHE STRING \"s\")\n"
+             "option(FAST \"fast\" OFF)\n");
+  write_file(dir / "build/CMakeCache.txt",
+             "BACKEND:STRING=postgres\nDATA_DIR:PATH=/opt/my data\nSAME:STRING=on\n"
+             "FAST:BOOL=ON\nUNDECLARED:STRING=zzz\nCMAKE_BUILD_TYPE:STRING=Release\n");
+  EXPECT_EQ(project::cmake_cache_options(dir.path()),
+            " -DBACKEND=postgres -DDATA_DIR='/opt/my data' -DFAST=ON -DCMAKE_BUILD_TYPE=Release");
+}
+
+TEST(ProjectCmake, AnIdesBuildFolderIsReadWhenThereIsNoBuildFolder) {
+  TempDir dir("loopr-project-cmake");
+  write_file(dir / "CMakeLists.txt", "option(WITH_GUI \"gui\" OFF)\n");
+  write_file(dir / "cmake-build-debug/CMakeCache.txt",
+             "WITH_GUI:BOOL=ON\nCMAKE_BUILD_TYPE:STRING=Debug\n");
+  EXPECT_EQ(project::user_cmake_cache(dir.path()), dir.path() / "cmake-build-debug/CMakeCache.txt");
+  EXPECT_EQ(project::cmake_cache_options(dir.path()), " -DWITH_GUI=ON -DCMAKE_BUILD_TYPE=Debug");
+  // build/ wins when it exists.
+  write_file(dir / "build/CMakeCache.txt", "WITH_GUI:BOOL=OFF\n");
+  EXPECT_EQ(project::cmake_cache_options(dir.path()), "");
+}
+
 TEST(ProjectCmake, NoCacheOrNoDifferenceGivesNoOptions) {
   TempDir dir("loopr-project-cmake");
   write_file(dir / "CMakeLists.txt", "option(A \"a\" ON)\n");

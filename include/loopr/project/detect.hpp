@@ -33,9 +33,14 @@ std::vector<TestCommandCandidate> detect_test_commands(const std::filesystem::pa
 std::string not_runnable(const std::string& command, const std::filesystem::path& root,
                          const EnvLookup& env);
 
-/// ` -DNAME=VALUE …`: the options of the user's own `build/CMakeCache.txt` that differ from the
-/// project's `option()` defaults (CMakeLists.txt, cmake/*.cmake), and its CMAKE_BUILD_TYPE; empty
-/// without such a build folder.
+/// The person's own CMake cache: build/CMakeCache.txt, else the most recently configured of
+/// cmake-build-*/, _build/, build-*/ and out/build/*/ (empty: none).
+std::filesystem::path user_cmake_cache(const std::filesystem::path& root);
+
+/// ` -DNAME=VALUE …`: the entries of the person's own CMake cache (user_cmake_cache) that differ
+/// from the project's defaults (`option()` and `set(… CACHE STRING|PATH|FILEPATH …)` in
+/// CMakeLists.txt and cmake/*.cmake; a value shell-quoted when it needs it), and its
+/// CMAKE_BUILD_TYPE; empty without such a cache.
 std::string cmake_cache_options(const std::filesystem::path& root);
 
 }  // namespace loopr::project
