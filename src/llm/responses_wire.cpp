@@ -7,6 +7,7 @@
 #include <loopr/core/text.hpp>
 
 #include "llm/json_util.hpp"
+#include "llm/prompt_cache.hpp"
 #include "llm/wire.hpp"
 
 namespace loopr::llm {
@@ -201,6 +202,10 @@ class ResponsesWire final : public Wire {
       body["tool_choice"] = "auto";
     }
     if (stream) body["stream"] = true;
+    // OpenAI caches byte-identical prefixes by itself; the key keeps one loop's turns on the
+    // same cache (llm.cache: off leaves it out).
+    if (settings_.cache && !request.loop_id.empty())
+      body["prompt_cache_key"] = prompt_cache_key(request.working_dir, request.loop_id);
     HttpRequest http;
     http.target = "/v1/responses";
     add_common_headers(http, request);

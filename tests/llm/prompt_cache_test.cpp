@@ -165,6 +165,14 @@ TEST(PromptCacheWire, CacheOffSendsNoMarkerAndNoKey) {
   EXPECT_EQ(count_cache_breakpoints(anthropic), 0);
   json openai = body_of(*make_openai_wire(settings(false)), r);
   EXPECT_FALSE(openai.contains("prompt_cache_key"));
+  EXPECT_FALSE(body_of(*make_responses_wire(settings(false)), r).contains("prompt_cache_key"));
+}
+
+TEST(PromptCacheWire, TheResponsesApiGetsTheLoopsKeyToo) {
+  Request r = iteration_start();
+  json body = body_of(*make_responses_wire(settings()), r);
+  ASSERT_TRUE(body.contains("prompt_cache_key")) << body.dump();
+  EXPECT_EQ(body["prompt_cache_key"], body_of(*make_openai_wire(settings()), r)["prompt_cache_key"]);
 }
 
 TEST(PromptCacheWire, OpenAiKeyIsTheLoopsAndNotAnotherRepositorys) {
