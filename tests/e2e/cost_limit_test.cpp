@@ -145,3 +145,29 @@ TEST_F(CostLimitE2E, TheModelCannotRaiseItsOwnBudget) {
   EXPECT_EQ(show("001")["budget"]["max_cost_usd"], 5.0) << "the cap is the person's alone";
   EXPECT_EQ(read_file(dir / ".loopr/config.yml"), config_before);
 }
+
+// Prompt caching across loops (issue 42): the code loops of one tree send a byte-identical
+// `system` block and tool list (what changes per loop or iteration is in the messages), so a
+// second loop of the type reads the cache the first one wrote.
+TEST_F(CostLimitE2E, TheLoopsOfOneTypeSendTheSameSystemBlockAndTools) {
+  make_repo_with(CliScript{{"alpha", "beta"}}.yaml(), "echo ok\n",
+                 "loops:\n  code: {max_iterations: 2, validation: \"sh check.sh\", "
+                 "iteration_timeout: 1m}\n");
+  ASSERT_EQ(loopr("submit --yes --wait 'Two code loops'").exit_code, 0) << loopr("list --all").out;
+  std::map<std::string, std::string> system_of, tools_of;  // loop id → what it sent
+  for (const auto& r : mock->requests()) {
+    if (!r["body"].is_object() || r["headers"].value("x-loopr-loop-type", "") != "code") continue;
+    const std::string loop = r["headers"].value("x-loopr-loop-id", "");
+    const std::string system = r["body"].value("system", json()).dump();
+    const std::string tools = r["body"].value("tools", json()).dump();
+    EXPECT_NE(system, "null") << "a code loop's request has no system block";
+    auto [s, fresh] = system_of.emplace(loop, system);
+    EXPECT_EQ(s->second, system) << loop << ": the system block changed between its turns";
+    tools_of.emplace(loop, tools);
+  }
+  ASSERT_GE(system_of.size(), 2u) << "the tree should have two code loops";
+  for (const auto& [loop, system] : system_of) {
+    EXPECT_EQ(system, system_of.begin()->second) << loop << " and " << system_of.begin()->first;
+    EXPECT_EQ(tools_of[loop], tools_of.begin()->second) << loop;
+  }
+}
