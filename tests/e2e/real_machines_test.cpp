@@ -54,6 +54,22 @@ class RealMachines : public RealProjects {
     write_file(site + "/pytest/__main__.py", kPytestMain);
   }
 
+  /// A committed flat Python package whose .venv (ignored) was made from an interpreter under
+  /// the home, with the pytest stand-in; the interpreter's prefix.
+  fs::path python_project_with_a_venv_from_the_home() {
+    git_init();
+    write_file(dir / "pyproject.toml",
+               "[project]\nname = \"calc\"\nversion = \"0.1\"\n\n[tool.pytest.ini_options]\n"
+               "testpaths = [\"tests\"]\n");
+    write_file(dir / ".gitignore", ".venv/\n");
+    flat_python_package();
+    commit_all("a python package");
+    fs::path prefix = pyenv_python();
+    sh_ok(shell_quote((prefix / "bin/python3").string()) + " -m venv --without-pip .venv", dir.path());
+    pytest_in(dir / ".venv");
+    return prefix;
+  }
+
   void flat_python_package() {
     write_file(dir / "calc.py", "def add(a, b):\n    return a + b\n");
     write_file(dir / "tests/test_calc.py",
@@ -74,16 +90,7 @@ class RealMachines : public RealProjects {
 }  // namespace
 
 TEST_F(RealMachines, PythonVenvMadeFromAnInterpreterUnderTheHomeCompletes) {
-  git_init();
-  write_file(dir / "pyproject.toml",
-             "[project]\nname = \"calc\"\nversion = \"0.1\"\n\n[tool.pytest.ini_options]\n"
-             "testpaths = [\"tests\"]\n");
-  write_file(dir / ".gitignore", ".venv/\n");
-  flat_python_package();
-  commit_all("a python package");
-  fs::path prefix = pyenv_python();
-  sh_ok(shell_quote((prefix / "bin/python3").string()) + " -m venv --without-pip .venv", dir.path());
-  pytest_in(dir / ".venv");
+  const fs::path prefix = python_project_with_a_venv_from_the_home();
   sh_ok(".venv/bin/python -m pytest", dir.path());
 
   json doc = init();
@@ -118,16 +125,7 @@ TEST_F(RealMachines, PythonVenvMadeFromAnInterpreterUnderTheHomeCompletes) {
 }
 
 TEST_F(RealMachines, TheBaselineCheckSaysWhichHiddenToolchainIsMissingAndTheLineToAdd) {
-  git_init();
-  write_file(dir / "pyproject.toml",
-             "[project]\nname = \"calc\"\nversion = \"0.1\"\n\n[tool.pytest.ini_options]\n"
-             "testpaths = [\"tests\"]\n");
-  write_file(dir / ".gitignore", ".venv/\n");
-  flat_python_package();
-  commit_all("a python package");
-  fs::path prefix = pyenv_python();
-  sh_ok(shell_quote((prefix / "bin/python3").string()) + " -m venv --without-pip .venv", dir.path());
-  pytest_in(dir / ".venv");
+  const fs::path prefix = python_project_with_a_venv_from_the_home();
   init();
   // The person removed init's line for the interpreter under the home.
   std::string config = read_file(dir / ".loopr/config.yml");
