@@ -65,6 +65,10 @@ test('a code loop fails; its 40-line diff is 40 rows high; comments on two lines
   await h.screenshot(page, 'review-gate');
   await page.click('article.gate-plan[data-plan="001"] button.approve');
   await page.waitForURL(/\/gate\?token=/);
+  // Failed for good: a code loop's first failure gets a fresh second attempt at once; the second
+  // one's failure rolls up to its phase.
+  await repo.waitStatus(CODE, 'failed', 120000);
+  await repo.waitStatus('001-001-001', 'failed', 120000);
   await repo.waitStatus(CODE, 'failed', 120000);
 
   // The diff: one folding section for the file, one row per line, both sides numbered.
