@@ -66,6 +66,7 @@ CommentsView comments_from_json(const json& j) {
 json to_json(const IterateRequest& r) {
   json j{{"feedback", r.feedback}};
   if (r.comments) j["comments"] = true;
+  if (r.from_pr) j["from_pr"] = true;
   return j;
 }
 
@@ -74,6 +75,7 @@ IterateRequest iterate_request_from_json(const json& j) {
   if (!j.is_object()) return r;
   r.feedback = str(j, "feedback");
   r.comments = flag(j, "comments");
+  r.from_pr = flag(j, "from_pr");
   return r;
 }
 

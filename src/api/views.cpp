@@ -4,8 +4,11 @@
 
 #include "json_read.hpp"
 
+#include <cstdio>
 #include <initializer_list>
 #include <set>
+
+#include <loopr/core/figures.hpp>
 
 namespace loopr::api {
 namespace {
@@ -34,7 +37,8 @@ const std::set<std::string> kRowFields = {
     "cost_usd",   "input_tokens", "output_tokens", "artifacts", "worktree",     "branch",
     "created_at", "updated_at", "end_reason",    "plan_id",    "task",         "status_reason",
     "question",   "answer",     "tree_verdict",  "base_branch", "merged_into_base",
-    "merge_error", "tree_cost_usd", "integration", "baseline", "pr"};
+    "merge_error", "tree_cost_usd", "integration", "baseline", "pr",
+    "cache_read_tokens", "cache_write_tokens", "uncached_cost_usd", "tree_usage"};
 const std::set<std::string> kDetailFields = {"iterations",     "validation_output", "progress",
                                              "input_artifact", "conflicts",         "forecast",
                                              "actual",         "budget"};
@@ -109,6 +113,8 @@ LoopRow row_of(const Loop& loop) {
   r.cost_usd = loop.usage.cost_usd;
   r.input_tokens = loop.usage.input_tokens;
   r.output_tokens = loop.usage.output_tokens;
+  r.cache_read_tokens = loop.usage.cache_read_tokens;
+  r.cache_write_tokens = loop.usage.cache_write_tokens;
   r.artifacts = loop.output_artifacts;
   r.worktree = loop.worktree;
   r.branch = loop.branch;
@@ -132,6 +138,9 @@ json to_json(const LoopRow& r) {
   j["cost_usd"] = r.cost_usd;
   j["input_tokens"] = r.input_tokens;
   j["output_tokens"] = r.output_tokens;
+  j["cache_read_tokens"] = r.cache_read_tokens;
+  j["cache_write_tokens"] = r.cache_write_tokens;
+  if (r.uncached_cost_usd) j["uncached_cost_usd"] = *r.uncached_cost_usd;
   j["artifacts"] = r.artifacts;
   j["worktree"] = or_null(r.worktree);
   j["branch"] = or_null(r.branch);
@@ -182,6 +191,14 @@ json to_json(const LoopRow& r) {
     }
   }
   if (r.tree_cost_usd) j["tree_cost_usd"] = *r.tree_cost_usd;
+  if (r.tree_usage) {
+    const TreeUsageView& u = *r.tree_usage;
+    j["tree_usage"] = {{"input_tokens", u.input_tokens},
+                       {"output_tokens", u.output_tokens},
+                       {"cache_read_tokens", u.cache_read_tokens},
+                       {"cache_write_tokens", u.cache_write_tokens},
+                       {"uncached_cost_usd", u.uncached_cost_usd}};
+  }
   return j;
 }
 
@@ -197,6 +214,10 @@ LoopRow loop_row_from_json(const json& j) {
   r.cost_usd = num(j, "cost_usd");
   r.input_tokens = i64(j, "input_tokens");
   r.output_tokens = i64(j, "output_tokens");
+  r.cache_read_tokens = i64(j, "cache_read_tokens");
+  r.cache_write_tokens = i64(j, "cache_write_tokens");
+  if (auto it = j.find("uncached_cost_usd"); it != j.end() && it->is_number())
+    r.uncached_cost_usd = it->get<double>();
   r.artifacts = strs(j, "artifacts");
   r.worktree = str(j, "worktree");
   r.branch = str(j, "branch");
@@ -233,6 +254,10 @@ LoopRow loop_row_from_json(const json& j) {
       if (o.is_string()) r.baseline->outputs.push_back(o.get<std::string>());
   if (auto it = j.find("tree_cost_usd"); it != j.end() && it->is_number())
     r.tree_cost_usd = it->get<double>();
+  if (const json& u = sub(j, "tree_usage"); u.is_object())
+    r.tree_usage = TreeUsageView{i64(u, "input_tokens"), i64(u, "output_tokens"),
+                                 i64(u, "cache_read_tokens"), i64(u, "cache_write_tokens"),
+                                 num(u, "uncached_cost_usd")};
   r.extra = extra_of(j, {kRowFields, kDetailFields});
   return r;
 }
@@ -307,6 +332,33 @@ LoopDetail loop_detail_from_json(const json& j) {
   if (auto it = j.find("budget"); it != j.end() && it->is_object())
     d.budget = budget_from_json(*it);
   return d;
+}
+
+double cache_hit_share(std::int64_t input, std::int64_t read, std::int64_t write) {
+  const std::int64_t all = input + read + write;
+  return all > 0 ? static_cast<double>(read) / static_cast<double>(all) : 0;
+}
+
+std::string cache_summary(std::int64_t input, std::int64_t read, std::int64_t write,
+                          std::optional<double> uncached_usd) {
+  if (read == 0 && write == 0) return {};
+  char share[16];
+  std::snprintf(share, sizeof share, "%.0f%%", 100 * cache_hit_share(input, read, write));
+  std::string out = format_count(read) + " read, " + format_count(write) + " written (" + share +
+                    " of input read)";
+  if (uncached_usd) out += ", " + format_cost(*uncached_usd) + " without the cache";
+  return out;
+}
+
+std::string cache_summary(const LoopRow& d) {
+  std::string own =
+      cache_summary(d.input_tokens, d.cache_read_tokens, d.cache_write_tokens, d.uncached_cost_usd);
+  std::string tree;
+  if (const auto& u = d.tree_usage; u && d.is_plan())
+    tree = cache_summary(u->input_tokens, u->cache_read_tokens, u->cache_write_tokens,
+                         u->uncached_cost_usd);
+  if (tree.empty()) return own;
+  return (own.empty() ? "none for the plan itself" : own) + "; whole tree " + tree;
 }
 
 IterationResult iteration_result(std::string_view s) {

@@ -207,6 +207,7 @@ std::string render_loop_details(const api::LoopDetail& detail, const Style& styl
                      " tokens in, " + format_count(d.output_tokens) + " out)";
   if (d.tree_cost_usd && d.is_plan()) cost += ", whole tree " + format_cost(*d.tree_cost_usd);
   field("cost", cost);
+  field("cache", api::cache_summary(d));
   if (d.tree_verdict) field("tree", tree_line(d));
   if (d.integration) {
     // The integration gate: its last check, and the output when it failed.

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include <loopr/api/comments.hpp>
 #include <loopr/core/text.hpp>
 
 #include "cli/commands.hpp"
@@ -245,7 +246,8 @@ int run_gate(const GlobalOptions& opts, const std::string& action, const std::st
   if (action == "iterate-from-pr") {
     RepoPaths paths(require_repo(opts));
     DaemonClient api = connect(paths);
-    api::LoopRow loop = act_on(api, id, "iterate", json{{"from_pr", true}});
+    api::LoopRow loop =
+        act_on(api, id, "iterate", api::to_json(api::IterateRequest{"", false, true}));
     if (opts.json)
       print_loop_json(loop);
     else if (!opts.quiet)

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include <loopr/core/budget.hpp>
@@ -115,6 +116,10 @@ struct Api::State {
   State(engine::EngineContext& c, manager::LoopManager& m, ApiInfo i)
       : ctx(c), manager(m), info(std::move(i)) {}
   net::thread_pool& reads() { return info.read_pool ? *info.read_pool : ctx.pool; }
+  // The loops whose diff comments a request sends now (iterate_action). One daemon holds the
+  // store, so this is the only place two sends can meet.
+  std::mutex sending_mu;
+  std::set<std::string> sending;
 };
 
 Api::Api(engine::EngineContext& ctx, manager::LoopManager& manager, ApiInfo info)
@@ -376,6 +381,8 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
       add_gate_fields(d.detail, store, d.loop, d.tree, *config);
       d.baseline = manager::baseline_of(store, id);
     }
+    d.detail.loop = loop_row(d.loop);
+    LOOPR_TRY(add_usage_fields(d.detail.loop, store, d.loop, d.iterations, d.tree, config->merge));
     return d;
   };
   auto got = co_await run_blocking(s.reads(), get);
@@ -383,7 +390,6 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
   const Loop& loop = got->loop;
   const auto& iterations = got->iterations;
   api::LoopDetail& d = got->detail;
-  d.loop = loop_row(loop);
   if (loop.type == LoopType::plan)
     add_tree_fields(d.loop, loop, got->tree, s.ctx.config->merge, got->baseline);
   d.loop.tree_cost_usd = s.manager.tree_cost(loop.plan_id);
@@ -402,12 +408,43 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
   co_return Response{200, std::move(j)};
 }
 
+/// Holds a loop's comment send while it lives (Api::State::sending); `held()` false: another
+/// request sends them now.
+class CommentSend {
+ public:
+  CommentSend(Api::State& s, std::string id) : s_(s), id_(std::move(id)) {
+    std::lock_guard lock(s_.sending_mu);
+    held_ = s_.sending.insert(id_).second;
+  }
+  ~CommentSend() {
+    if (!held_) return;
+    std::lock_guard lock(s_.sending_mu);
+    s_.sending.erase(id_);
+  }
+  CommentSend(const CommentSend&) = delete;
+  CommentSend& operator=(const CommentSend&) = delete;
+  bool held() const { return held_; }
+
+ private:
+  Api::State& s_;
+  std::string id_;
+  bool held_ = false;
+};
+
 // POST /v1/loops/{id}/iterate {feedback, comments}: the feedback and, with `comments`, the
 // loop's pending diff comments after it, as ONE iteration's feedback; the comments then name the
 // iteration that took them.
 awaitable<Response> iterate_action(Api::State& s, const std::string& id, api::IterateRequest r) {
   std::vector<int> sent;
+  // Single flight per loop, from reading the pending comments to marking them sent: a second
+  // send meanwhile (a double click, two tabs) would read the same ones and send them again.
+  std::optional<CommentSend> flight;
   if (r.comments) {
+    flight.emplace(s, id);
+    if (!flight->held())
+      co_return error_response(409, "loop " + id +
+                                        "'s comments are being sent by another request (reload "
+                                        "the page to see which iteration took them)");
     auto load = [&s, &id] { return load_comments(s.ctx.journal.store(), id); };
     auto all = co_await run_blocking(s.reads(), load);
     if (!all) co_return error_of(all.error());
@@ -490,14 +527,15 @@ awaitable<Response> post_action(Api::State& s, Request& req, const Params& p) {
     auto reason = string_field(*body, "reason", bad);
     if (!reason) co_return bad;
     result = co_await s.manager.reject(id, *reason);
-  } else if (action == "iterate" && body->contains("from_pr") && (*body)["from_pr"].is_boolean() &&
-             (*body)["from_pr"].get<bool>()) {
-    // merge: pr: the PR's review comments since the last push are the feedback.
-    result = co_await s.manager.iterate_from_pr(id);
   } else if (action == "iterate") {
-    auto feedback = string_field(*body, "feedback", bad);
-    if (!feedback) co_return bad;
-    co_return co_await iterate_action(s, id, api::iterate_request_from_json(*body));
+    api::IterateRequest r = api::iterate_request_from_json(*body);
+    if (r.from_pr) {
+      // merge: pr: the PR's review comments since the last push are the feedback.
+      result = co_await s.manager.iterate_from_pr(id);
+    } else {
+      if (!string_field(*body, "feedback", bad)) co_return bad;
+      co_return co_await iterate_action(s, id, std::move(r));
+    }
   } else if (action == "pause") {
     result = co_await s.manager.pause(id);
   } else if (action == "resume") {

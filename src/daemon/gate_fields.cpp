@@ -4,6 +4,7 @@
 #include <loopr/core/budget.hpp>
 #include <loopr/manager/baseline_state.hpp>
 #include <loopr/manager/forecast.hpp>
+#include <loopr/manager/stats.hpp>
 #include <loopr/manager/tree_verdict.hpp>
 
 #include "daemon/api.hpp"
@@ -78,6 +79,31 @@ void add_gate_fields(api::LoopDetail& d, const TaskStore& store, const Loop& pla
   if (verdict != manager::TreeVerdict::running && verdict != manager::TreeVerdict::validating &&
       plan.status != LoopStatus::awaiting_approval)
     d.actual = api::actual_from_json(manager::actual_json(store, plan));
+}
+
+Result<void> add_usage_fields(api::LoopRow& row, const TaskStore& store, const Loop& loop,
+                              const std::vector<IterationRecord>& iterations,
+                              std::span<const Loop> tree, MergeMode mode) {
+  // `loopr stats`'s sums (its rule for spending no record holds included), over one loop and
+  // over the plan's tree.
+  const TimestampMs now = now_ms();
+  const manager::Stats own = manager::compute_stats(std::span<const Loop>(&loop, 1),
+                                                    {{loop.id, iterations}}, 0, now, mode);
+  row.uncached_cost_usd = own.total.uncached_cost_usd;
+  if (loop.type != LoopType::plan) return {};
+  std::map<std::string, std::vector<IterationRecord>> iterations_of;
+  for (const Loop& l : tree) {
+    if (l.id == loop.id) {
+      iterations_of[l.id] = iterations;
+      continue;
+    }
+    LOOPR_ASSIGN(iterations_of[l.id], store.iterations(l.id));
+  }
+  const manager::Stats all = manager::compute_stats(tree, iterations_of, 0, now, mode);
+  const Usage& u = all.total.usage;
+  row.tree_usage = api::TreeUsageView{u.input_tokens, u.output_tokens, u.cache_read_tokens,
+                                      u.cache_write_tokens, all.total.uncached_cost_usd};
+  return {};
 }
 
 }  // namespace loopr::daemon

@@ -152,6 +152,29 @@ std::string comments_section(const LoopView& v, const std::string& token) {
   return out + "</section>";
 }
 
+std::string pr_comments_section(const LoopView& v, const std::string& token) {
+  if (v.pr_comments.empty() && v.pr_comments_problem.empty()) return {};
+  const std::string& id = v.detail.loop.id;
+  std::string out = "<section class=\"pr-comments\"><h2>Review comments since the last push</h2>";
+  if (!v.pr_comments_problem.empty())
+    out += "<p class=\"problem\">" + esc(v.pr_comments_problem) + "</p>";
+  if (v.pr_comments.empty()) return out + "</section>";
+  out += "<ul>";
+  for (const auto& c : v.pr_comments) {
+    const int line = c.value("line", 0);
+    out += "<li><code>" + esc(c.value("path", std::string())) +
+           (line > 0 ? ":" + std::to_string(line) : "") + "</code> " +
+           esc(c.value("author", std::string())) + ": " + esc(c.value("body", std::string())) +
+           "</li>";
+  }
+  out += "</ul><div class=\"actions\">" +
+         button_form(id, "from-pr", "Give them to a fix loop", token) +
+         "</div><p class=\"dim\">The same as <code>loopr iterate " + esc(id) +
+         " --from-pr</code>: a fix loop on the integration branch takes them, and its work is "
+         "pushed to the pull request.</p></section>";
+  return out;
+}
+
 std::string waiting_summary(const std::vector<api::LoopRow>& loops) {
   std::vector<std::string> items;
   for (const auto& row : loops) {

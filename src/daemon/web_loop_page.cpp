@@ -73,6 +73,7 @@ std::string loop_summary_section(const LoopView& v, const std::string& token) {
   if (d.is_plan() || d.tree_cost_usd)
     cost += " · whole tree " + format_cost(d.tree_cost_usd.value_or(0.0));
   out += field("cost", cost);
+  out += field("cache", esc(api::cache_summary(d)));
   if (d.is_plan()) {
     const std::string verdict = d.tree_verdict ? to_string(*d.tree_verdict) : "";
     out +=
@@ -131,20 +132,7 @@ std::string loop_body(const LoopView& v, const std::string& token) {
            esc(d.question.value_or("")) + "</pre>" + answer_form(id, token, "loop") + "</section>";
   out += action_forms(v, token);
 
-  if (!v.pr_comments.empty() || !v.pr_comments_problem.empty()) {
-    out += "<section class=\"pr-comments\"><h2>Review comments since the last push</h2>";
-    if (!v.pr_comments_problem.empty())
-      out += "<p class=\"problem\">" + esc(v.pr_comments_problem) + "</p>";
-    out += "<ul>";
-    for (const auto& c : v.pr_comments) {
-      const int line = c.value("line", 0);
-      out += "<li><code>" + esc(c.value("path", std::string())) +
-             (line > 0 ? ":" + std::to_string(line) : "") + "</code> " +
-             esc(c.value("author", std::string())) + ": " + esc(c.value("body", std::string())) +
-             "</li>";
-    }
-    out += "</ul><p>`loopr iterate " + esc(id) + " --from-pr` gives them to a fix loop.</p></section>";
-  }
+  out += pr_comments_section(v, token);
   for (const auto& a : v.artifacts) {
     out += "<section class=\"artifact-section\"><h2>Artifact <code>" + esc(a.path) +
            "</code></h2><div class=\"artifact\" data-path=\"" + esc(a.path) + "\">";

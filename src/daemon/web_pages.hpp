@@ -108,6 +108,10 @@ std::string comment_html(const api::DiffComment& c, const std::string& loop_id,
 /// pending ones as one `iterate` (when the loop can take feedback).
 std::string comments_section(const LoopView& view, const std::string& token);
 
+/// merge: pr: the pull request's review comments since the last push, and the button that gives
+/// them to a fix loop (`loopr iterate PLAN --from-pr`: `iterate` with `from_pr`). Empty: none.
+std::string pr_comments_section(const LoopView& view, const std::string& token);
+
 /// The whole-file view of a file a loop's diff names: every line numbered.
 std::string file_body(const std::string& loop_id, const ShownFile& f, const std::string& token);
 

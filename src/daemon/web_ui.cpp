@@ -381,9 +381,13 @@ std::optional<ApiCall> api_call_of(const std::string& id, const std::string& act
   if (action == "reject") return ApiCall{loop + "/reject", {{"reason", form["reason"]}}};
   if (action == "answer") return ApiCall{loop + "/answer", {{"text", form["text"]}}};
   if (action == "iterate")
-    return ApiCall{loop + "/iterate", api::to_json(api::IterateRequest{form["feedback"], false})};
+    return ApiCall{loop + "/iterate",
+                   api::to_json(api::IterateRequest{form["feedback"], false, false})};
   if (action == "send-comments")
-    return ApiCall{loop + "/iterate", api::to_json(api::IterateRequest{form["feedback"], true})};
+    return ApiCall{loop + "/iterate",
+                   api::to_json(api::IterateRequest{form["feedback"], true, false})};
+  if (action == "from-pr")  // `loopr iterate PLAN --from-pr`
+    return ApiCall{loop + "/iterate", api::to_json(api::IterateRequest{"", false, true})};
   if (action == "merge") return ApiCall{"/v1/plans/" + id + "/merge"};
   if (action == "comment") {
     api::DiffComment c;

@@ -21,10 +21,16 @@ TEST(CommentsCodecTest, RoundTripsAndReadsBadFieldsAsDefaults) {
   EXPECT_EQ(bad.side, "new");
   EXPECT_EQ(bad.file, "");
   EXPECT_EQ(comments_from_json({{"comments", {to_json(c)}}}).comments.size(), 1u);
-  IterateRequest r = iterate_request_from_json(to_json(IterateRequest{"more", true}));
+  IterateRequest r = iterate_request_from_json(to_json(IterateRequest{"more", true, false}));
   EXPECT_EQ(r.feedback, "more");
   EXPECT_TRUE(r.comments);
+  EXPECT_FALSE(r.from_pr);
   EXPECT_FALSE(iterate_request_from_json({{"feedback", "x"}}).comments);
+  // `iterate --from-pr` (the CLI's and the page's call) is the same request type.
+  const nlohmann::json from_pr = to_json(IterateRequest{"", false, true});
+  EXPECT_EQ(from_pr["from_pr"], true);
+  EXPECT_TRUE(iterate_request_from_json(from_pr).from_pr);
+  EXPECT_FALSE(from_pr.contains("comments"));
 }
 
 TEST(CommentsFeedbackTest, NamesFileAndLineOfEachCommentInOrder) {

@@ -12,12 +12,15 @@ namespace {
 const char* kPlanRow = R"({
   "id":"001","type":"plan","status":"blocked","parent_id":null,"iteration":2,"max_iterations":5,
   "cost_usd":0.5,"input_tokens":1000,"output_tokens":200,
+  "cache_read_tokens":7000,"cache_write_tokens":2000,"uncached_cost_usd":0.75,
   "artifacts":[".loopr/plans/001-x.plan.md"],"worktree":"/r/.loopr/worktrees/001",
   "branch":"loopr/001-loops/001","created_at":"2026-11-26T10:00:00.000Z",
   "updated_at":"2026-11-26T10:05:00.000Z","end_reason":"integration_failed",
   "plan_id":"001","task":"Add x","status_reason":"its integration branch fails",
   "tree_verdict":"integration_failed","base_branch":"main","merged_into_base":null,
   "merge_error":null,"tree_cost_usd":1.25,
+  "tree_usage":{"input_tokens":3000,"output_tokens":900,"cache_read_tokens":45000,
+                "cache_write_tokens":12000,"uncached_cost_usd":2.5},
   "integration":{"result":"failed","sha":"abc","summary":"exit 1","output":"boom","log":"l","fix_loops":1},
   "baseline":{"result":"passed","sha":"abc","summary":null,"output":null,"log":null,
               "duration_ms":2100,"setup_ms":400,"outputs":[]},"pr":null,
@@ -42,6 +45,41 @@ TEST(ViewsTest, APlanRowReadsTypedAndWritesBackTheSame) {
   EXPECT_EQ(r.baseline->duration_ms, 2100);
   EXPECT_EQ(r.extra, json::parse(R"({"held":{"paths":[".vscode/tasks.json"]}})"));  // kept
   EXPECT_EQ(to_json(r), j);
+}
+
+TEST(ViewsTest, TheCacheFiguresOfALoopAndItsTreeRoundTrip) {
+  LoopRow r = loop_row_from_json(json::parse(kPlanRow));
+  EXPECT_EQ(r.cache_read_tokens, 7000);
+  EXPECT_EQ(r.cache_write_tokens, 2000);
+  ASSERT_TRUE(r.uncached_cost_usd);
+  EXPECT_EQ(*r.uncached_cost_usd, 0.75);
+  ASSERT_TRUE(r.tree_usage);
+  EXPECT_EQ(r.tree_usage->input_tokens, 3000);
+  EXPECT_EQ(r.tree_usage->output_tokens, 900);
+  EXPECT_EQ(r.tree_usage->cache_read_tokens, 45000);
+  EXPECT_EQ(r.tree_usage->cache_write_tokens, 12000);
+  EXPECT_EQ(r.tree_usage->uncached_cost_usd, 2.5);
+  EXPECT_TRUE(r.extra.find("tree_usage") == r.extra.end());  // typed, not kept as unknown
+  // A listing's row: the loop's own reads and writes, no uncached cost (null: not read).
+  Loop l;
+  l.id = "code-001-001-001";
+  l.type = LoopType::code;
+  l.usage.input_tokens = 10;
+  l.usage.cache_read_tokens = 80;
+  l.usage.cache_write_tokens = 30;
+  json row = to_json(row_of(l));
+  EXPECT_EQ(row["cache_read_tokens"], 80);
+  EXPECT_EQ(row["cache_write_tokens"], 30);
+  EXPECT_FALSE(row.contains("uncached_cost_usd"));
+  EXPECT_FALSE(row.contains("tree_usage"));
+  const LoopRow back = loop_row_from_json(row);
+  EXPECT_FALSE(back.uncached_cost_usd);
+  EXPECT_FALSE(back.tree_usage);
+  EXPECT_EQ(back.cache_read_tokens, 80);
+  EXPECT_NEAR(cache_hit_share(10, 80, 30), 80.0 / 120.0, 1e-12);
+  EXPECT_EQ(cache_hit_share(0, 0, 0), 0.0);
+  EXPECT_EQ(cache_summary(10, 0, 0, 1.0), "");
+  EXPECT_EQ(cache_summary(10, 80, 30, std::nullopt), "80 read, 30 written (67% of input read)");
 }
 
 TEST(ViewsTest, AWaitingLoopCarriesItsQuestion) {

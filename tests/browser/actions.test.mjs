@@ -1,8 +1,10 @@
 // Every action the CLI has, from the page (issue 43), each checked in the daemon's state after:
-// pause, resume, stop (confirmed first), iterate with feedback, answer, and the merge of a
-// `merge: manual` tree (confirmed first). One tree walks through all of them: a slow code loop is
-// paused, resumed and stopped; the feedback makes it ask a question; the answer completes it; the
-// complete tree waits for the merge the page makes.
+// iterate a plan with feedback (at the gate, and after its tree merged), pause, resume, stop
+// (confirmed first), iterate a code loop with feedback, answer, and the merge of a `merge: manual`
+// tree (confirmed first). One tree walks through all of them: the plan takes feedback at the
+// gate; a slow code loop is paused, resumed and stopped; the feedback makes it ask a question;
+// the answer completes it; the complete tree waits for the merge the page makes; the merged
+// plan takes feedback again and comes back to the gate.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -68,12 +70,41 @@ async function verdictOf(id) {
   return m ? m[1] : null;
 }
 
-test('pause and resume from the page', async () => {
+/// The prompt of iteration `n` of loop `id` ('' while it has none).
+function promptOf(id, n) {
+  const file = path.join(repo.dir, '.loopr', 'logs', 'loops', id, 'iterations', String(n).padStart(3, '0'), 'prompt.md');
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+}
+
+/// Waits for plan 001 to be back at the gate after iteration `n`, and returns its prompt.
+async function backAtTheGate(n) {
+  await h.waitFor(`plan 001 at the gate after iteration ${n}`, () => {
+    const plan = repo.json(['show', '001']);
+    return plan.status === 'awaiting_approval' && plan.iteration === n;
+  }, 120000);
+  return promptOf('001', n);
+}
+
+test('the plan takes feedback at the gate, from the gate page', async () => {
   repo.loopr(['submit', 'Build the port file']);
-  await repo.waitStatus('001', 'awaiting_approval');
+  await backAtTheGate(1);
+  page = await h.newPage(browser);
+  await page.goto(`${web.base}/gate?token=${web.token}`);
+  const plan = page.locator('article.gate-plan[data-plan="001"]');
+  await plan.locator('textarea[name="feedback"]').fill('GATE-FEEDBACK-7: name the port file');
+  await plan.locator('button.iterate').click();
+  await page.waitForURL(/\/gate\?token=/);
+  // The plan ran again with the feedback in its prompt, and waits at the gate again.
+  const prompt = await backAtTheGate(2);
+  assert.match(prompt, /GATE-FEEDBACK-7: name the port file/);
+  assert.doesNotMatch(promptOf('001', 1), /GATE-FEEDBACK-7/);
+  await page.goto(`${web.base}/gate?token=${web.token}`);
+  assert.match(await plan.locator('.meta').textContent(), /iteration 2\//);
+});
+
+test('pause and resume from the page', async () => {
   repo.loopr(['approve', '001']);
   await repo.waitStatus(CODE, 'running', 120000);
-  page = await h.newPage(browser);
   await page.goto(loopUrl(CODE));
   await act(page, 'pause');
   await repo.waitStatus(CODE, 'paused');
@@ -125,5 +156,17 @@ test('the complete manual tree waits for its merge, which the page makes after a
   await h.waitFor('the tree to be merged', async () => (await verdictOf('001')) === 'merged');
   const file = execFileSync('git', ['show', `main:code/${CODE}.txt`], { cwd: repo.dir, encoding: 'utf8' });
   assert.equal(file, 'PORT-8080\n');
+  assert.deepEqual(page.problems, []);
+});
+
+test('the merged plan takes feedback from its page and comes back to the gate', async () => {
+  const before = repo.json(['show', '001']).iteration;
+  await page.goto(loopUrl('001'));
+  await page.fill('section.loop-actions textarea[name="feedback"]', 'AFTER-FEEDBACK-9: add a second port');
+  await act(page, 'iterate');
+  const prompt = await backAtTheGate(before + 1);
+  assert.match(prompt, /AFTER-FEEDBACK-9: add a second port/);
+  // Its old tree made way for the new plan's.
+  assert.equal(repo.status(CODE), 'invalidated');
   assert.deepEqual(page.problems, []);
 });

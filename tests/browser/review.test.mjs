@@ -1,7 +1,8 @@
 // The web page as a place to review (issue 43), in a real browser against a real daemon: a code
 // loop's diff reads one line per row (a 40-line change is 40 rows high), comments on two of its
 // lines survive a daemon restart and go back to the loop as ONE iteration whose prompt names
-// file and line of each, in order; the page then says which iteration took them.
+// file and line of each, in order; the page then says which iteration took them. The plan is over
+// its cost limit at the gate (the gate warns) and the merged tree carries no warning.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -51,14 +52,23 @@ after(async () => {
 const loopUrl = (id) => `${web.base}/loop/${id}?token=${web.token}`;
 
 test('a code loop fails; its 40-line diff is 40 rows high; comments on two lines become one iteration', async () => {
-  repo.loopr(['submit', 'Write forty lines']);
+  // A cap below the forecast's high end (the built-in defaults: dollars) and far above what the
+  // mock model's tree spends (cents): the gate warns, and the merged tree must not.
+  repo.loopr(['submit', '--max-cost', '1', 'Write forty lines']);
   await repo.waitStatus('001', 'awaiting_approval');
+  const forecast = await h.waitFor('the forecast at the gate', () => repo.json(['show', '001']).forecast);
+  assert.ok(forecast.high > 1, 'the plan is over its cost limit at the gate: ' + JSON.stringify(forecast));
   const page = await h.newPage(browser);
   await page.goto(`${web.base}/gate?token=${web.token}`);
   assert.match(await page.title(), /^plan 001 at the gate · Gate · loopr-browser-repo-\w+ · loopr$/);
+  assert.equal(await page.textContent('article.gate-plan[data-plan="001"] .meta .warn'), 'over the cost limit');
   await h.screenshot(page, 'review-gate');
   await page.click('article.gate-plan[data-plan="001"] button.approve');
   await page.waitForURL(/\/gate\?token=/);
+  // Failed for good: a code loop's first failure gets a fresh second attempt at once; the second
+  // one's failure rolls up to its phase.
+  await repo.waitStatus(CODE, 'failed', 120000);
+  await repo.waitStatus('001-001-001', 'failed', 120000);
   await repo.waitStatus(CODE, 'failed', 120000);
 
   // The diff: one folding section for the file, one row per line, both sides numbered.
@@ -169,6 +179,12 @@ test('the tree, once merged, has no gate warning and its title says nothing wait
   await page.waitForFunction(() => document.querySelector('article.plan .verdict')?.textContent === 'merged',
     null, { timeout: 60000 });
   assert.match(await page.title(), /^Tree · loopr-browser-repo-\w+ · loopr$/);
+  // The forecast the gate warned about is still shown, as history, without the warning.
+  assert.match(await page.textContent('article.plan .meta'), /forecast \$[\d.]+ \(\$[\d.]+–\$[\d.]+\)/);
   assert.equal(await page.locator('.warn').count(), 0);
   await h.screenshot(page, 'review-tree');
+  await page.goto(loopUrl('001'));
+  assert.match(await page.textContent('table.fields'), /forecast/);
+  assert.equal(await page.locator('.warn').count(), 0);
+  assert.ok(repo.json(['show', '001']).forecast.high > 1, 'it was over its limit at the gate');
 });

@@ -164,6 +164,40 @@ TEST(FormatTest, LoopDetailsShowFieldsArtifactsValidationAndIterations) {
     EXPECT_NE(out.find(s), std::string::npos) << s << "\n" << out;
 }
 
+TEST(FormatTest, ShowPrintsOneCacheLineForTheLoopAndItsTree) {
+  json d = api_loop("001", "plan", "complete");
+  d["input_tokens"] = 1000;
+  d["cache_read_tokens"] = 7000;
+  d["cache_write_tokens"] = 2000;
+  d["uncached_cost_usd"] = 0.5;
+  d["tree_usage"] = {{"input_tokens", 3000},        {"output_tokens", 900},
+                     {"cache_read_tokens", 45000},  {"cache_write_tokens", 12000},
+                     {"uncached_cost_usd", 2.25}};
+  const TimestampMs now = *parse_timestamp("2026-11-21T08:10:00.000Z");
+  std::string out = render_loop_details(detail_of(d), Style{false}, now);
+  // Hit share: read / (input + read + write) = 7000/10000 and 45000/60000.
+  EXPECT_NE(out.find("cache:      7,000 read, 2,000 written (70% of input read), $0.50 without "
+                     "the cache; whole tree 45,000 read, 12,000 written (75% of input read), "
+                     "$2.25 without the cache\n"),
+            std::string::npos)
+      << out;
+  // show --json keeps INTERFACE.md's fields: the cache is the API's and `show`'s.
+  json j = interface_show_json(detail_of(d));
+  EXPECT_FALSE(j.contains("cache_read_tokens"));
+  EXPECT_FALSE(j.contains("tree_usage"));
+
+  // A code loop without the cache (a listing's row: no uncached cost known) prints no cache line;
+  // with it, its own part only.
+  json code = api_loop("code-001-001-001", "code", "complete", "001-001-001");
+  EXPECT_EQ(render_loop_details(detail_of(code), Style{false}, now).find("cache:"),
+            std::string::npos);
+  code["cache_read_tokens"] = 1;
+  code["input_tokens"] = 3;
+  EXPECT_NE(render_loop_details(detail_of(code), Style{false}, now)
+                .find("cache:      1 read, 0 written (25% of input read)\n"),
+            std::string::npos);
+}
+
 TEST(FormatTest, EventLines) {
   Style plain{false};
   json e{{"seq", 3},

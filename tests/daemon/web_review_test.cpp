@@ -264,6 +264,44 @@ TEST(WebActionsTest, TheForecastWarnsOnlyAtTheGate) {
   EXPECT_TRUE(has(tree_section(t, kToken), "over the cost limit"));
 }
 
+TEST(WebActionsTest, TheLoopPageShowsTheCacheOfTheLoopAndOfItsTree) {
+  json plan = row("001", "plan", "complete");
+  plan["input_tokens"] = 1000;
+  plan["cache_read_tokens"] = 7000;
+  plan["cache_write_tokens"] = 2000;
+  plan["uncached_cost_usd"] = 0.5;
+  plan["tree_usage"] = {{"input_tokens", 3000},       {"output_tokens", 900},
+                        {"cache_read_tokens", 45000}, {"cache_write_tokens", 12000},
+                        {"uncached_cost_usd", 2.25}};
+  const std::string html = loop_summary_section(view_of(plan), kToken);
+  EXPECT_TRUE(has(html, "<tr><th>cache</th><td>7,000 read, 2,000 written (70% of input read), "
+                        "$0.50 without the cache; whole tree 45,000 read, 12,000 written (75% of "
+                        "input read), $2.25 without the cache</td></tr>"))
+      << html;
+  // No cache used: no row.
+  EXPECT_FALSE(has(loop_summary_section(view_of(row("code-001-001-001", "code", "failed")), kToken),
+                   "<th>cache</th>"));
+}
+
+TEST(WebActionsTest, APullRequestsReviewCommentsGoToAFixLoopFromThePage) {
+  LoopView v = view_of(row("001", "plan", "complete"));
+  EXPECT_EQ(pr_comments_section(v, kToken), "");
+  v.pr_comments = json::array({{{"path", "src/<a>.c"}, {"line", 3}, {"author", "rev"},
+                                {"body", "<script>x</script> rename it"}}});
+  std::string html = pr_comments_section(v, kToken);
+  // The button posts to the page's route for `iterate --from-pr`; the comment stays text.
+  EXPECT_TRUE(has(html, "<form method=\"post\" action=\"/loop/001/from-pr\">")) << html;
+  EXPECT_TRUE(has(html, "class=\"from-pr\">Give them to a fix loop</button>")) << html;
+  EXPECT_TRUE(has(html, "<code>src/&lt;a&gt;.c:3</code>")) << html;
+  EXPECT_FALSE(has(html, "<script>")) << html;
+  // The forge could not be asked: the problem, and nothing to send.
+  v.pr_comments = json::array();
+  v.pr_comments_problem = "the forge answered 502";
+  html = pr_comments_section(v, kToken);
+  EXPECT_TRUE(has(html, "the forge answered 502")) << html;
+  EXPECT_FALSE(has(html, "from-pr")) << html;
+}
+
 TEST(WebActionsTest, TheTranscriptShowsTheReview) {
   IterationFiles f;
   f.n = 1;

@@ -3,7 +3,9 @@
 // through the same API calls as the CLI's.
 #include <gtest/gtest.h>
 
+#include <latch>
 #include <regex>
+#include <thread>
 
 #include "daemon/daemon_fixture.hpp"
 #include "daemon/tcp_http.hpp"
@@ -44,6 +46,17 @@ class WebUiTest : public DaemonFixture {
                        "POST " + path + " HTTP/1.1\r\n" + host() + "\r\n" + origin() +
                            "\r\nContent-Type: application/x-www-form-urlencoded",
                        "token=" + token + (form.empty() ? "" : "&" + form));
+  }
+
+  /// Waits until the code loop failed for good: a code loop's first failure gets a fresh second
+  /// attempt at once, and only the second one's failure rolls up to its phase.
+  bool failed_for_good(const std::string& code, const std::string& phase) {
+    return wait_loops(
+        [&](auto& l) {
+          return l.count(code) && l[code]["status"] == "failed" && l.count(phase) &&
+                 l[phase]["status"] == "failed";
+        },
+        std::chrono::seconds(120));
   }
 
   void start_tree(TreeScript script = {}) {
@@ -282,11 +295,7 @@ TEST_F(WebUiTest, CommentsOnTwoLinesBecomeOneIterationsFeedbackAcrossARestart) {
   ASSERT_TRUE(wait_status(id, "awaiting_approval")) << dump_loops();
   ASSERT_EQ(api("POST", "/v1/loops/" + id + "/approve", json::object()).status, 200);
   const std::string code = "code-001-001-001";
-  ASSERT_TRUE(wait_status(code, "failed", std::chrono::seconds(120))) << dump_loops();
-  // Failed for good: the tree ended with it (a failed code loop may first get a fresh retry,
-  // which runs again).
-  ASSERT_TRUE(wait_status(id, "failed", std::chrono::seconds(120))) << dump_loops();
-  ASSERT_EQ(api("GET", "/v1/loops/" + code).body["status"], "failed") << dump_loops();
+  ASSERT_TRUE(failed_for_good(code, "001-001-001")) << dump_loops();
   const int before = static_cast<int>(api("GET", "/v1/loops/" + code).body["iterations"].size());
 
   const std::string file = "code%2Fcode-001-001-001.txt";
@@ -341,6 +350,70 @@ TEST_F(WebUiTest, CommentsOnTwoLinesBecomeOneIterationsFeedbackAcrossARestart) {
   // Nothing left to send: the page offers no send, the API refuses another.
   EXPECT_FALSE(has(get("/loop/" + code).body, "send-comments"));
   EXPECT_EQ(api("POST", "/v1/loops/" + code + "/iterate", {{"comments", true}}).status, 409);
+}
+
+TEST_F(WebUiTest, TwoSendsAtOnceSendTheCommentsOnce) {
+  TreeScript script;
+  script.specs = {"alpha"};
+  script.phases = 1;
+  // The code loop's work stays WIP (its validation fails), with the comments or without.
+  script.extra_rules =
+      "  - name: code-wip\n    match: {loop_type: code, turn: 1}\n    reply:\n      tool_use:\n"
+      "        - name: write_file\n          input: {path: \"wip/{{loop_id}}.txt\", content: "
+      "\"WIP\\n\"}\n";
+  start_tree(script);
+  const std::string id = submit("Write a file");
+  ASSERT_TRUE(wait_status(id, "awaiting_approval")) << dump_loops();
+  ASSERT_EQ(api("POST", "/v1/loops/" + id + "/approve", json::object()).status, 200);
+  const std::string code = "code-001-001-001";
+  ASSERT_TRUE(failed_for_good(code, "001-001-001")) << dump_loops();
+  for (int line : {1, 2})
+    ASSERT_EQ(api("POST", "/v1/loops/" + code + "/comments",
+                  {{"file", "wip/" + code + ".txt"}, {"line", line}, {"text", "fix it"}})
+                  .status,
+              201);
+
+  // Two sends at once (a double click, two tabs), from the page.
+  std::latch go(2);
+  TcpAnswer answers[2];
+  std::thread sends[2];
+  for (int i = 0; i < 2; ++i)
+    sends[i] = std::thread([&, i] {
+      go.arrive_and_wait();
+      answers[i] = post("/loop/" + code + "/send-comments", "back=loop");
+    });
+  for (auto& t : sends) t.join();
+  const int sent = (answers[0].status == 303) + (answers[1].status == 303);
+  ASSERT_EQ(sent, 1) << answers[0].status << " " << answers[1].status;
+  // The other was refused because the comments were taken, not for another reason (before the
+  // send was one flight, it read the same pending comments and reached the manager with them).
+  const TcpAnswer& refused = answers[0].status == 303 ? answers[1] : answers[0];
+  EXPECT_EQ(refused.status, 409) << refused.body;
+  EXPECT_TRUE(has(refused.body, "are being sent by another request") ||
+              has(refused.body, "has no comments waiting to be sent"))
+      << refused.body;
+
+  // One iteration took both; it is the first whose prompt carries them, and no prompt carries
+  // them twice (a second send would add them to the loop's feedback again).
+  json listed;
+  ASSERT_TRUE(wait_until([&] {
+    listed = api("GET", "/v1/loops/" + code + "/comments").body;
+    return listed["comments"].size() == 2 && !listed["comments"][1]["iteration"].is_null();
+  }, std::chrono::seconds(60))) << listed.dump();
+  const int took = listed["comments"][0].value("iteration", 0);
+  EXPECT_EQ(listed["comments"][1].value("iteration", 0), took) << listed.dump();
+  ASSERT_TRUE(failed_for_good(code, "001-001-001")) << dump_loops();
+  int first = 0;
+  for (const auto& it : api("GET", "/v1/loops/" + code).body["iterations"]) {
+    const int n = it.value("n", 0);
+    const std::string prompt = read_file(paths().iteration_dir(code, n) / "prompt.md");
+    const auto at = prompt.find("Comments on lines of the diff");
+    if (at == std::string::npos) continue;
+    if (first == 0) first = n;
+    EXPECT_EQ(prompt.find("Comments on lines of the diff", at + 1), std::string::npos)
+        << "iteration " << n << " got the comments twice:\n" << prompt;
+  }
+  EXPECT_EQ(first, took);
 }
 
 }  // namespace

@@ -3,11 +3,14 @@
 // default) its code loop pauses after the model turn that crossed it, `cost_limit` is an event
 // and `loopr review` lists it, a cap below what was spent is refused, `loopr resume PLAN
 // --max-cost USD` raises it and the tree finishes; `loops.<type>.model` reaches the requests of
-// that type and the receipts; the model cannot raise its own budget.
+// that type and the receipts; the model cannot raise its own budget; the prompt cache's reads
+// and writes per loop and per tree reach the API and `loopr show`.
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+
+#include <loopr/core/figures.hpp>
 
 #include "e2e/cli_fixture.hpp"
 
@@ -170,4 +173,56 @@ TEST_F(CostLimitE2E, TheLoopsOfOneTypeSendTheSameSystemBlockAndTools) {
     EXPECT_EQ(system, system_of.begin()->second) << loop << " and " << system_of.begin()->first;
     EXPECT_EQ(tools_of[loop], tools_of.begin()->second) << loop;
   }
+}
+
+TEST_F(CostLimitE2E, ShowAndTheApiGiveTheCacheOfEachLoopAndOfTheTree) {
+  // The model emulates Anthropic's prompt cache (each loop's second turn reads what its first
+  // wrote); the figures come back per loop and per tree (issue 42 item 4).
+  std::string y = CliScript{}.yaml();
+  const std::string defaults = "defaults:\n";
+  y.insert(y.find(defaults) + defaults.size(), "  prompt_cache: true\n  cache_min_tokens: 64\n");
+  make_repo_with(y, "echo ok\n",
+                 "loops:\n  code: {max_iterations: 2, validation: \"sh check.sh\", "
+                 "iteration_timeout: 1m}\n");
+  ASSERT_EQ(loopr("submit --yes --wait 'Cached tree'").exit_code, 0);
+  const std::string code = "code-001-001-001";
+  auto api_row = [&](const std::string& id) {  // the API's detail: show --json has INTERFACE's
+    auto r = run_command("curl -s -m 30 --unix-socket " +
+                         shell_quote((dir / ".loopr/run/loopr.sock").string()) +
+                         " http://loopr/v1/loops/" + id);
+    auto j = json::parse(r.output, nullptr, false);
+    return j.is_object() ? j : json::object();
+  };
+  json c = api_row(code);
+  std::int64_t read = 0, written = 0;
+  for (const auto& it : c["iterations"]) {
+    read += it.value("cache_read_tokens", std::int64_t{0});
+    written += it.value("cache_write_tokens", std::int64_t{0});
+  }
+  ASSERT_GT(read, 0) << c.dump();
+  EXPECT_EQ(c.value("cache_read_tokens", std::int64_t{-1}), read) << c.dump();
+  EXPECT_EQ(c.value("cache_write_tokens", std::int64_t{-1}), written) << c.dump();
+  // Without the cache the same calls cost more: reads are a tenth of the input price.
+  EXPECT_GT(c.value("uncached_cost_usd", 0.0), c.value("cost_usd", 1.0)) << c.dump();
+
+  // The tree's totals: every loop's reads and writes.
+  std::int64_t tree_read = 0, tree_written = 0;
+  for (const auto& [id, row] : loops()) {
+    json detail = api_row(id);
+    tree_read += detail.value("cache_read_tokens", std::int64_t{0});
+    tree_written += detail.value("cache_write_tokens", std::int64_t{0});
+  }
+  json plan = api_row("001");
+  ASSERT_TRUE(plan["tree_usage"].is_object()) << plan.dump();
+  EXPECT_EQ(plan["tree_usage"]["cache_read_tokens"], tree_read) << plan.dump();
+  EXPECT_EQ(plan["tree_usage"]["cache_write_tokens"], tree_written) << plan.dump();
+  EXPECT_GT(tree_read, read);
+
+  // `loopr show` prints them on one line; `show --json` keeps INTERFACE.md's fields.
+  const std::string shown = loopr("show 001").out;
+  EXPECT_NE(shown.find("\ncache:"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("of input read"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("; whole tree " + loopr::format_count(tree_read) + " read"), std::string::npos)
+      << shown;
+  EXPECT_FALSE(show(code).contains("cache_read_tokens"));
 }

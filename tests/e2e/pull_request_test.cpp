@@ -2,7 +2,10 @@
 // bare remote and loopr-mock-forge as GitHub. The tree's integration branch is pushed and a PR
 // opened; the failing check's output becomes a CI fix loop's feedback; its commit is pushed and
 // the checks pass; the local base branch is untouched; review comments come back through
-// `loopr iterate --from-pr`; a push failure is an event and a state `loopr merge` retries.
+// `loopr iterate --from-pr` and the web page's button that makes the same call; a push failure is
+// an event and a state `loopr merge` retries.
+#include <regex>
+
 #include "security/pr_fixture.hpp"
 
 namespace loopr::testing {
@@ -74,6 +77,39 @@ TEST_F(PullRequestTest, OpensThePrFixesTheFailingCheckAndTakesCommentsBack) {
   std::string again = loopr("iterate 001 --from-pr");
   EXPECT_NE(submit_exit, 0) << again;
   EXPECT_NE(again.find("no review comments"), std::string::npos) << again;
+
+  // The web page lists the next comment and gives it to a fix loop: `iterate --from-pr`'s call.
+  const std::string before_page = remote_tip();
+  forge->add_comments(1, nlohmann::json::array({{{"path", "code/code-001-001-001.txt"},
+                                                  {"line", 1},
+                                                  {"body", "REVIEW-NOTE-5c2: and in capitals"}}}));
+  std::smatch web;
+  const std::string started = loopr("-q web");
+  ASSERT_TRUE(std::regex_search(started, web,
+                                std::regex(R"((http://127\.0\.0\.1:\d+)/\?token=([0-9a-f]{64}))")))
+      << started;
+  const std::string base = web[1], token = web[2];
+  const std::string page = run_command("curl -s -m 60 " + shell_quote(base + "/loop/001?token=" + token)).output;
+  EXPECT_NE(page.find("REVIEW-NOTE-5c2"), std::string::npos) << page;
+  EXPECT_NE(page.find("action=\"/loop/001/from-pr\""), std::string::npos) << page;
+  const std::string posted =
+      run_command("curl -s -m 60 -o /dev/null -w '%{http_code}' -H " +
+                  shell_quote("Origin: " + base) + " --data " +
+                  shell_quote("token=" + token + "&back=loop") + " " + shell_quote(base + "/loop/001/from-pr"))
+          .output;
+  EXPECT_EQ(posted, "303");
+  EXPECT_TRUE(wait_until(
+      [&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        return fix_loops().size() == 3 && remote_tip() != before_page;
+      },
+      std::chrono::seconds(240)))
+      << loopr("list --all");
+  ASSERT_TRUE(wait_for_checks("passed"));
+  fixes = fix_loops();
+  ASSERT_EQ(fixes.size(), 3u);
+  EXPECT_NE(prompt(fixes[2]["id"]).find("REVIEW-NOTE-5c2"), std::string::npos);
+  EXPECT_EQ(prompt(fixes[2]["id"]).find("REVIEW-NOTE-3b9"), std::string::npos) << "only the new one";
   // Every request told GitHub who it is and which API version it speaks, with the token.
   for (const auto& r : forge->requests()) {
     if (r["path"].get<std::string>().rfind("/_mock/", 0) == 0) continue;

@@ -95,7 +95,7 @@ TEST_F(WebReviewSecurityTest, EveryNewActionNeedsTheTokenAPostAndThePagesOwnOrig
       "back=loop&file=code%2Fx.txt&side=new&line=1&text=%3C%2Fscript%3E%3Cscript%3Ealert(3)%3C%2F"
       "script%3E";
   const std::string wrong(64, '0');
-  for (const std::string action : {"comment", "send-comments", "pause", "resume", "stop", "merge"}) {
+  for (const std::string action : {"comment", "send-comments", "from-pr", "pause", "resume", "stop", "merge"}) {
     const std::string path = "/loop/" + kCode + "/" + action;
     const std::string form = (action == "comment" ? comment : "back=loop") + "&confirmed=yes";
     EXPECT_EQ(post(path, form, "http://evil.example", token).status, 403) << action;

@@ -29,9 +29,12 @@ struct CommentsView {
 
 /// `POST /v1/loops/{id}/iterate`: the person's feedback and, with `comments`, the loop's
 /// pending diff comments appended to it (then the feedback may be empty).
+/// With `from_pr` (merge: pr, a plan): the pull request's review comments since the last push
+/// are the feedback instead (`loopr iterate PLAN --from-pr`).
 struct IterateRequest {
   std::string feedback;
   bool comments = false;
+  bool from_pr = false;
 };
 
 /// The longest comment text and file name the API takes (bytes).

@@ -88,6 +88,22 @@ inline constexpr const char* kBaselineChecking = "checking";
 inline constexpr const char* kBaselinePassed = "passed";
 inline constexpr const char* kBaselineUnavailable = "unavailable";
 
+/// A plan's whole tree's tokens and the prompt cache's part of them (`tree_usage` of the plan's
+/// detail), from every loop's records, invalidated ones included (their tokens were spent).
+struct TreeUsageView {
+  std::int64_t input_tokens = 0, output_tokens = 0;  ///< input_tokens: the uncached rest
+  std::int64_t cache_read_tokens = 0, cache_write_tokens = 0;
+  double uncached_cost_usd = 0;  ///< what the same calls would have cost without the cache
+};
+
+/// The share of input read from the prompt cache: read / (input + read + write); 0 without input.
+double cache_hit_share(std::int64_t input, std::int64_t read, std::int64_t write);
+/// The prompt cache's part of some input as `loopr show` and the web page print it:
+/// `12,300 read, 4,100 written (68% of input read), $0.42 without the cache` (the cost only when
+/// known); empty when nothing was read or written.
+std::string cache_summary(std::int64_t input, std::int64_t read, std::int64_t write,
+                          std::optional<double> uncached_usd);
+
 /// A row of `GET /v1/loops`: INTERFACE.md's loop with loopr's fields.
 struct LoopRow {
   std::string id;
@@ -99,6 +115,11 @@ struct LoopRow {
   double cost_usd = 0;
   std::int64_t input_tokens = 0;
   std::int64_t output_tokens = 0;
+  /// The prompt cache: input read from it and written to it (input_tokens is the uncached rest).
+  std::int64_t cache_read_tokens = 0, cache_write_tokens = 0;
+  /// A loop's detail: what its calls would have cost without the cache (iteration records';
+  /// null in listings, which read no records).
+  std::optional<double> uncached_cost_usd;
   std::vector<std::string> artifacts;
   std::string worktree;  ///< empty: null
   std::string branch;    ///< empty: null
@@ -115,6 +136,7 @@ struct LoopRow {
   std::optional<TreeVerdict> tree_verdict;
   std::string base_branch, merged_into_base, merge_error;  ///< empty: null
   std::optional<double> tree_cost_usd;
+  std::optional<TreeUsageView> tree_usage;  ///< a plan's detail: its tree's tokens and cache
   std::optional<IntegrationView> integration;
   std::optional<BaselineView> baseline;  ///< a plan row's (null: none ran)
   std::optional<PrView> pr;              ///< a plan row's pull request (null: none, merge: pr)
@@ -123,6 +145,10 @@ struct LoopRow {
 
   bool is_plan() const { return type == LoopType::plan; }
 };
+
+/// A loop's cache_summary and, for a plan whose detail has its tree's, `; whole tree …` after it:
+/// `loopr show`'s `cache:` line and the web page's. Empty: no cache used.
+std::string cache_summary(const LoopRow& row);
 
 /// One iteration in a loop's detail.
 struct IterationRow {
