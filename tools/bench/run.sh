@@ -24,7 +24,7 @@ if [ $do_build = 1 ]; then
   if [ ! -f "$build/build.ninja" ]; then
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOPR_TESTS=OFF >/dev/null
   fi
-  nice ninja -C "$build" -j2 loopr loopr-mock-llm daemon_bench engine_bench git_bench store_bench sandbox_bench provision_bench >&2
+  nice ninja -C "$build" -j2 loopr loopr-mock-llm daemon_bench engine_bench git_bench store_bench sandbox_bench provision_bench cost_bench machines_bench >&2
 fi
 bench=$build/tools/bench
 mock=$build/tools/mock-llm/loopr-mock-llm
@@ -89,6 +89,17 @@ step "sandbox_bench"
 "$bench/sandbox_bench" $([ $quick = 1 ] && echo 60 || echo 300) >> "$rows"
 step "provision_bench"
 "$bench/provision_bench" $([ $quick = 1 ] && echo 8 || echo 30) >> "$rows"
+
+step "cost_bench (prompt caching: a 20-turn iteration and the demo tree, cache on and off)"
+"$bench/cost_bench" "$mock" "$build/loopr" > "$out/cost" 2>&1 || true
+awk '/input cost with caching/ {line = $0; sub(/^ +/, "", line); printf "| prompt caching, one 20-turn code iteration | %s | cost_bench 1 (goal <= 30 %%) |\n", line}
+     /hit share/ {line = $0; sub(/^ +/, "", line); printf "| prompt caching, the demo tree | %s | cost_bench 2 (goal >= 70 %%) |\n", line}' \
+  "$out/cost" >> "$rows"
+
+step "machines_bench (a Go module's tests: worktree with the repository's caches vs checkout)"
+if command -v go >/dev/null; then
+  "$bench/machines_bench" $([ $quick = 1 ] && echo 3 || echo 5) >> "$rows" 2> "$out/machines" || true
+fi
 
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
