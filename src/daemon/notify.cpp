@@ -186,7 +186,8 @@ Notifier::Notifier(engine::EngineContext& ctx) : state_(std::make_shared<State>(
     api::EventBody body = api::decode(e).body;
     if (!std::holds_alternative<api::StatusChanged>(body) &&
         !std::holds_alternative<api::TreeComplete>(body) &&
-        !std::holds_alternative<api::CostEvent>(body))
+        !std::holds_alternative<api::CostEvent>(body) &&
+        !std::holds_alternative<api::CostLimitEvent>(body))
       return;
     net::post(s->ctx.pool, [s, config, e, body = std::move(body)] {
       try {

@@ -7,6 +7,8 @@
 // Review comments come back the same way (`loopr iterate <plan> --from-pr`).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include <loopr/api/events.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/engine/feedback.hpp>
@@ -261,6 +263,12 @@ awaitable<ActionResult> iterate_from_pr(State s, std::string plan) {
         if (p.status != LoopStatus::complete) return not_allowed(p, "it is not complete");
         p.tree.tree_complete = false;
         p.tree.pr_checks.clear();
+        // The comments taken are old from now on, also when the fix loop's push falls in the
+        // same second as the newest of them (a forge's `since` has second precision and
+        // includes that second).
+        for (const forge::ReviewComment& c : *comments)
+          if (auto at = parse_timestamp(c.created_at))
+            p.tree.pr_pushed_at = std::max<std::int64_t>(p.tree.pr_pushed_at, *at + 1000);
         fix = forge_fix_loop(p, tree,
                              "Address the review comments on pull request #" +
                                  std::to_string(p.tree.pr_number) + " on the integration branch " +

@@ -168,7 +168,8 @@ awaitable<void> publish_pr(State state, std::string plan, bool by_person) {
     l.tree.pr_url = pr->url;
     l.tree.pr_state = pr->state.empty() ? "open" : pr->state;
     l.tree.pr_head = pushed->sha;
-    l.tree.pr_pushed_at = now_ms();
+    // Never earlier than before: taking review comments moves it past them (ci_watch.cpp).
+    l.tree.pr_pushed_at = std::max<std::int64_t>(l.tree.pr_pushed_at, now_ms());
     l.tree.pr_checks = wait ? "pending" : "skipped";
     l.tree.pr_failing.clear();
     l.tree.pr_error.clear();

@@ -21,6 +21,11 @@ TEST_F(PullRequestTest, OpensThePrFixesTheFailingCheckAndTakesCommentsBack) {
   EXPECT_EQ(plan["pr"]["url"], "https://github.com/acme/widgets/pull/1");
   EXPECT_EQ(plan["pr"]["state"], "open");
   EXPECT_EQ(plan["pr"]["ci_fix_loops"], 1);
+  // `show --json` (INTERFACE.md's shape) carries the plan's `pr` too.
+  auto shown = nlohmann::json::parse(loopr("show 001 --json", 60), nullptr, false);
+  ASSERT_TRUE(shown.is_object());
+  EXPECT_EQ(shown["pr"]["number"], 1) << shown.dump();
+  EXPECT_EQ(shown["pr"]["url"], "https://github.com/acme/widgets/pull/1");
   // The CI fix loop is a code loop of the plan; the failed check's output was its feedback.
   auto fixes = fix_loops();
   ASSERT_EQ(fixes.size(), 1u);

@@ -68,8 +68,13 @@ class PullRequestTest : public EscapeTest {
     config_before = read_file(repo / ".loopr/config.yml");
   }
 
+  /// A loop as the daemon's API has it, with a plan's tree fields (`tree_verdict`,
+  /// `merge_error`, `pr`): `show --json` is INTERFACE.md's shape (plus `pr`), which has not all.
   nlohmann::json show(const std::string& id = "001") {
-    return nlohmann::json::parse(loopr("show " + id + " --json", 60), nullptr, false);
+    auto r = run_command("curl -s -m 30 --unix-socket " +
+                         shell_quote((repo / ".loopr/run/loopr.sock").string()) +
+                         " http://loopr/v1/loops/" + id);
+    return nlohmann::json::parse(r.output, nullptr, false);
   }
   nlohmann::json all_loops() {
     auto j = nlohmann::json::parse(loopr("list --all --json", 60), nullptr, false);
