@@ -71,7 +71,11 @@ TEST_F(PullRequestForgeTest, ThePrsStateFollowsTheForgeWithoutAForgeCallPerView)
 TEST_F(PullRequestForgeTest, APrMergedWhileItsChecksRunEndsTheWait) {
   forge_script["ci"] = kPendingForever;
   prepare_pr();
-  submit();
+  // Not `submit --wait`: that waits for CI's verdict, which never comes here.
+  loopr("submit " + shell_quote("Write the file"));
+  wait_for_plan([](const json& p) { return p.value("status", std::string()) == "awaiting_approval"; },
+                "reached its gate");
+  loopr("approve 001");
   wait_for_plan([&](const json&) { return !requests_to("/commits/").empty(); }, "was polled");
   forge->set_pull_state(1, "merged");
   json seen = wait_for_plan(
