@@ -70,6 +70,7 @@ LOOPR_EVENT(PrPublished, "pr_published")
 LOOPR_EVENT(CiChecked, "ci_checked")
 LOOPR_EVENT(CiFix, "ci_fix")
 LOOPR_EVENT(ForgeFailed, "forge_failed")
+LOOPR_EVENT(PrState, "pr_state")
 #undef LOOPR_EVENT
 
 LoopCreated Codec<LoopCreated>::read(const json& d) {
@@ -312,6 +313,8 @@ ForgeFailed Codec<ForgeFailed>::read(const json& d) {
 json Codec<ForgeFailed>::write(const ForgeFailed& e) {
   return {{"step", e.step}, {"status", e.status}, {"message", e.message}, {"retry", e.retry}};
 }
+PrState Codec<PrState>::read(const json& d) { return {d.value("number", 0), str(d, "state")}; }
+json Codec<PrState>::write(const PrState& e) { return {{"number", e.number}, {"state", e.state}}; }
 
 IntegrationFix Codec<IntegrationFix>::read(const json& d) { return {str(d, "loop_id")}; }
 json Codec<IntegrationFix>::write(const IntegrationFix& e) { return {{"loop_id", e.loop_id}}; }

@@ -200,7 +200,8 @@ int run(int argc, char** argv) {
                                     "[a]pprove [r]eject [i]terate [s]kip, and each question of a "
                                     "loop and asks [a]nswer [s]kip (from stdin "
                                     "line by line when it is not a terminal); lists plans held "
-                                    "for you with what holds them");
+                                    "for you with what holds them, and (merge: pr) new review "
+                                    "comments on their pull requests");
   review->add_option("id", id, "Only this plan or loop");
   on(review, [&] { return run_review(opts, id); });
 

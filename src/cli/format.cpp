@@ -117,7 +117,7 @@ std::string render_tree_table(const std::vector<api::LoopRow>& loops, const Styl
     if (marker) status = marker(l) + status;
     if (l.pr && l.pr->number > 0)  // merge: pr: the plan's pull request and its checks
       status += " PR #" + std::to_string(l.pr->number) +
-                (l.pr->checks.empty() ? "" : " (" + l.pr->checks + ")");
+                (l.pr->checks.empty() ? "" : " (" + name_text(l.pr->checks) + ")");
     cells.push_back({row.prefix + shown(l.id), to_string(l.type), status, iteration_of(l),
                      format_cost(l.cost_usd),
                      l.created_at ? format_age(now - l.created_at) : "-"});
@@ -157,8 +157,13 @@ std::string tree_line(const api::LoopRow& d) {
     case TreeVerdict::merge_failed:
       return "not merged into " + name_text(base) + ": " + name_text(d.merge_error);
     case TreeVerdict::complete:
-      if (d.pr && d.pr->number > 0)
-        return "complete; pull request #" + std::to_string(d.pr->number) + " (merging it is yours)";
+      if (d.pr && d.pr->number > 0) {
+        const std::string pr = "complete; pull request #" + std::to_string(d.pr->number);
+        if (d.pr->state == "merged") return pr + " merged on the forge";
+        if (d.pr->state == "closed")
+          return pr + " closed on the forge (`loopr merge " + d.id + "` opens a new one)";
+        return pr + " (merging it is yours)";
+      }
       return "complete; `loopr merge " + d.id + "` merges it into " + base;
     case TreeVerdict::validating:
       if (d.pr && d.pr->checks == "pending")
@@ -166,6 +171,9 @@ std::string tree_line(const api::LoopRow& d) {
                std::to_string(d.pr->number);
       return "every loop complete; checking the integration branch";
     case TreeVerdict::integration_failed:
+      if (d.end_reason == EndReason::ci_failed && d.pr && d.pr->number > 0)
+        return "blocked: the forge's CI fails on pull request #" + std::to_string(d.pr->number) +
+               " (see checks below)";
       return "blocked: the integration branch fails its tests (see below)";
     default:
       return to_string(*d.tree_verdict);
@@ -226,10 +234,13 @@ std::string render_loop_details(const api::LoopDetail& detail, const Style& styl
   if (d.pr) {
     // merge: pr: the pull request, its checks, and what failed at the forge.
     const api::PrView& p = *d.pr;
-    if (p.number > 0) field("pr", "#" + std::to_string(p.number) + " " + shown(p.url) + " (" +
-                                      p.state + ")");
+    // The address and the state are the forge's words: shown, never run, on one line.
+    if (p.number > 0)
+      field("pr", "#" + std::to_string(p.number) + " " + name_text(p.url) + " (" +
+                      name_text(p.state) + ")");
     if (!p.checks.empty()) {
-      std::string line = p.checks + (p.failing.empty() ? "" : ": " + one_line(shown(p.failing), 200));
+      std::string line =
+          name_text(p.checks) + (p.failing.empty() ? "" : ": " + one_line(shown(p.failing), 200));
       if (p.ci_fix_loops > 0) line += " (" + std::to_string(p.ci_fix_loops) + " CI fix loop(s))";
       field("checks", p.checks == "failed" ? style.red(line) : line);
     }

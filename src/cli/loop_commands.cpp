@@ -303,8 +303,13 @@ int run_merge(const GlobalOptions& opts, const std::string& plan_id, bool force)
   } else if (!opts.quiet && r.document.contains("pr") && r.document["pr"].is_object()) {
     // merge: pr: pushed again and the pull request opened (or found); the base is the team's.
     const nlohmann::json& pr = r.document["pr"];
-    std::cout << "pushed loopr/" << plan_id << " (" << r.sha.substr(0, 10) << "); pull request #"
-              << pr.value("number", 0) << " " << shown(pr.value("url", std::string())) << "\n";
+    const std::string number = "pull request #" + std::to_string(pr.value("number", 0)) + " " +
+                               shown(pr.value("url", std::string()));
+    if (pr.value("state", std::string()) == "merged")
+      std::cout << number << " was merged on the forge: nothing to push\n";
+    else
+      std::cout << "pushed loopr/" << plan_id << " (" << r.sha.substr(0, 10) << "); " << number
+                << "\n";
   } else if (!opts.quiet) {
     std::cout << "merged " << plan_id << " into " << r.base_branch;
     if (!r.sha.empty()) std::cout << " at " << r.sha.substr(0, 10);

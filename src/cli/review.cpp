@@ -140,17 +140,19 @@ void show_capped(const std::vector<api::LoopRow>& loops, std::ostream& ui, const
   }
 }
 
-// merge: pr: the review comments on the plan's pull request since its last push.
-void show_pr_comments(const DaemonClient& api, const api::LoopRow& plan, std::ostream& ui,
-                      const Style& style) {
+// merge: pr: the review comments on the plan's pull request since its last push (without
+// `listing_one`, only when there are some); whether it printed anything.
+bool show_pr_comments(const DaemonClient& api, const api::LoopRow& plan, std::ostream& ui,
+                      const Style& style, bool listing_one = true) {
   nlohmann::json got = api.get("/v1/plans/" + plan.id + "/pr/comments");
   const nlohmann::json list = got.value("comments", nlohmann::json::array());
+  if (list.empty() && !listing_one) return false;  // `review` without an id: only the news
   ui << style.bold("Plan " + plan.id) << ": pull request #" << plan.pr->number << " "
-     << shown(plan.pr->url) << " (checks: " << (plan.pr->checks.empty() ? "-" : plan.pr->checks)
-     << ")\n";
+     << name_text(plan.pr->url) << " (checks: "
+     << (plan.pr->checks.empty() ? "-" : name_text(plan.pr->checks)) << ")\n";
   if (list.empty()) {
     ui << "  no new review comments since its last push\n";
-    return;
+    return true;
   }
   for (const auto& c : list) {
     const int line = c.value("line", 0);
@@ -159,13 +161,14 @@ void show_pr_comments(const DaemonClient& api, const api::LoopRow& plan, std::os
        << one_line(shown(c.value("body", std::string())), 400) << "\n";
   }
   ui << "  `loopr iterate " << plan.id << " --from-pr` gives them to a fix loop\n";
+  return true;
 }
 
 }  // namespace
 
 std::vector<ReviewDecision> review_pending(const DaemonClient& api, const GlobalOptions& opts,
                                            const std::string& only_id, Prompter& prompter) {
-  std::vector<api::LoopRow> plans, held, capped;
+  std::vector<api::LoopRow> plans, held, capped, with_pr;
   if (!only_id.empty()) {
     api::LoopRow loop = show_loop(api, only_id).loop;
     if (held_for_review(loop)) {
@@ -205,13 +208,27 @@ std::vector<ReviewDecision> review_pending(const DaemonClient& api, const Global
       if (held_for_review(l)) held.push_back(l);
     for (const auto& l : all)
       if (paused_at_cap(l)) capped.push_back(l);
+    // merge: pr: plans whose open pull request has review comments since its last push.
+    if (!opts.quiet)
+      for (const auto& l : list_loops(api, "?type=plan&status=complete,blocked"))
+        if (l.pr && l.pr->number > 0 && l.pr->state == "open") with_pr.push_back(l);
   }
   std::ostream& ui = ui_stream(opts);
   Style style{stdout_color(opts)};
   std::vector<ReviewDecision> out;
   for (const auto& plan : held) show_held(plan, ui, style);
   show_capped(capped, ui, style);
-  if (plans.empty() && (!held.empty() || !capped.empty())) return out;
+  bool pr_news = false;
+  for (const auto& plan : with_pr) {
+    try {
+      pr_news = show_pr_comments(api, plan, ui, style, false) || pr_news;
+    } catch (const CommandError& e) {  // one forge that does not answer stops no review
+      ui << style.bold("Plan " + plan.id) << ": cannot read its pull request's comments: "
+         << one_line(shown(e.what), 300) << "\n";
+      pr_news = true;
+    }
+  }
+  if (plans.empty() && (!held.empty() || !capped.empty() || pr_news)) return out;
   if (plans.empty()) {
     if (!opts.quiet) ui << "no plan is awaiting approval and no loop asks a question\n";
     return out;

@@ -285,7 +285,10 @@ awaitable<Response> post_merge(Api::State& s, Request& req, const Params& p) {
                         {"merged", merged->pr_number == 0},
                         {"sha", merged->sha},
                         {"base_branch", merged->base_branch}};
-  if (merged->pr_number > 0) out["pr"] = {{"number", merged->pr_number}, {"url", merged->pr_url}};
+  if (merged->pr_number > 0)
+    out["pr"] = {{"number", merged->pr_number},
+                 {"url", merged->pr_url},
+                 {"state", merged->pr_state.empty() ? "open" : merged->pr_state}};
   co_return Response{200, std::move(out)};
 }
 
@@ -393,6 +396,9 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
   if (loop.type == LoopType::plan)
     add_tree_fields(d.loop, loop, got->tree, s.ctx.config->merge, got->baseline);
   d.loop.tree_cost_usd = s.manager.tree_cost(loop.plan_id);
+  // merge: pr: the team may have merged or closed it since (asked in the background, throttled).
+  if (loop.type == LoopType::plan && loop.tree.pr_number > 0 && loop.tree.pr_state == "open")
+    s.manager.refresh_pr(loop.id);
   for (const auto& it : iterations)
     d.iterations.push_back({it.n, it.status, it.exit_code, it.usage.cost_usd, it.usage.input_tokens,
                             it.usage.output_tokens, it.duration_ms, it.summary,

@@ -1,5 +1,6 @@
 #include "daemon/web_html.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cinttypes>
 #include <cmath>
@@ -75,6 +76,16 @@ std::string esc(std::string_view text) {
     ++i;
   }
   return out;
+}
+
+std::string outside_link(std::string_view url) {
+  const bool web = url.starts_with("https://") || url.starts_with("http://");
+  const bool plain = std::none_of(url.begin(), url.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u <= 0x20 || u == 0x7f;
+  });
+  if (!web || !plain || url.size() > 2048) return esc(url);
+  return "<a href=\"" + esc(url) + "\" rel=\"noreferrer noopener\">" + esc(url) + "</a>";
 }
 
 std::string url_encode(std::string_view text) {

@@ -23,6 +23,10 @@ std::string href(std::string_view path, std::string_view token, std::string_view
 /// Percent-encodes `text` for a URL path segment or query value.
 std::string url_encode(std::string_view text);
 
+/// An address from outside (the forge's PR URL): a link only when it is http(s) with nothing a
+/// browser would read around it (no space, no control); else the escaped text, never a link.
+std::string outside_link(std::string_view url);
+
 /// A JSON field as text ("" when missing or null; numbers and booleans as JSON).
 std::string str(const nlohmann::json& j, const char* key);
 

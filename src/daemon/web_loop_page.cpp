@@ -84,14 +84,11 @@ std::string loop_summary_section(const LoopView& v, const std::string& token) {
     out += field("merge error", esc(d.merge_error));
     if (d.pr) {  // merge: pr: the pull request (its address is the forge's: only http(s) links)
       const api::PrView& p = *d.pr;
-      const bool web = p.url.rfind("https://", 0) == 0 || p.url.rfind("http://", 0) == 0;
       std::string pr = p.number > 0 ? "#" + std::to_string(p.number) + " " +
-                                          (web ? "<a href=\"" + esc(p.url) + "\">" + esc(p.url) + "</a>"
-                                               : esc(p.url)) +
-                                          " (" + esc(p.state) + ")"
+                                          outside_link(p.url) + " (" + esc(name_text(p.state)) + ")"
                                     : "";
       out += field("pull request", pr);
-      out += field("checks", esc(p.checks + (p.failing.empty() ? "" : ": " + p.failing)));
+      out += field("checks", esc(name_text(p.checks + (p.failing.empty() ? "" : ": " + p.failing))));
       out += field("pr error", esc(p.error));
     }
   }

@@ -13,7 +13,9 @@ PullRequest pr_of(const json& j) {
   PullRequest pr;
   pr.number = j.value("number", 0);
   pr.url = s(j, "html_url");
-  pr.state = j.value("merged", false) || !s(j, "merged_at").empty() ? "merged" : s(j, "state");
+  // One of loopr's three words whatever the forge sent (it is shown and stored).
+  const bool merged = j.value("merged", false) || !s(j, "merged_at").empty();
+  pr.state = merged ? "merged" : s(j, "state") == "closed" ? "closed" : "open";
   if (auto h = j.find("head"); h != j.end() && h->is_object()) pr.head_sha = s(*h, "sha");
   return pr;
 }

@@ -14,7 +14,7 @@ PullRequest mr_of(const json& j) {
   pr.number = j.value("iid", 0);
   pr.url = s(j, "web_url");
   const std::string state = s(j, "state");
-  pr.state = state == "opened" ? "open" : state;
+  pr.state = state == "merged" || state == "closed" ? state : "open";  // opened, locked: open
   pr.head_sha = s(j, "sha");
   return pr;
 }

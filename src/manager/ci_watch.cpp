@@ -108,9 +108,11 @@ awaitable<void> ci_verdict(State s, std::string plan, std::string sha, forge::Ci
           w.events.push_back(api::encode(plan, api::CiFix{fix.id, "ci", p.tree.ci_fixes}));
         } else {
           std::string why = "the checks of pull request #" + std::to_string(number) + " (" +
-                            p.tree.pr_url + ") fail: " + failing +
-                            (timed_out ? "" : " after " + std::to_string(p.tree.ci_fixes) +
-                                                  " fix loop(s)") +
+                            p.tree.pr_url + ")" +
+                            (timed_out ? " gave no verdict within forge.ci.timeout (" +
+                                             format_duration(config.forge.ci.timeout) + ")"
+                                       : " fail: " + failing + " after " +
+                                             std::to_string(p.tree.ci_fixes) + " fix loop(s)") +
                             " (fix it on branch " + git::integration_branch(plan) +
                             ", then `loopr merge " + plan + "` pushes and waits again)";
           if (!engine::transition(p, LoopStatus::blocked, EndReason::ci_failed, why, w.events))
@@ -120,6 +122,22 @@ awaitable<void> ci_verdict(State s, std::string plan, std::string sha, forge::Ci
         return std::nullopt;
       });
   if (made_fix) spawn_run(s, fix.id);
+}
+
+// The team merged or closed the PR while its checks were awaited: nothing more to wait for. The
+// tree is complete (checks `skipped`); a closed PR's plan gets a new one with `loopr merge`.
+awaitable<void> ended_on_forge(State s, std::string plan, std::string sha, std::string state) {
+  auto guard = co_await s->tree_lock.lock();
+  co_await s->journal.edit(plan, [&](Loop& p, WriteSet& w) -> std::optional<Error> {
+    if (!still_waiting(p, sha)) return make_error(ErrorCode::conflict, "moved on");
+    if (p.tree.pr_state != state)
+      w.events.push_back(api::encode(plan, api::PrState{p.tree.pr_number, state}));
+    p.tree.pr_state = state;
+    p.tree.pr_checks = "skipped";
+    p.tree.tree_complete = true;
+    w.events.push_back(api::encode(plan, api::TreeComplete{}));
+    return std::nullopt;
+  });
 }
 
 struct WatchMark {
@@ -156,7 +174,20 @@ awaitable<void> watch_ci(State s, std::string plan) {
     if (!now || !still_waiting(*now, sha)) co_return;
     const auto poll_max = s->ctx.config->forge.ci.poll_max;
     wait = std::min<std::chrono::milliseconds>(wait * 2, poll_max);
-    auto ci = co_await (*client)->checks(sha, number);
+    // The PR first: one the team merged or closed ends the wait (its state is stored either way).
+    auto pr = co_await (*client)->get_pr(number);
+    if (pr) {
+      co_await store_pr_state(*s, plan, number, pr->state);
+      if (pr_ended(pr->state)) {
+        co_await ended_on_forge(s, plan, sha, pr->state);
+        co_return;
+      }
+    }
+    Result<forge::CiState> ci = forge::CiState{};
+    if (pr)
+      ci = co_await (*client)->checks(sha, number);
+    else
+      ci = pr.take_error();
     if (!ci) {
       const forge::Failure& f = (*client)->last_failure();
       if (f.rate_limited) {  // the forge said when: that wins over poll_max

@@ -372,7 +372,7 @@ awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan) 
         api::encode(l.id, api::Merged{base, sha, std::string(git::to_string(out->kind))}));
     return std::nullopt;
   });
-  co_return MergeInfo{plan, base, sha, 0, {}};
+  co_return MergeInfo{plan, base, sha, 0, {}, {}};
 }
 
 }  // namespace loopr::manager

@@ -10,6 +10,7 @@
 //   questions.cpp       the answer to a loop's question (ask_user)
 //   pull_request.cpp    merge: pr: held files, the push, the pull request, `loopr merge`'s retry
 //   ci_watch.cpp        merge: pr: the PR's CI polled, CI fix loops, review comments back
+//   pr_state.cpp        merge: pr: the PR's state (merged, closed) asked of the forge
 //   recovery.cpp        start after a crash, graceful shutdown
 // Everything runs on the io thread of the EngineContext; `tree_lock` orders the steps that
 // change a tree's shape (completion, failure, submit, iterate, merge).
@@ -69,6 +70,8 @@ struct ManagerState : std::enable_shared_from_this<ManagerState> {
   /// local remote) and the plans whose CI is being polled (ci_watch.cpp).
   std::string forge_token;
   std::set<std::string> ci_watches;
+  /// When the forge was last asked about each plan's PR (pr_state.cpp: not once per view).
+  std::map<std::string, std::int64_t> pr_asked_ms;
 
   bool under_paused_root(const std::string& id) const;
 };

@@ -51,6 +51,7 @@ awaitable<ActionResult> LoopManager::iterate_from_pr(std::string plan_id) {
 awaitable<Result<std::vector<forge::ReviewComment>>> LoopManager::pr_comments(std::string plan_id) {
   return new_pr_comments(impl_->state, std::move(plan_id));
 }
+void LoopManager::refresh_pr(std::string plan_id) { refresh_pr_soon(impl_->state, plan_id); }
 void LoopManager::set_forge_token(std::string token) {
   impl_->state->forge_token = std::move(token);
 }

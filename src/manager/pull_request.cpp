@@ -193,6 +193,38 @@ awaitable<void> resume_pr(State s, Loop plan, std::string tip) {
   co_await publish_pr(s, plan.id, false);
 }
 
+// `loopr merge` of a plan whose PR the team merged meanwhile, with nothing new since its push:
+// nothing to push; its state is stored and the plan's tree is complete. A PR still open, closed
+// (`loopr merge` opens a new one), work not pushed yet (a new PR takes it) or a forge that
+// cannot tell: an empty MergeInfo, and the retry goes on.
+static awaitable<Result<MergeInfo>> merged_on_forge(State s, Loop p) {
+  const int number = p.tree.pr_number;
+  auto tip_of = [wt = s->worktrees, plan = p.id] { return wt.integration_tip(plan); };
+  auto tip = co_await run_blocking(s->ctx.pool, tip_of);
+  if (!tip || *tip != p.tree.pr_head) co_return MergeInfo{};
+  auto client = co_await forge_client(*s);
+  if (!client) co_return MergeInfo{};
+  auto pr = co_await (*client)->get_pr(number);
+  if (!pr) co_return MergeInfo{};
+  co_await store_pr_state(*s, p.id, number, pr->state);
+  if (pr->state != "merged") co_return MergeInfo{};
+  auto done = co_await s->journal.edit(p.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+    if (l.status == LoopStatus::blocked &&
+        !engine::transition(l, LoopStatus::complete, EndReason::approved,
+                            "its pull request #" + std::to_string(number) +
+                                " was merged on the forge",
+                            w.events))
+      return not_allowed(l, "cannot reopen");
+    if (!l.tree.tree_complete) w.events.push_back(api::encode(l.id, api::TreeComplete{}));
+    l.tree.tree_complete = true;
+    l.tree.pr_error.clear();
+    return std::nullopt;
+  });
+  if (!done) co_return done.take_error();
+  co_return MergeInfo{p.id, done->tree.base_branch, done->tree.pr_head, number, done->tree.pr_url,
+                      "merged"};
+}
+
 awaitable<Result<MergeInfo>> retry_pr(State s, std::string plan) {
   auto loaded = co_await s->journal.load(plan);
   if (!loaded) co_return loaded.take_error();
@@ -205,6 +237,10 @@ awaitable<Result<MergeInfo>> retry_pr(State s, std::string plan) {
     co_return make_error(ErrorCode::illegal_transition,
                          "plan " + plan + " has no pull request to retry: it is " +
                              to_string(p.status) + " (its tree is not finished)");
+  if (p.tree.pr_number > 0) {
+    auto merged = co_await merged_on_forge(s, p);
+    if (!merged || merged->pr_number > 0) co_return merged;
+  }
   auto reopened = co_await s->journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     l.tree.ci_fixes = 0;  // a person's retry: CI gets its fix loops again
     l.tree.tree_complete = false;
@@ -221,7 +257,7 @@ awaitable<Result<MergeInfo>> retry_pr(State s, std::string plan) {
   if (after->status == LoopStatus::blocked)
     co_return make_error(ErrorCode::conflict, "plan " + plan + ": " + after->status_reason);
   co_return MergeInfo{plan, after->tree.base_branch, after->tree.pr_head, after->tree.pr_number,
-                      after->tree.pr_url};
+                      after->tree.pr_url, after->tree.pr_state};
 }
 
 }  // namespace loopr::manager

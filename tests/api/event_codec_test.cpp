@@ -245,9 +245,13 @@ TEST(EventCodecTest, ForgeFailed) {
               R"({"step":"push","status":0,"message":"remote rejected","retry":"loopr merge 001"})");
 }
 
+TEST(EventCodecTest, PrState) {
+  expect_wire(PrState{7, "merged"}, "pr_state", R"({"number":7,"state":"merged"})");
+}
+
 // Every alternative of EventBody but OtherEvent has its test above: a new event type fails
 // here until it gets one.
 TEST(EventCodecTest, EveryTypeHasATestHere) {
-  EXPECT_EQ(std::variant_size_v<EventBody>, 38u)
+  EXPECT_EQ(std::variant_size_v<EventBody>, 39u)
       << "a new event type: add its EventCodecTest (its struct, its exact wire JSON)";
 }

@@ -300,6 +300,43 @@ TEST(FormatTest, LoopDetailsOfAPlanSayWhereItsTreeStands) {
             std::string::npos);
 }
 
+// proves S5.40
+TEST(FormatTest, APullRequestsFieldsFromAHostileForgeAreShownNeverObeyed) {
+  json d = api_loop("001", "plan", "blocked");
+  d["end_reason"] = "ci_failed";
+  d["tree_verdict"] = "integration_failed";
+  d["base_branch"] = "main";
+  d["pr"] = {{"number", 3},
+             {"url", "javascript:alert(1)//\x1b]0;title\x07"},
+             {"state", "open\x1b[2J"},
+             {"checks", "failed\x1b[31m"},
+             {"head", std::string(40, 'a')},
+             {"failing", "\x1b[2Jlint\nforged: line"},
+             {"error", nullptr},
+             {"ci_fix_loops", 1}};
+  const std::string out = render_loop_details(detail_of(d), Style{false}, 0);
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x07'), std::string::npos) << out;
+  EXPECT_EQ(out.find("\nforged: line"), std::string::npos) << out;
+  EXPECT_NE(out.find("#3 javascript:alert(1)//^[]0;title^G (open^[[2J)"), std::string::npos) << out;
+  // It is the forge's CI that fails, not the local tests of the integration branch.
+  EXPECT_NE(out.find("blocked: the forge's CI fails on pull request #3"), std::string::npos) << out;
+  EXPECT_EQ(out.find("the integration branch fails its tests"), std::string::npos) << out;
+  const std::string list = render_tree_table(rows_of(json::array({d})), Style{false}, 0, {});
+  EXPECT_EQ(list.find('\x1b'), std::string::npos) << list;
+  EXPECT_NE(list.find("PR #3 (failed^[[31m)"), std::string::npos) << list;
+  // A PR the team merged or closed on the forge.
+  d["status"] = "complete";
+  d["end_reason"] = nullptr;
+  d["tree_verdict"] = "complete";
+  d["pr"]["state"] = "merged";
+  EXPECT_NE(render_loop_details(detail_of(d), Style{false}, 0).find("pull request #3 merged on the forge"),
+            std::string::npos);
+  d["pr"]["state"] = "closed";
+  EXPECT_NE(render_loop_details(detail_of(d), Style{false}, 0).find("`loopr merge 001` opens a new one"),
+            std::string::npos);
+}
+
 TEST(BaselineViewTest, WhatTheTestsLeaveBehindIsListed) {
   loopr::api::LoopRow plan;
   plan.id = "001";

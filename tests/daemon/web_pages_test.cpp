@@ -175,6 +175,36 @@ TEST(WebPagesTest, TheLoopPageShowsFieldsArtifactsDiffAndCollapsedIterations) {
   EXPECT_LT(html.find("data-n=\"2\""), html.find("data-n=\"1\""));
 }
 
+// proves S5.40
+TEST(WebPagesTest, APullRequestsAddressIsALinkOnlyWhenItIsHttp) {
+  LoopView v;
+  json detail = row("001", "plan", "complete");
+  detail["tree_verdict"] = "complete";
+  detail["pr"] = {{"number", 1},
+                  {"url", "javascript:alert(1)//"},
+                  {"state", "open\x1b[2J"},
+                  {"checks", "failed"},
+                  {"head", nullptr},
+                  {"failing", "\x1b[2Jlint" + kEvil},
+                  {"error", nullptr},
+                  {"ci_fix_loops", 0}};
+  v.detail = as_detail(detail);
+  std::string html = loop_body(v, kToken);
+  expect_inert(html);
+  EXPECT_TRUE(has(html, "#1 javascript:alert(1)// (open^[[2J)")) << html;
+  EXPECT_FALSE(has(html, "\x1b")) << html;
+  for (const char* url : {"JavaScript:alert(1)", "data:text/html,x", "vbscript:x", "//evil.example/x",
+                          "https://ok.example/x\" onmouseover=\"x", "https://a.example/\x01x"}) {
+    EXPECT_FALSE(has(outside_link(url), "<a ")) << url;
+  }
+  EXPECT_EQ(outside_link("https://github.com/o/r/pull/1"),
+            "<a href=\"https://github.com/o/r/pull/1\" rel=\"noreferrer noopener\">"
+            "https://github.com/o/r/pull/1</a>");
+  detail["pr"]["url"] = "https://github.com/o/r/pull/1";
+  v.detail = as_detail(detail);
+  EXPECT_TRUE(has(loop_body(v, kToken), "<a href=\"https://github.com/o/r/pull/1\"")) << html;
+}
+
 TEST(WebPagesTest, AQuestionGetsAnAnswerFormOnTheLoopPage) {
   LoopView v;
   json detail = row("code-001-001-001", "code", "awaiting_answer");

@@ -57,6 +57,11 @@ TEST_F(PullRequestTest, OpensThePrFixesTheFailingCheckAndTakesCommentsBack) {
                                                   {"body", "REVIEW-NOTE-3b9: say it louder"}}}));
   std::string review = loopr("review 001");
   EXPECT_NE(review.find("REVIEW-NOTE-3b9"), std::string::npos) << review;
+  // Plain `loopr review` lists them too, with what takes them to a fix loop.
+  std::string everything = loopr("review");
+  EXPECT_EQ(submit_exit, 0) << everything;
+  EXPECT_NE(everything.find("REVIEW-NOTE-3b9"), std::string::npos) << everything;
+  EXPECT_NE(everything.find("loopr iterate 001 --from-pr"), std::string::npos) << everything;
   std::string iterated = loopr("iterate 001 --from-pr");
   ASSERT_EQ(submit_exit, 0) << iterated;
   EXPECT_TRUE(wait_until(

@@ -2,6 +2,8 @@
 // loop cannot weaken a test to turn CI green, and what the forge's CI would run (a workflow the
 // model wrote) is not pushed before the person looked. Real daemon, real bare remote, the forge
 // double as GitHub; every check looks from outside.
+#include <regex>
+
 #include "security/pr_fixture.hpp"
 
 namespace loopr::testing {
@@ -109,6 +111,46 @@ TEST_F(PullRequestTest, AnAutoRunFileTheModelWroteIsNotPushedBeforeThePersonLook
   EXPECT_EQ(submit_exit, 0) << merged;
   EXPECT_EQ(remote_tip(), local("loopr/001"));
   EXPECT_EQ(forge->state()["pulls"].size(), 1u);
+}
+
+// proves S5.40
+TEST_F(PullRequestTest, AHostileForgesAddressAndCheckNamesAreShownNeverObeyed) {
+  // The forge answers with a `javascript:` PR address and a check whose name and output carry
+  // terminal controls (clear the screen, set the title, ring the bell, colour).
+  forge_script["web_url"] = "javascript:alert(document.cookie)//";
+  forge_script["ci"] = nlohmann::json::array(
+      {{{"check_runs",
+         {{{"name", "\x1b[2J\x1b]0;pwned\x07lint"},
+           {"conclusion", "failure"},
+           {"output", {{"title", "\x1b[31mred"}, {"summary", "gone\x1b[2K\r"}}}}}}}});
+  ci = "{wait: true, timeout: 5m, fix_iterations: 0, poll_max: 1s}";
+  prepare_pr();
+  submit();
+  nlohmann::json seen = wait_for_plan(
+      [](const nlohmann::json& p) { return p.value("end_reason", std::string()) == "ci_failed"; },
+      "was held for its CI");
+  ASSERT_TRUE(seen["pr"].is_object() && seen["pr"]["url"].is_string()) << seen.dump();
+  ASSERT_NE(seen["pr"]["url"].get<std::string>().find("javascript:"), std::string::npos);
+  // What the person reads in a terminal: the forge's words as text, no control obeyed.
+  for (const char* args : {"show 001", "list", "list --all", "logs 001", "review 001"}) {
+    const std::string out = loopr(args);
+    EXPECT_EQ(out.find('\x1b'), std::string::npos) << args << ":\n" << out;
+    EXPECT_EQ(out.find('\x07'), std::string::npos) << args << ":\n" << out;
+  }
+  const std::string shown = loopr("show 001");
+  EXPECT_NE(shown.find("javascript:alert(document.cookie)//"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("^[[2J^[]0;pwned^Glint"), std::string::npos) << shown;
+  // The web page shows the address as text, never as a link.
+  const std::string url = loopr("-q web");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(url, m, std::regex(R"((http://127\.0\.0\.1:\d+)/\?token=([0-9a-f]{64}))")))
+      << url;
+  auto page = run_command("curl -s --max-time 60 " +
+                          shell_quote(m[1].str() + "/loop/001?token=" + m[2].str()));
+  ASSERT_NE(page.output.find("pull request"), std::string::npos) << page.output;
+  EXPECT_NE(page.output.find("javascript:alert(document.cookie)//"), std::string::npos);
+  EXPECT_EQ(page.output.find("href=\"javascript"), std::string::npos) << page.output;
+  EXPECT_EQ(page.output.find('\x1b'), std::string::npos);
 }
 
 }  // namespace

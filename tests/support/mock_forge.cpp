@@ -67,6 +67,18 @@ void MockForge::add_comments(int number, const nlohmann::json& comments) const {
               shell_quote(url() + "/_mock/comments"));
 }
 
+void MockForge::set_pull_state(int number, const std::string& state) const {
+  nlohmann::json body = {{"state", state}};
+  run_command("curl -s --max-time 10 -X POST --data-binary " + shell_quote(body.dump()) + " " +
+              shell_quote(url() + "/_mock/pulls/" + std::to_string(number)));
+}
+
+void MockForge::add_faults(const nlohmann::json& faults) const {
+  nlohmann::json body = {{"faults", faults}};
+  run_command("curl -s --max-time 10 -X POST --data-binary " + shell_quote(body.dump()) + " " +
+              shell_quote(url() + "/_mock/faults"));
+}
+
 std::string MockForge::output() const { return read_file(dir_ / "forge.out"); }
 
 }  // namespace loopr::testing

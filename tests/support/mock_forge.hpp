@@ -32,6 +32,11 @@ class MockForge {
   nlohmann::json state() const;
   /// Adds review comments ({path, line, body}) on PR `number`, made now.
   void add_comments(int number, const nlohmann::json& comments) const;
+  /// The team acts on PR `number`: `merged`, `closed` or `open` again.
+  void set_pull_state(int number, const std::string& state) const;
+  /// Faults ({method?, path, status, times, rate_limit?, retry_after?}) answered before the
+  /// script's: `{{"path", ".*"}, {"status", 401}, {"times", 2}}` fails the next two requests.
+  void add_faults(const nlohmann::json& faults) const;
   std::string output() const;
 
  private:

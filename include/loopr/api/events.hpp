@@ -235,6 +235,12 @@ struct ForgeFailed {
   std::string message;
   std::string retry;
 };
+/// `merge: pr`: the pull request's state as the forge said it, when it changed (open | closed |
+/// merged: the team merged or closed it on the forge).
+struct PrState {
+  int number = 0;
+  std::string state;
+};
 /// A type this loopr does not know (or a newer shape): kept as it came.
 struct OtherEvent {
   std::string type;
@@ -249,7 +255,7 @@ using EventBody =
                  IntegrationCheck, IntegrationFix, Revalidated, SetupFinished, NoteShared,
                  QuestionAsked, QuestionAnswered, ForecastMade, GcDone, ReviewFinished,
                  CostLimitEvent, PeerRefused, PrPublished, CiChecked, CiFix, ForgeFailed,
-                 OtherEvent>;
+                 PrState, OtherEvent>;
 
 /// One event as a client sees it.
 struct TypedEvent {

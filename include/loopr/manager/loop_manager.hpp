@@ -32,6 +32,7 @@ struct MergeInfo {
   std::string sha;
   int pr_number = 0;   ///< merge: pr: the pull request pushed / opened (then `sha` is its head)
   std::string pr_url;
+  std::string pr_state;  ///< open, or merged: the team merged it on the forge (nothing pushed)
 };
 
 /// The repository's file system against `limits.min_free_space`.
@@ -88,6 +89,9 @@ class LoopManager {
   awaitable<ActionResult> iterate_from_pr(std::string plan_id);
   /// The PR's review comments made since the last push (each: path, line, author, body).
   awaitable<Result<std::vector<forge::ReviewComment>>> pr_comments(std::string plan_id);
+  /// merge: pr: a plan with an open PR is shown: its state asked of the forge in the
+  /// background, at most once per forge.ci.poll_max (the next view shows the answer).
+  void refresh_pr(std::string plan_id);
   /// merge: pr: the forge's token, handed over by the daemon after it took it out of its
   /// environment (never stored, logged or given to a command).
   void set_forge_token(std::string token);

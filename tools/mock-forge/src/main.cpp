@@ -6,6 +6,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -38,8 +39,11 @@ void log_request(const loopr::mock_forge::Request& r, int status, const std::str
       headers[k] = v;
   }
   json body = json::parse(r.body, nullptr, false);
+  // time_ms: when it was answered (ms since the epoch), for tests of the polls' spacing.
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
   json line = {{"method", r.method}, {"path", r.target}, {"headers", headers}, {"status", status},
-               {"body", body.is_discarded() ? json(r.body) : body}};
+               {"body", body.is_discarded() ? json(r.body) : body},
+               {"time_ms", std::chrono::duration_cast<std::chrono::milliseconds>(now).count()}};
   std::lock_guard lock(log_mu);
   log_file << line.dump() << "\n" << std::flush;
 }

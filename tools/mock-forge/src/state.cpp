@@ -91,12 +91,18 @@ std::vector<std::pair<std::string, std::string>> Forge::rate_headers() {
           {"x-ratelimit-resource", "core"}};
 }
 
-// A scripted fault: {method?, path (regex), status, times?, message?, rate_limit?, retry_after?}.
+// A scripted fault: {method?, path (regex), status, times?, skip?, message?, rate_limit?,
+// reset_in?, retry_after?}; `skip`: the first N requests it matches (and no earlier fault
+// answered) pass.
 bool Forge::fault(const Request& r, const std::string& path, Reply& out) {
   if (!script_.contains("faults")) return false;
   for (json& f : script_["faults"]) {
     if (f.contains("method") && f["method"].get<std::string>() != r.method) continue;
     if (!std::regex_search(path, std::regex(f.value("path", std::string(".*"))))) continue;
+    if (const int skip = f.value("skip", 0); skip > 0) {
+      f["skip"] = skip - 1;
+      continue;
+    }
     int times = f.value("times", 1);
     if (times == 0) continue;
     f["times"] = times - 1;
@@ -282,11 +288,47 @@ Reply Forge::comments(int number, const std::map<std::string, std::string>& q) {
   return {200, out, {}};
 }
 
+// The team acts on the forge: a PR merged, closed or reopened (GitHub's and GitLab's shapes).
+Reply Forge::set_pull_state(int number, const std::string& state) {
+  if (state != "open" && state != "closed" && state != "merged")
+    return error(400, "state: open | closed | merged");
+  for (json& pr : pulls_) {
+    if (pr.value(gitlab_ ? "iid" : "number", 0) != number) continue;
+    if (gitlab_) {
+      pr["state"] = state == "open" ? "opened" : state;
+    } else {
+      pr["state"] = state == "open" ? "open" : "closed";
+      pr["merged"] = state == "merged";
+      pr["merged_at"] = state == "merged" ? json(iso_now()) : json(nullptr);
+    }
+    return {200, pr, {}};
+  }
+  return error(404, "no pull request " + std::to_string(number));
+}
+
 // Test control: `POST /_mock/comments` {pull_number, comments:[{path,line,body,created_at?}]};
-// `GET /_mock/state`: the PRs, the commits CI was asked about, the request count.
+// `POST /_mock/pulls/N` {state}: the team merged or closed it; `POST /_mock/faults` {faults:[…]}:
+// more scripted faults (the script's shape), first match first; `GET /_mock/state`: the PRs,
+// the commits CI was asked about, the request count.
 Reply Forge::control(const Request& r, const std::string& path) {
   if (path == "/_mock/state")
     return {200, {{"pulls", pulls_}, {"ci_shas", shas_}, {"requests", requests_}, {"comments", comments_}}, {}};
+  static const std::regex one_pull("^/_mock/pulls/([0-9]+)$");
+  std::smatch m;
+  if (std::regex_match(path, m, one_pull) && r.method == "POST") {
+    json b = json::parse(r.body, nullptr, false);
+    if (!b.is_object() || !b.contains("state") || !b["state"].is_string()) return error(400, "{\"state\": …}");
+    return set_pull_state(std::stoi(m[1].str()), b["state"].get<std::string>());
+  }
+  if (path == "/_mock/faults" && r.method == "POST") {
+    json b = json::parse(r.body, nullptr, false);
+    if (!b.is_object() || !b.contains("faults") || !b["faults"].is_array()) return error(400, "{\"faults\": […]}");
+    json& faults = script_["faults"];
+    if (!faults.is_array()) faults = json::array();
+    json added = b["faults"];
+    faults.insert(faults.begin(), added.begin(), added.end());
+    return {201, {{"faults", faults.size()}}, {}};
+  }
   if (path == "/_mock/comments" && r.method == "POST") {
     json b = json::parse(r.body, nullptr, false);
     if (!b.is_object()) return error(400, "not JSON");

@@ -49,6 +49,7 @@ class Forge {
   Reply status(const std::string& sha);
   Reply comments(int number, const std::map<std::string, std::string>& q);
   Reply control(const Request& r, const std::string& path);
+  Reply set_pull_state(int number, const std::string& state);
   // GitLab's REST v4 (`"kind": "gitlab"` in the script): gitlab.cpp.
   Reply gitlab(const Request& r, const std::string& path, const std::map<std::string, std::string>& q);
   Reply gitlab_pipelines(int iid);
