@@ -7,6 +7,7 @@
 
 #include <loopr/core/worktree_sweep.hpp>
 #include <loopr/exec/executor.hpp>
+#include <loopr/exec/secrets.hpp>
 
 #include "exec/bwrap_args.hpp"
 #include "exec/bwrap_executor.hpp"
