@@ -187,8 +187,11 @@ TEST_F(AgentCliE2eTest, ATreeCompletesWithTheRealCodexCliAgainstTheResponsesApi)
   EXPECT_EQ(requests[0]["path"], "/v1/responses");
   EXPECT_EQ(requests[0]["body"]["store"], false);
   // The model asked for is the CLI's own (llm.codex.model), never llm.model's Claude default.
-  for (const auto& r : requests)
-    if (r["path"] == "/v1/responses") EXPECT_EQ(r["body"]["model"], "gpt-9-codex") << r.dump();
+  for (const auto& r : requests) {
+    if (r["path"] == "/v1/responses") {
+      EXPECT_EQ(r["body"]["model"], "gpt-9-codex") << r.dump();
+    }
+  }
   // A code loop's cost is the price table's for codex's usage (the CLI reports none).
   auto show = run_command(env() + shell_quote(LOOPR_BIN) + " -C " + shell_quote(repo.string()) +
                           " show code-001-001-001 --json");
