@@ -96,7 +96,9 @@ json to_json(const GcView& g) {
           {"bytes_freed", g.bytes_freed},
           {"worktrees", g.worktrees},
           {"branches_deleted", g.branches_deleted},
-          {"branches_archived", g.branches_archived}};
+          {"branches_archived", g.branches_archived},
+          {"logs", g.logs},
+          {"logs_bytes", g.logs_bytes}};
 }
 
 GcView gc_from_json(const json& j) {
@@ -116,6 +118,8 @@ GcView gc_from_json(const json& j) {
   g.worktrees = static_cast<int>(i64(j, "worktrees"));
   g.branches_deleted = static_cast<int>(i64(j, "branches_deleted"));
   g.branches_archived = static_cast<int>(i64(j, "branches_archived"));
+  g.logs = static_cast<int>(i64(j, "logs"));
+  g.logs_bytes = u64(j, "logs_bytes");
   return g;
 }
 

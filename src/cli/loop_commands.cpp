@@ -199,6 +199,11 @@ int run_show(const GlobalOptions& opts, const std::string& id, std::optional<int
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) {
       api::LoopDetail loop = show_loop(connect(paths), id);  // unknown id → exit 4
+      if (*iteration <= loop.loop.iteration)
+        throw CommandError{kUnknownId,
+                           "the logs of loop " + id + "'s iteration " +
+                               std::to_string(*iteration) + " are gone (`loopr gc` removed them)",
+                           "`loopr show " + id + "` still lists its iterations"};
       throw CommandError{kUnknownId,
                          "loop " + id + " has no iteration " + std::to_string(*iteration) +
                              " (it has " + std::to_string(loop.loop.iteration) + ")",

@@ -129,6 +129,11 @@ void read_loop_type(const Walker& w, const YAML::Node& node, const std::string& 
              }},
             {"iteration_timeout", [&](const YAML::Node& v, const std::string& k) { c.iteration_timeout = w.duration(v, k); }},
             {"max_turns_per_iteration", [&](const YAML::Node& v, const std::string& k) { c.max_turns_per_iteration = static_cast<int>(w.integer(v, k, 1, 10000)); }},
+            {"iteration_max_runtime", [&](const YAML::Node& v, const std::string& k) {
+               // `none` (or 0, or nothing): no limit, the default.
+               const bool none = v.IsNull() || (v.IsScalar() && v.Scalar() == "none");
+               c.iteration_max_runtime = none ? Duration::zero() : w.duration(v, k);
+             }},
             {"model", [&](const YAML::Node& v, const std::string& k) { c.model = w.str(v, k); }},
             {"provider", [&](const YAML::Node& v, const std::string& k) { c.provider = w.choice(v, k, kProviders); }},
         });
@@ -490,6 +495,7 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                          {"max_runtime", dur_field(l.max_runtime)},
                          {"circuit_breaker", int_field(l.circuit_breaker, 1, 10000)},
                          {"no_progress_iterations", int_field(l.no_progress_iterations, 1, 10000)},
+                         {"max_same_failures", int_field(l.max_same_failures, 0, 10000)},
                          {"stop_on_patterns", [&](const YAML::Node& v2, const std::string& k2) { l.stop_on_patterns = w.patterns(v2, k2); }},
                          {"stop_scripts", [&](const YAML::Node& v2, const std::string& k2) { l.stop_scripts = w.strings(v2, k2); }},
                          {"cooldown", dur_field(l.cooldown)},

@@ -21,6 +21,7 @@ constexpr Spelling kSpellings[] = {
     {EndReason::children_complete, "children_complete"},
     {EndReason::max_iterations, "max_iterations"},
     {EndReason::no_progress, "no_progress"},
+    {EndReason::same_failures, "same_failures"},
     {EndReason::cost_limit, "cost_limit"},
     {EndReason::loop_cost_limit, "loop_cost_limit"},
     {EndReason::runtime_limit, "runtime_limit"},

@@ -52,6 +52,8 @@ constexpr const char* kMarkKeys[] = {"merged_iteration",
                                      "no_progress",
                                      "last_error",
                                      "last_validation_hash",
+                                     "same_failures",
+                                     "last_failing",
                                      "head",
                                      "feedback",
                                      "question",
@@ -167,6 +169,8 @@ json marks_json(const Loop& l) {
   write(c, "no_progress", r.no_progress, 0);
   write(c, "last_error", r.last_error);
   write(c, "last_validation_hash", r.last_validation_hash);
+  write(c, "same_failures", r.same_failures, 0);
+  write(c, "last_failing", r.last_failing);
   write(c, "head", r.head);
   write(c, "feedback", r.feedback);
   write(c, "question", r.question);
@@ -222,6 +226,8 @@ void read_marks(const json& c, Loop& l) {
   read(c, "no_progress", r.no_progress);
   read(c, "last_error", r.last_error);
   read(c, "last_validation_hash", r.last_validation_hash);
+  read(c, "same_failures", r.same_failures);
+  read(c, "last_failing", r.last_failing);
   read(c, "head", r.head);
   read(c, "feedback", r.feedback);
   read(c, "question", r.question);

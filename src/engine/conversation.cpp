@@ -54,15 +54,18 @@ awaitable<tools::ToolResult> run_tool(net::thread_pool& pool, std::shared_ptr<to
 awaitable<std::optional<llm::Outcome>> call_once(EngineContext& ctx, const Loop& loop,
                                                  std::shared_ptr<LoopControl> control_ptr,
                                                  const llm::Request& request, bool continuation,
-                                                 std::int64_t& model_ms) {
+                                                 std::int64_t& model_ms,
+                                                 std::optional<SteadyTime> deadline) {
   LoopControl& control = *control_ptr;
   auto slot = co_await ctx.scheduler.acquire(loop.type, continuation, loop.id);
   if (!slot || control.stop_requested()) co_return std::nullopt;
+  // The wait for the slot used up the iteration's time: no call that would be cut at once.
+  if (deadline && std::chrono::steady_clock::now() >= *deadline) co_return std::nullopt;
   // The slot travels with the call: an abandoned call keeps it until it really ends.
   auto shared_slot = std::make_shared<Scheduler::Slot>(std::move(slot));
   awaitable<llm::Outcome> call = complete_holding(ctx.llm, request, shared_slot, control_ptr);
   auto call_started = std::chrono::steady_clock::now();
-  auto outcome = co_await until_stopped<llm::Outcome>(control, std::move(call));
+  auto outcome = co_await until_stopped<llm::Outcome>(control, std::move(call), deadline);
   model_ms += std::chrono::duration_cast<std::chrono::milliseconds>(
                   std::chrono::steady_clock::now() - call_started)
                   .count();
@@ -73,7 +76,10 @@ awaitable<std::optional<llm::Outcome>> call_once(EngineContext& ctx, const Loop&
 // the wait is an `llm_retry` event and ends early (false) when the loop is stopped.
 awaitable<bool> pause_before_retry(EngineContext& ctx, const Loop& loop,
                                    std::shared_ptr<LoopControl> control, llm::LlmError err,
-                                   int attempt, std::chrono::milliseconds wait) {
+                                   int attempt, std::chrono::milliseconds wait,
+                                   std::optional<SteadyTime> deadline) {
+  // No retry that would start after the iteration's time limit (iteration_max_runtime).
+  if (deadline && std::chrono::steady_clock::now() + wait >= *deadline) co_return false;
   if (err.kind == llm::ErrorKind::rate_limited)
     ctx.scheduler.pause_until(std::chrono::system_clock::now() + wait);
   std::vector<Event> retry_events;
@@ -89,13 +95,24 @@ awaitable<bool> pause_before_retry(EngineContext& ctx, const Loop& loop,
 // slot, so a loop waiting to retry holds none.
 awaitable<std::optional<llm::Outcome>> call_model(EngineContext& ctx, const Loop& loop,
                                                   std::shared_ptr<LoopControl> control_ptr,
-                                                  const llm::Request& request, bool continuation,
-                                                  std::int64_t& model_ms) {
+                                                  llm::Request& request, bool continuation,
+                                                  std::int64_t& model_ms,
+                                                  std::optional<SteadyTime> deadline) {
+  const std::chrono::milliseconds own_timeout = request.timeout;
   auto attempt = [&](int) {
-    return call_once(ctx, loop, control_ptr, request, continuation, model_ms);
+    // An agent CLI's session is killed at the iteration's deadline too (HTTP calls are cut by
+    // until_stopped's deadline).
+    if (deadline) {
+      using std::chrono::milliseconds;
+      const milliseconds left = std::max(
+          milliseconds(1),
+          std::chrono::duration_cast<milliseconds>(*deadline - std::chrono::steady_clock::now()));
+      request.timeout = own_timeout.count() > 0 ? std::min(own_timeout, left) : left;
+    }
+    return call_once(ctx, loop, control_ptr, request, continuation, model_ms, deadline);
   };
   auto pause = [&](const llm::LlmError& err, int n, std::chrono::milliseconds wait) {
-    return pause_before_retry(ctx, loop, control_ptr, err, n, wait);
+    return pause_before_retry(ctx, loop, control_ptr, err, n, wait, deadline);
   };
   std::optional<llm::Outcome> outcome = co_await llm::retry_model_call(ctx.retry, attempt, pause);
   co_return outcome;
@@ -127,7 +144,7 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
                                  std::shared_ptr<tools::ToolRouter> router,
                                  const std::string& header_type, int max_turns,
                                  TurnCheck between_turns, const std::string& model,
-                                 const std::string& system) {
+                                 const std::string& system, std::optional<SteadyTime> deadline) {
   LoopControl& control = *control_ptr;
   Conversation conv;
   llm::Request request;
@@ -146,7 +163,12 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
   if (router) request.tools = llm_tools(*router);
   request.messages.push_back(llm::Message::user_text(prompt));
 
+  auto out_of_time = [&] { return deadline && std::chrono::steady_clock::now() >= *deadline; };
   while (true) {
+    if (out_of_time()) {
+      conv.end = Conversation::End::max_runtime;
+      break;
+    }
     if (conv.turns >= max_turns) {
       conv.end = Conversation::End::max_turns;
       break;
@@ -161,9 +183,12 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
         break;
       }
     }
-    auto outcome = co_await call_model(ctx, loop, control_ptr, request, conv.turns > 0, conv.model_ms);
+    auto outcome = co_await call_model(ctx, loop, control_ptr, request, conv.turns > 0,
+                                       conv.model_ms, deadline);
     if (!outcome) {
-      conv.end = Conversation::End::stopped;
+      // Abandoned: by a stop, else by the deadline (a call, or a retry, cut at it).
+      conv.end = control.stop_requested() || !deadline ? Conversation::End::stopped
+                                                       : Conversation::End::max_runtime;
       break;
     }
     ++conv.turns;
@@ -208,7 +233,7 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
     llm::Message results;
     results.role = llm::Role::user;
     for (const llm::ContentBlock* use : uses) {
-      if (control.stop_requested()) break;
+      if (control.stop_requested() || out_of_time()) break;
       tools::ToolResult result;
       if (!router) {
         result = {"no tools are available in this conversation", true};

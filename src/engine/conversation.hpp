@@ -2,6 +2,7 @@
 // tools in the worktree; the conversation exists only for this iteration.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@ struct Conversation {
     stopped,           ///< the user stopped the loop
     error,             ///< a model call failed for good (fatal, or retries used up)
     limit,             ///< a cost or runtime limit was reached after a turn; `limit` says which
+    max_runtime,       ///< loops.<type>.iteration_max_runtime ran out (stored as a number: last)
   };
   End end = End::done;
   std::vector<llm::Message> messages;
@@ -54,6 +56,7 @@ struct TurnLimit {
   bool input_tokens = false;
 };
 using TurnCheck = std::function<std::optional<TurnLimit>(const Usage& so_far)>;
+using SteadyTime = std::chrono::steady_clock::time_point;
 
 /// Talks with the model until it is done (or a limit, an error or a stop ends it).
 /// Both shared pointers may outlive the call: a stopped tool call finishes in the background.
@@ -63,13 +66,16 @@ using TurnCheck = std::function<std::optional<TurnLimit>(const Usage& so_far)>;
 /// `End::limit`. `model`: empty for the role's (Config::model_for: loops.<type>.model, else
 /// llm.model); the provider is always the role's (Request::provider). `system`: the system
 /// block (the template's fixed sections, the same for every iteration: what prompt caching
-/// reads first), empty for none.
+/// reads first), empty for none. `deadline` (loops.<type>.iteration_max_runtime): no model call
+/// starts after it and each is cut at it (the router cuts its commands there too, ToolLimits);
+/// the talk then ends with `End::max_runtime` (the first call always runs).
 awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
                                  std::shared_ptr<LoopControl> control, const std::string& prompt,
                                  std::shared_ptr<tools::ToolRouter> router,
                                  const std::string& header_type, int max_turns,
                                  TurnCheck between_turns = {}, const std::string& model = {},
-                                 const std::string& system = {});
+                                 const std::string& system = {},
+                                 std::optional<SteadyTime> deadline = std::nullopt);
 
 /// The role whose model and provider a call uses (Config::model_for): `review`,
 /// `integration-fix` (a fix loop), else the loop's type (the judge uses its loop's).

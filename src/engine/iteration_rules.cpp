@@ -48,6 +48,8 @@ FeedbackEntry failure_feedback(const Loop& loop, int n, const IterationFacts& f,
   if (f.end == Conversation::End::max_turns)
     fb.text += "\n\nThe iteration ended after " + std::to_string(f.turns) +
                " model turns (max_turns_per_iteration). Work in smaller steps.";
+  if (f.end == Conversation::End::max_runtime)
+    fb.text += "\n\nThe " + runtime_ran_out(loop, config, f.turns) + ". Work in smaller steps.";
   if (f.reverted > 0 && !loop.output_artifacts.empty())
     fb.text += "\n\nloopr undid your changes to files other than your artifact (a " +
                std::string(to_string(loop.type)) + " loop writes only `" +
@@ -82,6 +84,39 @@ Move wait_for_person(Loop& loop, int n, EndReason why, const std::string& what) 
               loop.id + " --feedback …` sends it back to work"};
 }
 
+// limits.max_same_failures: counts failing validations in a row whose failing tests (or, when
+// no test runner's names are recognised, whose output) are the same; the failing tests' names
+// for the reason. A validation that passed (a review sent the change back) breaks the run.
+std::vector<std::string> count_same_failures(Loop& loop, const Validation& v,
+                                             const std::string& fingerprint) {
+  if (v.passed) {
+    loop.run.same_failures = 0;
+    loop.run.last_failing.clear();
+    return {};
+  }
+  std::vector<std::string> tests = failing_tests(v.output);
+  std::string joined;
+  for (const auto& t : tests) joined += t + "\n";
+  const std::string key =
+      tests.empty() ? "output " + fingerprint : "tests " + output_fingerprint(joined);
+  loop.run.same_failures = loop.run.last_failing == key ? loop.run.same_failures + 1 : 1;
+  loop.run.last_failing = key;
+  return tests;
+}
+
+// The reason of a loop that failed the same way limits.max_same_failures times.
+std::string same_failures_reason(int count, const std::vector<std::string>& tests) {
+  std::string what = "the validation failed " + std::to_string(count) +
+                     " times in a row with the same failing tests (limits.max_same_failures: " +
+                     std::to_string(count) + ")";
+  if (tests.empty()) return what + "; no test names were recognised, its output was the same";
+  what += ": ";
+  const std::size_t shown = std::min<std::size_t>(tests.size(), 5);
+  for (std::size_t i = 0; i < shown; ++i) what += (i ? ", " : "") + first_line(tests[i], 100);
+  if (tests.size() > shown) what += " and " + std::to_string(tests.size() - shown) + " more";
+  return what;
+}
+
 // A failed iteration: the stop conditions, in order of how much they say about the loop.
 Move on_fail(Loop& loop, int n, const IterationFacts& f, const Config& config) {
   const Validation& v = *f.validation;
@@ -91,6 +126,7 @@ Move on_fail(Loop& loop, int n, const IterationFacts& f, const Config& config) {
                         : 0;
   loop.run.no_progress = stale;
   loop.run.last_validation_hash = fingerprint;
+  const std::vector<std::string> failing = count_same_failures(loop, v, fingerprint);
   if (auto why = match_stop_pattern(config, v.output))
     return {LoopStatus::stopped, EndReason::stop_pattern, *why};
   if (f.stop_script) return {LoopStatus::stopped, EndReason::stop_script, *f.stop_script};
@@ -100,6 +136,10 @@ Move on_fail(Loop& loop, int n, const IterationFacts& f, const Config& config) {
     return {LoopStatus::failed, EndReason::no_progress,
             "no progress: " + std::to_string(stale) +
                 " iterations in a row changed nothing and failed the same way"};
+  if (config.limits.max_same_failures > 0 &&
+      loop.run.same_failures >= config.limits.max_same_failures)
+    return {LoopStatus::failed, EndReason::same_failures,
+            same_failures_reason(loop.run.same_failures, failing)};
   if (n >= loop.max_iterations)
     return {LoopStatus::failed, EndReason::max_iterations,
             "reached the maximum of " + std::to_string(loop.max_iterations) +
@@ -112,6 +152,13 @@ Move on_fail(Loop& loop, int n, const IterationFacts& f, const Config& config) {
 }
 
 }  // namespace
+
+std::string runtime_ran_out(const Loop& loop, const Config& config, int turns) {
+  return "iteration's time limit of " +
+         format_duration(config.loop(loop.type).iteration_max_runtime) + " (loops." +
+         to_string(loop.type) + ".iteration_max_runtime) ended it after " +
+         std::to_string(turns) + " model turns";
+}
 
 Move at_boundary(Loop& loop, const BoundaryRequests& asked) {
   if (asked.stop) return {LoopStatus::stopped, asked.stop_end, asked.stop_reason};

@@ -118,6 +118,10 @@ struct IterationFacts {
   TurnLimit limit;  ///< end == limit: the limit a turn reached (check_turn_limits)
 };
 
+/// "iteration's time limit of 20m (loops.code.iteration_max_runtime) ended it after N model
+/// turns": the note in the feedback and the iteration record of one that ran out of time.
+std::string runtime_ran_out(const Loop& loop, const Config& config, int turns);
+
 /// Whether the iteration's work is checkpointed and judged: the conversation ran to its end and
 /// the check ran (not stopped, not refused, not a check that never started).
 bool judged(const IterationFacts& facts);

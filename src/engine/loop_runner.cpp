@@ -251,6 +251,9 @@ class IterationRun {
     tools::ToolLimits limits;
     limits.command_max_timeout =
         std::chrono::duration_cast<std::chrono::seconds>(config.loop(loop.type).iteration_timeout);
+    // loops.<type>.iteration_max_runtime: the model turns and tool commands together.
+    const Duration max_runtime = config.loop(loop.type).iteration_max_runtime;
+    if (max_runtime.count() > 0) limits.deadline = std::chrono::steady_clock::now() + max_runtime;
     tools::ToolPolicy policy = tools::policy_for(
         loop.type, config, loop.output_artifacts.empty() ? std::string() : loop.output_artifacts.front());
     policy.command_env = command_env(loop, n);
@@ -265,7 +268,7 @@ class IterationRun {
     Conversation conv =
         co_await converse(ctx_, loop, control_, prompt.prompt, router, to_string(loop.type),
                           config.loop(loop.type).max_turns_per_iteration, std::move(between_turns),
-                          {}, prompt.system);
+                          {}, prompt.system, limits.deadline);
     tool_writes_ = router->writes();
     co_await run_blocking(ctx_.pool, [&] {
       write_iteration_file(ctx_.paths, loop.id, n, "conversation.jsonl",
@@ -440,6 +443,8 @@ class IterationRun {
     rec.finished_at = now_ms();
     rec.duration_ms = rec.finished_at - started;
     rec.summary = v.summary.empty() ? move.reason : v.summary;
+    if (conv.end == Conversation::End::max_runtime)
+      rec.summary += "; the " + runtime_ran_out(loop, *ctx_.config, conv.turns);
     if (facts.review && !facts.review->stopped) rec.summary += "; " + facts.review->summary;
     rec.output_excerpt = cap_head_tail(v.output, 4096);
     rec.details = {{"turns", conv.turns},

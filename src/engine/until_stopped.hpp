@@ -40,13 +40,18 @@ awaitable<void> drive(awaitable<T> task, std::shared_ptr<StoppableState<T>> stat
 
 }  // namespace detail
 
+/// nullopt when the loop was stopped first, or `deadline` (if any) came first.
 template <typename T>
-awaitable<std::optional<T>> until_stopped(LoopControl& control, awaitable<T> task) {
+awaitable<std::optional<T>> until_stopped(
+    LoopControl& control, awaitable<T> task,
+    std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt) {
   auto ex = co_await net::this_coro::executor;
   auto state = std::make_shared<detail::StoppableState<T>>(ex);
+  if (deadline) state->timer.expires_at(*deadline);
   net::co_spawn(ex, detail::drive<T>(std::move(task), state), net::detached);
   int waker = control.add_waker([state] { state->timer.cancel(); });
-  while (!state->done && !control.stop_requested()) {
+  auto before_deadline = [&] { return !deadline || std::chrono::steady_clock::now() < *deadline; };
+  while (!state->done && !control.stop_requested() && before_deadline()) {
     boost::system::error_code ec;
     co_await state->timer.async_wait(net::redirect_error(net::use_awaitable, ec));
   }

@@ -35,6 +35,7 @@ nlohmann::json to_json(const GcReport& r) {
     v.worktrees += i.kind == "worktree";
     v.branches_deleted += i.kind == "branch" && i.action == "deleted";
     v.branches_archived += i.kind == "branch" && i.action == "archived";
+    if (i.kind == "logs") ++v.logs, v.logs_bytes += i.bytes;
   }
   v.errors = r.errors;
   v.bytes_freed = r.bytes_freed;

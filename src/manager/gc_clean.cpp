@@ -153,6 +153,39 @@ class TreeCleaner {
     }
     if (change.worktree != l.worktree || change.branch != l.branch)
       report_.changes.push_back(std::move(change));
+    clean_logs(l);
+  }
+
+  // 4. Its logs: the iterations' transcripts, setup and check logs. A plan keeps its events.log
+  // (the tree's gc event is written there next, and a second run finds nothing to do).
+  void clean_logs(const Loop& l) {
+    const std::filesystem::path dir = paths_.loop_log_dir(l.id);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) return;
+    const bool keep_events = l.id == t_.plan_id;
+    std::vector<std::filesystem::path> gone;
+    std::uint64_t bytes = 0;
+    for (auto it = std::filesystem::directory_iterator(dir, ec);
+         !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+      if (keep_events && it->path().filename() == "events.log") continue;
+      gone.push_back(it->path());
+      bytes += git::disk_usage(it->path());
+    }
+    if (gone.empty()) return;
+    if (!keep_events) {
+      gone = {dir};
+      bytes = git::disk_usage(dir);
+    }
+    if (!o_.dry_run)
+      for (const auto& p : gone) {
+        std::error_code rm;
+        std::filesystem::remove_all(p, rm);
+        if (rm)
+          return fail("logs of " + l.id + ": cannot remove " + p.string() + ": " + rm.message());
+      }
+    item({"logs", shown_path(paths_, dir.string()), "removed", "", bytes, l.id,
+          t_.ended ? std::string("its tree ended (") + to_string(l.status) + ")"
+                   : std::string("its generation was invalidated")});
   }
 
   // The integration gate's checkout of the tip (`<plan>-gate`), if a crash left it.

@@ -336,6 +336,8 @@ Result<void> make_retry(Loop& l, const std::string& kept, int max_iterations,
   fresh.tree.based_on.clear();
   fresh.run.no_progress = 0;
   fresh.run.last_validation_hash.clear();
+  fresh.run.same_failures = 0;
+  fresh.run.last_failing.clear();
   fresh.run.consecutive_errors = 0;
   fresh.worktree.clear();
   fresh.branch.clear();

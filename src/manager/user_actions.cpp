@@ -58,6 +58,7 @@ void iterate_below_plan(std::vector<Loop>& tree, const Loop& loop, const Feedbac
       if (t.id == loop.id) l = t;
     l.tree.rolled_up = false;
     l.run.no_progress = 0;
+    l.run.same_failures = 0;  // the person's feedback starts a new count
     l.run.attended_passed = 0;
     l.run.review_rounds = 0;
     if (!transition(l, LoopStatus::pending, EndReason::none, "iterating with the user's feedback",

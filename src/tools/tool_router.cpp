@@ -323,12 +323,22 @@ ToolResult ToolRouter::run_command(const nlohmann::json& input, const std::atomi
       std::min(timeout_s ? std::chrono::seconds(*timeout_s) : limits_.command_default_timeout,
                limits_.command_max_timeout);
   exec::Command cmd = exec::Command::shell(*command, sandbox_.root());
-  cmd.timeout = timeout;
   cmd.output_cap = limits_.command_output_cap;
   cmd.cancel = cancel;
   cmd.env = policy_.command_env;
   cmd.runner_class = slots_.classify(*command);
   auto lease = slots_.acquire(cmd.runner_class);
+  // The iteration's own limit (iteration_max_runtime) cuts a longer command short.
+  std::chrono::milliseconds allowed = timeout;
+  const auto left = limits_.deadline ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           *limits_.deadline - std::chrono::steady_clock::now())
+                                     : allowed;
+  const bool by_deadline = limits_.deadline && (allowed.count() == 0 || left < allowed);  // 0: none
+  if (by_deadline) allowed = left;
+  if (by_deadline && allowed.count() <= 0)
+    return error_result(
+        "run_command did not run: the iteration's time limit (iteration_max_runtime) ran out");
+  cmd.timeout = allowed;
   {
     std::lock_guard<std::mutex> lock(writes_mutex_);
     writes_unknown_ = true;  // a command may write anything anywhere in the worktree
@@ -336,7 +346,10 @@ ToolResult ToolRouter::run_command(const nlohmann::json& input, const std::atomi
   ProcessResult r = executor_.run(cmd);
   std::ostringstream head;
   if (r.spawn_failed) return error_result("run_command could not start: " + r.output);
-  if (r.timed_out) {
+  if (r.timed_out && by_deadline) {
+    head << "killed after " << allowed.count()
+         << " ms: the iteration's time limit (iteration_max_runtime) ran out\n";
+  } else if (r.timed_out) {
     head << "killed after " << timeout.count()
          << " s (timeout; pass a larger timeout_s if it needs longer)\n";
   } else if (r.cancelled) {

@@ -29,16 +29,20 @@ TEST(MaintenanceViewsTest, StatsRoundTrip) {
 }
 
 TEST(MaintenanceViewsTest, GcRoundTripAndDefaults) {
-  json j = json::parse(R"({"dry_run":true,"removed":[
+  json j = json::parse(R"J({"dry_run":true,"removed":[
       {"kind":"worktree","name":".loopr/worktrees/code-001","action":"archived","bytes":4096,
        "reason":"its tree merged 8 days ago","kept_on":"loopr/archive/code-001","loop_id":"code-001"},
-      {"kind":"branch","name":"loopr/001","action":"deleted","bytes":0,"reason":"merged"}],
-      "errors":["cannot remove x"],"bytes_freed":4096,"worktrees":1,"branches_deleted":1,
-      "branches_archived":0})");
+      {"kind":"branch","name":"loopr/001","action":"deleted","bytes":0,"reason":"merged"},
+      {"kind":"logs","name":".loopr/logs/loops/code-001","action":"removed","bytes":8192,
+       "reason":"its tree ended (failed)","loop_id":"code-001"}],
+      "errors":["cannot remove x"],"bytes_freed":12288,"worktrees":1,"branches_deleted":1,
+      "branches_archived":0,"logs":1,"logs_bytes":8192})J");
   GcView g = gc_from_json(j);
-  ASSERT_EQ(g.removed.size(), 2u);
+  ASSERT_EQ(g.removed.size(), 3u);
+  EXPECT_EQ(g.logs, 1);
+  EXPECT_EQ(g.logs_bytes, 8192u);
   EXPECT_EQ(g.removed[0].kept_on, "loopr/archive/code-001");
-  EXPECT_EQ(g.bytes_freed, 4096u);
+  EXPECT_EQ(g.bytes_freed, 12288u);
   EXPECT_EQ(to_json(g), j);
   GcView bad = gc_from_json(json::parse(R"({"removed":[{"bytes":"many"}, 3],"errors":{}})"));
   ASSERT_EQ(bad.removed.size(), 1u);

@@ -83,6 +83,26 @@ TEST(ConfigTest, IntegrationFixIterationsAreReadAndBounded) {
   EXPECT_FALSE(parse_config("integration: {fixes: 2}\n", "c.yml").ok()) << "unknown key";
 }
 
+// Issue 47 item 5: an iteration's time limit and the same-failures limit, both off by default.
+TEST(ConfigTest, IterationMaxRuntimeAndMaxSameFailuresAreReadAndOffByDefault) {
+  Config d;
+  EXPECT_EQ(d.loop(LoopType::code).iteration_max_runtime, Duration::zero());
+  EXPECT_EQ(d.limits.max_same_failures, 0);
+  auto r = parse_config(
+      "limits: {max_same_failures: 3}\nloops:\n  code: {iteration_max_runtime: 20m}\n"
+      "  plan: {iteration_max_runtime: none}\n",
+      "c.yml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->limits.max_same_failures, 3);
+  EXPECT_EQ(r->loop(LoopType::code).iteration_max_runtime, 20min);
+  EXPECT_EQ(r->loop(LoopType::plan).iteration_max_runtime, Duration::zero());
+  auto bad = parse_config("loops:\n  code: {iteration_max_runtime: soon}\n", "c.yml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("iteration_max_runtime"), std::string::npos)
+      << bad.error().message;
+  EXPECT_FALSE(parse_config("limits: {max_same_failures: -1}\n", "c.yml").ok());
+}
+
 TEST(ConfigTest, ReadsEveryKindOfValue) {
   auto r = parse_config(R"(
 base_branch: trunk

@@ -179,3 +179,48 @@ TEST_F(GcE2E, AGcInterruptedHalfWayIsFinishedByTheNext) {
   EXPECT_TRUE(l["code-001-001-001"]["worktree"].is_null());
   EXPECT_EQ(run_command("git fsck --no-progress 2>&1", dir.str()).exit_code, 0);
 }
+
+// Issue 47 item 6: gc takes an ended tree's logs (its loops' transcripts) with its worktrees,
+// reports them, and leaves the logs of a tree that is still at work; `show --iteration` of a
+// pruned iteration says where its logs went.
+TEST_F(GcE2E, RemovesTheLogsOfTheTreesItTakesAndKeepsTheOthers) {
+  make_repo({}, "auto", /*code_passes=*/false);
+  ASSERT_EQ(loopr("submit --wait --yes 'Cannot pass'").exit_code, 1);
+  ASSERT_EQ(loopr("submit 'Wait for me'").exit_code, 0);
+  ASSERT_TRUE(wait_status("002", "awaiting_approval"));
+  const auto logs = dir / ".loopr/logs/loops";
+  ASSERT_TRUE(std::filesystem::is_directory(logs / "code-001-001-001/iterations/001"));
+  ASSERT_TRUE(std::filesystem::is_directory(logs / "001/iterations/001"));
+  ASSERT_TRUE(std::filesystem::is_directory(logs / "002/iterations/001"));
+
+  CliRun dry = loopr("--json gc --dry-run --older-than 0s");
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_GE(dry.json()["logs"].get<int>(), 4) << dry.out;  // plan, spec, phase, code
+  EXPECT_TRUE(std::filesystem::is_directory(logs / "code-001-001-001/iterations/001"));
+
+  CliRun run = loopr("--json gc --older-than 0s");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  json r = run.json();
+  EXPECT_TRUE(r["errors"].empty()) << r.dump(2);
+  EXPECT_EQ(r["logs"], dry.json()["logs"]) << r.dump(2);
+  EXPECT_GT(r["logs_bytes"].get<long long>(), 0) << r.dump(2);
+  bool listed = false;
+  for (const auto& item : r["removed"])
+    listed = listed || (item["kind"] == "logs" &&
+                        item["name"] == ".loopr/logs/loops/code-001-001-001");
+  EXPECT_TRUE(listed) << r.dump(2);
+  for (const char* id : {"001-001", "001-001-001", "code-001-001-001"})
+    EXPECT_FALSE(std::filesystem::exists(logs / id)) << id;
+  // The plan keeps its event log (gc's own event is its last line), nothing else.
+  EXPECT_FALSE(std::filesystem::exists(logs / "001/iterations"));
+  EXPECT_NE(read_file(logs / "001/events.log").find(" gc "), std::string::npos);
+  // The tree at its gate keeps everything.
+  EXPECT_TRUE(std::filesystem::is_directory(logs / "002/iterations/001"));
+
+  CliRun gone = loopr("show code-001-001-001 --iteration 1");
+  EXPECT_NE(gone.exit_code, 0);
+  EXPECT_NE(gone.err.find("`loopr gc` removed them"), std::string::npos) << gone.err;
+  CliRun again = loopr("--json gc --older-than 0s");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.json()["logs"], 0) << again.out;
+}

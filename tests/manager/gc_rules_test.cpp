@@ -134,10 +134,14 @@ TEST(GcRulesTest, TheReportSaysWhatWentAndCountsIt) {
   r.items.push_back({"worktree", "w", "archived", "loopr/archive/x", 10, "x", "ended"});
   r.items.push_back({"branch", "loopr/001-loops/x", "deleted", "", 0, "x", "merged"});
   r.items.push_back({"branch", "loopr/001-loops/y", "archived", "loopr/archive/y", 0, "y", "no"});
+  r.items.push_back({"logs", ".loopr/logs/loops/x", "removed", "", 300, "x", "ended"});
+  r.items.push_back({"logs", ".loopr/logs/loops/y", "removed", "", 200, "y", "ended"});
   r.bytes_freed = 10;
   nlohmann::json j = to_json(r);
   EXPECT_EQ(j["dry_run"], true);
-  EXPECT_EQ(j["removed"].size(), 3u);
+  EXPECT_EQ(j["removed"].size(), 5u);
+  EXPECT_EQ(j["logs"], 2);
+  EXPECT_EQ(j["logs_bytes"], 500);
   EXPECT_EQ(j["removed"][0]["kept_on"], "loopr/archive/x");
   EXPECT_FALSE(j["removed"][1].contains("kept_on"));
   EXPECT_EQ(j["worktrees"], 1);

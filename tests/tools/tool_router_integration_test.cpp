@@ -198,6 +198,24 @@ TEST_F(ToolRouterTest, RunCommandIsCancelledByStop) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
 }
 
+// loops.<type>.iteration_max_runtime: a command that would outlast the iteration is killed at
+// its deadline (its children too), and none starts after it.
+TEST_F(ToolRouterTest, RunCommandEndsAtTheIterationsDeadline) {
+  ToolLimits limits;
+  limits.deadline = std::chrono::steady_clock::now() + 1s;
+  ToolRouter timed{Sandbox(dir.path()), slots, *executor, policy_for(LoopType::code, Config{}, ""),
+                   limits};
+  auto started = std::chrono::steady_clock::now();
+  auto r = timed.call({"t", "run_command", {{"command", "sleep 100 & sleep 100"}, {"timeout_s", 600}}});
+  EXPECT_TRUE(r.is_error);
+  EXPECT_NE(r.content.find("iteration_max_runtime"), std::string::npos) << r.content;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 20s);
+  auto late = timed.call({"t", "run_command", {{"command", "echo made > late.txt"}}});
+  EXPECT_TRUE(late.is_error);
+  EXPECT_NE(late.content.find("did not run"), std::string::npos) << late.content;
+  EXPECT_FALSE(fs::exists(dir.path() / "late.txt"));
+}
+
 TEST(RunnerSlotsTest, ClassifiesAndLimits) {
   ConcurrencyConfig c;
   c.runners = {{"default", 3}, {"net", 2}, {"heavy", 1}};

@@ -5,7 +5,7 @@
 # asserts on time, and none of it is in ctest. Results and what they mean: tools/bench/RESULTS.md.
 #
 #   tools/bench/run.sh [--quick] [--no-build]
-#     --quick     skip the 1,000-loop run and use smaller git/engine sizes (about a minute)
+#     --quick     skip the 1,000-loop run and use smaller git/engine/soak sizes (a few minutes)
 #     --no-build  use the binaries already built
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -52,6 +52,11 @@ awk -F' [|] ' '/ loops: daemon CPU / {n = $1; sub(/^[|] /, "", n); sub(/ loops.*
   END {if (ns) printf "| curve: daemon CPU per iteration at %s loops | %s ms | flat is the goal (merges and rebases included, validation sh not) |\n", ns, vs}' \
   "$rows" >> "$rows.curve"
 cat "$rows.curve" >> "$rows"
+
+# The soak (issue 47 item 6): one daemon, the same small tree again and again.
+soak_at=$([ $quick = 1 ] && echo "10" || echo "10 100")
+step "soak $soak_at trees"
+bash "$root/tools/bench/soak.sh" "$build/loopr" "$mock" "$soak_at" >> "$rows"
 
 step "bash while loop baseline"
 bash "$root/tools/bench/bash_loop.sh" "$mock" 3 2 200 10 >> "$rows"

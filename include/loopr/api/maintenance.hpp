@@ -45,6 +45,8 @@ struct GcView {
   std::vector<std::string> errors;
   std::uint64_t bytes_freed = 0;
   int worktrees = 0, branches_deleted = 0, branches_archived = 0;
+  int logs = 0;                 ///< loops whose logs (`.loopr/logs/loops/<id>/`) went
+  std::uint64_t logs_bytes = 0;  ///< what those logs held
 };
 
 nlohmann::json to_json(const SpendView& s);

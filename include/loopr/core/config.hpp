@@ -51,6 +51,9 @@ struct LoopTypeConfig {
   std::string validation;  ///< code loops: shell command; plan/spec/phase: empty = format check
   Duration iteration_timeout = std::chrono::minutes(10);
   int max_turns_per_iteration = 50;
+  /// One iteration's wall-clock limit over its model turns and tool commands together (the
+  /// validation after them has its own, iteration_timeout); zero: none.
+  Duration iteration_max_runtime = Duration::zero();
   /// The tools this loop type may use (`loops.<type>.tools`); can only narrow the type's
   /// built-in set (plan/spec/phase: no run_command, writes only to their own artifact).
   std::vector<std::string> tools;
@@ -209,6 +212,9 @@ struct LimitsConfig {
   Duration max_runtime = std::chrono::hours(4);
   int circuit_breaker = 5;
   int no_progress_iterations = 5;
+  /// A loop fails after this many failing validations in a row with the same failing tests
+  /// (engine/test_output.hpp: failing_tests); 0: off.
+  int max_same_failures = 0;
   std::vector<std::string> stop_on_patterns;
   std::vector<std::string> stop_scripts;
   Duration cooldown = Duration::zero();

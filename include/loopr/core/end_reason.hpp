@@ -23,6 +23,7 @@ enum class EndReason {
   // failed
   max_iterations,       ///< loops.<type>.max_iterations without passing
   no_progress,          ///< limits.no_progress_iterations with no change and the same failure
+  same_failures,        ///< limits.max_same_failures failing validations, the same tests failing
   cost_limit,           ///< the tree's limits.max_cost_usd (or the request's --max-cost)
   loop_cost_limit,      ///< limits.max_loop_cost_usd
   runtime_limit,        ///< the tree's limits.max_runtime (or the request's --max-runtime)
@@ -75,7 +76,7 @@ bool holds_end_reason(LoopStatus status);
 inline constexpr EndReason kAllEndReasons[] = {
     EndReason::validation_passed,  EndReason::completion_signal, EndReason::approved,
     EndReason::merged_by_user,     EndReason::children_complete, EndReason::max_iterations,
-    EndReason::no_progress,        EndReason::cost_limit,        EndReason::loop_cost_limit,
+    EndReason::no_progress,        EndReason::same_failures,     EndReason::cost_limit,        EndReason::loop_cost_limit,
     EndReason::runtime_limit,      EndReason::circuit_breaker,   EndReason::model_error,
     EndReason::model_refused,      EndReason::internal_error,    EndReason::child_failed,
     EndReason::rejected,           EndReason::dry_run,           EndReason::stopped_by_user,

@@ -94,6 +94,8 @@ struct RunMarks {
   int no_progress = 0;                  ///< iterations in a row with no diff and the same failure
   std::string last_error;               ///< the last model error
   std::string last_validation_hash;     ///< hash of the last validation output
+  int same_failures = 0;                ///< failing validations in a row, the same tests failing
+  std::string last_failing;             ///< the fingerprint of the last failing tests (or output)
   std::string head;                     ///< the worktree's HEAD after the last checkpoint
   std::vector<FeedbackEntry> feedback;  ///< oldest first, bounded (engine/feedback.hpp)
   /// The loop's question to the person (`ask_user`), kept until its answer was in a prompt.

@@ -30,4 +30,12 @@ std::string normalize_test_output(std::string_view output, const NormalizeOption
 /// runs that fail the same way. Stored in loop and plan records; stable across builds.
 std::string output_fingerprint(std::string_view output, const NormalizeOptions& options = {});
 
+/// The names of the failing tests a test command's output lists, sorted and unique: pytest's
+/// `FAILED a.py::t` / `ERROR a.py::t`, unittest's `FAIL: t (m.C)`, Go's `--- FAIL: TestX`,
+/// cargo's `test x ... FAILED`, ctest's `N - name (Failed)` summary, jest's `● Suite › t`,
+/// gradle's `C > t FAILED`, TAP's `not ok N - t`, rspec's `rspec ./spec/x_spec.rb:12`, maven's
+/// `[ERROR]   C.t:42`. Empty when none is recognised. At most `limit` names (the first ones in
+/// sorted order), each at most 200 bytes. A pure function.
+std::vector<std::string> failing_tests(std::string_view output, std::size_t limit = 1000);
+
 }  // namespace loopr::engine

@@ -1,7 +1,8 @@
 // `loopr gc`: what loopr made and nobody needs any more goes. Trees that ended (merged, failed —
 // rejected and stopped trees included —, or complete and waiting for `loopr merge`) at least
-// `gc.older_than` ago, and invalidated generations of any tree, lose their worktrees and loop
-// branches: a worktree is archived (what it held committed, the folder removed, its branch
+// `gc.older_than` ago, and invalidated generations of any tree, lose their worktrees, loop
+// branches and logs (`.loopr/logs/loops/<id>/`: transcripts, setup and check logs; a plan keeps
+// its `events.log`, where gc's own event lands): a worktree is archived (what it held committed, the folder removed, its branch
 // renamed `loopr/archive/<id>`), a loop branch whose commits are in the integration or base
 // branch is deleted, one whose commits are not is archived. Archived attempts are deleted
 // `gc.keep_archived` after they were archived; a plan's integration branch once the base branch
@@ -41,7 +42,7 @@ struct GcOptions {
 
 /// One thing removed (or, in a dry run, to be removed).
 struct GcItem {
-  std::string kind;         ///< worktree | branch | registration | folder
+  std::string kind;         ///< worktree | branch | registration | folder | logs
   std::string name;         ///< the branch, or the path relative to the repository
   std::string action;       ///< archived | deleted | removed | pruned
   std::string kept_on;      ///< where its commits are kept now (an archived worktree or branch)
@@ -68,7 +69,8 @@ struct GcReport {
 };
 
 /// `{"dry_run","removed":[{"kind","name","action","kept_on"?,"bytes","loop_id"?,"reason"}],
-/// "errors":[…],"bytes_freed","worktrees","branches_deleted","branches_archived"}`.
+/// "errors":[…],"bytes_freed","worktrees","branches_deleted","branches_archived","logs",
+/// "logs_bytes"}`.
 nlohmann::json to_json(const GcReport& report);
 
 /// A plan tree with something gc may remove.

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -69,6 +70,8 @@ struct ToolLimits {
   std::size_t command_output_cap = 32 * 1024;  ///< head and tail kept
   std::chrono::seconds command_default_timeout{120};
   std::chrono::seconds command_max_timeout{3600};
+  /// loops.<type>.iteration_max_runtime: a command is killed at this moment at the latest.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 class ToolRouter {
