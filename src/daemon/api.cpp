@@ -385,7 +385,7 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
       d.baseline = manager::baseline_of(store, id);
     }
     d.detail.loop = loop_row(d.loop);
-    LOOPR_TRY(add_usage_fields(d.detail.loop, store, d.loop, d.iterations, d.tree, config->merge));
+    add_usage_fields(d.detail.loop, store, d.loop, d.iterations, d.tree, config->merge);
     return d;
   };
   auto got = co_await run_blocking(s.reads(), get);

@@ -85,10 +85,10 @@ void add_gate_fields(api::LoopDetail& detail, const TaskStore& store, const Loop
 
 /// A loop's `uncached_cost_usd` (from its iteration records, `iterations`) and, for a plan,
 /// `tree_usage`: its tree's tokens and the prompt cache's part (each loop's records read).
-/// Blocking (store).
-Result<void> add_usage_fields(api::LoopRow& row, const TaskStore& store, const Loop& loop,
-                              const std::vector<IterationRecord>& iterations,
-                              std::span<const Loop> tree, MergeMode mode);
+/// Blocking (store). Figures to show: what cannot be read is left out (and logged).
+void add_usage_fields(api::LoopRow& row, const TaskStore& store, const Loop& loop,
+                      const std::vector<IterationRecord>& iterations, std::span<const Loop> tree,
+                      MergeMode mode);
 
 /// HTTP status for an Error from the manager or the store.
 int http_status(const Error& error);

@@ -1,6 +1,8 @@
 // The API's loop rows as the daemon makes them from stored loops (typed: include/loopr/api/):
 // the row with its open question, a plan's tree fields, and a plan's forecast (made at the gate)
 // with, once its tree ended, what it really spent.
+#include <spdlog/spdlog.h>
+
 #include <loopr/core/budget.hpp>
 #include <loopr/manager/baseline_state.hpp>
 #include <loopr/manager/forecast.hpp>
@@ -81,29 +83,39 @@ void add_gate_fields(api::LoopDetail& d, const TaskStore& store, const Loop& pla
     d.actual = api::actual_from_json(manager::actual_json(store, plan));
 }
 
-Result<void> add_usage_fields(api::LoopRow& row, const TaskStore& store, const Loop& loop,
-                              const std::vector<IterationRecord>& iterations,
-                              std::span<const Loop> tree, MergeMode mode) {
+void add_usage_fields(api::LoopRow& row, const TaskStore& store, const Loop& loop,
+                      const std::vector<IterationRecord>& iterations, std::span<const Loop> tree,
+                      MergeMode mode) {
   // `loopr stats`'s sums (its rule for spending no record holds included), over one loop and
-  // over the plan's tree.
+  // over the plan's tree. Figures to show: a record they cannot read leaves them out, never the
+  // loop's detail.
   const TimestampMs now = now_ms();
-  const manager::Stats own = manager::compute_stats(std::span<const Loop>(&loop, 1),
-                                                    {{loop.id, iterations}}, 0, now, mode);
-  row.uncached_cost_usd = own.total.uncached_cost_usd;
-  if (loop.type != LoopType::plan) return {};
-  std::map<std::string, std::vector<IterationRecord>> iterations_of;
-  for (const Loop& l : tree) {
-    if (l.id == loop.id) {
-      iterations_of[l.id] = iterations;
-      continue;
+  try {
+    const manager::Stats own = manager::compute_stats(std::span<const Loop>(&loop, 1),
+                                                      {{loop.id, iterations}}, 0, now, mode);
+    row.uncached_cost_usd = own.total.uncached_cost_usd;
+    if (loop.type != LoopType::plan) return;
+    std::map<std::string, std::vector<IterationRecord>> iterations_of;
+    for (const Loop& l : tree) {
+      if (l.id == loop.id) {
+        iterations_of[l.id] = iterations;
+        continue;
+      }
+      auto records = store.iterations(l.id);
+      if (!records) {
+        spdlog::warn("plan {}: the tree's usage without loop {}: {}", loop.id, l.id,
+                     records.error().message);
+        return;
+      }
+      iterations_of[l.id] = std::move(*records);
     }
-    LOOPR_ASSIGN(iterations_of[l.id], store.iterations(l.id));
+    const manager::Stats all = manager::compute_stats(tree, iterations_of, 0, now, mode);
+    const Usage& u = all.total.usage;
+    row.tree_usage = api::TreeUsageView{u.input_tokens, u.output_tokens, u.cache_read_tokens,
+                                        u.cache_write_tokens, all.total.uncached_cost_usd};
+  } catch (const std::exception& e) {
+    spdlog::warn("loop {}: its usage figures: {}", loop.id, e.what());
   }
-  const manager::Stats all = manager::compute_stats(tree, iterations_of, 0, now, mode);
-  const Usage& u = all.total.usage;
-  row.tree_usage = api::TreeUsageView{u.input_tokens, u.output_tokens, u.cache_read_tokens,
-                                      u.cache_write_tokens, all.total.uncached_cost_usd};
-  return {};
 }
 
 }  // namespace loopr::daemon

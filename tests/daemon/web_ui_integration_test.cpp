@@ -404,16 +404,20 @@ TEST_F(WebUiTest, TwoSendsAtOnceSendTheCommentsOnce) {
   EXPECT_EQ(listed["comments"][1].value("iteration", 0), took) << listed.dump();
   ASSERT_TRUE(failed_for_good(code, "001-001-001")) << dump_loops();
   int first = 0;
-  for (const auto& it : api("GET", "/v1/loops/" + code).body["iterations"]) {
+  std::string seen;  // what was read, for a failure
+  const auto detail = api("GET", "/v1/loops/" + code);
+  ASSERT_EQ(detail.status, 200) << detail.body.dump();
+  for (const auto& it : detail.body["iterations"]) {
     const int n = it.value("n", 0);
     const std::string prompt = read_file(paths().iteration_dir(code, n) / "prompt.md");
+    seen += std::to_string(n) + ": " + std::to_string(prompt.size()) + " bytes; ";
     const auto at = prompt.find("Comments on lines of the diff");
     if (at == std::string::npos) continue;
     if (first == 0) first = n;
     EXPECT_EQ(prompt.find("Comments on lines of the diff", at + 1), std::string::npos)
         << "iteration " << n << " got the comments twice:\n" << prompt;
   }
-  EXPECT_EQ(first, took);
+  EXPECT_EQ(first, took) << seen << "\n" << dump_loops();
 }
 
 }  // namespace
