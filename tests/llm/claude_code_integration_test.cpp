@@ -268,7 +268,7 @@ TEST_F(ClaudeCodeTest, InTheSandboxTheCliSeesItsWorktreeAndAPrivateConfigButNotT
   EXPECT_NE(seen.find("CLAUDE_CONFIG_DIR="), std::string::npos) << seen;
   EXPECT_EQ(seen.find("CLAUDE_CONFIG_DIR=" + home.string()), std::string::npos) << seen;
   // The copy of the login went with the command: nothing is left in the private folder.
-  auto left = loopr::testing::run_command("find " + loopr::testing::shell_quote(h.private_dir.path().string()) +
+  auto left = loopr::testing::run_command("find " + loopr::testing::shell_quote((h.run_dir.path() / "claude").string()) +
                           " -mindepth 1 ! -name 'proxy-*.sock'");
   EXPECT_EQ(left.output, "") << "left after the command ended";
 }

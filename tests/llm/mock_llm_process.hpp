@@ -54,11 +54,13 @@ struct ClientHarness {
   net::thread_pool pool{2};
   std::unique_ptr<LlmClient> client;
 
-  /// The claude CLI's private folders (a copy of the login while a CLI runs).
-  loopr::testing::TempDir private_dir{"loopr-claude-private"};
+  /// The harness's own run folder: the CLIs' private folders are `<run>/claude`, and codex's
+  /// and gemini's are its siblings `<run>/codex`, `<run>/gemini` (as under the daemon's
+  /// `.loopr/run/`), never shared with another test running at the same time.
+  loopr::testing::TempDir run_dir{"loopr-harness-run"};
 
   ClientHarness(const Config& config, const EnvLookup& env, exec::Executor* commands = nullptr) {
-    auto made = make_client(config, env, io, pool, commands, private_dir.path());
+    auto made = make_client(config, env, io, pool, commands, run_dir.path() / "claude");
     if (!made.ok())
       ADD_FAILURE() << made.error().message;
     else
