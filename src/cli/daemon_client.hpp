@@ -13,6 +13,7 @@
 
 #include <loopr/core/repo_paths.hpp>
 #include <loopr/core/result.hpp>
+#include <loopr/core/url.hpp>
 
 #include "cli/context.hpp"
 
@@ -87,7 +88,6 @@ bool process_alive(long pid);
 /// The daemon's output file for detached starts.
 std::filesystem::path daemon_out_file(const RepoPaths& paths);
 
-/// Percent-encodes a query parameter value.
-std::string url_encode(std::string_view text);
+using loopr::url_encode;  ///< a query parameter value (core/url.hpp)
 
 }  // namespace loopr::cli

@@ -88,21 +88,6 @@ std::string outside_link(std::string_view url) {
   return "<a href=\"" + esc(url) + "\" rel=\"noreferrer noopener\">" + esc(url) + "</a>";
 }
 
-std::string url_encode(std::string_view text) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(hex[c >> 4]);
-      out.push_back(hex[c & 15]);
-    }
-  }
-  return out;
-}
-
 std::string href(std::string_view path, std::string_view token, std::string_view query) {
   std::string out(path);
   out += "?token=" + url_encode(token);

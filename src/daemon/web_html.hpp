@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include <loopr/core/figures.hpp>  // format_cost, format_age
+#include <loopr/core/url.hpp>
 
 namespace loopr::daemon::web {
 
@@ -20,8 +21,7 @@ std::string esc(std::string_view text);
 /// already encoded, joined with `&`.
 std::string href(std::string_view path, std::string_view token, std::string_view query = {});
 
-/// Percent-encodes `text` for a URL path segment or query value.
-std::string url_encode(std::string_view text);
+using loopr::url_encode;  ///< a URL path segment or query value (core/url.hpp)
 
 /// An address from outside (the forge's PR URL): a link only when it is http(s) with nothing a
 /// browser would read around it (no space, no control); else the escaped text, never a link.

@@ -130,21 +130,6 @@ std::string iso_time(std::int64_t ms) {
   return buf;
 }
 
-std::string url_encode(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
-
 std::string tail(const std::string& text, std::size_t bytes) {
   if (text.size() <= bytes) return text;
   std::size_t from = text.size() - bytes;

@@ -6,6 +6,7 @@
 
 #include <loopr/forge/forge.hpp>
 #include <loopr/llm/http_client.hpp>
+#include <loopr/core/url.hpp>
 
 namespace loopr::forge {
 
@@ -42,8 +43,7 @@ inline std::string json_str(const nlohmann::json& j, const char* key) {
 
 /// `ms` since the epoch as ISO 8601 UTC (`2026-11-28T10:00:00Z`).
 std::string iso_time(std::int64_t ms);
-/// Percent-encodes a path segment or query value.
-std::string url_encode(const std::string& s);
+using loopr::url_encode;  ///< a path segment or query value (core/url.hpp)
 /// The last `bytes` of `text`, cut at a line start.
 std::string tail(const std::string& text, std::size_t bytes);
 
