@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <loopr/api/events.hpp>
+#include <loopr/core/crash_point.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/core/merge_policy.hpp>
 #include <loopr/core/protected_paths.hpp>
@@ -147,6 +148,7 @@ awaitable<bool> merge_into_integration(State state, Loop& loop) {
     });
     co_return false;
   }
+  crash_point("integration-merged");  // git has the merge, the store not yet
   const std::string sha = out->merge.sha;
   auto stored = co_await s.journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     l.tree.merged_iteration = l.iteration;
@@ -267,6 +269,7 @@ awaitable<void> on_complete(State s, std::string id) {
   if (!loop.worktree.empty()) {
     auto retire = [wt = s->worktrees, lid = loop.id] { return wt.retire(lid); };
     auto removed = co_await run_blocking(s->ctx.pool, retire);
+    crash_point("worktree-retired");  // its folder is gone, the record still names it
     if (removed || removed.error().code == ErrorCode::not_found) {
       co_await s->journal.edit(loop.id, [](Loop& l, WriteSet&) -> std::optional<Error> {
         l.worktree.clear();
@@ -364,6 +367,7 @@ awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan) 
     co_return make_error(ErrorCode::conflict,
                          msg + " (resolve it, then `loopr merge " + plan + "`)");
   }
+  crash_point("base-merged");  // the base branch has the merge, the store not yet
   const std::string sha = out->sha;
   co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     l.tree.merged_into_base = sha;

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include <loopr/api/events.hpp>
+#include <loopr/core/crash_point.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/engine/code_check.hpp>
 #include <loopr/engine/feedback.hpp>
@@ -65,6 +66,7 @@ awaitable<void> mark_complete_and_merge(ManagerState& s, const std::string& plan
     w.events.push_back(api::encode(l.id, api::TreeComplete{}));
     return std::nullopt;
   });
+  crash_point("tree-complete");  // stored complete, not merged into the base yet
   if (stored && s.ctx.config->merge == MergeMode::automatic) co_await auto_merge_into_base(s, plan);
 }
 
@@ -79,6 +81,7 @@ awaitable<GateRun> run_gate(ManagerState& s, std::string plan) {
     co_return g;
   }
   g.sha = checkout->sha;
+  crash_point("gate-worktree");  // the gate's worktree is on disk, its check not run
   // A fresh worktree: the project's `setup:` first, as in a code loop's.
   engine::SetupRequest setup_request;
   setup_request.workdir = checkout->worktree;
@@ -136,11 +139,13 @@ awaitable<void> check_integration(State s, std::string plan) {
         api::encode(l.id, api::IntegrationCheckStarted{tip ? *tip : std::string(), command}));
     return std::nullopt;
   });
+  crash_point("gate-started");  // stored `checking`, the gate's worktree not made yet
   GateRun g = co_await run_gate(*s, plan);
   if (g.check.stopped) co_return;  // the daemon stops: the next start checks again
   if (g.error.empty() && g.check.passed) {
     spdlog::info("plan {}: the integration tip {} passes: {}", plan, g.sha.substr(0, 12),
                  g.check.summary);
+    crash_point("gate-passed");  // the tip passed and its worktree is gone, nothing stored
     std::vector<Event> events;
     events.push_back(check_event(plan, g));
     if (s->ctx.config->merge == MergeMode::pr) {  // the pull request next (pull_request.cpp)

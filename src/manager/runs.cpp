@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <loopr/api/events.hpp>
+#include <loopr/core/crash_point.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/core/text.hpp>
 #include <loopr/engine/worktree_setup.hpp>
@@ -272,8 +273,10 @@ void spawn_run(const State& s, const std::string& id) {
 }
 
 awaitable<void> after_run(State s, Loop loop) {
-  if (loop.status == LoopStatus::complete)
+  if (loop.status == LoopStatus::complete) {
+    crash_point("loop-complete");  // stored complete, nothing of its completion done
     co_await on_complete(s, loop.id);
+  }
   else if (loop.status == LoopStatus::failed)
     co_await on_failed(s, loop.id);
   else if (loop.status == LoopStatus::awaiting_approval) {

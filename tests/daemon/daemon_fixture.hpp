@@ -104,6 +104,8 @@ class DaemonFixture : public ::testing::Test {
   /// Variables the daemon sees differently from this process (nullopt: unset).
   std::map<std::string, std::optional<std::string>> env_overrides;
   pid_t daemon_pid = -1;
+  /// `LOOPR_CRASH_AT` for the next daemon started (core/crash_point.hpp); empty: none.
+  std::string crash_at;
 
   RepoPaths paths() const { return RepoPaths(dir.path()); }
   daemon::Client client() const { return daemon::Client(paths().socket()); }
@@ -144,6 +146,8 @@ class DaemonFixture : public ::testing::Test {
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (crash_at.empty()) ::unsetenv("LOOPR_CRASH_AT");
+      else ::setenv("LOOPR_CRASH_AT", crash_at.c_str(), 1);
       daemon::DaemonOptions options;
       options.repo = repo;
       options.env = [overrides = env_overrides](const char* name) -> std::optional<std::string> {
