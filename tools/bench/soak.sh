@@ -68,7 +68,13 @@ EOF
 
 export ANTHROPIC_API_KEY=soak
 unset LOOPR_LOG LOOPR_PROVIDER LOOPR_MODEL ANTHROPIC_BASE_URL
-"$loopr" -C "$repo" daemon >/dev/null
+# LOOPR_SOAK_WRAP (e.g. "heaptrack -o /tmp/h"): the soaked daemon runs in the foreground under it.
+if [ -n "${LOOPR_SOAK_WRAP:-}" ]; then
+  $LOOPR_SOAK_WRAP "$loopr" -C "$repo" daemon --foreground > "$dir/daemon.out" 2>&1 &
+  for _ in $(seq 1200); do "$loopr" -C "$repo" daemon status >/dev/null 2>&1 && break; sleep 0.05; done
+else
+  "$loopr" -C "$repo" daemon >/dev/null
+fi
 daemon_pid() { cat "$repo/.loopr/run/loopr.pid"; }
 rss_mib() { awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
 du_mib() { du -sk "$1" 2>/dev/null | awk '{printf "%.1f", $1 / 1024}'; }
