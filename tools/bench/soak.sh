@@ -93,9 +93,13 @@ for n in $checkpoints; do
   done
   per=$(( ($(now_ms) - t0) / (n - last_checkpoint) ))
   pid=$(daemon_pid)
+  sleep 6  # the daemon hands freed memory back every 5 s (its disk watch): RSS after that
+
   echo "| soak, one daemon, after $n trees: time per tree (trees $((last_checkpoint + 1))–$n) | $per ms | plan → spec → phase → code, scripted model, merge: auto; submit --wait one after another |"
   echo "| soak, after $n trees: daemon RSS | $(rss_mib "$pid") MiB | VmRSS of the one daemon |"
   echo "| soak, after $n trees: store / .loopr/logs on disk | $(du_mib "$repo/.loopr/state") / $(du_mib "$repo/.loopr/logs") MiB | du of .loopr/state (RocksDB) and .loopr/logs |"
+  # LOOPR_SOAK_SMAPS=DIR keeps the daemon's memory map at each checkpoint (what grows, and where).
+  if [ -n "${LOOPR_SOAK_SMAPS:-}" ]; then cp "/proc/$pid/smaps" "$LOOPR_SOAK_SMAPS/smaps.$n"; fi
   last_checkpoint=$n
 done
 
