@@ -70,11 +70,9 @@ Result<std::string> Cleanup::archive_branch(const std::string& branch,
     std::string name = git::archive_branch(loop_id) + (n == 1 ? "" : "-" + std::to_string(n));
     LOOPR_ASSIGN(RefPtr ref, make<RefPtr>("looking up " + ref_name, git_reference_lookup,
                                           repo.get(), ref_name.c_str()));
-    git_reference* raw = nullptr;
-    int rc = git_branch_move(&raw, ref.get(), name.c_str(), /*force=*/0);
-    RefPtr renamed(raw);
-    if (rc == GIT_EEXISTS) continue;
-    LOOPR_TRY(check(rc, "renaming " + branch + " to " + name));
+    auto renamed = rename_branch_ref(repo.get(), ref.get(), name);
+    if (!renamed && renamed.error().code == ErrorCode::already_exists) continue;
+    if (!renamed) return renamed.take_error();
     return name;
   }
   return make_error(ErrorCode::already_exists, "too many archived branches for " + loop_id);

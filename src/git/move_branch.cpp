@@ -70,7 +70,66 @@ Result<std::vector<std::string>> checkout_tree(git_repository* repo, git_tree* f
   return blocked;
 }
 
+using ConfigIterPtr =
+    std::unique_ptr<git_config_iterator, Deleter<git_config_iterator, git_config_iterator_free>>;
+
+// Whether the repository's config has any `branch.<short>.*` entry. Read with a plain iterator:
+// the regex-matching APIs leak on every entry that does not match (see delete_branch_ref).
+Result<bool> has_branch_config(git_repository* repo, const char* short_name) {
+  LOOPR_ASSIGN(ConfigPtr config, make<ConfigPtr>("reading config", git_repository_config, repo));
+  LOOPR_ASSIGN(ConfigIterPtr it,
+               make<ConfigIterPtr>("reading config", git_config_iterator_new, config.get()));
+  const std::string prefix = std::string("branch.") + short_name + ".";
+  git_config_entry* entry = nullptr;
+  int rc = 0;
+  while ((rc = git_config_next(&entry, it.get())) == 0) {
+    if (std::strncmp(entry->name, prefix.c_str(), prefix.size()) == 0) return true;
+  }
+  if (rc != GIT_ITEROVER) LOOPR_TRY(check(rc, "reading config"));
+  return false;
+}
+
+const char* short_branch_name(git_reference* branch) {
+  return git_reference_name(branch) + std::strlen("refs/heads/");
+}
+
 }  // namespace
+
+Result<void> delete_branch_ref(git_repository* repo, git_reference* branch) {
+  const std::string name = git_reference_name(branch);
+  if (!git_reference_is_branch(branch))
+    return make_error(ErrorCode::invalid_argument, name + " is not a branch");
+  LOOPR_ASSIGN(bool configured, has_branch_config(repo, short_branch_name(branch)));
+  // A branch with config (never one loopr made; a user's upstream on it, say) takes libgit2's
+  // own path, which removes that config with the leaking match (no public API does it otherwise).
+  if (configured) return check(git_branch_delete(branch), "deleting branch '" + name + "'");
+  int head = git_branch_is_head(branch);
+  LOOPR_TRY(check(head < 0 ? head : 0, "reading HEAD"));
+  if (head == 1)
+    return make_error(ErrorCode::conflict, "branch '" + name + "' is the repository's HEAD");
+  return check(git_reference_delete(branch), "deleting branch '" + name + "'");
+}
+
+Result<RefPtr> rename_branch_ref(git_repository* repo, git_reference* branch,
+                                 const std::string& new_name) {
+  const std::string old_ref = git_reference_name(branch);
+  if (!git_reference_is_branch(branch))
+    return make_error(ErrorCode::invalid_argument, old_ref + " is not a branch");
+  LOOPR_ASSIGN(bool configured, has_branch_config(repo, short_branch_name(branch)));
+  const std::string new_ref = "refs/heads/" + new_name;
+  git_reference* raw = nullptr;
+  int rc = 0;
+  if (configured) {  // as in delete_branch_ref: libgit2 moves the config section too
+    rc = git_branch_move(&raw, branch, new_name.c_str(), /*force=*/0);
+  } else {  // git_branch_move's reflog message
+    const std::string message = "branch: renamed " + old_ref + " to " + new_ref;
+    rc = git_reference_rename(&raw, branch, new_ref.c_str(), /*force=*/0, message.c_str());
+  }
+  RefPtr renamed(raw);
+  if (rc == GIT_EEXISTS) return make_error(ErrorCode::already_exists, new_ref + " exists");
+  LOOPR_TRY(check(rc, "renaming " + old_ref + " to " + new_ref));
+  return renamed;
+}
 
 Result<std::optional<std::filesystem::path>> find_checkout(git_repository* main_repo,
                                                            const std::string& ref_name) {

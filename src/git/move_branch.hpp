@@ -16,6 +16,19 @@ namespace loopr::git::detail {
 Result<std::optional<std::filesystem::path>> find_checkout(git_repository* main_repo,
                                                            const std::string& ref_name);
 
+/// git_branch_delete without what it costs a daemon: its git_branch_is_checked_out opens every
+/// registered worktree (callers ask find_checkout first, under the registry lock), and its
+/// git_config_rename_section matches every config entry with a regex, and libgit2 1.5's
+/// git_regexp_match leaks pcre2's match data (~20 KiB) on each entry that does not match: ~0.4
+/// MiB per ended tree in a long-running daemon (tools/bench/RESULTS.md, the soak). The config is
+/// read without a regex; only a branch that has `branch.<name>.*` entries goes through libgit2.
+Result<void> delete_branch_ref(git_repository* repo, git_reference* branch);
+
+/// git_branch_move(`branch` → `refs/heads/<new_name>`, no force) with the same config treatment:
+/// returns the renamed ref, or GIT_EEXISTS's error code as already_exists.
+Result<RefPtr> rename_branch_ref(git_repository* repo, git_reference* branch,
+                                 const std::string& new_name);
+
 struct MoveReport {
   enum class Kind {
     moved,          ///< the branch (and its work tree, if any) now is at the new tip

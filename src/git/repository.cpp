@@ -92,7 +92,7 @@ Result<void> Repository::delete_branch(const std::string& name) const {
     return make_error(ErrorCode::conflict,
                       "branch '" + name + "' is checked out in a work tree; not deleting it");
   }
-  return check(git_branch_delete(ref.get()), "deleting branch '" + name + "'");
+  return delete_branch_ref(repo.get(), ref.get());
 }
 
 Result<std::vector<std::string>> Repository::branches(const std::string& prefix) const {

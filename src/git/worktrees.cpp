@@ -131,10 +131,14 @@ Result<void> write_text(const std::filesystem::path& file, const std::string& te
 // checkout), without its git_branch_is_checked_out: that opens every registered worktree as a
 // repository (~40 system calls and three config files each), which made adding the 1,000th
 // worktree of a daemon several times slower than the first (tools/bench/RESULTS.md). The caller
-// has asked find_checkout instead, under the registry lock. Returns the work tree's path.
+// has asked find_checkout instead, under the registry lock. The lock is let go once the record
+// is complete (its HEAD names the branch, so find_checkout sees it taken), before the checkout:
+// merges and the other worktree maker need not wait for thousands of files to be written.
+// Returns the work tree's path (and `registry` unlocked) or an error (and `registry` locked).
 Result<std::filesystem::path> write_worktree(git_repository* repo, const std::string& name,
                                              const std::filesystem::path& path,
-                                             const std::string& ref_name) {
+                                             const std::string& ref_name,
+                                             std::unique_lock<std::mutex>& registry) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path common = fs::canonical(git_repository_commondir(repo), ec);
@@ -159,12 +163,16 @@ Result<std::filesystem::path> write_worktree(git_repository* repo, const std::st
     LOOPR_TRY(write_text(gitdir / "gitdir", (workdir / ".git").string() + "\n"));
     LOOPR_TRY(write_text(gitdir / "HEAD", "ref: " + ref_name + "\n"));
     LOOPR_ASSIGN(RepoPtr wt, open_repo(workdir, OpenMode::exact));
+    registry.unlock();
     git_checkout_options opts = GIT_CHECKOUT_OPTIONS_INIT;  // SAFE, git_worktree_add's default
     LOOPR_TRY(check(git_checkout_head(wt.get(), &opts), "checking out " + workdir.string()));
     return workdir;
   };
   auto made = fill();
-  if (!made) fs::remove_all(gitdir, ec);  // the caller removes the work tree's folder
+  if (!made) {
+    if (!registry.owns_lock()) registry.lock();
+    fs::remove_all(gitdir, ec);  // the caller removes the work tree's folder
+  }
   return made;
 }
 
@@ -215,7 +223,7 @@ Result<Worktree> Repository::add_worktree(const std::string& loop_id,
   if (ec) {
     return make_error(ErrorCode::io, "creating folders for " + path.string() + ": " + ec.message());
   }
-  auto made = write_worktree(repo.get(), loop_id, path, ref_name);
+  auto made = write_worktree(repo.get(), loop_id, path, ref_name, registry);
   if (!made) {
     discard_partial_worktree(repo.get(), loop_id, path);
     return made.take_error();
@@ -283,18 +291,19 @@ Result<ArchiveOutcome> Repository::archive_worktree(const std::string& loop_id,
   bool is_branch = head.ref.compare(0, kHeads.size(), kHeads) == 0;
   for (int n = 1; n < 1000; ++n) {
     std::string name = archive_branch(loop_id) + (n == 1 ? "" : "-" + std::to_string(n));
-    git_reference* raw = nullptr;
-    int rc = 0;
     if (is_branch) {
       LOOPR_ASSIGN(RefPtr branch, make<RefPtr>("looking up " + head.ref, git_reference_lookup,
                                                repo.get(), head.ref.c_str()));
-      rc = git_branch_move(&raw, branch.get(), name.c_str(), /*force=*/0);
+      auto renamed = rename_branch_ref(repo.get(), branch.get(), name);
+      if (!renamed && renamed.error().code == ErrorCode::already_exists) continue;
+      if (!renamed) return renamed.take_error();
     } else {  // detached HEAD: keep the commit reachable under the archive name
-      rc = git_branch_create(&raw, repo.get(), name.c_str(), commit.get(), /*force=*/0);
+      git_reference* raw = nullptr;
+      int rc = git_branch_create(&raw, repo.get(), name.c_str(), commit.get(), /*force=*/0);
+      RefPtr created(raw);
+      if (rc == GIT_EEXISTS) continue;
+      LOOPR_TRY(check(rc, "renaming " + head.ref + " to " + name));
     }
-    RefPtr renamed(raw);
-    if (rc == GIT_EEXISTS) continue;
-    LOOPR_TRY(check(rc, "renaming " + head.ref + " to " + name));
     outcome.branch = name;
     outcome.sha = head.sha;
     return outcome;

@@ -78,3 +78,19 @@ TEST(CleanupTest, PrunesOnlyTheRecordOfAWorktreeWhoseFolderIsGone) {
   EXPECT_NE(list.find("worktrees/b"), std::string::npos) << list;
   EXPECT_TRUE(fsck_clean(repo.root()));
 }
+
+// Archiving renames the ref without libgit2's git_branch_move (its config match leaks, see
+// RepositoryTest.DeletingBranchesHoldsNoMemory); a branch with config still gets it moved.
+TEST(CleanupTest, ArchivingMovesTheBranchConfigWhenThereIsSome) {
+  TestRepo repo;
+  run_git(repo.root(), "branch loopr/001-loops/code-1 trunk");
+  run_git(repo.root(), "branch loopr/001-loops/code-2 trunk");
+  run_git(repo.root(), "config branch.loopr/001-loops/code-2.remote origin");
+  Cleanup c(repo.root());
+  ASSERT_EQ(*c.archive_branch("loopr/001-loops/code-1", "code-1"), "loopr/archive/code-1");
+  ASSERT_EQ(*c.archive_branch("loopr/001-loops/code-2", "code-2"), "loopr/archive/code-2");
+  EXPECT_EQ(git_line(repo.root(), "config --get-regexp ^branch\\\\."),
+            "branch.loopr/archive/code-2.remote origin");
+  EXPECT_NE(run_git(repo.root(), "reflog show loopr/archive/code-1").find("renamed"),
+            std::string::npos);
+}

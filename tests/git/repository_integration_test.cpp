@@ -1,4 +1,6 @@
 // Opening repositories, base-branch discovery and branches, against real repos and the git CLI.
+#include <malloc.h>
+
 #include <loopr/git/branches.hpp>
 #include <loopr/git/repository.hpp>
 
@@ -126,6 +128,48 @@ TEST(RepositoryTest, DeleteBranchRefusesACheckedOutOne) {
   ASSERT_FALSE(checked_out.ok());
   EXPECT_EQ(checked_out.error().code, ErrorCode::conflict);
   EXPECT_EQ(git_line(t.root(), "rev-parse --abbrev-ref HEAD"), "trunk");
+  EXPECT_TRUE(fsck_clean(t.root()));
+}
+
+// The soak of issue 47: a daemon grew ~0.4 MiB per ended tree because libgit2 1.5's
+// git_branch_delete matches every config entry with a regex and leaks pcre2's match data (~20 KiB)
+// on each entry that does not match. Deleting branches must not hold memory (mallinfo2 counts
+// every arena's allocated bytes; with the leak 200 deletes of a repository with ~10 config
+// entries hold ~40 MiB).
+TEST(RepositoryTest, DeletingBranchesHoldsNoMemory) {
+  TestRepo t;
+  for (int i = 0; i < 6; ++i) run_git(t.root(), "config loopr.test" + std::to_string(i) + " x");
+  Repository repo = t.open();
+  auto cycle = [&](int from, int n) {
+    for (int i = from; i < from + n; ++i) {
+      const std::string name = "loopr/gone-" + std::to_string(i);
+      ASSERT_OK(repo.create_branch(name, "trunk"));
+      ASSERT_OK(repo.delete_branch(name));
+    }
+  };
+  cycle(0, 20);  // warm-up: libgit2's and the allocator's one-time structures
+  const std::size_t before = mallinfo2().uordblks;
+  cycle(20, 200);
+  const std::size_t after = mallinfo2().uordblks;
+  EXPECT_LT(after, before + (1u << 20)) << "held " << (after - before) << " bytes";
+  EXPECT_EQ(run_git(t.root(), "branch --list 'loopr/*'"), "");
+}
+
+TEST(RepositoryTest, DeleteAndArchiveKeepWhatGitBranchDeleteAndMoveDid) {
+  TestRepo t;
+  Repository repo = t.open();
+  // A branch with config (an upstream a user set): deleting it drops its config section.
+  ASSERT_OK(repo.create_branch("loopr/tracked", "trunk"));
+  run_git(t.root(), "config branch.loopr/tracked.remote origin");
+  run_git(t.root(), "config branch.loopr/tracked.merge refs/heads/trunk");
+  ASSERT_OK(repo.create_branch("loopr/plain", "trunk"));
+  ASSERT_OK(repo.delete_branch("loopr/tracked"));
+  EXPECT_EQ(run_git(t.root(), "config --get-regexp '^branch\\.loopr/' || true"), "");
+  // One without config: its ref and reflog go, nothing else changes.
+  ASSERT_OK(repo.delete_branch("loopr/plain"));
+  EXPECT_FALSE(std::filesystem::exists(t.root() / ".git/logs/refs/heads/loopr/plain"));
+  EXPECT_EQ(run_git(t.root(), "branch --list 'loopr/*'"), "");
+  EXPECT_EQ(repo.delete_branch("loopr/plain").error().code, ErrorCode::not_found);
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 

@@ -1,7 +1,10 @@
 // TaskStore against a real RocksDB in a temp dir.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <atomic>
+#include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include <loopr/core/ids.hpp>
@@ -430,4 +433,39 @@ TEST(TaskStoreTest, LoopSummariesStayExactUnderConcurrentWriters) {
   ASSERT_TRUE(last.ok());
   for (const Loop& l : *last) EXPECT_EQ(l.iteration, kIncrements);
   expect_summaries_match(*store);
+}
+
+// A daemon runs for months: RocksDB's memtables are bounded (4 MiB in all, TaskStore::open), not
+// left at the default 64 MiB per family, so writing 24 MiB of events puts most of them in table
+// files while the store is open (with the defaults no table file is written before 64 MiB), and
+// the write-ahead log is not preallocated at 70 MiB.
+TEST(TaskStoreTest, MemtablesAreBoundedSoALongRunningStoreFlushesToTableFiles) {
+  TempDir dir;
+  auto store = open_store(dir, StoreOptions{.sync = false});
+  const std::string text(4096, 'x');
+  for (int batch = 0; batch < 60; ++batch) {
+    std::vector<Event> events;
+    for (int i = 0; i < 100; ++i) events.push_back(Event{0, 0, "001", "log", {{"text", text}}});
+    ASSERT_TRUE(store->append_events(std::move(events)).ok());
+  }
+  namespace fs = std::filesystem;
+  int tables = 0;
+  std::uintmax_t wal_bytes = 0;
+  // Flushes run in RocksDB's background threads: wait for the first table file.
+  for (int tries = 0; tries < 600 && tables == 0; ++tries) {
+    for (const auto& e : fs::directory_iterator(dir / "state")) {
+      if (e.path().extension() == ".sst") ++tables;
+    }
+    if (tables == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (const auto& e : fs::directory_iterator(dir / "state")) {
+    struct stat st {};
+    if (e.path().extension() == ".log" && ::stat(e.path().c_str(), &st) == 0)
+      wal_bytes += static_cast<std::uintmax_t>(st.st_blocks) * 512;
+  }
+  EXPECT_GE(tables, 1) << "no table file after 24 MiB of writes: the memtables are not bounded";
+  EXPECT_LT(wal_bytes, 16u << 20) << "write-ahead log blocks on disk";
+  auto back = store->events_since(0, 10);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->size(), 10u);
 }

@@ -2,8 +2,10 @@
 // Adds 100 worktrees of a 5,000-file repository with loopr and with `git worktree add`, then
 // times checkpoint commits of a 1-file and a 1,000-file change. Prints figures; asserts nothing.
 //
-// Usage: git_bench [worktrees=100] [files=5000] [merges=300]
+// Usage: git_bench [worktrees=100] [files=5000] [merges=300] [worktrees-only]
+// (worktrees-only: only the worktrees, their time and disk; run.sh's 50,000-file case)
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -61,6 +63,24 @@ T must(loopr::Result<T> r, const char* what) {
   return std::move(r).value();
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// What `du -s` counts: allocated blocks of every file and folder under `path`, not following links.
+double disk_mib(const fs::path& path) {
+  std::error_code ec;
+  std::uint64_t bytes = 0;
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) bytes += static_cast<std::uint64_t>(st.st_blocks) * 512;
+  for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+    if (::lstat(it->path().c_str(), &st) == 0)
+      bytes += static_cast<std::uint64_t>(st.st_blocks) * 512;
+  }
+  return static_cast<double>(bytes) / (1 << 20);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -83,38 +103,50 @@ int main(int argc, char** argv) {
   auto repo = must(loopr::git::Repository::open(root), "open");
   must(repo.create_branch(loopr::git::integration_branch("001"), "trunk"), "integration branch");
 
-  auto start = Clock::now();
+  // loopr and the CLI take turns, worktree by worktree, so that the state of the file system
+  // (ext4's inode allocator after mass deletions) weighs on both alike.
+  std::vector<double> loopr_ms;
+  std::vector<double> git_ms;
   for (int i = 0; i < worktrees; ++i) {
     std::string id = "001-" + std::to_string(i);
     std::string branch = loopr::git::loop_branch("001", id);
+    auto start = Clock::now();
     must(repo.create_branch(branch, loopr::git::integration_branch("001")), "create_branch");
     must(repo.add_worktree(id, branch), "add_worktree");
-  }
-  double loopr_s = seconds_since(start);
-
-  start = Clock::now();
-  for (int i = 0; i < worktrees; ++i) {
+    loopr_ms.push_back(1000 * seconds_since(start));
+    start = Clock::now();
     run("cd " + root.string() + " && git worktree add -q -b cli/" + std::to_string(i) + " " +
         (dir / "cli" / std::to_string(i)).string() + " trunk");
+    git_ms.push_back(1000 * seconds_since(start));
   }
-  double git_s = seconds_since(start);
+  double loopr_s = 0, git_s = 0;
+  for (double v : loopr_ms) loopr_s += v / 1000;
+  for (double v : git_ms) git_s += v / 1000;
 
-  std::printf("%d worktrees, loopr (branch + add_worktree): %.2f s (%.1f ms each)\n", worktrees,
-              loopr_s, 1000 * loopr_s / worktrees);
-  std::printf("%d worktrees, git worktree add -b:           %.2f s (%.1f ms each)\n", worktrees,
-              git_s, 1000 * git_s / worktrees);
+  std::printf("%d worktrees, loopr (branch + add_worktree): %.2f s (%.1f ms each, median %.1f)\n",
+              worktrees, loopr_s, 1000 * loopr_s / worktrees, median(loopr_ms));
+  std::printf("%d worktrees, git worktree add -b:           %.2f s (%.1f ms each, median %.1f)\n",
+              worktrees, git_s, 1000 * git_s / worktrees, median(git_ms));
   std::printf("ratio loopr / git: %.2f\n", loopr_s / git_s);
+  // Disk: the work tree's files and git's record of it (HEAD, index, …), as du counts them.
+  fs::path loopr_wt = must(repo.worktree("001-0"), "worktree").path();
+  double loopr_disk = disk_mib(loopr_wt) + disk_mib(root / ".git/worktrees/001-0");
+  double git_disk = disk_mib(dir / "cli" / "0") + disk_mib(root / ".git/worktrees/0");
+  std::printf("disk per worktree: loopr %.1f MiB, git %.1f MiB (work tree + its .git/worktrees "
+              "record; the repository's own .git %.1f MiB)\n",
+              loopr_disk, git_disk, disk_mib(root / ".git") - disk_mib(root / ".git/worktrees"));
   std::fflush(stdout);
+  if (argc > 4 && std::string(argv[4]) == "worktrees-only") {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return 0;
+  }
 
   // Checkpoints: each size is measured over several rounds (median), loopr and the CLI taking
   // turns, so a busy machine skews both alike.
   auto wt = must(repo.worktree("001-0"), "worktree");
   fs::path cli_wt = dir / "cli" / "0";
   int version = 1;
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   for (int changed : {1, std::min(1000, files)}) {
     std::vector<double> loopr_ms;
     std::vector<double> git_ms;
@@ -125,7 +157,7 @@ int main(int argc, char** argv) {
         write(file_path(wt.path(), i), content(i, version));
         write(file_path(cli_wt, i), content(i, -version));
       }
-      start = Clock::now();
+      auto start = Clock::now();
       auto c = must(wt.checkpoint("bench: " + std::to_string(changed) + " files"), "checkpoint");
       loopr_ms.push_back(1000 * seconds_since(start));
       if (c.kind != loopr::git::CommitOutcome::Kind::committed) return 1;
@@ -140,7 +172,7 @@ int main(int argc, char** argv) {
   }
   std::vector<double> nothing_ms;
   for (int round = 0; round < 5; ++round) {
-    start = Clock::now();
+    auto start = Clock::now();
     auto nothing = must(wt.checkpoint("bench: nothing"), "checkpoint");
     nothing_ms.push_back(1000 * seconds_since(start));
     if (nothing.kind != loopr::git::CommitOutcome::Kind::nothing_to_commit) return 1;
@@ -168,7 +200,7 @@ int main(int argc, char** argv) {
         (dir / "fast-import.txt").string());
     std::vector<double> ms;
     for (int i = 0; i < merges; ++i) {
-      start = Clock::now();
+      auto start = Clock::now();
       auto m = must(repo.merge("merge-bench/" + std::to_string(i),
                                loopr::git::integration_branch("001"), "merge " + std::to_string(i)),
                     "merge");

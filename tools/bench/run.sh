@@ -78,11 +78,26 @@ step "git_bench $git_args"
 awk -v args="$git_args" '
   /loopr \(branch \+ add_worktree\)/ {split(args, a, " "); loopr = $0; sub(/.*: /, "", loopr)}
   /git worktree add -b/ {git = $0; sub(/.*: +/, "", git)}
-  /ratio loopr/ {printf "| worktree creation (%s worktrees of a %s-file repo): loopr / git worktree add | %s | loopr %s, git %s |\n", a[1], a[2], $5, loopr, git}
+  /ratio loopr/ {printf "| worktree creation (%s worktrees of a %s-file repo): loopr / git worktree add | %s | loopr %s, git %s (alternating) |\n", a[1], a[2], $5, loopr, git}
+  /^disk per worktree/ {line = $0; sub(/^disk per worktree: /, "", line); printf "| disk per worktree, %s-file repo | %s |  |\n", a[2], line}
   /checkpoint of a/ {printf "| checkpoint commit, %s change: loopr / git add -A && git commit | %.2f | loopr %s ms, git %s ms (median of 5) |\n", $4, $7 / $15, $7, $15}
   /nothing changed/ {printf "| checkpoint commit, nothing changed | %s ms | loopr (median of 5) |\n", $6}
   /^merge .* branches/ {printf "| merge into the integration branch, %s branches one by one | %s → %s ms | first %s merges → last %s (the merge-base walks read history cached on a kept handle) |\n", $2, $13, $18, $12, $17}' \
   "$out/git" >> "$rows"
+
+# The 50,000-file case (issue 47 item 1): worktrees only, time and disk each.
+if [ $quick = 0 ]; then
+  step "git_bench 10 50000 0 worktrees-only"
+  "$bench/git_bench" 10 50000 0 worktrees-only > "$out/git50k" 2>&1
+  git_awk_worktrees() {
+    awk -v args="$1" '
+      /loopr \(branch \+ add_worktree\)/ {split(args, a, " "); loopr = $0; sub(/.*: /, "", loopr)}
+      /git worktree add -b/ {git = $0; sub(/.*: +/, "", git)}
+      /ratio loopr/ {printf "| worktree creation (%s worktrees of a %s-file repo): loopr / git worktree add | %s | loopr %s, git %s (alternating) |\n", a[1], a[2], $5, loopr, git}
+      /^disk per worktree/ {line = $0; sub(/^disk per worktree: /, "", line); printf "| disk per worktree, %s-file repo | %s |  |\n", a[2], line}' "$2"
+  }
+  git_awk_worktrees "10 50000" "$out/git50k" >> "$rows"
+fi
 
 step "store_bench"
 "$bench/store_bench" > "$out/store" 2>&1

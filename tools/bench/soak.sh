@@ -68,7 +68,13 @@ EOF
 
 export ANTHROPIC_API_KEY=soak
 unset LOOPR_LOG LOOPR_PROVIDER LOOPR_MODEL ANTHROPIC_BASE_URL
-"$loopr" -C "$repo" daemon >/dev/null
+# LOOPR_SOAK_WRAP (e.g. "heaptrack -o /tmp/h"): the soaked daemon runs in the foreground under it.
+if [ -n "${LOOPR_SOAK_WRAP:-}" ]; then
+  $LOOPR_SOAK_WRAP "$loopr" -C "$repo" daemon --foreground > "$dir/daemon.out" 2>&1 &
+  for _ in $(seq 1200); do "$loopr" -C "$repo" daemon status >/dev/null 2>&1 && break; sleep 0.05; done
+else
+  "$loopr" -C "$repo" daemon >/dev/null
+fi
 daemon_pid() { cat "$repo/.loopr/run/loopr.pid"; }
 rss_mib() { awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
 du_mib() { du -sk "$1" 2>/dev/null | awk '{printf "%.1f", $1 / 1024}'; }
@@ -87,9 +93,13 @@ for n in $checkpoints; do
   done
   per=$(( ($(now_ms) - t0) / (n - last_checkpoint) ))
   pid=$(daemon_pid)
+  sleep 6  # the daemon hands freed memory back every 5 s (its disk watch): RSS after that
+
   echo "| soak, one daemon, after $n trees: time per tree (trees $((last_checkpoint + 1))–$n) | $per ms | plan → spec → phase → code, scripted model, merge: auto; submit --wait one after another |"
   echo "| soak, after $n trees: daemon RSS | $(rss_mib "$pid") MiB | VmRSS of the one daemon |"
   echo "| soak, after $n trees: store / .loopr/logs on disk | $(du_mib "$repo/.loopr/state") / $(du_mib "$repo/.loopr/logs") MiB | du of .loopr/state (RocksDB) and .loopr/logs |"
+  # LOOPR_SOAK_SMAPS=DIR keeps the daemon's memory map at each checkpoint (what grows, and where).
+  if [ -n "${LOOPR_SOAK_SMAPS:-}" ]; then cp "/proc/$pid/smaps" "$LOOPR_SOAK_SMAPS/smaps.$n"; fi
   last_checkpoint=$n
 done
 
