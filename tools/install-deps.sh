@@ -59,6 +59,15 @@ agent_clis() {
     [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
     return 0
   fi
+  # Both CLIs need Node.js 20 or later (Debian 12's nodejs is 18): said plainly, not an npm error.
+  local node_version
+  node_version="$(node -p 'process.versions.node' 2>/dev/null || echo none)"
+  if [ "${node_version%%.*}" = none ] || [ "${node_version%%.*}" -lt 20 ]; then
+    echo "install-deps: Node.js $node_version is too old for the agent CLIs: @openai/codex and" \
+      "@google/gemini-cli need Node.js 20 or later. Their end-to-end tests will be skipped;" \
+      "install Node.js >= 20 (e.g. with nvm, or NodeSource's packages) and run this again." >&2
+    return 0
+  fi
   echo "install-deps: npm ci in tests/agent_clis (codex, gemini CLIs)" >&2
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 }

@@ -273,7 +273,7 @@ std::vector<LoopRow> loop_rows_from_json(const json& j) {
 }
 
 json to_json(const IterationRow& it) {
-  return {{"n", it.n},
+  json j = {{"n", it.n},
           {"status", it.status},
           {"exit_code", or_null(it.exit_code)},
           {"cost_usd", it.cost_usd},
@@ -284,10 +284,12 @@ json to_json(const IterationRow& it) {
           {"cache_read_tokens", it.cache_read_tokens},
           {"cache_write_tokens", it.cache_write_tokens},
           {"uncached_cost_usd", it.uncached_cost_usd}};
+  if (it.notional_cost_usd) j["notional_cost_usd"] = *it.notional_cost_usd;
+  return j;
 }
 
 IterationRow iteration_from_json(const json& j) {
-  return {i32(j, "n"),
+  IterationRow r{i32(j, "n"),
           str(j, "status"),
           opt_int(j, "exit_code"),
           num(j, "cost_usd"),
@@ -297,7 +299,11 @@ IterationRow iteration_from_json(const json& j) {
           str(j, "summary"),
           i64(j, "cache_read_tokens"),
           i64(j, "cache_write_tokens"),
-          num(j, "uncached_cost_usd")};
+          num(j, "uncached_cost_usd"),
+                  std::nullopt};
+  if (auto it = j.find("notional_cost_usd"); it != j.end() && it->is_number())
+    r.notional_cost_usd = it->get<double>();
+  return r;
 }
 
 json to_json(const LoopDetail& d) {

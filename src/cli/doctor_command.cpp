@@ -6,12 +6,14 @@
 
 #include <fstream>
 
+#include <loopr/core/loop.hpp>
 #include <loopr/core/preflight.hpp>
 #include <loopr/core/process.hpp>
 #include <loopr/exec/executor.hpp>
 #include <loopr/exec/sandbox_view.hpp>
 #include <loopr/exec/program_check.hpp>
 #include <loopr/git/repository.hpp>
+#include <loopr/llm/client.hpp>
 #include <loopr/llm/probe.hpp>
 
 #include "cli/commands.hpp"
@@ -151,51 +153,74 @@ Check check_sandbox(const std::optional<fs::path>& root, const Config& config) {
   return fail("sandbox", problem.substr(0, cut), problem.substr(cut + 2));
 }
 
-// codex and gemini: the CLI, its version, and a key or a login it can use.
+// What an agent CLI authenticates with: a key, the person's login (and when its token
+// expires), or a gateway; `ok` false with what to do when it has none it can use.
+struct Auth {
+  bool ok = false;
+  std::string words, hint;
+};
+
+Auth cli_auth(const Config& config) {
+  const std::string& p = config.llm.provider;
+  const auto env = process_env();
+  const std::string relogin = p == "codex"    ? "run `codex login`"
+                              : p == "gemini" ? "run `gemini` and log in with Google"
+                                              : "run `claude` and log in (/login)";
+  if (!llm::runs_on_login(config, p, env)) {
+    const std::vector<const char*> keys =
+        p == "codex"    ? std::vector<const char*>{"OPENAI_API_KEY"}
+        : p == "gemini" ? std::vector<const char*>{"GEMINI_API_KEY", "GOOGLE_API_KEY"}
+                        : std::vector<const char*>{"ANTHROPIC_API_KEY"};
+    for (const char* k : keys)
+      if (auto v = env(k); v && !v->empty()) return {true, std::string(k) + " is set", {}};
+    return {true, "gateway " + config.llm.base_url, {}};
+  }
+  llm::LoginInfo login = llm::inspect_login(p, env("HOME").value_or(""));
+  if (login.present && !login.well_formed && !login.api_key)
+    return {false, p + ": " + login.problem, relogin};
+  if (login.api_key) return {true, "an API key in " + login.path, {}};
+  if (login.well_formed) {
+    std::string words = "logged in (" + login.path + ")";
+    if (login.expires_ms && *login.expires_ms > now_ms())
+      words += ", its token valid until " + format_timestamp(*login.expires_ms);
+    else if (login.expires_ms)
+      words += ", its token expired at " + format_timestamp(*login.expires_ms) +
+               " (the CLI refreshes it on its next run; loopr keeps the refreshed login)";
+    return {true, words, {}};
+  }
+  if (!config.llm.base_url.empty()) return {true, "gateway " + config.llm.base_url, {}};
+  const std::string key = p == "codex"    ? "OPENAI_API_KEY"
+                          : p == "gemini" ? "GEMINI_API_KEY"
+                                          : "ANTHROPIC_API_KEY";
+  return {false, p + ": no key and no login", "export " + key + "=…, or " + relogin};
+}
+
+// claude-code, codex and gemini: the CLI, its version, and a key or a login it can use.
 Check check_agent_cli(const Config& config) {
-  const bool codex = config.llm.provider == "codex";
-  const std::string& command = codex ? config.llm.codex.command : config.llm.gemini.command;
+  const std::string& p = config.llm.provider;
+  const std::string& command = p == "codex"    ? config.llm.codex.command
+                               : p == "gemini" ? config.llm.gemini.command
+                                               : config.llm.claude_code.command;
   std::error_code ec;
   auto path = find_program(command, process_env()("PATH").value_or(""), fs::current_path(ec));
   auto version = first_line_of({command, "--version"}, std::chrono::seconds(20));
   if (!version)
     return fail("provider", "`" + command + " --version` failed",
                 std::string("run it yourself to see why; reinstall ") +
-                    (codex ? "Codex CLI (npm install -g @openai/codex)"
-                           : "Gemini CLI (npm install -g @google/gemini-cli)"));
-  std::vector<const char*> keys =
-      codex ? std::vector<const char*>{"OPENAI_API_KEY"}
-            : std::vector<const char*>{"GEMINI_API_KEY", "GOOGLE_API_KEY"};
-  std::string auth;
-  for (const char* k : keys)
-    if (auto v = process_env()(k); v && !v->empty()) auth = std::string(k) + " is set";
-  fs::path login = fs::path(process_env()("HOME").value_or("")) /
-                   (codex ? ".codex/auth.json" : ".gemini/oauth_creds.json");
-  if (auth.empty() && fs::is_regular_file(login, ec)) auth = "logged in (" + login.string() + ")";
-  if (auth.empty() && !config.llm.base_url.empty()) auth = "gateway " + config.llm.base_url;
-  if (auth.empty())
-    return fail("provider", config.llm.provider + ": no key and no login",
-                codex ? "export OPENAI_API_KEY=…, or run `codex login`"
-                      : "export GEMINI_API_KEY=…, or run `gemini` once and log in with Google");
-  return ok("provider", config.llm.provider + ": " + (path ? path->string() : command) + " (" +
-                            *version + "), " + auth);
+                    (p == "codex"    ? "Codex CLI (npm install -g @openai/codex)"
+                     : p == "gemini" ? "Gemini CLI (npm install -g @google/gemini-cli)"
+                                     : "Claude Code if it does not start"));
+  Auth auth = cli_auth(config);
+  if (!auth.ok) return fail("provider", auth.words, auth.hint);
+  return ok("provider", p + ": " + (path ? path->string() : command) + " (" + *version + "), " +
+                            auth.words);
 }
 
 Check check_provider_setup(const Config& config) {
   if (auto p = check_provider(config, process_env())) return fail("provider", p->what, p->hint);
   const auto& llm = config.llm;
-  if (llm.provider == "claude-code") {
-    std::error_code ec;
-    auto path = find_program(llm.claude_code.command, process_env()("PATH").value_or(""),
-                             fs::current_path(ec));
-    auto version = first_line_of({llm.claude_code.command, "--version"}, std::chrono::seconds(10));
-    if (!version)
-      return fail("provider", "`" + llm.claude_code.command + " --version` failed",
-                  "run it yourself to see why; reinstall Claude Code if it does not start");
-    return ok("provider", "claude-code: " + (path ? path->string() : llm.claude_code.command) +
-                              " (" + *version + ")");
-  }
-  if (llm.provider == "codex" || llm.provider == "gemini") return check_agent_cli(config);
+  if (llm.provider == "claude-code" || llm.provider == "codex" || llm.provider == "gemini")
+    return check_agent_cli(config);
   std::string var = llm.provider == "openai" || llm.provider == "openai-responses"
                         ? "OPENAI_API_KEY"
                         : "ANTHROPIC_API_KEY";
@@ -217,22 +242,23 @@ Check check_validation(const std::optional<fs::path>& root, const std::optional<
 
 Check check_endpoint(const Config& config, bool offline) {
   if (offline) return skip("endpoint", "not asked (--offline)");
-  if (config.llm.provider == "claude-code" || config.llm.provider == "gemini")
-    return skip("endpoint", "the " +
-                                std::string(config.llm.provider == "gemini" ? "gemini" : "claude") +
-                                " CLI reaches its own endpoint");
-  if (config.llm.provider == "codex" && process_env()("OPENAI_API_KEY").value_or("").empty())
-    return skip("endpoint", "the codex CLI reaches its own endpoint with its login");
+  const std::string& p = config.llm.provider;
+  // An agent CLI on a login sends its own token, which the probe does not carry: a refusal is
+  // an answer (the endpoint is there).
+  const bool login = (p == "claude-code" || p == "codex" || p == "gemini") &&
+                     llm::runs_on_login(config, p, process_env());
   auto probe = llm::probe_endpoint(config, process_env(), kProbeTimeout);
   if (!probe.answered)
     return fail("endpoint", "cannot reach " + probe.url + ": " + probe.failure,
                 "check the network and llm.base_url; `--offline` skips this check");
   std::string answered = probe.url + " answered HTTP " + std::to_string(probe.status) + " in " +
                          std::to_string(probe.elapsed.count()) + " ms";
+  if (login)  // its token is the CLI's to send: an answer at all is what is asked
+    return ok("endpoint", answered + " (" + p + " on its login: reachable)");
   if (probe.status == 401 || probe.status == 403) {
-    std::string var = config.llm.provider == "anthropic" || config.llm.provider == "claude-code"
-                          ? "ANTHROPIC_API_KEY"
-                          : "OPENAI_API_KEY";
+    std::string var = p == "anthropic" || p == "claude-code" ? "ANTHROPIC_API_KEY"
+                      : p == "gemini"                          ? "GEMINI_API_KEY"
+                                                               : "OPENAI_API_KEY";
     return fail(
         "endpoint", answered + ": the key was refused",
         "check " + var +
@@ -240,6 +266,20 @@ Check check_endpoint(const Config& config, bool offline) {
                                                 : ""));
   }
   return ok("endpoint", answered);
+}
+
+// `config` as another provider sees it (llm/factory.cpp config_for_provider): its base URL
+// from its own variable (ANTHROPIC_BASE_URL, OPENAI_BASE_URL, …), else llm.base_url.
+Config for_provider(const Config& config, const std::string& provider) {
+  Config c = config;
+  c.llm.provider = provider;
+  if (auto u = process_env()(base_url_variable(provider)); u && !u->empty()) c.llm.base_url = *u;
+  return c;
+}
+
+Check renamed(Check c, std::string name) {
+  c.name = std::move(name);
+  return c;
 }
 
 std::string human_bytes(std::uintmax_t bytes) {
@@ -333,9 +373,17 @@ int run_doctor(const GlobalOptions& opts, bool offline, bool skip_tests) {
   if (!config) (void)apply_env(effective, process_env());
   checks.push_back(check_sandbox(root, effective));
   checks.push_back(check_provider_setup(effective));
+  // The providers loops.<type>.provider (review, integration) name besides llm.provider.
+  std::vector<Config> others;
+  for (const std::string& p : llm::providers_in_use(effective))
+    if (p != effective.llm.provider) others.push_back(for_provider(effective, p));
+  for (const Config& c : others)
+    checks.push_back(renamed(check_provider_setup(c), "provider (" + c.llm.provider + ")"));
   checks.push_back(check_validation(root, config));
   checks.push_back(check_tests(root, config, checks, skip_tests));
   checks.push_back(check_endpoint(effective, offline));
+  for (const Config& c : others)
+    checks.push_back(renamed(check_endpoint(c, offline), "endpoint (" + c.llm.provider + ")"));
   if (root && config)  // merge: pr: the remote, the token's variable, the forge's API
     for (ForgeCheck& f : check_forge(*root, *config, offline))
       checks.push_back({f.name, f.status, f.message, f.hint, {}});

@@ -66,6 +66,8 @@ json interface_show_json(const api::LoopDetail& d) {
     const json all = api::to_json(rec);
     json r = json::object();
     for (const char* key : kIterationFields) r[key] = all.at(key);
+    // A subscription login's receipt (docs/differences.md): only where there is one.
+    if (auto n = all.find("notional_cost_usd"); n != all.end()) r["notional_cost_usd"] = *n;
     iterations.push_back(std::move(r));
   }
   out["iterations"] = std::move(iterations);

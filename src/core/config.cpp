@@ -512,6 +512,7 @@ void read_config(const Walker& w, const YAML::Node& root, Config& c) {
                           }},
                          {"at_cost_limit", [&](const YAML::Node& v2, const std::string& k2) { l.pause_at_limit = w.choice(v2, k2, {"pause", "fail"}) == "pause"; }},
                          {"max_input_tokens", [&](const YAML::Node& v2, const std::string& k2) { l.max_input_tokens = w.integer(v2, k2, 0, 1'000'000'000'000LL); }},
+                         {"count_subscription_cost", [&](const YAML::Node& v2, const std::string& k2) { l.count_subscription_cost = w.boolean(v2, k2); }},
                          {"notify_cost_fraction", [&](const YAML::Node& v2, const std::string& k2) {
                             l.notify_cost_fraction = w.number(v2, k2, 0);
                             if (l.notify_cost_fraction > 1) w.fail(v2, k2, "must be a fraction between 0 and 1");
@@ -775,6 +776,8 @@ limits:                          # per plan tree unless noted
   at_cost_limit: pause           # pause | fail: at the cost/runtime/token cap the tree's loops pause
                                  # (`loopr resume ID --max-cost USD` raises the cap) or fail
   max_input_tokens: 0            # per tree, cached input included; 0: no limit
+  count_subscription_cost: false # true: an agent CLI's notional cost under a subscription login
+                                 # counts against max_cost_usd (it is never billed per token)
 attended: false                  # true: loops pause after every iteration (passing too) until `resume`
 baseline: block                  # the tests on the base, checked at submit: block | warn | off
 sandbox:                         # every command run for a loop (run_command, validation, stop_scripts)

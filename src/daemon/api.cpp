@@ -399,13 +399,17 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
   // merge: pr: the team may have merged or closed it since (asked in the background, throttled).
   if (loop.type == LoopType::plan && loop.tree.pr_number > 0 && loop.tree.pr_state == "open")
     s.manager.refresh_pr(loop.id);
-  for (const auto& it : iterations)
+  for (const auto& it : iterations) {
     d.iterations.push_back({it.n, it.status, it.exit_code, it.usage.cost_usd, it.usage.input_tokens,
                             it.usage.output_tokens, it.duration_ms, it.summary,
                             it.usage.cache_read_tokens, it.usage.cache_write_tokens,
                             it.details.is_object()
                                 ? it.details.value("uncached_cost_usd", it.usage.cost_usd)
-                                : it.usage.cost_usd});
+                                : it.usage.cost_usd,
+                            std::nullopt});
+    if (auto n = it.details.find("notional_cost_usd"); n != it.details.end() && n->is_number())
+      d.iterations.back().notional_cost_usd = n->get<double>();
+  }
   d.validation_output = iterations.empty() ? std::string() : iterations.back().output_excerpt;
   d.progress = loop.progress;
   d.input_artifact = loop.input_artifact;

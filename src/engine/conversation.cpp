@@ -199,7 +199,11 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
     }
     llm::Response& resp = outcome->response();
     conv.usage += resp.usage;
-    conv.uncached_cost_usd += uncached_cost(pricing, resp, request.model);
+    // A subscription's run has no cache receipt: what it counts is all there is.
+    conv.uncached_cost_usd += resp.notional_cost_usd ? resp.usage.cost_usd
+                                                     : uncached_cost(pricing, resp, request.model);
+    if (resp.notional_cost_usd)
+      conv.notional_cost_usd = conv.notional_cost_usd.value_or(0) + *resp.notional_cost_usd;
     conv.calls.push_back({{"turn", conv.turns},
                           {"stop_reason", resp.stop_reason_text.empty() ? llm::to_string(resp.stop_reason) : resp.stop_reason_text},
                           {"model", resp.model},
@@ -209,6 +213,7 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
                           {"cache_read_tokens", resp.usage.cache_read_tokens},
                           {"cache_write_tokens", resp.usage.cache_write_tokens},
                           {"cost_usd", resp.usage.cost_usd}});
+    if (resp.notional_cost_usd) conv.calls.back()["notional_cost_usd"] = *resp.notional_cost_usd;
     std::string text = resp.text();
     if (!text.empty()) conv.assistant_text += (conv.assistant_text.empty() ? "" : "\n") + text;
     for (const auto& m : resp.transcript) conv.messages.push_back(m);  // claude-code's own session

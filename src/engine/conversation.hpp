@@ -31,6 +31,9 @@ struct Conversation {
   Usage usage;
   /// What the same calls would have cost without the prompt cache (its input at full price).
   double uncached_cost_usd = 0;
+  /// An agent CLI on a subscription login: the cost it reported, not billed per token
+  /// (llm::Response::notional_cost_usd); nullopt when no call ran on one.
+  std::optional<double> notional_cost_usd;
   int turns = 0;
   int tool_calls = 0;
   std::int64_t model_ms = 0;   ///< time spent inside model calls (not waiting for a slot)

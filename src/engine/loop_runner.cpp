@@ -462,6 +462,9 @@ class IterationRun {
                     conv.uncached_cost_usd + rec.usage.cost_usd - conv.usage.cost_usd},
                    {"timed_out", v.timed_out}};
     if (move.end != EndReason::none) rec.details["end_reason"] = to_string(move.end);
+    // A subscription login's receipt: what the CLI reported, which nobody is billed per token
+    // (counted in cost_usd only under limits.count_subscription_cost).
+    if (conv.notional_cost_usd) rec.details["notional_cost_usd"] = *conv.notional_cost_usd;
     if (!facts.breaches.empty()) {
       nlohmann::json files = nlohmann::json::array();
       for (const Breach& b : facts.breaches)

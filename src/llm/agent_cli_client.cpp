@@ -12,6 +12,7 @@
 #include "llm/agent_cli.hpp"
 #include "llm/claude_confinement.hpp"
 #include "llm/host_proxy.hpp"
+#include "llm/login_sync.hpp"
 
 namespace loopr::llm {
 
@@ -24,7 +25,9 @@ class AgentCliClient final : public LlmClient {
       : settings_(std::move(settings)),
         dialect_(std::move(dialect)),
         blocking_(blocking),
-        pricing_(std::move(pricing)) {}
+        pricing_(std::move(pricing)) {
+    if (uses_login(dialect_->provider(), settings_.env)) login_ = login_file(dialect_->provider());
+  }
 
   awaitable<Outcome> complete(const Request& request) override {
     // Only the first user message makes sense: the CLI holds the conversation itself.
@@ -63,6 +66,7 @@ class AgentCliClient final : public LlmClient {
           return unstartable;
         }
         ProcessResult r = run_process(spec);
+        keep_refreshed_login(*config);
         std::error_code ec;
         std::filesystem::remove_all(*config, ec);
         return r;
@@ -73,6 +77,7 @@ class AgentCliClient final : public LlmClient {
         return unstartable;
       }
       ProcessResult r = executor->run(*command);
+      if (!command->writable.empty()) keep_refreshed_login(command->writable.front());
       // Its copy of the person's login goes with the command (docs/security.md, S6.1): the
       // private folder is the command's first writable path.
       std::error_code ec;
@@ -89,6 +94,11 @@ class AgentCliClient final : public LlmClient {
       Response& r = outcome.response();
       if (r.model.empty()) r.model = request.model.empty() ? settings_.model : request.model;
       if (r.usage.cost_usd == 0) r.usage.cost_usd = pricing_->cost_usd(r.model, r.usage);
+      if (login_) {
+        // A subscription: nobody is billed per token (limits.count_subscription_cost).
+        r.notional_cost_usd = r.usage.cost_usd;
+        if (!settings_.count_subscription_cost) r.usage.cost_usd = 0;
+      }
     }
     co_return outcome;
   }
@@ -98,6 +108,21 @@ class AgentCliClient final : public LlmClient {
   const std::string& model() const override { return settings_.model; }
 
  private:
+  /// A login the CLI refreshed inside the command's private folder, written back to the
+  /// person's login file (login_sync.hpp; docs/security.md S6.3).
+  void keep_refreshed_login(const std::filesystem::path& private_dir) {
+    if (!login_ || settings_.home.empty()) return;
+    WriteBackResult r = write_back_login(login_->cli, std::filesystem::path(settings_.home) /
+                                                          login_->home_path,
+                                         private_dir, login_->copy_path);
+    if (r.what == WriteBack::written)
+      spdlog::info("{} CLI: its refreshed login was written back to ~/{}", provider(),
+                   login_->home_path.string());
+    else if (r.what == WriteBack::refused)
+      spdlog::warn("{} CLI: its login was not written back to ~/{}: {}", provider(),
+                   login_->home_path.string(), r.reason);
+  }
+
   /// The same run as a sandboxed command: the worktree writable; no network but the bridge to
   /// loopr's allowlisting proxy (host_proxy.hpp); a private configuration folder instead of the
   /// person's; its installation visible; only the variables it needs on top of the allowlist.
@@ -222,6 +247,7 @@ class AgentCliClient final : public LlmClient {
   std::unique_ptr<HostProxy> proxy_;
   net::thread_pool& blocking_;
   std::shared_ptr<const Pricing> pricing_;
+  std::optional<LoginFile> login_;  ///< set when the CLI runs on the person's login
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "llm/agent_cli.hpp"
 #include "llm/host_proxy.hpp"
+#include "llm/login_sync.hpp"
 #include "llm/providers.hpp"
 
 namespace loopr::llm {
@@ -44,6 +45,15 @@ std::set<std::string> allowed_hosts(const LlmConfig& c) {
 
 }  // namespace
 
+std::set<std::string> cli_allowed_hosts(const LlmConfig& c,
+                                        const std::map<std::string, std::string>& cli_env) {
+  std::set<std::string> out = allowed_hosts(c);
+  // On the person's login (no key): its token refresh host too, else a tree outlives it.
+  if (uses_login(c.provider, cli_env))
+    for (const auto& host : login_hosts(c.provider)) out.insert(host_port(host, "443"));
+  return out;
+}
+
 namespace {
 
 Result<std::unique_ptr<LlmClient>> make_one_client(const Config& config, const EnvLookup& env,
@@ -57,7 +67,7 @@ Result<std::unique_ptr<LlmClient>> make_one_client(const Config& config, const E
     ClaudeCodeSettings s;
     s.executor = commands;
     s.bridge = bridge_program(env);
-    s.allowed_hosts = allowed_hosts(c);
+    s.count_subscription_cost = config.limits.count_subscription_cost;
     if (auto home = env("HOME")) s.home = *home;
     if (auto path = env("PATH")) s.path = *path;
     // A whole CLI session is one call: without a per-request timeout it gets the longest
@@ -75,6 +85,7 @@ Result<std::unique_ptr<LlmClient>> make_one_client(const Config& config, const E
       s.private_root = root_for("codex");
       if (auto key = env("OPENAI_API_KEY")) s.env["OPENAI_API_KEY"] = *key;
       if (!c.base_url.empty()) s.env["OPENAI_BASE_URL"] = c.base_url;
+      s.allowed_hosts = cli_allowed_hosts(c, s.env);
       return make_agent_cli_client(std::move(s), make_codex_dialect(), blocking,
                                    std::move(pricing));
     }
@@ -85,6 +96,7 @@ Result<std::unique_ptr<LlmClient>> make_one_client(const Config& config, const E
       for (const char* name : {"GEMINI_API_KEY", "GOOGLE_API_KEY"})
         if (auto key = env(name)) s.env[name] = *key;
       if (!c.base_url.empty()) s.env["GOOGLE_GEMINI_BASE_URL"] = c.base_url;
+      s.allowed_hosts = cli_allowed_hosts(c, s.env);
       return make_agent_cli_client(std::move(s), make_gemini_dialect(), blocking,
                                    std::move(pricing));
     }
@@ -96,6 +108,7 @@ Result<std::unique_ptr<LlmClient>> make_one_client(const Config& config, const E
     s.private_root = private_dir;
     if (auto key = env("ANTHROPIC_API_KEY")) s.env["ANTHROPIC_API_KEY"] = *key;
     if (!c.base_url.empty()) s.env["ANTHROPIC_BASE_URL"] = c.base_url;
+    s.allowed_hosts = cli_allowed_hosts(c, s.env);
     return make_claude_code_client(std::move(s), blocking, std::move(pricing));
   }
 

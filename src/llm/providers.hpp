@@ -49,7 +49,15 @@ struct ClaudeCodeSettings {
   std::filesystem::path private_root;
   /// `host:port` (llm/host_proxy.hpp `host_port`) the CLI may reach through the proxy.
   std::set<std::string> allowed_hosts;
+  /// limits.count_subscription_cost: a run on a login counts its notional cost.
+  bool count_subscription_cost = false;
 };
+
+/// The `host:port`s an agent CLI of `c.provider` may reach through the proxy: the API host of
+/// the base URL, the configured extras and, when it runs on a login (`cli_env` has no key),
+/// its login hosts (login_sync.hpp).
+std::set<std::string> cli_allowed_hosts(const LlmConfig& c,
+                                        const std::map<std::string, std::string>& cli_env);
 
 std::unique_ptr<LlmClient> make_claude_code_client(ClaudeCodeSettings settings,
                                                    net::thread_pool& blocking,

@@ -126,15 +126,22 @@ TEST_F(Doctor, MissingKeyFails) {
 TEST_F(Doctor, ClaudeCodeNeedsTheClaudeCliAndReportsItsVersion) {
   make_repo();
   write_config("  provider: claude-code");
-  std::string path = "PATH=" + (io / "bin").string() + ":/usr/bin:/bin";
-  auto checks = doctor(path, "", 1);
+  std::filesystem::create_directories(io / "home");
+  std::string path =
+      "PATH=" + (io / "bin").string() + ":/usr/bin:/bin HOME=" + (io / "home").string();
+  auto checks = doctor(path, "--offline", 1);
   expect_status(checks, "provider", "fail", "the `claude` CLI that llm.provider claude-code runs");
-  expect_status(checks, "endpoint", "skip", "claude CLI");
   write_file(io / "bin/claude",
              "#!/bin/sh\n[ \"$1\" = --version ] && echo '2.1.7 (Claude Code)'\n");
   ::chmod((io / "bin/claude").c_str(), 0755);
-  checks = doctor(path, "", 0);
+  // Its key or its login: neither is a failure that says both ways out.
+  checks = doctor(path, "--offline", 1);
+  expect_status(checks, "provider", "fail", "claude-code: no key and no login");
+  EXPECT_NE(checks["provider"]["hint"].get<std::string>().find("ANTHROPIC_API_KEY"),
+            std::string::npos);
+  checks = doctor(path + " ANTHROPIC_API_KEY=test", "--offline", 0);
   expect_status(checks, "provider", "ok", "2.1.7 (Claude Code)");
+  expect_status(checks, "provider", "ok", "ANTHROPIC_API_KEY is set");
   EXPECT_NE(checks["provider"]["message"].get<std::string>().find((io / "bin/claude").string()),
             std::string::npos);
 }
@@ -284,22 +291,67 @@ TEST_F(Doctor, CodexAndGeminiNeedTheirCliAndAKeyOrALogin) {
   std::string env =
       "PATH=" + (io / "bin").string() + ":/usr/bin:/bin HOME=" + (io / "home").string();
   write_config("  provider: codex");
-  auto checks = doctor(env, "", 1);
+  auto checks = doctor(env, "--offline", 1);
   expect_status(checks, "provider", "fail", "the `codex` CLI that llm.provider codex runs");
-  expect_status(checks, "endpoint", "skip", "codex CLI");
   write_file(io / "bin/codex", "#!/bin/sh\n[ \"$1\" = --version ] && echo 'codex-cli 0.171.0'\n");
   ::chmod((io / "bin/codex").c_str(), 0755);
   checks = doctor(env, "--offline", 1);
   expect_status(checks, "provider", "fail", "codex: no key and no login");
+  // A login file that holds no login says so.
   write_file(io / "home/.codex/auth.json", "{}\n");
+  checks = doctor(env, "--offline", 1);
+  expect_status(checks, "provider", "fail", "holds no codex login");
+  // A ChatGPT login: its access token's `exp` (2033-05-18) is when it expires.
+  write_file(io / "home/.codex/auth.json",
+             "{\"tokens\":{\"id_token\":\"eyJhbGciOiJub25lIn0.eyJleHAiOjIwMDAwMDAwMDB9.s\","
+             "\"access_token\":\"eyJhbGciOiJub25lIn0.eyJleHAiOjIwMDAwMDAwMDB9.s\","
+             "\"refresh_token\":\"rt\"},\"last_refresh\":\"2026-11-28T00:00:00Z\"}\n");
   checks = doctor(env, "--offline", 0);
   expect_status(checks, "provider", "ok", "codex-cli 0.171.0");
-  EXPECT_NE(checks["provider"]["message"].get<std::string>().find("logged in"), std::string::npos);
+  expect_status(checks, "provider", "ok", "logged in");
+  expect_status(checks, "provider", "ok", "its token valid until 2033-05-18");
 
-  write_config("  provider: gemini");
+  // Gemini's endpoint is probed at its own path, with its key.
+  write_config("  provider: gemini\n  base_url: " + mock->url());
   write_file(io / "bin/gemini", "#!/bin/sh\n[ \"$1\" = --version ] && echo '0.61.0'\n");
   ::chmod((io / "bin/gemini").c_str(), 0755);
   checks = doctor(env + " GEMINI_API_KEY=AIza-test", "", 0);
   expect_status(checks, "provider", "ok", "GEMINI_API_KEY is set");
-  expect_status(checks, "endpoint", "skip", "gemini CLI");
+  expect_status(checks, "endpoint", "ok", mock->url() + "/v1beta/models answered HTTP");
+  bool asked = false;
+  for (const auto& r : mock->requests())
+    if (r["path"] == "/v1beta/models") asked = true;
+  EXPECT_TRUE(asked);
+}
+
+// Every provider the config names is checked (loops.<type>.provider), a login with its token's
+// expiry, an expired one as what the CLI refreshes, a malformed one as a failure.
+TEST_F(Doctor, EveryProviderOfTheConfigAndItsLoginAreChecked) {
+  make_repo();
+  std::filesystem::create_directories(io / "home");
+  write_file(io / "bin/claude", "#!/bin/sh\n[ \"$1\" = --version ] && echo '2.1.7 (Claude Code)'\n");
+  ::chmod((io / "bin/claude").c_str(), 0755);
+  std::string env =
+      "PATH=" + (io / "bin").string() + ":/usr/bin:/bin HOME=" + (io / "home").string();
+  write_file(dir / ".loopr/config.yml",
+             "base_branch: main\nllm:\n  provider: openai\n  model: m\n  base_url: " + mock->url() +
+                 "\nloops:\n  code: {validation: \"sh check.sh\", provider: claude-code}\n");
+  auto login = [&](long long expires) {
+    write_file(io / "home/.claude/.credentials.json",
+               "{\"claudeAiOauth\":{\"accessToken\":\"at\",\"refreshToken\":\"rt\","
+               "\"expiresAt\":" + std::to_string(expires) + "}}");
+  };
+  login(1000);  // 1970: expired
+  auto checks = doctor(env + " OPENAI_API_KEY=test", "", 0);
+  expect_status(checks, "provider", "ok", "openai");
+  expect_status(checks, "provider (claude-code)", "ok", "logged in (");
+  expect_status(checks, "provider (claude-code)", "ok", "its token expired at 1970-01-01");
+  expect_status(checks, "endpoint (claude-code)", "ok", mock->url() + "/v1/models answered");
+  expect_status(checks, "endpoint (claude-code)", "ok", "on its login: reachable");
+  login(2000000000000LL);
+  checks = doctor(env, "--offline", 0);
+  expect_status(checks, "provider (claude-code)", "ok", "its token valid until 2033-05-18");
+  write_file(io / "home/.claude/.credentials.json", "{\"claudeAiOauth\":{}}");
+  checks = doctor(env, "--offline", 1);
+  expect_status(checks, "provider (claude-code)", "fail", "holds no claude login");
 }

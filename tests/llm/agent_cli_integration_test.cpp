@@ -198,6 +198,47 @@ TEST_F(AgentCliTest, CodexUsesACopyOfTheLoginWhenNoKeyIsSet) {
   EXPECT_EQ(toml.find("model_provider"), std::string::npos) << "codex's own provider: " << toml;
 }
 
+// On a ChatGPT login (no key) codex refreshes its token in its copy: the refreshed login is
+// written back to ~/.codex/auth.json (its credential fields only), and the run's cost is
+// notional: a receipt, counted only under limits.count_subscription_cost.
+TEST_F(AgentCliTest, CodexOnALoginKeepsItsRefreshedLoginAndItsCostIsNotional) {
+  const std::string old_jwt = "eyJhbGciOiJub25lIn0.eyJleHAiOjEwMH0.s";  // exp 100
+  const std::string new_jwt = "eyJhbGciOiJub25lIn0.eyJleHAiOjIwMH0.s";  // exp 200
+  auto login = [&](const std::string& jwt, const std::string& rt) {
+    return "{\"OPENAI_API_KEY\":null,\"tokens\":{\"id_token\":\"" + jwt +
+           "\",\"access_token\":\"" + jwt + "\",\"refresh_token\":\"" + rt +
+           "\"},\"last_refresh\":\"2026-11-01T00:00:00Z\"}";
+  };
+  for (bool counted : {false, true}) {
+    loopr::testing::write_file(home / ".codex/auth.json", login(old_jwt, "rt-1") + "\n");
+    std::string codex = fake(
+        "codex", "printf '%s' '" + login(new_jwt, "rt-2").substr(0, login(new_jwt, "rt-2").size() - 1) +
+                     ",\"OPENAI_API_KEY\":\"sk-planted\"}' > \"$CODEX_HOME/auth.json\"\n" +
+                     kCodexRun);
+    Config c = config("codex", codex);
+    c.llm.base_url.clear();
+    c.limits.count_subscription_cost = counted;
+    ClientHarness h(c, env({}));
+    Outcome o = h.call(request());
+    ASSERT_TRUE(o.ok()) << o.error().describe();
+    const double priced = (2000 * 1.0 + 500 * 10.0 + 10000 * 0.1) / 1e6;
+    ASSERT_TRUE(o.response().notional_cost_usd.has_value());
+    EXPECT_NEAR(*o.response().notional_cost_usd, priced, 1e-12);
+    EXPECT_NEAR(o.response().usage.cost_usd, counted ? priced : 0.0, 1e-12);
+    auto kept = nlohmann::json::parse(loopr::testing::read_file(home / ".codex/auth.json"));
+    EXPECT_EQ(kept["tokens"]["refresh_token"], "rt-2");
+    EXPECT_EQ(kept["tokens"]["access_token"], new_jwt);
+    EXPECT_TRUE(kept["OPENAI_API_KEY"].is_null()) << "only the credential fields come back";
+  }
+  // With a key: no login, a real cost.
+  std::string codex = fake("codex", kCodexRun);
+  ClientHarness keyed(config("codex", codex), env({{"OPENAI_API_KEY", "sk-openai-secret"}}));
+  Outcome o = keyed.call(request());
+  ASSERT_TRUE(o.ok());
+  EXPECT_FALSE(o.response().notional_cost_usd.has_value());
+  EXPECT_GT(o.response().usage.cost_usd, 0);
+}
+
 TEST_F(AgentCliTest, GeminiRunIsParsedIntoAnswerTranscriptAndUsage) {
   std::string gemini =
       fake("gemini", "printf '%s' \"$2\" > " + loopr::testing::shell_quote(dir.str()) +

@@ -100,6 +100,8 @@ class EscapeTest : public ::testing::Test {
   std::string plan_extra;   ///< more text of the plan's overview (what the person approves)
   int submit_exit = -1;
   std::string submit_output;
+  /// false: the person has no provider key (an agent CLI runs on their subscription login).
+  bool provider_keys = true;
 
   void SetUp() override {
     fs::path root = fs::canonical(base.path());
@@ -149,10 +151,12 @@ class EscapeTest : public ::testing::Test {
 
   /// The environment of the user who runs loopr: their key, a token, an agent socket, a home.
   std::string env() const {
+    const std::string keys = provider_keys ? std::string(" ANTHROPIC_API_KEY=") + kKeyMarker +
+                                                 " GEMINI_API_KEY=" + kGeminiMarker +
+                                                 " GOOGLE_API_KEY=" + kGoogleMarker
+                                           : std::string();
     return "env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 HOME=" +
-           shell_quote(home.string()) + " ANTHROPIC_API_KEY=" + kKeyMarker +
-           " GITHUB_TOKEN=" + kTokenMarker +
-           " GEMINI_API_KEY=" + kGeminiMarker + " GOOGLE_API_KEY=" + kGoogleMarker +
+           shell_quote(home.string()) + keys + " GITHUB_TOKEN=" + kTokenMarker +
            " SSH_AUTH_SOCK=" + shell_quote(agent_socket.string()) + " ";
   }
 

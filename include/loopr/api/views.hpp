@@ -163,6 +163,9 @@ struct IterationRow {
   /// rest), and what the iteration would have cost without it.
   std::int64_t cache_read_tokens = 0, cache_write_tokens = 0;
   double uncached_cost_usd = 0;
+  /// An agent CLI on a subscription login: the cost it reported, which nobody is billed per
+  /// token (`cost_usd` holds it only under limits.count_subscription_cost); absent otherwise.
+  std::optional<double> notional_cost_usd;
 };
 
 /// `GET /v1/loops/{id}`.

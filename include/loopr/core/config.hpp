@@ -232,6 +232,9 @@ struct LimitsConfig {
   /// `fail`: they fail (cost_limit / runtime_limit), as before.
   bool pause_at_limit = true;
   std::int64_t max_input_tokens = 0;  ///< per tree, cached input included; 0 = no limit
+  /// An agent CLI on a subscription login reports a notional cost (nobody is billed per
+  /// token): it counts against max_cost_usd / max_loop_cost_usd only when this is true.
+  bool count_subscription_cost = false;
 };
 
 struct ArtifactsConfig {

@@ -102,6 +102,9 @@ struct Response {
   /// Tokens and `cost_usd`. `input_tokens` excludes cached input (cache reads and writes are
   /// counted apart), for every provider, so pricing treats them alike.
   Usage usage;
+  /// An agent CLI on a subscription login (not a key): the cost it reported, which nobody is
+  /// billed per token; `usage.cost_usd` holds it only under `limits.count_subscription_cost`.
+  std::optional<double> notional_cost_usd;
   std::string model;       ///< the model that answered
   std::string id;          ///< the provider's message id (claude-code: the session id)
   std::string request_id;  ///< `request-id` / `x-request-id` header, for support and logs

@@ -1,0 +1,338 @@
+#include "llm/login_sync.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace loopr::llm {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t kMaxLogin = 64 * 1024;
+constexpr std::size_t kMaxToken = 16 * 1024;
+
+// A token as the providers issue them: printable ASCII, not empty, bounded.
+bool token_like(const json& v, bool may_be_empty = false) {
+  if (!v.is_string()) return false;
+  const auto& s = v.get_ref<const std::string&>();
+  if (s.size() > kMaxToken || (s.empty() && !may_be_empty)) return false;
+  for (unsigned char c : s)
+    if (c < 0x20 || c > 0x7e) return false;
+  return true;
+}
+
+bool number_like(const json& v) {
+  return v.is_number() && !(v.is_number_float() && !std::isfinite(v.get<double>())) &&
+         v.get<double>() >= 0;
+}
+
+// Copies `from[key]` into `to` when `ok` says it is well-formed; false when it is present and
+// malformed, or absent and `required`.
+template <typename Check>
+bool take(const json& from, json& to, const char* key, bool required, Check ok) {
+  auto it = from.find(key);
+  if (it == from.end() || (it->is_null() && !required)) return !required;
+  if (!ok(*it)) return false;
+  to[key] = *it;
+  return true;
+}
+
+auto tok = [](const json& v) { return token_like(v); };
+auto opt_tok = [](const json& v) { return token_like(v, true); };
+
+std::optional<json> claude_fields(const json& doc) {
+  auto it = doc.find("claudeAiOauth");
+  if (it == doc.end() || !it->is_object()) return std::nullopt;
+  json out = json::object();
+  auto scopes = [](const json& v) {
+    if (!v.is_array() || v.size() > 32) return false;
+    for (const auto& s : v)
+      if (!token_like(s)) return false;
+    return true;
+  };
+  if (!take(*it, out, "accessToken", true, tok) || !take(*it, out, "refreshToken", true, tok) ||
+      !take(*it, out, "expiresAt", true, number_like) || !take(*it, out, "scopes", false, scopes) ||
+      !take(*it, out, "subscriptionType", false, opt_tok) ||
+      !take(*it, out, "rateLimitTier", false, opt_tok))
+    return std::nullopt;
+  return json{{"claudeAiOauth", out}};
+}
+
+std::optional<json> codex_fields(const json& doc) {
+  auto it = doc.find("tokens");
+  if (it == doc.end() || !it->is_object()) return std::nullopt;
+  json tokens = json::object();
+  if (!take(*it, tokens, "id_token", true, tok) || !take(*it, tokens, "access_token", true, tok) ||
+      !take(*it, tokens, "refresh_token", true, tok) ||
+      !take(*it, tokens, "account_id", false, opt_tok))
+    return std::nullopt;
+  json out = {{"tokens", tokens}};
+  if (!take(doc, out, "last_refresh", false, tok)) return std::nullopt;
+  return out;
+}
+
+std::optional<json> gemini_fields(const json& doc) {
+  json out = json::object();
+  if (!take(doc, out, "access_token", true, tok) ||
+      !take(doc, out, "expiry_date", true, number_like) ||
+      !take(doc, out, "refresh_token", false, tok) || !take(doc, out, "token_type", false, tok) ||
+      !take(doc, out, "id_token", false, tok) || !take(doc, out, "scope", false, opt_tok))
+    return std::nullopt;
+  return out;
+}
+
+// The `exp` claim (seconds) of a JWT, read without checking its signature: only to order two
+// logins of the same person, never to trust one.
+std::optional<std::int64_t> jwt_exp(const std::string& token) {
+  auto first = token.find('.');
+  auto second = first == std::string::npos ? first : token.find('.', first + 1);
+  if (second == std::string::npos) return std::nullopt;
+  std::string payload;
+  unsigned bits = 0, acc = 0;
+  for (char c : token.substr(first + 1, second - first - 1)) {
+    int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+            : c >= 'a' && c <= 'z' ? c - 'a' + 26
+            : c >= '0' && c <= '9' ? c - '0' + 52
+            : c == '-' || c == '+' ? 62
+            : c == '_' || c == '/' ? 63
+                                   : -1;
+    if (v < 0) break;
+    acc = (acc << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      payload.push_back(static_cast<char>((acc >> bits) & 0xff));
+    }
+  }
+  auto claims = json::parse(payload, nullptr, false);
+  if (!claims.is_object() || !claims.contains("exp") || !number_like(claims["exp"]))
+    return std::nullopt;
+  return static_cast<std::int64_t>(claims["exp"].get<double>()) * 1000;
+}
+
+int open_dir(int at, const char* name) {
+  return ::openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+// Reads `fd` whole (a regular file of one link, at most kMaxLogin bytes).
+Result<std::string> read_regular(int fd, const std::string& what) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return make_error(ErrorCode::invalid_argument, what + " is not a regular file");
+  if (st.st_nlink != 1)
+    return make_error(ErrorCode::invalid_argument, what + " has other names (a hard link)");
+  if (static_cast<std::size_t>(st.st_size) > kMaxLogin)
+    return make_error(ErrorCode::invalid_argument, what + " is larger than 64 KiB");
+  std::string text(static_cast<std::size_t>(st.st_size) + 1, '\0');
+  ssize_t n = ::read(fd, text.data(), text.size());
+  if (n < 0 || static_cast<std::size_t>(n) > kMaxLogin)
+    return make_error(ErrorCode::io, "cannot read " + what);
+  text.resize(static_cast<std::size_t>(n));
+  return text;
+}
+
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Opens `rel` under the folder `dir` without following a symlink at any step.
+int open_beneath(int dir, const fs::path& rel) {
+  int at = ::dup(dir);
+  std::vector<fs::path> parts(rel.begin(), rel.end());
+  for (std::size_t i = 0; at >= 0 && i < parts.size(); ++i) {
+    const std::string name = parts[i].string();
+    if (name.empty() || name == "." || name == ".." || name == "/") {
+      ::close(at);
+      return -1;
+    }
+    int next = i + 1 < parts.size()
+                   ? open_dir(at, name.c_str())
+                   : ::openat(at, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    ::close(at);
+    at = next;
+  }
+  return at;
+}
+
+bool lock_folder(int dir) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (::flock(dir, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) return false;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// Writes `text` to `name` in `dir` (mode `mode`) through a temporary file renamed over it.
+Result<void> replace_file(int dir, const std::string& name, const std::string& text, mode_t mode) {
+  std::random_device rd;
+  const std::string tmp =
+      "." + name + ".loopr-" + std::to_string(::getpid()) + "-" + std::to_string(rd()) + ".tmp";
+  int fd = ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return make_error(ErrorCode::io, "cannot make a temporary file beside " + name);
+  bool good = ::fchmod(fd, mode & 07777) == 0;
+  for (std::size_t done = 0; good && done < text.size();) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0)
+      good = false;
+    else
+      done += static_cast<std::size_t>(n);
+  }
+  good = good && ::fsync(fd) == 0;
+  good = ::close(fd) == 0 && good;
+  good = good && ::renameat(dir, tmp.c_str(), dir, name.c_str()) == 0;
+  if (!good) {
+    ::unlinkat(dir, tmp.c_str(), 0);
+    return make_error(ErrorCode::io, "cannot replace " + name);
+  }
+  ::fsync(dir);
+  return ok();
+}
+
+// Whether `copy` is a newer login than `person` (both credential_fields of `cli`).
+bool newer(const std::string& cli, const json& copy, const json& person) {
+  auto a = login_expiry(cli, copy), b = login_expiry(cli, person);
+  if (a && b && *a != *b) return *a > *b;
+  if (cli == "codex" && copy.contains("last_refresh") && person.contains("last_refresh"))
+    return copy["last_refresh"].get<std::string>() > person["last_refresh"].get<std::string>();
+  return a && !b;
+}
+
+// The person's document with the credential fields of `fields` put in (the rest kept).
+json merged(json person, const json& fields) {
+  for (const auto& [key, value] : fields.items()) {
+    if (value.is_object() && person.contains(key) && person[key].is_object())
+      for (const auto& [k, v] : value.items()) person[key][k] = v;
+    else
+      person[key] = value;
+  }
+  return person;
+}
+
+}  // namespace
+
+std::optional<LoginFile> login_file(const std::string& provider) {
+  if (provider == "claude-code")
+    return LoginFile{"claude", ".claude/.credentials.json", ".credentials.json"};
+  if (provider == "codex") return LoginFile{"codex", ".codex/auth.json", "auth.json"};
+  if (provider == "gemini")
+    return LoginFile{"gemini", ".gemini/oauth_creds.json", ".gemini/oauth_creds.json"};
+  return std::nullopt;
+}
+
+std::vector<std::string> login_hosts(const std::string& provider) {
+  if (provider == "claude-code") return {"console.anthropic.com", "platform.claude.com"};
+  if (provider == "codex") return {"auth.openai.com", "chatgpt.com"};
+  if (provider == "gemini") return {"oauth2.googleapis.com", "cloudcode-pa.googleapis.com"};
+  return {};
+}
+
+bool uses_login(const std::string& provider, const std::map<std::string, std::string>& env) {
+  auto has = [&](const char* name) {
+    auto it = env.find(name);
+    return it != env.end() && !it->second.empty();
+  };
+  if (provider == "claude-code") return !has("ANTHROPIC_API_KEY");
+  if (provider == "codex") return !has("OPENAI_API_KEY") && !has("OPENAI_BASE_URL");
+  if (provider == "gemini") return !has("GEMINI_API_KEY") && !has("GOOGLE_API_KEY");
+  return false;
+}
+
+std::optional<json> credential_fields(const std::string& cli, const json& doc) {
+  if (!doc.is_object()) return std::nullopt;
+  if (cli == "claude") return claude_fields(doc);
+  if (cli == "codex") return codex_fields(doc);
+  if (cli == "gemini") return gemini_fields(doc);
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> login_expiry(const std::string& cli, const json& c) {
+  if (cli == "claude" && c.contains("claudeAiOauth"))
+    return static_cast<std::int64_t>(c["claudeAiOauth"]["expiresAt"].get<double>());
+  if (cli == "gemini" && c.contains("expiry_date"))
+    return static_cast<std::int64_t>(c["expiry_date"].get<double>());
+  if (cli == "codex" && c.contains("tokens"))
+    return jwt_exp(c["tokens"]["access_token"].get<std::string>());
+  return std::nullopt;
+}
+
+Result<json> read_login(const fs::path& path) {
+  Fd dir(::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.fd < 0)
+    return make_error(ErrorCode::not_found, "no folder " + path.parent_path().string());
+  Fd fd(::openat(dir.fd, path.filename().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (fd.fd < 0) {
+    const int e = errno;
+    return make_error(e == ENOENT ? ErrorCode::not_found : ErrorCode::invalid_argument,
+                      path.string() + (e == ELOOP ? " is a symlink" : " cannot be opened"));
+  }
+  LOOPR_ASSIGN(std::string text, read_regular(fd.fd, path.string()));
+  auto doc = json::parse(text, nullptr, false);
+  if (!doc.is_object())
+    return make_error(ErrorCode::invalid_argument, path.string() + " is not a JSON object");
+  return doc;
+}
+
+WriteBackResult write_back_login(const std::string& cli, const fs::path& person,
+                                 const fs::path& private_dir, const fs::path& copy) {
+  auto refuse = [](std::string why) { return WriteBackResult{WriteBack::refused, std::move(why)}; };
+  // The copy: the model's to write, so nothing in it is followed or trusted but its shape.
+  Fd root(::open(private_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (root.fd < 0) return refuse("the private folder is gone");
+  Fd in(open_beneath(root.fd, copy));
+  if (in.fd < 0) {
+    if (errno == ENOENT) return {WriteBack::unchanged, "the command left no login"};
+    return refuse("its login copy is not a plain file (a symlink?)");
+  }
+  auto text = read_regular(in.fd, "its login copy");
+  if (!text) return refuse(text.error().message);
+  auto fields = credential_fields(cli, json::parse(*text, nullptr, false));
+  if (!fields) return refuse("its login copy is not a well-formed " + cli + " login");
+
+  // The person's file, under the lock of its folder, read again there.
+  Fd dir(::open(person.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.fd < 0) return refuse("no folder " + person.parent_path().string());
+  if (!lock_folder(dir.fd)) return refuse("cannot lock " + person.parent_path().string());
+  const std::string name = person.filename().string();
+  Fd cur(::openat(dir.fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (cur.fd < 0)
+    return refuse(errno == ELOOP ? person.string() + " is a symlink (left alone)"
+                                 : person.string() + " is gone (logged out?)");
+  struct stat st {};
+  ::fstat(cur.fd, &st);
+  auto current_text = read_regular(cur.fd, person.string());
+  if (!current_text) return refuse(current_text.error().message);
+  auto current = json::parse(*current_text, nullptr, false);
+  if (!current.is_object()) return refuse(person.string() + " is not a JSON object (left alone)");
+  auto mine = credential_fields(cli, current);
+  if (mine && *mine == *fields) return {WriteBack::unchanged, "the login did not change"};
+  if (mine && !newer(cli, *fields, *mine))
+    return {WriteBack::unchanged, "the person's login is as new or newer"};
+  json out = merged(current, *fields);
+  const bool pretty = current_text->find('\n') != std::string::npos &&
+                      current_text->find('\n') + 1 < current_text->size();
+  auto written = replace_file(
+      dir.fd, name, (pretty ? out.dump(2) : out.dump()) + (pretty ? "\n" : ""), st.st_mode);
+  if (!written) return refuse(written.error().message);
+  return {WriteBack::written, "refreshed login kept"};
+}
+
+}  // namespace loopr::llm

@@ -1,0 +1,113 @@
+// A mock OAuth token endpoint on loopback, as the providers' refresh hosts behave: a POST with a
+// `refresh_token` gets a new access token and a new refresh token, and each refresh token is good
+// once (a second use is refused, `invalid_grant`, and counted: the sign of a lost refresh).
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <string>
+#include <thread>
+
+namespace loopr::testing {
+
+class TokenServer {
+ public:
+  /// `first`: the refresh token the person's login holds; `expires_in`: seconds of each token.
+  TokenServer(std::string first, int expires_in) : expires_in_(expires_in) {
+    valid_.insert(std::move(first));
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(fd_, 16);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~TokenServer() {
+    stop_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  int port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/token"; }
+  int refreshes() const { return refreshes_; }
+  int reused() const { return reused_; }
+  std::string latest_refresh_token() const {
+    std::lock_guard lock(mutex_);
+    return latest_;
+  }
+
+ private:
+  void serve() {
+    while (!stop_) {
+      int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) continue;
+      timeval tv{5, 0};
+      ::setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      std::string req;
+      char buf[4096];
+      for (;;) {
+        auto end = req.find("\r\n\r\n");
+        if (end != std::string::npos) {
+          std::smatch m;
+          std::size_t want = 0;
+          if (std::regex_search(req, m, std::regex("[Cc]ontent-[Ll]ength: *([0-9]+)")))
+            want = std::stoul(m[1]);
+          if (req.size() >= end + 4 + want) break;
+        }
+        ssize_t n = ::read(c, buf, sizeof buf);
+        if (n <= 0) break;
+        req.append(buf, static_cast<std::size_t>(n));
+      }
+      std::string body = answer(req);
+      std::string status =
+          body.find("invalid_grant") == std::string::npos ? "200 OK" : "400 Bad Request";
+      std::string resp = "HTTP/1.1 " + status +
+                         "\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                         "Content-Length: " +
+                         std::to_string(body.size()) + "\r\n\r\n" + body;
+      ssize_t w = ::write(c, resp.data(), resp.size());
+      (void)w;
+      ::close(c);
+    }
+  }
+
+  std::string answer(const std::string& req) {
+    std::smatch m;
+    std::string token;
+    if (std::regex_search(req, m, std::regex("refresh_token\"?[:=] *\"?([A-Za-z0-9_./-]+)")))
+      token = m[1];
+    std::lock_guard lock(mutex_);
+    if (!valid_.erase(token)) {
+      ++reused_;
+      return "{\"error\":\"invalid_grant\",\"error_description\":\"refresh token " + token +
+             " already used\"}";
+    }
+    int n = ++refreshes_;
+    latest_ = "rt-" + std::to_string(n);
+    valid_.insert(latest_);
+    return "{\"access_token\":\"at-" + std::to_string(n) + "\",\"refresh_token\":\"" + latest_ +
+           "\",\"expires_in\":" + std::to_string(expires_in_) + ",\"token_type\":\"Bearer\"}";
+  }
+
+  int fd_ = -1, port_ = 0, expires_in_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> refreshes_{0}, reused_{0};
+  mutable std::mutex mutex_;
+  std::set<std::string> valid_;
+  std::string latest_;
+  std::thread thread_;
+};
+
+}  // namespace loopr::testing
