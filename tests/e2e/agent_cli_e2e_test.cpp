@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "support/mock_llm.hpp"
 #include "support/subprocess.hpp"
@@ -150,13 +151,13 @@ class AgentCliE2eTest : public ::testing::Test {
         .output;
   }
 
-  /// The loop's row of `list --json` (null when it is not there yet).
+  /// The loop's row of `list --json` (empty when it is not there yet).
   nlohmann::json row(const std::string& id) const {
     auto j = nlohmann::json::parse(loopr("--json list"), nullptr, false);
     if (j.is_object() && j["loops"].is_array())
       for (const auto& l : j["loops"])
         if (l.value("id", "") == id) return l;
-    return nullptr;
+    return nlohmann::json::object();
   }
 
   std::string conversation(const std::string& loop) const {
@@ -254,18 +255,16 @@ namespace {
 /// its target), ask, end. Iteration 2 (the answer in its prompt): write the answer, end.
 std::string mcp_code_rules(const std::string& api, const std::string& note, const std::string& ask,
                            const std::string& write) {
+  // `note` and `ask` are the replies' YAML (a tool_use, or raw items), indented for `reply:`.
   const std::string answered = "user: \"The user answered:\\\\s+(GREETING-\\\\w+)\"";
   return "  - name: code-answered-write\n    match: {api: " + api + ", loop_type: code, turn: 1, " +
          answered + "}\n    reply:\n      text: \"Writing the answer.\"\n      tool_use: " + write +
          "\n  - name: code-answered-done\n    match: {api: " + api +
          ", loop_type: code, turn: 2, " + answered + "}\n    reply: {text: \"Done.\"}\n"
          "  - name: code-note\n    match: {api: " + api +
-         ", loop_type: code, turn: 1}\n    reply:\n      text: \"Telling the others.\"\n"
-         "      tool_use: {name: " + note +
-         ", input: {text: \"NOTE-FROM-CLI: the port is 8080\", loop_id: \"001\"}}\n"
+         ", loop_type: code, turn: 1}\n    reply:\n" + note +
          "  - name: code-ask\n    match: {api: " + api +
-         ", loop_type: code, turn: 2}\n    reply:\n      text: \"Asking.\"\n"
-         "      tool_use: {name: " + ask + ", input: {question: \"Which greeting?\"}}\n"
+         ", loop_type: code, turn: 2}\n    reply:\n" + ask +
          "  - name: code-asked\n    match: {api: " + api +
          ", loop_type: code, turn: 3}\n    reply: {text: \"Asked.\"}\n";
 }
@@ -276,12 +275,19 @@ class AgentCliMcpE2eTest : public AgentCliE2eTest {
  protected:
   /// Runs the tree with `script` (the code rules first), answers the question, checks the rest.
   void run_and_check(const std::string& cli, const std::string& script) {
+    // The code loop passes only with the answer's file (a passing iteration would complete the
+    // loop whatever it asked); the base branch (no phases yet) passes as it is.
+    write_file(repo / "check.sh", "if [ -d .loopr/phases ]; then test -f code/answer.txt; fi\n");
+    run_command("git commit -qam 'check needs the answer'", repo.string());
     run_tree(cli, script, false);
     ASSERT_EQ(exit_code, 0) << output;
     const std::string code = "code-001-001-001";
     nlohmann::json seen;
     bool asked = wait_until(
         [&] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));  // polls the CLI gently
+          // Without --wait, --yes does not pass the gate: the plan is approved here.
+          if (row("001").value("status", "") == "awaiting_approval") loopr("approve 001");
           seen = row(code);
           return seen.is_object() && seen.value("status", "") == "awaiting_answer";
         },
@@ -299,6 +305,7 @@ class AgentCliMcpE2eTest : public AgentCliE2eTest {
     std::string answered = loopr("answer " + code + " GREETING-HELLO");
     bool landed = wait_until(
         [&] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
           return run_command("git show main:code/answer.txt", repo.string()).output ==
                  "GREETING-HELLO\n";
         },
@@ -309,15 +316,27 @@ class AgentCliMcpE2eTest : public AgentCliE2eTest {
   }
 };
 
+// proves S2.3
 TEST_F(AgentCliMcpE2eTest, TheRealCodexCliReachesShareNoteAndAskUserThroughLooprsMcpServer) {
   if (!fs::exists(cli_path("codex")))
     GTEST_SKIP() << "the codex CLI is not installed (tools/install-deps.sh: tests/agent_clis)";
   std::string write =
       "{name: exec_command, input: {cmd: \"mkdir -p code && printf '%s\\\\n' {{user.1}} > "
       "code/answer.txt\"}}";
+  // Codex shows an MCP server's tools as a Responses API namespace (`mcp__loopr`), so the model
+  // calls them as function calls in that namespace: raw items, as the API sends them.
+  auto call = [](const std::string& id, const std::string& tool, const nlohmann::json& args) {
+    return "      blocks:\n        - {text: \"Calling " + tool + ".\"}\n"
+           "        - {raw: {type: function_call, id: fc_" + id + ", call_id: call_" + id +
+           ", namespace: mcp__loopr, name: " + tool + ", arguments: " + yaml_str(args.dump()) +
+           ", status: completed}}\n";
+  };
   std::string script = codex_script();
   script.insert(script.find("rules:\n") + 7,
-                mcp_code_rules("responses", "mcp__loopr__share_note", "mcp__loopr__ask_user", write));
+                mcp_code_rules("responses",
+                               call("note", "share_note",
+                                    {{"text", "NOTE-FROM-CLI: the port is 8080"}, {"loop_id", "001"}}),
+                               call("ask", "ask_user", {{"question", "Which greeting?"}}), write));
   run_and_check("codex", script);
 }
 
@@ -327,7 +346,14 @@ TEST_F(AgentCliMcpE2eTest, TheRealGeminiCliReachesShareNoteAndAskUserThroughLoop
   std::string write =
       "{name: write_file, input: {file_path: \"code/answer.txt\", content: \"{{user.1}}\\n\"}}";
   std::string script = gemini_script();
-  script.insert(script.find("rules:\n") + 7,
-                mcp_code_rules("gemini", "mcp_loopr_share_note", "mcp_loopr_ask_user", write));
+  script.insert(
+      script.find("rules:\n") + 7,
+      mcp_code_rules("gemini",
+                     "      text: \"Telling the others.\"\n      tool_use: {name: "
+                     "mcp_loopr_share_note, input: {text: \"NOTE-FROM-CLI: the port is 8080\", "
+                     "loop_id: \"001\"}}\n",
+                     "      text: \"Asking.\"\n      tool_use: {name: mcp_loopr_ask_user, input: "
+                     "{question: \"Which greeting?\"}}\n",
+                     write));
   run_and_check("gemini", script);
 }
