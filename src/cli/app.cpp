@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <loopr/core/log.hpp>
+#include <loopr/llm/mcp.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/docgen.hpp"
@@ -301,6 +302,13 @@ int run(int argc, char** argv) {
   bridge->add_option("command", bridge_command)->required();
   on(bridge, [&] { return run_sandbox_bridge(bridge_socket, bridge_port, bridge_command); });
 
+  // Hidden: loopr's own tools as an MCP server for an agent CLI, in its sandbox (llm/mcp.hpp).
+  std::string mcp_socket;
+  auto* mcp = app.add_subcommand("mcp-serve", "loopr's tools as an MCP server for an agent CLI");
+  mcp->group("");
+  mcp->add_option("socket", mcp_socket)->required();
+  on(mcp, [&] { return llm::run_mcp_serve(mcp_socket); });
+
   bool offline = false;
   auto* doctor = app.add_subcommand(
       "doctor",
@@ -392,7 +400,7 @@ int run(int argc, char** argv) {
   // Everything a command prints passes the terminal filter (terminal_guard.hpp); the daemon in
   // the foreground writes only its log.
   std::optional<TerminalGuard> guard;
-  if (!(daemon->parsed() && foreground) && !bridge->parsed()) guard.emplace(opts.json);
+  if (!(daemon->parsed() && foreground) && !bridge->parsed() && !mcp->parsed()) guard.emplace(opts.json);
   try {
     for (const auto& [sub, run_it] : commands)
       if (sub->parsed()) return run_it();

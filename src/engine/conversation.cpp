@@ -163,6 +163,10 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
   if (router) request.tools = llm_tools(*router);
   request.messages.push_back(llm::Message::user_text(prompt));
 
+  // An agent CLI runs its tools itself: loopr's own (share_note, ask_user) reach it as an MCP
+  // server whose calls come back here, for this loop only (llm/mcp.hpp).
+  if (client.runs_own_tools() && router)
+    request.own_tool = cli_coordination(ctx, loop, router->policy().allowed, conv);
   auto out_of_time = [&] { return deadline && std::chrono::steady_clock::now() >= *deadline; };
   while (true) {
     if (out_of_time()) {

@@ -1,6 +1,9 @@
 #include "engine/coordination.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_future.hpp>
 #include <cstdio>
+#include <future>
 #include <set>
 
 #include <loopr/api/events.hpp>
@@ -40,7 +43,40 @@ std::optional<std::string> text_field(const tools::ToolCall& call, const char* f
   return text;
 }
 
+// One call from the CLI's channel, on the engine's io: announced like an in-process call, then
+// the same coordination_call. A function, not a coroutine lambda (g++ 12, see net/asio.hpp).
+awaitable<tools::ToolResult> cli_call(EngineContext& ctx, const Loop& loop, tools::ToolCall call,
+                                      Conversation& conv) {
+  std::vector<Event> called;
+  called.push_back(api::encode(loop.id, api::ToolCalled{call.name, call.input, conv.turns + 1}));
+  co_await ctx.journal.note(std::move(called));
+  ++conv.tool_calls;
+  co_return co_await coordination_call(ctx, loop, call, conv);
+}
+
 }  // namespace
+
+std::function<std::pair<std::string, bool>(const std::string&, const nlohmann::json&)>
+cli_coordination(EngineContext& ctx, const Loop& loop, std::set<std::string> allowed,
+                 Conversation& conv) {
+  return [&ctx, &loop, &conv, allowed = std::move(allowed)](
+             const std::string& name, const nlohmann::json& input) -> std::pair<std::string, bool> {
+    if (!is_coordination_tool(name) || !allowed.count(name))
+      return {"no tool " + nlohmann::json(name).dump() + " for this loop", true};
+    std::future<tools::ToolResult> done =
+        net::co_spawn(ctx.io, cli_call(ctx, loop, tools::ToolCall{"mcp", name, input}, conv),
+                      net::use_future);
+    // Generous: a store write under load; the CLI's own tool timeout is longer.
+    if (done.wait_for(std::chrono::seconds(90)) != std::future_status::ready)
+      return {"loopr did not answer in time; try again later", true};
+    try {
+      tools::ToolResult r = done.get();
+      return {r.content, r.is_error};
+    } catch (const std::exception& e) {
+      return {std::string("the call failed: ") + e.what(), true};
+    }
+  };
+}
 
 bool is_coordination_tool(std::string_view name) {
   return name == "share_note" || name == "ask_user";

@@ -4,7 +4,9 @@
 // each other's conversations; notes are the channel.
 #pragma once
 
+#include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -29,6 +31,16 @@ bool is_coordination_tool(std::string_view name);
 /// result the model can read.
 awaitable<tools::ToolResult> coordination_call(EngineContext& ctx, const Loop& loop,
                                                const tools::ToolCall& call, Conversation& conv);
+
+/// For an agent CLI, whose tool loop runs inside the CLI: the llm::Request::own_tool handler that
+/// applies a share_note / ask_user call the CLI made through `loopr mcp-serve` to `loop`, through
+/// coordination_call on the engine's io (the same effects as an in-process call: the
+/// `tool_called` event, the note, the question in `conv`). Bound to `loop` here, never to a loop
+/// the call names; a tool `allowed` does not hold is refused. Blocking; `loop` and `conv` must
+/// outlive the CLI's run (they do: converse awaits it).
+std::function<std::pair<std::string, bool>(const std::string&, const nlohmann::json&)>
+cli_coordination(EngineContext& ctx, const Loop& loop, std::set<std::string> allowed,
+                 Conversation& conv);
 
 /// The store key prefix of a plan's notes.
 std::string notes_prefix(const std::string& plan_id);

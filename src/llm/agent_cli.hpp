@@ -15,6 +15,7 @@
 #include <loopr/core/process.hpp>
 #include <loopr/core/result.hpp>
 #include <loopr/llm/client.hpp>
+#include <loopr/llm/mcp.hpp>
 #include <loopr/llm/pricing.hpp>
 
 #include "llm/providers.hpp"
@@ -45,6 +46,11 @@ class CliDialect {
   virtual Result<std::filesystem::path> private_config(
       const std::filesystem::path& root, const Request& request, const ClaudeCodeSettings& settings,
       std::map<std::string, std::string>& env) const = 0;
+  /// Registers `server` (loopr mcp-serve, llm/mcp.hpp) as the MCP server `loopr` for this run,
+  /// in the private folder `config` (made by private_config) and/or on `argv`.
+  virtual Result<void> register_mcp(const std::filesystem::path& config,
+                                    const McpServerEntry& server,
+                                    std::vector<std::string>& argv) const = 0;
   virtual std::unique_ptr<CliReader> reader() const = 0;
 };
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <sstream>
@@ -17,6 +18,17 @@
 namespace loopr::llm {
 
 namespace {
+
+/// One run's channel for loopr's own tools (llm/mcp.hpp), and the short folder it may need.
+struct OwnTools {
+  std::unique_ptr<McpChannel> channel;
+  std::filesystem::path temp_dir;
+  ~OwnTools() {
+    channel.reset();
+    std::error_code ec;
+    if (!temp_dir.empty()) std::filesystem::remove_all(temp_dir, ec);
+  }
+};
 
 class AgentCliClient final : public LlmClient {
  public:
@@ -61,22 +73,28 @@ class AgentCliClient final : public LlmClient {
       if (!executor) {
         // Unconfined (tests of a client itself): still its own configuration folder.
         auto config = dialect_->private_config(private_root(), request, settings_, spec.env_set);
-        if (!config) {
-          unstartable.output = config.error().message;
+        OwnTools own;
+        Result<void> served = config ? serve_own_tools(request, *config, spec.argv, own)
+                                     : Result<void>(config.error());
+        if (!served) {
+          unstartable.output = served.error().message;
           return unstartable;
         }
         ProcessResult r = run_process(spec);
+        own.channel.reset();  // no call reaches the loop after its run
         keep_refreshed_login(*config);
         std::error_code ec;
         std::filesystem::remove_all(*config, ec);
         return r;
       }
-      auto command = sandboxed(spec, request);
+      OwnTools own;
+      auto command = sandboxed(spec, request, own);
       if (!command) {
         unstartable.output = command.error().message;
         return unstartable;
       }
       ProcessResult r = executor->run(*command);
+      own.channel.reset();  // no call reaches the loop after its run
       if (!command->writable.empty()) keep_refreshed_login(command->writable.front());
       // Its copy of the person's login goes with the command (docs/security.md, S6.1): the
       // private folder is the command's first writable path.
@@ -126,7 +144,8 @@ class AgentCliClient final : public LlmClient {
   /// The same run as a sandboxed command: the worktree writable; no network but the bridge to
   /// loopr's allowlisting proxy (host_proxy.hpp); a private configuration folder instead of the
   /// person's; its installation visible; only the variables it needs on top of the allowlist.
-  Result<exec::Command> sandboxed(const ProcessSpec& spec, const Request& request) {
+  Result<exec::Command> sandboxed(const ProcessSpec& spec, const Request& request,
+                                  OwnTools& own) {
     exec::Command c;
     c.argv = spec.argv;
     c.workdir = spec.cwd;
@@ -148,15 +167,18 @@ class AgentCliClient final : public LlmClient {
     LOOPR_ASSIGN(std::filesystem::path config,
                  dialect_->private_config(private_root(), request, settings_, c.env));
     c.writable.push_back(config);
+    LOOPR_TRY(serve_own_tools(request, config, c.argv, own));
+    if (!own.temp_dir.empty()) c.writable.push_back(own.temp_dir);
     if (!settings_.bridge.empty()) {
       LOOPR_ASSIGN(std::string socket, proxy_socket());
       std::string proxy = "http://127.0.0.1:" + std::to_string(kSandboxProxyPort);
       for (const char* name : {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"})
         c.env[name] = proxy;
       for (const char* name : {"NO_PROXY", "no_proxy"}) c.env[name] = "";
+      std::vector<std::string> cli = std::move(c.argv);
       c.argv = {settings_.bridge, "sandbox-bridge", socket, std::to_string(kSandboxProxyPort),
                 "--"};
-      c.argv.insert(c.argv.end(), spec.argv.begin(), spec.argv.end());
+      c.argv.insert(c.argv.end(), cli.begin(), cli.end());
       c.writable.push_back(socket);
       std::error_code ec;
       auto bridge_dir = std::filesystem::canonical(settings_.bridge, ec).parent_path();
@@ -164,6 +186,33 @@ class AgentCliClient final : public LlmClient {
     }
     for (const auto& dir : installation_dirs()) c.read_only.push_back(dir);
     return c;
+  }
+
+  /// loopr's own tools the loop may use (request.tools ∩ share_note, ask_user), served to the
+  /// CLI by `loopr mcp-serve` (the loopr binary that runs the bridge, visible in the sandbox)
+  /// over a channel in the run's private folder `config`; nothing when there are none.
+  Result<void> serve_own_tools(const Request& request, const std::filesystem::path& config,
+                               std::vector<std::string>& argv, OwnTools& own) {
+    std::vector<ToolDefinition> tools;
+    for (const auto& t : request.tools)
+      if (is_own_cli_tool(t.name)) tools.push_back(t);
+    if (tools.empty() || !request.own_tool || settings_.bridge.empty()) return ok();
+    std::filesystem::path socket = config / "loopr-mcp.sock";
+    if (socket.native().size() >= 100) {  // sun_path is 108 bytes: a short folder of its own
+      std::string tmpl = (std::filesystem::temp_directory_path() / "loopr-mcp-XXXXXX").string();
+      if (!::mkdtemp(tmpl.data()))
+        return make_error(ErrorCode::io, "cannot make a folder for loopr's MCP channel in " +
+                                             std::filesystem::temp_directory_path().string());
+      own.temp_dir = tmpl;
+      socket = own.temp_dir / "s";
+    }
+    LOOPR_ASSIGN(own.channel, McpChannel::open(socket, tools, request.own_tool));
+    McpServerEntry entry;
+    entry.command = settings_.bridge;
+    entry.args = {"mcp-serve", socket.string()};
+    entry.env = {{"LOOPR_MCP_TOKEN", own.channel->token()}};
+    for (const auto& t : tools) entry.tools.push_back(t.name);
+    return dialect_->register_mcp(config, entry, argv);
   }
 
   std::filesystem::path private_root() const {

@@ -1,6 +1,8 @@
 // The Claude Code CLI as a provider: `claude -p … --output-format stream-json` per call
 // (WIRE.md §3), run and confined by the agent-CLI client (agent_cli.hpp). The CLI runs its own
 // tools, so one call is a whole agentic session.
+#include <fstream>
+
 #include "llm/agent_cli.hpp"
 #include "llm/claude_confinement.hpp"
 #include "llm/stream_json.hpp"
@@ -56,6 +58,30 @@ class ClaudeDialect final : public CliDialect {
                              "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"})
       env[name] = "1";
     return config;
+  }
+
+  // --mcp-config names a file of the private folder; --strict-mcp-config: no other server (the
+  // person's are not there anyway); the tools are allowed by name (mcp__<server>__<tool>).
+  Result<void> register_mcp(const std::filesystem::path& config, const McpServerEntry& server,
+                            std::vector<std::string>& argv) const override {
+    nlohmann::json env = nlohmann::json::object();
+    for (const auto& [k, v] : server.env) env[k] = v;
+    nlohmann::json file = {{"mcpServers",
+                            {{"loopr",
+                              {{"type", "stdio"},
+                               {"command", server.command},
+                               {"args", server.args},
+                               {"env", env}}}}}};
+    std::filesystem::path path = config / "loopr-mcp.json";
+    std::ofstream out(path, std::ios::trunc);
+    out << file.dump(2) << "\n";
+    out.close();
+    if (!out) return make_error(ErrorCode::io, "cannot write " + path.string());
+    std::string allowed;
+    for (const auto& t : server.tools) allowed += (allowed.empty() ? "" : ",") + ("mcp__loopr__" + t);
+    argv.insert(argv.end(), {"--mcp-config", path.string(), "--strict-mcp-config", "--allowedTools",
+                             allowed});
+    return ok();
   }
 
   std::unique_ptr<CliReader> reader() const override { return std::make_unique<ClaudeReader>(); }

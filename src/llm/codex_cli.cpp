@@ -239,6 +239,21 @@ class CodexDialect final : public CliDialect {
     return dir;
   }
 
+  // A table of CODEX_HOME/config.toml, after what private_config wrote; codex passes the server
+  // only the variables named in `env` (and its own few), so the token is there.
+  Result<void> register_mcp(const std::filesystem::path& config, const McpServerEntry& server,
+                            std::vector<std::string>& /*argv*/) const override {
+    std::ofstream out(config / "config.toml", std::ios::app);
+    out << "\n[mcp_servers.loopr]\ncommand = " << toml_string(server.command) << "\nargs = [";
+    for (std::size_t i = 0; i < server.args.size(); ++i)
+      out << (i ? ", " : "") << toml_string(server.args[i]);
+    out << "]\nstartup_timeout_sec = 30\ntool_timeout_sec = 120\n\n[mcp_servers.loopr.env]\n";
+    for (const auto& [k, v] : server.env) out << k << " = " << toml_string(v) << "\n";
+    out.close();
+    if (!out) return make_error(ErrorCode::io, "cannot write " + (config / "config.toml").string());
+    return ok();
+  }
+
   std::unique_ptr<CliReader> reader() const override { return std::make_unique<CodexReader>(); }
 
  private:

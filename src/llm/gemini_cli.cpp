@@ -177,6 +177,27 @@ class GeminiDialect final : public CliDialect {
     return dir;
   }
 
+  // `mcpServers` of the private settings.json; `trust`: no confirmation (loopr's sandbox and
+  // the daemon's checks are the boundary, as for the CLI's own tools under yolo).
+  Result<void> register_mcp(const std::filesystem::path& config, const McpServerEntry& server,
+                            std::vector<std::string>& /*argv*/) const override {
+    std::filesystem::path path = config / ".gemini/settings.json";
+    std::ifstream in(path);
+    json settings = json::parse(in, nullptr, false);
+    in.close();
+    if (!settings.is_object()) settings = json::object();
+    json env = json::object();
+    for (const auto& [k, v] : server.env) env[k] = v;
+    settings["mcpServers"]["loopr"] = {{"command", server.command}, {"args", server.args},
+                                       {"env", env},           {"trust", true},
+                                       {"timeout", 120000}};
+    std::ofstream out(path, std::ios::trunc);
+    out << settings.dump(2) << "\n";
+    out.close();
+    if (!out) return make_error(ErrorCode::io, "cannot write " + path.string());
+    return ok();
+  }
+
   std::unique_ptr<CliReader> reader() const override { return std::make_unique<GeminiReader>(); }
 
  private:

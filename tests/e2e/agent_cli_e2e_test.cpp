@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "support/mock_llm.hpp"
 #include "support/subprocess.hpp"
@@ -118,7 +119,7 @@ class AgentCliE2eTest : public ::testing::Test {
            " OPENAI_API_KEY=sk-e2e-openai GEMINI_API_KEY=AIza-e2e-gemini ";
   }
 
-  void run_tree(const std::string& provider, const std::string& script) {
+  void run_tree(const std::string& provider, const std::string& script, bool wait = true) {
     mock = std::make_unique<MockLlm>(script);
     write_file(repo / ".loopr/config.yml",
                "base_branch: main\nmerge: auto\nllm:\n  provider: " + provider + "\n  base_url: " +
@@ -137,9 +138,26 @@ class AgentCliE2eTest : public ::testing::Test {
                    "sandbox:\n  limits: {processes: 512, memory: 4G}\n");
     run_command("git add .loopr/config.yml && git commit -q -m config", repo.string());
     auto r = run_command("timeout 900 " + env() + shell_quote(LOOPR_BIN) + " -C " +
-                         shell_quote(repo.string()) + " submit --wait --yes 'Write the file' 2>&1");
+                         shell_quote(repo.string()) + " submit " + (wait ? "--wait " : "") +
+                         "--yes 'Write the file' 2>&1");
     output = r.output;
     exit_code = r.exit_code;
+  }
+
+  /// `loopr -C repo ARGS` under the test's environment: its stdout and stderr.
+  std::string loopr(const std::string& args) const {
+    return run_command("timeout 120 " + env() + shell_quote(LOOPR_BIN) + " -C " +
+                       shell_quote(repo.string()) + " " + args + " 2>&1")
+        .output;
+  }
+
+  /// The loop's row of `list --json` (empty when it is not there yet).
+  nlohmann::json row(const std::string& id) const {
+    auto j = nlohmann::json::parse(loopr("--json list"), nullptr, false);
+    if (j.is_object() && j["loops"].is_array())
+      for (const auto& l : j["loops"])
+        if (l.value("id", "") == id) return l;
+    return nlohmann::json::object();
   }
 
   std::string conversation(const std::string& loop) const {
@@ -224,4 +242,118 @@ TEST_F(AgentCliE2eTest, ATreeCompletesWithTheRealGeminiCliAgainstTheGeminiApi) {
   auto j = nlohmann::json::parse(show.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << show.output;
   EXPECT_GT(j.value("cost_usd", 0.0), 0.0) << show.output;
+}
+
+// loopr's own tools through each real CLI (issue 46 point 6): the scripted model calls
+// share_note and ask_user as the CLI shows them (loopr's MCP server `loopr`, started by the CLI
+// as `loopr mcp-serve` inside the sandbox), naming another loop in the call; the daemon records
+// the note and the question for the calling loop; the answer reaches its next iteration.
+namespace {
+
+/// The code loop's rules for a CLI whose MCP tools the model calls as `note`/`ask`, whose
+/// file-writing tool call is `write`, for `api`. Iteration 1: share a note (naming loop 001 as
+/// its target), ask, end. Iteration 2 (the answer in its prompt): write the answer, end.
+std::string mcp_code_rules(const std::string& api, const std::string& note, const std::string& ask,
+                           const std::string& write) {
+  // `note` and `ask` are the replies' YAML (a tool_use, or raw items), indented for `reply:`.
+  const std::string answered = "user: \"The user answered:\\\\s+(GREETING-\\\\w+)\"";
+  return "  - name: code-answered-write\n    match: {api: " + api + ", loop_type: code, turn: 1, " +
+         answered + "}\n    reply:\n      text: \"Writing the answer.\"\n      tool_use: " + write +
+         "\n  - name: code-answered-done\n    match: {api: " + api +
+         ", loop_type: code, turn: 2, " + answered + "}\n    reply: {text: \"Done.\"}\n"
+         "  - name: code-note\n    match: {api: " + api +
+         ", loop_type: code, turn: 1}\n    reply:\n" + note +
+         "  - name: code-ask\n    match: {api: " + api +
+         ", loop_type: code, turn: 2}\n    reply:\n" + ask +
+         "  - name: code-asked\n    match: {api: " + api +
+         ", loop_type: code, turn: 3}\n    reply: {text: \"Asked.\"}\n";
+}
+
+}  // namespace
+
+class AgentCliMcpE2eTest : public AgentCliE2eTest {
+ protected:
+  /// Runs the tree with `script` (the code rules first), answers the question, checks the rest.
+  void run_and_check(const std::string& cli, const std::string& script) {
+    // The code loop passes only with the answer's file (a passing iteration would complete the
+    // loop whatever it asked); the base branch (no phases yet) passes as it is.
+    write_file(repo / "check.sh", "if [ -d .loopr/phases ]; then test -f code/answer.txt; fi\n");
+    run_command("git commit -qam 'check needs the answer'", repo.string());
+    run_tree(cli, script, false);
+    ASSERT_EQ(exit_code, 0) << output;
+    const std::string code = "code-001-001-001";
+    nlohmann::json seen;
+    bool asked = wait_until(
+        [&] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));  // polls the CLI gently
+          // Without --wait, --yes does not pass the gate: the plan is approved here.
+          if (row("001").value("status", "") == "awaiting_approval") loopr("approve 001");
+          seen = row(code);
+          return seen.is_object() && seen.value("status", "") == "awaiting_answer";
+        },
+        std::chrono::seconds(600));
+    ASSERT_TRUE(asked) << "the code loop never waited for an answer: " << seen.dump() << "\n"
+                       << loopr("logs " + code);
+    EXPECT_EQ(seen["question"], "Which greeting?") << seen.dump();
+    // The note is the code loop's, whatever loop its call named.
+    std::string logs = loopr("--json logs " + code);
+    EXPECT_NE(logs.find("note_shared"), std::string::npos) << logs;
+    EXPECT_NE(logs.find("NOTE-FROM-CLI: the port is 8080"), std::string::npos) << logs;
+    std::string plan_logs = loopr("--json logs 001");
+    EXPECT_EQ(plan_logs.find("NOTE-FROM-CLI"), std::string::npos) << plan_logs;
+    // The answer goes to the next iteration, which writes it; the tree lands.
+    std::string answered = loopr("answer " + code + " GREETING-HELLO");
+    bool landed = wait_until(
+        [&] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          return run_command("git show main:code/answer.txt", repo.string()).output ==
+                 "GREETING-HELLO\n";
+        },
+        std::chrono::seconds(600));
+    EXPECT_TRUE(landed) << answered << "\n" << loopr("list") << loopr("logs " + code);
+    // The private folder (with the channel's socket) went with each command.
+    EXPECT_FALSE(fs::exists(repo / ".loopr/run" / cli / code));
+  }
+};
+
+// proves S2.3
+TEST_F(AgentCliMcpE2eTest, TheRealCodexCliReachesShareNoteAndAskUserThroughLooprsMcpServer) {
+  if (!fs::exists(cli_path("codex")))
+    GTEST_SKIP() << "the codex CLI is not installed (tools/install-deps.sh: tests/agent_clis)";
+  std::string write =
+      "{name: exec_command, input: {cmd: \"mkdir -p code && printf '%s\\\\n' {{user.1}} > "
+      "code/answer.txt\"}}";
+  // Codex shows an MCP server's tools as a Responses API namespace (`mcp__loopr`), so the model
+  // calls them as function calls in that namespace: raw items, as the API sends them.
+  auto call = [](const std::string& id, const std::string& tool, const nlohmann::json& args) {
+    return "      blocks:\n        - {text: \"Calling " + tool + ".\"}\n"
+           "        - {raw: {type: function_call, id: fc_" + id + ", call_id: call_" + id +
+           ", namespace: mcp__loopr, name: " + tool + ", arguments: " + yaml_str(args.dump()) +
+           ", status: completed}}\n";
+  };
+  std::string script = codex_script();
+  script.insert(script.find("rules:\n") + 7,
+                mcp_code_rules("responses",
+                               call("note", "share_note",
+                                    {{"text", "NOTE-FROM-CLI: the port is 8080"}, {"loop_id", "001"}}),
+                               call("ask", "ask_user", {{"question", "Which greeting?"}}), write));
+  run_and_check("codex", script);
+}
+
+TEST_F(AgentCliMcpE2eTest, TheRealGeminiCliReachesShareNoteAndAskUserThroughLooprsMcpServer) {
+  if (!fs::exists(cli_path("gemini")))
+    GTEST_SKIP() << "the gemini CLI is not installed (tools/install-deps.sh: tests/agent_clis)";
+  std::string write =
+      "{name: write_file, input: {file_path: \"code/answer.txt\", content: \"{{user.1}}\\n\"}}";
+  std::string script = gemini_script();
+  script.insert(
+      script.find("rules:\n") + 7,
+      mcp_code_rules("gemini",
+                     "      text: \"Telling the others.\"\n      tool_use: {name: "
+                     "mcp_loopr_share_note, input: {text: \"NOTE-FROM-CLI: the port is 8080\", "
+                     "loop_id: \"001\"}}\n",
+                     "      text: \"Asking.\"\n      tool_use: {name: mcp_loopr_ask_user, input: "
+                     "{question: \"Which greeting?\"}}\n",
+                     write));
+  run_and_check("gemini", script);
 }

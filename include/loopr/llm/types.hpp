@@ -5,10 +5,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -77,6 +79,12 @@ struct Request {
   /// claude-code: set to true (from any thread) to kill the running CLI. HTTP calls are short
   /// enough to end by their own timeouts and do not look at it.
   const std::atomic<bool>* cancel = nullptr;
+  /// Agent CLIs: applies a call of one of loopr's own tools in `tools` (share_note, ask_user)
+  /// that the CLI's model made through `loopr mcp-serve` (llm/mcp.hpp) to this loop: returns
+  /// the text for the model and whether it is an error. Called on another thread, blocking,
+  /// only while complete() runs. Empty: the CLI gets none of loopr's tools.
+  std::function<std::pair<std::string, bool>(const std::string& name, const nlohmann::json& input)>
+      own_tool;
 };
 
 /// Why the model stopped (WIRE.md §1 `stop_reason`; OpenAI `finish_reason` is mapped onto it).
