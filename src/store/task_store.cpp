@@ -209,6 +209,11 @@ Result<std::unique_ptr<TaskStore>> TaskStore::open(const std::string& dir, Store
   // is flushed when they reach it) and one block cache serves every family. The write-ahead log
   // is preallocated at 1.1 × write_buffer_size: 70 MiB on disk for an empty store by default.
   db_options.db_write_buffer_size = kMemtableBytes;
+  // A log file is deleted only once every family's part of it is flushed: without this bound a
+  // family written rarely (the summaries, the meta) kept the first log, and every later one,
+  // alive (24 MiB of events left 24 MiB of logs). Past it RocksDB flushes the families that
+  // hold the oldest log.
+  db_options.max_total_wal_size = 2 * kMemtableBytes;
   rocksdb::ColumnFamilyOptions family_options;
   family_options.write_buffer_size = kMemtableBytes / 2;
   rocksdb::BlockBasedTableOptions table;
