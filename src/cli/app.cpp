@@ -1,6 +1,6 @@
 #include <CLI/CLI.hpp>
-
 #include <functional>
+#include <iostream>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -144,17 +144,20 @@ int run(int argc, char** argv) {
                    "code loops' validation command, then end it (kept as failed, reason `dry "
                    "run`; nothing is merged)");
   SubmitLimits limits;
-  submit->add_option("--max-cost", limits.max_cost,
-                     "This request's cost limit in US dollars, for its whole tree, in place of "
-                     "limits.max_cost_usd (checked between model turns too)")
+  submit
+      ->add_option("--max-cost", limits.max_cost,
+                   "This request's cost limit in US dollars, for its whole tree, in place of "
+                   "limits.max_cost_usd (checked between model turns too)")
       ->option_text("USD");
-  submit->add_option("--max-runtime", limits.max_runtime,
-                     "This request's runtime limit from its approval (e.g. 2h), in place of "
-                     "limits.max_runtime")
+  submit
+      ->add_option("--max-runtime", limits.max_runtime,
+                   "This request's runtime limit from its approval (e.g. 2h), in place of "
+                   "limits.max_runtime")
       ->option_text("D");
-  submit->add_option("--max-iterations", limits.max_iterations,
-                     "The most iterations each loop of this request's tree runs, in place of "
-                     "loops.<type>.max_iterations")
+  submit
+      ->add_option("--max-iterations", limits.max_iterations,
+                   "The most iterations each loop of this request's tree runs, in place of "
+                   "loops.<type>.max_iterations")
       ->option_text("N");
   bool force = false;
   submit->add_flag("--force", force,
@@ -232,7 +235,8 @@ int run(int argc, char** argv) {
                  "are the feedback of a fix loop on its integration branch, whose work is pushed")
       ->excludes(feedback_opt);
   on(iterate, [&] {
-    return from_pr ? run_gate(opts, "iterate-from-pr", id, "") : run_gate(opts, "iterate", id, feedback);
+    return from_pr ? run_gate(opts, "iterate-from-pr", id, "")
+                   : run_gate(opts, "iterate", id, feedback);
   });
 
   auto* pause = app.add_subcommand(
@@ -307,7 +311,21 @@ int run(int argc, char** argv) {
   auto* mcp = app.add_subcommand("mcp-serve", "loopr's tools as an MCP server for an agent CLI");
   mcp->group("");
   mcp->add_option("socket", mcp_socket)->required();
-  on(mcp, [&] { return llm::run_mcp_serve(mcp_socket); });
+  std::vector<std::string> mcp_aliases;
+  mcp->add_option("--alias", mcp_aliases, "an own tool shown under another name: NAME=SHOWN");
+  on(mcp, [&] {
+    llm::McpAliases aliases;
+    for (const std::string& a : mcp_aliases) {
+      auto eq = a.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == a.size()) {
+        std::cerr << "loopr: --alias takes NAME=SHOWN, not `" << a
+                  << "` (e.g. ask_user=ask_person)\n";
+        return 2;
+      }
+      aliases[a.substr(0, eq)] = a.substr(eq + 1);
+    }
+    return llm::run_mcp_serve(mcp_socket, aliases);
+  });
 
   bool offline = false;
   auto* doctor = app.add_subcommand(
@@ -339,7 +357,9 @@ int run(int argc, char** argv) {
       "stats",
       "What loopr has spent, per plan and in total: cost, tokens, model calls, iterations, loops "
       "by outcome, wall time (from the store; works without the daemon)");
-  stats->add_option("--since", stats_since, "Only what happened in this last stretch, e.g. 7d or 12h")
+  stats
+      ->add_option("--since", stats_since,
+                   "Only what happened in this last stretch, e.g. 7d or 12h")
       ->option_text("D");
   on(stats, [&] { return run_stats(opts, stats_since); });
 
@@ -400,7 +420,8 @@ int run(int argc, char** argv) {
   // Everything a command prints passes the terminal filter (terminal_guard.hpp); the daemon in
   // the foreground writes only its log.
   std::optional<TerminalGuard> guard;
-  if (!(daemon->parsed() && foreground) && !bridge->parsed() && !mcp->parsed()) guard.emplace(opts.json);
+  if (!(daemon->parsed() && foreground) && !bridge->parsed() && !mcp->parsed())
+    guard.emplace(opts.json);
   try {
     for (const auto& [sub, run_it] : commands)
       if (sub->parsed()) return run_it();

@@ -188,8 +188,15 @@ class GeminiDialect final : public CliDialect {
     if (!settings.is_object()) settings = json::object();
     json env = json::object();
     for (const auto& [k, v] : server.env) env[k] = v;
-    settings["mcpServers"]["loopr"] = {{"command", server.command}, {"args", server.args},
-                                       {"env", env},           {"trust", true},
+    // Gemini's headless mode drops every tool named `ask_user` (its own, and an MCP server's
+    // of that name), so loopr's is shown as `ask_person` (mcp-serve maps the call back).
+    json args = server.args;
+    args.push_back("--alias");
+    args.push_back("ask_user=ask_person");
+    settings["mcpServers"]["loopr"] = {{"command", server.command},
+                                       {"args", args},
+                                       {"env", env},
+                                       {"trust", true},
                                        {"timeout", 120000}};
     std::ofstream out(path, std::ios::trunc);
     out << settings.dump(2) << "\n";

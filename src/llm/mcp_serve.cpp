@@ -28,24 +28,33 @@ json result_reply(const json& id, json result) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
 }
 
-json tool_list(const json& listed) {
+json tool_list(const json& listed, const McpAliases& aliases) {
   json tools = json::array();
   if (listed.contains("tools") && listed["tools"].is_array())
     for (const auto& t : listed["tools"]) {
       json schema = t.value("input_schema", json::object());
       if (!schema.is_object()) schema = json{{"type", "object"}};
-      tools.push_back({{"name", t.value("name", "")},
-                       {"description", t.value("description", "")},
-                       {"inputSchema", schema}});
+      std::string name = t.value("name", "");
+      if (auto a = aliases.find(name); a != aliases.end()) name = a->second;
+      tools.push_back(
+          {{"name", name}, {"description", t.value("description", "")}, {"inputSchema", schema}});
     }
   return tools;
 }
 
-json answer(const json& req, const std::function<std::optional<json>(const json&)>& forward) {
+/// The tool a call names: loopr's own name of an alias the CLI was shown, else the name as is.
+std::string own_name(const std::string& called, const McpAliases& aliases) {
+  for (const auto& [name, shown] : aliases)
+    if (shown == called) return name;
+  return called;
+}
+
+json answer(const json& req, const std::function<std::optional<json>(const json&)>& forward,
+            const McpAliases& aliases) {
   const json id = req.contains("id") ? req["id"] : json();
   const std::string method = req["method"].get<std::string>();
-  const json params = req.contains("params") && req["params"].is_object() ? req["params"]
-                                                                           : json::object();
+  const json params =
+      req.contains("params") && req["params"].is_object() ? req["params"] : json::object();
   if (method == "initialize") {
     std::string version = kVersions[0];
     if (params.contains("protocolVersion") && params["protocolVersion"].is_string())
@@ -62,22 +71,23 @@ json answer(const json& req, const std::function<std::optional<json>(const json&
   if (method == "tools/list") {
     auto listed = forward({{"op", "list"}});
     if (!listed) return error_reply(id, -32603, "loopr's daemon is not reachable");
-    return result_reply(id, {{"tools", tool_list(*listed)}});
+    return result_reply(id, {{"tools", tool_list(*listed, aliases)}});
   }
   if (method == "tools/call") {
     if (!params.contains("name") || !params["name"].is_string())
       return error_reply(id, -32602, "tools/call needs `name` (a string)");
     json arguments = params.contains("arguments") ? params["arguments"] : json::object();
     if (!arguments.is_object()) return error_reply(id, -32602, "`arguments` must be an object");
-    auto done = forward({{"op", "call"}, {"name", params["name"]}, {"arguments", arguments}});
+    const std::string name = own_name(params["name"].get<std::string>(), aliases);
+    auto done = forward({{"op", "call"}, {"name", name}, {"arguments", arguments}});
     if (!done) return error_reply(id, -32603, "loopr's daemon is not reachable");
     if (done->value("unknown", false))
       return error_reply(id, -32602, "Unknown tool: " + done->value("text", std::string()));
     if (done->contains("error"))
       return error_reply(id, -32603, "loopr: " + done->value("error", std::string()));
-    return result_reply(id, {{"content", json::array({{{"type", "text"},
-                                                       {"text", done->value("text", "")}}})},
-                             {"isError", done->value("is_error", false)}});
+    return result_reply(
+        id, {{"content", json::array({{{"type", "text"}, {"text", done->value("text", "")}}})},
+             {"isError", done->value("is_error", false)}});
   }
   return error_reply(id, -32601, "Method not found: " + method);
 }
@@ -146,8 +156,9 @@ class ChannelClient {
 
 }  // namespace
 
-std::optional<std::string> mcp_reply(
-    std::string_view line, const std::function<std::optional<json>(const json&)>& forward) {
+std::optional<std::string> mcp_reply(std::string_view line,
+                                     const std::function<std::optional<json>(const json&)>& forward,
+                                     const McpAliases& aliases) {
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return std::nullopt;
   auto req = json::parse(line, nullptr, false);
   json reply;
@@ -156,20 +167,20 @@ std::optional<std::string> mcp_reply(
   } else if (!req.is_object() || req.value("jsonrpc", json()) != "2.0" || !req.contains("method") ||
              !req["method"].is_string() ||
              (req.contains("id") && !req["id"].is_string() && !req["id"].is_number_integer())) {
-    json id = req.is_object() && req.contains("id") && (req["id"].is_string() ||
-                                                        req["id"].is_number_integer())
+    json id = req.is_object() && req.contains("id") &&
+                      (req["id"].is_string() || req["id"].is_number_integer())
                   ? req["id"]
                   : json();
     reply = error_reply(id, -32600, "Invalid Request");
   } else if (!req.contains("id")) {
     return std::nullopt;  // a notification (notifications/initialized, cancelled, …)
   } else {
-    reply = answer(req, forward);
+    reply = answer(req, forward, aliases);
   }
   return reply.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-int run_mcp_serve(const std::string& socket) {
+int run_mcp_serve(const std::string& socket, const McpAliases& aliases) {
   const char* token = std::getenv("LOOPR_MCP_TOKEN");
   ChannelClient channel(socket, token ? token : "");
   auto forward = [&](const json& request) { return channel.send(request); };
@@ -182,7 +193,7 @@ int run_mcp_serve(const std::string& socket) {
                 << std::flush;
       continue;
     }
-    if (auto reply = mcp_reply(line, forward)) std::cout << *reply << "\n" << std::flush;
+    if (auto reply = mcp_reply(line, forward, aliases)) std::cout << *reply << "\n" << std::flush;
   }
   return 0;
 }

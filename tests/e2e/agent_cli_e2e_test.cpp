@@ -244,9 +244,9 @@ TEST_F(AgentCliE2eTest, ATreeCompletesWithTheRealGeminiCliAgainstTheGeminiApi) {
   EXPECT_GT(j.value("cost_usd", 0.0), 0.0) << show.output;
 }
 
-// loopr's own tools through the real codex CLI (issue 46 point 6; gemini: see docs/differences.md): the scripted model calls
-// share_note and ask_user as the CLI shows them (loopr's MCP server `loopr`, started by the CLI
-// as `loopr mcp-serve` inside the sandbox), naming another loop in the call; the daemon records
+// loopr's own tools through the real codex and gemini CLIs (issue 46 point 6): the scripted model
+// calls share_note and ask_user as the CLI shows them (loopr's MCP server `loopr`, started by the
+// CLI as `loopr mcp-serve` inside the sandbox), naming another loop in the call; the daemon records
 // the note and the question for the calling loop; the answer reaches its next iteration.
 namespace {
 
@@ -260,9 +260,10 @@ std::string mcp_code_rules(const std::string& api, const std::string& note, cons
   return "  - name: code-answered-write\n    match: {api: " + api + ", loop_type: code, turn: 1, " +
          answered + "}\n    reply:\n      text: \"Writing the answer.\"\n      tool_use: " + write +
          "\n  - name: code-answered-done\n    match: {api: " + api +
-         ", loop_type: code, turn: 2, " + answered + "}\n    reply: {text: \"Done.\"}\n"
-         "  - name: code-note\n    match: {api: " + api +
-         ", loop_type: code, turn: 1}\n    reply:\n" + note +
+         ", loop_type: code, turn: 2, " + answered +
+         "}\n    reply: {text: \"Done.\"}\n"
+         "  - name: code-note\n    match: {api: " +
+         api + ", loop_type: code, turn: 1}\n    reply:\n" + note +
          "  - name: code-ask\n    match: {api: " + api +
          ", loop_type: code, turn: 2}\n    reply:\n" + ask +
          "  - name: code-asked\n    match: {api: " + api +
@@ -334,16 +335,47 @@ TEST_F(AgentCliMcpE2eTest, TheRealCodexCliReachesShareNoteAndAskUserThroughLoopr
   // Codex shows an MCP server's tools as a Responses API namespace (`mcp__loopr`), so the model
   // calls them as function calls in that namespace: raw items, as the API sends them.
   auto call = [](const std::string& id, const std::string& tool, const nlohmann::json& args) {
-    return "      blocks:\n        - {text: \"Calling " + tool + ".\"}\n"
-           "        - {raw: {type: function_call, id: fc_" + id + ", call_id: call_" + id +
-           ", namespace: mcp__loopr, name: " + tool + ", arguments: " + yaml_str(args.dump()) +
-           ", status: completed}}\n";
+    return "      blocks:\n        - {text: \"Calling " + tool +
+           ".\"}\n"
+           "        - {raw: {type: function_call, id: fc_" +
+           id + ", call_id: call_" + id + ", namespace: mcp__loopr, name: " + tool +
+           ", arguments: " + yaml_str(args.dump()) + ", status: completed}}\n";
   };
   std::string script = codex_script();
-  script.insert(script.find("rules:\n") + 7,
-                mcp_code_rules("responses",
-                               call("note", "share_note",
-                                    {{"text", "NOTE-FROM-CLI: the port is 8080"}, {"loop_id", "001"}}),
-                               call("ask", "ask_user", {{"question", "Which greeting?"}}), write));
+  script.insert(
+      script.find("rules:\n") + 7,
+      mcp_code_rules("responses",
+                     call("note", "share_note",
+                          {{"text", "NOTE-FROM-CLI: the port is 8080"}, {"loop_id", "001"}}),
+                     call("ask", "ask_user", {{"question", "Which greeting?"}}), write));
   run_and_check("codex", script);
+}
+
+// proves S2.3
+// Gemini's headless mode drops every tool named `ask_user` (an MCP server's too), so loopr's is
+// shown as `ask_person` there; the CLI names an MCP tool `mcp_<server>_<tool>`.
+TEST_F(AgentCliMcpE2eTest, TheRealGeminiCliReachesShareNoteAndAskUserThroughLooprsMcpServer) {
+  if (!fs::exists(cli_path("gemini")))
+    GTEST_SKIP() << "the gemini CLI is not installed (tools/install-deps.sh: tests/agent_clis)";
+  auto call = [](const std::string& tool, const nlohmann::json& args) {
+    return "      text: \"Calling " + tool + ".\"\n      tool_use: {name: " + tool +
+           ", input: " + args.dump() + "}\n";
+  };
+  std::string script = gemini_script();
+  script.insert(
+      script.find("rules:\n") + 7,
+      mcp_code_rules("gemini",
+                     // No `loop_id` here: gemini checks a call against the tool's
+                     // schema (no other property) and refuses it before it reaches
+                     // loopr; codex's test sends one through.
+                     call("mcp_loopr_share_note", {{"text", "NOTE-FROM-CLI: the port is 8080"}}),
+                     call("mcp_loopr_ask_person", {{"question", "Which greeting?"}}),
+                     "{name: write_file, input: {file_path: code/answer.txt, content: "
+                     "\"{{user.1}}\\n\"}}"));
+  run_and_check("gemini", script);
+  // What the CLI listed to the model: both of loopr's tools, under the names it calls.
+  std::string listed;
+  for (const auto& r : mock->requests()) listed += r["body"].dump();
+  EXPECT_NE(listed.find("mcp_loopr_share_note"), std::string::npos);
+  EXPECT_NE(listed.find("mcp_loopr_ask_person"), std::string::npos);
 }

@@ -22,7 +22,8 @@ namespace fs = std::filesystem;
 namespace {
 
 ToolDefinition tool(const std::string& name) {
-  return {name, "loopr's " + name,
+  return {name,
+          "loopr's " + name,
           {{"type", "object"},
            {"properties", {{name == "ask_user" ? "question" : "text", {{"type", "string"}}}}}}};
 }
@@ -46,15 +47,16 @@ class McpServeTest : public ::testing::Test {
 
   /// Runs `loopr mcp-serve socket` with `lines` on its stdin; its stdout lines, parsed.
   std::vector<json> serve(const std::string& socket, const std::string& token,
-                          const std::vector<std::string>& lines) {
+                          const std::vector<std::string>& lines, const std::string& args = "") {
     std::string in;
     for (const auto& l : lines) in += l + "\n";
     loopr::testing::write_file(dir / "stdin", in);
-    auto r = loopr::testing::run_command(
-        "LOOPR_MCP_TOKEN=" + loopr::testing::shell_quote(token) + " timeout 60 " +
-        loopr::testing::shell_quote(LOOPR_BIN) + " mcp-serve " +
-        loopr::testing::shell_quote(socket) + " < " + loopr::testing::shell_quote((dir / "stdin").string()) +
-        " 2>" + loopr::testing::shell_quote((dir / "stderr").string()));
+    auto r =
+        loopr::testing::run_command("LOOPR_MCP_TOKEN=" + loopr::testing::shell_quote(token) +
+                                    " timeout 60 " + loopr::testing::shell_quote(LOOPR_BIN) +
+                                    " mcp-serve " + loopr::testing::shell_quote(socket) + args +
+                                    " < " + loopr::testing::shell_quote((dir / "stdin").string()) +
+                                    " 2>" + loopr::testing::shell_quote((dir / "stderr").string()));
     EXPECT_EQ(r.exit_code, 0) << r.output << loopr::testing::read_file(dir / "stderr");
     std::vector<json> out;
     std::istringstream s(r.output);
@@ -84,15 +86,16 @@ const char* kInitialized = R"({"jsonrpc":"2.0","method":"notifications/initializ
 TEST_F(McpServeTest, TheProtocolListsAndCallsTheLoopsToolsAndSurvivesBadInput) {
   auto channel = open({tool("share_note"), tool("ask_user")}, "a.sock");
   ASSERT_TRUE(channel);
-  auto out = serve(channel->socket().string(), channel->token(),
-                   {kInit, kInitialized, R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
-                    call(2, "share_note", {{"text", "the port is 8080"}}),
-                    "{not json", R"([1,2])", R"({"jsonrpc":"2.0","id":{"x":1},"method":"ping"})",
-                    R"({"jsonrpc":"2.0","id":3,"method":"resources/list"})",
-                    call(4, "run_command", {{"command", "id"}}),
-                    R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask_user","arguments":"x"}})",
-                    R"({"jsonrpc":"2.0","id":6,"method":"ping"})",
-                    call(7, "ask_user", {{"question", "Which port?"}})});
+  auto out = serve(
+      channel->socket().string(), channel->token(),
+      {kInit, kInitialized, R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
+       call(2, "share_note", {{"text", "the port is 8080"}}), "{not json", R"([1,2])",
+       R"({"jsonrpc":"2.0","id":{"x":1},"method":"ping"})",
+       R"({"jsonrpc":"2.0","id":3,"method":"resources/list"})",
+       call(4, "run_command", {{"command", "id"}}),
+       R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask_user","arguments":"x"}})",
+       R"({"jsonrpc":"2.0","id":6,"method":"ping"})",
+       call(7, "ask_user", {{"question", "Which port?"}})});
   // The notification has no reply; every other line has exactly one, in order.
   ASSERT_EQ(out.size(), 11u);
   EXPECT_EQ(out[0]["id"], 0);
@@ -124,9 +127,10 @@ TEST_F(McpServeTest, ANarrowedLoopListsAndRunsOnlyItsTools) {
   // A plan loop (no siblings to tell) or `loops.<type>.tools` without share_note.
   auto channel = open({tool("ask_user")}, "plan.sock");
   ASSERT_TRUE(channel);
-  auto out = serve(channel->socket().string(), channel->token(),
-                   {kInit, R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
-                    call(2, "share_note", {{"text", "hi"}}), call(3, "ask_user", {{"question", "?"}})});
+  auto out =
+      serve(channel->socket().string(), channel->token(),
+            {kInit, R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
+             call(2, "share_note", {{"text", "hi"}}), call(3, "ask_user", {{"question", "?"}})});
   ASSERT_EQ(out.size(), 4u);
   ASSERT_EQ(out[1]["result"]["tools"].size(), 1u);
   EXPECT_EQ(out[1]["result"]["tools"][0]["name"], "ask_user");
@@ -171,7 +175,8 @@ TEST_F(McpServeTest, ClaudeGetsLooprsServerThroughItsMcpConfigAndItsCallsReachTh
   const std::string out = dir.str();
   std::string script = R"(#!/usr/bin/env node
 const fs = require('fs'), cp = require('child_process');
-const a = process.argv.slice(2), out = ')" + out + R"(';
+const a = process.argv.slice(2), out = ')" +
+                       out + R"(';
 fs.writeFileSync(out + '/argv', a.join('\n'));
 const config = JSON.parse(fs.readFileSync(a[a.indexOf('--mcp-config') + 1]));
 const s = config.mcpServers.loopr;
@@ -193,8 +198,9 @@ child.on('close', () => { fs.writeFileSync(out + '/mcp', got); process.stdout.wr
   c.llm.provider = "claude-code";
   c.llm.model = "claude-opus-5-5";
   c.llm.claude_code.command = (dir / "claude").string();
-  loopr::llm::testing::ClientHarness h(c, loopr::llm::testing::env_with({{"LOOPR_SANDBOX_BRIDGE", LOOPR_BIN},
-                                                 {"PATH", "/usr/local/bin:/usr/bin:/bin"}}));
+  loopr::llm::testing::ClientHarness h(
+      c, loopr::llm::testing::env_with(
+             {{"LOOPR_SANDBOX_BRIDGE", LOOPR_BIN}, {"PATH", "/usr/local/bin:/usr/bin:/bin"}}));
   Request r = loopr::llm::testing::user_request("Implement the phase.", "code-001-001-001", "code");
   r.working_dir = dir.str();
   r.tools = {tool("share_note"), tool("ask_user"), tool("run_command")};
@@ -220,4 +226,45 @@ child.on('close', () => { fs.writeFileSync(out + '/mcp', got); process.stdout.wr
   EXPECT_EQ(seen[0].second["text"], "from claude");
   // The private folder, with the channel's socket and its token, went with the run.
   EXPECT_FALSE(fs::exists(h.run_dir.path() / "claude/code-001-001-001"));
+}
+
+// Gemini's headless mode drops every tool named `ask_user`: there mcp-serve shows it as
+// `ask_person` (`--alias`), and a call of that name reaches loopr's ask_user; the loop's
+// narrowing still holds under an alias, and a malformed alias is refused.
+TEST_F(McpServeTest, AnAliasShowsAToolUnderAnotherNameAndItsCallsReachTheTool) {
+  auto channel = open({tool("share_note"), tool("ask_user")}, "alias.sock");
+  ASSERT_TRUE(channel);
+  auto out = serve(channel->socket().string(), channel->token(),
+                   {kInit, R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
+                    call(2, "ask_person", {{"question", "Which port?"}})},
+                   " --alias ask_user=ask_person");
+  ASSERT_EQ(out.size(), 3u);
+  std::vector<std::string> names;
+  for (const auto& t : out[1]["result"]["tools"]) names.push_back(t["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"share_note", "ask_person"})) << out[1].dump();
+  EXPECT_EQ(out[2]["result"]["isError"], false) << out[2].dump();
+  {
+    std::lock_guard lock(mutex);
+    ASSERT_EQ(calls.size(), 1u);
+    EXPECT_EQ(calls[0].first, "ask_user");
+    EXPECT_EQ(calls[0].second["question"], "Which port?");
+  }
+  // A loop without ask_user: the alias lists nothing and its call is refused.
+  auto narrow = open({tool("share_note")}, "narrow.sock");
+  ASSERT_TRUE(narrow);
+  out = serve(narrow->socket().string(), narrow->token(),
+              {kInit, R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
+               call(2, "ask_person", {{"question", "?"}})},
+              " --alias ask_user=ask_person");
+  ASSERT_EQ(out.size(), 3u);
+  ASSERT_EQ(out[1]["result"]["tools"].size(), 1u);
+  EXPECT_EQ(out[2]["error"]["code"], -32602) << out[2].dump();
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(calls.size(), 1u);
+  }
+  auto bad = loopr::testing::run_command(loopr::testing::shell_quote(LOOPR_BIN) +
+                                         " mcp-serve /nonexistent --alias ask_user </dev/null");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("loopr: --alias takes NAME=SHOWN"), std::string::npos) << bad.output;
 }

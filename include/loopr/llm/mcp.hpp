@@ -6,7 +6,8 @@
 // writable folder of the command's sandbox that holds it; no other command's sandbox sees it),
 // plus a random per-command token. The loop is bound to the channel on the daemon's side; what
 // mcp-serve or the model send never names it. Protocol: one JSON object per line each way,
-//   -> {"token": T, "op": "list"}                                <- {"tools": [{name, description, input_schema}]}
+//   -> {"token": T, "op": "list"}                                <- {"tools": [{name, description,
+//   input_schema}]}
 //   -> {"token": T, "op": "call", "name": N, "arguments": {...}} <- {"text": S, "is_error": B}
 //                                                                   or {"unknown": true, "text": S}
 // A wrong token is answered {"error": …} and the connection closed.
@@ -14,6 +15,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,14 +60,21 @@ struct McpServerEntry {
   std::vector<std::string> tools;  ///< the own tools served (claude's --allowedTools)
 };
 
+/// loopr's name of an own tool → the name a CLI is shown instead (`mcp-serve --alias N=S`):
+/// gemini's headless mode drops every tool named `ask_user`, an MCP server's too, so it is shown
+/// `ask_person` there. A call of the shown name reaches loopr's tool.
+using McpAliases = std::map<std::string, std::string>;
+
 /// One JSON-RPC 2.0 line of the MCP client (the CLI) answered: the reply line, or nullopt for a
 /// notification. `forward` sends one channel request and returns the reply (nullopt: the
 /// channel is gone). Never throws; malformed input is a JSON-RPC error.
 std::optional<std::string> mcp_reply(
     std::string_view line,
-    const std::function<std::optional<nlohmann::json>(const nlohmann::json&)>& forward);
+    const std::function<std::optional<nlohmann::json>(const nlohmann::json&)>& forward,
+    const McpAliases& aliases = {});
 
-/// `loopr mcp-serve SOCKET` (token in LOOPR_MCP_TOKEN): stdio until EOF. Returns the exit code.
-int run_mcp_serve(const std::string& socket);
+/// `loopr mcp-serve SOCKET [--alias N=S]…` (token in LOOPR_MCP_TOKEN): stdio until EOF.
+/// Returns the exit code.
+int run_mcp_serve(const std::string& socket, const McpAliases& aliases = {});
 
 }  // namespace loopr::llm
