@@ -3,8 +3,9 @@
 # dpkg-dev, help2man, man-db, lintian, zsh, bash-completion: the Debian package, the man pages,
 # the completions; slurm-wlm, munge: the one-node Slurm cluster the Slurm executor's tests start;
 # chromium: the browser the web UI's tests drive, with tests/browser's pinned npm packages; the
-# agent CLIs the codex and gemini providers run, pinned in tests/agent_clis: @openai/codex, whose
-# Linux binary ships in the package, and @google/gemini-cli, ~520 MB together; skipped with
+# agent CLIs the claude-code, codex and gemini providers run, pinned in tests/agent_clis:
+# @anthropic-ai/claude-code and @openai/codex, whose Linux binaries ship in the packages, and
+# @google/gemini-cli, ~880 MB together (npm ci ~10 s from the registry here); skipped with
 # LOOPR_SKIP_AGENT_CLIS=1; golang-go: the Go module of the real-project suite and
 # tools/bench/machines_bench).
 # Idempotent: skips what is installed, runs `apt-get update` at most once, never asks a question
@@ -49,7 +50,7 @@ browser_tests() {
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 }
 
-# tests/agent_clis's pinned CLIs (the end-to-end tests of the codex and gemini providers run
+# tests/agent_clis's pinned CLIs (the end-to-end tests of the agent-CLI providers run
 # them against tools/mock-llm): installed when missing or when the lock changed.
 agent_clis() {
   local dir
@@ -68,7 +69,7 @@ agent_clis() {
       "install Node.js >= 20 (e.g. with nvm, or NodeSource's packages) and run this again." >&2
     return 0
   fi
-  echo "install-deps: npm ci in tests/agent_clis (codex, gemini CLIs)" >&2
+  echo "install-deps: npm ci in tests/agent_clis (claude, codex, gemini CLIs)" >&2
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 }
 

@@ -32,6 +32,21 @@ fs::path cli_path(const std::string& name) {
   return fs::path(LOOPR_SOURCE_DIR) / "tests/agent_clis/node_modules/.bin" / name;
 }
 
+/// The CLI a provider runs (its file name, and its folders' names: `.claude`, `.loopr/run/claude`).
+std::string cli_name(const std::string& provider) {
+  return provider == "claude-code" ? "claude" : provider;
+}
+
+/// The provider's settings key under `llm:`.
+std::string settings_key(const std::string& provider) {
+  return provider == "claude-code" ? "claude_code" : provider;
+}
+
+std::string model_of(const std::string& provider) {
+  if (provider == "codex") return "gpt-9-codex";
+  return provider == "gemini" ? "gemini-9-pro" : "claude-9-sonnet";
+}
+
 /// A JSON string as YAML reads it (double-quoted flow scalar).
 std::string yaml_str(const std::string& text) { return nlohmann::json(text).dump(); }
 
@@ -76,6 +91,25 @@ std::string gemini_script() {
          "content: \"made by {{loop_id}}\\n\"}}\n";
 }
 
+/// The Anthropic API rules for the real claude CLI: its Write tool, then "Done.".
+std::string claude_script() {
+  auto writer = [](const char* type, const std::string& body) {
+    return std::string("  - name: ") + type + "\n    match: {api: anthropic, loop_type: " + type +
+           ", user: \"`(\\\\.loopr/" + type +
+           "s/[^`]+)`\"}\n    reply:\n      text: \"Writing.\"\n"
+           "      tool_use: {name: Write, input: {file_path: \"{{user.1}}\", content: " +
+           yaml_str(body) + "}}\n";
+  };
+  return "defaults:\n  model: claude-9-sonnet\n  usage: {input_tokens: 3000, output_tokens: 200}\n"
+         "rules:\n"
+         "  - name: finish\n    match: {api: anthropic, turn: 2}\n    reply: {text: \"Done.\"}\n" +
+         writer("plan", kPlan) + writer("spec", kSpec) + writer("phase", kPhase) +
+         "  - name: code\n    match: {api: anthropic, loop_type: code}\n    reply:\n"
+         "      text: \"Writing the code.\"\n"
+         "      tool_use: {name: Write, input: {file_path: \"code/{{loop_id}}.txt\", "
+         "content: \"made by {{loop_id}}\\n\"}}\n";
+}
+
 class AgentCliE2eTest : public ::testing::Test {
  protected:
   TempDir base{"loopr-agent-e2e"};
@@ -116,19 +150,24 @@ class AgentCliE2eTest : public ::testing::Test {
   std::string env() const {
     return "env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 HOME=" +
            shell_quote(home.string()) +
-           " OPENAI_API_KEY=sk-e2e-openai GEMINI_API_KEY=AIza-e2e-gemini ";
+           " OPENAI_API_KEY=sk-e2e-openai GEMINI_API_KEY=AIza-e2e-gemini "
+           "ANTHROPIC_API_KEY=sk-ant-e2e ";
   }
 
   void run_tree(const std::string& provider, const std::string& script, bool wait = true) {
     mock = std::make_unique<MockLlm>(script);
     write_file(repo / ".loopr/config.yml",
-               "base_branch: main\nmerge: auto\nllm:\n  provider: " + provider + "\n  base_url: " +
-                   mock->url() + "\n  " + provider + ": {command: " + cli_path(provider).string() +
-                   ", model: " + (provider == "codex" ? "gpt-9-codex" : "gemini-9-pro") +
-                   "}\n  max_retries: 2\n"
+               "base_branch: main\nmerge: auto\nllm:\n  provider: " + provider +
+                   "\n  base_url: " + mock->url() + "\n  " + settings_key(provider) +
+                   ": {command: " + cli_path(cli_name(provider)).string() +
+                   // claude-code takes its model from llm.model
+                   (provider == "claude-code" ? "}\n  model: " + model_of(provider)
+                                              : ", model: " + model_of(provider) + "}") +
+                   "\n  max_retries: 2\n"
                    "pricing:\n  gpt-9-codex: {input: 1.25, output: 10, cache_write: 0, "
                    "cache_read: 0.125}\n  gemini-9-pro: {input: 1.25, output: 10, cache_write: 0, "
-                   "cache_read: 0.3125}\n"
+                   "cache_read: 0.3125}\n  claude-9-sonnet: {input: 3, output: 15, cache_write: "
+                   "3.75, cache_read: 0.3}\n"
                    "limits:\n  no_progress_iterations: 3\n"
                    "loops:\n  plan: {max_iterations: 2, iteration_timeout: 3m}\n"
                    "  spec: {max_iterations: 2, iteration_timeout: 3m}\n"
@@ -188,6 +227,7 @@ class AgentCliE2eTest : public ::testing::Test {
     // The person's home got no configuration of the CLI; loopr's run folder did, for the
     // command's time only (its private folder went with it).
     EXPECT_FALSE(fs::exists(home / ("." + cli))) << "the CLI wrote into the person's home";
+    EXPECT_FALSE(fs::exists(home / ("." + cli + ".json"))) << "the CLI wrote into the home";
     EXPECT_TRUE(fs::exists(repo / ".loopr/run" / cli));
     EXPECT_FALSE(fs::exists(repo / ".loopr/run" / cli / "001"));
   }
@@ -321,7 +361,7 @@ class AgentCliMcpE2eTest : public AgentCliE2eTest {
         std::chrono::seconds(600));
     EXPECT_TRUE(landed) << answered << "\n" << loopr("list") << loopr("logs " + code);
     // The private folder (with the channel's socket) went with each command.
-    EXPECT_FALSE(fs::exists(repo / ".loopr/run" / cli / code));
+    EXPECT_FALSE(fs::exists(repo / ".loopr/run" / cli_name(cli) / code));
   }
 };
 
@@ -378,4 +418,42 @@ TEST_F(AgentCliMcpE2eTest, TheRealGeminiCliReachesShareNoteAndAskUserThroughLoop
   for (const auto& r : mock->requests()) listed += r["body"].dump();
   EXPECT_NE(listed.find("mcp_loopr_share_note"), std::string::npos);
   EXPECT_NE(listed.find("mcp_loopr_ask_person"), std::string::npos);
+}
+
+TEST_F(AgentCliE2eTest, ATreeCompletesWithTheRealClaudeCliAgainstTheMessagesApi) {
+  if (!fs::exists(cli_path("claude")))
+    GTEST_SKIP() << "the claude CLI is not installed (tools/install-deps.sh: tests/agent_clis)";
+  run_tree("claude-code", claude_script());
+  expect_tree_landed("claude");
+  auto requests = mock->requests();
+  ASSERT_FALSE(requests.empty());
+  int asked = 0;
+  for (const auto& r : requests)
+    if (r["path"].get<std::string>().rfind("/v1/messages", 0) == 0)  // `?beta=true` follows
+      asked += r["body"].value("model", "") == "claude-9-sonnet";
+  EXPECT_GT(asked, 0);
+  // Claude Code reports its own cost: the receipt is the CLI's.
+  auto j = nlohmann::json::parse(loopr("show code-001-001-001 --json"), nullptr, false);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_TRUE(j.contains("cost_usd")) << j.dump();
+}
+
+// proves S2.3
+TEST_F(AgentCliMcpE2eTest, TheRealClaudeCliReachesShareNoteAndAskUserThroughLooprsMcpServer) {
+  if (!fs::exists(cli_path("claude")))
+    GTEST_SKIP() << "the claude CLI is not installed (tools/install-deps.sh: tests/agent_clis)";
+  auto call = [](const std::string& tool, const nlohmann::json& args) {
+    return "      text: \"Calling " + tool + ".\"\n      tool_use: {name: " + tool +
+           ", input: " + args.dump() + "}\n";
+  };
+  std::string script = claude_script();
+  script.insert(
+      script.find("rules:\n") + 7,
+      mcp_code_rules("anthropic",
+                     call("mcp__loopr__share_note",
+                          {{"text", "NOTE-FROM-CLI: the port is 8080"}, {"loop_id", "001"}}),
+                     call("mcp__loopr__ask_user", {{"question", "Which greeting?"}}),
+                     "{name: Write, input: {file_path: code/answer.txt, content: "
+                     "\"{{user.1}}\\n\"}}"));
+  run_and_check("claude-code", script);
 }

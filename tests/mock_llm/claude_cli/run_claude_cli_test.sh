@@ -2,21 +2,30 @@
 # ctest mock_llm_claude_cli: the real claude CLI (npm @anthropic-ai/claude-code 2.1.329, ~360 MB)
 # runs one tool-use task against loopr-mock-llm: it must accept everything the CLI sends
 # (anthropic-version 2023-06-01, system-role messages, moved cache breakpoints, thinking
-# echoed). Opt-in because of the download: set LOOPR_CLAUDE_CLI_TEST=1, else it skips (77).
+# echoed). It runs the claude of tests/agent_clis (tools/install-deps.sh); without it, it is
+# opt-in because of the download: LOOPR_CLAUDE_CLI_TEST=1 installs one here, else it skips (77).
 # Usage: run_claude_cli_test.sh MOCK_LLM_BIN CACHE_DIR
 set -u
 SKIP=77
-[ "${LOOPR_CLAUDE_CLI_TEST:-0}" = 1 ] || { echo "SKIP: set LOOPR_CLAUDE_CLI_TEST=1 to install and run the real claude CLI (~360 MB)"; exit $SKIP; }
-command -v node >/dev/null 2>&1 || { echo "SKIP: node is not installed"; exit $SKIP; }
-command -v npm >/dev/null 2>&1 || { echo "SKIP: npm is not installed"; exit $SKIP; }
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$1
 cache=$2
+# The CLI tools/install-deps.sh installed with the other agent CLIs (tests/agent_clis, the same
+# pinned version) is used when it is there; else the opt-in install below.
+agent_clis=$(cd "$here/../../agent_clis" && pwd)
+if [ -x "$agent_clis/node_modules/.bin/claude" ]; then
+  claude=$agent_clis/node_modules/.bin/claude
+else
+  [ "${LOOPR_CLAUDE_CLI_TEST:-0}" = 1 ] || { echo "SKIP: run tools/install-deps.sh (tests/agent_clis), or set LOOPR_CLAUDE_CLI_TEST=1 to install the real claude CLI here (~360 MB)"; exit $SKIP; }
+  command -v node >/dev/null 2>&1 || { echo "SKIP: node is not installed"; exit $SKIP; }
+  command -v npm >/dev/null 2>&1 || { echo "SKIP: npm is not installed"; exit $SKIP; }
+  claude=$cache/node_modules/.bin/claude
+fi
 # Absolute paths: the checks run from other folders.
 mkdir -p "$cache" && cache=$(cd "$cache" && pwd)
 case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
 mkdir -p "$cache"
-if ! cmp -s "$here/package.json" "$cache/package.json" || [ ! -x "$cache/node_modules/.bin/claude" ]; then
+if [ "$claude" = "$cache/node_modules/.bin/claude" ] && { ! cmp -s "$here/package.json" "$cache/package.json" || [ ! -x "$claude" ]; }; then
   echo "installing the claude CLI into $cache"
   cp "$here/package.json" "$cache/package.json"
   if ! (cd "$cache" && npm install --no-audit --no-fund --loglevel=error >npm-install.log 2>&1); then
@@ -47,7 +56,7 @@ done
 # The prompt names the project folder so the script can put the file there ({{user.1}}).
 (cd "$work/project" && ANTHROPIC_BASE_URL="http://127.0.0.1:$(cat "$work/port")" ANTHROPIC_API_KEY=test-key \
   HOME="$work/home" DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 \
-  timeout 120 "$cache/node_modules/.bin/claude" -p "write the greeting file in ($work/project)" \
+  timeout 120 "$claude" -p "write the greeting file in ($work/project)" \
   --output-format stream-json --verbose --max-turns 3 --permission-mode acceptEdits) >"$work/out.jsonl" 2>&1
 status=$?
 
@@ -67,4 +76,4 @@ node -e '
   if (rules !== "200:write 200:done") { console.error("unexpected requests: " + rules); process.exit(1); }
   if (lines[0].headers["anthropic-version"] !== "2023-06-01") { console.error("version " + lines[0].headers["anthropic-version"]); process.exit(1); }
 ' "$work/requests.jsonl" || fail "mock-llm did not see the expected two requests"
-echo "ok: claude $("$cache/node_modules/.bin/claude" --version 2>/dev/null | head -n 1) completed a tool-use task against loopr-mock-llm"
+echo "ok: claude $("$claude" --version 2>/dev/null | head -n 1) completed a tool-use task against loopr-mock-llm"
