@@ -52,6 +52,9 @@ class CliDialect {
                                     const McpServerEntry& server,
                                     std::vector<std::string>& argv) const = 0;
   virtual std::unique_ptr<CliReader> reader() const = 0;
+  /// What the CLI is told when it runs inside loopr's sandbox (only there).
+  virtual void in_sandbox(const ClaudeCodeSettings& /*settings*/,
+                          std::map<std::string, std::string>& /*env*/) const {}
 };
 
 std::unique_ptr<LlmClient> make_agent_cli_client(ClaudeCodeSettings settings,

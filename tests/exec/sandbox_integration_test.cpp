@@ -15,12 +15,14 @@
 #include <loopr/exec/executor.hpp>
 
 #include "exec/bwrap_executor.hpp"
+#include "support/listener.hpp"
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace loopr;
 using namespace loopr::exec;
 using namespace std::chrono_literals;
+using loopr::testing::Listener;
 using loopr::testing::read_file;
 using loopr::testing::run_command;
 using loopr::testing::shell_quote;
@@ -44,36 +46,6 @@ int processes_with(const std::string& marker) {
   }
   return n;
 }
-
-// A TCP listener on loopback that counts the connections it accepts.
-class Listener {
- public:
-  Listener() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(fd_, 16);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-  }
-  ~Listener() { ::close(fd_); }
-  int port() const { return port_; }
-  int accepted() {
-    while (true) {
-      int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c < 0) break;
-      ++accepted_;
-      ::close(c);
-    }
-    return accepted_;
-  }
-
- private:
-  int fd_ = -1, port_ = 0, accepted_ = 0;
-};
 
 bool wait_until_accepted(Listener& l) {
   return loopr::testing::wait_until([&] { return l.accepted() > 0; }, 5s);
@@ -315,7 +287,13 @@ TEST_F(SandboxTest, ACommandDoesNotOutliveADaemonKilledWithSigkill) {
   // The command itself runs (not bubblewrap still setting up: a daemon killed in those few ms
   // leaves a sandbox whose init has not yet tied itself to bwrap; the next daemon's start kills
   // what is left in its control groups).
-  ASSERT_TRUE(loopr::testing::wait_until([] { return processes_with(std::string("sleep\0" "7601", 10)) > 0; }, 10s));
+  ASSERT_TRUE(loopr::testing::wait_until(
+      [] {
+        return processes_with(std::string("sleep\0"
+                                          "7601",
+                                          10)) > 0;
+      },
+      10s));
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   EXPECT_TRUE(loopr::testing::wait_until([] { return processes_with("sleep 7601") == 0; }, 5s))

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "support/listener.hpp"
 #include "support/mock_llm.hpp"
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
@@ -46,39 +47,6 @@ struct Call {
 inline Call cmd(const std::string& command, int timeout_s = 30) {
   return {"run_command", {{"command", command}, {"timeout_s", timeout_s}}};
 }
-
-/// A listening socket (TCP on loopback, or a Unix socket file) that counts connections.
-class Listener {
- public:
-  Listener() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(fd_, 64);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-  }
-  explicit Listener(const fs::path& unix_path) {
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", unix_path.c_str());
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(fd_, 64);
-  }
-  ~Listener() { ::close(fd_); }
-  int port() const { return port_; }
-  int accepted() {
-    for (int c; (c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC)) >= 0; ++accepted_) ::close(c);
-    return accepted_;
-  }
-
- private:
-  int fd_ = -1, port_ = 0, accepted_ = 0;
-};
 
 class EscapeTest : public ::testing::Test {
  protected:
@@ -199,10 +167,10 @@ class EscapeTest : public ::testing::Test {
              "            content: |\n" +
              indent(body, 14);
     };
-    std::string plan =
-        "# Plan\n\n## Overview\nWrite a file." + plan_extra + "\n\n## Phases\n1. Write it.\n\n## Success Criteria\n- "
-        "check.sh passes.\n\n"
-        "## Specs to Create\n- spec-files: Write the file.\n";
+    std::string plan = "# Plan\n\n## Overview\nWrite a file." + plan_extra +
+                       "\n\n## Phases\n1. Write it.\n\n## Success Criteria\n- "
+                       "check.sh passes.\n\n"
+                       "## Specs to Create\n- spec-files: Write the file.\n";
     std::string spec =
         "# Spec\n\n## Parent Plan\nThe plan.\n\n## Overview\nA file.\n\n## Phases\n1. **Part "
         "one**\n   Write it.\n"
