@@ -48,7 +48,7 @@ git_awk_worktrees() {  # $1: "worktrees files", $2: git_bench's output
   awk -v args="$1" '
     /loopr \(branch \+ add_worktree\)/ {split(args, a, " "); loopr = $0; sub(/.*: /, "", loopr)}
     /git worktree add -b/ {git = $0; sub(/.*: +/, "", git)}
-    /ratio loopr/ {printf "| worktree creation (%s worktrees of a %s-file repo): loopr / git worktree add | %s | loopr %s, git %s (alternating) |\n", a[1], a[2], $5, loopr, git}
+    /ratio loopr/ {m = $NF; sub(/\)/, "", m); printf "| worktree creation (%s worktrees of a %s-file repo): loopr / git worktree add | %s (median of the pairs: %s) | loopr %s, git %s (alternating, and which goes first too) |\n", a[1], a[2], $5, m, loopr, git}
     /^disk per worktree/ {line = $0; sub(/^disk per worktree: /, "", line); printf "| disk per worktree, %s-file repo | %s |  |\n", a[2], line}' "$2"
 }
 
@@ -101,7 +101,7 @@ step "git_bench $git_args"
 awk -v args="$git_args" '
   /loopr \(branch \+ add_worktree\)/ {split(args, a, " "); loopr = $0; sub(/.*: /, "", loopr)}
   /git worktree add -b/ {git = $0; sub(/.*: +/, "", git)}
-  /ratio loopr/ {printf "| worktree creation (%s worktrees of a %s-file repo): loopr / git worktree add | %s | loopr %s, git %s (alternating) |\n", a[1], a[2], $5, loopr, git}
+  /ratio loopr/ {m = $NF; sub(/\)/, "", m); printf "| worktree creation (%s worktrees of a %s-file repo): loopr / git worktree add | %s (median of the pairs: %s) | loopr %s, git %s (alternating, and which goes first too) |\n", a[1], a[2], $5, m, loopr, git}
   /^disk per worktree/ {line = $0; sub(/^disk per worktree: /, "", line); printf "| disk per worktree, %s-file repo | %s |  |\n", a[2], line}
   /checkpoint of a/ {printf "| checkpoint commit, %s change: loopr / git add -A && git commit | %.2f | loopr %s ms, git %s ms (median of 5) |\n", $4, $7 / $15, $7, $15}
   /nothing changed/ {printf "| checkpoint commit, nothing changed | %s ms | loopr (median of 5) |\n", $6}
