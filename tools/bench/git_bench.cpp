@@ -3,7 +3,8 @@
 // times checkpoint commits of a 1-file and a 1,000-file change. Prints figures; asserts nothing.
 //
 // Usage: git_bench [worktrees=100] [files=5000] [merges=300] [worktrees-only]
-// (worktrees-only: only the worktrees, their time and disk; run.sh's 50,000-file case)
+// (worktrees-only: only the worktrees, their time and disk; run.sh's 50,000-file case;
+// LOOPR_BENCH_GITATTRIBUTES=1 adds a .gitattributes, which turns libgit2's checkout filters on)
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -96,6 +97,10 @@ int main(int argc, char** argv) {
   fs::create_directories(root);
   for (int i = 0; i < files; ++i) write(file_path(root, i), content(i, 0));
   write(root / ".gitignore", ".loopr/worktrees/\n.loopr/archive/\n.loopr/state/\n");
+  // LOOPR_BENCH_GITATTRIBUTES=1: a repository with a .gitattributes (one line that changes no
+  // file here), so libgit2's checkout runs its filters and attribute lookups for every file.
+  if (const char* a = std::getenv("LOOPR_BENCH_GITATTRIBUTES"); a && std::string(a) == "1")
+    write(root / ".gitattributes", "*.bin binary\n");
   run("cd " + root.string() +
       " && git init -q -b trunk && git config user.name bench && git config user.email b@x &&"
       " git add -A && git commit -q -m initial");
