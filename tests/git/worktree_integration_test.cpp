@@ -282,9 +282,9 @@ TEST(WorktreeTest, CheckoutWithoutAnyAttributeSourceSkipsTheFiltersAndWritesTheB
   t.write("a.txt", "one\r\ntwo\n");
   t.write("sub/b.c", "/* $Id$ */\n");
   t.commit_all("plain");
-  git_repository* raw = nullptr;
-  ASSERT_EQ(git_repository_open(&raw, t.root().c_str()), 0);
-  git::detail::RepoPtr repo(raw);
+  // open_repo initialises libgit2 too (this test may run alone).
+  ASSERT_OK_AND_ASSIGN(git::detail::RepoPtr repo,
+                       git::detail::open_repo(t.root(), git::detail::OpenMode::exact));
   git_object* tree = nullptr;
   ASSERT_EQ(git_revparse_single(&tree, repo.get(), "HEAD^{tree}"), 0);
   git::detail::ObjectPtr owned(tree);
