@@ -1,11 +1,14 @@
 // Loop worktrees: add, list, archive, remove — cross-checked with `git worktree list` and the CLI.
+#include <cstdlib>
 #include <map>
 
 #include <loopr/core/repo_paths.hpp>
 #include <loopr/git/branches.hpp>
 #include <loopr/git/repository.hpp>
 
+#include "git/checkout_filters.hpp"
 #include "git/git_test_repo.hpp"
+#include "git/libgit2.hpp"
 
 using namespace loopr;
 using namespace loopr::testing;
@@ -238,4 +241,64 @@ TEST(WorktreeTest, ArchiveKeepsEveryCommitOnAnArchiveBranch) {
   EXPECT_FALSE(second.committed_leftovers);
   EXPECT_EQ(git_line(t.root(), "rev-parse loopr/archive/001-002"), archived.sha);
   EXPECT_TRUE(fsck_clean(t.root()));
+}
+
+// The checkout skips libgit2's per-file attribute lookups only when no filter can apply
+// (git/checkout_filters.hpp): every source of attributes and core.autocrlf keeps them on.
+TEST(WorktreeTest, CheckoutRunsTheFiltersEveryAttributeSourceOrAutocrlfAsksFor) {
+  {  // a .gitattributes deep in the tree: eol conversion and ident expansion
+    TestRepo t;
+    t.write("deep/er/.gitattributes", "*.txt text eol=crlf\n*.c ident\n");
+    t.write("deep/er/a.txt", "one\ntwo\n");
+    t.write("deep/er/b.c", "/* $Id$ */\n");
+    t.commit_all("attributes");
+    Worktree wt = add_loop(t.open(), "001");
+    EXPECT_EQ(read_file(wt.path() / "deep/er/a.txt"), "one\r\ntwo\r\n");
+    EXPECT_NE(read_file(wt.path() / "deep/er/b.c"), "/* $Id$ */\n");  // $Id: <blob sha> $
+    EXPECT_EQ(run_git(wt.path(), "status --porcelain"), "");
+  }
+  {  // the repository's info/attributes
+    TestRepo t;
+    t.write("a.txt", "one\n");
+    t.commit_all("a");
+    write_file(t.root() / ".git/info/attributes", "*.txt text eol=crlf\n");
+    Worktree wt = add_loop(t.open(), "001");
+    EXPECT_EQ(read_file(wt.path() / "a.txt"), "one\r\n");
+  }
+  {  // core.autocrlf, no attributes anywhere
+    TestRepo t;
+    t.write("a.txt", "one\n");
+    t.commit_all("a");
+    run_git(t.root(), "config core.autocrlf true");
+    Worktree wt = add_loop(t.open(), "001");
+    EXPECT_EQ(read_file(wt.path() / "a.txt"), "one\r\n");
+  }
+}
+
+TEST(WorktreeTest, CheckoutWithoutAnyAttributeSourceSkipsTheFiltersAndWritesTheBlobs) {
+  for (const char* outside : {"/etc/gitattributes"})
+    if (std::filesystem::exists(outside)) GTEST_SKIP() << outside << " exists on this machine";
+  TestRepo t;
+  t.write("a.txt", "one\r\ntwo\n");
+  t.write("sub/b.c", "/* $Id$ */\n");
+  t.commit_all("plain");
+  // open_repo initialises libgit2 too (this test may run alone).
+  ASSERT_OK_AND_ASSIGN(git::detail::RepoPtr repo,
+                       git::detail::open_repo(t.root(), git::detail::OpenMode::exact));
+  git_object* tree = nullptr;
+  ASSERT_EQ(git_revparse_single(&tree, repo.get(), "HEAD^{tree}"), 0);
+  git::detail::ObjectPtr owned(tree);
+  const char* home = std::getenv("HOME");
+  if (home && std::filesystem::exists(std::filesystem::path(home) / ".config/git/attributes"))
+    GTEST_SKIP() << "~/.config/git/attributes exists on this machine";
+  EXPECT_FALSE(git::detail::checkout_may_filter(repo.get(), reinterpret_cast<git_tree*>(tree)));
+
+  Worktree wt = add_loop(t.open(), "001");
+  EXPECT_EQ(read_file(wt.path() / "a.txt"), "one\r\ntwo\n");
+  EXPECT_EQ(read_file(wt.path() / "sub/b.c"), "/* $Id$ */\n");
+  EXPECT_EQ(run_git(wt.path(), "status --porcelain"), "");
+
+  // Any one source turns them back on.
+  write_file(t.root() / ".git/info/attributes", "*.c ident\n");
+  EXPECT_TRUE(git::detail::checkout_may_filter(repo.get(), reinterpret_cast<git_tree*>(tree)));
 }

@@ -4,19 +4,23 @@
 # benches, prints ONE Markdown table with the machine and its load. Figures only: nothing here
 # asserts on time, and none of it is in ctest. Results and what they mean: tools/bench/RESULTS.md.
 #
-#   tools/bench/run.sh [--quick] [--no-build]
-#     --quick     skip the 1,000-loop run and use smaller git/engine/soak sizes (a few minutes)
-#     --no-build  use the binaries already built
+#   tools/bench/run.sh [--quick] [--no-build] [--worktrees]
+#     --quick      skip the 1,000-loop run and use smaller git/engine/soak sizes (a few minutes)
+#     --no-build   use the binaries already built
+#     --worktrees  only the worktree figures (issue 47 item 1): loopr's add_worktree vs
+#                  `git worktree add`, time and disk, on 5,000- and 50,000-file repositories
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${LOOPR_BENCH_BUILD:-$root/build-bench}
 quick=0
 do_build=1
+worktrees_only=0
 for a in "$@"; do
   case $a in
     --quick) quick=1 ;;
     --no-build) do_build=0 ;;
-    *) echo "usage: $0 [--quick] [--no-build]" >&2; exit 2 ;;
+    --worktrees) worktrees_only=1 ;;
+    *) echo "usage: $0 [--quick] [--no-build] [--worktrees]" >&2; exit 2 ;;
   esac
 done
 
@@ -24,7 +28,8 @@ if [ $do_build = 1 ]; then
   if [ ! -f "$build/build.ninja" ]; then
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOPR_TESTS=OFF >/dev/null
   fi
-  nice ninja -C "$build" -j2 loopr loopr-mock-llm daemon_bench engine_bench git_bench store_bench sandbox_bench provision_bench cost_bench machines_bench >&2
+  if [ $worktrees_only = 1 ]; then targets=git_bench; else targets="loopr loopr-mock-llm daemon_bench engine_bench git_bench store_bench sandbox_bench provision_bench cost_bench machines_bench"; fi
+  nice ninja -C "$build" -j2 $targets >&2
 fi
 bench=$build/tools/bench
 mock=$build/tools/mock-llm/loopr-mock-llm
@@ -39,6 +44,24 @@ step() { echo "== $* ($(( $(date +%s) - t0 )) s, load $(cut -d' ' -f1 /proc/load
 rows=$out/rows
 : > "$rows"
 
+git_awk_worktrees() {  # $1: "worktrees files", $2: git_bench's output
+  awk -v args="$1" '
+    /loopr \(branch \+ add_worktree\)/ {split(args, a, " "); loopr = $0; sub(/.*: /, "", loopr)}
+    /git worktree add -b/ {git = $0; sub(/.*: +/, "", git)}
+    /ratio loopr/ {m = $NF; sub(/\)/, "", m); printf "| worktree creation (%s worktrees of a %s-file repo): loopr / git worktree add | %s (median of the pairs: %s) | loopr %s, git %s (alternating, and which goes first too) |\n", a[1], a[2], $5, m, loopr, git}
+    /^disk per worktree/ {line = $0; sub(/^disk per worktree: /, "", line); printf "| disk per worktree, %s-file repo | %s |  |\n", a[2], line}' "$2"
+}
+
+if [ $worktrees_only = 1 ]; then
+  # 50,000 files of ~1 KiB take ~200 MiB per worktree: 6 of each side, not 100.
+  for args in "20 5000" "6 50000"; do
+    step "git_bench $args 0 worktrees-only"
+    "$bench/git_bench" $args 0 worktrees-only > "$out/git-wt" 2>&1
+    git_awk_worktrees "$args" "$out/git-wt" >> "$rows"
+  done
+fi
+
+if [ $worktrees_only = 0 ]; then
 sizes="1 10 100 $([ $quick = 1 ] || echo 300 1000)"
 step "daemon_bench scale $sizes"
 for n in $sizes; do
@@ -78,7 +101,7 @@ step "git_bench $git_args"
 awk -v args="$git_args" '
   /loopr \(branch \+ add_worktree\)/ {split(args, a, " "); loopr = $0; sub(/.*: /, "", loopr)}
   /git worktree add -b/ {git = $0; sub(/.*: +/, "", git)}
-  /ratio loopr/ {printf "| worktree creation (%s worktrees of a %s-file repo): loopr / git worktree add | %s | loopr %s, git %s (alternating) |\n", a[1], a[2], $5, loopr, git}
+  /ratio loopr/ {m = $NF; sub(/\)/, "", m); printf "| worktree creation (%s worktrees of a %s-file repo): loopr / git worktree add | %s (median of the pairs: %s) | loopr %s, git %s (alternating, and which goes first too) |\n", a[1], a[2], $5, m, loopr, git}
   /^disk per worktree/ {line = $0; sub(/^disk per worktree: /, "", line); printf "| disk per worktree, %s-file repo | %s |  |\n", a[2], line}
   /checkpoint of a/ {printf "| checkpoint commit, %s change: loopr / git add -A && git commit | %.2f | loopr %s ms, git %s ms (median of 5) |\n", $4, $7 / $15, $7, $15}
   /nothing changed/ {printf "| checkpoint commit, nothing changed | %s ms | loopr (median of 5) |\n", $6}
@@ -87,16 +110,9 @@ awk -v args="$git_args" '
 
 # The 50,000-file case (issue 47 item 1): worktrees only, time and disk each.
 if [ $quick = 0 ]; then
-  step "git_bench 10 50000 0 worktrees-only"
-  "$bench/git_bench" 10 50000 0 worktrees-only > "$out/git50k" 2>&1
-  git_awk_worktrees() {
-    awk -v args="$1" '
-      /loopr \(branch \+ add_worktree\)/ {split(args, a, " "); loopr = $0; sub(/.*: /, "", loopr)}
-      /git worktree add -b/ {git = $0; sub(/.*: +/, "", git)}
-      /ratio loopr/ {printf "| worktree creation (%s worktrees of a %s-file repo): loopr / git worktree add | %s | loopr %s, git %s (alternating) |\n", a[1], a[2], $5, loopr, git}
-      /^disk per worktree/ {line = $0; sub(/^disk per worktree: /, "", line); printf "| disk per worktree, %s-file repo | %s |  |\n", a[2], line}' "$2"
-  }
-  git_awk_worktrees "10 50000" "$out/git50k" >> "$rows"
+  step "git_bench 6 50000 0 worktrees-only"
+  "$bench/git_bench" 6 50000 0 worktrees-only > "$out/git50k" 2>&1
+  git_awk_worktrees "6 50000" "$out/git50k" >> "$rows"
 fi
 
 step "store_bench"
@@ -120,6 +136,8 @@ step "machines_bench (a Go module's tests: worktree with the repository's caches
 if command -v go >/dev/null; then
   "$bench/machines_bench" $([ $quick = 1 ] && echo 3 || echo 5) >> "$rows" 2> "$out/machines" || true
 fi
+
+fi  # worktrees_only = 0
 
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)

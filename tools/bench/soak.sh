@@ -11,12 +11,14 @@ loopr=$1
 mock=$2
 checkpoints=${3:-"10 100"}
 
-dir=$(mktemp -d /tmp/loopr-soak-XXXXXX)
+# LOOPR_SOAK_TMP=DIR puts the repository and the store there (e.g. a tmpfs: what the disk costs).
+dir=$(mktemp -d "${LOOPR_SOAK_TMP:-/tmp}/loopr-soak-XXXXXX")
 mock_pid=
 cleanup() {
   "$loopr" -C "$dir/repo" daemon stop >/dev/null 2>&1 || true
   if [ -n "$mock_pid" ]; then kill "$mock_pid" 2>/dev/null || true; wait "$mock_pid" 2>/dev/null || true; fi
-  rm -rf "$dir"
+  # LOOPR_SOAK_KEEP=1 keeps the repository, store and logs for a look afterwards.
+  if [ -n "${LOOPR_SOAK_KEEP:-}" ]; then echo "soak: kept $dir" >&2; else rm -rf "$dir"; fi
 }
 trap cleanup EXIT
 
@@ -86,10 +88,13 @@ for n in $checkpoints; do
   t0=$(now_ms)
   while [ $done_trees -lt "$n" ]; do
     done_trees=$((done_trees + 1))
+    t_tree=$(now_ms)
     if ! "$loopr" -C "$repo" submit --wait --yes "Tree $done_trees" >/dev/null 2>"$dir/err"; then
       echo "soak: tree $done_trees did not merge: $(head -c 300 "$dir/err")" >&2
       exit 1
     fi
+    # LOOPR_SOAK_TIMES=FILE: one line per tree, "tree ms" (where the time per tree goes up).
+    if [ -n "${LOOPR_SOAK_TIMES:-}" ]; then echo "$done_trees $(($(now_ms) - t_tree))" >> "$LOOPR_SOAK_TIMES"; fi
   done
   per=$(( ($(now_ms) - t0) / (n - last_checkpoint) ))
   pid=$(daemon_pid)
@@ -102,6 +107,25 @@ for n in $checkpoints; do
   if [ -n "${LOOPR_SOAK_SMAPS:-}" ]; then cp "/proc/$pid/smaps" "$LOOPR_SOAK_SMAPS/smaps.$n"; fi
   last_checkpoint=$n
 done
+
+# Git alone on the soaked repository: every loop (plan, spec, phase, code) and the integration
+# gate makes a worktree, a full checkout of `main`, and `main` gains ~4 files per tree (the
+# artifacts and the code file). What `git worktree add` costs at the first tree's commit and at
+# the last one is the part of the time per tree that grows with the repository, not with loopr.
+git_add_ms() {  # $1: commit; median of 5 `git worktree add --detach` (each removed again)
+  local times=() i t0
+  for i in 1 2 3 4 5; do
+    t0=$(now_ms)
+    git -C "$repo" worktree add -q --detach "$dir/git-wt" "$1" >/dev/null 2>&1
+    times+=($(($(now_ms) - t0)))
+    git -C "$repo" worktree remove --force "$dir/git-wt" >/dev/null 2>&1
+  done
+  printf '%s\n' "${times[@]}" | sort -n | sed -n 3p
+}
+first=$(git -C "$repo" log --format='%H %s' main | awk '/loopr\(code-001-001-001\)/ {print $1; exit}')
+if [ -n "$first" ]; then
+  echo "| soak: \`git worktree add\` alone, at tree 1 / at tree $done_trees | $(git_add_ms "$first") / $(git_add_ms main) ms | $(git -C "$repo" ls-tree -r "$first" | wc -l) / $(git -C "$repo" ls-tree -r main | wc -l) files; a tree makes 5 such checkouts (4 loops + the integration gate) |"
+fi
 
 # The same store, a fresh daemon: what the goal compares with.
 "$loopr" -C "$repo" daemon stop >/dev/null
