@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include <loopr/core/commit_message.hpp>
 #include <loopr/git/branches.hpp>
 #include <loopr/git/repository.hpp>
 
@@ -14,17 +15,15 @@ constexpr std::size_t kMaxFileBytes = 1 << 20;  // an artifact, transcript or fi
 
 constexpr int kMaxForkWalk = 10'000;  // commits walked back to find where a loop's work starts
 
-/// Whether a commit message is one loopr wrote for loop `id` ("loopr(ID): …").
+/// Whether a commit message is one loopr wrote for loop `id` (core/commit_message.hpp).
 bool made_for(std::string_view message, std::string_view id) {
-  const std::string_view prefix = "loopr(";
-  return message.starts_with(prefix) && message.substr(prefix.size()).starts_with(id) &&
-         message.substr(prefix.size() + id.size()).starts_with("):");
+  return loop_commit_id(message) == id;
 }
 
 /// Whether it is one loopr wrote for another loop (a commit the model made itself is neither).
 bool made_for_another(std::string_view message, std::string_view id) {
-  return message.starts_with("loopr(") && message.find("):") != std::string_view::npos &&
-         !made_for(message, id);
+  auto named = loop_commit_id(message);
+  return named && *named != id;
 }
 
 /// Whether `rel` names a place inside a folder: relative, no `..` segment.

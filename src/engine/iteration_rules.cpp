@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <functional>
 
+#include <loopr/core/commit_message.hpp>
 #include <loopr/core/disk.hpp>
 #include <loopr/engine/feedback.hpp>
 #include <loopr/engine/test_output.hpp>
@@ -80,8 +81,9 @@ Move wait_for_person(Loop& loop, int n, EndReason why, const std::string& what) 
   loop.run.attended_passed = n;
   loop.run.review_rounds = 0;
   return {LoopStatus::paused, why,
-          what + "; its tests pass: " + resume_hint(loop) + " completes it as it is, `loopr iterate " +
-              loop.id + " --feedback …` sends it back to work"};
+          what + "; its tests pass: " + resume_hint(loop) +
+              " completes it as it is, `loopr iterate " + loop.id +
+              " --feedback …` sends it back to work"};
 }
 
 // limits.max_same_failures: counts failing validations in a row whose failing tests (or, when
@@ -121,9 +123,8 @@ std::string same_failures_reason(int count, const std::vector<std::string>& test
 Move on_fail(Loop& loop, int n, const IterationFacts& f, const Config& config) {
   const Validation& v = *f.validation;
   const std::string fingerprint = failure_fingerprint(v.output, loop.worktree);
-  const int stale = (!f.changed && loop.run.last_validation_hash == fingerprint)
-                        ? loop.run.no_progress + 1
-                        : 0;
+  const int stale =
+      (!f.changed && loop.run.last_validation_hash == fingerprint) ? loop.run.no_progress + 1 : 0;
   loop.run.no_progress = stale;
   loop.run.last_validation_hash = fingerprint;
   const std::vector<std::string> failing = count_same_failures(loop, v, fingerprint);
@@ -147,7 +148,8 @@ Move on_fail(Loop& loop, int n, const IterationFacts& f, const Config& config) {
   if (config.attended)
     return {LoopStatus::paused, EndReason::attended,
             "attended mode: " + resume_hint(loop) + " to run the next iteration"};
-  if (f.pause_requested) return {LoopStatus::paused, EndReason::paused_by_user, "paused by the user"};
+  if (f.pause_requested)
+    return {LoopStatus::paused, EndReason::paused_by_user, "paused by the user"};
   return {};
 }
 
@@ -156,8 +158,8 @@ Move on_fail(Loop& loop, int n, const IterationFacts& f, const Config& config) {
 std::string runtime_ran_out(const Loop& loop, const Config& config, int turns) {
   return "iteration's time limit of " +
          format_duration(config.loop(loop.type).iteration_max_runtime) + " (loops." +
-         to_string(loop.type) + ".iteration_max_runtime) ended it after " +
-         std::to_string(turns) + " model turns";
+         to_string(loop.type) + ".iteration_max_runtime) ended it after " + std::to_string(turns) +
+         " model turns";
 }
 
 Move at_boundary(Loop& loop, const BoundaryRequests& asked) {
@@ -185,7 +187,8 @@ std::optional<TurnLimit> spending_limit(const Loop& loop, const Config& config, 
                                         TimestampMs plan_start, const RequestBudget& asked) {
   if (config.limits.max_loop_cost_usd > 0 && loop_cost >= config.limits.max_loop_cost_usd)
     return TurnLimit{EndReason::loop_cost_limit,
-                     "the loop's cost limit of $" + std::to_string(config.limits.max_loop_cost_usd) +
+                     "the loop's cost limit of $" +
+                         std::to_string(config.limits.max_loop_cost_usd) +
                          " was reached (limits.max_loop_cost_usd)"};
   if (config.limits.max_cost_usd > 0 && tree_cost >= config.limits.max_cost_usd) {
     char buf[200];
@@ -195,11 +198,11 @@ std::optional<TurnLimit> spending_limit(const Loop& loop, const Config& config, 
     return TurnLimit{EndReason::cost_limit, buf};
   }
   if (config.limits.max_input_tokens > 0 && tree_input >= config.limits.max_input_tokens)
-    return TurnLimit{EndReason::cost_limit, "plan " + loop.plan_id + " has sent " +
-                                                std::to_string(tree_input) +
-                                                " input tokens, its limit is " +
-                                                std::to_string(config.limits.max_input_tokens) +
-                                                " (limits.max_input_tokens)",
+    return TurnLimit{EndReason::cost_limit,
+                     "plan " + loop.plan_id + " has sent " + std::to_string(tree_input) +
+                         " input tokens, its limit is " +
+                         std::to_string(config.limits.max_input_tokens) +
+                         " (limits.max_input_tokens)",
                      true};
   if (config.limits.max_runtime.count() > 0 &&
       now - plan_start >= config.limits.max_runtime.count())
@@ -248,8 +251,9 @@ std::optional<TurnLimit> check_turn_limits(const Loop& loop, const Config& confi
   auto hit = spending_limit(loop, config, loop.usage.cost_usd + so_far.cost_usd,
                             tree_cost + so_far.cost_usd, tree_input + total_input(so_far), now,
                             plan_start, asked);
-  if (hit) hit->reason += " during iteration " + std::to_string(loop.iteration + 1) +
-                          ", which ended after the model turn that reached it";
+  if (hit)
+    hit->reason += " during iteration " + std::to_string(loop.iteration + 1) +
+                   ", which ended after the model turn that reached it";
   return hit;
 }
 
@@ -312,7 +316,7 @@ bool passed(const IterationFacts& f) {
 
 std::string checkpoint_message(const Loop& loop, int n, const IterationFacts& f) {
   std::string summary = f.validation ? f.validation->summary : std::string();
-  std::string head = "loopr(" + loop.id + "): iteration " + std::to_string(n) + ": ";
+  std::string head = loop_commit_message(loop.id, "iteration " + std::to_string(n) + ": ");
   if (f.end == Conversation::End::limit) return head + "stopped: " + to_string(f.limit.end);
   if (checks_passed(f) && f.review) {
     if (f.review->verdict == ReviewResult::Verdict::error)
@@ -334,14 +338,16 @@ std::string failure_fingerprint(const std::string& validation_output, const std:
 }
 
 IterationVerdict decide(Loop& loop, int n, const IterationFacts& f, const Config& config) {
-  if (f.end == Conversation::End::stopped) return {{LoopStatus::stopped, f.stop_end, f.stop_reason}, "stopped"};
+  if (f.end == Conversation::End::stopped)
+    return {{LoopStatus::stopped, f.stop_end, f.stop_reason}, "stopped"};
   if (f.end == Conversation::End::refused)
     return {{LoopStatus::failed, EndReason::model_refused, f.refusal}, "error"};
   if (f.end == Conversation::End::limit)
     // A limit reached between turns: the work so far is checkpointed, not judged; at a tree's
     // cap the loop pauses (limits.at_cost_limit: pause) or fails.
     return {at_limit(loop, config, f.limit), "stopped"};
-  if (!f.validation) return {{LoopStatus::failed, EndReason::internal_error, "the check did not run"}, "error"};
+  if (!f.validation)
+    return {{LoopStatus::failed, EndReason::internal_error, "the check did not run"}, "error"};
   const Validation& v = *f.validation;
   if (v.stopped) return {{LoopStatus::stopped, f.stop_end, f.stop_reason}, "stopped"};
   if (v.could_not_start)

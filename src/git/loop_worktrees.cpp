@@ -5,6 +5,7 @@
 #include <fstream>
 #include <system_error>
 
+#include <loopr/core/commit_message.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/core/read_up_to.hpp>
 #include <loopr/git/branches.hpp>
@@ -126,7 +127,7 @@ Result<RebaseOutcome> LoopWorktrees::rebase_onto_integration(const Loop& loop) c
   auto out = wt.rebase_onto(integration);
   if (out && out->kind == RebaseOutcome::Kind::local_changes) {
     // Edits an interrupted iteration left behind: commit them, then rebase.
-    LOOPR_TRY(wt.checkpoint("loopr(" + loop.id + "): work in progress before a rebase"));
+    LOOPR_TRY(wt.checkpoint(loop_commit_message(loop.id, "work in progress before a rebase")));
     out = wt.rebase_onto(integration);
   }
   return out;
@@ -137,11 +138,9 @@ Result<bool> LoopWorktrees::integration_meets_work(const Loop& loop) const {
   return wt.work_meets_changes(loop.tree.based_on, integration_branch(loop.plan_id));
 }
 
-Result<IntegrationMerge> LoopWorktrees::merge_into_integration(const Loop& loop, bool rebuild,
-                                                               const std::string& base_branch,
-                                                               const std::string& message,
-                                                               bool merge_after_rebase,
-                                                               const MergeRules& refusal_rules) const {
+Result<IntegrationMerge> LoopWorktrees::merge_into_integration(
+    const Loop& loop, bool rebuild, const std::string& base_branch, const std::string& message,
+    bool merge_after_rebase, const MergeRules& refusal_rules) const {
   const std::string integration = integration_branch(loop.plan_id);
   const std::string branch = branch_of(loop);
   LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
@@ -199,8 +198,9 @@ Result<void> LoopWorktrees::remove_scratch(const std::string& name) const {
   LOOPR_TRY(r.drop_broken_worktree_registration(name));
   std::error_code ec;
   std::filesystem::remove_all(paths_.worktree(name), ec);  // a folder git no longer knows
-  if (ec) return make_error(ErrorCode::io, "cannot remove " + paths_.worktree(name).string() +
-                                                     ": " + ec.message());
+  if (ec)
+    return make_error(ErrorCode::io,
+                      "cannot remove " + paths_.worktree(name).string() + ": " + ec.message());
   auto deleted = r.delete_branch("loopr/" + name);
   if (!deleted && deleted.error().code != ErrorCode::not_found) return deleted;
   return ok();

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include <loopr/api/events.hpp>
+#include <loopr/core/commit_message.hpp>
 #include <loopr/engine/code_check.hpp>
 #include <loopr/engine/feedback.hpp>
 #include <loopr/engine/test_output.hpp>
@@ -88,8 +89,8 @@ awaitable<BaselineRun> run_check(ManagerState& s, const std::string& plan) {
     r.output = check.output;
     // A program the sandbox hides (a venv's interpreter under the home): which, and the line.
     if (!check.passed && !check.stopped)
-      if (auto hidden = project::explain_hidden_path(check.output, s.ctx.paths.root,
-                                                     *s.ctx.config, process_env()))
+      if (auto hidden = project::explain_hidden_path(check.output, s.ctx.paths.root, *s.ctx.config,
+                                                     process_env()))
         r.summary += "; " + *hidden;
     text += "$ " + check.command + "\n" + check.output + "\n";
   }
@@ -99,8 +100,7 @@ awaitable<BaselineRun> run_check(ManagerState& s, const std::string& plan) {
   text += "# " + r.summary + "\n";
   // What the tests left behind (coverage/, logs): listed, and never committed by a loop.
   auto finish = [wt = s.worktrees, plan, paths = s.ctx.paths, sha = r.sha, text,
-                 worktree = checkout->worktree,
-                 mounts = s.ctx.config->sandbox.checkout_paths()] {
+                 worktree = checkout->worktree, mounts = s.ctx.config->sandbox.checkout_paths()] {
     auto outputs = git::untracked_paths(worktree, mounts);
     git::record_test_outputs(paths.root, outputs);
     if (auto removed = wt.remove_baseline(plan); !removed)
@@ -236,7 +236,7 @@ awaitable<bool> baseline_ready(State s, Loop& plan) {
 awaitable<ActionResult> resume_baseline(State s, Loop plan) {
   const std::string base = s->ctx.config->base_branch;
   auto update = [wt = s->worktrees, id = plan.id, base] {
-    return wt.update_from_base(id, base, "loopr(" + id + "): update from " + base);
+    return wt.update_from_base(id, base, loop_commit_message(id, "update from " + base));
   };
   auto merged = co_await run_blocking(s->ctx.pool, update);
   if (!merged)

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <loopr/api/events.hpp>
+#include <loopr/core/commit_message.hpp>
 #include <loopr/core/crash_point.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/core/merge_policy.hpp>
@@ -42,12 +43,11 @@ struct Completing {
 awaitable<bool> revalidate_rebased(State state, Loop& loop) {
   ManagerState& s = *state;
   engine::CodeCheckRequest request;
-  request.command = loop.validation_command.empty()
-                        ? s.ctx.config->loop(LoopType::code).validation
-                        : loop.validation_command;
+  request.command = loop.validation_command.empty() ? s.ctx.config->loop(LoopType::code).validation
+                                                    : loop.validation_command;
   request.workdir = loop.worktree;
-  request.env = {{"LOOPR_LOOP_ID", loop.id}, {"LOOPR_LOOP_TYPE", "code"},
-                 {"LOOPR_PLAN_ID", loop.plan_id}};
+  request.env = {
+      {"LOOPR_LOOP_ID", loop.id}, {"LOOPR_LOOP_TYPE", "code"}, {"LOOPR_PLAN_ID", loop.plan_id}};
   request.cancel = &s.gate_cancel;
   engine::CodeCheck check = co_await engine::run_code_check(s.ctx, std::move(request));
   if (check.passed) {
@@ -64,10 +64,12 @@ awaitable<bool> revalidate_rebased(State state, Loop& loop) {
     w.events.push_back(api::encode(l.id, api::Revalidated{false, check.summary}));
     engine::add_feedback(l.run, FeedbackEntry{l.iteration, "rebase",
                                               "rebased onto the integration branch at merge "
-                                              "time, then: " + first_line(check.summary, 100),
+                                              "time, then: " +
+                                                  first_line(check.summary, 100),
                                               "Your work was rebased onto the integration branch "
                                               "(other loops' work landed there) and then failed "
-                                              "its validation. " + check.feedback});
+                                              "its validation. " +
+                                                  check.feedback});
     if (l.iteration >= l.max_iterations) l.max_iterations = l.iteration + std::max(1, budget / 2);
     if (!engine::transition(l, LoopStatus::running, EndReason::none,
                             "its validation fails after a rebase at merge time", w.events))
@@ -105,8 +107,9 @@ awaitable<bool> merge_into_integration(State state, Loop& loop) {
   const int generation = loop.tree.children_base;
   const bool rebuild =
       loop.type == LoopType::plan && loop.tree.integration_generation != generation;
-  std::string message = "loopr(" + loop.id + "): merge " + to_string(loop.type) + " " + loop.id +
-                        " (iteration " + std::to_string(loop.iteration) + ") into " + integration;
+  std::string message = loop_commit_message(
+      loop.id, std::string("merge ") + to_string(loop.type) + " " + loop.id + " (iteration " +
+                   std::to_string(loop.iteration) + ") into " + integration);
   // A code loop rebased at merge time is validated again before it is merged.
   const bool revalidate = loop.type == LoopType::code;
   MergeRules rules = merge_rules(*s.ctx.config);
@@ -320,8 +323,7 @@ awaitable<void> auto_merge_into_base(ManagerState& s, std::string plan) {
       for (const HeldPath& h : *held) l.tree.conflicts.push_back(h.path);
     }
     w.events.push_back(api::encode(l.id, api::MergeFailed{base, problem}));
-    if (!engine::transition(l, LoopStatus::blocked, EndReason::held_for_review, problem,
-                            w.events))
+    if (!engine::transition(l, LoopStatus::blocked, EndReason::held_for_review, problem, w.events))
       return not_allowed(l, "cannot block");
     return std::nullopt;
   });
@@ -332,11 +334,13 @@ awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan) 
   if (!loaded) co_return loaded.take_error();
   const std::string base = s.ctx.config->base_branch;
   std::string message =
-      "loopr(" + plan + "): merge plan " + plan + ": " + first_line(loaded->task, 60);
+      loop_commit_message(plan, "merge plan " + plan + ": " + first_line(loaded->task, 60));
   // What is refused outright never enters the base branch, not even by `loopr merge`.
   MergeRules rules = merge_rules(*s.ctx.config);
   rules.tree = false;
-  auto refusal = [wt = s.worktrees, plan, base, rules] { return wt.held_changes(plan, base, rules); };
+  auto refusal = [wt = s.worktrees, plan, base, rules] {
+    return wt.held_changes(plan, base, rules);
+  };
   auto refused = co_await run_blocking(s.ctx.pool, refusal);
   auto work = [wt = s.worktrees, plan, base, message] {
     return wt.merge_plan_into_base(plan, base, message);
@@ -345,7 +349,8 @@ awaitable<Result<MergeInfo>> merge_into_base(ManagerState& s, std::string plan) 
   if (!refused)
     out = refused.take_error();
   else if (!refused->empty())
-    out = make_error(ErrorCode::conflict, "it has what is never merged: " + describe_held(*refused));
+    out =
+        make_error(ErrorCode::conflict, "it has what is never merged: " + describe_held(*refused));
   else
     out = co_await run_blocking(s.ctx.pool, work);
   using K = git::MergeOutcome::Kind;

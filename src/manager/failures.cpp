@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include <loopr/core/commit_message.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/engine/feedback.hpp>
 
@@ -24,7 +25,7 @@ awaitable<bool> retry_fresh(State s, const Loop& loop) {
   std::string kept;
   if (!loop.worktree.empty()) {
     std::string message =
-        "loopr(" + loop.id + "): attempt 1 failed: " + first_line(loop.status_reason, 60);
+        loop_commit_message(loop.id, "attempt 1 failed: " + first_line(loop.status_reason, 60));
     auto archive = [wt = s->worktrees, id = loop.id, message] { return wt.archive(id, message); };
     auto archived = co_await run_blocking(s->ctx.pool, archive);
     if (!archived) {

@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include <loopr/core/commit_message.hpp>
 #include <loopr/git/branches.hpp>
 #include <loopr/git/cleanup.hpp>
 #include <loopr/git/loop_worktrees.hpp>
@@ -104,7 +105,7 @@ class TreeCleaner {
                std::string("its tree ended (") + to_string(l.status) + ")"};
       if (!o_.dry_run) {
         auto kept = worktrees_.archive(
-            l.id, "loopr(" + l.id + "): what its worktree held when `loopr gc` removed it");
+            l.id, loop_commit_message(l.id, "what its worktree held when `loopr gc` removed it"));
         if (!kept) return fail("worktree of " + l.id + ": " + kept.error().message);
         i.kept_on = *kept;
         change.branch = *kept;

@@ -5,6 +5,8 @@
 // (tree_rules.hpp: plan_recovery), after clearing what git work a kill cut short.
 #include <spdlog/spdlog.h>
 
+#include <loopr/core/commit_message.hpp>
+
 #include "manager/driver.hpp"
 #include "manager/tree_rules.hpp"
 
@@ -15,8 +17,8 @@ constexpr const char* kDaemonStopping = "the daemon is stopping";
 
 // A loop a stop of the daemon ended (drained or not), to be run again at the next start.
 bool stopped_by_the_daemon(const Loop& l) {
-  return l.status == LoopStatus::stopped && (l.end_reason == EndReason::daemon_stopped ||
-                                             l.end_reason == EndReason::daemon_drained);
+  return l.status == LoopStatus::stopped &&
+         (l.end_reason == EndReason::daemon_stopped || l.end_reason == EndReason::daemon_drained);
 }
 
 // Lets the iterations in flight finish and starts none (the gate stops each loop at its next
@@ -93,7 +95,7 @@ awaitable<Result<void>> start(State s) {
                all->size(), plan.run.size(), plan.finish.size(), to_archive.size());
   for (const auto& id : to_archive) {
     auto archive = [wt = s->worktrees, id] {
-      return wt.archive(id, "loopr(" + id + "): invalidated");
+      return wt.archive(id, loop_commit_message(id, "invalidated"));
     };
     auto done = co_await run_blocking(s->ctx.pool, archive);
     if (!done) spdlog::warn("loop {}: archiving its worktree: {}", id, done.error().message);
@@ -123,8 +125,9 @@ awaitable<void> shutdown(State s, std::chrono::milliseconds grace,
   if (drain_limit.count() > 0) co_await drain(s, drain_limit);
   s->gate_cancel = true;
   std::vector<std::shared_ptr<Run>> all = s->runs.all();
-  for (auto& run : all) s->runs.stop(*run, kDaemonStopping, EndReason::daemon_stopped,
-                                     engine::StopCause::daemon_stopping);
+  for (auto& run : all)
+    s->runs.stop(*run, kDaemonStopping, EndReason::daemon_stopped,
+                 engine::StopCause::daemon_stopping);
   auto deadline = std::chrono::steady_clock::now() + grace;
   co_await wait_for_runs(all, grace * 3 / 4);
   // Loops the shutdown stopped run again at the next start. What their interrupted iteration
@@ -157,7 +160,8 @@ awaitable<void> shutdown(State s, std::chrono::milliseconds grace,
     std::size_t done = 0;
     for (const auto& [worktree, id] : to_checkpoint) {
       if (std::chrono::steady_clock::now() >= deadline) break;
-      if (wt.checkpoint(worktree, "loopr(" + id + "): work in progress when the daemon stopped"))
+      if (wt.checkpoint(worktree,
+                        loop_commit_message(id, "work in progress when the daemon stopped")))
         ++done;
     }
     return done;

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include <loopr/api/events.hpp>
+#include <loopr/core/commit_message.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/engine/feedback.hpp>
 
@@ -110,7 +111,7 @@ awaitable<ActionResult> invalidate_and_iterate(State s, Loop parent, std::string
   for (auto& l : stored->loops)
     if (l.id == parent.id) result = l;
   for (const auto& id : to_archive) {
-    auto archive = [wt = s->worktrees, id, message = "loopr(" + id + "): " + why] {
+    auto archive = [wt = s->worktrees, id, message = loop_commit_message(id, why)] {
       return wt.archive(id, message);
     };
     auto done = co_await run_blocking(s->ctx.pool, archive);
@@ -229,9 +230,9 @@ awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
       // request's --max-iterations when it gave one), as every other iterate does.
       if (l.iteration >= l.max_iterations)
         l.max_iterations =
-            l.iteration + std::max(1, with_budget(*s->ctx.config, l.tree.budget)
-                                          .loop(LoopType::plan)
-                                          .max_iterations);
+            l.iteration +
+            std::max(
+                1, with_budget(*s->ctx.config, l.tree.budget).loop(LoopType::plan).max_iterations);
       w.events.push_back(api::encode(l.id, api::ApprovalEvent{"iterate", feedback}));
       w.approvals.push_back(Approval{id, "iterate", feedback, now_ms()});
       return std::nullopt;
@@ -239,8 +240,7 @@ awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
   } else if (loop.type == LoopType::plan &&
              (loop.status == LoopStatus::complete || loop.status == LoopStatus::failed ||
               gate_blocked(loop))) {
-    LoopStatus next =
-        loop.status == LoopStatus::failed ? LoopStatus::pending : LoopStatus::running;
+    LoopStatus next = loop.status == LoopStatus::failed ? LoopStatus::pending : LoopStatus::running;
     result = co_await invalidate_and_iterate(s, loop, feedback, next);
   } else if (loop.status == LoopStatus::failed || loop.status == LoopStatus::stopped ||
              loop.status == LoopStatus::paused || loop.status == LoopStatus::blocked) {
@@ -389,11 +389,11 @@ awaitable<ActionResult> stop(State s, std::string id) {
 namespace {
 
 Error red_tip(const Loop& plan) {
-  return make_error(ErrorCode::illegal_transition,
-                    "plan " + plan.id + "'s integration branch fails its tests: " +
-                        plan.tree.gate_summary + " (fix it there and `loopr resume " + plan.id +
-                        "`, see `loopr show " + plan.id + "`, or `loopr merge --force " + plan.id +
-                        "` to merge it anyway)");
+  return make_error(
+      ErrorCode::illegal_transition,
+      "plan " + plan.id + "'s integration branch fails its tests: " + plan.tree.gate_summary +
+          " (fix it there and `loopr resume " + plan.id + "`, see `loopr show " + plan.id +
+          "`, or `loopr merge --force " + plan.id + "` to merge it anyway)");
 }
 
 }  // namespace
@@ -413,7 +413,8 @@ awaitable<Result<MergeInfo>> merge(State s, std::string plan, bool force) {
                              " at " + sha.substr(0, 12));
   // merge: pr: the push and the pull request again (a failure, a hold, CI the person fixed);
   // the base branch is the team's to merge into, through the PR.
-  if (s->ctx.config->merge == MergeMode::pr && !gate_blocked(*fresh)) co_return co_await retry_pr(s, plan);
+  if (s->ctx.config->merge == MergeMode::pr && !gate_blocked(*fresh))
+    co_return co_await retry_pr(s, plan);
   auto tip_of = [wt = s->worktrees, plan] { return wt.integration_tip(plan); };
   if (gate_blocked(*fresh)) {
     if (!force) {
