@@ -157,7 +157,7 @@ std::string refusal(int status, const std::string& body, const std::string& toke
   }
   if (!token.empty())
     for (auto at = why.find(token); at != std::string::npos; at = why.find(token))
-      why.replace(at, token.size(), "…");
+      why.replace(at, token.size(), "...");
   std::string clean;
   for (unsigned char c : why.substr(0, 200)) clean.push_back(c >= 0x20 && c < 0x7f ? c : ' ');
   return clean.empty() ? out : out + " (" + clean + ")";
