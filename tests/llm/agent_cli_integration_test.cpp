@@ -7,6 +7,9 @@
 
 #include <sstream>
 
+#include <loopr/core/loop.hpp>
+
+#include "llm/login_refresh.hpp"
 #include "mock_llm_process.hpp"
 #include "security/token_server.hpp"
 #include "support/subprocess.hpp"
@@ -353,4 +356,45 @@ TEST_F(AgentCliTest, GeminiFailuresAreClassified) {
   Outcome o2 = h2.call(request());
   ASSERT_FALSE(o2.ok());
   EXPECT_NE(o2.error().message.find("without a result"), std::string::npos) << o2.error().message;
+}
+
+// The real codex (tests/agent_clis) runs on the copy of a ChatGPT login loopr gives a command
+// (login_copy: the access token, an empty refresh token, last_refresh now): against mock-llm's
+// Responses API through a provider that takes the ChatGPT login, it answers with the account of
+// the login and never tries to refresh. Without the pinned CLI installed the test skips.
+TEST_F(AgentCliTest, TheRealCodexRunsOnTheLoginCopyLooprGivesIt) {
+  const std::filesystem::path codex =
+      std::filesystem::path(LOOPR_SOURCE_DIR) / "tests/agent_clis/node_modules/.bin/codex";
+  if (!std::filesystem::exists(codex))
+    GTEST_SKIP() << "the codex CLI is not installed (tools/install-deps.sh: tests/agent_clis)";
+  LOOPR_REQUIRE_MOCK();
+  MockLlm mock("defaults:\n  model: gpt-9-codex\nrules:\n  - name: hi\n    match: {api: "
+               "responses}\n    reply: {text: \"Hello from the mock.\"}\n");
+  const std::string jwt = jwt_until(std::time(nullptr) + 3600);
+  nlohmann::json person = nlohmann::json::parse(codex_login(jwt, "rt-PERSON"));
+  person["tokens"]["account_id"] = "acc-1";
+  const auto copy = login_copy("codex", person, loopr::now_ms());
+  ASSERT_EQ(copy.dump().find("rt-PERSON"), std::string::npos);
+  loopr::testing::write_file(dir / "codex-home/auth.json", copy.dump());
+  loopr::testing::write_file(dir / "codex-home/config.toml",
+                             "model_provider = \"mock\"\ncheck_for_update_on_startup = false\n"
+                             "[model_providers.mock]\nname = \"mock\"\nbase_url = \"" +
+                                 mock.url() +
+                                 "/v1\"\nwire_api = \"responses\"\nrequires_openai_auth = true\n");
+  auto run = loopr::testing::run_command(
+      "CODEX_HOME=" + loopr::testing::shell_quote((dir / "codex-home").string()) + " HOME=" +
+      loopr::testing::shell_quote(home.str()) + " timeout 120 " +
+      loopr::testing::shell_quote(codex.string()) +
+      " exec --skip-git-repo-check --json -m gpt-9-codex 'say hi' 2>&1");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("Hello from the mock."), std::string::npos) << run.output;
+  bool answered = false;
+  for (const auto& r : mock.requests())
+    if (r["path"] == "/v1/responses") {
+      answered = true;
+      EXPECT_EQ(r["headers"]["chatgpt-account-id"], "acc-1") << r.dump().substr(0, 600);
+    }
+  EXPECT_TRUE(answered);
+  auto after = nlohmann::json::parse(loopr::testing::read_file(dir / "codex-home/auth.json"));
+  EXPECT_EQ(after["tokens"]["access_token"], jwt) << "codex kept the token it was given";
 }
