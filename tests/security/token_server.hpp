@@ -1,4 +1,4 @@
-// A mock OAuth token endpoint on loopback, as the providers' refresh hosts behave: a POST with a
+// A mock OAuth token endpoint on loopback, as the providers' token endpoints behave: a POST with a
 // `refresh_token` gets a new access token and a new refresh token, and each refresh token is good
 // once (a second use is refused, `invalid_grant`, and counted: the sign of a lost refresh). It
 // keeps the last request (to check its fields), can answer slowly, or fail with a set status.
