@@ -5,6 +5,8 @@
 #include <ctime>
 #include <sstream>
 
+#include <loopr/core/url.hpp>
+
 #include "llm/http_client.hpp"
 #include "llm/login_sync.hpp"
 
@@ -39,21 +41,6 @@ awaitable<void> exchange(HttpClient& client, HttpRequest request, Collect& sink,
   failure = co_await client.send(request, sink);
 }
 
-std::string form_escape(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(hex[c >> 4]);
-      out.push_back(hex[c & 15]);
-    }
-  }
-  return out;
-}
-
 std::string refresh_token_of(const std::string& cli, const json& f) {
   const json* v = cli == "claude"  ? &f["claudeAiOauth"]["refreshToken"]
                   : cli == "codex" ? &f["tokens"]["refresh_token"]
@@ -66,9 +53,9 @@ HttpRequest refresh_request(const std::string& cli, const std::string& token) {
   r.headers = {{"Accept", "application/json"}, {"User-Agent", "loopr"}};
   if (cli == "gemini") {
     r.headers.push_back({"Content-Type", "application/x-www-form-urlencoded"});
-    r.body = "client_id=" + form_escape(kGeminiClient) +
-             "&client_secret=" + form_escape(kGeminiSecret) +
-             "&refresh_token=" + form_escape(token) + "&grant_type=refresh_token";
+    r.body = "client_id=" + url_encode(kGeminiClient) +
+             "&client_secret=" + url_encode(kGeminiSecret) + "&refresh_token=" + url_encode(token) +
+             "&grant_type=refresh_token";
     return r;
   }
   r.headers.push_back({"Content-Type", "application/json"});
@@ -109,8 +96,8 @@ std::optional<json> refreshed_fields(const std::string& cli, json fields, const 
     return *it;
   };
   std::optional<std::int64_t> until;
-  if (auto it = answer.find("expires_in"); it != answer.end() && it->is_number() &&
-                                           it->get<double>() >= 0 && it->get<double>() < 1e9)
+  if (auto it = answer.find("expires_in");
+      it != answer.end() && it->is_number() && it->get<double>() >= 0 && it->get<double>() < 1e9)
     until = now + static_cast<std::int64_t>(it->get<double>() * 1000);
   if (cli == "claude") {
     json& o = fields["claudeAiOauth"];

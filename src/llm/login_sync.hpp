@@ -69,7 +69,6 @@ using LoginUpdate =
 /// Reads the person's login file `person` under the lock of its folder and runs `update` on it;
 /// a document it returns replaces the file atomically (its mode kept). Returns the document the
 /// file holds afterwards. not_found: no such file (logged out).
-Result<nlohmann::json> update_login(const std::filesystem::path& person,
-                                    const LoginUpdate& update);
+Result<nlohmann::json> update_login(const std::filesystem::path& person, const LoginUpdate& update);
 
 }  // namespace loopr::llm

@@ -97,7 +97,6 @@ std::string b64url(const std::string& in) {
   return out;
 }
 
-
 }  // namespace
 
 // proves S6.3
@@ -256,10 +255,10 @@ TEST(LoginSyncTest, TheCopyACommandGetsHoldsNoRefreshToken) {
   EXPECT_EQ(copy["claudeAiOauth"]["refreshToken"], "");
   EXPECT_FALSE(copy.contains("mcpOAuth")) << "only what the CLI needs to call its API";
   EXPECT_EQ(copy.dump().find("rt-1"), std::string::npos);
-  json codex = {{"OPENAI_API_KEY", "sk-x"},
-                {"tokens",
-                 {{"id_token", "id"}, {"access_token", "at-1"}, {"refresh_token", "rt-1"}}},
-                {"last_refresh", "2026-01-01T00:00:00Z"}};
+  json codex = {
+      {"OPENAI_API_KEY", "sk-x"},
+      {"tokens", {{"id_token", "id"}, {"access_token", "at-1"}, {"refresh_token", "rt-1"}}},
+      {"last_refresh", "2026-01-01T00:00:00Z"}};
   copy = login_copy("codex", codex, 1764288000000);
   EXPECT_EQ(copy["tokens"]["access_token"], "at-1");
   EXPECT_EQ(copy["tokens"]["id_token"], "id");
