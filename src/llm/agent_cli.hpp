@@ -77,8 +77,6 @@ LlmError cli_error(ErrorKind kind, bool retryable, std::string message);
 Result<std::filesystem::path> fresh_private_dir(const std::filesystem::path& root,
                                                 const std::string& loop_id,
                                                 const std::string& what);
-/// Copies `from` (when it is a file) to `to`, mode 0600: a login, never written back.
-Result<void> copy_login(const std::filesystem::path& from, const std::filesystem::path& to);
 
 /// The prompt of a CLI run: the text blocks of the one user message, joined by blank lines.
 std::string cli_prompt(const Request& request);

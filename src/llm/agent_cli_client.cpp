@@ -7,12 +7,14 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <sstream>
 
 #include "llm/agent_cli.hpp"
 #include "llm/claude_confinement.hpp"
 #include "llm/host_proxy.hpp"
+#include "llm/login_refresh.hpp"
 #include "llm/login_sync.hpp"
 
 namespace loopr::llm {
@@ -59,10 +61,19 @@ class AgentCliClient final : public LlmClient {
     spec.output_cap = 64 * 1024;
     std::unique_ptr<CliReader> reader = dialect_->reader();
     spec.on_line = [r = reader.get()](std::string_view line) { r->on_line(line); };
+    // On a login: loopr refreshes it first, outside the sandbox (login_refresh.hpp).
+    std::optional<nlohmann::json> login;
+    if (login_ && !settings_.home.empty()) {
+      auto margin = std::max<std::chrono::milliseconds>(spec.timeout, std::chrono::minutes(10));
+      auto refresh = [this, margin] { return refresh_login(margin); };
+      RefreshOutcome fresh = co_await run_blocking(blocking_, refresh);
+      if (!fresh.login && !fresh.absent) co_return login_error(fresh);
+      if (fresh.login) login = std::move(fresh.login->doc);
+    }
     spdlog::debug("{} loop {}: starting {} in {}", provider(), request.loop_id, settings_.command,
                   spec.cwd);
     exec::Executor* executor = settings_.executor;
-    auto run = [&spec, &request, executor, this] {
+    auto run = [&spec, &request, &login, executor, this] {
       ProcessResult unstartable;
       unstartable.spawn_failed = true;
       if (executor && installation_dirs().empty()) {
@@ -73,31 +84,32 @@ class AgentCliClient final : public LlmClient {
       if (!executor) {
         // Unconfined (tests of a client itself): still its own configuration folder.
         auto config = dialect_->private_config(private_root(), request, settings_, spec.env_set);
+        Result<void> given =
+            config && login ? give_login(*config, *login, spec.env_set) : Result<void>(ok());
         OwnTools own;
-        Result<void> served = config ? serve_own_tools(request, *config, spec.argv, own)
-                                     : Result<void>(config.error());
+        Result<void> served = !config  ? Result<void>(config.error())
+                              : !given ? given
+                                       : serve_own_tools(request, *config, spec.argv, own);
         if (!served) {
           unstartable.output = served.error().message;
           return unstartable;
         }
         ProcessResult r = run_process(spec);
         own.channel.reset();  // no call reaches the loop after its run
-        keep_refreshed_login(*config);
         std::error_code ec;
         std::filesystem::remove_all(*config, ec);
         return r;
       }
       OwnTools own;
-      auto command = sandboxed(spec, request, own);
+      auto command = sandboxed(spec, request, login, own);
       if (!command) {
         unstartable.output = command.error().message;
         return unstartable;
       }
       ProcessResult r = executor->run(*command);
       own.channel.reset();  // no call reaches the loop after its run
-      if (!command->writable.empty()) keep_refreshed_login(command->writable.front());
-      // Its copy of the person's login goes with the command (docs/security.md, S6.1): the
-      // private folder is the command's first writable path.
+      // Its copy of the person's login goes with the command (docs/security.md, S6.1), never
+      // read back (S6.3): the private folder is the command's first writable path.
       std::error_code ec;
       if (!command->writable.empty()) std::filesystem::remove_all(command->writable.front(), ec);
       return r;
@@ -126,25 +138,54 @@ class AgentCliClient final : public LlmClient {
   const std::string& model() const override { return settings_.model; }
 
  private:
-  /// A login the CLI refreshed inside the command's private folder, written back to the
-  /// person's login file (login_sync.hpp; docs/security.md S6.3).
-  void keep_refreshed_login(const std::filesystem::path& private_dir) {
-    if (!login_ || settings_.home.empty()) return;
-    WriteBackResult r =
-        write_back_login(login_->cli, std::filesystem::path(settings_.home) / login_->home_path,
-                         private_dir, login_->copy_path);
-    if (r.what == WriteBack::written)
-      spdlog::info("{} CLI: its refreshed login was written back to ~/{}", provider(),
+  /// The person's login made fresh for a command of `margin` at most (login_refresh.hpp).
+  RefreshOutcome refresh_login(std::chrono::milliseconds margin) const {
+    const auto path = std::filesystem::path(settings_.home) / login_->home_path;
+    RefreshOutcome r = fresh_login(login_->cli, path, margin, settings_.login_token);
+    if (r.login && r.login->refreshed)
+      spdlog::info("{} CLI: loopr refreshed the login in ~/{}", provider(),
                    login_->home_path.string());
-    else if (r.what == WriteBack::refused)
-      spdlog::warn("{} CLI: its login was not written back to ~/{}: {}", provider(),
+    else if (!r.login && !r.absent)
+      spdlog::warn("{} CLI: the login in ~/{} could not be refreshed: {}", provider(),
                    login_->home_path.string(), r.reason);
+    return r;
+  }
+
+  LlmError login_error(const RefreshOutcome& r) const {
+    const std::string& cli = login_->cli;
+    // A refused refresh token will not be taken on a retry; a network failure may pass.
+    return cli_error(r.transient ? ErrorKind::network : ErrorKind::auth, r.transient,
+                     "loopr: the " + cli + " login could not be refreshed (" + r.reason +
+                         ") (log in again with `" + cli + "`, or set an API key)");
+  }
+
+  /// The command's copy of the login `doc` in its private folder `config`: only what the CLI
+  /// needs to call its API now, no refresh token (gemini: the access token in its environment,
+  /// which it takes instead of a file).
+  Result<void> give_login(const std::filesystem::path& config, const nlohmann::json& doc,
+                          std::map<std::string, std::string>& env) const {
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    if (login_->cli == "gemini") {
+      env["GOOGLE_GENAI_USE_GCA"] = "true";
+      env["GOOGLE_CLOUD_ACCESS_TOKEN"] = access_token("gemini", doc);
+      return ok();
+    }
+    const auto path = config / login_->copy_path;
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << login_copy(login_->cli, doc, now).dump();
+    out.close();
+    ::chmod(path.c_str(), 0600);
+    if (!out) return make_error(ErrorCode::io, "cannot write the login copy " + path.string());
+    return ok();
   }
 
   /// The same run as a sandboxed command: the worktree writable; no network but the bridge to
   /// loopr's allowlisting proxy (host_proxy.hpp); a private configuration folder instead of the
   /// person's; its installation visible; only the variables it needs on top of the allowlist.
-  Result<exec::Command> sandboxed(const ProcessSpec& spec, const Request& request, OwnTools& own) {
+  Result<exec::Command> sandboxed(const ProcessSpec& spec, const Request& request,
+                                  const std::optional<nlohmann::json>& login, OwnTools& own) {
     exec::Command c;
     c.argv = spec.argv;
     c.workdir = spec.cwd;
@@ -166,6 +207,7 @@ class AgentCliClient final : public LlmClient {
     LOOPR_ASSIGN(std::filesystem::path config,
                  dialect_->private_config(private_root(), request, settings_, c.env));
     c.writable.push_back(config);
+    if (login) LOOPR_TRY(give_login(config, *login, c.env));
     dialect_->in_sandbox(settings_, c.env);
     LOOPR_TRY(serve_own_tools(request, config, c.argv, own));
     if (!own.temp_dir.empty()) c.writable.push_back(own.temp_dir);
@@ -346,17 +388,6 @@ Result<std::filesystem::path> fresh_private_dir(const std::filesystem::path& roo
   ::chmod(root.c_str(), 0700);
   ::chmod(dir.c_str(), 0700);
   return dir;
-}
-
-Result<void> copy_login(const std::filesystem::path& from, const std::filesystem::path& to) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(from, ec)) return ok();
-  std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing, ec);
-  if (ec)
-    return make_error(ErrorCode::io, "cannot copy the login " + from.string() + " into " +
-                                         to.parent_path().string() + ": " + ec.message());
-  ::chmod(to.c_str(), 0600);
-  return ok();
 }
 
 std::string cli_prompt(const Request& request) {

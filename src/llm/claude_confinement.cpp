@@ -49,10 +49,7 @@ Result<fs::path> make_private_claude_config(const fs::path& root, const std::str
   ::chmod(dir.c_str(), 0700);
   nlohmann::json account = nlohmann::json::object();
   if (!home.empty()) {
-    fs::path credentials = fs::path(home) / ".claude/.credentials.json";
-    if (fs::is_regular_file(credentials, ec) &&
-        !write_private(dir / ".credentials.json", slurp(credentials)))
-      return make_error(ErrorCode::io, "cannot copy the claude CLI's login into " + dir.string());
+    // On a login, the client writes its copy (.credentials.json, without the refresh token).
     auto global = nlohmann::json::parse(slurp(fs::path(home) / ".claude.json"), nullptr, false);
     if (global.is_object())
       for (const char* key : kAccountKeys)

@@ -15,11 +15,12 @@ namespace loopr::llm {
 inline constexpr int kSandboxProxyPort = 3128;
 
 /// Makes `root/<loop_id>` afresh (mode 0700) for one CLI run and seeds it with only what the
-/// CLI needs to authenticate, read from the person's `home`: `~/.claude/.credentials.json` (a
-/// subscription login) as a copy, and from `~/.claude.json` only the account keys (`oauthAccount`,
+/// CLI needs to authenticate, read from the person's `home`: from `~/.claude.json` only the
+/// account keys (`oauthAccount`,
 /// `userID`, `primaryApiKey`, `customApiKeyResponses`, the onboarding marks). Never their
-/// settings, hooks, MCP servers or project history; nothing of it is written back. Returns the
-/// folder (the CLI's CLAUDE_CONFIG_DIR).
+/// settings, hooks, MCP servers or project history; nothing of it is written back. A subscription
+/// login's copy (`.credentials.json`, without its refresh token) is the client's to add
+/// (login_refresh.hpp). Returns the folder (the CLI's CLAUDE_CONFIG_DIR).
 Result<std::filesystem::path> make_private_claude_config(const std::filesystem::path& root,
                                                          const std::string& loop_id,
                                                          const std::string& home);

@@ -211,8 +211,7 @@ class CodexDialect final : public CliDialect {
     LOOPR_ASSIGN(std::filesystem::path dir,
                  fresh_private_dir(root, request.loop_id, "the codex CLI's CODEX_HOME"));
     const bool own_endpoint = s.env.count("OPENAI_BASE_URL") || s.env.count("OPENAI_API_KEY");
-    if (!own_endpoint && !s.home.empty())
-      LOOPR_TRY(copy_login(std::filesystem::path(s.home) / ".codex/auth.json", dir / "auth.json"));
+    // On a login, the client writes its copy here (auth.json, without the refresh token).
     std::ofstream out(dir / "config.toml", std::ios::trunc);
     out << "# Written by loopr for one run; the person's ~/.codex is not used.\n"
         << "check_for_update_on_startup = false\n";

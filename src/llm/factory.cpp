@@ -48,7 +48,8 @@ std::set<std::string> allowed_hosts(const LlmConfig& c) {
 std::set<std::string> cli_allowed_hosts(const LlmConfig& c,
                                         const std::map<std::string, std::string>& cli_env) {
   std::set<std::string> out = allowed_hosts(c);
-  // On the person's login (no key): its token refresh host too, else a tree outlives it.
+  // On the person's login (no key): the API its subscription uses. Never its token host:
+  // loopr refreshes the login itself, outside the sandbox (login_refresh.hpp).
   if (uses_login(c.provider, cli_env))
     for (const auto& host : login_hosts(c.provider)) out.insert(host_port(host, "443"));
   return out;
@@ -68,6 +69,8 @@ Result<std::unique_ptr<LlmClient>> make_one_client(const Config& config, const E
     s.executor = commands;
     s.bridge = bridge_program(env);
     s.count_subscription_cost = config.limits.count_subscription_cost;
+    if (auto url = env("LOOPR_LOGIN_TOKEN_URL")) s.login_token.url = *url;  // tests' mock
+    s.login_token.ca_file = c.ca_file;
     if (auto home = env("HOME")) s.home = *home;
     if (auto path = env("PATH")) s.path = *path;
     // A whole CLI session is one call: without a per-request timeout it gets the longest

@@ -157,9 +157,7 @@ class GeminiDialect final : public CliDialect {
     std::error_code ec;
     std::filesystem::create_directories(conf, ec);
     const bool key = s.env.count("GEMINI_API_KEY") || s.env.count("GOOGLE_API_KEY");
-    if (!key && !s.home.empty())
-      for (const char* name : {"oauth_creds.json", "google_accounts.json"})
-        LOOPR_TRY(copy_login(std::filesystem::path(s.home) / ".gemini" / name, conf / name));
+    // On a login, the client passes the access token alone (GOOGLE_CLOUD_ACCESS_TOKEN): no file.
     json settings = {
         {"general", {{"disableAutoUpdate", true}, {"disableUpdateNag", true}}},
         {"telemetry", {{"enabled", false}}},

@@ -121,10 +121,6 @@ std::optional<std::int64_t> jwt_exp(const std::string& token) {
   return static_cast<std::int64_t>(claims["exp"].get<double>()) * 1000;
 }
 
-int open_dir(int at, const char* name) {
-  return ::openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-}
-
 // Reads `fd` whole (a regular file of one link, at most kMaxLogin bytes).
 Result<std::string> read_regular(int fd, const std::string& what) {
   struct stat st {};
@@ -152,27 +148,9 @@ struct Fd {
   }
 };
 
-// Opens `rel` under the folder `dir` without following a symlink at any step.
-int open_beneath(int dir, const fs::path& rel) {
-  int at = ::dup(dir);
-  std::vector<fs::path> parts(rel.begin(), rel.end());
-  for (std::size_t i = 0; at >= 0 && i < parts.size(); ++i) {
-    const std::string name = parts[i].string();
-    if (name.empty() || name == "." || name == ".." || name == "/") {
-      ::close(at);
-      return -1;
-    }
-    int next = i + 1 < parts.size()
-                   ? open_dir(at, name.c_str())
-                   : ::openat(at, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    ::close(at);
-    at = next;
-  }
-  return at;
-}
-
+// A refresh holds the lock across one exchange with the token endpoint (at most a minute).
 bool lock_folder(int dir) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(150);
   while (::flock(dir, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK && errno != EINTR) return false;
     if (std::chrono::steady_clock::now() > deadline) return false;
@@ -207,15 +185,6 @@ Result<void> replace_file(int dir, const std::string& name, const std::string& t
   return ok();
 }
 
-// Whether `copy` is a newer login than `person` (both credential_fields of `cli`).
-bool newer(const std::string& cli, const json& copy, const json& person) {
-  auto a = login_expiry(cli, copy), b = login_expiry(cli, person);
-  if (a && b && *a != *b) return *a > *b;
-  if (cli == "codex" && copy.contains("last_refresh") && person.contains("last_refresh"))
-    return copy["last_refresh"].get<std::string>() > person["last_refresh"].get<std::string>();
-  return a && !b;
-}
-
 // The person's document with the credential fields of `fields` put in (the rest kept).
 json merged(json person, const json& fields) {
   for (const auto& [key, value] : fields.items()) {
@@ -229,6 +198,8 @@ json merged(json person, const json& fields) {
 
 }  // namespace
 
+json merge_credentials(json person, const json& fields) { return merged(std::move(person), fields); }
+
 std::optional<LoginFile> login_file(const std::string& provider) {
   if (provider == "claude-code")
     return LoginFile{"claude", ".claude/.credentials.json", ".credentials.json"};
@@ -239,9 +210,10 @@ std::optional<LoginFile> login_file(const std::string& provider) {
 }
 
 std::vector<std::string> login_hosts(const std::string& provider) {
-  if (provider == "claude-code") return {"console.anthropic.com", "platform.claude.com"};
-  if (provider == "codex") return {"auth.openai.com", "chatgpt.com"};
-  if (provider == "gemini") return {"oauth2.googleapis.com", "cloudcode-pa.googleapis.com"};
+  // Never a token host: loopr refreshes the login itself (login_refresh.hpp). Claude's
+  // subscription API is api.anthropic.com, its base URL's host already.
+  if (provider == "codex") return {"chatgpt.com"};
+  if (provider == "gemini") return {"cloudcode-pa.googleapis.com"};
   return {};
 }
 
@@ -291,48 +263,33 @@ Result<json> read_login(const fs::path& path) {
   return doc;
 }
 
-WriteBackResult write_back_login(const std::string& cli, const fs::path& person,
-                                 const fs::path& private_dir, const fs::path& copy) {
-  auto refuse = [](std::string why) { return WriteBackResult{WriteBack::refused, std::move(why)}; };
-  // The copy: the model's to write, so nothing in it is followed or trusted but its shape.
-  Fd root(::open(private_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (root.fd < 0) return refuse("the private folder is gone");
-  Fd in(open_beneath(root.fd, copy));
-  if (in.fd < 0) {
-    if (errno == ENOENT) return {WriteBack::unchanged, "the command left no login"};
-    return refuse("its login copy is not a plain file (a symlink?)");
-  }
-  auto text = read_regular(in.fd, "its login copy");
-  if (!text) return refuse(text.error().message);
-  auto fields = credential_fields(cli, json::parse(*text, nullptr, false));
-  if (!fields) return refuse("its login copy is not a well-formed " + cli + " login");
-
-  // The person's file, under the lock of its folder, read again there.
+Result<json> update_login(const fs::path& person, const LoginUpdate& update) {
   Fd dir(::open(person.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.fd < 0) return refuse("no folder " + person.parent_path().string());
-  if (!lock_folder(dir.fd)) return refuse("cannot lock " + person.parent_path().string());
+  if (dir.fd < 0)
+    return make_error(ErrorCode::not_found, "no folder " + person.parent_path().string());
+  if (!lock_folder(dir.fd))
+    return make_error(ErrorCode::timeout, "cannot lock " + person.parent_path().string());
   const std::string name = person.filename().string();
   Fd cur(::openat(dir.fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  if (cur.fd < 0)
-    return refuse(errno == ELOOP ? person.string() + " is a symlink (left alone)"
-                                 : person.string() + " is gone (logged out?)");
+  if (cur.fd < 0) {
+    const int e = errno;
+    return make_error(e == ENOENT ? ErrorCode::not_found : ErrorCode::invalid_argument,
+                      person.string() + (e == ELOOP ? " is a symlink (left alone)"
+                                                    : " cannot be opened"));
+  }
   struct stat st {};
   ::fstat(cur.fd, &st);
-  auto current_text = read_regular(cur.fd, person.string());
-  if (!current_text) return refuse(current_text.error().message);
-  auto current = json::parse(*current_text, nullptr, false);
-  if (!current.is_object()) return refuse(person.string() + " is not a JSON object (left alone)");
-  auto mine = credential_fields(cli, current);
-  if (mine && *mine == *fields) return {WriteBack::unchanged, "the login did not change"};
-  if (mine && !newer(cli, *fields, *mine))
-    return {WriteBack::unchanged, "the person's login is as new or newer"};
-  json out = merged(current, *fields);
-  const bool pretty = current_text->find('\n') != std::string::npos &&
-                      current_text->find('\n') + 1 < current_text->size();
-  auto written = replace_file(
-      dir.fd, name, (pretty ? out.dump(2) : out.dump()) + (pretty ? "\n" : ""), st.st_mode);
-  if (!written) return refuse(written.error().message);
-  return {WriteBack::written, "refreshed login kept"};
+  LOOPR_ASSIGN(std::string text, read_regular(cur.fd, person.string()));
+  auto doc = json::parse(text, nullptr, false);
+  if (!doc.is_object())
+    return make_error(ErrorCode::invalid_argument, person.string() + " is not a JSON object");
+  LOOPR_ASSIGN(std::optional<json> changed, update(doc));
+  if (!changed) return doc;
+  // The person's layout kept: pretty when it was written pretty.
+  const bool pretty = text.find('\n') != std::string::npos && text.find('\n') + 1 < text.size();
+  LOOPR_TRY(replace_file(dir.fd, name, (pretty ? changed->dump(2) + "\n" : changed->dump()),
+                         st.st_mode));
+  return *changed;
 }
 
 }  // namespace loopr::llm

@@ -1,18 +1,22 @@
-// A subscription login (not an API key) of an agent CLI, kept alive for a whole tree: each
-// command gets a copy of the person's login file, the CLI refreshes its token inside that copy
-// (its refresh host is allowed through the proxy), and after the command loopr writes the
-// refreshed credential back to the person's login file, so the next command, and the person,
-// use the new token (a refresh token is often single-use).
+// A subscription login (not an API key) of an agent CLI, kept alive for a whole tree by loopr
+// itself, outside the sandbox (login_refresh.hpp): before each command the daemon reads the
+// person's login file, refreshes its token at the provider when it would expire during the
+// command, and writes the new credential fields into that one file. The command gets a copy
+// holding only what the CLI needs to call its API now (no refresh token), and nothing the
+// command leaves in its copy is ever read back (docs/security.md S6.3).
 //
-// The copy is the model's to write: it is read without following a symlink, must be a small
-// regular file holding the CLI's shape, and only the credential fields are taken from it, merged
-// into the person's file (whose other keys stay), written to a temporary file in the same folder
-// with the same mode and renamed over it. Concurrent commands serialise on a lock of the login's
-// folder (flock on the folder itself: no file is added there) and re-read under it.
+// This file is the file-system side: which file each CLI keeps its login in, its shape (the
+// credential fields), and update_login, which reads the person's file without following a
+// symlink (a regular file of one name, at most 64 KiB, a JSON object) under a lock of its folder
+// (flock on the folder itself: no file is added there), and writes a changed document through a
+// temporary file in the same folder with the same mode, renamed over it. Concurrent commands
+// serialise on that lock and re-read the file under it, so a single-use refresh token is used
+// once.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -33,8 +37,9 @@ struct LoginFile {
 /// The login file of `provider` (claude-code, codex, gemini); nullopt for other providers.
 std::optional<LoginFile> login_file(const std::string& provider);
 
-/// The hosts a CLI on a login needs besides its API host: where it refreshes its token (and,
-/// for codex and gemini, the API a subscription uses): allowed only when a login is used.
+/// The hosts a CLI on a login needs besides its API host: the API a subscription uses (codex:
+/// chatgpt.com, gemini: cloudcode-pa.googleapis.com), allowed only when a login is used. Never
+/// a token host: the command cannot refresh, loopr does.
 std::vector<std::string> login_hosts(const std::string& provider);
 
 /// Whether `provider` runs on the person's login rather than a key: no API key (nor, for codex,
@@ -53,19 +58,17 @@ std::optional<std::int64_t> login_expiry(const std::string& cli, const nlohmann:
 /// Reads `path` as a login file: a regular file (no symlink followed, at most 64 KiB) of JSON.
 Result<nlohmann::json> read_login(const std::filesystem::path& path);
 
-/// What write_back_login did.
-enum class WriteBack { unchanged, written, refused };
+/// `person` (a login document) merged with `fields` (credential_fields): its other keys kept.
+nlohmann::json merge_credentials(nlohmann::json person, const nlohmann::json& fields);
 
-struct WriteBackResult {
-  WriteBack what = WriteBack::unchanged;
-  std::string reason;  ///< why unchanged or refused (for the log)
-};
+/// Given the person's login document read under the lock: the document to write in its place,
+/// nullopt to leave the file as it is, or an error (returned by update_login as it is).
+using LoginUpdate =
+    std::function<Result<std::optional<nlohmann::json>>(const nlohmann::json& current)>;
 
-/// Writes the credential fields of the command's copy (`copy`, under the private folder
-/// `private_dir`, never followed through a symlink) back into the person's login file `person`
-/// when they are well-formed and newer than the person's; everything else stays as it is.
-WriteBackResult write_back_login(const std::string& cli, const std::filesystem::path& person,
-                                 const std::filesystem::path& private_dir,
-                                 const std::filesystem::path& copy);
+/// Reads the person's login file `person` under the lock of its folder and runs `update` on it;
+/// a document it returns replaces the file atomically (its mode kept). Returns the document the
+/// file holds afterwards. not_found: no such file (logged out).
+Result<nlohmann::json> update_login(const std::filesystem::path& person, const LoginUpdate& update);
 
 }  // namespace loopr::llm

@@ -12,6 +12,7 @@
 #include <loopr/llm/pricing.hpp>
 
 #include "llm/http_client.hpp"
+#include "llm/login_refresh.hpp"
 #include "llm/wire.hpp"
 
 namespace loopr::llm {
@@ -51,11 +52,14 @@ struct ClaudeCodeSettings {
   std::set<std::string> allowed_hosts;
   /// limits.count_subscription_cost: a run on a login counts its notional cost.
   bool count_subscription_cost = false;
+  /// Where loopr refreshes the person's login (login_refresh.hpp): the CLI's own endpoint
+  /// unless LOOPR_LOGIN_TOKEN_URL (a test seam) says otherwise; llm.ca_file.
+  TokenEndpoint login_token;
 };
 
 /// The `host:port`s an agent CLI of `c.provider` may reach through the proxy: the API host of
 /// the base URL, the configured extras and, when it runs on a login (`cli_env` has no key),
-/// its login hosts (login_sync.hpp).
+/// the API its subscription uses (login_sync.hpp `login_hosts`; never a token host).
 std::set<std::string> cli_allowed_hosts(const LlmConfig& c,
                                         const std::map<std::string, std::string>& cli_env);
 

@@ -7,7 +7,11 @@
 
 #include <sstream>
 
+#include <loopr/core/loop.hpp>
+
+#include "llm/login_refresh.hpp"
 #include "mock_llm_process.hpp"
+#include "security/token_server.hpp"
 #include "support/subprocess.hpp"
 
 using namespace loopr;
@@ -15,6 +19,29 @@ using namespace loopr::llm;
 using namespace loopr::llm::testing;
 
 namespace {
+
+// A JWT (unsigned) whose `exp` is `exp` (seconds), as codex's access tokens are.
+std::string jwt_until(std::int64_t exp) {
+  auto b64 = [](const std::string& in) {
+    static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    std::string out;
+    unsigned acc = 0;
+    int bits = 0;
+    for (unsigned char ch : in) {
+      acc = (acc << 8) | ch;
+      bits += 8;
+      while (bits >= 6) out.push_back(t[(acc >> (bits -= 6)) & 63]);
+    }
+    if (bits > 0) out.push_back(t[(acc << (6 - bits)) & 63]);
+    return out;
+  };
+  return b64("{\"alg\":\"none\"}") + "." + b64("{\"exp\":" + std::to_string(exp) + "}") + ".s";
+}
+
+std::string codex_login(const std::string& jwt, const std::string& rt) {
+  return "{\"OPENAI_API_KEY\":null,\"tokens\":{\"id_token\":\"" + jwt + "\",\"access_token\":\"" +
+         jwt + "\",\"refresh_token\":\"" + rt + "\"},\"last_refresh\":\"2026-11-01T00:00:00Z\"}";
+}
 
 class AgentCliTest : public ::testing::Test {
  protected:
@@ -182,8 +209,11 @@ TEST_F(AgentCliTest, CodexFailuresAreClassified) {
   EXPECT_NE(o4.error().message.find("llm.codex.command"), std::string::npos) << o4.error().message;
 }
 
-TEST_F(AgentCliTest, CodexUsesACopyOfTheLoginWhenNoKeyIsSet) {
-  loopr::testing::write_file(home / ".codex/auth.json", "{\"tokens\":\"LOGIN\"}\n");
+// A ChatGPT login of the person's (a JWT access token, valid for an hour): codex gets a copy
+// with the access token and no refresh token; the person's configuration is never its.
+TEST_F(AgentCliTest, CodexUsesACopyOfTheLoginWithoutItsRefreshTokenWhenNoKeyIsSet) {
+  const std::string login = codex_login(jwt_until(std::time(nullptr) + 3600), "rt-SECRET");
+  loopr::testing::write_file(home / ".codex/auth.json", login);
   loopr::testing::write_file(home / ".codex/config.toml", "notify = [\"evil\"]\n");
   std::string codex =
       fake("codex", std::string("cat \"$CODEX_HOME/auth.json\" > ") +
@@ -192,33 +222,32 @@ TEST_F(AgentCliTest, CodexUsesACopyOfTheLoginWhenNoKeyIsSet) {
   c.llm.base_url.clear();
   ClientHarness h(c, env({}));
   ASSERT_TRUE(h.call(request()).ok());
-  EXPECT_NE(loopr::testing::read_file(dir / "auth").find("LOGIN"), std::string::npos);
+  auto copy = nlohmann::json::parse(loopr::testing::read_file(dir / "auth"));
+  EXPECT_EQ(copy["tokens"]["access_token"], nlohmann::json::parse(login)["tokens"]["access_token"]);
+  EXPECT_EQ(copy["tokens"]["refresh_token"], "") << copy.dump();
+  EXPECT_EQ(copy.dump().find("rt-SECRET"), std::string::npos);
   std::string toml = loopr::testing::read_file(dir / "config.toml");
   EXPECT_EQ(toml.find("evil"), std::string::npos) << toml;
   EXPECT_EQ(toml.find("model_provider"), std::string::npos) << "codex's own provider: " << toml;
+  EXPECT_EQ(loopr::testing::read_file(home / ".codex/auth.json"), login);
 }
 
-// On a ChatGPT login (no key) codex refreshes its token in its copy: the refreshed login is
-// written back to ~/.codex/auth.json (its credential fields only), and the run's cost is
-// notional: a receipt, counted only under limits.count_subscription_cost.
-TEST_F(AgentCliTest, CodexOnALoginKeepsItsRefreshedLoginAndItsCostIsNotional) {
-  const std::string old_jwt = "eyJhbGciOiJub25lIn0.eyJleHAiOjEwMH0.s";  // exp 100
-  const std::string new_jwt = "eyJhbGciOiJub25lIn0.eyJleHAiOjIwMH0.s";  // exp 200
-  auto login = [&](const std::string& jwt, const std::string& rt) {
-    return "{\"OPENAI_API_KEY\":null,\"tokens\":{\"id_token\":\"" + jwt +
-           "\",\"access_token\":\"" + jwt + "\",\"refresh_token\":\"" + rt +
-           "\"},\"last_refresh\":\"2026-11-01T00:00:00Z\"}";
-  };
+// On a ChatGPT login (no key) loopr refreshes an expired login itself (at the mock token
+// endpoint LOOPR_LOGIN_TOKEN_URL names) before codex starts; a login codex writes into its copy
+// is never taken back; and the run's cost is notional: a receipt, counted only under
+// limits.count_subscription_cost.
+TEST_F(AgentCliTest, CodexOnALoginIsRefreshedByLooprNeverFromItsCopyAndItsCostIsNotional) {
+  loopr::testing::TokenServer tokens("rt-0", 3600);
   for (bool counted : {false, true}) {
-    loopr::testing::write_file(home / ".codex/auth.json", login(old_jwt, "rt-1") + "\n");
-    std::string codex = fake(
-        "codex", "printf '%s' '" + login(new_jwt, "rt-2").substr(0, login(new_jwt, "rt-2").size() - 1) +
-                     ",\"OPENAI_API_KEY\":\"sk-planted\"}' > \"$CODEX_HOME/auth.json\"\n" +
-                     kCodexRun);
+    const std::string rt = counted ? tokens.latest_refresh_token() : "rt-0";
+    loopr::testing::write_file(home / ".codex/auth.json", codex_login(jwt_until(100), rt));
+    std::string codex =
+        fake("codex", "printf '%s' '" + codex_login(jwt_until(4102444800), "rt-planted") +
+                          "' > \"$CODEX_HOME/auth.json\"\n" + kCodexRun);
     Config c = config("codex", codex);
     c.llm.base_url.clear();
     c.limits.count_subscription_cost = counted;
-    ClientHarness h(c, env({}));
+    ClientHarness h(c, env({{"LOOPR_LOGIN_TOKEN_URL", tokens.url()}}));
     Outcome o = h.call(request());
     ASSERT_TRUE(o.ok()) << o.error().describe();
     const double priced = (2000 * 1.0 + 500 * 10.0 + 10000 * 0.1) / 1e6;
@@ -226,10 +255,31 @@ TEST_F(AgentCliTest, CodexOnALoginKeepsItsRefreshedLoginAndItsCostIsNotional) {
     EXPECT_NEAR(*o.response().notional_cost_usd, priced, 1e-12);
     EXPECT_NEAR(o.response().usage.cost_usd, counted ? priced : 0.0, 1e-12);
     auto kept = nlohmann::json::parse(loopr::testing::read_file(home / ".codex/auth.json"));
-    EXPECT_EQ(kept["tokens"]["refresh_token"], "rt-2");
-    EXPECT_EQ(kept["tokens"]["access_token"], new_jwt);
-    EXPECT_TRUE(kept["OPENAI_API_KEY"].is_null()) << "only the credential fields come back";
+    EXPECT_EQ(kept["tokens"]["refresh_token"], tokens.latest_refresh_token()) << kept.dump();
+    EXPECT_EQ(kept["tokens"]["access_token"], "at-" + std::to_string(tokens.refreshes()));
+    EXPECT_EQ(kept.dump().find("planted"), std::string::npos) << "the copy is never read back";
+    EXPECT_TRUE(kept["OPENAI_API_KEY"].is_null());
   }
+  EXPECT_EQ(tokens.refreshes(), 2);
+  EXPECT_EQ(tokens.reused(), 0);
+  // A refused refresh: no command, a clear error that is not retried.
+  loopr::testing::write_file(home / ".codex/auth.json", codex_login(jwt_until(100), "rt-gone"));
+  std::string never = fake("codex", "touch " + loopr::testing::shell_quote(dir.str()) +
+                                        "/ran\n" + kCodexRun);
+  Config c = config("codex", never);
+  c.llm.base_url.clear();
+  ClientHarness refused(c, env({{"LOOPR_LOGIN_TOKEN_URL", tokens.url()}}));
+  Outcome failed = refused.call(request());
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().kind, ErrorKind::auth);
+  EXPECT_FALSE(failed.error().retryable);
+  EXPECT_NE(failed.error().message.find("loopr: the codex login could not be refreshed ("),
+            std::string::npos)
+      << failed.error().message;
+  EXPECT_NE(failed.error().message.find("(log in again with `codex`, or set an API key)"),
+            std::string::npos)
+      << failed.error().message;
+  EXPECT_FALSE(std::filesystem::exists(dir / "ran")) << "no command starts";
   // With a key: no login, a real cost.
   std::string codex = fake("codex", kCodexRun);
   ClientHarness keyed(config("codex", codex), env({{"OPENAI_API_KEY", "sk-openai-secret"}}));
@@ -306,4 +356,45 @@ TEST_F(AgentCliTest, GeminiFailuresAreClassified) {
   Outcome o2 = h2.call(request());
   ASSERT_FALSE(o2.ok());
   EXPECT_NE(o2.error().message.find("without a result"), std::string::npos) << o2.error().message;
+}
+
+// The real codex (tests/agent_clis) runs on the copy of a ChatGPT login loopr gives a command
+// (login_copy: the access token, an empty refresh token, last_refresh now): against mock-llm's
+// Responses API through a provider that takes the ChatGPT login, it answers with the account of
+// the login and never tries to refresh. Without the pinned CLI installed the test skips.
+TEST_F(AgentCliTest, TheRealCodexRunsOnTheLoginCopyLooprGivesIt) {
+  const std::filesystem::path codex =
+      std::filesystem::path(LOOPR_SOURCE_DIR) / "tests/agent_clis/node_modules/.bin/codex";
+  if (!std::filesystem::exists(codex))
+    GTEST_SKIP() << "the codex CLI is not installed (tools/install-deps.sh: tests/agent_clis)";
+  LOOPR_REQUIRE_MOCK();
+  MockLlm mock("defaults:\n  model: gpt-9-codex\nrules:\n  - name: hi\n    match: {api: "
+               "responses}\n    reply: {text: \"Hello from the mock.\"}\n");
+  const std::string jwt = jwt_until(std::time(nullptr) + 3600);
+  nlohmann::json person = nlohmann::json::parse(codex_login(jwt, "rt-PERSON"));
+  person["tokens"]["account_id"] = "acc-1";
+  const auto copy = login_copy("codex", person, loopr::now_ms());
+  ASSERT_EQ(copy.dump().find("rt-PERSON"), std::string::npos);
+  loopr::testing::write_file(dir / "codex-home/auth.json", copy.dump());
+  loopr::testing::write_file(dir / "codex-home/config.toml",
+                             "model_provider = \"mock\"\ncheck_for_update_on_startup = false\n"
+                             "[model_providers.mock]\nname = \"mock\"\nbase_url = \"" +
+                                 mock.url() +
+                                 "/v1\"\nwire_api = \"responses\"\nrequires_openai_auth = true\n");
+  auto run = loopr::testing::run_command(
+      "CODEX_HOME=" + loopr::testing::shell_quote((dir / "codex-home").string()) + " HOME=" +
+      loopr::testing::shell_quote(home.str()) + " timeout 120 " +
+      loopr::testing::shell_quote(codex.string()) +
+      " exec --skip-git-repo-check --json -m gpt-9-codex 'say hi' 2>&1");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("Hello from the mock."), std::string::npos) << run.output;
+  bool answered = false;
+  for (const auto& r : mock.requests())
+    if (r["path"] == "/v1/responses") {
+      answered = true;
+      EXPECT_EQ(r["headers"]["chatgpt-account-id"], "acc-1") << r.dump().substr(0, 600);
+    }
+  EXPECT_TRUE(answered);
+  auto after = nlohmann::json::parse(loopr::testing::read_file(dir / "codex-home/auth.json"));
+  EXPECT_EQ(after["tokens"]["access_token"], jwt) << "codex kept the token it was given";
 }

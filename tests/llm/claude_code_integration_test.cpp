@@ -215,7 +215,7 @@ TEST_F(ClaudeCodeTest, MoreThanOneMessageIsRefused) {
 
 // The CLI under the sandbox the daemon gives it: the worktree writable, no network, the home
 // hidden (the person's ~/.claude too), a private configuration folder seeded with only the
-// login, only the variables it needs.
+// account (with a key, no copy of the login at all), only the variables it needs.
 TEST_F(ClaudeCodeTest, InTheSandboxTheCliSeesItsWorktreeAndAPrivateConfigButNotTheHome) {
   loopr::testing::TempDir home_dir{"loopr-claude-home"};
   std::filesystem::path home = std::filesystem::canonical(home_dir.path());
@@ -259,10 +259,10 @@ TEST_F(ClaudeCodeTest, InTheSandboxTheCliSeesItsWorktreeAndAPrivateConfigButNotT
             "{\"hooks\":\"the person's\"}\n");
   EXPECT_EQ(loopr::testing::read_file(worktree / "home-config.txt").find("mcpServers"),
             std::string::npos);
-  // The private one: the login and the account, nothing else.
+  // The private one: the account, nothing else.
   std::string priv = loopr::testing::read_file(worktree / "private.txt");
   EXPECT_NE(priv.find("\"userID\":\"u1\""), std::string::npos) << priv;
-  EXPECT_NE(priv.find("LOGIN"), std::string::npos) << priv;
+  EXPECT_EQ(priv.find("LOGIN"), std::string::npos) << "a key is set: no login is needed";
   EXPECT_EQ(priv.find("mcpServers"), std::string::npos) << priv;
   EXPECT_EQ(priv.find("projects"), std::string::npos) << priv;
   EXPECT_NE(seen.find("CLAUDE_CONFIG_DIR="), std::string::npos) << seen;

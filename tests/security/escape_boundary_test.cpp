@@ -167,7 +167,12 @@ TEST_F(EscapeTest, TheWebUiRefusesACommandWithTheHostsNetwork) {
 // is ever in the shared temp folder.
 // proves S6.1
 TEST_F(EscapeTest, NoCopyOfThePersonsLoginOutlivesItsCommand) {
-  write_file(home / ".claude/.credentials.json", "{\"token\":\"LOGIN-COPY-7e1a\"}\n");
+  // A subscription login (no key) valid for a day: loopr gives each command a copy of it.
+  provider_keys = false;
+  write_file(home / ".claude/.credentials.json",
+             "{\"claudeAiOauth\":{\"accessToken\":\"LOGIN-COPY-7e1a\",\"refreshToken\":\"r\","
+             "\"expiresAt\":" +
+                 std::to_string((::time(nullptr) + 86400) * 1000LL) + "}}\n");
   fs::path bin = base.path() / "claude-bin";
   // What the CLI sees of the host is its worktree and its own folder (the rest is not in its
   // sandbox): it says it runs in the worktree, and waits for `go` beside its program.

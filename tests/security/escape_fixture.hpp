@@ -70,6 +70,8 @@ class EscapeTest : public ::testing::Test {
   std::string submit_output;
   /// false: the person has no provider key (an agent CLI runs on their subscription login).
   bool provider_keys = true;
+  /// More variables of the person's environment (`NAME=value `, shell-quoted), e.g. a test seam.
+  std::string extra_env;
 
   void SetUp() override {
     fs::path root = fs::canonical(base.path());
@@ -125,7 +127,7 @@ class EscapeTest : public ::testing::Test {
                                            : std::string();
     return "env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 HOME=" +
            shell_quote(home.string()) + keys + " GITHUB_TOKEN=" + kTokenMarker +
-           " SSH_AUTH_SOCK=" + shell_quote(agent_socket.string()) + " ";
+           " SSH_AUTH_SOCK=" + shell_quote(agent_socket.string()) + " " + extra_env;
   }
 
   std::string loopr(const std::string& args, int timeout_s = 180) {

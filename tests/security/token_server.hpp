@@ -1,6 +1,7 @@
-// A mock OAuth token endpoint on loopback, as the providers' refresh hosts behave: a POST with a
+// A mock OAuth token endpoint on loopback, as the providers' token endpoints behave: a POST with a
 // `refresh_token` gets a new access token and a new refresh token, and each refresh token is good
-// once (a second use is refused, `invalid_grant`, and counted: the sign of a lost refresh).
+// once (a second use is refused, `invalid_grant`, and counted: the sign of a lost refresh). It
+// keeps the last request (to check its fields), can answer slowly, or fail with a set status.
 #pragma once
 
 #include <arpa/inet.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -47,6 +49,17 @@ class TokenServer {
     std::lock_guard lock(mutex_);
     return latest_;
   }
+  /// The whole last request (head and body).
+  std::string last_request() const {
+    std::lock_guard lock(mutex_);
+    return last_;
+  }
+  /// Every answer takes `ms` (so concurrent refreshes would overlap).
+  void delay(int ms) { delay_ms_ = ms; }
+  /// Every answer is `status` with an OAuth error body (0: answer normally).
+  void fail_with(int status) { fail_status_ = status; }
+  /// Requests received, refreshes or not.
+  int requests() const { return requests_; }
 
  private:
   void serve() {
@@ -70,9 +83,20 @@ class TokenServer {
         if (n <= 0) break;
         req.append(buf, static_cast<std::size_t>(n));
       }
-      std::string body = answer(req);
-      std::string status =
-          body.find("invalid_grant") == std::string::npos ? "200 OK" : "400 Bad Request";
+      ++requests_;
+      if (delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_.load()));
+      {
+        std::lock_guard lock(mutex_);
+        last_ = req;
+      }
+      std::string body, status;
+      if (fail_status_ != 0) {
+        status = std::to_string(fail_status_.load()) + " Failed";
+        body = "{\"error\":\"server_error\",\"error_description\":\"try later\"}";
+      } else {
+        body = answer(req);
+        status = body.find("invalid_grant") == std::string::npos ? "200 OK" : "400 Bad Request";
+      }
       std::string resp = "HTTP/1.1 " + status +
                          "\r\nContent-Type: application/json\r\nConnection: close\r\n"
                          "Content-Length: " +
@@ -103,10 +127,10 @@ class TokenServer {
 
   int fd_ = -1, port_ = 0, expires_in_;
   std::atomic<bool> stop_{false};
-  std::atomic<int> refreshes_{0}, reused_{0};
+  std::atomic<int> refreshes_{0}, reused_{0}, requests_{0}, delay_ms_{0}, fail_status_{0};
   mutable std::mutex mutex_;
   std::set<std::string> valid_;
-  std::string latest_;
+  std::string latest_, last_;
   std::thread thread_;
 };
 
