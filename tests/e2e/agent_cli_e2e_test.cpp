@@ -73,43 +73,34 @@ std::string codex_script() {
          "%s\\\\n' {{loop_id}} > code/{{loop_id}}.txt\"}}\n";
 }
 
-/// The Gemini API rules for gemini: the CLI's write_file tool, then "Done.".
-std::string gemini_script() {
-  auto writer = [](const char* type, const std::string& body) {
-    return std::string("  - name: ") + type + "\n    match: {api: gemini, loop_type: " + type +
-           ", user: \"`(\\\\.loopr/" + type +
-           "s/[^`]+)`\"}\n    reply:\n      text: \"Writing.\"\n"
-           "      tool_use: {name: write_file, input: {file_path: \"{{user.1}}\", content: " +
-           yaml_str(body) + "}}\n";
+/// The rules for a CLI whose file tool `tool` takes {file_path, content}, over `api`: each
+/// artifact and the code file written by one call, then "Done." once its answer came back.
+std::string file_tool_script(const std::string& api, const std::string& model,
+                             const std::string& tool) {
+  auto write = [&](const std::string& path, const std::string& body) {
+    return "      tool_use: {name: " + tool + ", input: {file_path: " + yaml_str(path) +
+           ", content: " + yaml_str(body) + "}}\n";
   };
-  return "defaults:\n  model: gemini-9-pro\n  usage: {input_tokens: 3000, output_tokens: 200}\n"
-         "rules:\n"
-         "  - name: finish\n    match: {api: gemini, turn: 2}\n    reply: {text: \"Done.\"}\n" +
-         writer("plan", kPlan) + writer("spec", kSpec) + writer("phase", kPhase) +
-         "  - name: code\n    match: {api: gemini, loop_type: code}\n    reply:\n"
-         "      text: \"Writing the code.\"\n"
-         "      tool_use: {name: write_file, input: {file_path: \"code/{{loop_id}}.txt\", "
-         "content: \"made by {{loop_id}}\\n\"}}\n";
+  std::string rules;
+  for (auto [type, body] : {std::pair{"plan", kPlan}, {"spec", kSpec}, {"phase", kPhase}})
+    rules += std::string("  - name: ") + type + "\n    match: {api: " + api +
+             ", loop_type: " + type + ", user: \"`(\\\\.loopr/" + type +
+             "s/[^`]+)`\"}\n    reply:\n      text: \"Writing.\"\n" + write("{{user.1}}", body);
+  return "defaults:\n  model: " + model +
+         "\n  usage: {input_tokens: 3000, output_tokens: 200}\nrules:\n"
+         "  - name: finish\n    match: {api: " +
+         api + ", turn: 2}\n    reply: {text: \"Done.\"}\n" + rules +
+         "  - name: code\n    match: {api: " + api +
+         ", loop_type: code}\n    reply:\n"
+         "      text: \"Writing the code.\"\n" +
+         write("code/{{loop_id}}.txt", "made by {{loop_id}}\n");
 }
 
-/// The Anthropic API rules for the real claude CLI: its Write tool, then "Done.".
-std::string claude_script() {
-  auto writer = [](const char* type, const std::string& body) {
-    return std::string("  - name: ") + type + "\n    match: {api: anthropic, loop_type: " + type +
-           ", user: \"`(\\\\.loopr/" + type +
-           "s/[^`]+)`\"}\n    reply:\n      text: \"Writing.\"\n"
-           "      tool_use: {name: Write, input: {file_path: \"{{user.1}}\", content: " +
-           yaml_str(body) + "}}\n";
-  };
-  return "defaults:\n  model: claude-9-sonnet\n  usage: {input_tokens: 3000, output_tokens: 200}\n"
-         "rules:\n"
-         "  - name: finish\n    match: {api: anthropic, turn: 2}\n    reply: {text: \"Done.\"}\n" +
-         writer("plan", kPlan) + writer("spec", kSpec) + writer("phase", kPhase) +
-         "  - name: code\n    match: {api: anthropic, loop_type: code}\n    reply:\n"
-         "      text: \"Writing the code.\"\n"
-         "      tool_use: {name: Write, input: {file_path: \"code/{{loop_id}}.txt\", "
-         "content: \"made by {{loop_id}}\\n\"}}\n";
-}
+/// The Gemini API rules for gemini: the CLI's write_file tool.
+std::string gemini_script() { return file_tool_script("gemini", "gemini-9-pro", "write_file"); }
+
+/// The Anthropic API rules for the real claude CLI: its Write tool.
+std::string claude_script() { return file_tool_script("anthropic", "claude-9-sonnet", "Write"); }
 
 class AgentCliE2eTest : public ::testing::Test {
  protected:
