@@ -20,23 +20,7 @@ using namespace loopr::llm::testing;
 
 namespace {
 
-// A JWT (unsigned) whose `exp` is `exp` (seconds), as codex's access tokens are.
-std::string jwt_until(std::int64_t exp) {
-  auto b64 = [](const std::string& in) {
-    static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    std::string out;
-    unsigned acc = 0;
-    int bits = 0;
-    for (unsigned char ch : in) {
-      acc = (acc << 8) | ch;
-      bits += 8;
-      while (bits >= 6) out.push_back(t[(acc >> (bits -= 6)) & 63]);
-    }
-    if (bits > 0) out.push_back(t[(acc << (6 - bits)) & 63]);
-    return out;
-  };
-  return b64("{\"alg\":\"none\"}") + "." + b64("{\"exp\":" + std::to_string(exp) + "}") + ".s";
-}
+using loopr::testing::jwt_until;
 
 std::string codex_login(const std::string& jwt, const std::string& rt) {
   return "{\"OPENAI_API_KEY\":null,\"tokens\":{\"id_token\":\"" + jwt + "\",\"access_token\":\"" +
@@ -264,8 +248,8 @@ TEST_F(AgentCliTest, CodexOnALoginIsRefreshedByLooprNeverFromItsCopyAndItsCostIs
   EXPECT_EQ(tokens.reused(), 0);
   // A refused refresh: no command, a clear error that is not retried.
   loopr::testing::write_file(home / ".codex/auth.json", codex_login(jwt_until(100), "rt-gone"));
-  std::string never = fake("codex", "touch " + loopr::testing::shell_quote(dir.str()) +
-                                        "/ran\n" + kCodexRun);
+  std::string never =
+      fake("codex", "touch " + loopr::testing::shell_quote(dir.str()) + "/ran\n" + kCodexRun);
   Config c = config("codex", never);
   c.llm.base_url.clear();
   ClientHarness refused(c, env({{"LOOPR_LOGIN_TOKEN_URL", tokens.url()}}));
@@ -368,8 +352,9 @@ TEST_F(AgentCliTest, TheRealCodexRunsOnTheLoginCopyLooprGivesIt) {
   if (!std::filesystem::exists(codex))
     GTEST_SKIP() << "the codex CLI is not installed (tools/install-deps.sh: tests/agent_clis)";
   LOOPR_REQUIRE_MOCK();
-  MockLlm mock("defaults:\n  model: gpt-9-codex\nrules:\n  - name: hi\n    match: {api: "
-               "responses}\n    reply: {text: \"Hello from the mock.\"}\n");
+  MockLlm mock(
+      "defaults:\n  model: gpt-9-codex\nrules:\n  - name: hi\n    match: {api: "
+      "responses}\n    reply: {text: \"Hello from the mock.\"}\n");
   const std::string jwt = jwt_until(std::time(nullptr) + 3600);
   nlohmann::json person = nlohmann::json::parse(codex_login(jwt, "rt-PERSON"));
   person["tokens"]["account_id"] = "acc-1";
@@ -382,8 +367,8 @@ TEST_F(AgentCliTest, TheRealCodexRunsOnTheLoginCopyLooprGivesIt) {
                                  mock.url() +
                                  "/v1\"\nwire_api = \"responses\"\nrequires_openai_auth = true\n");
   auto run = loopr::testing::run_command(
-      "CODEX_HOME=" + loopr::testing::shell_quote((dir / "codex-home").string()) + " HOME=" +
-      loopr::testing::shell_quote(home.str()) + " timeout 120 " +
+      "CODEX_HOME=" + loopr::testing::shell_quote((dir / "codex-home").string()) +
+      " HOME=" + loopr::testing::shell_quote(home.str()) + " timeout 120 " +
       loopr::testing::shell_quote(codex.string()) +
       " exec --skip-git-repo-check --json -m gpt-9-codex 'say hi' 2>&1");
   EXPECT_EQ(run.exit_code, 0) << run.output;

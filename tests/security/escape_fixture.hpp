@@ -70,6 +70,8 @@ class EscapeTest : public ::testing::Test {
   std::string submit_output;
   /// false: the person has no provider key (an agent CLI runs on their subscription login).
   bool provider_keys = true;
+  /// false: no `llm.base_url` (codex on a login: another endpoint would mean a key).
+  bool model_base_url = true;
   /// More variables of the person's environment (`NAME=value `, shell-quoted), e.g. a test seam.
   std::string extra_env;
 
@@ -219,8 +221,8 @@ class EscapeTest : public ::testing::Test {
     mock = std::make_unique<MockLlm>(script());
     write_file(repo / ".loopr/config.yml",
                "base_branch: main\nmerge: auto\nllm:\n" + llm_config +
-                   "  base_url: " + mock->url() +
-                   "\n  max_retries: 2\nconcurrency:\n  max_loops: 10\n  llm_slots: 8\n  "
+                   (model_base_url ? "  base_url: " + mock->url() + "\n" : std::string()) +
+                   "  max_retries: 2\nconcurrency:\n  max_loops: 10\n  llm_slots: 8\n  "
                    "requests_per_minute: 100000\n"
                    "limits:\n  no_progress_iterations: 3\nloops:\n  code: {max_iterations: 3, "
                    "validation: \"sh check.sh\", "

@@ -1,5 +1,5 @@
 // Subscription logins (issue 46, point 7) through the real daemon and the real bubblewrap sandbox:
-// a scripted CLI stands in for claude and gemini on a login, with no API key in the person's
+// a scripted CLI stands in for claude, codex and gemini on a login, with no API key in the person's
 // environment. loopr refreshes the person's login itself, outside the sandbox, at a mock token
 // endpoint on loopback (LOOPR_LOGIN_TOKEN_URL) whose refresh tokens are single-use (as codex's
 // are), so a refreshed login that was not kept breaks the next command. The CLI reports what its
@@ -21,14 +21,22 @@ using nlohmann::json;
 namespace {
 
 struct Cli {
-  std::string name;     ///< provider, command file name
-  std::string read_in;  ///< shell: sets $prompt, $type, $id
-  std::string person;   ///< the login file, relative to the home
+  std::string name;        ///< provider, command file name
+  std::string read_in;     ///< shell: sets $prompt, $type, $id
+  std::string person;      ///< the login file, relative to the home
   std::string read_login;  ///< shell: sets $cred (its copy's path), $at and $rt from its copy
   std::string forge;       ///< shell: writes a well-formed login of the model's own into $cred
   std::string token_host;  ///< the CLI's own token endpoint (https)
   std::string answer;      ///< shell: prints the CLI's JSON lines saying "$found"
   json login(const std::string& at, const std::string& rt, std::int64_t exp) const {
+    if (name == "codex")  // its access token is a JWT that says when it expires
+      return {{"OPENAI_API_KEY", nullptr},
+              {"tokens",
+               {{"id_token", jwt_until(exp / 1000)},
+                {"access_token", jwt_until(exp / 1000)},
+                {"refresh_token", rt},
+                {"account_id", "acct-person"}}},
+              {"last_refresh", "2026-11-01T00:00:00Z"}};
     if (name == "gemini")
       return {{"access_token", at},
               {"refresh_token", rt},
@@ -42,10 +50,12 @@ struct Cli {
               {"subscriptionType", "max"}}}};
   }
   std::string access(const json& j) const {
+    if (name == "codex") return j["tokens"]["access_token"].get<std::string>();
     return (name == "gemini" ? j["access_token"] : j["claudeAiOauth"]["accessToken"])
         .get<std::string>();
   }
   std::string refresh(const json& j) const {
+    if (name == "codex") return j["tokens"]["refresh_token"].get<std::string>();
     return (name == "gemini" ? j["refresh_token"] : j["claudeAiOauth"]["refreshToken"])
         .get<std::string>();
   }
@@ -101,6 +111,29 @@ Cli gemini() {
           "\"input_tokens\":10,\"output_tokens\":5,\"cached\":0}}'\n"};
 }
 
+Cli codex() {
+  return {"codex",
+          // The prompt is the last argument. On a login loopr's config names no provider of its
+          // own (so no loop headers): the loop is the worktree's folder, its type its shape.
+          "for a in \"$@\"; do prompt=$a; done\n"
+          "id=$(basename \"$PWD\")\n"
+          "case \"$id\" in code-*) type=code;; *-*-*) type=phase;; *-*) type=spec;; "
+          "*) type=plan;; esac\n",
+          ".codex/auth.json",
+          "cred=\"$CODEX_HOME/auth.json\"\n"
+          "at=$(sed -n 's/.*\"access_token\": *\"\\([^\"]*\\)\".*/\\1/p' \"$cred\")\n"
+          "rt=$(sed -n 's/.*\"refresh_token\": *\"\\([^\"]*\\)\".*/\\1/p' \"$cred\")\n",
+          "printf '%s' '{\"OPENAI_API_KEY\":null,\"tokens\":{\"id_token\":\"x\",\"access_token\":"
+          "\"at-evil\",\"refresh_token\":\"rt-evil\",\"account_id\":\"evil\"},\"last_refresh\":"
+          "\"2099-01-01T00:00:00Z\",\"evil\":\"planted\"}' > \"$cred\"\n",
+          "https://auth.openai.com/oauth/token",
+          "printf '%s\\n' '{\"type\":\"thread.started\",\"thread_id\":\"t1\"}'\n"
+          "printf '{\"type\":\"item.completed\",\"item\":{\"id\":\"item_0\",\"type\":"
+          "\"agent_message\",\"text\":\"%s\"}}\\n' \"$found\"\n"
+          "printf '%s\\n' '{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,"
+          "\"cached_input_tokens\":0,\"output_tokens\":5}}'\n"};
+}
+
 // The CLI on a login: reads the copy loopr gave it, tries to refresh at its own token host and
 // at the mock token endpoint from inside its sandbox, then (hostile) forges a login of its own
 // into the copy, or makes it a symlink to another of the person's files, garbage, a FIFO; writes
@@ -148,6 +181,7 @@ class LoginEscapeTest : public EscapeTest, public ::testing::WithParamInterface<
   /// is not among the hosts the CLI may reach.
   void prepare_login(const Cli& cli, const TokenServer& tokens, bool hostile, bool valid = false) {
     provider_keys = false;
+    model_base_url = cli.name != "codex";
     extra_env = "LOOPR_LOGIN_TOKEN_URL=" + shell_quote(tokens.url()) + " ";
     const std::int64_t exp = (::time(nullptr) + (valid ? 86400 : -3600)) * 1000LL;
     json login = cli.login("at-0", "rt-0", exp);
@@ -172,7 +206,8 @@ class LoginEscapeTest : public EscapeTest, public ::testing::WithParamInterface<
                                      const std::string& access_prefix) {
     for (const auto& loop : loops) {
       const std::string c = conversation(loop);
-      EXPECT_NE(c.find("at=" + access_prefix), std::string::npos) << loop << ": " << c.substr(0, 800);
+      EXPECT_NE(c.find("at=" + access_prefix), std::string::npos)
+          << loop << ": " << c.substr(0, 800);
       EXPECT_NE(c.find("rt=[]"), std::string::npos) << loop << " found a refresh token";
       EXPECT_FALSE(std::regex_search(c, std::regex("rt-[0-9]"))) << loop << " saw a refresh token";
       EXPECT_NE(c.find("tok=403"), std::string::npos) << loop << ": the token host was not refused";
@@ -264,7 +299,7 @@ TEST_P(LoginEscapeTest, AHostileLoginCopyNeverReachesThePersonsLogin) {
   EXPECT_FALSE(fs::is_symlink(home / cli.person));
   EXPECT_EQ(login_folder(cli), folder_before);
   EXPECT_FALSE(fs::exists("/tmp/LOGIN-HOOK"));
-  expect_copies_without_refresh(kLoops, "at-0 ");
+  expect_copies_without_refresh(kLoops, cli.access(json::parse(before)) + " ");
   // The forged login the plan loop's CLI wrote was not what the next command got.
   EXPECT_EQ(conversation("001-001").find("at-evil"), std::string::npos);
   expect_no_secret_anywhere();
@@ -290,7 +325,8 @@ TEST_P(LoginEscapeTest, ARefusedRefreshStartsNoCommandAndSaysWhatToDo) {
       << shown;
   shown = loopr("show 001");
   const std::string cli_name = cli.name == "claude-code" ? "claude" : cli.name;
-  EXPECT_NE(shown.find("loopr: the " + cli_name + " login could not be refreshed (the token "
+  EXPECT_NE(shown.find("loopr: the " + cli_name +
+                       " login could not be refreshed (the token "
                        "endpoint answered 400 (invalid_grant"),
             std::string::npos)
       << shown;
@@ -306,8 +342,8 @@ TEST_P(LoginEscapeTest, ARefusedRefreshStartsNoCommandAndSaysWhatToDo) {
   expect_no_secret_anywhere();
 }
 
-INSTANTIATE_TEST_SUITE_P(ClaudeAndGemini, LoginEscapeTest, ::testing::Values(claude(), gemini()),
-                         [](const auto& info) {
-                           return info.param.name == "gemini" ? std::string("gemini")
-                                                              : std::string("claude");
+INSTANTIATE_TEST_SUITE_P(ClaudeCodexGemini, LoginEscapeTest,
+                         ::testing::Values(claude(), codex(), gemini()), [](const auto& info) {
+                           return info.param.name == "claude-code" ? std::string("claude")
+                                                                   : info.param.name;
                          });

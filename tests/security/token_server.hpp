@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -18,6 +19,24 @@
 #include <thread>
 
 namespace loopr::testing {
+
+/// A JWT (unsigned) whose `exp` is `exp` (seconds), as codex's access tokens are.
+inline std::string jwt_until(std::int64_t exp) {
+  auto b64 = [](const std::string& in) {
+    static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    std::string out;
+    unsigned acc = 0;
+    int bits = 0;
+    for (unsigned char ch : in) {
+      acc = (acc << 8) | ch;
+      bits += 8;
+      while (bits >= 6) out.push_back(t[(acc >> (bits -= 6)) & 63]);
+    }
+    if (bits > 0) out.push_back(t[(acc << (6 - bits)) & 63]);
+    return out;
+  };
+  return b64("{\"alg\":\"none\"}") + "." + b64("{\"exp\":" + std::to_string(exp) + "}") + ".s";
+}
 
 class TokenServer {
  public:
