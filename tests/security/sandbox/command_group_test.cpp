@@ -181,7 +181,17 @@ TEST_F(CommandGroupTest, EachCommandRunsInAGroupNoOtherCommandWasIn) {
       // cgroup v1: the memory controller's group of the same name holds the same processes.
       fs::path memory = fs::path("/sys/fs/cgroup/memory") / parent.filename() / g;
       if (fs::exists(memory)) {
-        EXPECT_EQ(slurp(memory / "cgroup.procs"), slurp(parent / g / "cgroup.procs"));
+        // Read at two moments while the shell's `sleep 0.02` children come and go: the two
+        // lists agree once both reads fall between two of them.
+        std::string in_memory, in_pids;
+        EXPECT_TRUE(wait_until(
+            [&] {
+              in_memory = slurp(memory / "cgroup.procs");
+              in_pids = slurp(parent / g / "cgroup.procs");
+              return in_memory == in_pids;
+            },
+            10s))
+            << in_memory << " vs " << in_pids;
       }
     });
     EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -239,8 +249,8 @@ TEST_F(CommandGroupTest, ABackgroundProcessDoesNotOutliveItsCommand) {
   fs::path parent = pids_parent(::getpid());
   if (parent.empty()) GTEST_SKIP() << "no control groups for this process (not root)";
   auto r = sh(*executor, "sleep " + mine(7702) + " >/dev/null 2>&1 & setsid sleep " + mine(7703) +
-                            " >/dev/null 2>&1 & nohup sh -c 'trap \"\" TERM HUP; sleep " +
-                            mine(7704) + "' >/dev/null 2>&1 & echo left");
+                             " >/dev/null 2>&1 & nohup sh -c 'trap \"\" TERM HUP; sleep " +
+                             mine(7704) + "' >/dev/null 2>&1 & echo left");
   EXPECT_NE(r.output.find("left"), std::string::npos) << r.output;
   EXPECT_TRUE(wait_until(
       [] {
