@@ -11,6 +11,8 @@
 #include <mutex>
 #include <sstream>
 
+#include <loopr/core/loop.hpp>
+
 #include "llm/agent_cli.hpp"
 #include "llm/claude_confinement.hpp"
 #include "llm/host_proxy.hpp"
@@ -164,9 +166,6 @@ class AgentCliClient final : public LlmClient {
   /// which it takes instead of a file).
   Result<void> give_login(const std::filesystem::path& config, const nlohmann::json& doc,
                           std::map<std::string, std::string>& env) const {
-    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
     if (login_->cli == "gemini") {
       env["GOOGLE_GENAI_USE_GCA"] = "true";
       env["GOOGLE_CLOUD_ACCESS_TOKEN"] = access_token("gemini", doc);
@@ -174,7 +173,7 @@ class AgentCliClient final : public LlmClient {
     }
     const auto path = config / login_->copy_path;
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << login_copy(login_->cli, doc, now).dump();
+    out << login_copy(login_->cli, doc, now_ms()).dump();
     out.close();
     ::chmod(path.c_str(), 0600);
     if (!out) return make_error(ErrorCode::io, "cannot write the login copy " + path.string());

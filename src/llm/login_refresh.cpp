@@ -2,9 +2,10 @@
 // with the CLI's token endpoint, under the lock of the person's login folder (login_sync.hpp).
 #include "llm/login_refresh.hpp"
 
-#include <ctime>
 #include <sstream>
 
+#include <loopr/core/loop.hpp>
+#include <loopr/core/text.hpp>
 #include <loopr/core/url.hpp>
 
 #include "llm/http_client.hpp"
@@ -70,21 +71,6 @@ HttpRequest refresh_request(const std::string& cli, const std::string& token) {
   return r;
 }
 
-std::string iso_utc(std::int64_t ms) {
-  std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // The credential fields after the endpoint's `answer` (an OAuth token response), or nullopt
 // when it holds no well-formed token. A field the answer leaves out keeps its old value.
 std::optional<json> refreshed_fields(const std::string& cli, json fields, const json& answer,
@@ -115,7 +101,7 @@ std::optional<json> refreshed_fields(const std::string& cli, json fields, const 
     t["access_token"] = answer["access_token"];
     for (const char* key : {"id_token", "refresh_token"})
       if (auto v = str(key)) t[key] = *v;
-    fields["last_refresh"] = iso_utc(now);
+    fields["last_refresh"] = format_timestamp(now);
   } else {
     fields["access_token"] = answer["access_token"];
     fields["expiry_date"] = until.value_or(now + 3600 * 1000);
@@ -145,9 +131,7 @@ std::string refusal(int status, const std::string& body, const std::string& toke
   if (!token.empty())
     for (auto at = why.find(token); at != std::string::npos; at = why.find(token))
       why.replace(at, token.size(), "...");
-  std::string clean;
-  for (unsigned char c : why.substr(0, 200)) clean.push_back(c >= 0x20 && c < 0x7f ? c : ' ');
-  return clean.empty() ? out : out + " (" + clean + ")";
+  return why.empty() ? out : out + " (" + name_text(why, 200) + ")";
 }
 
 struct Exchange {
@@ -249,7 +233,7 @@ json login_copy(const std::string& cli, const json& doc, std::int64_t now) {
     f["claudeAiOauth"]["refreshToken"] = "";
   } else if (cli == "codex" && f.contains("tokens")) {
     f["tokens"]["refresh_token"] = "";
-    f["last_refresh"] = iso_utc(now);
+    f["last_refresh"] = format_timestamp(now);
     f["OPENAI_API_KEY"] = nullptr;
   } else if (cli == "gemini") {
     f.erase("refresh_token");
