@@ -283,6 +283,12 @@ TEST_F(AgentCliE2eTest, ATreeCompletesWithTheRealGeminiCliAgainstTheGeminiApi) {
 // the note and the question for the calling loop; the answer reaches its next iteration.
 namespace {
 
+/// A reply (indented for `reply:`) that calls `tool` with `args` (a CLI that takes tool_use).
+std::string tool_reply(const std::string& tool, const nlohmann::json& args) {
+  return "      text: \"Calling " + tool + ".\"\n      tool_use: {name: " + tool +
+         ", input: " + args.dump() + "}\n";
+}
+
 /// The code loop's rules for a CLI whose MCP tools the model calls as `note`/`ask`, whose
 /// file-writing tool call is `write`, for `api`. Iteration 1: share a note (naming loop 001 as
 /// its target), ask, end. Iteration 2 (the answer in its prompt): write the answer, end.
@@ -390,21 +396,18 @@ TEST_F(AgentCliMcpE2eTest, TheRealCodexCliReachesShareNoteAndAskUserThroughLoopr
 TEST_F(AgentCliMcpE2eTest, TheRealGeminiCliReachesShareNoteAndAskUserThroughLooprsMcpServer) {
   if (!fs::exists(cli_path("gemini")))
     GTEST_SKIP() << "the gemini CLI is not installed (tools/install-deps.sh: tests/agent_clis)";
-  auto call = [](const std::string& tool, const nlohmann::json& args) {
-    return "      text: \"Calling " + tool + ".\"\n      tool_use: {name: " + tool +
-           ", input: " + args.dump() + "}\n";
-  };
   std::string script = gemini_script();
   script.insert(
       script.find("rules:\n") + 7,
-      mcp_code_rules("gemini",
-                     // No `loop_id` here: gemini checks a call against the tool's
-                     // schema (no other property) and refuses it before it reaches
-                     // loopr; codex's test sends one through.
-                     call("mcp_loopr_share_note", {{"text", "NOTE-FROM-CLI: the port is 8080"}}),
-                     call("mcp_loopr_ask_person", {{"question", "Which greeting?"}}),
-                     "{name: write_file, input: {file_path: code/answer.txt, content: "
-                     "\"{{user.1}}\\n\"}}"));
+      mcp_code_rules(
+          "gemini",
+          // No `loop_id` here: gemini checks a call against the tool's
+          // schema (no other property) and refuses it before it reaches
+          // loopr; codex's test sends one through.
+          tool_reply("mcp_loopr_share_note", {{"text", "NOTE-FROM-CLI: the port is 8080"}}),
+          tool_reply("mcp_loopr_ask_person", {{"question", "Which greeting?"}}),
+          "{name: write_file, input: {file_path: code/answer.txt, content: "
+          "\"{{user.1}}\\n\"}}"));
   run_and_check("gemini", script);
   // What the CLI listed to the model: both of loopr's tools, under the names it calls.
   std::string listed;
@@ -435,17 +438,13 @@ TEST_F(AgentCliE2eTest, ATreeCompletesWithTheRealClaudeCliAgainstTheMessagesApi)
 TEST_F(AgentCliMcpE2eTest, TheRealClaudeCliReachesShareNoteAndAskUserThroughLooprsMcpServer) {
   if (!fs::exists(cli_path("claude")))
     GTEST_SKIP() << "the claude CLI is not installed (tools/install-deps.sh: tests/agent_clis)";
-  auto call = [](const std::string& tool, const nlohmann::json& args) {
-    return "      text: \"Calling " + tool + ".\"\n      tool_use: {name: " + tool +
-           ", input: " + args.dump() + "}\n";
-  };
   std::string script = claude_script();
   script.insert(
       script.find("rules:\n") + 7,
       mcp_code_rules("anthropic",
-                     call("mcp__loopr__share_note",
-                          {{"text", "NOTE-FROM-CLI: the port is 8080"}, {"loop_id", "001"}}),
-                     call("mcp__loopr__ask_user", {{"question", "Which greeting?"}}),
+                     tool_reply("mcp__loopr__share_note",
+                                {{"text", "NOTE-FROM-CLI: the port is 8080"}, {"loop_id", "001"}}),
+                     tool_reply("mcp__loopr__ask_user", {{"question", "Which greeting?"}}),
                      "{name: Write, input: {file_path: code/answer.txt, content: "
                      "\"{{user.1}}\\n\"}}"));
   run_and_check("claude-code", script);
