@@ -263,7 +263,8 @@ TEST(LoginSyncTest, TheCopyACommandGetsHoldsNoRefreshToken) {
   EXPECT_EQ(copy["tokens"]["access_token"], "at-1");
   EXPECT_EQ(copy["tokens"]["id_token"], "id");
   EXPECT_EQ(copy["tokens"]["refresh_token"], "");
-  EXPECT_EQ(copy["last_refresh"], "2025-11-28T00:00:00Z") << "codex does not try to refresh";
+  // RFC 3339 with milliseconds, which codex reads (chrono DateTime<Utc>).
+  EXPECT_EQ(copy["last_refresh"], "2025-11-28T00:00:00.000Z") << "codex does not try to refresh";
   EXPECT_TRUE(copy["OPENAI_API_KEY"].is_null());
   EXPECT_EQ(copy.dump().find("rt-1"), std::string::npos);
   json gemini = {{"access_token", "ya29"}, {"refresh_token", "rt-1"}, {"expiry_date", 5}};
