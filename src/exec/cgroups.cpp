@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <spdlog/spdlog.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,11 +12,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
+
+extern char** environ;
 
 namespace loopr::exec {
 namespace fs = std::filesystem;
@@ -144,6 +149,7 @@ std::unique_ptr<CommandGroups> CommandGroups::open(bool start_ahead) {
     g->v2_ = true;
     g->pids_root_ = parent;
     if (write_text(parent / "cgroup.subtree_control", "+memory")) g->memory_root_ = parent;
+    g->start_reaper();
     return g;
   }
   if (::access((base / "pids").c_str(), W_OK) != 0) return nullptr;
@@ -151,12 +157,86 @@ std::unique_ptr<CommandGroups> CommandGroups::open(bool start_ahead) {
   if (g->pids_root_.empty()) return nullptr;
   if (::access((base / "memory").c_str(), W_OK) == 0)
     g->memory_root_ = make_parent(base / "memory");
+  g->start_reaper();
   return g;
+}
+
+namespace {
+
+// The reaper's script: $1 the pids group, $2 the memory group (or $1 again). Its standard input
+// is the pipe whose other end only the daemon holds (close-on-exec, so no command inherits it).
+// Every member is killed until a pass finds none (a process forking as it is killed shows up in
+// the next pass), then the emptied groups are removed (the next daemon removes any left).
+constexpr const char* kReaperScript = R"(trap '' INT TERM HUP QUIT
+while read -r _; do :; done
+i=0
+while [ $i -lt 200 ]; do
+  pids=
+  for f in "$1"/*/cgroup.procs "$1"/cgroup.procs "$2"/*/cgroup.procs "$2"/cgroup.procs; do
+    [ -r "$f" ] && while read -r p; do pids="$pids $p"; done < "$f"
+  done
+  [ -z "$pids" ] && break
+  kill -9 $pids 2>/dev/null
+  sleep 0.02
+  i=$((i + 1))
+done
+rmdir "$1"/*/ "$2"/*/ 2>/dev/null
+rmdir "$1" "$2" 2>/dev/null
+exit 0
+)";
+
+}  // namespace
+
+void CommandGroups::start_reaper() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    spdlog::warn("sandbox: no reaper for a killed daemon's commands (pipe: {})",
+                 std::strerror(errno));
+    return;
+  }
+  const std::string pids = pids_root_.string();
+  const std::string memory = memory_root_.empty() ? pids : memory_root_.string();
+  const char* argv[] = {"/bin/sh", "-c", kReaperScript, "loopr-reaper", pids.c_str(),
+                        memory.c_str(), nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[0], 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setpgroup(&attr, 0);  // out of the terminal's Ctrl-C
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                      POSIX_SPAWN_SETPGROUP);
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, "/bin/sh", &actions, &attr, const_cast<char* const*>(argv),
+                         environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  ::close(fds[0]);
+  if (rc != 0) {
+    ::close(fds[1]);
+    spdlog::warn("sandbox: no reaper for a killed daemon's commands (/bin/sh: {})",
+                 std::strerror(rc));
+    return;
+  }
+  reaper_pipe_ = fds[1];
+  reaper_pid_ = pid;
 }
 
 CommandGroups::~CommandGroups() {
   if (!pids_root_.empty()) remove_tree(pids_root_);
   if (!memory_root_.empty() && memory_root_ != pids_root_) remove_tree(memory_root_);
+  if (reaper_pipe_ >= 0) ::close(reaper_pipe_);  // the reaper finds nothing left and ends
+  if (reaper_pid_ > 0)
+    while (::waitpid(reaper_pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
 }
 
 std::string CommandGroups::describe() const {

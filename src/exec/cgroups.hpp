@@ -76,8 +76,18 @@ class CommandGroups {
   void remove_drained();
   bool set_limits(Kept& k, std::uint64_t max_processes, std::uint64_t max_memory_bytes) const;
 
+  /// Starts the reaper: a host shell, outside every sandbox, that waits for this daemon to go
+  /// (its pipe's end of file: an exit or a SIGKILL alike) and then kills whatever is still in
+  /// this daemon's groups. Needed because bubblewrap's sandbox init sets its own parent-death
+  /// signal only once the sandbox is set up (bubblewrap 0.8 `do_init`), and never checks whether
+  /// its parent is already gone: a daemon killed while a command's sandbox is being made would
+  /// otherwise leave that command running, unwatched, until the next daemon starts.
+  void start_reaper();
+
   bool v2_ = false;
   bool start_ahead_ = true;
+  int reaper_pipe_ = -1;  ///< the write end; closed at the end (or by the kernel at a kill)
+  int reaper_pid_ = -1;
   std::filesystem::path pids_root_, memory_root_;  ///< this daemon's parent groups (same dir in v2)
   std::mutex mutex_;
   std::vector<Kept> free_;
