@@ -238,26 +238,18 @@ class AnthropicWire final : public Wire {
     if (stream) body["stream"] = true;
     if (settings_.cache) mark_cache_breakpoints(body, settings_.cache_ttl_1h);
 
-    HttpRequest http;
-    http.target = "/v1/messages";
-    add_common_headers(http, request);
-    http.headers.emplace_back("anthropic-version", settings_.api_version);
-    http.headers.emplace_back("accept", stream ? "text/event-stream" : "application/json");
-    if (!settings_.api_key.empty()) {
-      if (settings_.bearer)
-        http.headers.emplace_back("authorization", "Bearer " + settings_.api_key);
-      else
-        http.headers.emplace_back("x-api-key", settings_.api_key);
-    }
-    http.body = json_text(body);
-    return http;
+    auto headers = settings_.bearer ? bearer(settings_.api_key)
+                                    : std::vector<std::pair<std::string, std::string>>{};
+    if (!settings_.bearer && !settings_.api_key.empty())
+      headers.emplace_back("x-api-key", settings_.api_key);
+    headers.emplace_back("anthropic-version", settings_.api_version);
+    return json_request("/v1/messages", request, stream, body, std::move(headers));
   }
 
   std::variant<Response, LlmError> parse_response(std::string_view body) const override {
-    auto j = json::parse(body, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
-      return protocol_error(kProvider,
-                            "a body that is not JSON: " + std::string(body.substr(0, 200)));
+    auto parsed = json_object_body(kProvider, body);
+    if (auto* error = std::get_if<LlmError>(&parsed)) return *error;
+    json j = std::move(std::get<json>(parsed));
     if (string_field(j, "type") == "error") return stream_error_event(j);
     if (!j.contains("content") || !j["content"].is_array())
       return protocol_error(kProvider, "a message without a content array");

@@ -150,13 +150,4 @@ LlmError protocol_error(const std::string& provider, const std::string& what) {
   return e;
 }
 
-void add_common_headers(HttpRequest& http, const Request& request) {
-  http.headers.emplace_back("content-type", "application/json");
-  http.headers.emplace_back("user-agent", "loopr/0.1");
-  // DESIGN.md: every request names its loop, so gateways can attribute usage and scripted
-  // servers can answer per loop.
-  http.headers.emplace_back("x-loopr-loop-id", request.loop_id);
-  http.headers.emplace_back("x-loopr-loop-type", request.loop_type);
-}
-
 }  // namespace loopr::llm

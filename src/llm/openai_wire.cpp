@@ -157,14 +157,7 @@ class OpenAiWire final : public Wire {
   std::string_view stream_end_marker() const override { return "data: [DONE]"; }
 
   std::variant<HttpRequest, LlmError> build(const Request& request, bool stream) const override {
-    if (request.messages.empty() || request.messages.back().role != Role::user) {
-      LlmError e;
-      e.kind = ErrorKind::invalid_request;
-      e.message =
-          "loopr refused to send a malformed request (a bug in loopr): the last message "
-          "must be from the user";
-      return e;
-    }
+    if (auto refused = refuse_unless_user_last(request)) return *refused;
     json messages = json::array();
     if (!request.system.empty())
       messages.push_back({{"role", "system"}, {"content", request.system}});
@@ -190,22 +183,13 @@ class OpenAiWire final : public Wire {
     // the same cache (llm.cache: off leaves it out, for servers that refuse unknown fields).
     if (settings_.cache && !request.loop_id.empty())
       body["prompt_cache_key"] = prompt_cache_key(request.working_dir, request.loop_id);
-    HttpRequest http;
-    http.target = "/v1/chat/completions";
-    add_common_headers(http, request);
-    http.headers.emplace_back("accept", stream ? "text/event-stream" : "application/json");
-    // Local servers started without a key accept any request; then no header is sent.
-    if (!settings_.api_key.empty())
-      http.headers.emplace_back("authorization", "Bearer " + settings_.api_key);
-    http.body = json_text(body);
-    return http;
+    return json_request("/v1/chat/completions", request, stream, body, bearer(settings_.api_key));
   }
 
   std::variant<Response, LlmError> parse_response(std::string_view body) const override {
-    auto j = json::parse(body, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
-      return protocol_error(kProvider,
-                            "a body that is not JSON: " + std::string(body.substr(0, 200)));
+    auto parsed = json_object_body(kProvider, body);
+    if (auto* error = std::get_if<LlmError>(&parsed)) return *error;
+    json j = std::move(std::get<json>(parsed));
     if (j.contains("error")) return stream_error(j);
     if (!j.contains("choices") || !j["choices"].is_array() || j["choices"].empty() ||
         !j["choices"][0].contains("message"))

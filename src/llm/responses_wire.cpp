@@ -174,14 +174,7 @@ class ResponsesWire final : public Wire {
   std::string_view stream_end_marker() const override { return "response.completed"; }
 
   std::variant<HttpRequest, LlmError> build(const Request& request, bool stream) const override {
-    if (request.messages.empty() || request.messages.back().role != Role::user) {
-      LlmError e;
-      e.kind = ErrorKind::invalid_request;
-      e.message =
-          "loopr refused to send a malformed request (a bug in loopr): the last message "
-          "must be from the user";
-      return e;
-    }
+    if (auto refused = refuse_unless_user_last(request)) return *refused;
     json input = json::array();
     for (const auto& m : request.messages) append_items(m, input);
     json body = {{"model", request.model.empty() ? settings_.model : request.model},
@@ -206,21 +199,13 @@ class ResponsesWire final : public Wire {
     // same cache (llm.cache: off leaves it out).
     if (settings_.cache && !request.loop_id.empty())
       body["prompt_cache_key"] = prompt_cache_key(request.working_dir, request.loop_id);
-    HttpRequest http;
-    http.target = "/v1/responses";
-    add_common_headers(http, request);
-    http.headers.emplace_back("accept", stream ? "text/event-stream" : "application/json");
-    if (!settings_.api_key.empty())
-      http.headers.emplace_back("authorization", "Bearer " + settings_.api_key);
-    http.body = json_text(body);
-    return http;
+    return json_request("/v1/responses", request, stream, body, bearer(settings_.api_key));
   }
 
   std::variant<Response, LlmError> parse_response(std::string_view body) const override {
-    auto j = json::parse(body, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
-      return protocol_error(kProvider,
-                            "a body that is not JSON: " + std::string(body.substr(0, 200)));
+    auto parsed = json_object_body(kProvider, body);
+    if (auto* error = std::get_if<LlmError>(&parsed)) return *error;
+    json j = std::move(std::get<json>(parsed));
     if (j.contains("error") && j["error"].is_object() && string_field(j, "status").empty())
       return failed_error(j["error"], "in its answer");
     if (!j.contains("output") || !j["output"].is_array())

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "llm/agent_cli.hpp"
 #include "llm/json_util.hpp"
 #include "llm/wire.hpp"
 
@@ -32,34 +33,25 @@ ContentBlock transcript_block(const json& j) {
   return b;
 }
 
-LlmError process_error(ErrorKind kind, bool retryable, std::string message) {
-  LlmError e;
-  e.kind = kind;
-  e.retryable = retryable;
-  e.type = to_string(kind);
-  e.message = std::move(message);
-  return e;
-}
-
 /// The CLI's own retries are used up when it reports an API status; loopr's policy then
 /// decides as it would for its own HTTP call (WIRE.md §1 table).
 LlmError api_status_error(int status, const std::string& detail) {
   std::string tail = detail.empty() ? "" : ": " + detail;
   if (status == 401)
-    return process_error(ErrorKind::auth, false,
+    return cli_error(ErrorKind::auth, false,
                          std::string(kKeyEnv) + " is missing or was refused (401)" + tail);
   if (status == 429)
-    return process_error(ErrorKind::rate_limited, true, "claude: rate limit reached (429)" + tail);
+    return cli_error(ErrorKind::rate_limited, true, "claude: rate limit reached (429)" + tail);
   if (status == 529)
-    return process_error(ErrorKind::overloaded, true, "claude: the API is overloaded (529)" + tail);
+    return cli_error(ErrorKind::overloaded, true, "claude: the API is overloaded (529)" + tail);
   if (status == 408 || status == 409 || status >= 500)
-    return process_error(ErrorKind::server, true,
+    return cli_error(ErrorKind::server, true,
                          "claude: API error (" + std::to_string(status) + ")" + tail);
   if (status == 402)
-    return process_error(ErrorKind::billing, false, "claude: billing problem (402)" + tail);
+    return cli_error(ErrorKind::billing, false, "claude: billing problem (402)" + tail);
   if (status == 403)
-    return process_error(ErrorKind::permission, false, "claude: permission denied (403)" + tail);
-  return process_error(
+    return cli_error(ErrorKind::permission, false, "claude: permission denied (403)" + tail);
+  return cli_error(
       ErrorKind::invalid_request, false,
       "claude: the API refused the request (" + std::to_string(status) + ")" + tail);
 }
@@ -68,18 +60,18 @@ LlmError api_status_error(int status, const std::string& detail) {
 std::optional<LlmError> assistant_error(const std::string& code, const std::string& detail) {
   std::string tail = detail.empty() ? "" : ": " + detail;
   if (code == "authentication_failed")
-    return process_error(ErrorKind::auth, false,
+    return cli_error(ErrorKind::auth, false,
                          std::string(kKeyEnv) + " is missing or was refused" + tail);
   if (code == "billing_error")
-    return process_error(ErrorKind::billing, false, "claude: billing problem" + tail);
+    return cli_error(ErrorKind::billing, false, "claude: billing problem" + tail);
   if (code == "rate_limit")
-    return process_error(ErrorKind::rate_limited, true, "claude: rate limit reached" + tail);
+    return cli_error(ErrorKind::rate_limited, true, "claude: rate limit reached" + tail);
   if (code == "overloaded")
-    return process_error(ErrorKind::overloaded, true, "claude: the API is overloaded" + tail);
+    return cli_error(ErrorKind::overloaded, true, "claude: the API is overloaded" + tail);
   if (code == "server_error")
-    return process_error(ErrorKind::server, true, "claude: API server error" + tail);
+    return cli_error(ErrorKind::server, true, "claude: API server error" + tail);
   if (code == "model_not_found")
-    return process_error(ErrorKind::not_found, false,
+    return cli_error(ErrorKind::not_found, false,
                          "claude: the model was not found; check llm.model" + tail);
   return std::nullopt;
 }
@@ -142,13 +134,13 @@ void StreamJsonReader::add_turn(Role role, const json& message) {
 
 Outcome StreamJsonReader::finish(const ProcessResult& process, const Pricing& pricing) const {
   if (process.spawn_failed)
-    return process_error(ErrorKind::process, false,
+    return cli_error(ErrorKind::process, false,
                          "cannot run the claude CLI (" + stderr_tail(process) +
                              "); install Claude Code or set llm.claude_code.command");
-  if (process.cancelled) return process_error(ErrorKind::cancelled, false, "claude: cancelled");
+  if (process.cancelled) return cli_error(ErrorKind::cancelled, false, "claude: cancelled");
   // A timed-out session already spent the iteration's time: retrying it as-is is not the fix.
   if (process.timed_out)
-    return process_error(ErrorKind::timeout, false,
+    return cli_error(ErrorKind::timeout, false,
                          "claude ran past its timeout of " +
                              std::to_string(process.duration.count()) +
                              " ms and was killed (with its whole process group)");
@@ -159,7 +151,7 @@ Outcome StreamJsonReader::finish(const ProcessResult& process, const Pricing& pr
     std::string tail = stderr_tail(process);
     if (auto e = assistant_error(assistant_error_, "the CLI " + how + " without a result"))
       return *e;
-    return process_error(
+    return cli_error(
         ErrorKind::process, false,
         "claude " + how + " without a result line" + (tail.empty() ? "" : ": " + tail));
   }
@@ -176,10 +168,10 @@ Outcome StreamJsonReader::finish(const ProcessResult& process, const Pricing& pr
       return api_status_error(it->get<int>(), detail);
     if (auto e = assistant_error(assistant_error_, detail)) return *e;
     if (subtype == "error_max_turns")
-      return process_error(ErrorKind::process, false,
+      return cli_error(ErrorKind::process, false,
                            "claude stopped at its turn limit (llm.claude_code.max_turns)" +
                                (detail.empty() ? "" : ": " + detail));
-    return process_error(ErrorKind::process, false,
+    return cli_error(ErrorKind::process, false,
                          "claude reported an error (" + (subtype.empty() ? "is_error" : subtype) +
                              ")" + (detail.empty() ? "" : ": " + detail));
   }

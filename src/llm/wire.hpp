@@ -85,7 +85,21 @@ LlmError classify_transport_failure(const HttpFailure& failure, const std::strin
 /// A retryable protocol error: the server sent something that is not what the protocol says.
 LlmError protocol_error(const std::string& provider, const std::string& what);
 
-/// Shared by both wires: the `x-loopr-*` headers and the JSON content type.
-void add_common_headers(HttpRequest& http, const Request& request);
+/// Shared by the wires: a POST of `body` to `target` with the JSON content type, the
+/// `x-loopr-*` headers, `accept` for a stream or not, and `auth` (a header name and value) when
+/// there is a key (local servers started without one accept any request).
+HttpRequest json_request(std::string target, const Request& request, bool stream,
+                         const nlohmann::json& body,
+                         std::vector<std::pair<std::string, std::string>> extra_headers = {});
+/// `authorization: Bearer <key>`, or nothing without a key.
+std::vector<std::pair<std::string, std::string>> bearer(const std::string& key);
+
+/// The refusal of a conversation that does not end with the user's turn (a bug in loopr; the
+/// API would answer 400), or nothing.
+std::optional<LlmError> refuse_unless_user_last(const Request& request);
+
+/// A complete body as a JSON object, or the protocol error that names what came instead.
+std::variant<nlohmann::json, LlmError> json_object_body(const std::string& provider,
+                                                        std::string_view body);
 
 }  // namespace loopr::llm
