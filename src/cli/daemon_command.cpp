@@ -2,6 +2,7 @@
 #include <thread>
 
 #include <loopr/daemon/daemon.hpp>
+#include <loopr/web/web_ui.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
@@ -26,7 +27,7 @@ int run_daemon_command(const GlobalOptions& opts, bool foreground, bool force) {
   const std::string force_hint = "; `loopr daemon --force` starts it anyway";
   if (foreground) {
     refuse_if_any(daemon_start_problems(config, force), force_hint);
-    auto r = daemon::run_daemon({paths.root, {}, force});
+    auto r = daemon::run_daemon({paths.root, {}, force, loopr::web::make_web_ui});
     if (r) return kOk;
     const Error& e = r.error();
     if (e.code == ErrorCode::already_exists)

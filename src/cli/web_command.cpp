@@ -1,6 +1,6 @@
 // `loopr web [--port N] [--open] [--stop]`: asks the daemon (started if needed) to serve the web
 // UI on 127.0.0.1 and prints its address with the token, once. The UI is the daemon's
-// (src/daemon/web_ui.hpp); this only asks for it.
+// (src/web/, served by the daemon); this only asks for it.
 #include <fcntl.h>
 #include <unistd.h>
 

@@ -2,10 +2,11 @@
 // file of its resource (api_daemon_routes, api_plan_routes, api_loop_routes, api_comment_routes;
 // `GET /v1/events` in api_events). User actions go to the LoopManager, reads go to the store on
 // the pool.
+#include <loopr/daemon/http_common.hpp>
+
 #include "daemon/api.hpp"
 
 #include "daemon/api_routes.hpp"
-#include "daemon/http_common.hpp"
 
 namespace loopr::daemon {
 

@@ -3,10 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include <loopr/api/comments.hpp>
+#include <loopr/daemon/http_common.hpp>
 
 #include "daemon/api_routes.hpp"
 #include "daemon/comments.hpp"
-#include "daemon/http_common.hpp"
 
 namespace loopr::daemon {
 

@@ -1,9 +1,9 @@
 // The control API's routes about the daemon itself: health, the web UI's start and stop, the
 // spending stats, shutdown and gc.
 #include <loopr/manager/stats.hpp>
+#include <loopr/daemon/http_common.hpp>
 
 #include "daemon/api_routes.hpp"
-#include "daemon/http_common.hpp"
 
 namespace loopr::daemon {
 

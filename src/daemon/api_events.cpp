@@ -4,9 +4,9 @@
 
 #include <loopr/core/ids.hpp>
 #include <loopr/core/text.hpp>
+#include <loopr/daemon/http_common.hpp>
 
 #include "daemon/api_routes.hpp"
-#include "daemon/http_common.hpp"
 
 namespace loopr::daemon {
 

@@ -3,9 +3,9 @@
 #include <set>
 
 #include <loopr/manager/tree_verdict.hpp>
+#include <loopr/daemon/http_common.hpp>
 
 #include "daemon/api_routes.hpp"
-#include "daemon/http_common.hpp"
 #include "daemon/loop_listing.hpp"
 
 namespace loopr::daemon {

@@ -1,7 +1,8 @@
 // The control API's routes about plans: a new plan, the merge of its tree, its pull request's
 // review comments.
+#include <loopr/daemon/http_common.hpp>
+
 #include "daemon/api_routes.hpp"
-#include "daemon/http_common.hpp"
 
 namespace loopr::daemon {
 

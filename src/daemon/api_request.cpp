@@ -2,9 +2,9 @@
 // an Error from the manager or the store as its HTTP answer.
 #include <loopr/core/budget.hpp>
 #include <loopr/core/ids.hpp>
+#include <loopr/daemon/http_common.hpp>
 
 #include "daemon/api_routes.hpp"
-#include "daemon/http_common.hpp"
 
 namespace loopr::daemon {
 
