@@ -7,10 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -19,6 +21,7 @@
 #include <loopr/core/process.hpp>
 #include <loopr/git/repository.hpp>
 
+#include "cli/command.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/demo.hpp"
 #include "cli/format.hpp"
@@ -508,5 +511,20 @@ int run_demo(const GlobalOptions& opts, bool yes) {
                        "the repository stays in " + repo.string()};
   }
 }
+
+namespace {
+
+CommandRun define_demo(CLI::App& demo, const GlobalOptions& opts) {
+  auto yes = std::make_shared<bool>(false);
+  demo.add_flag("--yes", *yes, "Approve the plan without asking");
+  return CommandRun([&opts, yes] { return run_demo(opts, *yes); });
+}
+
+}  // namespace
+
+const Command kDemoCommand{
+    "demo",
+    "Run the bundled example end to end, offline, with the scripted model (.loopr-example/)", false,
+    define_demo};
 
 }  // namespace loopr::cli

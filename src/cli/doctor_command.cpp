@@ -4,18 +4,21 @@
 #include <stdlib.h>
 #include <sys/statvfs.h>
 
+#include <CLI/CLI.hpp>
 #include <fstream>
+#include <memory>
 
 #include <loopr/core/loop.hpp>
 #include <loopr/core/preflight.hpp>
 #include <loopr/core/process.hpp>
 #include <loopr/exec/executor.hpp>
-#include <loopr/exec/sandbox_view.hpp>
 #include <loopr/exec/program_check.hpp>
+#include <loopr/exec/sandbox_view.hpp>
 #include <loopr/git/repository.hpp>
 #include <loopr/llm/client.hpp>
 #include <loopr/llm/probe.hpp>
 
+#include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/doctor_forge.hpp"
@@ -426,5 +429,28 @@ int run_doctor(const GlobalOptions& opts, bool offline, bool skip_tests) {
   }
   return ready ? kOk : kFailed;
 }
+
+namespace {
+
+CommandRun define_doctor(CLI::App& doctor, const GlobalOptions& opts) {
+  struct Values {
+    bool offline = false, skip_tests = false;
+  };
+  auto v = std::make_shared<Values>();
+  doctor.add_flag("--offline", v->offline,
+                  "Do not send the request that checks the model endpoint");
+  doctor.add_flag("--skip-tests", v->skip_tests,
+                  "Do not run the setup and the tests in a fresh worktree of the base branch");
+  return CommandRun([&opts, v] { return run_doctor(opts, v->offline, v->skip_tests); });
+}
+
+}  // namespace
+
+const Command kDoctorCommand{
+    "doctor",
+    "Check that this machine and repository are ready: git, config, sandbox, the model "
+    "provider's key or CLI, the test command, the model endpoint, disk space, the daemon, and "
+    "the tests in a fresh worktree of the base branch (exit 1 if not)",
+    false, define_doctor};
 
 }  // namespace loopr::cli

@@ -1,19 +1,20 @@
 // `loopr init [--base BRANCH] [--validation CMD]`: writes `.loopr/config.yml` with commented
 // defaults and the project's test command (found from the repository, or given), and keeps
 // loopr's runtime folders out of git. Idempotent: an existing config is checked, not replaced.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <fstream>
-#include <sstream>
-
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include <loopr/core/protected_paths.hpp>
 #include <loopr/git/work_tree_state.hpp>
-
 #include <loopr/project/detect.hpp>
 #include <loopr/project/provision.hpp>
 #include <loopr/project/toolchains.hpp>
 
+#include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/terminal.hpp"
 
@@ -171,7 +172,6 @@ void print_protection(std::ostream& out, const Config& config) {
   else
     out << "review: off (loops.review.enabled)\n";
 }
-
 
 // What the tests need beyond git (project/provision.hpp), and the toolchain folders the chosen
 // command goes through that the sandbox hides (project/toolchains.hpp), each with why.
@@ -407,5 +407,48 @@ int run_config(const GlobalOptions& opts) {
   }
   return kOk;
 }
+
+namespace {
+
+CommandRun define_init(CLI::App& init, const GlobalOptions& opts) {
+  struct Values {
+    std::string base, validation;
+    bool dry_run = false;
+    CLI::Option* validation_opt = nullptr;
+  };
+  auto v = std::make_shared<Values>();
+  init.add_option("--base", v->base,
+                  "Base branch the plans' work merges into (default: the current branch)")
+      ->option_text("BRANCH");
+  v->validation_opt =
+      init.add_option("--validation", v->validation,
+                      "The command that runs your tests (loops.code.validation); default: found "
+                      "from the repository (package.json, Cargo.toml, go.mod, CMakeLists.txt and "
+                      "others; see docs/guide.md)")
+          ->option_text("CMD");
+  init.add_flag("--dry-run", v->dry_run,
+                "Only show the test commands found, which ones can run here (and why not), the "
+                "choice and the toolchain folders it would show; write nothing");
+  return CommandRun([&opts, v] {
+    return run_init(opts, v->base,
+                    v->validation_opt->count() ? std::optional(v->validation) : std::nullopt,
+                    v->dry_run);
+  });
+}
+
+CommandRun define_config(CLI::App&, const GlobalOptions& opts) {
+  return CommandRun([&opts] { return run_config(opts); });
+}
+
+}  // namespace
+
+const Command kInitCommand{
+    "init",
+    "Write .loopr/config.yml (commented defaults, and the test command found in the "
+    "repository) and ignore loopr's runtime folders in git",
+    false, define_init};
+const Command kConfigCommand{
+    "config", "Check .loopr/config.yml and print the effective settings (environment applied)",
+    false, define_config};
 
 }  // namespace loopr::cli

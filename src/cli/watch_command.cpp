@@ -2,12 +2,15 @@
 // (the live tree).
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <ctime>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
+#include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/coordination.hpp"
 #include "cli/daemon_client.hpp"
@@ -192,5 +195,33 @@ int run_watch(const GlobalOptions& opts) {
   if (live) view.finish();
   return kOk;
 }
+
+namespace {
+
+CommandRun define_logs(CLI::App& logs, const GlobalOptions& opts) {
+  struct Values {
+    std::string id;
+    bool follow = false;
+  };
+  auto v = std::make_shared<Values>();
+  logs.add_option("id", v->id, "Only this loop and its descendants");
+  logs.add_flag("-f,--follow", v->follow,
+                "Keep printing new events until Ctrl-C; survives a daemon restart (--json: one "
+                "event per line)");
+  return CommandRun([&opts, v] { return run_logs(opts, v->id, v->follow); });
+}
+
+CommandRun define_watch(CLI::App&, const GlobalOptions& opts) {
+  return CommandRun([&opts] { return run_watch(opts); });
+}
+
+}  // namespace
+
+const Command kLogsCommand{
+    "logs", "The event log, of everything or of one loop and its descendants", false, define_logs};
+const Command kWatchCommand{
+    "watch",
+    "The live loop tree, redrawn in place until Ctrl-C (printed on change when not a terminal)",
+    false, define_watch};
 
 }  // namespace loopr::cli
