@@ -60,11 +60,7 @@ const Route kRoutes[] = {
 awaitable<Response> Api::handle(Request req) {
   State& s = *state_;
   // Each route's path split once, not at every request.
-  static const std::vector<std::vector<std::string>> patterns = [] {
-    std::vector<std::vector<std::string>> out;
-    for (const Route& route : kRoutes) out.push_back(path_segments(route.path));
-    return out;
-  }();
+  static const std::vector<std::vector<std::string>> patterns = path_patterns(kRoutes);
   const auto parts = path_segments(req.path);
   std::string allowed;  // the methods of the routes with this path
   for (std::size_t i = 0; i < std::size(kRoutes); ++i) {

@@ -219,11 +219,7 @@ awaitable<Response> WebUi::handle(Request req) {
   // The API's answers read with the CLI's decoders (loopr/api/views.hpp), not field by field.
   const std::vector<api::LoopRow> loops = api::loop_rows_from_json(listed.body);
 
-  static const std::vector<std::vector<std::string>> patterns = [] {
-    std::vector<std::vector<std::string>> out;
-    for (const Page& page : kPages) out.push_back(path_segments(page.path));
-    return out;
-  }();
+  static const std::vector<std::vector<std::string>> patterns = path_patterns(kPages);
   for (std::size_t i = 0; i < std::size(kPages); ++i) {
     if (kPages[i].method != req.method) continue;
     auto params = match_path(patterns[i], parts);
