@@ -188,9 +188,6 @@ int run_watch(const GlobalOptions& opts) {
            std::to_string(l.cost_usd) + ";";
     return s;
   };
-  auto render = [&](bool animate) {
-    return watch_frame(loops, style, live, daemon_gone, animate ? frame : -1);
-  };
 
   while (!g_interrupted.load()) {
     if (events.take_changed() || Clock::now() - last_fetch > std::chrono::seconds(1)) {
@@ -209,14 +206,14 @@ int run_watch(const GlobalOptions& opts) {
           for (const auto& l : loops) out.push_back(interface_loop_json(l));
           std::cout << json{{"loops", out}}.dump() << "\n" << std::flush;
         } else if (!opts.quiet) {
-          std::cout << render(false) << "\n" << std::flush;
+          std::cout << watch_frame(loops, style, live, daemon_gone, -1) << "\n" << std::flush;
         }
       }
       last_printed = sig;
     }
     if (live) {
       std::vector<std::string> lines;
-      std::istringstream in(render(true));
+      std::istringstream in(watch_frame(loops, style, live, daemon_gone, frame));
       for (std::string line; std::getline(in, line);) lines.push_back(line);
       view.show(lines);
     }
