@@ -1,10 +1,13 @@
 #include "cli/coordination.hpp"
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
+#include <memory>
 #include <sstream>
 
 #include <loopr/core/text.hpp>
 
+#include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/format.hpp"
 #include "cli/wire.hpp"
@@ -120,5 +123,26 @@ int run_answer(const GlobalOptions& opts, const std::string& id, const std::stri
   }
   return kOk;
 }
+
+namespace {
+
+CommandRun define_answer(CLI::App& answer, const GlobalOptions& opts) {
+  struct Values {
+    std::string id;
+    std::vector<std::string> words;
+  };
+  auto v = std::make_shared<Values>();
+  answer.add_option("id", v->id, "The loop's id")->required();
+  answer.add_option("text", v->words, "The answer (quote it)")->required();
+  return CommandRun([&opts, v] { return run_answer(opts, v->id, join_words(v->words)); });
+}
+
+}  // namespace
+
+const Command kAnswerCommand{
+    "answer",
+    "Answer a loop's question (status awaiting_answer); it runs again with the answer in its "
+    "next prompt (exit 4 unknown id, 5 no question waiting)",
+    false, define_answer};
 
 }  // namespace loopr::cli

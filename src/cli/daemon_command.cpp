@@ -1,8 +1,12 @@
 // `loopr daemon [--foreground]`, `loopr daemon status`, `loopr daemon stop`.
+#include <CLI/CLI.hpp>
+#include <memory>
 #include <thread>
 
 #include <loopr/daemon/daemon.hpp>
+#include <loopr/web/web_ui.hpp>
 
+#include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/format.hpp"
@@ -26,7 +30,7 @@ int run_daemon_command(const GlobalOptions& opts, bool foreground, bool force) {
   const std::string force_hint = "; `loopr daemon --force` starts it anyway";
   if (foreground) {
     refuse_if_any(daemon_start_problems(config, force), force_hint);
-    auto r = daemon::run_daemon({paths.root, {}, force});
+    auto r = daemon::run_daemon({paths.root, {}, force, loopr::web::make_web_ui});
     if (r) return kOk;
     const Error& e = r.error();
     if (e.code == ErrorCode::already_exists)
@@ -116,5 +120,57 @@ int run_daemon_stop(const GlobalOptions& opts, bool drain, const std::string& ti
     std::cout << "loopr daemon stopped (pid " << pid << ")\n";
   return kOk;
 }
+
+namespace {
+
+CommandRun define_daemon(CLI::App& daemon, const GlobalOptions& opts) {
+  struct Values {
+    bool foreground = false, force = false, drain = false;
+    std::string drain_timeout;
+    CLI::App* status = nullptr;
+    CLI::App* stop = nullptr;
+  };
+  auto v = std::make_shared<Values>();
+  daemon.add_flag("--foreground", v->foreground,
+                  "Run in this process until Ctrl-C, SIGTERM or `loopr daemon stop` (exit 1 if "
+                  "another daemon serves the repository)");
+  daemon.add_flag("--force", v->force,
+                  "Start even if the model provider's prerequisites look unmet (API key, the "
+                  "claude CLI)");
+  daemon.require_subcommand(0, 1);
+  v->status = daemon.add_subcommand(
+      "status", "Is the daemon up: pid, uptime, loops by status (exit 3 if not running)");
+  v->stop =
+      daemon.add_subcommand("stop",
+                            "Stop the daemon gracefully and wait until it has exited (exit 3 if "
+                            "not running): running iterations are cut short, what they wrote is "
+                            "checkpointed, and their loops resume when the daemon starts again");
+  v->stop->add_flag("--drain", v->drain,
+                    "Let the iterations in flight finish (model turns, validation, "
+                    "checkpoint, record) and start no new one, then stop");
+  v->stop
+      ->add_option("--timeout", v->drain_timeout,
+                   "With --drain: stop as without it once this has passed (default 30m)")
+      ->option_text("D");
+  auto run = [&opts, v] {
+    if (v->status->parsed()) return run_daemon_status(opts);
+    if (v->stop->parsed()) {
+      if (!v->drain && !v->drain_timeout.empty())
+        throw CommandError{kUsage, "--timeout is the limit of a drain", "add --drain"};
+      return run_daemon_stop(opts, v->drain, v->drain_timeout);
+    }
+    return run_daemon_command(opts, v->foreground, v->force);
+  };
+  // In the foreground the daemon writes only its log.
+  return CommandRun(run, [v] { return v->foreground; });
+}
+
+}  // namespace
+
+const Command kDaemonCommand{"daemon",
+                             "Run the service for this repository; without --foreground it "
+                             "starts in the background and returns once it "
+                             "answers (exit 0 also when it already runs)",
+                             false, define_daemon};
 
 }  // namespace loopr::cli

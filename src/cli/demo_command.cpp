@@ -7,10 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -19,6 +21,7 @@
 #include <loopr/core/process.hpp>
 #include <loopr/git/repository.hpp>
 
+#include "cli/command.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/demo.hpp"
 #include "cli/format.hpp"
@@ -446,6 +449,22 @@ int run_tree(const DaemonClient& api, const GlobalOptions& opts, bool yes, const
 
 }  // namespace
 
+namespace {
+
+// What the demo is, before it starts.
+void print_intro(std::ostream& ui, const Style& style, const fs::path& example,
+                 const fs::path& repo) {
+  ui << style.bold("loopr demo") << ": \"" << kRequest
+     << "\" on a tiny shell project, end to end.\n"
+     << "The model is " << style.bold("scripted") << ": loopr-mock-llm plays "
+     << (example / "mock-model.yml").string()
+     << "\n(no network, no API key, nothing billed). Daemon, loop tree, worktrees, tests and "
+        "merges are real.\n"
+     << "repo: " << repo.string() << "\n\n";
+}
+
+}  // namespace
+
 int run_demo(const GlobalOptions& opts, bool yes) {
   install_interrupt_handlers();
   std::ostream& ui = ui_stream(opts);
@@ -457,15 +476,7 @@ int run_demo(const GlobalOptions& opts, bool yes) {
   fs::path mock_bin = find_mock_llm();
   fs::path work = make_temp_dir();
   fs::path repo = work / "greet";
-  if (!quiet) {
-    ui << style.bold("loopr demo") << ": \"" << kRequest
-       << "\" on a tiny shell project, end to end.\n"
-       << "The model is " << style.bold("scripted") << ": loopr-mock-llm plays "
-       << (example / "mock-model.yml").string()
-       << "\n(no network, no API key, nothing billed). Daemon, loop tree, worktrees, tests and "
-          "merges are real.\n"
-       << "repo: " << repo.string() << "\n\n";
-  }
+  if (!quiet) print_intro(ui, style, example, repo);
 
   // 1. The project in a fresh repository, on branch main.
   fs::copy(example / "project", repo, fs::copy_options::recursive);
@@ -508,5 +519,20 @@ int run_demo(const GlobalOptions& opts, bool yes) {
                        "the repository stays in " + repo.string()};
   }
 }
+
+namespace {
+
+CommandRun define_demo(CLI::App& demo, const GlobalOptions& opts) {
+  auto yes = std::make_shared<bool>(false);
+  demo.add_flag("--yes", *yes, "Approve the plan without asking");
+  return CommandRun([&opts, yes] { return run_demo(opts, *yes); });
+}
+
+}  // namespace
+
+const Command kDemoCommand{
+    "demo",
+    "Run the bundled example end to end, offline, with the scripted model (.loopr-example/)", false,
+    define_demo};
 
 }  // namespace loopr::cli

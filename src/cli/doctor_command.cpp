@@ -4,18 +4,21 @@
 #include <stdlib.h>
 #include <sys/statvfs.h>
 
+#include <CLI/CLI.hpp>
 #include <fstream>
+#include <memory>
 
 #include <loopr/core/loop.hpp>
 #include <loopr/core/preflight.hpp>
 #include <loopr/core/process.hpp>
 #include <loopr/exec/executor.hpp>
-#include <loopr/exec/sandbox_view.hpp>
 #include <loopr/exec/program_check.hpp>
+#include <loopr/exec/sandbox_view.hpp>
 #include <loopr/git/repository.hpp>
 #include <loopr/llm/client.hpp>
 #include <loopr/llm/probe.hpp>
 
+#include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/doctor_forge.hpp"
@@ -361,35 +364,11 @@ std::string indent(const std::string& text) {
 
 int run_doctor(const GlobalOptions& opts, bool offline) { return run_doctor(opts, offline, false); }
 
-int run_doctor(const GlobalOptions& opts, bool offline, bool skip_tests) {
-  std::vector<Check> checks;
-  std::optional<fs::path> root;
-  std::optional<Config> config;
-  checks.push_back(check_git());
-  checks.push_back(check_repository(opts, root));
-  checks.push_back(check_config(root, config));
-  // Outside a set-up repository, the other checks use the defaults and the environment.
-  Config effective = config ? *config : Config{};
-  if (!config) (void)apply_env(effective, process_env());
-  checks.push_back(check_sandbox(root, effective));
-  checks.push_back(check_provider_setup(effective));
-  // The providers loops.<type>.provider (review, integration) name besides llm.provider.
-  std::vector<Config> others;
-  for (const std::string& p : llm::providers_in_use(effective))
-    if (p != effective.llm.provider) others.push_back(for_provider(effective, p));
-  for (const Config& c : others)
-    checks.push_back(renamed(check_provider_setup(c), "provider (" + c.llm.provider + ")"));
-  checks.push_back(check_validation(root, config));
-  checks.push_back(check_tests(root, config, checks, skip_tests));
-  checks.push_back(check_endpoint(effective, offline));
-  for (const Config& c : others)
-    checks.push_back(renamed(check_endpoint(c, offline), "endpoint (" + c.llm.provider + ")"));
-  if (root && config)  // merge: pr: the remote, the token's variable, the forge's API
-    for (ForgeCheck& f : check_forge(*root, *config, offline))
-      checks.push_back({f.name, f.status, f.message, f.hint, {}});
-  checks.push_back(check_disk(root));
-  checks.push_back(check_daemon(root));
+namespace {
 
+// The checks' report: one line each (✓ ✗ -) and the verdict, or (--json) one document; with -q
+// only the failures. True when none failed.
+bool print_checks(const GlobalOptions& opts, const std::vector<Check>& checks) {
   bool ready =
       std::none_of(checks.begin(), checks.end(), [](const Check& c) { return c.status == "fail"; });
   if (opts.json) {
@@ -424,7 +403,64 @@ int run_doctor(const GlobalOptions& opts, bool offline, bool skip_tests) {
       std::cout << "not ready: " << failed << (failed == 1 ? " problem" : " problems")
                 << " to fix\n";
   }
-  return ready ? kOk : kFailed;
+  return ready;
 }
+
+}  // namespace
+
+int run_doctor(const GlobalOptions& opts, bool offline, bool skip_tests) {
+  std::vector<Check> checks;
+  std::optional<fs::path> root;
+  std::optional<Config> config;
+  checks.push_back(check_git());
+  checks.push_back(check_repository(opts, root));
+  checks.push_back(check_config(root, config));
+  // Outside a set-up repository, the other checks use the defaults and the environment.
+  Config effective = config ? *config : Config{};
+  if (!config) (void)apply_env(effective, process_env());
+  checks.push_back(check_sandbox(root, effective));
+  checks.push_back(check_provider_setup(effective));
+  // The providers loops.<type>.provider (review, integration) name besides llm.provider.
+  std::vector<Config> others;
+  for (const std::string& p : llm::providers_in_use(effective))
+    if (p != effective.llm.provider) others.push_back(for_provider(effective, p));
+  for (const Config& c : others)
+    checks.push_back(renamed(check_provider_setup(c), "provider (" + c.llm.provider + ")"));
+  checks.push_back(check_validation(root, config));
+  checks.push_back(check_tests(root, config, checks, skip_tests));
+  checks.push_back(check_endpoint(effective, offline));
+  for (const Config& c : others)
+    checks.push_back(renamed(check_endpoint(c, offline), "endpoint (" + c.llm.provider + ")"));
+  if (root && config)  // merge: pr: the remote, the token's variable, the forge's API
+    for (ForgeCheck& f : check_forge(*root, *config, offline))
+      checks.push_back({f.name, f.status, f.message, f.hint, {}});
+  checks.push_back(check_disk(root));
+  checks.push_back(check_daemon(root));
+
+  return print_checks(opts, checks) ? kOk : kFailed;
+}
+
+namespace {
+
+CommandRun define_doctor(CLI::App& doctor, const GlobalOptions& opts) {
+  struct Values {
+    bool offline = false, skip_tests = false;
+  };
+  auto v = std::make_shared<Values>();
+  doctor.add_flag("--offline", v->offline,
+                  "Do not send the request that checks the model endpoint");
+  doctor.add_flag("--skip-tests", v->skip_tests,
+                  "Do not run the setup and the tests in a fresh worktree of the base branch");
+  return CommandRun([&opts, v] { return run_doctor(opts, v->offline, v->skip_tests); });
+}
+
+}  // namespace
+
+const Command kDoctorCommand{
+    "doctor",
+    "Check that this machine and repository are ready: git, config, sandbox, the model "
+    "provider's key or CLI, the test command, the model endpoint, disk space, the daemon, and "
+    "the tests in a fresh worktree of the base branch (exit 1 if not)",
+    false, define_doctor};
 
 }  // namespace loopr::cli

@@ -3,9 +3,13 @@
 // (it holds the store and knows which loops run); the CLI does it on the store otherwise.
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <memory>
+
 #include <loopr/daemon/offline.hpp>
 #include <loopr/exec/build_caches.hpp>
 
+#include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/format.hpp"
@@ -87,5 +91,33 @@ int run_gc(const GlobalOptions& opts, bool dry_run, const std::string& older_tha
   for (const auto& e : cache_errors) std::cerr << "loopr: " << e << "\n";
   return view.errors.empty() && cache_errors.empty() ? kOk : kFailed;
 }
+
+namespace {
+
+CommandRun define_gc(CLI::App& gc, const GlobalOptions& opts) {
+  struct Values {
+    bool dry_run = false, caches = false;
+    std::string older_than;
+  };
+  auto v = std::make_shared<Values>();
+  gc.add_flag("--dry-run", v->dry_run, "Only say what would be removed");
+  gc.add_option("--older-than", v->older_than,
+                "Only trees that ended at least this long ago (default gc.older_than, 7d)")
+      ->option_text("D");
+  gc.add_flag("--caches", v->caches,
+              "Also clear this repository's build caches (.loopr/cache/: Go, cargo, npm, pip, "
+              "uv, ccache, Gradle); the next commands fill them again");
+  return CommandRun([&opts, v] { return run_gc(opts, v->dry_run, v->older_than, v->caches); });
+}
+
+}  // namespace
+
+const Command kGcCommand{
+    "gc",
+    "Remove what trees that ended left behind: their worktrees (what they held is kept on "
+    "loopr/archive/<id>), loop branches whose commits are merged, archived attempts after "
+    "gc.keep_archived, merged integration branches; prints what went and the space freed "
+    "(exit 1 if something could not be removed)",
+    false, define_gc};
 
 }  // namespace loopr::cli

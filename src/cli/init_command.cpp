@@ -1,19 +1,20 @@
 // `loopr init [--base BRANCH] [--validation CMD]`: writes `.loopr/config.yml` with commented
 // defaults and the project's test command (found from the repository, or given), and keeps
 // loopr's runtime folders out of git. Idempotent: an existing config is checked, not replaced.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <fstream>
-#include <sstream>
-
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include <loopr/core/protected_paths.hpp>
 #include <loopr/git/work_tree_state.hpp>
-
 #include <loopr/project/detect.hpp>
 #include <loopr/project/provision.hpp>
 #include <loopr/project/toolchains.hpp>
 
+#include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/terminal.hpp"
 
@@ -172,7 +173,6 @@ void print_protection(std::ostream& out, const Config& config) {
     out << "review: off (loops.review.enabled)\n";
 }
 
-
 // What the tests need beyond git (project/provision.hpp), and the toolchain folders the chosen
 // command goes through that the sandbox hides (project/toolchains.hpp), each with why.
 Provisioning provision_for(const std::filesystem::path& root, ChosenValidation& chosen,
@@ -224,22 +224,17 @@ int print_dry_run(const GlobalOptions& opts, const std::filesystem::path& root,
   return kOk;
 }
 
-}  // namespace
-
-int run_init(const GlobalOptions& opts, const std::string& base,
-             const std::optional<std::string>& validation, bool dry_run) {
-  if (validation && validation->find_first_not_of(" \t\r\n") == std::string::npos)
-    throw CommandError{kUsage, "--validation is empty",
-                       "give the command that runs your tests, e.g. --validation \"make test\""};
-  RepoPaths paths(require_repo(opts));
-  if (dry_run) return print_dry_run(opts, paths.root, validation);
-  std::vector<std::string> done;
+/// What `loopr init` did, for its report.
+struct InitDone {
+  std::vector<std::string> done;           ///< one line per change
   std::optional<ChosenValidation> chosen;  ///< set when the config is written now
-  std::optional<Provisioning> provision;    ///< with it
-  std::error_code ec;
-  std::filesystem::create_directories(paths.dot_loopr(), ec);
-  if (ec) throw CommandError{kFailed, "cannot create " + paths.dot_loopr().string() + ": " + ec.message(), "check the folder's permissions"};
+  std::optional<Provisioning> provision;   ///< with it
+};
 
+// .loopr/config.yml: written with the defaults and the test command found, unless it exists (then
+// checked against --base and --validation, never overwritten).
+void write_config(const RepoPaths& paths, const std::string& base,
+                  const std::optional<std::string>& validation, InitDone& d) {
   if (std::filesystem::exists(paths.config_file())) {
     Config config = require_config(paths);  // a bad existing file is reported, never overwritten
     if (!base.empty() && base != config.base_branch)
@@ -253,16 +248,19 @@ int run_init(const GlobalOptions& opts, const std::string& base,
   } else {
     std::string branch = base.empty() ? current_branch(paths.root) : base;
     if (branch.empty()) branch = "main";
-    chosen = choose_validation(paths.root, validation, process_env());
-    provision = provision_for(paths.root, *chosen, validation.has_value());
-    std::string yaml = default_config_yaml(branch, chosen->command, chosen->comment());
-    apply_provisioning(yaml, *provision);
+    d.chosen = choose_validation(paths.root, validation, process_env());
+    d.provision = provision_for(paths.root, *d.chosen, validation.has_value());
+    std::string yaml = default_config_yaml(branch, d.chosen->command, d.chosen->comment());
+    apply_provisioning(yaml, *d.provision);
     std::ofstream out(paths.config_file());
     out << yaml;
     if (!out) throw CommandError{kFailed, "cannot write " + paths.config_file().string(), "check the folder's permissions"};
-    done.push_back("wrote .loopr/config.yml (base branch " + branch + ")");
+    d.done.push_back("wrote .loopr/config.yml (base branch " + branch + ")");
   }
+}
 
+// .gitignore: loopr's runtime folders, the test command's build folder and the tests' caches.
+void add_ignores(const RepoPaths& paths, InitDone& d) {
   std::filesystem::path gitignore = paths.root / ".gitignore";
   std::string existing;
   {
@@ -280,8 +278,8 @@ int run_init(const GlobalOptions& opts, const std::string& base,
   const bool runtime_dirs_added = !add.empty();
   // The test command's build folder: a code loop's checkpoint must not commit build output.
   std::vector<std::string> build_ignores;
-  if (chosen)
-    for (const auto& dir : chosen->build_dirs) {
+  if (d.chosen)
+    for (const auto& dir : d.chosen->build_dirs) {
       auto ignored = git::is_ignored(paths.root, dir);
       if (ignored && *ignored) continue;
       add += "/" + dir + "\n";
@@ -289,8 +287,8 @@ int run_init(const GlobalOptions& opts, const std::string& base,
     }
   // The tests' own caches (`__pycache__/`): never committed by a code loop's checkpoint.
   std::vector<std::string> cache_ignores;
-  if (provision)
-    for (const auto& pattern : provision->ignores)
+  if (d.provision)
+    for (const auto& pattern : d.provision->ignores)
       if (!present.count(pattern)) {
         add += pattern + "\n";
         cache_ignores.push_back(pattern);
@@ -300,83 +298,113 @@ int run_init(const GlobalOptions& opts, const std::string& base,
     if (!existing.empty() && existing.back() != '\n') out << "\n";
     if (!present.count("# loopr")) out << "# loopr\n";
     out << add;
-    if (runtime_dirs_added) done.push_back("added loopr's runtime folders to .gitignore");
+    if (runtime_dirs_added) d.done.push_back("added loopr's runtime folders to .gitignore");
     for (const auto& dir : build_ignores)
-      done.push_back("added " + dir + " to .gitignore (the test command builds there)");
+      d.done.push_back("added " + dir + " to .gitignore (the test command builds there)");
     for (const auto& pattern : cache_ignores)
-      done.push_back("added " + pattern + " to .gitignore (the tests write it)");
+      d.done.push_back("added " + pattern + " to .gitignore (the tests write it)");
   }
+}
 
+void print_init(const GlobalOptions& opts, const RepoPaths& paths, const InitDone& d) {
   if (opts.json) {
-    nlohmann::json doc{{"config", paths.config_file().string()}, {"changed", done}};
-    if (provision)
-      doc["provisioning"] = {{"read_only", provision->read_only},
-                             {"env", provision->env},
-                             {"notes", provision->notes},
-                             {"hints", provision->hints}};
-    if (chosen) doc["validation"] = validation_json(*chosen);
-    if (chosen) doc["protect_harness"] = default_harness(chosen->command);
+    nlohmann::json doc{{"config", paths.config_file().string()}, {"changed", d.done}};
+    if (d.provision)
+      doc["provisioning"] = {{"read_only", d.provision->read_only},
+                             {"env", d.provision->env},
+                             {"notes", d.provision->notes},
+                             {"hints", d.provision->hints}};
+    if (d.chosen) doc["validation"] = validation_json(*d.chosen);
+    if (d.chosen) doc["protect_harness"] = default_harness(d.chosen->command);
     std::cout << doc.dump() << "\n";
   } else if (!opts.quiet) {
-    if (done.empty()) std::cout << "loopr is already set up in " << paths.root.string() << "\n";
-    for (const auto& line : done) std::cout << line << "\n";
-    if (chosen && !chosen->command.empty()) {
-      std::cout << "test command: " << chosen->command << " (from " << chosen->source
+    if (d.done.empty()) std::cout << "loopr is already set up in " << paths.root.string() << "\n";
+    for (const auto& line : d.done) std::cout << line << "\n";
+    if (d.chosen && !d.chosen->command.empty()) {
+      std::cout << "test command: " << d.chosen->command << " (from " << d.chosen->source
                 << "); loops.code.validation in .loopr/config.yml changes it\n";
-      for (const auto& c : chosen->others)
+      for (const auto& c : d.chosen->others)
         std::cout << "  also found: " << c.command << " (" << c.source << ")\n";
-      for (const auto& k : chosen->skipped)
+      for (const auto& k : d.chosen->skipped)
         std::cout << "  skipped: " << k.candidate.command << " (" << k.candidate.source
                   << "): " << k.reason << "\n";
       std::cout << "test harness (protect.harness; a code loop changes it only where its phase "
                    "lists it): "
-                << joined(default_harness(chosen->command)) << "\n";
-    } else if (chosen) {
+                << joined(default_harness(d.chosen->command)) << "\n";
+    } else if (d.chosen) {
       std::cout << "no test command found: put yours in loops.code.validation of "
                    ".loopr/config.yml (`loopr submit` refuses until it is set)\n";
     }
 
     // What the tests need that git does not hold (project_provision.hpp).
-    if (provision) {
-      for (const auto& n : provision->notes) std::cout << "  " << n << "\n";
-      for (const auto& h : provision->hints) std::cout << "  could not tell: " << h << "\n";
+    if (d.provision) {
+      for (const auto& n : d.provision->notes) std::cout << "  " << n << "\n";
+      for (const auto& h : d.provision->hints) std::cout << "  could not tell: " << h << "\n";
     }
   }
+}
+
+}  // namespace
+
+int run_init(const GlobalOptions& opts, const std::string& base,
+             const std::optional<std::string>& validation, bool dry_run) {
+  if (validation && validation->find_first_not_of(" \t\r\n") == std::string::npos)
+    throw CommandError{kUsage, "--validation is empty",
+                       "give the command that runs your tests, e.g. --validation \"make test\""};
+  RepoPaths paths(require_repo(opts));
+  if (dry_run) return print_dry_run(opts, paths.root, validation);
+  std::error_code ec;
+  std::filesystem::create_directories(paths.dot_loopr(), ec);
+  if (ec)
+    throw CommandError{kFailed, "cannot create " + paths.dot_loopr().string() + ": " + ec.message(),
+                       "check the folder's permissions"};
+  InitDone d;
+  write_config(paths, base, validation, d);
+  add_ignores(paths, d);
+  print_init(opts, paths, d);
   return kOk;
 }
+
+namespace {
+
+// `loopr config --json`: the effective settings a script may read.
+nlohmann::json config_json(const RepoPaths& paths, const Config& config, bool exists) {
+  return nlohmann::json{
+      {"file", paths.config_file().string()},
+      {"exists", exists},
+      {"base_branch", config.base_branch},
+      {"merge", to_string(config.merge)},
+      {"provider", config.llm.provider},
+      {"model", config.llm.model},
+      {"sandbox", config.sandbox.mode},
+      {"sandbox_network", config.sandbox.network},
+      {"executor", config.executor.kind},
+      {"worktree_root", config.executor.worktree_root},
+      {"protect",
+       {{"harness", harness_patterns(config)},
+        {"harness_inferred", !config.protect.harness.has_value()},
+        {"tests", config.protect.tests},
+        {"hold", config.protect.hold},
+        {"max_file_size", config.protect.max_file_size},
+        {"max_tree_size", config.protect.max_tree_size},
+        {"loopr",
+         std::vector<std::string>(std::begin(kLooprOwnPatterns), std::end(kLooprOwnPatterns))}}},
+      {"review",
+       {{"enabled", config.review.enabled},
+        {"model", config.review.model.empty() ? config.llm.model : config.review.model},
+        {"max_rounds", config.review.max_rounds}}},
+      {"needs_restart",
+       std::vector<std::string>(std::begin(kRestartKeys), std::end(kRestartKeys))}};
+}
+
+}  // namespace
 
 int run_config(const GlobalOptions& opts) {
   RepoPaths paths(require_repo(opts));
   Config config = require_config(paths);
   bool exists = std::filesystem::exists(paths.config_file());
   if (opts.json) {
-    std::cout << nlohmann::json{{"file", paths.config_file().string()},
-                                {"exists", exists},
-                                {"base_branch", config.base_branch},
-                                {"merge", to_string(config.merge)},
-                                {"provider", config.llm.provider},
-                                {"model", config.llm.model},
-                                {"sandbox", config.sandbox.mode},
-                                {"sandbox_network", config.sandbox.network},
-                                {"executor", config.executor.kind},
-                                {"worktree_root", config.executor.worktree_root},
-                                {"protect",
-                                 {{"harness", harness_patterns(config)},
-                                  {"harness_inferred", !config.protect.harness.has_value()},
-                                  {"tests", config.protect.tests},
-                                  {"hold", config.protect.hold},
-                                  {"max_file_size", config.protect.max_file_size},
-                                  {"max_tree_size", config.protect.max_tree_size},
-                                  {"loopr", std::vector<std::string>(std::begin(kLooprOwnPatterns),
-                                                                     std::end(kLooprOwnPatterns))}}},
-                                {"review",
-                                 {{"enabled", config.review.enabled},
-                                  {"model", config.review.model.empty() ? config.llm.model
-                                                                        : config.review.model},
-                                  {"max_rounds", config.review.max_rounds}}},
-                                {"needs_restart", std::vector<std::string>(std::begin(kRestartKeys), std::end(kRestartKeys))}}
-                     .dump()
-              << "\n";
+    std::cout << config_json(paths, config, exists).dump() << "\n";
   } else if (!opts.quiet) {
     std::cout << (exists ? paths.config_file().string() + " is valid" : std::string("no .loopr/config.yml: using the defaults"))
               << "\nprovider " << config.llm.provider << ", model " << config.llm.model << ", base branch "
@@ -407,5 +435,48 @@ int run_config(const GlobalOptions& opts) {
   }
   return kOk;
 }
+
+namespace {
+
+CommandRun define_init(CLI::App& init, const GlobalOptions& opts) {
+  struct Values {
+    std::string base, validation;
+    bool dry_run = false;
+    CLI::Option* validation_opt = nullptr;
+  };
+  auto v = std::make_shared<Values>();
+  init.add_option("--base", v->base,
+                  "Base branch the plans' work merges into (default: the current branch)")
+      ->option_text("BRANCH");
+  v->validation_opt =
+      init.add_option("--validation", v->validation,
+                      "The command that runs your tests (loops.code.validation); default: found "
+                      "from the repository (package.json, Cargo.toml, go.mod, CMakeLists.txt and "
+                      "others; see docs/guide.md)")
+          ->option_text("CMD");
+  init.add_flag("--dry-run", v->dry_run,
+                "Only show the test commands found, which ones can run here (and why not), the "
+                "choice and the toolchain folders it would show; write nothing");
+  return CommandRun([&opts, v] {
+    return run_init(opts, v->base,
+                    v->validation_opt->count() ? std::optional(v->validation) : std::nullopt,
+                    v->dry_run);
+  });
+}
+
+CommandRun define_config(CLI::App&, const GlobalOptions& opts) {
+  return CommandRun([&opts] { return run_config(opts); });
+}
+
+}  // namespace
+
+const Command kInitCommand{
+    "init",
+    "Write .loopr/config.yml (commented defaults, and the test command found in the "
+    "repository) and ignore loopr's runtime folders in git",
+    false, define_init};
+const Command kConfigCommand{
+    "config", "Check .loopr/config.yml and print the effective settings (environment applied)",
+    false, define_config};
 
 }  // namespace loopr::cli

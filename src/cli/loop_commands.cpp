@@ -2,14 +2,17 @@
 // pause/resume/stop and merge. Each is one or two calls of the control API.
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
 #include <loopr/api/comments.hpp>
 #include <loopr/core/text.hpp>
 
+#include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/coordination.hpp"
 #include "cli/daemon_client.hpp"
@@ -322,5 +325,207 @@ int run_merge(const GlobalOptions& opts, const std::string& plan_id, bool force)
   }
   return kOk;
 }
+
+namespace {
+
+CommandRun define_submit(CLI::App& submit, const GlobalOptions& opts) {
+  struct Values {
+    std::vector<std::string> request;
+    bool wait = false, yes = false, dry_run = false, force = false;
+    SubmitLimits limits;
+  };
+  auto v = std::make_shared<Values>();
+  submit.add_option("request", v->request, "What you want built, in one line (quote it)")
+      ->required();
+  submit.add_flag("--wait", v->wait,
+                  "Show the tree live until it ends (exit 0 complete, 1 failed or stopped); ask "
+                  "at the approval gate");
+  submit.add_flag("--yes", v->yes, "With --wait: approve the plan at the gate without asking");
+  submit.add_flag("--dry-run", v->dry_run,
+                  "Run the plan loop only up to the gate: show the plan, its forecast and the "
+                  "code loops' validation command, then end it (kept as failed, reason `dry "
+                  "run`; nothing is merged)");
+  submit
+      .add_option("--max-cost", v->limits.max_cost,
+                  "This request's cost limit in US dollars, for its whole tree, in place of "
+                  "limits.max_cost_usd (checked between model turns too)")
+      ->option_text("USD");
+  submit
+      .add_option("--max-runtime", v->limits.max_runtime,
+                  "This request's runtime limit from its approval (e.g. 2h), in place of "
+                  "limits.max_runtime")
+      ->option_text("D");
+  submit
+      .add_option("--max-iterations", v->limits.max_iterations,
+                  "The most iterations each loop of this request's tree runs, in place of "
+                  "loops.<type>.max_iterations")
+      ->option_text("N");
+  submit.add_flag("--force", v->force,
+                  "Skip the checks that can be wrong (API key, validation command's program; "
+                  "not the base branch or a merge in progress)");
+  return CommandRun([&opts, v] {
+    if (v->dry_run && (v->wait || v->yes))
+      throw CommandError{kUsage, "--dry-run ends at the gate", "leave out --wait and --yes"};
+    if (v->dry_run) return run_dry_run(opts, join_words(v->request), v->force, v->limits);
+    return run_submit(opts, join_words(v->request), v->wait, v->yes, v->force, v->limits);
+  });
+}
+
+CommandRun define_list(CLI::App& list, const GlobalOptions& opts) {
+  struct Values {
+    bool all = false;
+    ListFilter filter;
+  };
+  auto v = std::make_shared<Values>();
+  list.add_flag("--all", v->all, "Include invalidated loops");
+  list.add_option("--status", v->filter.status,
+                  "Only loops with these statuses, comma-separated (e.g. running,blocked)")
+      ->option_text("LIST");
+  list.add_option("--type", v->filter.type, "Only loops of this type: plan, spec, phase or code")
+      ->option_text("TYPE");
+  list.add_option("--plan", v->filter.plan, "Only this plan's tree (e.g. 001)")->option_text("ID");
+  return CommandRun([&opts, v] { return run_list(opts, v->all, v->filter); });
+}
+
+CommandRun define_show(CLI::App& show, const GlobalOptions& opts) {
+  struct Values {
+    std::string id;
+    int iteration = 0;
+    CLI::Option* iteration_opt = nullptr;
+  };
+  auto v = std::make_shared<Values>();
+  show.add_option("id", v->id, "The loop's id, e.g. 001 or code-001-001-001")->required();
+  v->iteration_opt =
+      show.add_option("--iteration", v->iteration,
+                      "Print that iteration's prompt, conversation and validation log instead")
+          ->option_text("N");
+  return CommandRun([&opts, v] {
+    return run_show(opts, v->id,
+                    v->iteration_opt->count() ? std::optional<int>(v->iteration) : std::nullopt);
+  });
+}
+
+CommandRun define_review(CLI::App& review, const GlobalOptions& opts) {
+  auto id = std::make_shared<std::string>();
+  review.add_option("id", *id, "Only this plan or loop");
+  return CommandRun([&opts, id] { return run_review(opts, *id); });
+}
+
+CommandRun define_approve(CLI::App& approve, const GlobalOptions& opts) {
+  auto id = std::make_shared<std::string>();
+  approve.add_option("id", *id, "The plan's id")->required();
+  return CommandRun([&opts, id] { return run_gate(opts, "approve", *id, ""); });
+}
+
+CommandRun define_reject(CLI::App& reject, const GlobalOptions& opts) {
+  auto id = std::make_shared<std::string>(), reason = std::make_shared<std::string>();
+  reject.add_option("id", *id, "The plan's id")->required();
+  reject.add_option("--reason", *reason, "Why, for the record")->option_text("TEXT");
+  return CommandRun([&opts, id, reason] { return run_gate(opts, "reject", *id, *reason); });
+}
+
+CommandRun define_iterate(CLI::App& iterate, const GlobalOptions& opts) {
+  struct Values {
+    std::string id, feedback;
+    bool from_pr = false;
+  };
+  auto v = std::make_shared<Values>();
+  iterate.add_option("id", v->id, "The loop's id")->required();
+  auto* feedback_opt =
+      iterate.add_option("--feedback", v->feedback, "What to change")->option_text("TEXT");
+  iterate
+      .add_flag("--from-pr", v->from_pr,
+                "merge: pr: the review comments on the plan's pull request since its last push "
+                "are the feedback of a fix loop on its integration branch, whose work is pushed")
+      ->excludes(feedback_opt);
+  return CommandRun([&opts, v] {
+    return v->from_pr ? run_gate(opts, "iterate-from-pr", v->id, "")
+                      : run_gate(opts, "iterate", v->id, v->feedback);
+  });
+}
+
+// pause and stop: the loop's id, nothing else.
+CommandRun define_control(CLI::App& sub, const GlobalOptions& opts) {
+  auto id = std::make_shared<std::string>();
+  sub.add_option("id", *id, "The loop's id")->required();
+  const std::string action = sub.get_name();
+  return CommandRun([&opts, id, action] { return run_control(opts, action, *id); });
+}
+
+CommandRun define_resume(CLI::App& resume, const GlobalOptions& opts) {
+  struct Values {
+    std::string id;
+    SubmitLimits raised;
+  };
+  auto v = std::make_shared<Values>();
+  resume.add_option("id", v->id, "The loop's id")->required();
+  resume
+      .add_option("--max-cost", v->raised.max_cost,
+                  "The tree's new cost limit in US dollars (a tree paused at its cap goes on; "
+                  "must be above what it spent)")
+      ->option_text("USD");
+  resume
+      .add_option("--max-runtime", v->raised.max_runtime,
+                  "The tree's new runtime limit from its approval (e.g. 6h)")
+      ->option_text("D");
+  return CommandRun([&opts, v] { return run_control(opts, "resume", v->id, v->raised); });
+}
+
+CommandRun define_merge(CLI::App& merge, const GlobalOptions& opts) {
+  struct Values {
+    std::string id;
+    bool force = false;
+  };
+  auto v = std::make_shared<Values>();
+  merge.add_option("plan_id", v->id, "The plan's id")->required();
+  merge.add_flag("--force", v->force,
+                 "Merge even though the integration branch fails the code validation");
+  return CommandRun([&opts, v] { return run_merge(opts, v->id, v->force); });
+}
+
+}  // namespace
+
+const Command kSubmitCommand{
+    "submit", "Create a plan loop for REQUEST and print its id; starts the daemon if needed", false,
+    define_submit};
+const Command kListCommand{"list", "The loop tree: id, type, status, iteration/max, cost, age",
+                           false, define_list};
+const Command kShowCommand{
+    "show",
+    "One loop: fields, artifacts, last validation output, iterations table (exit 4 unknown id)",
+    false, define_show};
+const Command kReviewCommand{"review",
+                             "The approval gate: shows each plan awaiting approval and asks "
+                             "[a]pprove [r]eject [i]terate [s]kip, and each question of a "
+                             "loop and asks [a]nswer [s]kip (from stdin "
+                             "line by line when it is not a terminal); lists plans held "
+                             "for you with what holds them, and (merge: pr) new review "
+                             "comments on their pull requests",
+                             false, define_review};
+const Command kApproveCommand{"approve",
+                              "Approve a plan awaiting approval: its specs start (exit 4 "
+                              "unknown id, 5 not awaiting approval)",
+                              false, define_approve};
+const Command kRejectCommand{"reject", "Reject a plan awaiting approval: it fails (exit 4, 5)",
+                             false, define_reject};
+const Command kIterateCommand{
+    "iterate",
+    "Run a loop again with your feedback: a plan (at the gate or after), or a failed, stopped "
+    "or paused spec, phase or code loop; its children are invalidated (exit 4, 5)",
+    false, define_iterate};
+const Command kPauseCommand{
+    "pause", "Pause a loop and all its descendants after their current iteration (exit 4, 5)",
+    false, define_control};
+const Command kResumeCommand{"resume",
+                             "Resume a paused or stopped loop and its descendants (exit 4, 5)",
+                             false, define_resume};
+const Command kStopCommand{"stop", "Stop a loop and all its descendants now (exit 4, 5)", false,
+                           define_control};
+const Command kMergeCommand{
+    "merge",
+    "Merge a complete plan's integration branch into the base branch, for `merge: manual` or a "
+    "plan its integration check blocked; a branch that fails the code validation is refused "
+    "(exit 4, 5)",
+    false, define_merge};
 
 }  // namespace loopr::cli

@@ -11,14 +11,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include <loopr/core/socket_pump.hpp>
 
+#include "cli/command.hpp"
 #include "cli/commands.hpp"
 
 namespace loopr::cli {
@@ -90,5 +93,27 @@ int run_sandbox_bridge(const std::string& socket_path, int port,
     }).detach();
   }
 }
+
+namespace {
+
+// Hidden: loopr's own network bridge inside the claude CLI's sandbox (llm/host_proxy.hpp).
+CommandRun define_sandbox_bridge(CLI::App& bridge, const GlobalOptions&) {
+  struct Values {
+    std::string socket;
+    int port = 0;
+    std::vector<std::string> command;
+  };
+  auto v = std::make_shared<Values>();
+  bridge.add_option("socket", v->socket)->required();
+  bridge.add_option("port", v->port)->required();
+  bridge.add_option("command", v->command)->required();
+  return CommandRun([v] { return run_sandbox_bridge(v->socket, v->port, v->command); },
+                    [] { return true; });
+}
+
+}  // namespace
+
+const Command kSandboxBridgeCommand{"sandbox-bridge", "loopr's network bridge in a sandbox", true,
+                                    define_sandbox_bridge};
 
 }  // namespace loopr::cli

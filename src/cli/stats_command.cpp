@@ -1,7 +1,11 @@
 // `loopr stats [--since D]`: what loopr has spent, per plan and in total. Asked of the daemon
 // when one serves the repository (it holds the store); read from the store here otherwise.
+#include <CLI/CLI.hpp>
+#include <memory>
+
 #include <loopr/daemon/offline.hpp>
 
+#include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/format.hpp"
@@ -40,5 +44,22 @@ int run_stats(const GlobalOptions& opts, const std::string& since) {
     std::cout << render_stats(api::stats_from_json(stats), Style{stdout_color(opts)});
   return kOk;
 }
+
+namespace {
+
+CommandRun define_stats(CLI::App& stats, const GlobalOptions& opts) {
+  auto since = std::make_shared<std::string>();
+  stats.add_option("--since", *since, "Only what happened in this last stretch, e.g. 7d or 12h")
+      ->option_text("D");
+  return CommandRun([&opts, since] { return run_stats(opts, *since); });
+}
+
+}  // namespace
+
+const Command kStatsCommand{
+    "stats",
+    "What loopr has spent, per plan and in total: cost, tokens, model calls, iterations, loops "
+    "by outcome, wall time (from the store; works without the daemon)",
+    false, define_stats};
 
 }  // namespace loopr::cli

@@ -1,12 +1,15 @@
 // `loopr validate plan|spec|phase FILE`: the artifact format check, as the engine runs it, for
 // people and scripts. Works outside a repository too (default limits); inside one it uses the
 // `artifacts:` limits of `.loopr/config.yml`.
+#include <CLI/CLI.hpp>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include <loopr/markdown/artifacts.hpp>
 
+#include "cli/command.hpp"
 #include "cli/commands.hpp"
 
 namespace loopr::cli {
@@ -95,5 +98,21 @@ int run_validate(const GlobalOptions& opts, const std::string& kind_name, const 
   if (!opts.quiet) std::cout << file << ": valid " << kind_name << "\n";
   return kOk;
 }
+
+namespace {
+
+CommandRun define_validate(CLI::App& validate, const GlobalOptions& opts) {
+  auto kind = std::make_shared<std::string>(), file = std::make_shared<std::string>();
+  validate.add_option("kind", *kind, "plan | spec | phase")->required();
+  validate.add_option("file", *file, "The artifact's markdown file")->required();
+  return CommandRun([&opts, kind, file] { return run_validate(opts, *kind, *file); });
+}
+
+}  // namespace
+
+const Command kValidateCommand{"validate",
+                               "Check the format of a plan, spec or phase artifact; prints "
+                               "FILE:LINE: message per problem (exit 1 if any)",
+                               false, define_validate};
 
 }  // namespace loopr::cli

@@ -2,12 +2,15 @@
 // (the live tree).
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <ctime>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
+#include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/coordination.hpp"
 #include "cli/daemon_client.hpp"
@@ -29,21 +32,21 @@ constexpr auto kQuietGap = std::chrono::milliseconds(400);
 
 }  // namespace
 
-int run_logs(const GlobalOptions& opts, const std::string& id, bool follow) {
-  RepoPaths paths(require_repo(opts));
-  DaemonClient api = connect(paths);
-  if (!id.empty()) show_loop(api, id);  // unknown id → exit 4
-  install_interrupt_handlers();
-  Style style{stdout_color(opts)};
-  std::string query = id.empty() ? "" : "&loop=" + url_encode(id);
+namespace {
+
+/// Prints the stream's events, each once (by seq): a line each, or (--json) as the daemon sent
+/// them, at once with -f, else collected into one document.
+struct EventPrinter {
+  EventPrinter(const GlobalOptions& o, bool f) : opts(o), follow(f), style{stdout_color(o)} {}
+  const GlobalOptions& opts;
+  bool follow;
+  Style style;
   std::uint64_t last_seq = 0;
   json collected = json::array();
-  std::atomic<bool> cancel{false};
-  std::atomic<std::int64_t> last_activity{0};
-  auto now_ticks = [] { return Clock::now().time_since_epoch().count(); };
+  std::atomic<std::int64_t> last_activity{0};  ///< steady-clock ticks of the last message
 
-  auto on_message = [&](const StreamMessage& m) {
-    last_activity.store(now_ticks());
+  bool operator()(const StreamMessage& m) {
+    last_activity.store(Clock::now().time_since_epoch().count());
     json raw = json::parse(m.data, nullptr, false);
     auto e = event_of(raw);
     if (!e) return true;
@@ -59,48 +62,55 @@ int run_logs(const GlobalOptions& opts, const std::string& id, bool follow) {
       std::cout << format_event_line(*e, style) << "\n" << std::flush;
     }
     return true;
-  };
-
-  if (!follow) {
-    // The stream sends the stored events first, all at once, then live ones: stop at the
-    // first quiet moment after them.
-    auto started = Clock::now();
-    std::thread watchdog([&] {
-      while (!cancel.load()) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        std::int64_t last = last_activity.load();
-        bool idle = last == 0 ? Clock::now() - started > kFirstEventWait
-                              : Clock::now() - Clock::time_point(Clock::duration(last)) > kQuietGap;
-        if (idle || g_interrupted.load()) cancel.store(true);
-      }
-    });
-    auto r = api.stream("/v1/events?since=0" + query, on_message, &cancel);
-    cancel.store(true);
-    watchdog.join();
-    if (!r && r.error().code == ErrorCode::not_found) throw daemon_not_running(paths);
-    if (opts.json)
-      std::cout << json{{"events", collected}}.dump(-1, ' ', false, json::error_handler_t::replace)
-                << "\n";
-    return kOk;
   }
+};
 
-  // -f: follow until Ctrl-C; when the daemon goes away, wait for it and resume after the last
-  // event seen.
+// `logs` without -f: the stream sends the stored events first, all at once, then live ones: stop
+// at the first quiet moment after them.
+int print_stored_events(DaemonClient& api, const RepoPaths& paths, const std::string& query,
+                        EventPrinter& printer) {
+  std::atomic<bool> cancel{false};
+  auto started = Clock::now();
+  std::thread watchdog([&] {
+    while (!cancel.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::int64_t last = printer.last_activity.load();
+      bool idle = last == 0 ? Clock::now() - started > kFirstEventWait
+                            : Clock::now() - Clock::time_point(Clock::duration(last)) > kQuietGap;
+      if (idle || g_interrupted.load()) cancel.store(true);
+    }
+  });
+  auto r = api.stream("/v1/events?since=0" + query, std::ref(printer), &cancel);
+  cancel.store(true);
+  watchdog.join();
+  if (!r && r.error().code == ErrorCode::not_found) throw daemon_not_running(paths);
+  if (printer.opts.json)
+    std::cout << json{{"events", printer.collected}}.dump(-1, ' ', false,
+                                                          json::error_handler_t::replace)
+              << "\n";
+  return kOk;
+}
+
+// -f: follow until Ctrl-C; when the daemon goes away, wait for it and resume after the last event
+// seen.
+int follow_events(DaemonClient& api, const RepoPaths& paths, const std::string& query,
+                  EventPrinter& printer) {
+  const bool quiet = printer.opts.quiet;
   bool first = true;
   bool announced = false;
   while (!g_interrupted.load()) {
     auto r = api.stream(
-        "/v1/events?since=" + std::to_string(last_seq) + query,
+        "/v1/events?since=" + std::to_string(printer.last_seq) + query,
         [&](const StreamMessage& m) {
-          if (announced && !opts.quiet) std::cerr << "loopr: reconnected to the daemon\n";
+          if (announced && !quiet) std::cerr << "loopr: reconnected to the daemon\n";
           announced = false;
-          return on_message(m);
+          return printer(m);
         },
         &g_interrupted);
     if (g_interrupted.load()) break;
     if (first && !r && r.error().code == ErrorCode::not_found) throw daemon_not_running(paths);
     first = false;
-    if (!announced && !opts.quiet)
+    if (!announced && !quiet)
       std::cerr << "loopr: lost the daemon (" << (r ? "stream ended" : r.error().message)
                 << "); reconnecting when it is back (Ctrl-C to quit)\n";
     announced = true;
@@ -109,6 +119,51 @@ int run_logs(const GlobalOptions& opts, const std::string& id, bool follow) {
   }
   return kOk;
 }
+
+}  // namespace
+
+int run_logs(const GlobalOptions& opts, const std::string& id, bool follow) {
+  RepoPaths paths(require_repo(opts));
+  DaemonClient api = connect(paths);
+  if (!id.empty()) show_loop(api, id);  // unknown id → exit 4
+  install_interrupt_handlers();
+  EventPrinter printer(opts, follow);
+  const std::string query = id.empty() ? "" : "&loop=" + url_encode(id);
+  return follow ? follow_events(api, paths, query, printer)
+                : print_stored_events(api, paths, query, printer);
+}
+
+namespace {
+
+// One frame of `loopr watch`: the header (loops, cost, clock), the tree and the open questions;
+// `frame` >= 0 animates the running loops' spinner.
+std::string watch_frame(const std::vector<api::LoopRow>& loops, const Style& style, bool live,
+                        bool daemon_gone, int frame) {
+  static const char* const spinner[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
+  double cost = 0;
+  for (const auto& l : loops) cost += l.cost_usd;
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char clock[16];
+  std::strftime(clock, sizeof clock, "%H:%M:%S", &tm);
+  std::string head = style.bold("loopr watch") + "  " + std::to_string(loops.size()) + " loops  " +
+                     format_cost(cost) + "  " + style.dim(clock);
+  if (live) head += style.dim("  Ctrl-C quits");
+  if (daemon_gone) head += "  " + style.red("daemon not reachable, retrying…");
+  std::string out = head + "\n";
+  if (loops.empty())
+    out += "no loops yet; `loopr submit \"…\"` starts a plan\n";
+  else
+    out += render_tree_table(loops, style, now_ms(), [&](const api::LoopRow& l) -> std::string {
+      if (frame < 0) return "";
+      return l.status == LoopStatus::running ? std::string(spinner[frame % 10]) + " " : "  ";
+    });
+  for (const auto& line : question_lines(loops, style)) out += line + "\n";
+  return out;
+}
+
+}  // namespace
 
 int run_watch(const GlobalOptions& opts) {
   RepoPaths paths(require_repo(opts));
@@ -125,7 +180,6 @@ int run_watch(const GlobalOptions& opts) {
   std::string last_printed = "\x01";  // nothing printed yet
   bool daemon_gone = false;
   int frame = 0;
-  static const char* const spinner[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
 
   auto signature = [&] {
     std::string s = daemon_gone ? "gone;" : "";
@@ -133,29 +187,6 @@ int run_watch(const GlobalOptions& opts) {
       s += l.id + ":" + to_string(l.status) + ":" + std::to_string(l.iteration) + ":" +
            std::to_string(l.cost_usd) + ";";
     return s;
-  };
-  auto render = [&](bool animate) {
-    double cost = 0;
-    for (const auto& l : loops) cost += l.cost_usd;
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    localtime_r(&t, &tm);
-    char clock[16];
-    std::strftime(clock, sizeof clock, "%H:%M:%S", &tm);
-    std::string head = style.bold("loopr watch") + "  " + std::to_string(loops.size()) +
-                       " loops  " + format_cost(cost) + "  " + style.dim(clock);
-    if (live) head += style.dim("  Ctrl-C quits");
-    if (daemon_gone) head += "  " + style.red("daemon not reachable, retrying…");
-    std::string out = head + "\n";
-    if (loops.empty())
-      out += "no loops yet; `loopr submit \"…\"` starts a plan\n";
-    else
-      out += render_tree_table(loops, style, now_ms(), [&](const api::LoopRow& l) -> std::string {
-        if (!animate) return "";
-        return l.status == LoopStatus::running ? std::string(spinner[frame % 10]) + " " : "  ";
-      });
-    for (const auto& line : question_lines(loops, style)) out += line + "\n";
-    return out;
   };
 
   while (!g_interrupted.load()) {
@@ -175,14 +206,14 @@ int run_watch(const GlobalOptions& opts) {
           for (const auto& l : loops) out.push_back(interface_loop_json(l));
           std::cout << json{{"loops", out}}.dump() << "\n" << std::flush;
         } else if (!opts.quiet) {
-          std::cout << render(false) << "\n" << std::flush;
+          std::cout << watch_frame(loops, style, live, daemon_gone, -1) << "\n" << std::flush;
         }
       }
       last_printed = sig;
     }
     if (live) {
       std::vector<std::string> lines;
-      std::istringstream in(render(true));
+      std::istringstream in(watch_frame(loops, style, live, daemon_gone, frame));
       for (std::string line; std::getline(in, line);) lines.push_back(line);
       view.show(lines);
     }
@@ -192,5 +223,33 @@ int run_watch(const GlobalOptions& opts) {
   if (live) view.finish();
   return kOk;
 }
+
+namespace {
+
+CommandRun define_logs(CLI::App& logs, const GlobalOptions& opts) {
+  struct Values {
+    std::string id;
+    bool follow = false;
+  };
+  auto v = std::make_shared<Values>();
+  logs.add_option("id", v->id, "Only this loop and its descendants");
+  logs.add_flag("-f,--follow", v->follow,
+                "Keep printing new events until Ctrl-C; survives a daemon restart (--json: one "
+                "event per line)");
+  return CommandRun([&opts, v] { return run_logs(opts, v->id, v->follow); });
+}
+
+CommandRun define_watch(CLI::App&, const GlobalOptions& opts) {
+  return CommandRun([&opts] { return run_watch(opts); });
+}
+
+}  // namespace
+
+const Command kLogsCommand{
+    "logs", "The event log, of everything or of one loop and its descendants", false, define_logs};
+const Command kWatchCommand{
+    "watch",
+    "The live loop tree, redrawn in place until Ctrl-C (printed on change when not a terminal)",
+    false, define_watch};
 
 }  // namespace loopr::cli

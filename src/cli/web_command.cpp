@@ -1,13 +1,16 @@
 // `loopr web [--port N] [--open] [--stop]`: asks the daemon (started if needed) to serve the web
 // UI on 127.0.0.1 and prints its address with the token, once. The UI is the daemon's
-// (src/daemon/web_ui.hpp); this only asks for it.
+// (src/web/, served by the daemon); this only asks for it.
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
+#include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/format.hpp"
@@ -104,5 +107,28 @@ int run_web(const GlobalOptions& opts, int port, bool open, bool stop) {
   }
   return kOk;
 }
+
+namespace {
+
+CommandRun define_web(CLI::App& web, const GlobalOptions& opts) {
+  struct Values {
+    int port = 0;
+    bool open = false, stop = false;
+  };
+  auto v = std::make_shared<Values>();
+  web.add_option("--port", v->port, "Listen on this port (default: a free one)")->option_text("N");
+  web.add_flag("--open", v->open,
+               "Open the address in the browser (xdg-open, else sensible-browser)");
+  web.add_flag("--stop", v->stop, "Stop serving it (the address stops working)");
+  return CommandRun([&opts, v] { return run_web(opts, v->port, v->open, v->stop); });
+}
+
+}  // namespace
+
+const Command kWebCommand{
+    "web",
+    "Serve the browser view (tree, loops, diffs, transcripts, the gate) on 127.0.0.1 behind a "
+    "random token and print its address; starts the daemon if needed",
+    false, define_web};
 
 }  // namespace loopr::cli

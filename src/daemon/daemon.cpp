@@ -21,6 +21,7 @@
 #include <loopr/core/log.hpp>
 #include <loopr/core/preflight.hpp>
 #include <loopr/core/text.hpp>
+#include <loopr/daemon/front_end.hpp>
 #include <loopr/daemon/http.hpp>
 #include <loopr/engine/loop_journal.hpp>
 #include <loopr/engine/repo_prompts.hpp>
@@ -36,7 +37,6 @@
 #include "daemon/loop_event_log.hpp"
 #include "daemon/notify.hpp"
 #include "daemon/peer_check.hpp"
-#include "daemon/web_ui.hpp"
 
 namespace loopr::daemon {
 namespace {
@@ -102,7 +102,7 @@ struct Daemon {
   std::unique_ptr<Notifier> notifier;  ///< the user's `notify` commands
   std::unique_ptr<Api> api;
   std::unique_ptr<HttpServer> server;
-  std::unique_ptr<WebUi> web_ui;           ///< `loopr web`: off until asked
+  std::unique_ptr<FrontEnd> web_ui;        ///< `loopr web` (options.web): off until asked
   std::unique_ptr<HttpServer> web_server;  ///< its loopback listener
   bool stopping = false;
   manager::DiskStatus disk;  ///< the last look (disk_watch)
@@ -207,8 +207,10 @@ struct Daemon {
     info.shutting_down = [this] { return stopping; };
     info.read_pool = &api_reads;
     info.sandbox = [this] { return sandbox_status(); };
-    info.start_web = [this](std::uint16_t port) { return start_web(port); };
-    info.stop_web = [this] { return stop_web(); };
+    if (options.web) {  // else `POST /v1/web` answers that this daemon serves no web UI
+      info.start_web = [this](std::uint16_t port) { return start_web(port); };
+      info.stop_web = [this] { return stop_web(); };
+    }
     info.web = [this] { return web_status(); };
     info.disk = [this] {
       const std::uint64_t mib = 1024 * 1024;
@@ -244,22 +246,22 @@ struct Daemon {
 
   nlohmann::json web_status() const {
     if (!web_ui) return nullptr;
-    return {{"url", web_ui->url()}, {"port", web_ui->access().port}};
+    return {{"url", web_ui->url()}, {"port", web_ui->port()}};
   }
 
   // The web UI on 127.0.0.1 with a fresh token; the token is never logged (it is the key).
   Result<nlohmann::json> start_web(std::uint16_t port) {
     if (web_ui) {
-      if (port != 0 && port != web_ui->access().port)
+      if (port != 0 && port != web_ui->port())
         return make_error(ErrorCode::conflict, "the web UI already runs on port " +
-                                                   std::to_string(web_ui->access().port) +
+                                                   std::to_string(web_ui->port()) +
                                                    " (`loopr web --stop` first to move it)");
       nlohmann::json j = web_status();
       j["started"] = false;
       return j;
     }
     if (stopping) return make_error(ErrorCode::unsupported, "the daemon is shutting down");
-    auto ui = std::make_unique<WebUi>(*ctx, *api, api_reads, WebAccess{new_web_token(), 0});
+    auto ui = options.web(FrontEndDeps{*ctx, api->routes(), api_reads});
     ServerOptions options;
     options.max_connections = 64;
     options.admit = admit("web UI");
@@ -285,7 +287,7 @@ struct Daemon {
     spdlog::info("web UI stopped");
     return true;
   }
-  std::vector<std::unique_ptr<WebUi>> retired_web;
+  std::vector<std::unique_ptr<FrontEnd>> retired_web;
   std::vector<std::unique_ptr<HttpServer>> retired_servers;
 
   // Refuses to serve a provider that cannot work (a missing key, no `claude`), unless forced;

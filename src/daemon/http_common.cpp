@@ -1,8 +1,8 @@
-#include "daemon/http_common.hpp"
 
 #include <cstdio>
 
 #include <loopr/daemon/http.hpp>
+#include <loopr/daemon/http_common.hpp>
 
 namespace loopr::daemon {
 

@@ -27,8 +27,8 @@
 #include <unordered_map>
 
 #include <loopr/daemon/http.hpp>
+#include <loopr/daemon/http_common.hpp>
 
-#include "daemon/http_common.hpp"
 #include "daemon/unix_socket_name.hpp"
 
 namespace loopr::daemon {

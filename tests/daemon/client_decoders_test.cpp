@@ -6,8 +6,8 @@
 
 #include <loopr/core/sse.hpp>
 #include <loopr/daemon/http.hpp>
+#include <loopr/daemon/http_common.hpp>
 
-#include "daemon/http_common.hpp"
 #include "daemon/response_decoder.hpp"
 
 using namespace loopr;

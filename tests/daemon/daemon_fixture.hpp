@@ -106,6 +106,8 @@ class DaemonFixture : public ::testing::Test {
   pid_t daemon_pid = -1;
   /// `LOOPR_CRASH_AT` for the next daemon started (core/crash_point.hpp); empty: none.
   std::string crash_at;
+  /// The daemon's web UI (DaemonOptions::web; the web tests give it), none by default.
+  daemon::FrontEndFactory web_ui;
 
   RepoPaths paths() const { return RepoPaths(dir.path()); }
   daemon::Client client() const { return daemon::Client(paths().socket()); }
@@ -150,6 +152,7 @@ class DaemonFixture : public ::testing::Test {
       else ::setenv("LOOPR_CRASH_AT", crash_at.c_str(), 1);
       daemon::DaemonOptions options;
       options.repo = repo;
+      options.web = web_ui;
       options.env = [overrides = env_overrides](const char* name) -> std::optional<std::string> {
         std::string n = name;
         if (auto it = overrides.find(n); it != overrides.end()) return it->second;

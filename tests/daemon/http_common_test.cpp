@@ -1,8 +1,8 @@
-#include "daemon/http_common.hpp"
 
 #include <gtest/gtest.h>
 
 #include <loopr/daemon/http.hpp>
+#include <loopr/daemon/http_common.hpp>
 
 using namespace loopr;
 using namespace loopr::daemon;

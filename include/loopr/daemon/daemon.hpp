@@ -5,12 +5,19 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include <loopr/core/result.hpp>
 
 namespace loopr::daemon {
+
+class FrontEnd;       // loopr/daemon/front_end.hpp
+struct FrontEndDeps;  // loopr/daemon/front_end.hpp
+
+/// Makes the web UI when `POST /v1/web` asks for it (src/web/: loopr::web::make_web_ui).
+using FrontEndFactory = std::function<std::unique_ptr<FrontEnd>(const FrontEndDeps&)>;
 
 struct DaemonOptions {
   std::filesystem::path repo;  ///< the repository's work tree root (has .loopr/config.yml)
@@ -19,6 +26,8 @@ struct DaemonOptions {
   /// Start even if the provider's prerequisites look unmet (loopr/core/preflight.hpp); without
   /// it, run_daemon refuses (ErrorCode::invalid_argument, `what (what to do)`).
   bool force = false;
+  /// The web UI (`loopr web`); empty: `POST /v1/web` answers 503, this daemon serves none.
+  FrontEndFactory web;
 };
 
 /// Runs the daemon in this process until SIGTERM/SIGINT or `POST /v1/shutdown`, then stops

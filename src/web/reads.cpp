@@ -1,5 +1,5 @@
-// The web UI's reads (web_reads.hpp).
-#include "daemon/web_reads.hpp"
+// The web UI's reads (reads.hpp).
+#include "web/reads.hpp"
 
 #include <fstream>
 

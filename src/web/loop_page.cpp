@@ -1,10 +1,10 @@
-// The loop page (web_pages.hpp): fields, decisions, artifacts, the branch's diff, iterations.
+// The loop page (pages.hpp): fields, decisions, artifacts, the branch's diff, iterations.
 #include <loopr/core/loop.hpp>
 #include <loopr/core/text.hpp>
 #include <loopr/markdown/html.hpp>
 
-#include "daemon/web_html.hpp"
-#include "daemon/web_pages.hpp"
+#include "web/html.hpp"
+#include "web/pages.hpp"
 
 namespace loopr::daemon::web {
 

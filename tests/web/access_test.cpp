@@ -1,12 +1,12 @@
-// The web UI's gate keeper (web_access.hpp): token, Host (DNS rebinding), Origin (cross-site
+// The web UI's gate keeper (src/web/access.hpp): token, Host (DNS rebinding), Origin (cross-site
 // forgery), methods, and the headers every answer carries.
-#include "daemon/web_access.hpp"
+#include <loopr/daemon/http_common.hpp>
+
+#include "web/access.hpp"
 
 #include <gtest/gtest.h>
 
 #include <set>
-
-#include "daemon/http_common.hpp"
 
 using namespace loopr::daemon;
 

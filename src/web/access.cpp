@@ -1,12 +1,11 @@
-#include "daemon/web_access.hpp"
+#include "web/access.hpp"
 
 #include <sys/random.h>
 
 #include <cctype>
 #include <cerrno>
 #include <stdexcept>
-
-#include "daemon/http_common.hpp"
+#include <loopr/daemon/http_common.hpp>
 
 namespace loopr::daemon {
 

@@ -8,8 +8,8 @@
 #include <loopr/api/comments.hpp>
 #include <loopr/api/views.hpp>
 
-#include "daemon/web_html.hpp"
-#include "daemon/web_pages.hpp"
+#include "web/html.hpp"
+#include "web/pages.hpp"
 
 using namespace loopr::daemon::web;
 using nlohmann::json;

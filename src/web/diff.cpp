@@ -1,4 +1,4 @@
-// A loop's diff as a reviewer reads it (web_pages.hpp `diff_html`): one row per line of the
+// A loop's diff as a reviewer reads it (pages.hpp `diff_html`): one row per line of the
 // unified diff with the line numbers of both sides, one folding section per file, the changed
 // words of a changed line marked, and the person's comments under the lines they are on.
 // Everything from the diff (names, lines) is model-written: it goes through `esc` only.
@@ -6,8 +6,8 @@
 
 #include <loopr/core/loop.hpp>
 
-#include "daemon/web_html.hpp"
-#include "daemon/web_pages.hpp"
+#include "web/html.hpp"
+#include "web/pages.hpp"
 
 namespace loopr::daemon::web {
 

@@ -1,6 +1,6 @@
 // The web UI's pages as pure functions: every model-written string ends up escaped, the forms
 // carry the token, live regions are marked for the script.
-#include "daemon/web_pages.hpp"
+#include "web/pages.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include <loopr/api/views.hpp>
 
-#include "daemon/web_html.hpp"
+#include "web/html.hpp"
 
 using namespace loopr::daemon::web;
 using nlohmann::json;

@@ -1,10 +1,10 @@
-// The loop page's actions and comments (web_pages.hpp): the forms of every action the CLI has,
+// The loop page's actions and comments (pages.hpp): the forms of every action the CLI has,
 // the confirmation before a stop or a merge, the diff comments with their outcome, and what the
 // page title says waits for the person.
 #include <loopr/core/loop.hpp>
 
-#include "daemon/web_html.hpp"
-#include "daemon/web_pages.hpp"
+#include "web/html.hpp"
+#include "web/pages.hpp"
 
 namespace loopr::daemon::web {
 

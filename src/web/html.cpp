@@ -1,4 +1,4 @@
-#include "daemon/web_html.hpp"
+#include "web/html.hpp"
 
 #include <algorithm>
 #include <cctype>

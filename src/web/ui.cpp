@@ -1,6 +1,6 @@
-// The web UI's routes (web_ui.hpp). Thin: check access, ask the control API (Api::handle, the
-// same calls as the CLI), read files on the pool, render with web_pages, answer.
-#include "daemon/web_ui.hpp"
+// The web UI's routes (ui.hpp). Thin: check access, ask the control API (its routes' handle, the
+// same calls as the CLI), read files on the pool, render with pages.hpp, answer.
+#include "web/ui.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -11,11 +11,12 @@
 #include <loopr/api/views.hpp>
 #include <loopr/core/embedded.hpp>
 #include <loopr/core/ids.hpp>
+#include <loopr/web/web_ui.hpp>
+#include <loopr/daemon/http_common.hpp>
 
-#include "daemon/http_common.hpp"
-#include "daemon/web_html.hpp"
-#include "daemon/web_pages.hpp"
-#include "daemon/web_reads.hpp"
+#include "web/html.hpp"
+#include "web/pages.hpp"
+#include "web/reads.hpp"
 
 namespace loopr::daemon {
 
@@ -67,13 +68,13 @@ class UnnamedEvents final : public EventStream {
 
 struct WebUi::State {
   engine::EngineContext& ctx;
-  Api& api;
+  Routes api;  ///< the control API's
   net::thread_pool& reads;
   WebAccess access;
   std::string repo_name;
 
-  State(engine::EngineContext& c, Api& a, net::thread_pool& r, WebAccess w)
-      : ctx(c), api(a), reads(r), access(std::move(w)) {
+  State(engine::EngineContext& c, Routes a, net::thread_pool& r, WebAccess w)
+      : ctx(c), api(std::move(a)), reads(r), access(std::move(w)) {
     repo_name = ctx.paths.root.filename().string();
   }
 
@@ -109,12 +110,13 @@ struct WebUi::State {
   }
 };
 
-WebUi::WebUi(engine::EngineContext& ctx, Api& api, net::thread_pool& reads, WebAccess access)
-    : state_(std::make_shared<State>(ctx, api, reads, std::move(access))) {}
+WebUi::WebUi(engine::EngineContext& ctx, Routes api, net::thread_pool& reads, WebAccess access)
+    : state_(std::make_shared<State>(ctx, std::move(api), reads, std::move(access))) {}
 WebUi::~WebUi() = default;
 
 const WebAccess& WebUi::access() const { return state_->access; }
 void WebUi::set_port(std::uint16_t port) { state_->access.port = port; }
+std::uint16_t WebUi::port() const { return state_->access.port; }
 
 std::string WebUi::url() const {
   return "http://127.0.0.1:" + std::to_string(state_->access.port) +
@@ -217,11 +219,7 @@ awaitable<Response> WebUi::handle(Request req) {
   // The API's answers read with the CLI's decoders (loopr/api/views.hpp), not field by field.
   const std::vector<api::LoopRow> loops = api::loop_rows_from_json(listed.body);
 
-  static const std::vector<std::vector<std::string>> patterns = [] {
-    std::vector<std::vector<std::string>> out;
-    for (const Page& page : kPages) out.push_back(path_segments(page.path));
-    return out;
-  }();
+  static const std::vector<std::vector<std::string>> patterns = path_patterns(kPages);
   for (std::size_t i = 0; i < std::size(kPages); ++i) {
     if (kPages[i].method != req.method) continue;
     auto params = match_path(patterns[i], parts);
@@ -440,3 +438,12 @@ awaitable<Response> action_post(PageCall& c) {
 }  // namespace
 
 }  // namespace loopr::daemon
+
+namespace loopr::web {
+
+std::unique_ptr<daemon::FrontEnd> make_web_ui(const daemon::FrontEndDeps& deps) {
+  return std::make_unique<daemon::WebUi>(deps.ctx, deps.api, deps.reads,
+                                         daemon::WebAccess{daemon::new_web_token(), 0});
+}
+
+}  // namespace loopr::web

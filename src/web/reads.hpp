@@ -8,7 +8,7 @@
 #include <loopr/api/views.hpp>
 #include <loopr/core/repo_paths.hpp>
 
-#include "daemon/web_pages.hpp"
+#include "web/pages.hpp"
 
 namespace loopr::daemon::web {
 

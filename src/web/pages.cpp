@@ -1,10 +1,10 @@
-// The tree page, the gate page, the forms and one iteration's transcript (web_pages.hpp).
-#include "daemon/web_pages.hpp"
+// The tree page, the gate page, the forms and one iteration's transcript (pages.hpp).
+#include "web/pages.hpp"
 
 #include <loopr/core/loop.hpp>
 #include <loopr/markdown/html.hpp>
 
-#include "daemon/web_html.hpp"
+#include "web/html.hpp"
 
 namespace loopr::daemon::web {
 

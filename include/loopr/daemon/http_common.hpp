@@ -39,6 +39,15 @@ std::vector<std::string> path_segments(std::string_view path);
 std::optional<std::map<std::string, std::string>> match_path(
     const std::vector<std::string>& pattern, const std::vector<std::string>& parts);
 
+/// The paths of a table of routes (rows with a `path`: the control API's kRoutes, the web UI's
+/// kPages), each split by path_segments once, in the table's order, for match_path.
+template <typename Table>
+std::vector<std::vector<std::string>> path_patterns(const Table& rows) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& row : rows) out.push_back(path_segments(row.path));
+  return out;
+}
+
 /// One SSE message: `id:` and `event:` lines (left out when empty; line breaks in them become
 /// spaces), one `data:` line per line of `data` (CR, LF and CRLF all break lines), a blank line.
 std::string format_sse_message(std::string_view id, std::string_view event, std::string_view data);

@@ -7,6 +7,8 @@
 #include <regex>
 #include <thread>
 
+#include <loopr/web/web_ui.hpp>
+
 #include "daemon/daemon_fixture.hpp"
 #include "daemon/tcp_http.hpp"
 
@@ -17,6 +19,8 @@ using nlohmann::json;
 
 class WebUiTest : public DaemonFixture {
  protected:
+  WebUiTest() { web_ui = loopr::web::make_web_ui; }
+
   int port = 0;
   std::string token;
 

@@ -1,0 +1,172 @@
+// The control API's routes about loops: the listing, one loop's detail, and a person's actions
+// on a loop (approve, reject, iterate, pause, resume, stop, answer).
+#include <set>
+
+#include <loopr/manager/tree_verdict.hpp>
+#include <loopr/daemon/http_common.hpp>
+
+#include "daemon/api_routes.hpp"
+#include "daemon/loop_listing.hpp"
+
+namespace loopr::daemon {
+
+// GET /v1/loops[?all,status,type,plan,after,limit,view]: the rows in tree order.
+awaitable<Response> get_loops(Api::State& s, Request& req, const Params&) {
+  auto query = parse_list_query(req.query);
+  if (!query) co_return error_of(query.error());
+  // Only what the query keeps is copied out of the store's summaries; a plan row's tree (for
+  // its verdict) is the same records unless a filter left some of it out.
+  struct Listing {
+    std::vector<Loop> matched;
+    std::vector<Loop> trees;  ///< filtered queries: the whole trees of the plans shown
+    std::map<std::string, manager::BaselineState> baselines;  ///< of the plans shown
+  };
+  const ListQuery& q = *query;
+  auto list = [&s, &q]() -> Result<Listing> {
+    Listing out;
+    LOOPR_ASSIGN(out.matched, s.ctx.journal.store().list_loop_summaries(
+                                  [&q](const Loop& l) { return q.keeps(l); }));
+    if (q.tree_fields())
+      for (const Loop& l : out.matched)
+        if (l.type == LoopType::plan)
+          out.baselines[l.id] = manager::baseline_of(s.ctx.journal.store(), l.id);
+    if (!q.filtered() || !q.tree_fields()) return out;
+    std::set<std::string> plans;
+    for (const Loop& l : out.matched)
+      if (l.type == LoopType::plan) plans.insert(l.id);
+    if (plans.empty()) return out;
+    LOOPR_ASSIGN(out.trees, s.ctx.journal.store().list_loop_summaries([&plans](const Loop& l) {
+      return l.status != LoopStatus::invalidated && plans.count(l.plan_id) > 0;
+    }));
+    sort_tree_order(out.trees);
+    return out;
+  };
+  auto listed = co_await run_blocking(s.reads(), list);
+  if (!listed) co_return error_of(listed.error());
+  ListPage page = page_of(listed->matched, q);
+  if (q.interface_view) {
+    Response text{200, nullptr};
+    text.text = interface_page_text(page);
+    text.content_type = "application/json";
+    co_return text;
+  }
+  std::map<std::string, std::span<const Loop>> trees;
+  if (q.tree_fields()) trees = tree_spans(q.filtered() ? listed->trees : listed->matched);
+  const MergeMode mode = s.ctx.config->merge;
+  nlohmann::json out = nlohmann::json::array();
+  for (const Loop* l : page.rows) {
+    api::LoopRow row = loop_row(*l);
+    if (l->type == LoopType::plan) {
+      row.tree_cost_usd = s.manager.tree_cost(l->id);
+      add_tree_fields(row, *l, trees[l->id], mode, listed->baselines[l->id]);
+    }
+    out.push_back(api::to_json(row));
+  }
+  nlohmann::json body{{"loops", std::move(out)}};
+  if (!page.next.empty()) body["next"] = page.next;
+  co_return Response{200, std::move(body)};
+}
+
+// GET /v1/loops/{id}: the loop's detail.
+awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
+  const std::string& id = p.at("id");
+  if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
+  struct Detail {
+    Loop loop;
+    std::vector<IterationRecord> iterations;
+    std::vector<Loop> tree;  ///< a plan's tree, for its verdict
+    api::LoopDetail detail;  ///< a plan's forecast and actual
+    manager::BaselineState baseline;  ///< a plan's baseline check
+  };
+  std::shared_ptr<const Config> config = s.ctx.config;
+  auto get = [&s, &id, config]() -> Result<Detail> {
+    TaskStore& store = s.ctx.journal.store();
+    Detail d;
+    LOOPR_ASSIGN(d.loop, store.get_loop(id));
+    LOOPR_ASSIGN(d.iterations, store.iterations(id));
+    if (d.loop.type == LoopType::plan) {
+      LOOPR_ASSIGN(d.tree, store.loops_of_plan(id));
+      add_gate_fields(d.detail, store, d.loop, d.tree, *config);
+      d.baseline = manager::baseline_of(store, id);
+    }
+    d.detail.loop = loop_row(d.loop);
+    add_usage_fields(d.detail.loop, store, d.loop, d.iterations, d.tree, config->merge);
+    return d;
+  };
+  auto got = co_await run_blocking(s.reads(), get);
+  if (!got) co_return error_of(got.error());
+  const Loop& loop = got->loop;
+  const auto& iterations = got->iterations;
+  api::LoopDetail& d = got->detail;
+  if (loop.type == LoopType::plan)
+    add_tree_fields(d.loop, loop, got->tree, s.ctx.config->merge, got->baseline);
+  d.loop.tree_cost_usd = s.manager.tree_cost(loop.plan_id);
+  // merge: pr: the team may have merged or closed it since (asked in the background, throttled).
+  if (loop.type == LoopType::plan && loop.tree.pr_number > 0 && loop.tree.pr_state == "open")
+    s.manager.refresh_pr(loop.id);
+  for (const auto& it : iterations) {
+    d.iterations.push_back({it.n, it.status, it.exit_code, it.usage.cost_usd, it.usage.input_tokens,
+                            it.usage.output_tokens, it.duration_ms, it.summary,
+                            it.usage.cache_read_tokens, it.usage.cache_write_tokens,
+                            it.details.is_object()
+                                ? it.details.value("uncached_cost_usd", it.usage.cost_usd)
+                                : it.usage.cost_usd,
+                            std::nullopt});
+    if (auto n = it.details.find("notional_cost_usd"); n != it.details.end() && n->is_number())
+      d.iterations.back().notional_cost_usd = n->get<double>();
+  }
+  d.validation_output = iterations.empty() ? std::string() : iterations.back().output_excerpt;
+  d.progress = loop.progress;
+  d.input_artifact = loop.input_artifact;
+  d.conflicts = loop.tree.conflicts;
+  nlohmann::json j = api::to_json(d);
+  co_return Response{200, std::move(j)};
+}
+
+// POST /v1/loops/{id}/{action}: a person's action on a loop.
+awaitable<Response> post_action(Api::State& s, Request& req, const Params& p) {
+  Response bad;
+  const std::string& action = p.at("action");
+  const std::string& id = p.at("id");
+  if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
+  auto body = body_object(req, bad);
+  if (!body) co_return bad;
+  manager::ActionResult result = make_error(ErrorCode::not_found, "no such action");
+  if (action == "approve") {
+    result = co_await s.manager.approve(id);
+  } else if (action == "reject") {
+    auto reason = string_field(*body, "reason", bad);
+    if (!reason) co_return bad;
+    result = co_await s.manager.reject(id, *reason);
+  } else if (action == "iterate") {
+    api::IterateRequest r = api::iterate_request_from_json(*body);
+    if (r.from_pr) {
+      // merge: pr: the PR's review comments since the last push are the feedback.
+      result = co_await s.manager.iterate_from_pr(id);
+    } else {
+      if (!string_field(*body, "feedback", bad)) co_return bad;
+      co_return co_await iterate_action(s, id, std::move(r));
+    }
+  } else if (action == "pause") {
+    result = co_await s.manager.pause(id);
+  } else if (action == "resume") {
+    auto raised = budget_fields(*body, bad);  // `resume --max-cost/--max-runtime`
+    if (!raised) co_return bad;
+    result = co_await s.manager.resume(id, *raised);
+  } else if (action == "stop") {
+    result = co_await s.manager.stop(id);
+  } else if (action == "answer") {
+    auto text = string_field(*body, "text", bad);
+    if (!text) co_return bad;
+    if (text->find_first_not_of(" \t\r\n") == std::string::npos)
+      co_return error_response(400, "the body needs a non-empty string field `text` (the answer)");
+    result = co_await s.manager.answer(id, *text);
+  } else {
+    co_return error_response(
+        404, "no action " + action + " (approve, reject, iterate, pause, resume, stop, answer)");
+  }
+  if (!result) co_return error_of(result.error());
+  co_return Response{200, loop_json(*result)};
+}
+
+}  // namespace loopr::daemon
