@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Which files and folders a loopr run creates (issue 47 items 2-3): reads an strace log written
-with `strace -f -y -z -k -e trace=openat,open,creat,mkdir,mkdirat,rename,renameat2,link,
-symlink,unlink,unlinkat,chdir,fchdir,execve -o LOG` and prints every new inode (an O_CREAT open
-of a path that did not exist, mkdir, link, symlink) grouped by a pattern of its path, by process
+with `strace -ff -y -z -k -e trace=openat,open,creat,mkdir,mkdirat,rename,renameat2,link,linkat,
+symlink,symlinkat,unlink,unlinkat,chdir,fchdir,execve -o LOG` and prints every new inode (an
+O_CREAT open of a path that did not exist, mkdir, symlink) grouped by a pattern of its path, by process
 and by the first loopr function on the stack (when the log has -k stacks). Renames into place
 are counted too (they make no inode but say which writes are temp + rename).
 
