@@ -10,7 +10,9 @@ are counted too (they make no inode but say which writes are temp + rename).
 
 --base subtracts a shorter run of the same bench (the set-up drops out); --per N divides by N
 (the extra iterations); --root strips DIR from paths. Logs written with -ff (LOG.PID) are read
-together. Hard links (libgit2 links each loose object from its temp file) make no inode.
+together. Hard links (libgit2 links each loose object from its temp file) make no inode. A
+libgit2 frame is the nearest exported symbol (the distribution's library has no symbols of its
+own), so read it as "inside libgit2, called from" the loopr function beside it.
 A figure, not a test: nothing here asserts.
 """
 import collections
@@ -207,30 +209,29 @@ def main():
     kinds = ['open', 'tmpfile', 'mkdir', 'link', 'symlink', 'rename into', 'unlink']
     groups = sorted({g for g, _ in created},
                     key=lambda g: -sum(created[(g, k)] for k in kinds[:5]))
-    print(f'| what (path pattern) | new files | new folders | hard links (no new inode) | renamed into place | unlinked | example |')
+    print(f'| what (path pattern) | new files (and symlinks) | new folders | hard links (no new inode) | renamed into place | unlinked | example |')
     print('|---|---|---|---|---|---|---|')
     tot = collections.Counter()
     for g in groups:
-        row = [created[(g, 'open')] + created[(g, 'tmpfile')], created[(g, 'mkdir')],
-               created[(g, 'link')] + created[(g, 'symlink')], created[(g, 'rename into')],
+        row = [created[(g, 'open')] + created[(g, 'tmpfile')] + created[(g, 'symlink')],
+               created[(g, 'mkdir')], created[(g, 'link')], created[(g, 'rename into')],
                created[(g, 'unlink')]]
         for i, v in enumerate(row):
             tot[i] += v
         print(f'| {g} | ' + ' | '.join(f'{v / per:.1f}' for v in row) + f' | `{examples.get(g, "")}` |')
     print('| **total** | ' + ' | '.join(f'**{tot[i] / per:.1f}**' for i in range(5)) + ' | |')
-    print()
-    print('| process | what | new inodes |')
-    print('|---|---|---|')
-    for (proc, g), n in sorted(by_proc.items(), key=lambda x: -x[1]):
-        if abs(n) < 1e-9: continue
-        print(f'| {proc} | {g} | {n / per:.1f} |')
+    table('process', by_proc, per)
     if show_stacks:
-        print()
-        print('| first loopr frame | what | new inodes |')
-        print('|---|---|---|')
-        for (fn, g), n in sorted(by_func.items(), key=lambda x: -x[1]):
-            if abs(n) < 1e-9: continue
-            print(f'| `{fn}` | {g} | {n / per:.1f} |')
+        table('library frame ← innermost loopr function', by_func, per)
+
+
+def table(key, counts, per):
+    print()
+    print(f'| {key} | what | new inodes |')
+    print('|---|---|---|')
+    for (k, g), n in sorted(counts.items(), key=lambda x: -x[1]):
+        if abs(n) >= 1e-9:
+            print(f'| `{k}` | {g} | {n / per:.1f} |')
 
 
 if __name__ == '__main__':
