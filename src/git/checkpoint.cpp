@@ -24,17 +24,19 @@ Result<std::string> clean_message(const std::string& message) {
   return out.str();
 }
 
-// Commits `index` on HEAD's branch (the body of every checkpoint; `path` names the work tree in
-// messages).
-Result<CommitOutcome> commit_index(git_repository* repo, git_index* index,
+// Commits the staged index on HEAD's branch (the body of every checkpoint; `path` names the work
+// tree in messages).
+Result<CommitOutcome> commit_index(git_repository* repo, const StagedIndex& staged,
                                    const std::filesystem::path& path, const std::string& text) {
+  git_index* index = staged.index.get();
   git_oid tree_id;
   LOOPR_TRY(check(git_index_write_tree(&tree_id, index), "writing the tree"));
   // Written even when nothing is committed, so the index's refreshed stat data is kept and the
   // CLI's `git status` sees the same (clean) state. After the tree: the index file then keeps
   // the trees just written (its cache-tree extension), and the next checkpoint rebuilds only
-  // the folders something changed in.
-  LOOPR_TRY(check(git_index_write(index), "writing the index"));
+  // the folders something changed in. Not when staging changed nothing: the file already says
+  // all of it, and writing it again costs a new file (index.lock, renamed) per iteration.
+  if (staged.changed) LOOPR_TRY(check(git_index_write(index), "writing the index"));
 
   LOOPR_ASSIGN(git_oid parent_id, head_id(repo));
   LOOPR_ASSIGN(CommitPtr parent, lookup_commit(repo, parent_id));
@@ -59,8 +61,8 @@ Result<CommitOutcome> commit_index(git_repository* repo, git_index* index,
 Result<CommitOutcome> commit_all(git_repository* repo, const std::filesystem::path& path,
                                  const std::string& message) {
   LOOPR_ASSIGN(std::string text, clean_message(message));
-  LOOPR_ASSIGN(IndexPtr index, stage_all(repo, path));
-  return commit_index(repo, index.get(), path, text);
+  LOOPR_ASSIGN(StagedIndex staged, stage_all(repo, path));
+  return commit_index(repo, staged, path, text);
 }
 
 }  // namespace
@@ -95,8 +97,8 @@ Result<CommitOutcome> Worktree::checkpoint_written(const std::filesystem::path& 
   LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
   if (clean_at.empty() || to_hex(head) != clean_at) return commit_all(repo.get(), path, message);
   LOOPR_ASSIGN(std::string text, clean_message(message));
-  LOOPR_ASSIGN(IndexPtr index, stage_written(repo.get(), path, written));
-  return commit_index(repo.get(), index.get(), path, text);
+  LOOPR_ASSIGN(StagedIndex staged, stage_written(repo.get(), path, written));
+  return commit_index(repo.get(), staged, path, text);
 }
 
 }  // namespace loopr::git

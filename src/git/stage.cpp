@@ -126,7 +126,8 @@ struct Listing {
   }
 };
 
-enum class Staged { done, needs_git_walk };
+// done_unchanged: the listing found nothing to stage, so the index in memory is the file's.
+enum class Staged { done, done_unchanged, needs_git_walk };
 
 // Applies the listing as `git add -A` would: tracked entries not seen are removed, changed ones
 // hashed again, untracked ones added unless ignored (an ignored folder holds only ignored
@@ -177,14 +178,14 @@ Result<Staged> apply(git_repository* repo, const Listing& list, const std::files
   for (const std::string& rel : to_add)
     LOOPR_TRY(
         check(git_index_add_bypath(index, rel.c_str()), "staging " + rel + " in " + path.string()));
-  return Staged::done;
+  return gone.empty() && to_add.empty() ? Staged::done_unchanged : Staged::done;
 }
 
 }  // namespace
 
 std::uint64_t checkpoint_git_walks() { return g_git_walks.load(std::memory_order_relaxed); }
 
-Result<IndexPtr> detail::stage_all(git_repository* repo, const std::filesystem::path& path) {
+Result<StagedIndex> detail::stage_all(git_repository* repo, const std::filesystem::path& path) {
   LOOPR_TRY(ignore_checkout_mounts(repo));
   LOOPR_ASSIGN(IndexPtr index, make<IndexPtr>("opening the index", git_repository_index, repo));
   struct stat index_st {};
@@ -206,21 +207,23 @@ Result<IndexPtr> detail::stage_all(git_repository* repo, const std::filesystem::
   count_work_tree_read();
   if (listed) {
     LOOPR_ASSIGN(Staged staged, apply(repo, list, path));
-    if (staged == Staged::done) return index;
+    if (staged != Staged::needs_git_walk)
+      return StagedIndex{std::move(index), staged == Staged::done};
   }
   // Like `git add -A`: new and modified files are staged, deleted ones removed, ignored skipped.
   g_git_walks.fetch_add(1, std::memory_order_relaxed);
   LOOPR_TRY(check(
       git_index_add_all(index.get(), nullptr, GIT_INDEX_ADD_DEFAULT, skip_private_paths, nullptr),
       "staging changes in " + path.string()));
-  return index;
+  return StagedIndex{std::move(index), true};  // git's walk does not say what it changed
 }
 
-Result<IndexPtr> detail::stage_written(git_repository* repo, const std::filesystem::path& path,
+Result<StagedIndex> detail::stage_written(git_repository* repo, const std::filesystem::path& path,
                                        const std::vector<std::string>& written) {
   LOOPR_TRY(ignore_checkout_mounts(repo));
   LOOPR_ASSIGN(IndexPtr index, make<IndexPtr>("opening the index", git_repository_index, repo));
   const std::filesystem::path workdir = workdir_of(repo);
+  bool changed = false;
   for (const std::string& rel : written) {
     if (rel.empty() || is_loopr_private_path(rel)) continue;
     std::error_code ec;
@@ -230,6 +233,7 @@ Result<IndexPtr> detail::stage_written(git_repository* repo, const std::filesyst
       if (tracked)
         LOOPR_TRY(check(git_index_remove_bypath(index.get(), rel.c_str()),
                         "unstaging " + rel + " in " + path.string()));
+      changed = changed || tracked;
       continue;
     }
     if (!tracked) {
@@ -240,8 +244,9 @@ Result<IndexPtr> detail::stage_written(git_repository* repo, const std::filesyst
     }
     LOOPR_TRY(check(git_index_add_bypath(index.get(), rel.c_str()),
                     "staging " + rel + " in " + path.string()));
+    changed = true;  // its stat data at least
   }
-  return index;
+  return StagedIndex{std::move(index), changed};
 }
 
 }  // namespace loopr::git

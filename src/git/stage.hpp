@@ -9,18 +9,25 @@
 
 namespace loopr::git::detail {
 
+/// A staged index, and whether staging changed it (false: the index file already says the same,
+/// so writing it again would only make a new file: a checkpoint skips that).
+struct StagedIndex {
+  IndexPtr index;
+  bool changed = true;
+};
+
 /// Everything changed in the work tree staged (new and modified files added, deleted ones
 /// removed, ignored ones and loopr's private folders skipped), after the special-file sweep
 /// (core/worktree_sweep.hpp). One walk does both: the sweep lists what it leaves, and only the
 /// paths whose stat data differ from the index (or that git would call racily clean) are hashed.
 /// Where that list cannot stand in for git's own walk (a gitlink or a nested repository, a
 /// conflict, a case-insensitive index, flags such as skip-worktree), git's walk stages instead.
-Result<IndexPtr> stage_all(git_repository* repo, const std::filesystem::path& path);
+Result<StagedIndex> stage_all(git_repository* repo, const std::filesystem::path& path);
 
 /// The same index from the paths loopr's file tools wrote since the checkpoint HEAD is (nothing
 /// else wrote there): each is staged, or removed, as `git add -A` would; the rest is HEAD's tree
 /// already. The tools write regular files only, so there is nothing to sweep.
-Result<IndexPtr> stage_written(git_repository* repo, const std::filesystem::path& path,
+Result<StagedIndex> stage_written(git_repository* repo, const std::filesystem::path& path,
                                const std::vector<std::string>& written);
 
 }  // namespace loopr::git::detail
