@@ -83,20 +83,6 @@ struct Homes {
   }
 };
 
-std::string b64url(const std::string& in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  unsigned acc = 0;
-  int bits = 0;
-  for (unsigned char c : in) {
-    acc = (acc << 8) | c;
-    bits += 8;
-    while (bits >= 6) out.push_back(t[(acc >> (bits -= 6)) & 63]);
-  }
-  if (bits > 0) out.push_back(t[(acc << (6 - bits)) & 63]);
-  return out;
-}
-
 }  // namespace
 
 // proves S6.3
@@ -195,10 +181,7 @@ TEST(LoginSyncTest, APersonsLoginThatIsASymlinkIsLeftAlone) {
 
 TEST(LoginSyncTest, CodexAndGeminiAreRefreshedWithTheirOwnRequests) {
   TempDir base{"loopr-login"};
-  auto jwt = [](std::int64_t exp) {
-    return b64url("{\"alg\":\"none\"}") + "." + b64url("{\"exp\":" + std::to_string(exp) + "}") +
-           ".sig";
-  };
+  auto jwt = loopr::testing::jwt_until;
   fs::path codex = base.path() / ".codex/auth.json";
   put(codex, json{{"OPENAI_API_KEY", nullptr},
                   {"tokens",
