@@ -19,8 +19,6 @@
 #include <sstream>
 #include <thread>
 
-extern char** environ;
-
 namespace loopr::exec {
 namespace fs = std::filesystem;
 
@@ -215,8 +213,10 @@ void CommandGroups::start_reaper() {
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                       POSIX_SPAWN_SETPGROUP);
   pid_t pid = -1;
+  // Nothing of the daemon's environment (keys, tokens): the script needs only `sleep` and `rmdir`.
+  const char* envp[] = {"PATH=/usr/bin:/bin", nullptr};
   int rc = ::posix_spawn(&pid, "/bin/sh", &actions, &attr, const_cast<char* const*>(argv),
-                         environ);
+                         const_cast<char* const*>(envp));
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(fds[0]);
