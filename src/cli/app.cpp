@@ -1,6 +1,7 @@
 // `loopr`'s front door: the global options, the command table (kCommands, each command defined
-// where it runs: cli/command.hpp) and the one dispatcher that parses the line and runs the
-// command parsed, behind the terminal filter unless the command writes its own output.
+// where it runs: cli/command.hpp) and the one dispatcher that parses the line, checks what the
+// command parsed needs (a repository, its config, the daemon) and runs it, behind the terminal
+// filter unless the command writes its own output.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <loopr/core/log.hpp>
 
 #include "cli/command.hpp"
+#include "cli/daemon_client.hpp"
 #include "cli/docgen.hpp"
 #include "cli/terminal_guard.hpp"
 #if __has_include("cli/demo.hpp")
@@ -49,7 +51,11 @@ const Command* const kCommands[] = {
 #endif
 };
 
-using Defined = std::vector<std::pair<CLI::App*, CommandRun>>;
+struct Defined {
+  CLI::App* sub;
+  const Command* command;
+  CommandRun run;
+};
 
 // The options every command takes; `--generate-docs` (hidden) is how the build makes the man
 // page and the shell completions from this definition (docgen.hpp).
@@ -64,13 +70,13 @@ void add_global_options(CLI::App& app, GlobalOptions& opts, std::string& generat
   app.add_option("--generate-docs", generate_docs, "man | bash | zsh")->group("");
 }
 
-// Each command of kCommands as a subcommand of `app`, with what runs it.
-Defined add_commands(CLI::App& app, const GlobalOptions& opts) {
-  Defined defined;
-  for (const Command* command : kCommands) {
+// Each command of the table as a subcommand of `app`, with what runs it.
+std::vector<Defined> add_commands(CLI::App& app, std::span<const Command* const> commands) {
+  std::vector<Defined> defined;
+  for (const Command* command : commands) {
     CLI::App* sub = app.add_subcommand(command->name, command->help);
     if (command->hidden) sub->group("");
-    defined.emplace_back(sub, command->define(*sub, opts));
+    defined.push_back(Defined{sub, command, command->define(*sub)});
   }
   // Subcommand help shows only the subcommand's own options: point at the global ones.
   const std::string footer =
@@ -103,18 +109,24 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   return std::nullopt;
 }
 
-// Runs the command parsed (none: the help). Everything it prints passes the terminal filter
-// (terminal_guard.hpp) unless it writes its own output.
-int dispatch(CLI::App& app, const Defined& defined, const GlobalOptions& opts) {
-  const CommandRun* chosen = nullptr;
-  for (const auto& [sub, run] : defined)
-    if (sub->parsed()) chosen = &run;
+// Runs the command parsed (none: the help): the checks of its line, what it needs, its run.
+// Everything it prints passes the terminal filter (terminal_guard.hpp) unless it writes its own
+// output.
+int dispatch(CLI::App& app, const std::vector<Defined>& defined, const GlobalOptions& opts) {
+  const Defined* chosen = nullptr;
+  for (const Defined& d : defined)
+    if (d.sub->parsed()) chosen = &d;
   std::optional<TerminalGuard> guard;
-  if (!chosen || !chosen->raw_output || !chosen->raw_output()) guard.emplace(opts.json);
+  if (!chosen || !chosen->run.raw_output || !chosen->run.raw_output()) guard.emplace(opts.json);
   try {
-    if (chosen) return chosen->run();
-    std::cout << app.help();
-    return kOk;
+    if (!chosen) {
+      std::cout << app.help();
+      return kOk;
+    }
+    if (chosen->run.check) chosen->run.check();
+    Session session(opts);
+    session.require(chosen->command->needs);
+    return chosen->run.run(session);
   } catch (const CommandError& e) {
     return report(e);
   } catch (const std::exception& e) {
@@ -124,16 +136,41 @@ int dispatch(CLI::App& app, const Defined& defined, const GlobalOptions& opts) {
 
 }  // namespace
 
-int run(int argc, char** argv) {
-  setup_logging();
+const RepoPaths& Session::paths() {
+  if (!paths_) paths_.emplace(require_repo(opts));
+  return *paths_;
+}
+
+const Config& Session::config() {
+  if (!config_) config_.emplace(require_config(paths()));
+  return *config_;
+}
+
+DaemonClient& Session::api() {
+  if (!api_) api_.emplace(connect(paths()));
+  return *api_;
+}
+
+void Session::require(Needs needs) {
+  if (needs >= Needs::repo) paths();
+  if (needs >= Needs::config) config();
+  if (needs >= Needs::daemon) api();
+}
+
+int run_commands(std::span<const Command* const> commands, int argc, char** argv) {
   CLI::App app{kAbout, "loopr"};
   GlobalOptions opts;
   std::string generate_docs;
   add_global_options(app, opts, generate_docs);
-  const Defined defined = add_commands(app, opts);
+  const std::vector<Defined> defined = add_commands(app, commands);
   if (auto done = parse(app, argc, argv)) return *done;
   if (!generate_docs.empty()) return print_generated_doc(app, generate_docs, kVersion);
   return dispatch(app, defined, opts);
+}
+
+int run(int argc, char** argv) {
+  setup_logging();
+  return run_commands(kCommands, argc, argv);
 }
 
 }  // namespace loopr::cli

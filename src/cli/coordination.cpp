@@ -109,12 +109,9 @@ ReviewDecision review_question(const DaemonClient& api, const api::LoopRow& loop
   }
 }
 
-int run_answer(const GlobalOptions& opts, const std::string& id, const std::string& text) {
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-    throw CommandError{kUsage, "the answer is empty",
-                       "write `loopr answer " + id + " \"your answer\"`"};
-  RepoPaths paths(require_repo(opts));
-  DaemonClient api = connect(paths);
+int run_answer(Session& s, const std::string& id, const std::string& text) {
+  const GlobalOptions& opts = s.opts;
+  DaemonClient& api = s.api();
   api::LoopRow loop = act_on(api, id, "answer", json{{"text", text}});
   if (opts.json) {
     std::cout << interface_action_json(loop).dump() << "\n";
@@ -126,7 +123,7 @@ int run_answer(const GlobalOptions& opts, const std::string& id, const std::stri
 
 namespace {
 
-CommandRun define_answer(CLI::App& answer, const GlobalOptions& opts) {
+CommandRun define_answer(CLI::App& answer) {
   struct Values {
     std::string id;
     std::vector<std::string> words;
@@ -134,7 +131,12 @@ CommandRun define_answer(CLI::App& answer, const GlobalOptions& opts) {
   auto v = std::make_shared<Values>();
   answer.add_option("id", v->id, "The loop's id")->required();
   answer.add_option("text", v->words, "The answer (quote it)")->required();
-  return CommandRun([&opts, v] { return run_answer(opts, v->id, join_words(v->words)); });
+  return CommandRun([v](Session& s) { return run_answer(s, v->id, join_words(v->words)); })
+      .checked_by([v] {
+        if (join_words(v->words).find_first_not_of(" \t\r\n") == std::string::npos)
+          throw CommandError{kUsage, "the answer is empty",
+                             "write `loopr answer " + v->id + " \"your answer\"`"};
+      });
 }
 
 }  // namespace
@@ -143,6 +145,6 @@ const Command kAnswerCommand{
     "answer",
     "Answer a loop's question (status awaiting_answer); it runs again with the answer in its "
     "next prompt (exit 4 unknown id, 5 no question waiting)",
-    false, define_answer};
+    false, Needs::daemon, define_answer};
 
 }  // namespace loopr::cli

@@ -24,8 +24,9 @@ constexpr auto kDefaultDrain = std::chrono::minutes(30);
 
 }  // namespace
 
-int run_daemon_command(const GlobalOptions& opts, bool foreground, bool force) {
-  RepoPaths paths(require_repo(opts));
+int run_daemon_command(Session& s, bool foreground, bool force) {
+  const GlobalOptions& opts = s.opts;
+  const RepoPaths& paths = s.paths();
   Config config = require_existing_config(paths);
   const std::string force_hint = "; `loopr daemon --force` starts it anyway";
   if (foreground) {
@@ -44,23 +45,26 @@ int run_daemon_command(const GlobalOptions& opts, bool foreground, bool force) {
   }
   if (!DaemonClient(paths).health())
     refuse_if_any(daemon_start_problems(config, force), force_hint);
-  DaemonStart s = start_daemon(paths, force);
+  DaemonStart started = start_daemon(paths, force);
   if (opts.json) {
-    std::cout
-        << json{{"pid", s.pid}, {"started", s.started}, {"socket", paths.socket().string()}}.dump()
-        << "\n";
+    std::cout << json{{"pid", started.pid},
+                      {"started", started.started},
+                      {"socket", paths.socket().string()}}
+                     .dump()
+              << "\n";
   } else if (!opts.quiet) {
-    if (s.started)
-      std::cout << "loopr daemon started (pid " << s.pid << "), serving " << paths.root.string()
-                << "; its log: " << daemon_out_file(paths).string() << "\n";
+    if (started.started)
+      std::cout << "loopr daemon started (pid " << started.pid << "), serving "
+                << paths.root.string() << "; its log: " << daemon_out_file(paths).string() << "\n";
     else
-      std::cout << "the loopr daemon already serves this repository (pid " << s.pid << ")\n";
+      std::cout << "the loopr daemon already serves this repository (pid " << started.pid << ")\n";
   }
   return kOk;
 }
 
-int run_daemon_status(const GlobalOptions& opts) {
-  RepoPaths paths(require_repo(opts));
+int run_daemon_status(Session& s) {
+  const GlobalOptions& opts = s.opts;
+  const RepoPaths& paths = s.paths();
   DaemonClient api(paths);
   auto h = daemon_health(api);
   if (!h) {
@@ -78,8 +82,9 @@ int run_daemon_status(const GlobalOptions& opts) {
   return kOk;
 }
 
-int run_daemon_stop(const GlobalOptions& opts, bool drain, const std::string& timeout) {
-  RepoPaths paths(require_repo(opts));
+int run_daemon_stop(Session& s, bool drain, const std::string& timeout) {
+  const GlobalOptions& opts = s.opts;
+  const RepoPaths& paths = s.paths();
   auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(kDefaultDrain);
   if (!timeout.empty()) {
     auto d = parse_duration(timeout);
@@ -123,7 +128,7 @@ int run_daemon_stop(const GlobalOptions& opts, bool drain, const std::string& ti
 
 namespace {
 
-CommandRun define_daemon(CLI::App& daemon, const GlobalOptions& opts) {
+CommandRun define_daemon(CLI::App& daemon) {
   struct Values {
     bool foreground = false, force = false, drain = false;
     std::string drain_timeout;
@@ -152,14 +157,14 @@ CommandRun define_daemon(CLI::App& daemon, const GlobalOptions& opts) {
       ->add_option("--timeout", v->drain_timeout,
                    "With --drain: stop as without it once this has passed (default 30m)")
       ->option_text("D");
-  auto run = [&opts, v] {
-    if (v->status->parsed()) return run_daemon_status(opts);
+  auto run = [v](Session& s) {
+    if (v->status->parsed()) return run_daemon_status(s);
     if (v->stop->parsed()) {
       if (!v->drain && !v->drain_timeout.empty())
         throw CommandError{kUsage, "--timeout is the limit of a drain", "add --drain"};
-      return run_daemon_stop(opts, v->drain, v->drain_timeout);
+      return run_daemon_stop(s, v->drain, v->drain_timeout);
     }
-    return run_daemon_command(opts, v->foreground, v->force);
+    return run_daemon_command(s, v->foreground, v->force);
   };
   // In the foreground the daemon writes only its log.
   return CommandRun(run, [v] { return v->foreground; });
@@ -171,6 +176,6 @@ const Command kDaemonCommand{"daemon",
                              "Run the service for this repository; without --foreground it "
                              "starts in the background and returns once it "
                              "answers (exit 0 also when it already runs)",
-                             false, define_daemon};
+                             false, Needs::repo, define_daemon};
 
 }  // namespace loopr::cli

@@ -522,10 +522,10 @@ int run_demo(const GlobalOptions& opts, bool yes) {
 
 namespace {
 
-CommandRun define_demo(CLI::App& demo, const GlobalOptions& opts) {
+CommandRun define_demo(CLI::App& demo) {
   auto yes = std::make_shared<bool>(false);
   demo.add_flag("--yes", *yes, "Approve the plan without asking");
-  return CommandRun([&opts, yes] { return run_demo(opts, *yes); });
+  return CommandRun([yes](Session& s) { return run_demo(s.opts, *yes); });
 }
 
 }  // namespace
@@ -533,6 +533,6 @@ CommandRun define_demo(CLI::App& demo, const GlobalOptions& opts) {
 const Command kDemoCommand{
     "demo",
     "Run the bundled example end to end, offline, with the scripted model (.loopr-example/)", false,
-    define_demo};
+    Needs::nothing, define_demo};
 
 }  // namespace loopr::cli

@@ -143,8 +143,8 @@ Check check_sandbox(const std::optional<fs::path>& root, const Config& config) {
     // The view, as the sandbox is made from it (docs/security.md, B1): what a command sees.
     Check c = ok("sandbox", executor->info().description);
     c.detail = "what a command sees (everything else is not there):\n" +
-               exec::format_view(exec::describe_sandbox_view(config.sandbox, options,
-                                                             "/<the loop's worktree>"));
+               exec::format_view(
+                   exec::describe_sandbox_view(config.sandbox, options, "/<the loop's worktree>"));
     return c;
   }
   // The executor's words are "what: what to do" (or "what (detail): what to do").
@@ -215,8 +215,8 @@ Check check_agent_cli(const Config& config) {
                                      : "Claude Code if it does not start"));
   Auth auth = cli_auth(config);
   if (!auth.ok) return fail("provider", auth.words, auth.hint);
-  return ok("provider", p + ": " + (path ? path->string() : command) + " (" + *version + "), " +
-                            auth.words);
+  return ok("provider",
+            p + ": " + (path ? path->string() : command) + " (" + *version + "), " + auth.words);
 }
 
 Check check_provider_setup(const Config& config) {
@@ -260,8 +260,8 @@ Check check_endpoint(const Config& config, bool offline) {
     return ok("endpoint", answered + " (" + p + " on its login: reachable)");
   if (probe.status == 401 || probe.status == 403) {
     std::string var = p == "anthropic" || p == "claude-code" ? "ANTHROPIC_API_KEY"
-                      : p == "gemini"                          ? "GEMINI_API_KEY"
-                                                               : "OPENAI_API_KEY";
+                      : p == "gemini"                        ? "GEMINI_API_KEY"
+                                                             : "OPENAI_API_KEY";
     return fail(
         "endpoint", answered + ": the key was refused",
         "check " + var +
@@ -362,8 +362,6 @@ std::string indent(const std::string& text) {
 
 }  // namespace
 
-int run_doctor(const GlobalOptions& opts, bool offline) { return run_doctor(opts, offline, false); }
-
 namespace {
 
 // The checks' report: one line each (✓ ✗ -) and the verdict, or (--json) one document; with -q
@@ -442,7 +440,7 @@ int run_doctor(const GlobalOptions& opts, bool offline, bool skip_tests) {
 
 namespace {
 
-CommandRun define_doctor(CLI::App& doctor, const GlobalOptions& opts) {
+CommandRun define_doctor(CLI::App& doctor) {
   struct Values {
     bool offline = false, skip_tests = false;
   };
@@ -451,7 +449,7 @@ CommandRun define_doctor(CLI::App& doctor, const GlobalOptions& opts) {
                   "Do not send the request that checks the model endpoint");
   doctor.add_flag("--skip-tests", v->skip_tests,
                   "Do not run the setup and the tests in a fresh worktree of the base branch");
-  return CommandRun([&opts, v] { return run_doctor(opts, v->offline, v->skip_tests); });
+  return CommandRun([v](Session& s) { return run_doctor(s.opts, v->offline, v->skip_tests); });
 }
 
 }  // namespace
@@ -461,6 +459,6 @@ const Command kDoctorCommand{
     "Check that this machine and repository are ready: git, config, sandbox, the model "
     "provider's key or CLI, the test command, the model endpoint, disk space, the daemon, and "
     "the tests in a fresh worktree of the base branch (exit 1 if not)",
-    false, define_doctor};
+    false, Needs::nothing, define_doctor};
 
 }  // namespace loopr::cli

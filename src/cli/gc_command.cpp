@@ -30,7 +30,8 @@ std::uintmax_t tree_bytes(const std::filesystem::path& dir) {
 // Each cache folder is renamed away first, so a command starting meanwhile gets a new empty one
 // (the executor makes it) rather than a half-removed one; links inside are removed, never
 // followed. A command running in an old one meanwhile may miss a file once.
-nlohmann::json clear_caches(const RepoPaths& paths, bool dry_run, std::vector<std::string>& errors) {
+nlohmann::json clear_caches(const RepoPaths& paths, bool dry_run,
+                            std::vector<std::string>& errors) {
   const std::filesystem::path dir = exec::caches_dir(paths);
   std::uintmax_t bytes = 0;
   std::error_code ec;
@@ -50,9 +51,10 @@ nlohmann::json clear_caches(const RepoPaths& paths, bool dry_run, std::vector<st
 
 }  // namespace
 
-int run_gc(const GlobalOptions& opts, bool dry_run, const std::string& older_than, bool caches) {
-  RepoPaths paths(require_repo(opts));
-  Config config = require_config(paths);
+int run_gc(Session& s, bool dry_run, const std::string& older_than, bool caches) {
+  const GlobalOptions& opts = s.opts;
+  const RepoPaths& paths = s.paths();
+  const Config& config = s.config();
   manager::GcOptions options = manager::GcOptions::from(config, now_ms());
   options.dry_run = dry_run;
   if (!older_than.empty()) {
@@ -94,7 +96,7 @@ int run_gc(const GlobalOptions& opts, bool dry_run, const std::string& older_tha
 
 namespace {
 
-CommandRun define_gc(CLI::App& gc, const GlobalOptions& opts) {
+CommandRun define_gc(CLI::App& gc) {
   struct Values {
     bool dry_run = false, caches = false;
     std::string older_than;
@@ -107,7 +109,7 @@ CommandRun define_gc(CLI::App& gc, const GlobalOptions& opts) {
   gc.add_flag("--caches", v->caches,
               "Also clear this repository's build caches (.loopr/cache/: Go, cargo, npm, pip, "
               "uv, ccache, Gradle); the next commands fill them again");
-  return CommandRun([&opts, v] { return run_gc(opts, v->dry_run, v->older_than, v->caches); });
+  return CommandRun([v](Session& s) { return run_gc(s, v->dry_run, v->older_than, v->caches); });
 }
 
 }  // namespace
@@ -118,6 +120,6 @@ const Command kGcCommand{
     "loopr/archive/<id>), loop branches whose commits are merged, archived attempts after "
     "gc.keep_archived, merged integration branches; prints what went and the space freed "
     "(exit 1 if something could not be removed)",
-    false, define_gc};
+    false, Needs::config, define_gc};
 
 }  // namespace loopr::cli

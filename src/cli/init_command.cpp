@@ -48,8 +48,8 @@ struct ChosenValidation {
     else
       lines = {"The test command, from " + source + "."};
     for (const auto& s : skipped)
-      lines.push_back("Skipped: " + s.candidate.command + " (" + s.candidate.source + "): " +
-                      s.reason + ".");
+      lines.push_back("Skipped: " + s.candidate.command + " (" + s.candidate.source +
+                      "): " + s.reason + ".");
     if (command.empty()) return lines;
     if (!others.empty()) {
       lines.push_back("Also found (put one in `validation:` to use it instead):");
@@ -118,7 +118,8 @@ void apply_provisioning(std::string& yaml, const Provisioning& p) {
     std::string old_line = yaml.substr(at + 1, line_end - at - 1);
     std::string line = "  " + key + ": " + flow_list(items);
     if (auto hash = old_line.find('#'); hash != std::string::npos)
-      line += std::string(hash > line.size() + 1 ? hash - line.size() : 2, ' ') + old_line.substr(hash);
+      line +=
+          std::string(hash > line.size() + 1 ? hash - line.size() : 2, ' ') + old_line.substr(hash);
     yaml.replace(at + 1, line_end - at - 1, line);
   };
   set("read_only", p.read_only);
@@ -163,8 +164,7 @@ void print_protection(std::ostream& out, const Config& config) {
       << "\nheld for `loopr merge` (a tree that changes them is not merged automatically): "
          "loopr's own files ("
       << joined({std::begin(kLooprOwnPatterns), std::end(kLooprOwnPatterns)})
-      << "), the harness, and other tools' auto-run files: " << joined(config.protect.hold)
-      << "\n";
+      << "), the harness, and other tools' auto-run files: " << joined(config.protect.hold) << "\n";
   if (config.review.enabled)
     out << "review: on (model "
         << (config.review.model.empty() ? config.llm.model : config.review.model) << ", at most "
@@ -238,7 +238,8 @@ void write_config(const RepoPaths& paths, const std::string& base,
   if (std::filesystem::exists(paths.config_file())) {
     Config config = require_config(paths);  // a bad existing file is reported, never overwritten
     if (!base.empty() && base != config.base_branch)
-      throw CommandError{kUsage, ".loopr/config.yml already sets base_branch: " + config.base_branch,
+      throw CommandError{kUsage,
+                         ".loopr/config.yml already sets base_branch: " + config.base_branch,
                          "edit base_branch in the file to change it"};
     const std::string& current = config.loop(LoopType::code).validation;
     if (validation && *validation != current)
@@ -254,7 +255,9 @@ void write_config(const RepoPaths& paths, const std::string& base,
     apply_provisioning(yaml, *d.provision);
     std::ofstream out(paths.config_file());
     out << yaml;
-    if (!out) throw CommandError{kFailed, "cannot write " + paths.config_file().string(), "check the folder's permissions"};
+    if (!out)
+      throw CommandError{kFailed, "cannot write " + paths.config_file().string(),
+                         "check the folder's permissions"};
     d.done.push_back("wrote .loopr/config.yml (base branch " + branch + ")");
   }
 }
@@ -346,12 +349,10 @@ void print_init(const GlobalOptions& opts, const RepoPaths& paths, const InitDon
 
 }  // namespace
 
-int run_init(const GlobalOptions& opts, const std::string& base,
-             const std::optional<std::string>& validation, bool dry_run) {
-  if (validation && validation->find_first_not_of(" \t\r\n") == std::string::npos)
-    throw CommandError{kUsage, "--validation is empty",
-                       "give the command that runs your tests, e.g. --validation \"make test\""};
-  RepoPaths paths(require_repo(opts));
+int run_init(Session& s, const std::string& base, const std::optional<std::string>& validation,
+             bool dry_run) {
+  const GlobalOptions& opts = s.opts;
+  const RepoPaths& paths = s.paths();
   if (dry_run) return print_dry_run(opts, paths.root, validation);
   std::error_code ec;
   std::filesystem::create_directories(paths.dot_loopr(), ec);
@@ -399,38 +400,46 @@ nlohmann::json config_json(const RepoPaths& paths, const Config& config, bool ex
 
 }  // namespace
 
-int run_config(const GlobalOptions& opts) {
-  RepoPaths paths(require_repo(opts));
-  Config config = require_config(paths);
+int run_config(Session& s) {
+  const GlobalOptions& opts = s.opts;
+  const RepoPaths& paths = s.paths();
+  const Config& config = s.config();
   bool exists = std::filesystem::exists(paths.config_file());
   if (opts.json) {
     std::cout << config_json(paths, config, exists).dump() << "\n";
   } else if (!opts.quiet) {
-    std::cout << (exists ? paths.config_file().string() + " is valid" : std::string("no .loopr/config.yml: using the defaults"))
-              << "\nprovider " << config.llm.provider << ", model " << config.llm.model << ", base branch "
-              << config.base_branch << ", merge " << to_string(config.merge) << "\n";
+    std::cout << (exists ? paths.config_file().string() + " is valid"
+                         : std::string("no .loopr/config.yml: using the defaults"))
+              << "\nprovider " << config.llm.provider << ", model " << config.llm.model
+              << ", base branch " << config.base_branch << ", merge " << to_string(config.merge)
+              << "\n";
     if (!config.sandbox.confined()) {
       Style style{stdout_color(opts)};
-      std::cout << style.red(style.bold("sandbox: none")) << " — the model's commands, the validation and stop "
+      std::cout << style.red(style.bold("sandbox: none"))
+                << " — the model's commands, the validation and stop "
                 << "scripts run UNCONFINED, with your user's files, environment and network\n";
     } else {
       std::string net;
       for (const auto& c : config.sandbox.network) net += (net.empty() ? "" : ", ") + c;
       std::cout << "sandbox: bubblewrap (commands confined to their worktree; network for "
-                << (net.empty() ? std::string("no runner class") : "runner classes " + net) << ")\n";
+                << (net.empty() ? std::string("no runner class") : "runner classes " + net)
+                << ")\n";
     }
     if (config.executor.kind == "slurm") {
       const SlurmConfig& sl = config.executor.slurm;
       std::cout << "executor: slurm (each command a job step on "
-                << (sl.partition.empty() ? std::string("the default partition") : "partition " + sl.partition)
+                << (sl.partition.empty() ? std::string("the default partition")
+                                         : "partition " + sl.partition)
                 << "; worktrees in "
-                << (config.executor.worktree_root.empty() ? std::string(".loopr/worktrees") : config.executor.worktree_root)
+                << (config.executor.worktree_root.empty() ? std::string(".loopr/worktrees")
+                                                          : config.executor.worktree_root)
                 << ")\n";
     }
     print_protection(std::cout, config);
     std::string restart;
     for (const char* k : kRestartKeys) restart += (restart.empty() ? "" : ", ") + std::string(k);
-    std::cout << "a running daemon applies changes on SIGHUP (`kill -HUP $(cat .loopr/run/loopr.pid)`), except "
+    std::cout << "a running daemon applies changes on SIGHUP (`kill -HUP $(cat "
+                 ".loopr/run/loopr.pid)`), except "
               << restart << ": those need a restart (`loopr daemon stop`, then `loopr daemon`)\n";
   }
   return kOk;
@@ -438,7 +447,7 @@ int run_config(const GlobalOptions& opts) {
 
 namespace {
 
-CommandRun define_init(CLI::App& init, const GlobalOptions& opts) {
+CommandRun define_init(CLI::App& init) {
   struct Values {
     std::string base, validation;
     bool dry_run = false;
@@ -457,15 +466,22 @@ CommandRun define_init(CLI::App& init, const GlobalOptions& opts) {
   init.add_flag("--dry-run", v->dry_run,
                 "Only show the test commands found, which ones can run here (and why not), the "
                 "choice and the toolchain folders it would show; write nothing");
-  return CommandRun([&opts, v] {
-    return run_init(opts, v->base,
-                    v->validation_opt->count() ? std::optional(v->validation) : std::nullopt,
-                    v->dry_run);
-  });
+  return CommandRun([v](Session& s) {
+           return run_init(s, v->base,
+                           v->validation_opt->count() ? std::optional(v->validation) : std::nullopt,
+                           v->dry_run);
+         })
+      .checked_by([v] {
+        if (v->validation_opt->count() &&
+            v->validation.find_first_not_of(" \t\r\n") == std::string::npos)
+          throw CommandError{
+              kUsage, "--validation is empty",
+              "give the command that runs your tests, e.g. --validation \"make test\""};
+      });
 }
 
-CommandRun define_config(CLI::App&, const GlobalOptions& opts) {
-  return CommandRun([&opts] { return run_config(opts); });
+CommandRun define_config(CLI::App&) {
+  return CommandRun([](Session& s) { return run_config(s); });
 }
 
 }  // namespace
@@ -474,9 +490,9 @@ const Command kInitCommand{
     "init",
     "Write .loopr/config.yml (commented defaults, and the test command found in the "
     "repository) and ignore loopr's runtime folders in git",
-    false, define_init};
+    false, Needs::repo, define_init};
 const Command kConfigCommand{
     "config", "Check .loopr/config.yml and print the effective settings (environment applied)",
-    false, define_config};
+    false, Needs::config, define_config};
 
 }  // namespace loopr::cli

@@ -49,24 +49,21 @@ bool under_way(LoopStatus s) {
   }
 }
 
-// What `submit` (and `submit --dry-run`) does before anything is created: the request is not
-// empty, the prerequisites hold, and a daemon answers (started if needed).
+// What `submit` (and `submit --dry-run`) does before anything is created: the prerequisites
+// hold, and a daemon answers (started if needed). The line was checked before (check_submit).
 struct Submitting {
   RepoPaths paths;
   Config config;
   DaemonClient api;
 };
-Submitting prepare_submit(const GlobalOptions& opts, const std::string& request, bool force,
-                          const std::string& usage) {
-  if (request.find_first_not_of(" \t\r\n") == std::string::npos)
-    throw CommandError{kUsage, "the request is empty", "write `" + usage + "`"};
-  RepoPaths paths(require_repo(opts));
+Submitting prepare_submit(Session& s, bool force) {
+  const RepoPaths& paths = s.paths();
   Config config = require_existing_config(paths);
   // A running daemon checked its own provider setup at its start.
   bool daemon_running = DaemonClient(paths).health().has_value();
   refuse_if_any(submit_problems(paths, config, !daemon_running, force),
                 "; `loopr submit --force` skips this check");
-  DaemonClient api = connect_or_start(paths, opts, force);
+  DaemonClient api = connect_or_start(paths, s.opts, force);
   return Submitting{paths, std::move(config), std::move(api)};
 }
 
@@ -91,10 +88,11 @@ json limit_fields(const SubmitLimits& l) {
 
 }  // namespace
 
-int run_submit(const GlobalOptions& opts, const std::string& request, bool wait, bool yes,
-               bool force, const SubmitLimits& limits) {
+int run_submit(Session& s, const std::string& request, bool wait, bool yes, bool force,
+               const SubmitLimits& limits) {
+  const GlobalOptions& opts = s.opts;
   json fields = limit_fields(limits);
-  Submitting sub = prepare_submit(opts, request, force, "loopr submit \"what you want built\"");
+  Submitting sub = prepare_submit(s, force);
   DaemonClient& api = sub.api;
   std::string id = submit_plan(api, request, fields);
   // The id is the command's result: printed even with -q, so `id=$(loopr -q submit …)` works.
@@ -106,11 +104,10 @@ int run_submit(const GlobalOptions& opts, const std::string& request, bool wait,
   return wait_for_plan(api, opts, id, yes);
 }
 
-int run_dry_run(const GlobalOptions& opts, const std::string& request, bool force,
-                const SubmitLimits& limits) {
+int run_dry_run(Session& s, const std::string& request, bool force, const SubmitLimits& limits) {
+  const GlobalOptions& opts = s.opts;
   json fields = limit_fields(limits);
-  Submitting sub =
-      prepare_submit(opts, request, force, "loopr submit --dry-run \"what you want built\"");
+  Submitting sub = prepare_submit(s, force);
   const RepoPaths& paths = sub.paths;
   const Config& config = sub.config;
   DaemonClient& api = sub.api;
@@ -161,9 +158,9 @@ int run_dry_run(const GlobalOptions& opts, const std::string& request, bool forc
   return kOk;
 }
 
-int run_list(const GlobalOptions& opts, bool all, const ListFilter& filter) {
-  RepoPaths paths(require_repo(opts));
-  DaemonClient api = connect(paths);
+int run_list(Session& s, bool all, const ListFilter& filter) {
+  const GlobalOptions& opts = s.opts;
+  DaemonClient& api = s.api();
   // The daemon filters (and says what a bad filter should be: a 400 is exit 2).
   std::string query;
   auto add = [&](const char* key, const std::string& value) {
@@ -191,8 +188,9 @@ int run_list(const GlobalOptions& opts, bool all, const ListFilter& filter) {
   return kOk;
 }
 
-int run_show(const GlobalOptions& opts, const std::string& id, std::optional<int> iteration) {
-  RepoPaths paths(require_repo(opts));
+int run_show(Session& s, const std::string& id, std::optional<int> iteration) {
+  const GlobalOptions& opts = s.opts;
+  const RepoPaths& paths = s.paths();
   if (iteration) {
     // The transcript is files: readable without the daemon.
     if (*iteration < 1)
@@ -201,11 +199,11 @@ int run_show(const GlobalOptions& opts, const std::string& id, std::optional<int
     auto dir = paths.iteration_dir(id, *iteration);
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) {
-      api::LoopDetail loop = show_loop(connect(paths), id);  // unknown id → exit 4
+      api::LoopDetail loop = show_loop(s.api(), id);  // unknown id → exit 4
       if (*iteration <= loop.loop.iteration)
         throw CommandError{kUnknownId,
-                           "the logs of loop " + id + "'s iteration " +
-                               std::to_string(*iteration) + " are gone (`loopr gc` removed them)",
+                           "the logs of loop " + id + "'s iteration " + std::to_string(*iteration) +
+                               " are gone (`loopr gc` removed them)",
                            "`loopr show " + id + "` still lists its iterations"};
       throw CommandError{kUnknownId,
                          "loop " + id + " has no iteration " + std::to_string(*iteration) +
@@ -220,7 +218,7 @@ int run_show(const GlobalOptions& opts, const std::string& id, std::optional<int
       std::cout << render_iteration_log(log, Style{stdout_color(opts)});
     return kOk;
   }
-  DaemonClient api = connect(paths);
+  DaemonClient& api = s.api();
   api::LoopDetail detail = show_loop(api, id);
   if (opts.json)
     std::cout << interface_show_json(detail).dump(-1, ' ', false, json::error_handler_t::replace)
@@ -230,9 +228,9 @@ int run_show(const GlobalOptions& opts, const std::string& id, std::optional<int
   return kOk;
 }
 
-int run_review(const GlobalOptions& opts, const std::string& id) {
-  RepoPaths paths(require_repo(opts));
-  DaemonClient api = connect(paths);
+int run_review(Session& s, const std::string& id) {
+  const GlobalOptions& opts = s.opts;
+  DaemonClient& api = s.api();
   install_interrupt_handlers();
   Prompter prompter(STDIN_FILENO, ui_stream(opts));
   auto decisions = review_pending(api, opts, id, prompter);
@@ -248,31 +246,28 @@ int run_review(const GlobalOptions& opts, const std::string& id) {
   return kOk;
 }
 
-int run_gate(const GlobalOptions& opts, const std::string& action, const std::string& id,
+int run_gate(Session& s, const std::string& action, const std::string& id,
              const std::string& text) {
+  const GlobalOptions& opts = s.opts;
   json body = json::object();
   if (action == "iterate-from-pr") {
-    RepoPaths paths(require_repo(opts));
-    DaemonClient api = connect(paths);
+    DaemonClient& api = s.api();
     api::LoopRow loop =
         act_on(api, id, "iterate", api::to_json(api::IterateRequest{"", false, true}));
     if (opts.json)
       print_loop_json(loop);
     else if (!opts.quiet)
-      std::cout << id << ": a fix loop takes the review comments of its pull request; its work is "
-                         "pushed when it passes\n";
+      std::cout << id
+                << ": a fix loop takes the review comments of its pull request; its work is "
+                   "pushed when it passes\n";
     return kOk;
   }
   if (action == "iterate") {
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-      throw CommandError{kUsage, "the feedback is empty",
-                         "write `loopr iterate " + id + " --feedback \"what to change\"` (or --from-pr)"};
-    body["feedback"] = text;
+    body["feedback"] = text;  // not empty: define_iterate's check
   } else if (action == "reject" && !text.empty()) {
     body["reason"] = text;
   }
-  RepoPaths paths(require_repo(opts));
-  DaemonClient api = connect(paths);
+  DaemonClient& api = s.api();
   api::LoopRow loop = act_on(api, id, action, body);
   if (opts.json) {
     print_loop_json(loop);
@@ -284,10 +279,10 @@ int run_gate(const GlobalOptions& opts, const std::string& action, const std::st
   return kOk;
 }
 
-int run_control(const GlobalOptions& opts, const std::string& action, const std::string& id,
+int run_control(Session& s, const std::string& action, const std::string& id,
                 const SubmitLimits& raised) {
-  RepoPaths paths(require_repo(opts));
-  DaemonClient api = connect(paths);
+  const GlobalOptions& opts = s.opts;
+  DaemonClient& api = s.api();
   // `resume --max-cost USD --max-runtime D`: the tree's new caps travel with the resume.
   api::LoopRow loop = act_on(api, id, action, limit_fields(raised));
   if (opts.json) {
@@ -300,9 +295,9 @@ int run_control(const GlobalOptions& opts, const std::string& action, const std:
   return kOk;
 }
 
-int run_merge(const GlobalOptions& opts, const std::string& plan_id, bool force) {
-  RepoPaths paths(require_repo(opts));
-  DaemonClient api = connect(paths);
+int run_merge(Session& s, const std::string& plan_id, bool force) {
+  const GlobalOptions& opts = s.opts;
+  DaemonClient& api = s.api();
   // An integration tip changed since its last check is checked first: that runs the test
   // command, so the daemon may take as long as a code iteration may.
   MergeAnswer r = merge_plan(api, plan_id, force);
@@ -328,7 +323,7 @@ int run_merge(const GlobalOptions& opts, const std::string& plan_id, bool force)
 
 namespace {
 
-CommandRun define_submit(CLI::App& submit, const GlobalOptions& opts) {
+CommandRun define_submit(CLI::App& submit) {
   struct Values {
     std::vector<std::string> request;
     bool wait = false, yes = false, dry_run = false, force = false;
@@ -363,15 +358,22 @@ CommandRun define_submit(CLI::App& submit, const GlobalOptions& opts) {
   submit.add_flag("--force", v->force,
                   "Skip the checks that can be wrong (API key, validation command's program; "
                   "not the base branch or a merge in progress)");
-  return CommandRun([&opts, v] {
-    if (v->dry_run && (v->wait || v->yes))
-      throw CommandError{kUsage, "--dry-run ends at the gate", "leave out --wait and --yes"};
-    if (v->dry_run) return run_dry_run(opts, join_words(v->request), v->force, v->limits);
-    return run_submit(opts, join_words(v->request), v->wait, v->yes, v->force, v->limits);
-  });
+  return CommandRun([v](Session& s) {
+           if (v->dry_run) return run_dry_run(s, join_words(v->request), v->force, v->limits);
+           return run_submit(s, join_words(v->request), v->wait, v->yes, v->force, v->limits);
+         })
+      .checked_by([v] {
+        if (v->dry_run && (v->wait || v->yes))
+          throw CommandError{kUsage, "--dry-run ends at the gate", "leave out --wait and --yes"};
+        limit_fields(v->limits);
+        if (join_words(v->request).find_first_not_of(" \t\r\n") == std::string::npos)
+          throw CommandError{kUsage, "the request is empty",
+                             v->dry_run ? "write `loopr submit --dry-run \"what you want built\"`"
+                                        : "write `loopr submit \"what you want built\"`"};
+      });
 }
 
-CommandRun define_list(CLI::App& list, const GlobalOptions& opts) {
+CommandRun define_list(CLI::App& list) {
   struct Values {
     bool all = false;
     ListFilter filter;
@@ -384,10 +386,10 @@ CommandRun define_list(CLI::App& list, const GlobalOptions& opts) {
   list.add_option("--type", v->filter.type, "Only loops of this type: plan, spec, phase or code")
       ->option_text("TYPE");
   list.add_option("--plan", v->filter.plan, "Only this plan's tree (e.g. 001)")->option_text("ID");
-  return CommandRun([&opts, v] { return run_list(opts, v->all, v->filter); });
+  return CommandRun([v](Session& s) { return run_list(s, v->all, v->filter); });
 }
 
-CommandRun define_show(CLI::App& show, const GlobalOptions& opts) {
+CommandRun define_show(CLI::App& show) {
   struct Values {
     std::string id;
     int iteration = 0;
@@ -399,32 +401,32 @@ CommandRun define_show(CLI::App& show, const GlobalOptions& opts) {
       show.add_option("--iteration", v->iteration,
                       "Print that iteration's prompt, conversation and validation log instead")
           ->option_text("N");
-  return CommandRun([&opts, v] {
-    return run_show(opts, v->id,
+  return CommandRun([v](Session& s) {
+    return run_show(s, v->id,
                     v->iteration_opt->count() ? std::optional<int>(v->iteration) : std::nullopt);
   });
 }
 
-CommandRun define_review(CLI::App& review, const GlobalOptions& opts) {
+CommandRun define_review(CLI::App& review) {
   auto id = std::make_shared<std::string>();
   review.add_option("id", *id, "Only this plan or loop");
-  return CommandRun([&opts, id] { return run_review(opts, *id); });
+  return CommandRun([id](Session& s) { return run_review(s, *id); });
 }
 
-CommandRun define_approve(CLI::App& approve, const GlobalOptions& opts) {
+CommandRun define_approve(CLI::App& approve) {
   auto id = std::make_shared<std::string>();
   approve.add_option("id", *id, "The plan's id")->required();
-  return CommandRun([&opts, id] { return run_gate(opts, "approve", *id, ""); });
+  return CommandRun([id](Session& s) { return run_gate(s, "approve", *id, ""); });
 }
 
-CommandRun define_reject(CLI::App& reject, const GlobalOptions& opts) {
+CommandRun define_reject(CLI::App& reject) {
   auto id = std::make_shared<std::string>(), reason = std::make_shared<std::string>();
   reject.add_option("id", *id, "The plan's id")->required();
   reject.add_option("--reason", *reason, "Why, for the record")->option_text("TEXT");
-  return CommandRun([&opts, id, reason] { return run_gate(opts, "reject", *id, *reason); });
+  return CommandRun([id, reason](Session& s) { return run_gate(s, "reject", *id, *reason); });
 }
 
-CommandRun define_iterate(CLI::App& iterate, const GlobalOptions& opts) {
+CommandRun define_iterate(CLI::App& iterate) {
   struct Values {
     std::string id, feedback;
     bool from_pr = false;
@@ -438,21 +440,27 @@ CommandRun define_iterate(CLI::App& iterate, const GlobalOptions& opts) {
                 "merge: pr: the review comments on the plan's pull request since its last push "
                 "are the feedback of a fix loop on its integration branch, whose work is pushed")
       ->excludes(feedback_opt);
-  return CommandRun([&opts, v] {
-    return v->from_pr ? run_gate(opts, "iterate-from-pr", v->id, "")
-                      : run_gate(opts, "iterate", v->id, v->feedback);
-  });
+  return CommandRun([v](Session& s) {
+           return v->from_pr ? run_gate(s, "iterate-from-pr", v->id, "")
+                             : run_gate(s, "iterate", v->id, v->feedback);
+         })
+      .checked_by([v] {
+        if (!v->from_pr && v->feedback.find_first_not_of(" \t\r\n") == std::string::npos)
+          throw CommandError{
+              kUsage, "the feedback is empty",
+              "write `loopr iterate " + v->id + " --feedback \"what to change\"` (or --from-pr)"};
+      });
 }
 
 // pause and stop: the loop's id, nothing else.
-CommandRun define_control(CLI::App& sub, const GlobalOptions& opts) {
+CommandRun define_control(CLI::App& sub) {
   auto id = std::make_shared<std::string>();
   sub.add_option("id", *id, "The loop's id")->required();
   const std::string action = sub.get_name();
-  return CommandRun([&opts, id, action] { return run_control(opts, action, *id); });
+  return CommandRun([id, action](Session& s) { return run_control(s, action, *id); });
 }
 
-CommandRun define_resume(CLI::App& resume, const GlobalOptions& opts) {
+CommandRun define_resume(CLI::App& resume) {
   struct Values {
     std::string id;
     SubmitLimits raised;
@@ -468,10 +476,10 @@ CommandRun define_resume(CLI::App& resume, const GlobalOptions& opts) {
       .add_option("--max-runtime", v->raised.max_runtime,
                   "The tree's new runtime limit from its approval (e.g. 6h)")
       ->option_text("D");
-  return CommandRun([&opts, v] { return run_control(opts, "resume", v->id, v->raised); });
+  return CommandRun([v](Session& s) { return run_control(s, "resume", v->id, v->raised); });
 }
 
-CommandRun define_merge(CLI::App& merge, const GlobalOptions& opts) {
+CommandRun define_merge(CLI::App& merge) {
   struct Values {
     std::string id;
     bool force = false;
@@ -480,20 +488,20 @@ CommandRun define_merge(CLI::App& merge, const GlobalOptions& opts) {
   merge.add_option("plan_id", v->id, "The plan's id")->required();
   merge.add_flag("--force", v->force,
                  "Merge even though the integration branch fails the code validation");
-  return CommandRun([&opts, v] { return run_merge(opts, v->id, v->force); });
+  return CommandRun([v](Session& s) { return run_merge(s, v->id, v->force); });
 }
 
 }  // namespace
 
 const Command kSubmitCommand{
     "submit", "Create a plan loop for REQUEST and print its id; starts the daemon if needed", false,
-    define_submit};
+    Needs::repo, define_submit};
 const Command kListCommand{"list", "The loop tree: id, type, status, iteration/max, cost, age",
-                           false, define_list};
+                           false, Needs::daemon, define_list};
 const Command kShowCommand{
     "show",
     "One loop: fields, artifacts, last validation output, iterations table (exit 4 unknown id)",
-    false, define_show};
+    false, Needs::repo, define_show};
 const Command kReviewCommand{"review",
                              "The approval gate: shows each plan awaiting approval and asks "
                              "[a]pprove [r]eject [i]terate [s]kip, and each question of a "
@@ -501,31 +509,31 @@ const Command kReviewCommand{"review",
                              "line by line when it is not a terminal); lists plans held "
                              "for you with what holds them, and (merge: pr) new review "
                              "comments on their pull requests",
-                             false, define_review};
+                             false, Needs::daemon, define_review};
 const Command kApproveCommand{"approve",
                               "Approve a plan awaiting approval: its specs start (exit 4 "
                               "unknown id, 5 not awaiting approval)",
-                              false, define_approve};
+                              false, Needs::daemon, define_approve};
 const Command kRejectCommand{"reject", "Reject a plan awaiting approval: it fails (exit 4, 5)",
-                             false, define_reject};
+                             false, Needs::daemon, define_reject};
 const Command kIterateCommand{
     "iterate",
     "Run a loop again with your feedback: a plan (at the gate or after), or a failed, stopped "
     "or paused spec, phase or code loop; its children are invalidated (exit 4, 5)",
-    false, define_iterate};
+    false, Needs::daemon, define_iterate};
 const Command kPauseCommand{
     "pause", "Pause a loop and all its descendants after their current iteration (exit 4, 5)",
-    false, define_control};
+    false, Needs::daemon, define_control};
 const Command kResumeCommand{"resume",
                              "Resume a paused or stopped loop and its descendants (exit 4, 5)",
-                             false, define_resume};
+                             false, Needs::daemon, define_resume};
 const Command kStopCommand{"stop", "Stop a loop and all its descendants now (exit 4, 5)", false,
-                           define_control};
+                           Needs::daemon, define_control};
 const Command kMergeCommand{
     "merge",
     "Merge a complete plan's integration branch into the base branch, for `merge: manual` or a "
     "plan its integration check blocked; a branch that fails the code validation is refused "
     "(exit 4, 5)",
-    false, define_merge};
+    false, Needs::daemon, define_merge};
 
 }  // namespace loopr::cli

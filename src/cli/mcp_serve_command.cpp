@@ -29,7 +29,7 @@ std::optional<llm::McpAliases> parse_aliases(const std::vector<std::string>& giv
   return aliases;
 }
 
-CommandRun define_mcp_serve(CLI::App& mcp, const GlobalOptions&) {
+CommandRun define_mcp_serve(CLI::App& mcp) {
   struct Values {
     std::string socket;
     std::vector<std::string> aliases;
@@ -37,7 +37,7 @@ CommandRun define_mcp_serve(CLI::App& mcp, const GlobalOptions&) {
   auto v = std::make_shared<Values>();
   mcp.add_option("socket", v->socket)->required();
   mcp.add_option("--alias", v->aliases, "an own tool shown under another name: NAME=SHOWN");
-  auto run = [v] {
+  auto run = [v](Session&) {
     auto aliases = parse_aliases(v->aliases);
     if (!aliases) return 2;
     return llm::run_mcp_serve(v->socket, *aliases);
@@ -48,6 +48,6 @@ CommandRun define_mcp_serve(CLI::App& mcp, const GlobalOptions&) {
 }  // namespace
 
 const Command kMcpServeCommand{"mcp-serve", "loopr's tools as an MCP server for an agent CLI", true,
-                               define_mcp_serve};
+                               Needs::nothing, define_mcp_serve};
 
 }  // namespace loopr::cli

@@ -97,7 +97,7 @@ int run_sandbox_bridge(const std::string& socket_path, int port,
 namespace {
 
 // Hidden: loopr's own network bridge inside the claude CLI's sandbox (llm/host_proxy.hpp).
-CommandRun define_sandbox_bridge(CLI::App& bridge, const GlobalOptions&) {
+CommandRun define_sandbox_bridge(CLI::App& bridge) {
   struct Values {
     std::string socket;
     int port = 0;
@@ -107,13 +107,13 @@ CommandRun define_sandbox_bridge(CLI::App& bridge, const GlobalOptions&) {
   bridge.add_option("socket", v->socket)->required();
   bridge.add_option("port", v->port)->required();
   bridge.add_option("command", v->command)->required();
-  return CommandRun([v] { return run_sandbox_bridge(v->socket, v->port, v->command); },
+  return CommandRun([v](Session&) { return run_sandbox_bridge(v->socket, v->port, v->command); },
                     [] { return true; });
 }
 
 }  // namespace
 
 const Command kSandboxBridgeCommand{"sandbox-bridge", "loopr's network bridge in a sandbox", true,
-                                    define_sandbox_bridge};
+                                    Needs::nothing, define_sandbox_bridge};
 
 }  // namespace loopr::cli

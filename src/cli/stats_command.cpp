@@ -13,9 +13,10 @@
 
 namespace loopr::cli {
 
-int run_stats(const GlobalOptions& opts, const std::string& since) {
-  RepoPaths paths(require_repo(opts));
-  Config config = require_config(paths);
+int run_stats(Session& s, const std::string& since) {
+  const GlobalOptions& opts = s.opts;
+  const RepoPaths& paths = s.paths();
+  const Config& config = s.config();
   TimestampMs since_ms = 0;
   if (!since.empty()) {
     auto back = parse_duration(since);
@@ -47,11 +48,11 @@ int run_stats(const GlobalOptions& opts, const std::string& since) {
 
 namespace {
 
-CommandRun define_stats(CLI::App& stats, const GlobalOptions& opts) {
+CommandRun define_stats(CLI::App& stats) {
   auto since = std::make_shared<std::string>();
   stats.add_option("--since", *since, "Only what happened in this last stretch, e.g. 7d or 12h")
       ->option_text("D");
-  return CommandRun([&opts, since] { return run_stats(opts, *since); });
+  return CommandRun([since](Session& s) { return run_stats(s, *since); });
 }
 
 }  // namespace
@@ -60,6 +61,6 @@ const Command kStatsCommand{
     "stats",
     "What loopr has spent, per plan and in total: cost, tokens, model calls, iterations, loops "
     "by outcome, wall time (from the store; works without the daemon)",
-    false, define_stats};
+    false, Needs::config, define_stats};
 
 }  // namespace loopr::cli

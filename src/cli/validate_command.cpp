@@ -101,11 +101,11 @@ int run_validate(const GlobalOptions& opts, const std::string& kind_name, const 
 
 namespace {
 
-CommandRun define_validate(CLI::App& validate, const GlobalOptions& opts) {
+CommandRun define_validate(CLI::App& validate) {
   auto kind = std::make_shared<std::string>(), file = std::make_shared<std::string>();
   validate.add_option("kind", *kind, "plan | spec | phase")->required();
   validate.add_option("file", *file, "The artifact's markdown file")->required();
-  return CommandRun([&opts, kind, file] { return run_validate(opts, *kind, *file); });
+  return CommandRun([kind, file](Session& s) { return run_validate(s.opts, *kind, *file); });
 }
 
 }  // namespace
@@ -113,6 +113,6 @@ CommandRun define_validate(CLI::App& validate, const GlobalOptions& opts) {
 const Command kValidateCommand{"validate",
                                "Check the format of a plan, spec or phase artifact; prints "
                                "FILE:LINE: message per problem (exit 1 if any)",
-                               false, define_validate};
+                               false, Needs::nothing, define_validate};
 
 }  // namespace loopr::cli

@@ -122,9 +122,10 @@ int follow_events(DaemonClient& api, const RepoPaths& paths, const std::string& 
 
 }  // namespace
 
-int run_logs(const GlobalOptions& opts, const std::string& id, bool follow) {
-  RepoPaths paths(require_repo(opts));
-  DaemonClient api = connect(paths);
+int run_logs(Session& s, const std::string& id, bool follow) {
+  const GlobalOptions& opts = s.opts;
+  const RepoPaths& paths = s.paths();
+  DaemonClient& api = s.api();
   if (!id.empty()) show_loop(api, id);  // unknown id → exit 4
   install_interrupt_handlers();
   EventPrinter printer(opts, follow);
@@ -165,9 +166,9 @@ std::string watch_frame(const std::vector<api::LoopRow>& loops, const Style& sty
 
 }  // namespace
 
-int run_watch(const GlobalOptions& opts) {
-  RepoPaths paths(require_repo(opts));
-  DaemonClient api = connect(paths);
+int run_watch(Session& s) {
+  const GlobalOptions& opts = s.opts;
+  DaemonClient& api = s.api();
   std::vector<api::LoopRow> loops = list_loops(api);  // not running → exit 3
   install_interrupt_handlers();
   Style style{stdout_color(opts)};
@@ -226,7 +227,7 @@ int run_watch(const GlobalOptions& opts) {
 
 namespace {
 
-CommandRun define_logs(CLI::App& logs, const GlobalOptions& opts) {
+CommandRun define_logs(CLI::App& logs) {
   struct Values {
     std::string id;
     bool follow = false;
@@ -236,20 +237,21 @@ CommandRun define_logs(CLI::App& logs, const GlobalOptions& opts) {
   logs.add_flag("-f,--follow", v->follow,
                 "Keep printing new events until Ctrl-C; survives a daemon restart (--json: one "
                 "event per line)");
-  return CommandRun([&opts, v] { return run_logs(opts, v->id, v->follow); });
+  return CommandRun([v](Session& s) { return run_logs(s, v->id, v->follow); });
 }
 
-CommandRun define_watch(CLI::App&, const GlobalOptions& opts) {
-  return CommandRun([&opts] { return run_watch(opts); });
+CommandRun define_watch(CLI::App&) {
+  return CommandRun([](Session& s) { return run_watch(s); });
 }
 
 }  // namespace
 
-const Command kLogsCommand{
-    "logs", "The event log, of everything or of one loop and its descendants", false, define_logs};
+const Command kLogsCommand{"logs",
+                           "The event log, of everything or of one loop and its descendants", false,
+                           Needs::daemon, define_logs};
 const Command kWatchCommand{
     "watch",
     "The live loop tree, redrawn in place until Ctrl-C (printed on change when not a terminal)",
-    false, define_watch};
+    false, Needs::daemon, define_watch};
 
 }  // namespace loopr::cli

@@ -54,10 +54,11 @@ std::string find_opener() {
 
 }  // namespace
 
-int run_web(const GlobalOptions& opts, int port, bool open, bool stop) {
-  RepoPaths paths(require_repo(opts));
+int run_web(Session& s, int port, bool open, bool stop) {
+  const GlobalOptions& opts = s.opts;
+  const RepoPaths& paths = s.paths();
   if (stop) {
-    DaemonClient api = connect(paths);
+    DaemonClient& api = s.api();
     const bool stopped = stop_web(api);
     if (opts.json)
       std::cout << json{{"stopped", stopped}}.dump() << "\n";
@@ -110,7 +111,7 @@ int run_web(const GlobalOptions& opts, int port, bool open, bool stop) {
 
 namespace {
 
-CommandRun define_web(CLI::App& web, const GlobalOptions& opts) {
+CommandRun define_web(CLI::App& web) {
   struct Values {
     int port = 0;
     bool open = false, stop = false;
@@ -120,7 +121,7 @@ CommandRun define_web(CLI::App& web, const GlobalOptions& opts) {
   web.add_flag("--open", v->open,
                "Open the address in the browser (xdg-open, else sensible-browser)");
   web.add_flag("--stop", v->stop, "Stop serving it (the address stops working)");
-  return CommandRun([&opts, v] { return run_web(opts, v->port, v->open, v->stop); });
+  return CommandRun([v](Session& s) { return run_web(s, v->port, v->open, v->stop); });
 }
 
 }  // namespace
@@ -129,6 +130,6 @@ const Command kWebCommand{
     "web",
     "Serve the browser view (tree, loops, diffs, transcripts, the gate) on 127.0.0.1 behind a "
     "random token and print its address; starts the daemon if needed",
-    false, define_web};
+    false, Needs::repo, define_web};
 
 }  // namespace loopr::cli

@@ -78,3 +78,38 @@ TEST(CliBasicsTest, OutsideARepositoryIsAUsageError) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("not inside a git repository"), std::string::npos) << r.output;
 }
+
+// The dispatcher checks a command's line before what its row needs (cli/command.hpp): a bad
+// line is exit 2 with what to write, whether or not a daemon runs or a repository is there; a
+// good line then meets the needs in order (a repository: exit 2, the daemon: exit 3).
+TEST(CliBasicsTest, ABadLineIsAUsageErrorBeforeTheRepositoryOrTheDaemonIsLookedFor) {
+  Repo repo;
+  TempDir elsewhere{"loopr-e2e-elsewhere"};
+  struct Case {
+    std::string args, says;
+  };
+  const std::vector<Case> bad = {
+      {"iterate 001 --feedback ' '", "the feedback is empty"},
+      {"answer 001 ' '", "the answer is empty"},
+      {"submit ' '", "the request is empty"},
+      {"submit --dry-run --wait 'add a flag'", "--dry-run ends at the gate"},
+      {"submit --max-cost -1 'add a flag'", "--max-cost must be above 0"},
+      {"init --validation ' '", "--validation is empty"},
+  };
+  for (const std::string& dir : {repo.dir.str(), elsewhere.str()}) {
+    for (const Case& c : bad) {
+      auto r = run_command(loopr_cmd("-C " + shell_quote(dir) + " " + c.args));
+      EXPECT_EQ(r.exit_code, 2) << c.args << " in " << dir << ": " << r.output;
+      EXPECT_NE(r.output.find("loopr: " + c.says), std::string::npos) << c.args << ": " << r.output;
+    }
+  }
+  // A good line: outside a repository exit 2, in one without a daemon exit 3; nothing was made.
+  for (const char* args : {"list", "approve 001", "iterate 001 --feedback 'more tests'", "watch"}) {
+    auto out = run_command(loopr_cmd("-C " + shell_quote(elsewhere.str()) + " " + args));
+    EXPECT_EQ(out.exit_code, 2) << args << ": " << out.output;
+    EXPECT_NE(out.output.find("not inside a git repository"), std::string::npos) << out.output;
+    auto in = run_command(loopr_cmd("-C " + shell_quote(repo.dir.str()) + " " + args));
+    EXPECT_EQ(in.exit_code, 3) << args << ": " << in.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(repo.dir / ".loopr/run")) << "no daemon was started";
+}
