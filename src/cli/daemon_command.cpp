@@ -159,15 +159,14 @@ CommandRun define_daemon(CLI::App& daemon) {
       ->option_text("D");
   auto run = [v](Session& s) {
     if (v->status->parsed()) return run_daemon_status(s);
-    if (v->stop->parsed()) {
-      if (!v->drain && !v->drain_timeout.empty())
-        throw CommandError{kUsage, "--timeout is the limit of a drain", "add --drain"};
-      return run_daemon_stop(s, v->drain, v->drain_timeout);
-    }
+    if (v->stop->parsed()) return run_daemon_stop(s, v->drain, v->drain_timeout);
     return run_daemon_command(s, v->foreground, v->force);
   };
   // In the foreground the daemon writes only its log.
-  return CommandRun(run, [v] { return v->foreground; });
+  return CommandRun(run, [v] { return v->foreground; }).checked_by([v] {
+    if (v->stop->parsed() && !v->drain && !v->drain_timeout.empty())
+      throw CommandError{kUsage, "--timeout is the limit of a drain", "add --drain"};
+  });
 }
 
 }  // namespace

@@ -24,7 +24,6 @@ namespace {
 const char* const kIterationFields[] = {"n",        "status",      "exit_code",
                                         "cost_usd", "duration_ms", "summary"};
 
-
 std::string iteration_of(const api::LoopRow& loop) {
   return std::to_string(loop.iteration) + "/" + std::to_string(loop.max_iterations);
 }
@@ -121,8 +120,7 @@ std::string render_tree_table(const std::vector<api::LoopRow>& loops, const Styl
       status += " PR #" + std::to_string(l.pr->number) +
                 (l.pr->checks.empty() ? "" : " (" + name_text(l.pr->checks) + ")");
     cells.push_back({row.prefix + shown(l.id), to_string(l.type), status, iteration_of(l),
-                     format_cost(l.cost_usd),
-                     l.created_at ? format_age(now - l.created_at) : "-"});
+                     format_cost(l.cost_usd), l.created_at ? format_age(now - l.created_at) : "-"});
   }
   std::array<std::size_t, 6> widths{};
   for (const auto& c : cells)
@@ -194,17 +192,107 @@ std::string iteration_result(const Style& style, const std::string& result) {
   }
 }
 
+// `name:` and its value, the values aligned; an empty value is no line.
+struct Fields {
+  std::ostream& out;
+  const Style& style;
+  void operator()(const std::string& name, const std::string& value) const {
+    if (value.empty()) return;
+    out << style.dim(name + ":") << std::string(name.size() < 11 ? 11 - name.size() : 1, ' ')
+        << value << "\n";
+  }
+  // `title:` and `text` below it, indented.
+  void block(const std::string& title, const std::string& text) const {
+    out << style.dim(title + ":") << "\n";
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) out << "  " << line << "\n";
+  }
+};
+
+// The integration gate: its last check, and the output when it failed.
+void integration_fields(const Fields& field, const api::IntegrationView& g) {
+  const bool failed = g.result == api::kGateFailed;
+  std::string line = g.result + " at " + g.sha.substr(0, 10);
+  if (!g.summary.empty()) line += ": " + one_line(shown(g.summary), 200);
+  field("integration", failed ? field.style.red(line) : line);
+  if (!g.log.empty()) field("check log", g.log);
+  if (failed && !g.output.empty()) field.block("check output (the end)", shown(g.output));
+}
+
+// merge: pr: the pull request, its checks, and what failed at the forge. The address and the
+// state are the forge's words: shown, never run, on one line.
+void pr_fields(const Fields& field, const api::PrView& p) {
+  if (p.number > 0)
+    field("pr", "#" + std::to_string(p.number) + " " + name_text(p.url) + " (" +
+                    name_text(p.state) + ")");
+  if (!p.checks.empty()) {
+    std::string line =
+        name_text(p.checks) + (p.failing.empty() ? "" : ": " + one_line(shown(p.failing), 200));
+    if (p.ci_fix_loops > 0) line += " (" + std::to_string(p.ci_fix_loops) + " CI fix loop(s))";
+    field("checks", p.checks == "failed" ? field.style.red(line) : line);
+  }
+  if (!p.error.empty()) field("pr error", field.style.red(one_line(shown(p.error), 400)));
+}
+
+// The iterations table; the token and cache columns only when some iteration has them.
+std::vector<std::vector<std::string>> iteration_rows(const std::vector<api::IterationRow>& its,
+                                                     const Style& style) {
+  bool tokens = false, cached = false;
+  for (const auto& r : its) {
+    tokens = tokens || r.input_tokens || r.output_tokens;
+    cached = cached || r.cache_read_tokens || r.cache_write_tokens;
+  }
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> head = {"N", "RESULT", "EXIT"};
+  if (tokens) {
+    head.push_back("TOKENS IN");
+    head.push_back("OUT");
+  }
+  if (cached) head.push_back("CACHE READ / WRITE");
+  for (const char* h : {"COST", "DURATION", "SUMMARY"}) head.push_back(h);
+  rows.push_back(head);
+  for (const auto& r : its) {
+    std::vector<std::string> row = {std::to_string(r.n), iteration_result(style, shown(r.status)),
+                                    r.exit_code ? std::to_string(*r.exit_code) : "-"};
+    if (tokens) {
+      row.push_back(format_count(r.input_tokens));
+      row.push_back(format_count(r.output_tokens));
+    }
+    if (cached)
+      row.push_back(format_count(r.cache_read_tokens) + " / " + format_count(r.cache_write_tokens));
+    row.push_back(format_cost(r.cost_usd));
+    row.push_back(format_elapsed(r.duration_ms));
+    row.push_back(one_line(shown(r.summary), 100));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+void iterations_table(std::ostream& out, const std::vector<api::IterationRow>& its,
+                      const Style& style) {
+  const std::vector<std::vector<std::string>> rows = iteration_rows(its, style);
+  std::vector<std::size_t> widths(rows.front().size(), 0);
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size(); ++i) widths[i] = std::max(widths[i], visible_width(r[i]));
+  out << style.dim("iterations:") << "\n";
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    std::string line = "  ";
+    for (std::size_t i = 0; i < rows[k].size(); ++i) {
+      std::string cell = k == 0 ? style.dim(rows[k][i]) : rows[k][i];
+      line += i + 1 < rows[k].size() ? pad_visible(cell, widths[i]) + "  " : cell;
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
+  }
+}
+
 }  // namespace
 
 std::string render_loop_details(const api::LoopDetail& detail, const Style& style,
                                 TimestampMs now) {
   const api::LoopRow& d = detail.loop;
   std::ostringstream out;
-  auto field = [&](const std::string& name, const std::string& value) {
-    if (value.empty()) return;
-    out << style.dim(name + ":") << std::string(name.size() < 11 ? 11 - name.size() : 1, ' ')
-        << value << "\n";
-  };
+  const Fields field{out, style};
   out << style.bold(shown(d.id)) << "  " << to_string(d.type) << "  " << style.status(d.status)
       << "\n";
   field("task", one_line(shown(d.task), 400));
@@ -219,35 +307,8 @@ std::string render_loop_details(const api::LoopDetail& detail, const Style& styl
   field("cost", cost);
   field("cache", api::cache_summary(d));
   if (d.tree_verdict) field("tree", tree_line(d));
-  if (d.integration) {
-    // The integration gate: its last check, and the output when it failed.
-    const api::IntegrationView& g = *d.integration;
-    const bool failed = g.result == api::kGateFailed;
-    std::string line = g.result + " at " + g.sha.substr(0, 10);
-    if (!g.summary.empty()) line += ": " + one_line(shown(g.summary), 200);
-    field("integration", failed ? style.red(line) : line);
-    if (!g.log.empty()) field("check log", g.log);
-    if (failed && !g.output.empty()) {
-      out << style.dim("check output (the end):") << "\n";
-      std::istringstream lines(shown(g.output));
-      for (std::string line_text; std::getline(lines, line_text);) out << "  " << line_text << "\n";
-    }
-  }
-  if (d.pr) {
-    // merge: pr: the pull request, its checks, and what failed at the forge.
-    const api::PrView& p = *d.pr;
-    // The address and the state are the forge's words: shown, never run, on one line.
-    if (p.number > 0)
-      field("pr", "#" + std::to_string(p.number) + " " + name_text(p.url) + " (" +
-                      name_text(p.state) + ")");
-    if (!p.checks.empty()) {
-      std::string line =
-          name_text(p.checks) + (p.failing.empty() ? "" : ": " + one_line(shown(p.failing), 200));
-      if (p.ci_fix_loops > 0) line += " (" + std::to_string(p.ci_fix_loops) + " CI fix loop(s))";
-      field("checks", p.checks == "failed" ? style.red(line) : line);
-    }
-    if (!p.error.empty()) field("pr error", style.red(one_line(shown(p.error), 400)));
-  }
+  if (d.integration) integration_fields(field, *d.integration);
+  if (d.pr) pr_fields(field, *d.pr);
   out << render_baseline(d, style);
   out << render_forecast(detail, style);
   if (d.question) {
@@ -257,65 +318,18 @@ std::string render_loop_details(const api::LoopDetail& detail, const Style& styl
   field("branch", name_text(d.branch));
   field("worktree", name_text(d.worktree));
   if (d.created_at)
-    field("created", format_timestamp(d.created_at) + " (" + format_age(now - d.created_at) +
-                         " ago)");
+    field("created",
+          format_timestamp(d.created_at) + " (" + format_age(now - d.created_at) + " ago)");
   if (d.updated_at)
-    field("updated", format_timestamp(d.updated_at) + " (" + format_age(now - d.updated_at) +
-                         " ago)");
+    field("updated",
+          format_timestamp(d.updated_at) + " (" + format_age(now - d.updated_at) + " ago)");
   if (!d.artifacts.empty()) {
     out << style.dim("artifacts:") << "\n";
     for (const auto& p : d.artifacts) out << "  " << shown(p) << "\n";
   }
-  if (!detail.validation_output.empty()) {
-    out << style.dim("last validation output:") << "\n";
-    std::istringstream in(shown(detail.validation_output));
-    for (std::string line; std::getline(in, line);) out << "  " << line << "\n";
-  }
-  if (!detail.iterations.empty()) {
-    bool tokens = false, cached = false;
-    for (const auto& r : detail.iterations) {
-      tokens = tokens || r.input_tokens || r.output_tokens;
-      cached = cached || r.cache_read_tokens || r.cache_write_tokens;
-    }
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::string> head = {"N", "RESULT", "EXIT"};
-    if (tokens) {
-      head.push_back("TOKENS IN");
-      head.push_back("OUT");
-    }
-    if (cached) head.push_back("CACHE READ / WRITE");
-    for (const char* h : {"COST", "DURATION", "SUMMARY"}) head.push_back(h);
-    rows.push_back(head);
-    for (const auto& r : detail.iterations) {
-      std::vector<std::string> row = {std::to_string(r.n), iteration_result(style, shown(r.status)),
-                                      r.exit_code ? std::to_string(*r.exit_code) : "-"};
-      if (tokens) {
-        row.push_back(format_count(r.input_tokens));
-        row.push_back(format_count(r.output_tokens));
-      }
-      if (cached)
-        row.push_back(format_count(r.cache_read_tokens) + " / " +
-                      format_count(r.cache_write_tokens));
-      row.push_back(format_cost(r.cost_usd));
-      row.push_back(format_elapsed(r.duration_ms));
-      row.push_back(one_line(shown(r.summary), 100));
-      rows.push_back(std::move(row));
-    }
-    std::vector<std::size_t> widths(head.size(), 0);
-    for (const auto& r : rows)
-      for (std::size_t i = 0; i < r.size(); ++i)
-        widths[i] = std::max(widths[i], visible_width(r[i]));
-    out << style.dim("iterations:") << "\n";
-    for (std::size_t k = 0; k < rows.size(); ++k) {
-      std::string line = "  ";
-      for (std::size_t i = 0; i < rows[k].size(); ++i) {
-        std::string cell = k == 0 ? style.dim(rows[k][i]) : rows[k][i];
-        line += i + 1 < rows[k].size() ? pad_visible(cell, widths[i]) + "  " : cell;
-      }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      out << line << "\n";
-    }
-  }
+  if (!detail.validation_output.empty())
+    field.block("last validation output", shown(detail.validation_output));
+  if (!detail.iterations.empty()) iterations_table(out, detail.iterations, style);
   return out.str();
 }
 
@@ -346,7 +360,8 @@ std::string render_health(const api::Health& h, const Style& style) {
       out << "executor: slurm, " << ex.jobs_queued << " jobs queued, " << ex.jobs_running
           << " running";
       // Cancelled jobs the cluster still lists (COMPLETING): not gone until squeue says so.
-      if (ex.jobs_cleaning > 0) out << ", " << ex.jobs_cleaning << " cancelled and still cleaning up";
+      if (ex.jobs_cleaning > 0)
+        out << ", " << ex.jobs_cleaning << " cancelled and still cleaning up";
       out << "\n";
     }
   }

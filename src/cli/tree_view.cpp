@@ -123,165 +123,208 @@ bool ended(TreeVerdict v) {
   }
 }
 
+// Prints how the tree ended (`plan` is its plan's row) and returns the exit code.
+int print_tree_end(std::ostream& ui, const Style& style, const std::vector<api::LoopRow>& loops,
+                   const api::LoopRow& plan, std::int64_t elapsed, bool quiet) {
+  const std::string& plan_id = plan.id;
+  const TreeVerdict verdict = *plan.tree_verdict;
+  const bool failed = verdict == TreeVerdict::failed || verdict == TreeVerdict::integration_failed;
+  const int code = failed || verdict == TreeVerdict::merge_failed ? kFailed : kOk;
+  if (quiet) return code;
+  const std::string& base = plan.base_branch;
+  const std::string spent = format_elapsed(elapsed) + ", " + format_cost(tree_cost_of(loops));
+  if (verdict == TreeVerdict::integration_failed) {
+    ui << style.red("plan " + plan_id + " is blocked") << " after " << spent
+       << ": every loop passed, but " << shown(plan.status_reason) << "\n";
+    return code;
+  }
+  if (failed && plan.end_reason == EndReason::baseline_failed) {
+    ui << style.red("plan " + plan_id + " is blocked before any code loop") << ": "
+       << shown(plan.status_reason) << "\n";
+    return code;
+  }
+  if (failed) {
+    std::string why;
+    for (const auto& l : loops) {
+      if (l.status != LoopStatus::failed && l.status != LoopStatus::stopped) continue;
+      why = l.id + " " + to_string(l.status);
+      if (!l.status_reason.empty()) why += ": " + shown(l.status_reason);
+      break;
+    }
+    ui << style.red("plan " + plan_id + " ended without completing") << " after " << spent
+       << (why.empty() ? "" : " (" + why + ")") << "\n";
+    return code;
+  }
+  ui << style.green("plan " + plan_id + " complete") << " in " << spent;
+  if (verdict == TreeVerdict::merged) {
+    ui << "; merged into " << base << " at " << plan.merged_into_base.substr(0, 10);
+  } else if (verdict == TreeVerdict::merge_failed) {
+    ui << "; " << style.red("not merged into " + base) << ": " << shown(plan.merge_error)
+       << " (resolve it, then `loopr merge " << plan_id << "`)";
+  } else if (plan.pr && plan.pr->number > 0) {  // merge: pr
+    ui << "; pull request #" << plan.pr->number << " " << shown(plan.pr->url)
+       << (plan.pr->checks == "passed" ? " (checks pass)" : "");
+  } else {
+    ui << "; `loopr merge " << plan_id << "` merges it into " << base;
+  }
+  ui << "\n";
+  return code;
+}
+
+// `submit --wait`: the tree drawn live (or its changes printed), the gate asked at each plan
+// iteration that awaits approval, until the tree ends.
+class PlanWait {
+ public:
+  PlanWait(const DaemonClient& api, const GlobalOptions& opts, std::string plan_id, bool yes)
+      : api_(api),
+        opts_(opts),
+        plan_id_(std::move(plan_id)),
+        yes_(yes),
+        ui_(ui_stream(opts)),
+        live_(!opts.json && !opts.quiet && is_terminal(STDOUT_FILENO)),
+        print_changes_(!opts.json && !opts.quiet && !live_),
+        style_{stdout_color(opts)},
+        events_(api, "&loop=" + url_encode(plan_id_)),
+        view_(std::cout) {
+    if (live_) cursor_.emplace();
+  }
+
+  int run() {
+    while (true) {
+      if (g_interrupted.load()) {
+        if (live_) view_.finish();
+        throw CommandError{kInterrupted,
+                           "stopped waiting for " + plan_id_ + "; its loops go on in the daemon",
+                           "`loopr watch` shows them, `loopr stop " + plan_id_ + "` stops them"};
+      }
+      if (events_.take_changed() || Clock::now() - last_fetch_ > std::chrono::seconds(1)) {
+        fetch();
+        const Gate gate = ask_gate();
+        if (gate == Gate::skipped) return kOk;
+        if (gate == Gate::decided) {
+          last_fetch_ = Clock::time_point{};  // look again before drawing
+          continue;
+        }
+        // The daemon says where the tree stands (the plan row's `tree_verdict`).
+        const api::LoopRow* plan = nullptr;
+        for (const auto& l : loops_)
+          if (l.id == plan_id_) plan = &l;
+        if (plan && plan->tree_verdict && ended(*plan->tree_verdict)) {
+          show_still();
+          cursor_.reset();
+          return print_tree_end(ui_, style_, loops_, *plan, elapsed_ms(), opts_.quiet);
+        }
+      }
+      if (live_) view_.show(lines(true));
+      ++frame_;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+ private:
+  enum class Gate { none, decided, skipped };
+
+  std::int64_t elapsed_ms() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_).count();
+  }
+
+  std::vector<std::string> lines(bool spinner) const {
+    std::vector<std::string> out;
+    std::string head = style_.bold("plan " + plan_id_) + "  " + format_elapsed(elapsed_ms()) +
+                       "  " + format_cost(tree_cost_of(loops_));
+    if (daemon_gone_) head += "  " + style_.red("daemon not reachable, retrying…");
+    out.push_back(head);
+    std::string table =
+        render_tree_table(loops_, style_, now_ms(), [&](const api::LoopRow& l) -> std::string {
+          if (!spinner) return "";
+          return l.status == LoopStatus::running ? std::string(kSpinner[frame_ % 10]) + " " : "  ";
+        });
+    std::istringstream in(table);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    for (auto& line : question_lines(loops_, style_)) out.push_back(std::move(line));
+    return out;
+  }
+
+  // The tree as the daemon has it now (kept as it was while the daemon restarts).
+  void fetch() {
+    last_fetch_ = Clock::now();
+    try {
+      loops_ = tree_of(api_, plan_id_);
+      daemon_gone_ = false;
+    } catch (const CommandError& e) {
+      if (e.exit_code != kDaemonUnreachable) throw;
+      daemon_gone_ = true;  // a restart: keep waiting, the tree resumes with the daemon
+    }
+    std::string sig = tree_signature(loops_);
+    if (print_changes_ && sig != last_signature_) {
+      for (const auto& l : lines(false)) std::cout << l << "\n";
+      std::cout << std::flush;
+    }
+    last_signature_ = sig;
+  }
+
+  // The live view left as it is, for what is printed below it.
+  void show_still() {
+    if (!live_) return;
+    view_.show(lines(false));
+    view_.finish();
+  }
+
+  // The gate, once per plan iteration (the list may still show the plan waiting right after a
+  // decision): --yes approves, else the person is asked.
+  Gate ask_gate() {
+    for (const auto& l : loops_) {
+      if (l.id != plan_id_ || l.status != LoopStatus::awaiting_approval) continue;
+      if (l.iteration <= decided_at_) continue;
+      decided_at_ = l.iteration;
+      show_still();
+      if (yes_) {
+        if (!opts_.quiet) ui_ << render_baseline(l, style_);
+        act_on(api_, plan_id_, "approve");
+        if (!opts_.quiet) ui_ << "approved " << plan_id_ << " (--yes)\n";
+        return Gate::decided;
+      }
+      cursor_.reset();
+      Prompter prompter(STDIN_FILENO, ui_);
+      ReviewDecision d = review_plan(api_, l, prompter, ui_, style_);
+      if (d.decision == "skip") {
+        if (!opts_.quiet)
+          ui_ << "stopped waiting: " << plan_id_ << " awaits approval; `loopr review " << plan_id_
+              << "` decides, `loopr watch` follows\n";
+        return Gate::skipped;
+      }
+      if (live_) cursor_.emplace();
+      return Gate::decided;
+    }
+    return Gate::none;
+  }
+
+  const DaemonClient& api_;
+  const GlobalOptions& opts_;
+  const std::string plan_id_;
+  const bool yes_;
+  std::ostream& ui_;
+  const bool live_;
+  const bool print_changes_;
+  Style style_;
+  EventWatcher events_;
+  LiveView view_;
+  std::optional<HiddenCursor> cursor_;
+  const Clock::time_point started_ = Clock::now();
+  Clock::time_point last_fetch_{};
+  std::string last_signature_;
+  std::vector<api::LoopRow> loops_;
+  int frame_ = 0;
+  bool daemon_gone_ = false;
+  int decided_at_ = 0;  ///< the plan iteration the gate was last answered for
+};
+
 }  // namespace
 
 int wait_for_plan(const DaemonClient& api, const GlobalOptions& opts, const std::string& plan_id,
                   bool yes) {
   install_interrupt_handlers();
-  std::ostream& ui = ui_stream(opts);
-  bool live = !opts.json && !opts.quiet && is_terminal(STDOUT_FILENO);
-  bool print_changes = !opts.json && !opts.quiet && !live;
-  Style style{stdout_color(opts)};
-  EventWatcher events(api, "&loop=" + url_encode(plan_id));
-  LiveView view(std::cout);
-  std::optional<HiddenCursor> cursor;
-  if (live) cursor.emplace();
-  auto started = Clock::now();
-  auto last_fetch = Clock::time_point{};
-  std::string last_signature;
-  std::vector<api::LoopRow> loops;
-  int frame = 0;
-  bool daemon_gone = false;
-  int decided_at = 0;  // the plan iteration the gate was last answered for
-
-  auto render = [&](bool spinner) {
-    std::vector<std::string> lines;
-    std::int64_t elapsed =
-        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
-    std::string head = style.bold("plan " + plan_id) + "  " + format_elapsed(elapsed) + "  " +
-                       format_cost(tree_cost_of(loops));
-    if (daemon_gone) head += "  " + style.red("daemon not reachable, retrying…");
-    lines.push_back(head);
-    std::string table =
-        render_tree_table(loops, style, now_ms(), [&](const api::LoopRow& l) -> std::string {
-          if (!spinner) return "";
-          return l.status == LoopStatus::running ? std::string(kSpinner[frame % 10]) + " " : "  ";
-        });
-    std::istringstream in(table);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    for (auto& line : question_lines(loops, style)) lines.push_back(std::move(line));
-    return lines;
-  };
-
-  while (true) {
-    if (g_interrupted.load()) {
-      if (live) view.finish();
-      throw CommandError{kInterrupted,
-                         "stopped waiting for " + plan_id + "; its loops go on in the daemon",
-                         "`loopr watch` shows them, `loopr stop " + plan_id + "` stops them"};
-    }
-    bool changed = events.take_changed();
-    if (changed || Clock::now() - last_fetch > std::chrono::seconds(1)) {
-      last_fetch = Clock::now();
-      try {
-        loops = tree_of(api, plan_id);
-        daemon_gone = false;
-      } catch (const CommandError& e) {
-        if (e.exit_code != kDaemonUnreachable) throw;
-        daemon_gone = true;  // a restart: keep waiting, the tree resumes with the daemon
-      }
-      std::string sig = tree_signature(loops);
-      if (print_changes && sig != last_signature) {
-        for (const auto& l : render(false)) std::cout << l << "\n";
-        std::cout << std::flush;
-      }
-      last_signature = sig;
-
-      // The gate (once per plan iteration: the list may still show the plan waiting right after
-      // a decision).
-      bool gated = false;
-      for (const auto& l : loops) {
-        if (l.id != plan_id || l.status != LoopStatus::awaiting_approval) continue;
-        if (l.iteration <= decided_at) continue;
-        decided_at = l.iteration;
-        if (live) {
-          view.show(render(false));
-          view.finish();
-        }
-        if (yes) {
-          if (!opts.quiet) ui << render_baseline(l, style);
-          act_on(api, plan_id, "approve");
-          if (!opts.quiet) ui << "approved " << plan_id << " (--yes)\n";
-        } else {
-          cursor.reset();
-          Prompter prompter(STDIN_FILENO, ui);
-          ReviewDecision d = review_plan(api, l, prompter, ui, style);
-          if (d.decision == "skip") {
-            if (!opts.quiet)
-              ui << "stopped waiting: " << plan_id << " awaits approval; `loopr review " << plan_id
-                 << "` decides, `loopr watch` follows\n";
-            return kOk;
-          }
-          if (live) cursor.emplace();
-        }
-        gated = true;
-        break;
-      }
-      if (gated) {
-        last_fetch = Clock::time_point{};  // look again before drawing
-        continue;
-      }
-
-      // The daemon says where the tree stands (the plan row's `tree_verdict`).
-      const api::LoopRow* plan = nullptr;
-      for (const auto& l : loops)
-        if (l.id == plan_id) plan = &l;
-      if (plan && plan->tree_verdict && ended(*plan->tree_verdict)) {
-        const TreeVerdict verdict = *plan->tree_verdict;
-        const bool failed =
-            verdict == TreeVerdict::failed || verdict == TreeVerdict::integration_failed;
-        const std::string base = plan->base_branch;
-        if (live) {
-          view.show(render(false));
-          view.finish();
-        }
-        cursor.reset();
-        std::int64_t elapsed =
-            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
-        if (!opts.quiet) {
-          if (verdict == TreeVerdict::integration_failed) {
-            ui << style.red("plan " + plan_id + " is blocked") << " after "
-               << format_elapsed(elapsed) << ", " << format_cost(tree_cost_of(loops))
-               << ": every loop passed, but " << shown(plan->status_reason) << "\n";
-          } else if (failed && plan->end_reason == EndReason::baseline_failed) {
-            ui << style.red("plan " + plan_id + " is blocked before any code loop") << ": "
-               << shown(plan->status_reason) << "\n";
-          } else if (failed) {
-            std::string why;
-            for (const auto& l : loops) {
-              if (l.status == LoopStatus::failed || l.status == LoopStatus::stopped) {
-                why = l.id + " " + to_string(l.status);
-                if (!l.status_reason.empty()) why += ": " + shown(l.status_reason);
-                break;
-              }
-            }
-            ui << style.red("plan " + plan_id + " ended without completing") << " after "
-               << format_elapsed(elapsed) << ", " << format_cost(tree_cost_of(loops))
-               << (why.empty() ? "" : " (" + why + ")") << "\n";
-          } else {
-            ui << style.green("plan " + plan_id + " complete") << " in " << format_elapsed(elapsed)
-               << ", " << format_cost(tree_cost_of(loops));
-            if (verdict == TreeVerdict::merged) {
-              ui << "; merged into " << base << " at " << plan->merged_into_base.substr(0, 10);
-            } else if (verdict == TreeVerdict::merge_failed) {
-              ui << "; " << style.red("not merged into " + base) << ": " << shown(plan->merge_error)
-                 << " (resolve it, then `loopr merge " << plan_id << "`)";
-            } else if (plan->pr && plan->pr->number > 0) {  // merge: pr
-              ui << "; pull request #" << plan->pr->number << " " << shown(plan->pr->url)
-                 << (plan->pr->checks == "passed" ? " (checks pass)" : "");
-            } else {
-              ui << "; `loopr merge " << plan_id << "` merges it into " << base;
-            }
-            ui << "\n";
-          }
-        }
-        return failed || verdict == TreeVerdict::merge_failed ? kFailed : kOk;
-      }
-    }
-    if (live) view.show(render(true));
-    ++frame;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  return PlanWait(api, opts, plan_id, yes).run();
 }
 
 }  // namespace loopr::cli
