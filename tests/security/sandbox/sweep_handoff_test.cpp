@@ -119,6 +119,7 @@ TEST_F(SweepHandoffTest, ACheckpointAfterASandboxedCommandWalksTheWorktreeOnce) 
 // A sandboxed command that leaves a process making FIFOs behind: the sandbox's PID namespace
 // ends it with the command, so the listing handed over stays true; nothing appears after the
 // sweep, and the checkpoint neither blocks nor commits a special file.
+// proves S1.24
 TEST_F(SweepHandoffTest, ASandboxedCommandsBackgroundProcessDiesBeforeTheHandover) {
   build("bubblewrap");
   auto r = sh("(setsid sh -c 'i=0; while :; do i=$((i+1)); mkfifo late$i; mkfifo .gitignore; "
@@ -142,6 +143,7 @@ TEST_F(SweepHandoffTest, ASandboxedCommandsBackgroundProcessDiesBeforeTheHandove
 // makes a FIFO `.gitignore` (libgit2 reads it) and a setuid file after the command returned: no
 // listing is handed over, the checkpoint sweeps again, removes the FIFO, clears the bit and
 // does not block.
+// proves S1.24
 TEST_F(SweepHandoffTest, AnUnconfinedCommandsLeftoverProcessIsSweptByTheCheckpoint) {
   build("none");
   auto r = sh("setsid sh -c 'touch escaped; until [ -e go ]; do sleep 0.01; done; "
@@ -168,6 +170,7 @@ TEST_F(SweepHandoffTest, AnUnconfinedCommandsLeftoverProcessIsSweptByTheCheckpoi
 // A command killed at its time limit ends its sandbox by a signal, asynchronously: not handed
 // over. Nor is the listing of a command whose caller did not ask, and a later command in the
 // worktree drops what an earlier one handed over (it may have written anything).
+// proves S1.24
 TEST_F(SweepHandoffTest, OnlyTheLastCommandThatEndedByItselfHandsOver) {
   build("bubblewrap");
   auto slow = sh("sleep 30", true, 1s);
@@ -188,6 +191,7 @@ TEST_F(SweepHandoffTest, OnlyTheLastCommandThatEndedByItselfHandsOver) {
 
 // A checkpoint that is not right after the command (a rebase's, one from written paths) takes
 // the listing and drops it: never used later, never kept.
+// proves S1.24
 TEST_F(SweepHandoffTest, AnyOtherCheckpointDropsTheListing) {
   build("bubblewrap");
   sh("true", true);
