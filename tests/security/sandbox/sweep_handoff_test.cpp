@@ -2,8 +2,8 @@
 // command hands its listing to the checkpoint that follows only when nothing the command
 // started can still write there (a bubblewrap sandbox that ended by itself). Real bwrap, real
 // git worktrees, real leftover processes; what the checkpoint committed is read with the git CLI.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,37 +16,30 @@
 
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
+#include "worktree_fixture.hpp"
 
 using namespace loopr;
 using namespace loopr::exec;
 using namespace std::chrono_literals;
-using loopr::testing::read_file;
+using loopr::testing::LoopWorktreeTest;
 using loopr::testing::run_command;
-using loopr::testing::TempDir;
 using loopr::testing::wait_until;
 using loopr::testing::write_file;
 namespace fs = std::filesystem;
 
 namespace {
 
-class SweepHandoffTest : public ::testing::Test {
+class SweepHandoffTest : public LoopWorktreeTest {
  protected:
-  TempDir dir{"loopr-handoff"};
-  fs::path repo, worktree;
-  SandboxConfig config;
+  SweepHandoffTest() : LoopWorktreeTest("loopr-handoff") {}
   std::unique_ptr<Executor> executor;
 
   void SetUp() override {
-    repo = fs::canonical(dir.path()) / "repo";
-    for (int i = 0; i < 20; ++i) write_file(repo / "src" / ("f" + std::to_string(i) + ".c"), "x\n");
-    auto init = run_command(
-        "git init -q -b main . && git config user.name t && git config user.email t@t && "
-        "git add -A && git commit -q -m init && "
-        "git worktree add -q .loopr/worktrees/code-001 -b loop",
-        repo.string());
-    ASSERT_EQ(init.exit_code, 0) << init.output;
-    worktree = repo / ".loopr/worktrees/code-001";
-    config.limits.processes = 64;
+    LoopWorktreeTest::SetUp();
+    for (int i = 0; i < 20; ++i)
+      write_file(worktree / "src" / ("f" + std::to_string(i) + ".c"), "x\n");
+    auto add = run_command("git add -A && git commit -q -m files", worktree.string());
+    ASSERT_EQ(add.exit_code, 0) << add.output;
   }
 
   void build(const std::string& mode) {
@@ -81,12 +74,15 @@ class SweepHandoffTest : public ::testing::Test {
     return make_error(ErrorCode::io, "blocked");
   }
 
-  std::string committed() { return run_command("git show --stat --format= HEAD", worktree.string()).output; }
+  std::string committed() {
+    return run_command("git show --stat --format= HEAD", worktree.string()).output;
+  }
 
   std::string specials() {
-    return run_command("find . -path ./.git -prune -o \\( -type p -o -type s -o -perm -4000 -o "
-                       "-perm -2000 \\) -print",
-                       worktree.string())
+    return run_command(
+               "find . -path ./.git -prune -o \\( -type p -o -type s -o -perm -4000 -o "
+               "-perm -2000 \\) -print",
+               worktree.string())
         .output;
   }
 };
@@ -122,12 +118,14 @@ TEST_F(SweepHandoffTest, ACheckpointAfterASandboxedCommandWalksTheWorktreeOnce) 
 // proves S1.24
 TEST_F(SweepHandoffTest, ASandboxedCommandsBackgroundProcessDiesBeforeTheHandover) {
   build("bubblewrap");
-  auto r = sh("(setsid sh -c 'i=0; while :; do i=$((i+1)); mkfifo late$i; mkfifo .gitignore; "
-              "done' >/dev/null 2>&1 &) ; until [ -p late3 ]; do :; done; echo left-behind",
-              true);
+  auto r =
+      sh("(setsid sh -c 'i=0; while :; do i=$((i+1)); mkfifo late$i; mkfifo .gitignore; "
+         "done' >/dev/null 2>&1 &) ; until [ -p late3 ]; do :; done; echo left-behind",
+         true);
   ASSERT_FALSE(r.spawn_failed) << r.output;
   ASSERT_NE(r.output.find("left-behind"), std::string::npos) << r.output;
-  ASSERT_NE(r.output.find("(a FIFO)"), std::string::npos) << "the trick was not tried: " << r.output;
+  ASSERT_NE(r.output.find("(a FIFO)"), std::string::npos)
+      << "the trick was not tried: " << r.output;
   EXPECT_EQ(handed_sweeps(), 1u);
   // Were it alive, the loop would make a FIFO within microseconds: look for one a while.
   EXPECT_FALSE(wait_until([&] { return !specials().empty(); }, 500ms)) << specials();
@@ -146,15 +144,17 @@ TEST_F(SweepHandoffTest, ASandboxedCommandsBackgroundProcessDiesBeforeTheHandove
 // proves S1.24
 TEST_F(SweepHandoffTest, AnUnconfinedCommandsLeftoverProcessIsSweptByTheCheckpoint) {
   build("none");
-  auto r = sh("setsid sh -c 'touch escaped; until [ -e go ]; do sleep 0.01; done; "
-              "mkfifo .gitignore; mkfifo src/pipe; cp /bin/true s; chmod 4755 s; touch made' "
-              ">/dev/null 2>&1 & until [ -e escaped ]; do sleep 0.01; done; echo started",
-              true);
+  auto r =
+      sh("setsid sh -c 'touch escaped; until [ -e go ]; do sleep 0.01; done; "
+         "mkfifo .gitignore; mkfifo src/pipe; cp /bin/true s; chmod 4755 s; touch made' "
+         ">/dev/null 2>&1 & until [ -e escaped ]; do sleep 0.01; done; echo started",
+         true);
   ASSERT_NE(r.output.find("started"), std::string::npos) << r.output;
   EXPECT_EQ(handed_sweeps(), 0u) << "an unconfined command's sweep was handed over";
   write_file(worktree / "go", "");
   ASSERT_TRUE(wait_until([&] { return fs::exists(worktree / "made"); }, 20s))
-      << "the leftover process did not run:\n" << specials();
+      << "the leftover process did not run:\n"
+      << specials();
   ASSERT_NE(specials(), "") << "the trick was not tried";
   const std::uint64_t sweeps = worktree_sweeps();
   auto made = checkpoint_after_command();
