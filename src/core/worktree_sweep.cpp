@@ -10,6 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <atomic>
+
+#include <loopr/core/sweep_handoff.hpp>
 #include <loopr/core/worktree_sweep.hpp>
 
 namespace loopr {
@@ -17,6 +20,7 @@ namespace {
 
 constexpr int kMaxDepth = 256;
 constexpr std::size_t kMaxNamed = 20;  // names listed per kind in `describe`
+std::atomic<std::uint64_t> g_sweeps{0};
 
 const char* kind_of(unsigned char type) {
   switch (type) {
@@ -160,7 +164,10 @@ std::string list(const std::vector<std::string>& names) {
 
 }  // namespace
 
+std::uint64_t worktree_sweeps() { return g_sweeps.load(std::memory_order_relaxed); }
+
 SweepReport sweep_worktree(const std::filesystem::path& root, const SweepVisitor* visit) {
+  g_sweeps.fetch_add(1, std::memory_order_relaxed);
   SweepReport report;
   int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return report;

@@ -12,6 +12,7 @@
 #include <loopr/core/disk.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/core/process.hpp>
+#include <loopr/core/sweep_handoff.hpp>
 #include <loopr/engine/engine.hpp>
 #include <loopr/engine/feedback.hpp>
 #include <loopr/engine/prompt_vars.hpp>
@@ -111,6 +112,7 @@ awaitable<Result<void>> IterationRun::run(Loop& loop) {
   const int n = loop.iteration + 1;
   const TimestampMs started = now_ms();
   commands_ran_ = false;
+  validated_last_ = false;
   tool_writes_ = {};
   std::vector<Event> started_events = {api::encode(loop.id, api::IterationStarted{n})};
   co_await ctx_.journal.note(std::move(started_events));
@@ -143,6 +145,8 @@ awaitable<Result<void>> IterationRun::run(Loop& loop) {
     } else {
       commands_ran_ = commands_ran_ || loop.type == LoopType::code;  // the validation command
       facts.validation = co_await validate(ctx_, loop, control_, prepared->state.input);
+      // Nothing writes the worktree between it and the checkpoint (the review only reads).
+      validated_last_ = loop.type == LoopType::code;
     }
     loop.usage += facts.validation->judge_usage;
     co_await run_blocking(ctx_.pool, [&] {
@@ -180,6 +184,7 @@ awaitable<Result<void>> IterationRun::run(Loop& loop) {
     else
       clean_at_ = sha;  // the worktree is this commit's tree until something writes again
   }
+  drop_handed_sweep(loop.worktree);  // a listing no checkpoint took is not kept
 
   // 7. Decide (iteration_rules), then store it all at once.
   facts.pause_requested = control_->pause_requested();
@@ -315,7 +320,7 @@ awaitable<Result<git::CommitOutcome>> IterationRun::checkpoint(const Loop& loop,
   co_return co_await run_blocking(ctx_.pool, [&] {
     const TimestampMs t0 = now_ms();
     auto made = commands_ran_ || clean_from_.empty()
-                    ? git::Worktree::checkpoint_at(loop.worktree, message)
+                    ? git::Worktree::checkpoint_at(loop.worktree, message, validated_last_)
                     : git::Worktree::checkpoint_written(loop.worktree, message, clean_from_,
                                                         tool_writes_.paths);
     checkpoint_ms_ = now_ms() - t0;

@@ -121,6 +121,7 @@ class IterationRun {
   std::string clean_from_;                 ///< clean_at_ as this iteration started
   tools::ToolRouter::Writes tool_writes_;  ///< what this iteration's tools wrote
   bool commands_ran_ = false;              ///< a command ran in the worktree in this iteration
+  bool validated_last_ = false;            ///< the validation command is the last that ran there
 };
 
 }  // namespace loopr::engine

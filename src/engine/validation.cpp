@@ -107,6 +107,7 @@ awaitable<Validation> validate_code(EngineContext& ctx, const Loop& loop, std::s
   request.env = {{"LOOPR_LOOP_ID", loop.id}, {"LOOPR_ITERATION", std::to_string(loop.iteration + 1)},
                  {"LOOPR_LOOP_TYPE", to_string(loop.type)}, {"LOOPR_PLAN_ID", loop.plan_id}};
   request.cancel = control->cancel_flag();
+  request.hand_over_sweep = true;  // the iteration's checkpoint comes next (loop_runner.cpp)
   CodeCheck c = co_await run_code_check(ctx, std::move(request));
   Validation v;
   v.passed = c.passed;
@@ -143,6 +144,7 @@ awaitable<CodeCheck> run_code_check(EngineContext& ctx, CodeCheckRequest request
   cmd.output_cap = kValidationOutputCap;
   cmd.env = std::move(request.env);
   cmd.cancel = request.cancel;
+  cmd.hand_over_sweep = request.hand_over_sweep;
   cmd.runner_class = ctx.runners.classify(v.command);
   auto run = [&ctx, &cmd] {
     auto lease = ctx.runners.acquire(cmd.runner_class);

@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include <loopr/core/sweep_handoff.hpp>
 #include <loopr/core/worktree_sweep.hpp>
 #include <loopr/exec/executor.hpp>
 #include <loopr/exec/secrets.hpp>
@@ -90,14 +91,31 @@ class UnconfinedExecutor final : public Executor {
 // Every executor's commands leave their worktree swept (core/worktree_sweep.hpp): whatever
 // ran there — on this machine, unconfined, or on a cluster node — no FIFO, socket, device node
 // or setuid bit stays behind, and the command's output says what was taken away.
+//
+// `contained`: the inner executor ends every process of a command before run returns (a
+// bubblewrap sandbox is a PID namespace, whose processes the kernel kills and reaps before its
+// init is reaped). Only then may the sweep's listing stand for the worktree after the command
+// (core/sweep_handoff.hpp): unconfined, a process that left its process group (setsid) lives
+// on; on a cluster's node, the job's processes are the node's to end.
 class SweepingExecutor final : public Executor {
  public:
-  explicit SweepingExecutor(std::unique_ptr<Executor> inner) : inner_(std::move(inner)) {}
+  SweepingExecutor(std::unique_ptr<Executor> inner, bool contained)
+      : inner_(std::move(inner)), contained_(contained) {}
 
   ProcessResult run(const Command& c) override {
+    if (!c.workdir.empty()) drop_handed_sweep(c.workdir);  // stale once anything runs there
     ProcessResult r = inner_->run(c);
     if (c.workdir.empty()) return r;
-    SweepReport swept = sweep_worktree(c.workdir);
+    // A command killed from outside (a time limit, a stop) ends its sandbox's init by its
+    // parent-death signal, asynchronously: what it started may still be dying. Not handed over.
+    const bool hand_over = c.hand_over_sweep && contained_ && !r.timed_out && !r.cancelled &&
+                           !r.spawn_failed && r.term_signal == 0;
+    SweptListing listing;
+    const SweepVisitor keep = [&listing](const std::string& rel, const struct stat* st) {
+      listing.add(rel, st);
+    };
+    SweepReport swept = sweep_worktree(c.workdir, hand_over ? &keep : nullptr);
+    if (hand_over && swept.failed.empty()) hand_over_sweep(c.workdir, std::move(listing));
     if (swept.empty()) return r;
     std::string note = describe(swept);
     spdlog::warn("after a command in {}: {}", c.workdir.string(), note);
@@ -112,6 +130,7 @@ class SweepingExecutor final : public Executor {
 
  private:
   std::unique_ptr<Executor> inner_;
+  bool contained_;
 };
 
 std::unique_ptr<Executor> make_unswept_executor(const SandboxConfig& config,
@@ -124,7 +143,9 @@ std::unique_ptr<Executor> make_unswept_executor(const SandboxConfig& config,
 }  // namespace
 
 std::unique_ptr<Executor> make_executor(const SandboxConfig& config, ExecutorOptions options) {
-  return std::make_unique<SweepingExecutor>(make_unswept_executor(config, std::move(options)));
+  const bool contained = options.executor.kind != "slurm" && config.confined();
+  return std::make_unique<SweepingExecutor>(make_unswept_executor(config, std::move(options)),
+                                            contained);
 }
 
 Result<void> self_test(Executor& executor, const fs::path& scratch) {

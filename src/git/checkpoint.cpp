@@ -57,11 +57,14 @@ Result<CommitOutcome> commit_index(git_repository* repo, const StagedIndex& stag
   return CommitOutcome{CommitOutcome::Kind::committed, to_hex(id)};
 }
 
-// Stages everything (like `git add -A`) and commits it on HEAD's branch.
+// Stages everything (like `git add -A`) and commits it on HEAD's branch. A listing handed over
+// for this worktree is taken either way: used only `after_command`, never left for later.
 Result<CommitOutcome> commit_all(git_repository* repo, const std::filesystem::path& path,
-                                 const std::string& message) {
+                                 const std::string& message, bool after_command = false) {
+  std::optional<SweptListing> handed = take_handed_sweep(path);
+  if (!after_command) handed.reset();
   LOOPR_ASSIGN(std::string text, clean_message(message));
-  LOOPR_ASSIGN(StagedIndex staged, stage_all(repo, path));
+  LOOPR_ASSIGN(StagedIndex staged, stage_all(repo, path, handed ? &*handed : nullptr));
   return commit_index(repo, staged, path, text);
 }
 
@@ -74,12 +77,12 @@ Result<CommitOutcome> Worktree::checkpoint(const std::string& message) const {
 }
 
 Result<CommitOutcome> Worktree::checkpoint_at(const std::filesystem::path& path,
-                                              const std::string& message) {
+                                              const std::string& message, bool after_command) {
   WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path, OpenMode::exact));
   if (git_repository_is_bare(repo.get()))
     return make_error(ErrorCode::invalid_argument, path.string() + " is a bare repository");
-  return commit_all(repo.get(), path, message);
+  return commit_all(repo.get(), path, message, after_command);
 }
 
 }  // namespace loopr::git
@@ -91,6 +94,7 @@ Result<CommitOutcome> Worktree::checkpoint_written(const std::filesystem::path& 
                                                    const std::string& clean_at,
                                                    const std::vector<std::string>& written) {
   WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
+  drop_handed_sweep(path);  // kept for a checkpoint after a command, which this is not
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path, OpenMode::exact));
   if (git_repository_is_bare(repo.get()))
     return make_error(ErrorCode::invalid_argument, path.string() + " is a bare repository");

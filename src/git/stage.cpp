@@ -185,7 +185,8 @@ Result<Staged> apply(git_repository* repo, const Listing& list, const std::files
 
 std::uint64_t checkpoint_git_walks() { return g_git_walks.load(std::memory_order_relaxed); }
 
-Result<StagedIndex> detail::stage_all(git_repository* repo, const std::filesystem::path& path) {
+Result<StagedIndex> detail::stage_all(git_repository* repo, const std::filesystem::path& path,
+                                      const SweptListing* handed) {
   LOOPR_TRY(ignore_checkout_mounts(repo));
   LOOPR_ASSIGN(IndexPtr index, make<IndexPtr>("opening the index", git_repository_index, repo));
   struct stat index_st {};
@@ -199,7 +200,11 @@ Result<StagedIndex> detail::stage_all(git_repository* repo, const std::filesyste
   };
   // Before libgit2 reads anything in the work tree: a FIFO (say, `.gitignore`) would block this
   // thread for good, and a setuid bit must not stay on the host (core/worktree_sweep.hpp).
-  SweepReport swept = sweep_worktree(workdir_of(repo), listed ? &visit : nullptr);
+  SweepReport swept;
+  if (listed && handed != nullptr)
+    handed->replay(visit);  // that sweep found nothing it could not remove (executor.cpp)
+  else
+    swept = sweep_worktree(workdir_of(repo), listed ? &visit : nullptr);
   if (!swept.failed.empty())
     return make_error(ErrorCode::io, "the worktree " + path.string() +
                                          " holds files loopr does not commit and cannot remove: " +

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <loopr/core/sweep_handoff.hpp>
+
 #include "git/libgit2.hpp"
 
 namespace loopr::git::detail {
@@ -22,7 +24,10 @@ struct StagedIndex {
 /// paths whose stat data differ from the index (or that git would call racily clean) are hashed.
 /// Where that list cannot stand in for git's own walk (a gitlink or a nested repository, a
 /// conflict, a case-insensitive index, flags such as skip-worktree), git's walk stages instead.
-Result<StagedIndex> stage_all(git_repository* repo, const std::filesystem::path& path);
+/// `handed`: the listing of the sweep after the command that just ended (nothing else ran in the
+/// work tree since: core/sweep_handoff.hpp) stands for this sweep, when the list can stand in.
+Result<StagedIndex> stage_all(git_repository* repo, const std::filesystem::path& path,
+                              const SweptListing* handed = nullptr);
 
 /// The same index from the paths loopr's file tools wrote since the checkpoint HEAD is (nothing
 /// else wrote there): each is staged, or removed, as `git add -A` would; the rest is HEAD's tree

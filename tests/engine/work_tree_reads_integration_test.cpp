@@ -3,6 +3,7 @@
 // wrote since is still seen (and committed), because then the worktree is read whole.
 #include <gtest/gtest.h>
 
+#include <loopr/core/sweep_handoff.hpp>
 #include <loopr/git/work_tree_state.hpp>
 
 #include "engine/harness.hpp"
@@ -70,6 +71,30 @@ TEST(WorkTreeReadsTest, AfterTheFirstIterationTheStateIsNotReadFromTheWorktree) 
   EXPECT_NE(prompts[2].find("A work/1.txt\nA work/2.txt"), std::string::npos) << prompts[2];
   EXPECT_NE(prompts[2].find("Changed by iteration 2:\nA work/2.txt"), std::string::npos)
       << prompts[2];
+}
+
+// Issue 47 item 3: the validation command's sweep (in its bubblewrap sandbox) is the
+// checkpoint's too: one sweep of the worktree per iteration, not two, and every checkpoint still
+// commits what the iteration wrote.
+TEST(WorkTreeReadsTest, AnIterationSweepsItsWorktreeOnce) {
+  EngineHarness h(kOneFileEach, kProject);
+  ASSERT_TRUE(h.config->sandbox.confined());
+  h.config->loops[LoopType::code].validation = "test \"$LOOPR_ITERATION\" -ge 3";
+  Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Write three files", 5);
+
+  const std::uint64_t before = worktree_sweeps();
+  Loop done = h.run(loop.id);
+  ASSERT_EQ(done.status, LoopStatus::complete) << done.status_reason;
+  ASSERT_EQ(done.iteration, 3);
+  // The first state read sweeps (nothing is checkpointed yet), then each iteration's validation
+  // command: 1 + 3 (1 + 3 × 2 when each checkpoint swept again).
+  EXPECT_EQ(worktree_sweeps() - before, 4u) << "the checkpoint swept the worktree again";
+  EXPECT_EQ(handed_sweeps(), 0u) << "a listing outlived its iteration";
+  const std::string log =
+      run_command("git log --format=%s --name-only", done.worktree).output;
+  for (const char* file : {"work/1.txt", "work/2.txt", "work/3.txt"})
+    EXPECT_NE(log.find(file), std::string::npos) << file << " not committed:\n" << log;
+  EXPECT_EQ(run_command("git status --porcelain", done.worktree).output, "");
 }
 
 TEST(WorkTreeReadsTest, WhatAStopScriptLeavesAfterTheCheckpointIsInTheNextPromptAndCommit) {

@@ -35,6 +35,9 @@ struct CodeCheckRequest {
   std::filesystem::path workdir;
   std::map<std::string, std::string> env;
   const std::atomic<bool>* cancel = nullptr;
+  /// The checkpoint follows with nothing run in between: the sweep after the command may hand
+  /// its listing over (exec::Command::hand_over_sweep).
+  bool hand_over_sweep = false;
 };
 
 /// Runs `request.command` in `request.workdir` through `ctx.executor` (a runner slot of its

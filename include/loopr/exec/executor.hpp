@@ -40,6 +40,10 @@ struct Command {
   bool merge_stderr = true;
   std::function<void(std::string_view line)> on_line;
   const std::atomic<bool>* cancel = nullptr;
+  /// The sweep after the command keeps its listing for the checkpoint that follows
+  /// (core/sweep_handoff.hpp), when the executor knows nothing the command started outlived
+  /// it. Set by the one caller that checkpoints next (a code loop's validation).
+  bool hand_over_sweep = false;
 
   /// `/bin/sh -c text` in `workdir`.
   static Command shell(std::string text, std::filesystem::path workdir);

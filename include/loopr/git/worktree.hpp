@@ -53,8 +53,12 @@ class Worktree {
   Result<CommitOutcome> checkpoint(const std::string& message) const;
 
   /// `open(path)` then `checkpoint(message)` on one repository open (an iteration's checkpoint).
+  /// `after_command`: the caller knows nothing ran or wrote in the worktree since the executor's
+  /// last command there ended; the listing its sweep handed over, if any
+  /// (core/sweep_handoff.hpp), then stands for the checkpoint's own sweep (one walk, not two).
   static Result<CommitOutcome> checkpoint_at(const std::filesystem::path& path,
-                                             const std::string& message);
+                                             const std::string& message,
+                                             bool after_command = false);
 
   /// The same checkpoint from what the caller knows was written: HEAD must still be `clean_at`
   /// (a checkpoint after which only loopr's own file tools wrote, see WorkStateOptions), and
