@@ -1,11 +1,11 @@
 // The record probe (record_probe.hpp): a small table of watched stores under a mutex, entered
 // only once something is watched.
-#include <loopr/store/record_probe.hpp>
-
 #include <atomic>
 #include <map>
 #include <mutex>
 #include <string_view>
+
+#include <loopr/store/record_probe.hpp>
 
 namespace loopr {
 namespace {

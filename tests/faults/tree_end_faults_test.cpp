@@ -121,9 +121,8 @@ std::string step_name(const ::testing::TestParamInfo<const char*>& info) {
 // `#11`: the 11th pass is the tree's last loop (its completion, merge, worktree removal).
 INSTANTIATE_TEST_SUITE_P(EachStep, TreeEndFaultTest,
                          ::testing::Values("loop-complete#11", "integration-merged#11",
-                                           "worktree-retired#11", "gate-started",
-                                           "gate-worktree", "gate-passed", "tree-complete",
-                                           "base-merged"),
+                                           "worktree-retired#11", "gate-started", "gate-worktree",
+                                           "gate-passed", "tree-complete", "base-merged"),
                          step_name);
 
 // `#1`: the approved plan's own completion (issue 44 R4: the approval carries its record along,

@@ -5,8 +5,8 @@
 #pragma once
 
 #include <cstddef>
-#include <string_view>
 #include <string>
+#include <string_view>
 
 namespace loopr {
 
