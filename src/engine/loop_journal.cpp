@@ -89,6 +89,18 @@ awaitable<Result<Loop>> LoopJournal::edit(std::string id, Edit change) {
   co_return std::move(stored->loops.back());  // the edited loop is the last update
 }
 
+awaitable<Result<Loop>> LoopJournal::edit(Loop held, Edit change) {
+  std::string id = held.id;
+  WriteSet set;
+  if (!change(held, set)) {
+    set.updates.push_back(std::move(held));
+    auto stored = co_await commit(std::move(set));
+    if (stored) co_return std::move(stored->loops.back());
+    if (stored.error().code != ErrorCode::conflict) co_return stored.take_error();
+  }
+  co_return co_await edit(std::move(id), std::move(change));
+}
+
 awaitable<Result<WriteResult>> LoopJournal::edit_tree(std::string plan_id, TreeEdit change) {
   auto load = [this, plan_id] { return tree(plan_id); };
   co_return co_await edit_loops(load, std::move(change), "the tree of plan " + plan_id);

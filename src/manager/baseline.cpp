@@ -199,10 +199,8 @@ awaitable<void> check_baseline(State s, std::string plan) {
   const bool stored = co_await store_state(*s, plan, *state, std::move(events), std::move(more));
   if (!stored) co_return;
   // A plan approved meanwhile waits for this to make its children (or to be blocked).
-  auto loaded = co_await s->journal.load(plan);
-  if (loaded && loaded->type == LoopType::plan && loaded->status == LoopStatus::complete &&
-      !spawned(*loaded))
-    net::co_spawn(s->ctx.io, finish_loop(s, plan), net::detached);
+  if (s->baseline_waiters.erase(plan) > 0)
+    net::co_spawn(s->ctx.io, on_complete(s, plan), net::detached);
 }
 
 }  // namespace
@@ -223,8 +221,11 @@ awaitable<bool> baseline_ready(State s, Loop& plan) {
   BaselineStep step =
       baseline_step(baseline, s->ctx.config->baseline, s->baselines.count(plan.id) > 0);
   if (step == BaselineStep::proceed) co_return true;
-  if (step == BaselineStep::check) start_baseline(s, plan.id);
-  if (step != BaselineStep::block) co_return false;
+  if (step != BaselineStep::block) {
+    s->baseline_waiters.insert(plan.id);  // the check's end finishes it
+    if (step == BaselineStep::check) start_baseline(s, plan.id);
+    co_return false;
+  }
   const std::string why = baseline_block_reason(baseline, plan.id, s->ctx.config->base_branch);
   spdlog::warn("plan {} is blocked: its baseline check failed: {}", plan.id, baseline.summary);
   auto blocked = co_await s->journal.save_status(plan, LoopStatus::blocked,
@@ -259,7 +260,12 @@ awaitable<ActionResult> resume_baseline(State s, Loop plan) {
         return std::nullopt;
       });
   if (!stored) co_return stored.take_error();
+  s->baseline_waiters.insert(plan.id);
   start_baseline(s, plan.id);
+  if (!s->baselines.count(plan.id)) {  // no check started (`baseline: off` now): on at once
+    s->baseline_waiters.erase(plan.id);
+    net::co_spawn(s->ctx.io, on_complete(s, plan.id), net::detached);
+  }
   co_return *stored;
 }
 

@@ -153,7 +153,7 @@ awaitable<bool> merge_into_integration(State state, Loop& loop) {
   }
   crash_point("integration-merged");  // git has the merge, the store not yet
   const std::string sha = out->merge.sha;
-  auto stored = co_await s.journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+  auto stored = co_await s.journal.edit(loop, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     l.tree.merged_iteration = l.iteration;
     l.tree.merged_sha = sha;
     l.tree.based_on = sha;
@@ -168,10 +168,23 @@ awaitable<bool> merge_into_integration(State state, Loop& loop) {
   co_return true;
 }
 
-awaitable<bool> spawn_children(State s, Loop& parent) {
+// Removes a complete loop's worktree folder (its work is in the integration branch; its branch
+// stays). True when the folder is gone: the caller's next write clears the record's path.
+awaitable<bool> retire_folder(ManagerState& s, const Loop& loop) {
+  auto retire = [wt = s.worktrees, lid = loop.id] { return wt.retire(lid); };
+  auto removed = co_await run_blocking(s.ctx.pool, retire);
+  crash_point("worktree-retired");  // its folder is gone, the record still names it
+  if (removed || removed.error().code == ErrorCode::not_found) co_return true;
+  spdlog::warn("loop {}: its worktree stays: {}", loop.id, removed.error().message);
+  co_return false;
+}
+
+// `retired`: the parent's folder is gone, and the write that stores the children clears its
+// path (one write for both).
+awaitable<bool> spawn_children(State s, Loop& parent, bool retired) {
   auto read = [wt = s->worktrees, parent, &state = *s]() -> Result<std::vector<Loop>> {
     // The tree's config: a request's --max-iterations holds for every loop of its tree.
-    std::shared_ptr<const Config> config = tree_config_of(state, parent.plan_id);
+    std::shared_ptr<const Config> config = tree_config_of(state, parent);
     LOOPR_ASSIGN(std::string text, wt.read_artifact(parent, config->artifacts.max_bytes));
     return children_from_artifact(parent, text, *config);
   };
@@ -181,9 +194,10 @@ awaitable<bool> spawn_children(State s, Loop& parent) {
     // failing; the loop fails with the reason rather than sit complete without children.
     std::string why = "its children could not be spawned: " + wanted.error().message;
     spdlog::error("loop {}: {}", parent.id, why);
-    co_await s->journal.edit(parent.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+    co_await s->journal.edit(parent, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
       if (!engine::transition(l, LoopStatus::failed, EndReason::internal_error, why, w.events))
         return not_allowed(l, "cannot fail");
+      if (retired) l.worktree.clear();
       return std::nullopt;
     });
     co_return false;
@@ -197,7 +211,7 @@ awaitable<bool> spawn_children(State s, Loop& parent) {
   };
   std::map<std::string, Loop> existing = co_await run_blocking(s->ctx.pool, read_existing);
   auto stored =
-      co_await s->journal.edit(parent.id, [&](Loop& p, WriteSet& w) -> std::optional<Error> {
+      co_await s->journal.edit(parent, [&](Loop& p, WriteSet& w) -> std::optional<Error> {
         for (const Loop& c : *wanted) {
           if (existing.count(c.id)) continue;
           w.creates.push_back(c);
@@ -205,6 +219,7 @@ awaitable<bool> spawn_children(State s, Loop& parent) {
               c.id, api::LoopCreated{c.type, c.parent_id, first_line(c.task, 200), false, false}));
         }
         p.tree.spawned_iteration = p.iteration;
+        if (retired) p.worktree.clear();
         return std::nullopt;
       });
   if (!stored) {
@@ -253,6 +268,8 @@ awaitable<void> check_tree(State state, std::string plan) {
 awaitable<void> on_complete(State s, std::string id) {
   Completing completing(s->completing, root_plan_id(id));
   auto guard = co_await s->tree_lock.lock();
+  // Read once, under the lock; each step then passes this record along and stores from it
+  // (journal.edit(Loop, …): read again only when someone wrote the loop meanwhile).
   auto loaded = co_await s->journal.load(id);
   if (!loaded || loaded->status != LoopStatus::complete) co_return;
   Loop loop = std::move(*loaded);
@@ -264,23 +281,18 @@ awaitable<void> on_complete(State s, std::string id) {
     bool ready = co_await baseline_ready(s, loop);
     if (!ready) co_return;
   }
+  // Its work is in the integration branch now: the folder goes, the branch stays. Before the
+  // children are made, so that their write also clears the path (the artifact is then read
+  // from the loop's branch).
+  const bool retired = !loop.worktree.empty() && co_await retire_folder(*s, loop);
   if (!spawned(loop)) {
-    bool ok = co_await spawn_children(s, loop);
+    bool ok = co_await spawn_children(s, loop, retired);
     if (!ok) co_return;
-  }
-  // Its work is in the integration branch now: the folder goes, the branch stays.
-  if (!loop.worktree.empty()) {
-    auto retire = [wt = s->worktrees, lid = loop.id] { return wt.retire(lid); };
-    auto removed = co_await run_blocking(s->ctx.pool, retire);
-    crash_point("worktree-retired");  // its folder is gone, the record still names it
-    if (removed || removed.error().code == ErrorCode::not_found) {
-      co_await s->journal.edit(loop.id, [](Loop& l, WriteSet&) -> std::optional<Error> {
-        l.worktree.clear();
-        return std::nullopt;
-      });
-    } else {
-      spdlog::warn("loop {}: its worktree stays: {}", loop.id, removed.error().message);
-    }
+  } else if (retired) {
+    co_await s->journal.edit(loop, [](Loop& l, WriteSet&) -> std::optional<Error> {
+      l.worktree.clear();
+      return std::nullopt;
+    });
   }
   co_await check_tree(s, loop.plan_id);
 }

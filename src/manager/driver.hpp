@@ -66,6 +66,9 @@ struct ManagerState : std::enable_shared_from_this<ManagerState> {
   std::atomic<bool> gate_cancel{false};
   /// Plans whose baseline check is under way (baseline.cpp).
   std::set<std::string> baselines;
+  /// Approved plans whose children wait for their baseline check: its end finishes them (the
+  /// check's end reads no plan record to find out).
+  std::set<std::string> baseline_waiters;
   /// merge: pr: the forge's token (taken from the daemon's environment at start; empty for a
   /// local remote) and the plans whose CI is being polled (ci_watch.cpp).
   std::string forge_token;
@@ -150,6 +153,8 @@ awaitable<ActionResult> submit(State s, std::string request, bool dry_run, Reque
 /// The config `plan_id`'s tree works under: the request's own limits in place of the file's
 /// (core/budget.hpp). Blocking (one store read): call it on the pool.
 std::shared_ptr<const Config> tree_config_of(ManagerState& s, const std::string& plan_id);
+/// The same for `loop`'s tree; no read when `loop` is the plan itself (its record has the budget).
+std::shared_ptr<const Config> tree_config_of(ManagerState& s, const Loop& loop);
 /// A dry run's plan reached the gate: it ends `failed` with the reason `dry run`.
 awaitable<void> end_dry_run(State s, std::string id);
 awaitable<ActionResult> decide(State s, std::string id, bool approve, std::string reason);

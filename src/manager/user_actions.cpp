@@ -128,6 +128,11 @@ std::shared_ptr<const Config> tree_config_of(ManagerState& s, const std::string&
   return plan ? tree_config(config, plan->tree.budget) : config;
 }
 
+std::shared_ptr<const Config> tree_config_of(ManagerState& s, const Loop& loop) {
+  if (loop.id != loop.plan_id) return tree_config_of(s, loop.plan_id);
+  return tree_config(s.ctx.config, loop.tree.budget);
+}
+
 awaitable<ActionResult> submit(State s, std::string request, bool dry_run, RequestBudget budget) {
   trim_end(request);
   if (request.empty())
@@ -194,7 +199,8 @@ awaitable<ActionResult> decide(State s, std::string id, bool approve, std::strin
   const std::string reason =
       approve ? "approved by the user" : "rejected by the user" + (text.empty() ? "" : ": " + text);
   const std::string decision = approve ? "approve" : "reject";
-  auto stored = co_await s->journal.edit(id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+  // The record just read is the one edited (issue 44 R4: an approval reads its plan twice).
+  auto edit = [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     if (!transition(l, approve ? LoopStatus::complete : LoopStatus::failed,
                     approve ? EndReason::approved : EndReason::rejected, reason, w.events))
       return not_allowed(l, "only a plan awaiting approval can be " + verb);
@@ -203,8 +209,10 @@ awaitable<ActionResult> decide(State s, std::string id, bool approve, std::strin
     w.events.push_back(api::encode(id, api::ApprovalEvent{decision, text}));
     w.approvals.push_back(Approval{id, decision, text, now_ms()});
     return std::nullopt;
-  });
-  if (stored && approve) net::co_spawn(s->ctx.io, finish_loop(s, id), net::detached);
+  };
+  auto stored = co_await s->journal.edit(std::move(*loaded), edit);
+  // Its completion starts from the record as stored, not read again.
+  if (stored && approve) net::co_spawn(s->ctx.io, after_run(s, *stored), net::detached);
   co_return stored;
 }
 

@@ -15,6 +15,7 @@
 
 #include <loopr/core/ids.hpp>
 #include <loopr/core/text.hpp>
+#include <loopr/store/record_probe.hpp>
 #include <loopr/store/task_store.hpp>
 
 #include "store/loop_summaries.hpp"
@@ -86,6 +87,7 @@ class StoreLog : public rocksdb::Logger {
 }  // namespace
 
 struct TaskStore::Impl {
+  const TaskStore* self = nullptr;  // for the record probe (record_probe.hpp)
   std::unique_ptr<rocksdb::DB> db;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::WriteOptions write_options;
@@ -174,8 +176,9 @@ struct TaskStore::Impl {
                                        const std::function<bool(const Loop&)>& keep) const {
     std::vector<Loop> out;
     std::optional<Error> err;
-    LOOPR_TRY(scan(kLoops, prefix, [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
+    LOOPR_TRY(scan(kLoops, prefix, [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
       auto loop = decode_loop(v);
+      store_detail::note_record_read(*self, std::string_view(k.data(), k.size()));
       if (!loop) {
         err = loop.take_error();
         return false;
@@ -188,8 +191,8 @@ struct TaskStore::Impl {
   }
 };
 
-TaskStore::TaskStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-TaskStore::~TaskStore() = default;
+TaskStore::TaskStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) { impl_->self = this; }
+TaskStore::~TaskStore() { unwatch_record(*this); }
 
 Result<std::unique_ptr<TaskStore>> TaskStore::open(const std::string& dir, StoreOptions options) {
   std::error_code ec;
@@ -310,6 +313,7 @@ Result<WriteResult> TaskStore::apply(WriteSet set) {
   if (!s.ok()) return io_error(s, "writing the store");
   impl_->event_seq = seq;
   impl_->summaries.keep(summaries);
+  for (const Loop& loop : summaries) store_detail::note_record_write(*this, loop.id);
   return result;
 }
 
@@ -330,6 +334,7 @@ Result<Loop> TaskStore::get_loop(const std::string& id) const {
   auto value = impl_->get(kLoops, id);
   if (!value) return value.take_error();
   if (!value->has_value()) return make_error(ErrorCode::not_found, "no loop " + id);
+  store_detail::note_record_read(*this, id);
   return impl_->decode_loop(**value);
 }
 

@@ -111,15 +111,23 @@ TEST_P(TreeEndFaultTest, ARestartAfterAKillAtThisStepFinishesTheTreeOnce) {
   EXPECT_EQ(git("status --porcelain --untracked-files=no"), "");
 }
 
+std::string step_name(const ::testing::TestParamInfo<const char*>& info) {
+  std::string n = info.param;
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
+
 // `#11`: the 11th pass is the tree's last loop (its completion, merge, worktree removal).
 INSTANTIATE_TEST_SUITE_P(EachStep, TreeEndFaultTest,
                          ::testing::Values("loop-complete#11", "integration-merged#11",
-                                           "worktree-retired#11", "gate-started",
-                                           "gate-worktree", "gate-passed", "tree-complete",
-                                           "base-merged"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+                                           "worktree-retired#11", "gate-started", "gate-worktree",
+                                           "gate-passed", "tree-complete", "base-merged"),
+                         step_name);
+
+// `#1`: the approved plan's own completion (issue 44 R4: the approval carries its record along,
+// and its worktree's folder goes before the write that stores the children and clears it).
+INSTANTIATE_TEST_SUITE_P(ApprovalStep, TreeEndFaultTest,
+                         ::testing::Values("loop-complete#1", "integration-merged#1",
+                                           "worktree-retired#1"),
+                         step_name);

@@ -11,6 +11,7 @@
 #include <loopr/core/config.hpp>
 #include <loopr/engine/repo_prompts.hpp>
 #include <loopr/manager/forecast.hpp>
+#include <loopr/store/record_probe.hpp>
 
 #include "support/fakes/engine_kit.hpp"
 
@@ -52,6 +53,11 @@ struct DemoTree {
   manager::LoopManager& manager() { return kit.manager(); }
 
   Loop loop(const std::string& id) { return kit.loop(id); }
+  int published(const std::string& type) const {
+    int n = 0;
+    for (const Event& e : kit.published) n += e.type == type;
+    return n;
+  }
   bool reach(const std::string& id, LoopStatus status) {
     return kit.drive_while_not([&] {
       auto l = kit.store->get_loop(id);
@@ -72,11 +78,7 @@ TEST(DriverTest, SubmitApproveAndTheWholeTreeMergesIntoMain) {
   EXPECT_EQ(t.loop("001").end_reason, EndReason::none);  // waiting at the gate is not an end
   // The forecast at the gate: stored by the manager (one journal write with its event); a read
   // of it (what the API's GET does) gives the stored one and never writes.
-  auto forecasts = [&] {
-    int n = 0;
-    for (const Event& e : t.kit.published) n += e.type == "forecast";
-    return n;
-  };
+  auto forecasts = [&] { return t.published("forecast"); };
   ASSERT_TRUE(t.kit.drive_while_not([&] { return forecasts() > 0; }));
   auto meta = t.kit.store->get_meta(manager::forecast_key("001"));
   ASSERT_TRUE(meta && *meta) << "stored with its event";
@@ -153,4 +155,39 @@ TEST(DriverTest, AStoppedTreeCarriesTheUsersEndReasonAndResumesToTheEnd) {
   auto merged = t.kit.wait(m.merge("001"));
   ASSERT_TRUE(merged.ok()) << merged.error().message;
   EXPECT_EQ(merged->base_branch, "main");
+}
+
+// Issue 44 R4: from the approval until the plan's children exist, the plan's record is read at
+// most twice (the approval's check, then once more by its completion under the tree lock) and
+// each step passes the record it holds along. Counted in the real store (record_probe.hpp).
+TEST(DriverTest, AnApprovalReadsThePlanRecordAtMostTwice) {
+  DemoTree t;
+  manager::LoopManager& m = t.manager();
+  ASSERT_TRUE(t.kit.wait(m.submit("Add a --shout flag to greet")).ok());
+  ASSERT_TRUE(t.reach("001", LoopStatus::awaiting_approval));
+  // What the gate does in the background (the forecast, the baseline check) is done: the plan
+  // is read here only by what the approval makes happen.
+  ASSERT_TRUE(t.kit.drive_while_not(
+      [&] { return t.published("forecast") > 0 && t.published("baseline_check") > 0; }));
+  ASSERT_TRUE(t.kit.drive_while_not([&] { return t.kit.manager().active_runs() == 0; }));
+
+  watch_record(*t.kit.store, "001");
+  auto approved = t.kit.wait(m.approve("001"));
+  ASSERT_TRUE(approved.ok()) << approved.error().message;
+  // Each io step is checked: the children's own runs (which read their plan) have not begun.
+  ASSERT_TRUE(t.kit.drive_while_not([&] {
+    return t.kit.store->get_loop("001-001").ok() && t.kit.store->get_loop("001-002").ok();
+  }));
+  const RecordCounts counts = record_counts(*t.kit.store);
+  unwatch_record(*t.kit.store);
+  std::printf("approval of plan 001: %zu reads, %zu writes of its record\n", counts.reads,
+              counts.writes);
+  EXPECT_LE(counts.reads, 2u);
+  EXPECT_LE(counts.writes, 3u) << "the approval, the merge marks, the children with the retire";
+  // What the fewer reads and writes stored is the whole completion.
+  const Loop plan = t.loop("001");
+  EXPECT_EQ(plan.status, LoopStatus::complete);
+  EXPECT_TRUE(plan.worktree.empty()) << "retired in the children's write";
+  EXPECT_EQ(plan.tree.spawned_iteration, plan.iteration);
+  EXPECT_EQ(plan.tree.merged_iteration, plan.iteration);
 }

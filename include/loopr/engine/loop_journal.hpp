@@ -56,6 +56,11 @@ class LoopJournal {
   /// loop in between. `change` returns an Error to give up without writing.
   using Edit = std::function<std::optional<Error>(Loop& loop, WriteSet& more)>;
   awaitable<Result<Loop>> edit(std::string id, Edit change);
+  /// `edit` from `held`, the record as the caller last loaded or stored it: no read when nobody
+  /// wrote the loop since (the write's compare-and-set at its version says so). When the write
+  /// finds a newer version, or `change` refuses the held record (it may be out of date), the
+  /// loop is loaded and edited again as above.
+  awaitable<Result<Loop>> edit(Loop held, Edit change);
 
   /// The same for several loops of one plan's tree: `change` gets every loop of the tree and
   /// puts the ones it changed into `out.updates` itself.
