@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include <loopr/core/config.hpp>
@@ -37,15 +38,32 @@ bool match_segments(const std::vector<std::string_view>& pattern, std::size_t pi
   return match_segments(pattern, pi + 1, path, si + 1, end);
 }
 
-bool glob_matches(std::string_view pattern, std::string_view path) {
+// A glob read once: its segments, whether it names a folder (a trailing '/') and whether it is
+// anchored at the root (a leading '/' or a '/' inside); an unanchored one matches at any depth.
+struct Glob {
+  std::vector<std::string_view> segments;
   bool folder = false;
-  while (!pattern.empty() && pattern.back() == '/') pattern.remove_suffix(1), folder = true;
-  bool anchored = !pattern.empty() && pattern.front() == '/';
+  bool anchored = false;
+};
+
+// nullopt for a pattern that is only slashes (it matches nothing).
+std::optional<Glob> parse_glob(std::string_view pattern) {
+  Glob g;
+  while (!pattern.empty() && pattern.back() == '/') pattern.remove_suffix(1), g.folder = true;
+  g.anchored = !pattern.empty() && pattern.front() == '/';
   while (!pattern.empty() && pattern.front() == '/') pattern.remove_prefix(1);
-  if (pattern.empty()) return false;
-  anchored = anchored || pattern.find('/') != std::string_view::npos;
-  std::vector<std::string_view> pat = split(pattern, '/');
-  if (!anchored) pat.insert(pat.begin(), "**");
+  if (pattern.empty()) return std::nullopt;
+  g.anchored = g.anchored || pattern.find('/') != std::string_view::npos;
+  g.segments = split(pattern, '/');
+  return g;
+}
+
+bool glob_matches(std::string_view pattern, std::string_view path) {
+  std::optional<Glob> glob = parse_glob(pattern);
+  if (!glob) return false;
+  const bool folder = glob->folder;
+  std::vector<std::string_view> pat = std::move(glob->segments);
+  if (!glob->anchored) pat.insert(pat.begin(), "**");
   std::vector<std::string_view> segs = split(path, '/');
   // The path itself, or one of the folders it is in (a folder pattern: only those).
   const std::size_t last = folder ? segs.size() - (segs.empty() ? 0 : 1) : segs.size();
@@ -80,19 +98,15 @@ bool path_matches(std::string_view pattern, std::string_view path) {
 bool protects(std::string_view pattern, std::string_view path) {
   if (path_matches(pattern, path)) return true;
   if (keyed_pattern(pattern) || path.empty()) return false;
-  bool folder = false;
-  while (!pattern.empty() && pattern.back() == '/') pattern.remove_suffix(1), folder = true;
-  bool anchored = !pattern.empty() && pattern.front() == '/';
-  while (!pattern.empty() && pattern.front() == '/') pattern.remove_prefix(1);
-  if (pattern.empty()) return false;
-  anchored = anchored || pattern.find('/') != std::string_view::npos;
-  std::vector<std::string_view> pat = split(pattern, '/');
+  std::optional<Glob> glob = parse_glob(pattern);
+  if (!glob) return false;
+  const std::vector<std::string_view>& pat = glob->segments;
   std::vector<std::string_view> segs = split(path, '/');
   // The folders above what the pattern names, and a folder pattern's own path.
-  const std::size_t upto = folder ? pat.size() : pat.size() - 1;
+  const std::size_t upto = glob->folder ? pat.size() : pat.size() - 1;
   for (std::size_t k = 1; k <= upto; ++k) {
     std::vector<std::string_view> prefix(pat.begin(), pat.begin() + static_cast<long>(k));
-    if (!anchored) prefix.insert(prefix.begin(), "**");
+    if (!glob->anchored) prefix.insert(prefix.begin(), "**");
     if (match_segments(prefix, 0, segs, 0, segs.size())) return true;
   }
   return false;
