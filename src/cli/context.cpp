@@ -29,12 +29,17 @@ std::optional<std::filesystem::path> find_repo_root(const std::filesystem::path&
   }
 }
 
-std::filesystem::path require_repo(const GlobalOptions& opts) {
+std::filesystem::path start_folder(const GlobalOptions& opts) {
   std::filesystem::path start = opts.directory.empty() ? std::filesystem::current_path()
                                                        : std::filesystem::path(opts.directory);
   std::error_code ec;
   if (!opts.directory.empty() && !std::filesystem::is_directory(start, ec))
     throw CommandError{kUsage, "no such folder: " + opts.directory, "check the path given to -C"};
+  return start;
+}
+
+std::filesystem::path require_repo(const GlobalOptions& opts) {
+  const std::filesystem::path start = start_folder(opts);
   auto root = find_repo_root(start);
   if (!root)
     throw CommandError{kUsage,

@@ -37,6 +37,9 @@ int report(const CommandError& error);
 /// The work tree root of the git repository containing `start` (walks up to a `.git`).
 std::optional<std::filesystem::path> find_repo_root(const std::filesystem::path& start);
 
+/// The folder the command runs in (-C or the current folder); CommandError if -C names none.
+std::filesystem::path start_folder(const GlobalOptions& opts);
+
 /// The repository the command runs in (-C or the current folder); CommandError if none.
 std::filesystem::path require_repo(const GlobalOptions& opts);
 

@@ -19,12 +19,7 @@ using markdown::ArtifactKind;
 
 // The limits of the repository the command runs in, or the defaults outside of one.
 ArtifactsConfig artifact_limits(const GlobalOptions& opts) {
-  std::filesystem::path start = opts.directory.empty() ? std::filesystem::current_path()
-                                                       : std::filesystem::path(opts.directory);
-  std::error_code ec;
-  if (!opts.directory.empty() && !std::filesystem::is_directory(start, ec))
-    throw CommandError{kUsage, "no such folder: " + opts.directory, "check the path given to -C"};
-  auto root = find_repo_root(start);
+  auto root = find_repo_root(start_folder(opts));
   if (!root) return {};
   return require_config(RepoPaths(*root)).artifacts;
 }
