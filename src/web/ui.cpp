@@ -29,18 +29,13 @@ using nlohmann::json;
 constexpr std::size_t kMaxPlansWithDetail = 20;  // plans whose forecast the tree page shows
 
 Response html_response(int status, std::string html) {
-  Response r;
-  r.status = status;
-  r.text = std::move(html);
+  Response r = text_response(status, std::move(html));
   r.content_type = "text/html; charset=utf-8";
   return r;
 }
 
 Response redirect(const std::string& location) {
-  Response r;
-  r.status = 303;
-  r.text = std::string();
-  r.content_type = "text/plain; charset=utf-8";
+  Response r = text_response(303, std::string());
   r.headers.emplace_back("Location", location);
   return r;
 }
