@@ -10,15 +10,12 @@
 #include <regex>
 #include <sstream>
 
+#include "project/files.hpp"
+
 namespace loopr::project {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool is_file(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec);
-}
 
 bool is_executable(const fs::path& p) { return is_file(p) && ::access(p.c_str(), X_OK) == 0; }
 

@@ -5,20 +5,12 @@
 #include <loopr/core/process.hpp>
 #include <loopr/git/work_tree_state.hpp>
 
+#include "project/files.hpp"
+
 namespace loopr::project {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool is_dir(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
-}
-
-bool is_file(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec);
-}
 
 // Not committed: ignored by git, or no file under it tracked.
 bool untracked(const fs::path& root, const std::string& rel) {
