@@ -25,6 +25,7 @@
 #include "exec/bwrap_args.hpp"
 #include "exec/cgroups.hpp"
 #include "exec/netns_pool.hpp"
+#include "exec/probe_cache.hpp"
 #include "exec/seccomp_filter.hpp"
 
 extern char** environ;
@@ -134,29 +135,21 @@ class BwrapExecutor final : public LocalSandbox {
           "sandbox: control groups are not available to this daemon; process and memory limits are "
           "rlimits ({})",
           ::geteuid() == 0 ? "root is not bound by RLIMIT_NPROC" : "per user");
-    if (bwrap_.empty()) problem_ = explain_sandbox_failure("bwrap: not found");
   }
 
   const ExecutorInfo& info() const override { return info_; }
 
   std::optional<std::string> unavailable() override {
-    std::lock_guard lock(check_mutex_);
-    if (checked_ && !problem_) return std::nullopt;
-    if (checked_ && Clock::now() - last_check_ < std::chrono::seconds(5)) return problem_;
-    last_check_ = Clock::now();
-    checked_ = true;
-    {
-      std::lock_guard bl(bwrap_mutex_);
-      if (bwrap_.empty()) bwrap_ = find_in_path(options_.bwrap, options_.env);
-    }
-    if (bwrap_.empty()) {
-      problem_ = explain_sandbox_failure("bwrap: not found");
-      return problem_;
-    }
-    problem_.reset();
-    auto tested = self_test(*this, options_.paths.run_dir());
-    if (!tested) problem_ = tested.error().message;
-    return problem_;
+    return readiness_.get([this]() -> std::optional<std::string> {
+      {
+        std::lock_guard bl(bwrap_mutex_);
+        if (bwrap_.empty()) bwrap_ = find_in_path(options_.bwrap, options_.env);
+      }
+      if (bwrap_.empty()) return explain_sandbox_failure("bwrap: not found");
+      auto tested = self_test(*this, options_.paths.run_dir());
+      if (!tested) return tested.error().message;
+      return std::nullopt;
+    });
   }
 
   SandboxInvocation invocation(const Command& c, int config_fd, int status_fd) override {
@@ -243,12 +236,7 @@ class BwrapExecutor final : public LocalSandbox {
     for (const auto& [k, v] : c.env) spec.env_set[k] = v;
     note_checkout_mounts(c.workdir, config_.checkout_paths());
     spec.cwd = "/";
-    spec.stdin_data = c.stdin_data;
-    spec.timeout = c.timeout;
-    spec.output_cap = c.output_cap;
-    spec.merge_stderr = c.merge_stderr;
-    spec.on_line = c.on_line;
-    spec.cancel = c.cancel;
+    take_process_io(c, spec);
     spec.limits.open_files = config_.limits.open_files;
     spec.limits.file_size = config_.limits.file_size;
     spec.cgroup_procs_fds = group.procs_fds();
@@ -361,10 +349,7 @@ class BwrapExecutor final : public LocalSandbox {
   fs::path home_;
   std::unique_ptr<CommandGroups> groups_;
   std::unique_ptr<NetnsPool> netns_;
-  std::mutex check_mutex_;
-  bool checked_ = false;
-  Clock::time_point last_check_{};
-  std::optional<std::string> problem_;
+  ProbeCache readiness_;
   std::mutex config_mutex_;
   bool config_read_ = false;
   fs::file_time_type config_mtime_{};

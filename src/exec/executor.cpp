@@ -70,12 +70,7 @@ class UnconfinedExecutor final : public Executor {
     // put one back, it still does not reach a command.
     for (const char* key : kSecretVariables)
       if (!c.env.count(key)) spec.env_unset.emplace_back(key);
-    spec.stdin_data = c.stdin_data;
-    spec.timeout = c.timeout;
-    spec.output_cap = c.output_cap;
-    spec.merge_stderr = c.merge_stderr;
-    spec.on_line = c.on_line;
-    spec.cancel = c.cancel;
+    take_process_io(c, spec);
     return run_process(spec);
   }
 

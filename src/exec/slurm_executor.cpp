@@ -30,6 +30,8 @@
 #include <thread>
 
 #include "exec/bwrap_executor.hpp"
+#include "exec/path_hash.hpp"
+#include "exec/probe_cache.hpp"
 #include "exec/slurm_step.hpp"
 
 namespace loopr::exec {
@@ -38,14 +40,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string fnv_hex(const std::string& text) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
-  std::ostringstream out;
-  out << std::hex << (h & 0xffffffffULL);
-  return out.str();
-}
 
 std::string trim_end(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
@@ -80,7 +74,7 @@ class SlurmExecutor final : public Executor {
       : confined_(sandbox.confined()), slurm_(options.executor.slurm), options_(options) {
     std::error_code ec;
     fs::path root = fs::weakly_canonical(options_.paths.root, ec);
-    token_ = "loopr-" + fnv_hex((ec ? options_.paths.root : root).string());
+    token_ = "loopr-" + path_hash((ec ? options_.paths.root : root).string());
     sandbox_ = make_bwrap_executor(sandbox, std::move(options));
     info_.kind = "slurm";
     info_.confined = true;
@@ -112,13 +106,7 @@ class SlurmExecutor final : public Executor {
   }
 
   std::optional<std::string> unavailable() override {
-    std::lock_guard lock(check_mutex_);
-    if (checked_ && !problem_) return std::nullopt;
-    if (checked_ && Clock::now() - last_check_ < std::chrono::seconds(5)) return problem_;
-    last_check_ = Clock::now();
-    checked_ = true;
-    problem_ = probe();
-    return problem_;
+    return readiness_.get([this] { return probe(); });
   }
 
   ProcessResult run(const Command& c) override {
@@ -470,10 +458,7 @@ class SlurmExecutor final : public Executor {
   /// Cancelled jobs squeue still listed after cancel_timeout, and since when.
   std::map<std::string, Clock::time_point> lingering_;
   Clock::time_point last_linger_check_{};
-  std::mutex check_mutex_;
-  bool checked_ = false;
-  Clock::time_point last_check_{};
-  std::optional<std::string> problem_;
+  ProbeCache readiness_;
 };
 
 }  // namespace

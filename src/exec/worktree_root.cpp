@@ -8,19 +8,12 @@
 #include <loopr/exec/executor.hpp>
 
 #include "exec/bwrap_args.hpp"
+#include "exec/path_hash.hpp"
 
 namespace loopr::exec {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string path_hash(const std::string& text) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
-  std::ostringstream out;
-  out << std::hex << (h & 0xffffffffULL);
-  return out.str();
-}
 
 bool empty_dir(const fs::path& p) {
   std::error_code ec;
