@@ -81,7 +81,7 @@ Result<std::string> Cleanup::archive_branch(const std::string& branch,
 Result<std::optional<std::int64_t>> Cleanup::moved_at(const std::string& branch) const {
   LOOPR_ASSIGN(std::string ref_name, branch_ref_name(branch));
   LOOPR_ASSIGN(RepoPtr repo, open_repo(root_, OpenMode::exact));
-  using ReflogPtr = std::unique_ptr<git_reflog, Deleter<git_reflog, git_reflog_free>>;
+  using ReflogPtr = Owned<git_reflog, git_reflog_free>;
   LOOPR_ASSIGN(ReflogPtr log, make<ReflogPtr>("reading the reflog of " + branch, git_reflog_read,
                                               repo.get(), ref_name.c_str()));
   if (git_reflog_entrycount(log.get()) == 0) return std::optional<std::int64_t>();

@@ -37,8 +37,8 @@ Result<git_oid> start_commit(git_repository* repo, const std::string& since, con
   return base;
 }
 
-Result<TreePair> merge_base_trees(git_repository* repo, const git_oid& a, const git_oid& b,
-                                  const std::string& what) {
+Result<ForkDiff> fork_diff(git_repository* repo, const git_oid& a, const git_oid& b,
+                           const std::string& what, const git_diff_options& opts) {
   git_oid base{};
   int rc = git_merge_base(&base, repo, &a, &b);
   if (rc == GIT_ENOTFOUND)
@@ -47,7 +47,9 @@ Result<TreePair> merge_base_trees(git_repository* repo, const git_oid& a, const 
     LOOPR_TRY(check(rc, "finding the merge base of " + what));
   LOOPR_ASSIGN(TreePtr ta, commit_tree(repo, base));
   LOOPR_ASSIGN(TreePtr tb, commit_tree(repo, b));
-  return TreePair{std::move(ta), std::move(tb)};
+  LOOPR_ASSIGN(DiffPtr diff, make<DiffPtr>("diffing " + what, git_diff_tree_to_tree, repo, ta.get(),
+                                           tb.get(), &opts));
+  return ForkDiff{std::move(ta), std::move(tb), std::move(diff)};
 }
 
 }  // namespace detail
@@ -194,6 +196,19 @@ Result<std::vector<std::string>> head_commit_changes(git_repository* repo, const
   return name_status(diff.get(), max_paths);
 }
 
+// The work tree at `path` against `since` (a commit; empty: HEAD), handed to `read` while the
+// repository is open.
+template <typename T, typename Read>
+Result<T> read_workdir_diff(const std::filesystem::path& path, const std::string& since,
+                            Read read) {
+  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
+  LOOPR_ASSIGN(RepoPtr repo, open_repo(path, OpenMode::exact));
+  LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
+  LOOPR_ASSIGN(git_oid start, start_commit(repo.get(), since, head));
+  LOOPR_ASSIGN(DiffPtr diff, diff_to_workdir(repo.get(), start, path));
+  return read(diff.get());
+}
+
 }  // namespace
 
 Result<std::string> Worktree::diff(const DiffLimits& limits) const {
@@ -201,22 +216,14 @@ Result<std::string> Worktree::diff(const DiffLimits& limits) const {
 }
 
 Result<std::string> Worktree::diff_since(const std::string& since, const DiffLimits& limits) const {
-  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
-  LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
-  LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
-  LOOPR_ASSIGN(git_oid start, start_commit(repo.get(), since, head));
-  LOOPR_ASSIGN(DiffPtr diff, diff_to_workdir(repo.get(), start, path_));
-  return print_patch(diff.get(), limits);
+  return read_workdir_diff<std::string>(path_, since,
+                                        [&](git_diff* diff) { return print_patch(diff, limits); });
 }
 
 Result<std::vector<std::string>> Worktree::changes_since(const std::string& since,
                                                          std::size_t max_paths) const {
-  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
-  LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
-  LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
-  LOOPR_ASSIGN(git_oid start, start_commit(repo.get(), since, head));
-  LOOPR_ASSIGN(DiffPtr diff, diff_to_workdir(repo.get(), start, path_));
-  return name_status(diff.get(), max_paths);
+  return read_workdir_diff<std::vector<std::string>>(
+      path_, since, [&](git_diff* diff) { return name_status(diff, max_paths); });
 }
 
 Result<std::vector<std::string>> Worktree::last_commit_changes(std::size_t max_paths) const {
@@ -273,15 +280,13 @@ Result<std::string> Repository::diff_since_fork(const std::string& from, const s
   };
   LOOPR_ASSIGN(git_oid a, commit_of(from));
   LOOPR_ASSIGN(git_oid b, commit_of(to));
-  LOOPR_ASSIGN(TreePair trees, merge_base_trees(repo.get(), a, b, from + " and " + to));
   git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
   opts.notify_cb = skip_private_deltas;
-  LOOPR_ASSIGN(DiffPtr diff, make<DiffPtr>("diffing " + from + " and " + to, git_diff_tree_to_tree,
-                                           repo.get(), trees.base.get(), trees.to.get(), &opts));
+  LOOPR_ASSIGN(ForkDiff fork, fork_diff(repo.get(), a, b, from + " and " + to, opts));
   git_diff_find_options find = GIT_DIFF_FIND_OPTIONS_INIT;
   find.flags = GIT_DIFF_FIND_RENAMES;
-  LOOPR_TRY(check(git_diff_find_similar(diff.get(), &find), "finding renames"));
-  return print_patch(diff.get(), limits);
+  LOOPR_TRY(check(git_diff_find_similar(fork.diff.get(), &find), "finding renames"));
+  return print_patch(fork.diff.get(), limits);
 }
 
 }  // namespace loopr::git

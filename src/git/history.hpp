@@ -23,13 +23,15 @@ Result<std::string> head_branch_ref(git_repository* repo);
 /// moved on still gives only this branch's own work. Empty `since`, or nothing in common: `head`.
 Result<git_oid> start_commit(git_repository* repo, const std::string& since, const git_oid& head);
 
-/// The trees `git diff from...to` compares: the merge base of `a` and `b` (or `a` itself when the
-/// histories are unrelated: everything `b` has differs) and `b`. `what` names them in errors.
-struct TreePair {
+/// `git diff from...to` with `opts`: the merge base of `a` and `b` (or `a` itself when the
+/// histories are unrelated: everything `b` has differs) against `b`, the trees kept with the diff.
+/// `what` names them in errors.
+struct ForkDiff {
   TreePtr base;
   TreePtr to;
+  DiffPtr diff;
 };
-Result<TreePair> merge_base_trees(git_repository* repo, const git_oid& a, const git_oid& b,
-                                  const std::string& what);
+Result<ForkDiff> fork_diff(git_repository* repo, const git_oid& a, const git_oid& b,
+                           const std::string& what, const git_diff_options& opts);
 
 }  // namespace loopr::git::detail

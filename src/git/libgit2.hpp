@@ -40,28 +40,26 @@ struct Deleter {
 };
 
 // Owning handles; nothing else in loopr calls a *_free function.
-using RepoPtr = std::unique_ptr<git_repository, Deleter<git_repository, git_repository_free>>;
-using IndexPtr = std::unique_ptr<git_index, Deleter<git_index, git_index_free>>;
-using TreePtr = std::unique_ptr<git_tree, Deleter<git_tree, git_tree_free>>;
-using TreeEntryPtr = std::unique_ptr<git_tree_entry, Deleter<git_tree_entry, git_tree_entry_free>>;
-using BlobPtr = std::unique_ptr<git_blob, Deleter<git_blob, git_blob_free>>;
-using CommitPtr = std::unique_ptr<git_commit, Deleter<git_commit, git_commit_free>>;
-using RefPtr = std::unique_ptr<git_reference, Deleter<git_reference, git_reference_free>>;
-using SignaturePtr = std::unique_ptr<git_signature, Deleter<git_signature, git_signature_free>>;
-using WorktreePtr = std::unique_ptr<git_worktree, Deleter<git_worktree, git_worktree_free>>;
-using StatusListPtr =
-    std::unique_ptr<git_status_list, Deleter<git_status_list, git_status_list_free>>;
-using DiffPtr = std::unique_ptr<git_diff, Deleter<git_diff, git_diff_free>>;
-using DiffStatsPtr = std::unique_ptr<git_diff_stats, Deleter<git_diff_stats, git_diff_stats_free>>;
-using ObjectPtr = std::unique_ptr<git_object, Deleter<git_object, git_object_free>>;
-using RevwalkPtr = std::unique_ptr<git_revwalk, Deleter<git_revwalk, git_revwalk_free>>;
-using RebasePtr = std::unique_ptr<git_rebase, Deleter<git_rebase, git_rebase_free>>;
-using AnnotatedPtr =
-    std::unique_ptr<git_annotated_commit, Deleter<git_annotated_commit, git_annotated_commit_free>>;
-using ConfigPtr = std::unique_ptr<git_config, Deleter<git_config, git_config_free>>;
-using ConflictIterPtr =
-    std::unique_ptr<git_index_conflict_iterator,
-                    Deleter<git_index_conflict_iterator, git_index_conflict_iterator_free>>;
+template <typename T, void (*Free)(T*)>
+using Owned = std::unique_ptr<T, Deleter<T, Free>>;
+using RepoPtr = Owned<git_repository, git_repository_free>;
+using IndexPtr = Owned<git_index, git_index_free>;
+using TreePtr = Owned<git_tree, git_tree_free>;
+using TreeEntryPtr = Owned<git_tree_entry, git_tree_entry_free>;
+using BlobPtr = Owned<git_blob, git_blob_free>;
+using CommitPtr = Owned<git_commit, git_commit_free>;
+using RefPtr = Owned<git_reference, git_reference_free>;
+using SignaturePtr = Owned<git_signature, git_signature_free>;
+using WorktreePtr = Owned<git_worktree, git_worktree_free>;
+using StatusListPtr = Owned<git_status_list, git_status_list_free>;
+using DiffPtr = Owned<git_diff, git_diff_free>;
+using DiffStatsPtr = Owned<git_diff_stats, git_diff_stats_free>;
+using ObjectPtr = Owned<git_object, git_object_free>;
+using RevwalkPtr = Owned<git_revwalk, git_revwalk_free>;
+using RebasePtr = Owned<git_rebase, git_rebase_free>;
+using AnnotatedPtr = Owned<git_annotated_commit, git_annotated_commit_free>;
+using ConfigPtr = Owned<git_config, git_config_free>;
+using ConflictIterPtr = Owned<git_index_conflict_iterator, git_index_conflict_iterator_free>;
 
 /// A git_buf that is disposed of at scope exit.
 struct Buf {

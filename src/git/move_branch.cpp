@@ -70,8 +70,7 @@ Result<std::vector<std::string>> checkout_tree(git_repository* repo, git_tree* f
   return blocked;
 }
 
-using ConfigIterPtr =
-    std::unique_ptr<git_config_iterator, Deleter<git_config_iterator, git_config_iterator_free>>;
+using ConfigIterPtr = Owned<git_config_iterator, git_config_iterator_free>;
 
 // Whether the repository's config has any `branch.<short>.*` entry. Read with a plain iterator:
 // the regex-matching APIs leak on every entry that does not match (see delete_branch_ref).

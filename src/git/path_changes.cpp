@@ -187,13 +187,11 @@ Result<std::vector<PathChange>> Repository::path_changes_since_fork(
   };
   LOOPR_ASSIGN(git_oid a, commit_of(from));
   LOOPR_ASSIGN(git_oid b, commit_of(to));
-  LOOPR_ASSIGN(TreePair trees, merge_base_trees(repo.get(), a, b, from + " and " + to));
   git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
   opts.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
-  LOOPR_ASSIGN(DiffPtr diff, make<DiffPtr>("diffing " + from + " and " + to, git_diff_tree_to_tree,
-                                           repo.get(), trees.base.get(), trees.to.get(), &opts));
-  LOOPR_TRY(find_renames(diff.get()));
-  return changes_of(repo.get(), diff.get(), content_patterns, nullptr);
+  LOOPR_ASSIGN(ForkDiff fork, fork_diff(repo.get(), a, b, from + " and " + to, opts));
+  LOOPR_TRY(find_renames(fork.diff.get()));
+  return changes_of(repo.get(), fork.diff.get(), content_patterns, nullptr);
 }
 
 namespace {

@@ -97,8 +97,7 @@ Result<void> Repository::delete_branch(const std::string& name) const {
 
 Result<std::vector<std::string>> Repository::branches(const std::string& prefix) const {
   LOOPR_ASSIGN(RepoPtr repo, open_repo(root_, OpenMode::exact));
-  using IterPtr =
-      std::unique_ptr<git_branch_iterator, Deleter<git_branch_iterator, git_branch_iterator_free>>;
+  using IterPtr = Owned<git_branch_iterator, git_branch_iterator_free>;
   LOOPR_ASSIGN(IterPtr it, make<IterPtr>("listing branches", git_branch_iterator_new, repo.get(),
                                          GIT_BRANCH_LOCAL));
   std::vector<std::string> names;
