@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <set>
 
+#include <loopr/api/usage_fields.hpp>
 #include <loopr/core/figures.hpp>
 
 namespace loopr::api {
@@ -110,11 +111,7 @@ LoopRow row_of(const Loop& loop) {
   r.parent_id = loop.parent_id;
   r.iteration = loop.iteration;
   r.max_iterations = loop.max_iterations;
-  r.cost_usd = loop.usage.cost_usd;
-  r.input_tokens = loop.usage.input_tokens;
-  r.output_tokens = loop.usage.output_tokens;
-  r.cache_read_tokens = loop.usage.cache_read_tokens;
-  r.cache_write_tokens = loop.usage.cache_write_tokens;
+  set_usage_fields(r, loop.usage);
   r.artifacts = loop.output_artifacts;
   r.worktree = loop.worktree;
   r.branch = loop.branch;

@@ -3,6 +3,7 @@
 #include <loopr/manager/stats.hpp>
 
 #include <loopr/api/maintenance.hpp>
+#include <loopr/api/usage_fields.hpp>
 #include <loopr/api/views.hpp>
 #include <loopr/manager/tree_verdict.hpp>
 
@@ -55,11 +56,7 @@ api::SpendView spend_view(const SpendStats& s) {
     v.task = s.task;
     v.tree_verdict = s.verdict;
   }
-  v.cost_usd = s.usage.cost_usd;
-  v.input_tokens = s.usage.input_tokens;
-  v.output_tokens = s.usage.output_tokens;
-  v.cache_read_tokens = s.usage.cache_read_tokens;
-  v.cache_write_tokens = s.usage.cache_write_tokens;
+  api::set_usage_fields(v, s.usage);
   v.uncached_cost_usd = s.uncached_cost_usd;
   const std::int64_t input =
       s.usage.input_tokens + s.usage.cache_read_tokens + s.usage.cache_write_tokens;
