@@ -55,6 +55,29 @@ void append_int(std::string& out, Int n) {
   out.append(buf, end);
 }
 
+// `,"name":` then the value: one field after the first.
+void append_key(std::string& out, std::string_view name) {
+  out += ",\"";
+  out += name;
+  out += "\":";
+}
+
+void put_string(std::string& out, std::string_view name, std::string_view text) {
+  append_key(out, name);
+  append_string(out, text);
+}
+
+void put_or_null(std::string& out, std::string_view name, const std::string& text) {
+  append_key(out, name);
+  append_or_null(out, text);
+}
+
+template <typename Int>
+void put_int(std::string& out, std::string_view name, Int n) {
+  append_key(out, name);
+  append_int(out, n);
+}
+
 // One row: to_api_json()'s fields and the open question, in nlohmann's key order (sorted).
 void append_interface_row(std::string& out, const Loop& l) {
   static_assert(std::size(kApiLoopFields) == 15,
@@ -65,41 +88,27 @@ void append_interface_row(std::string& out, const Loop& l) {
     if (i > 0) out += ',';
     append_string(out, l.output_artifacts[i]);
   }
-  out += "],\"branch\":";
-  append_or_null(out, l.branch);
-  out += ",\"cost_usd\":";
+  out += ']';
+  put_or_null(out, "branch", l.branch);
+  append_key(out, "cost_usd");
   out += nlohmann::json(l.usage.cost_usd).dump();
-  out += ",\"created_at\":";
-  append_string(out, format_timestamp(l.created_at));
-  out += ",\"end_reason\":";
+  put_string(out, "created_at", format_timestamp(l.created_at));
   if (l.end_reason == EndReason::none)
-    out += "null";
+    put_or_null(out, "end_reason", "");
   else
-    append_string(out, to_string(l.end_reason));
-  out += ",\"id\":";
-  append_string(out, l.id);
-  out += ",\"input_tokens\":";
-  append_int(out, l.usage.input_tokens);
-  out += ",\"iteration\":";
-  append_int(out, l.iteration);
-  out += ",\"max_iterations\":";
-  append_int(out, l.max_iterations);
-  out += ",\"output_tokens\":";
-  append_int(out, l.usage.output_tokens);
-  out += ",\"parent_id\":";
-  append_or_null(out, l.parent_id);
-  if (std::string question = open_question(l); !question.empty()) {
-    out += ",\"question\":";
-    append_string(out, question);
-  }
-  out += ",\"status\":";
-  append_string(out, to_string(l.status));
-  out += ",\"type\":";
-  append_string(out, to_string(l.type));
-  out += ",\"updated_at\":";
-  append_string(out, format_timestamp(l.updated_at));
-  out += ",\"worktree\":";
-  append_or_null(out, l.worktree);
+    put_string(out, "end_reason", to_string(l.end_reason));
+  put_string(out, "id", l.id);
+  put_int(out, "input_tokens", l.usage.input_tokens);
+  put_int(out, "iteration", l.iteration);
+  put_int(out, "max_iterations", l.max_iterations);
+  put_int(out, "output_tokens", l.usage.output_tokens);
+  put_or_null(out, "parent_id", l.parent_id);
+  if (std::string question = open_question(l); !question.empty())
+    put_string(out, "question", question);
+  put_string(out, "status", to_string(l.status));
+  put_string(out, "type", to_string(l.type));
+  put_string(out, "updated_at", format_timestamp(l.updated_at));
+  put_or_null(out, "worktree", l.worktree);
   out += '}';
 }
 
