@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -56,6 +58,52 @@ std::string outputs_note(const std::vector<std::string>& outputs) {
          " to .gitignore (loops never commit them)";
 }
 
+using Env = std::map<std::string, std::string>;
+
+// Runs `setup:` in the fresh worktree; the first command that fails is the check's failure.
+std::optional<TestsCheck> run_setup(exec::Executor& executor, const Config& config,
+                                    const fs::path& workdir, const Env& env,
+                                    tools::RunnerSlots& slots) {
+  for (const auto& text : config.setup.commands) {
+    exec::Command cmd = exec::Command::shell(text, workdir);
+    cmd.timeout = config.setup.timeout;
+    cmd.env = env;
+    cmd.env["LOOPR_SETUP"] = "1";
+    cmd.network = config.setup.network;
+    cmd.runner_class = slots.classify(text);
+    ProcessResult r = executor.run(cmd);
+    if (r.succeeded()) continue;
+    return TestsCheck{"fail",
+                      "the setup `" + text + "` " +
+                          why_failed(r, config.setup.timeout, "setup.timeout") +
+                          " in a fresh worktree of " + config.base_branch,
+                      "fix `setup:` in .loopr/config.yml (or what it needs); `--skip-tests` skips "
+                      "this check",
+                      tail_lines(r.output, 15)};
+  }
+  return std::nullopt;
+}
+
+// What a failed validation says: a hidden toolchain folder when that explains it.
+TestsCheck validation_failed(const ProcessResult& r, const fs::path& root, const Config& config) {
+  const std::string& validation = config.loop(LoopType::code).validation;
+  const std::string what =
+      "loops.code.validation `" + validation + "` " +
+      why_failed(r, config.loop(LoopType::code).iteration_timeout, "loops.code.iteration_timeout") +
+      " on " + config.base_branch + " in a fresh worktree";
+  if (auto hidden = project::explain_hidden_path(r.output, root, config, process_env()))
+    return {"fail", what + ": " + *hidden,
+            "a fresh `loopr init` (move .loopr/config.yml away) finds the toolchain folders "
+            "the tests need; `--skip-tests` skips this check",
+            tail_lines(r.output, 15)};
+  return {"fail", what,
+          "make the tests pass on " + config.base_branch +
+              ", or give the worktree what they need: sandbox.read_only (e.g. "
+              "[node_modules, .venv]), sandbox.env (e.g. [PYTHONPATH=src]), setup: or "
+              "loops.code.validation in .loopr/config.yml; `--skip-tests` skips this check",
+          tail_lines(r.output, 15)};
+}
+
 }  // namespace
 
 TestsCheck check_tests_in_worktree(const fs::path& root, const Config& config) {
@@ -90,28 +138,10 @@ TestsCheck check_tests_in_worktree(const fs::path& root, const Config& config) {
                                                                  started)
         .count();
   };
-  const std::map<std::string, std::string> env = {
+  const Env env = {
       {"LOOPR_PLAN_ID", "doctor"}, {"LOOPR_LOOP_ID", "doctor"}, {"LOOPR_LOOP_TYPE", "baseline"}};
-  TestsCheck result;
-  std::int64_t setup_ms = 0;
-  for (const auto& text : config.setup.commands) {
-    exec::Command cmd = exec::Command::shell(text, workdir);
-    cmd.timeout = config.setup.timeout;
-    cmd.env = env;
-    cmd.env["LOOPR_SETUP"] = "1";
-    cmd.network = config.setup.network;
-    cmd.runner_class = slots.classify(text);
-    ProcessResult r = executor->run(cmd);
-    if (r.succeeded()) continue;
-    result = {"fail",
-              "the setup `" + text + "` " + why_failed(r, config.setup.timeout, "setup.timeout") +
-                  " in a fresh worktree of " + config.base_branch,
-              "fix `setup:` in .loopr/config.yml (or what it needs); `--skip-tests` skips this "
-              "check",
-              tail_lines(r.output, 15)};
-    break;
-  }
-  setup_ms = since();
+  TestsCheck result = run_setup(*executor, config, workdir, env, slots).value_or(TestsCheck{});
+  const std::int64_t setup_ms = since();
   if (result.status.empty()) {
     exec::Command cmd = exec::Command::shell(validation, workdir);
     cmd.timeout = config.loop(LoopType::code).iteration_timeout;
@@ -127,26 +157,8 @@ TestsCheck check_tests_in_worktree(const fs::path& root, const Config& config) {
                     outputs_note(git::untracked_paths(workdir, config.sandbox.checkout_paths())),
                 {},
                 {}};
-    } else if (auto hidden = project::explain_hidden_path(r.output, root, config, process_env())) {
-      result = {"fail",
-                "loops.code.validation `" + validation + "` " +
-                    why_failed(r, config.loop(LoopType::code).iteration_timeout,
-                               "loops.code.iteration_timeout") +
-                    " on " + config.base_branch + " in a fresh worktree: " + *hidden,
-                "a fresh `loopr init` (move .loopr/config.yml away) finds the toolchain folders "
-                "the tests need; `--skip-tests` skips this check",
-                tail_lines(r.output, 15)};
     } else {
-      result = {"fail",
-                "loops.code.validation `" + validation + "` " +
-                    why_failed(r, config.loop(LoopType::code).iteration_timeout,
-                               "loops.code.iteration_timeout") +
-                    " on " + config.base_branch + " in a fresh worktree",
-                "make the tests pass on " + config.base_branch +
-                    ", or give the worktree what they need: sandbox.read_only (e.g. "
-                    "[node_modules, .venv]), sandbox.env (e.g. [PYTHONPATH=src]), setup: or "
-                    "loops.code.validation in .loopr/config.yml; `--skip-tests` skips this check",
-                tail_lines(r.output, 15)};
+      result = validation_failed(r, root, config);
     }
   }
   if (auto removed = worktrees.remove_scratch(name); !removed && result.status == "ok")

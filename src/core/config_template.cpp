@@ -27,18 +27,13 @@ std::string yaml_list(const std::vector<std::string>& items) {
   return out + "]";
 }
 
-}  // namespace
+// The template's sections, in the file's order; each ends with a newline.
 
-std::string default_config_yaml(std::string_view base_branch, std::string_view code_validation,
-                                const std::vector<std::string>& validation_comment) {
-  std::string code_comment;
-  for (const auto& line : validation_comment) code_comment += "  # " + line + "\n";
-  const ProtectConfig protect;
-  std::string out =
-      R"(# loopr configuration. Every key is optional; the values below are the defaults.
+std::string top_section(std::string_view base_branch) {
+  return R"(# loopr configuration. Every key is optional; the values below are the defaults.
 # Environment overrides: LOOPR_PROVIDER, LOOPR_MODEL, ANTHROPIC_BASE_URL, OPENAI_BASE_URL.
 base_branch: )" +
-      std::string(base_branch) + R"(
+         std::string(base_branch) + R"(
 merge: auto                      # auto | manual (then `loopr merge PLAN_ID`) | pr (see forge:)
 llm:
   provider: anthropic            # anthropic | openai | openai-responses | claude-code | codex | gemini
@@ -53,7 +48,11 @@ concurrency:
   llm_slots: 4                   # LLM calls in flight
   requests_per_minute: 50
   runners: {default: 8, net: 2, heavy: 1}
-limits:                          # per plan tree unless noted
+)";
+}
+
+std::string limits_and_sandbox_section() {
+  return R"(limits:                          # per plan tree unless noted
   max_cost_usd: 25
   max_runtime: 4h                # counted from the plan's approval
   circuit_breaker: 5             # consecutive errors in one loop
@@ -83,32 +82,48 @@ setup:                           # run once in every new worktree, in the sandbo
   commands: []                   # e.g. ["make generate"]; a failure blocks the loop with its output
   network: false                 # true: these commands may use the network (e.g. npm ci)
   timeout: 10m                   # per command
-loops:
+)";
+}
+
+std::string loops_section(std::string_view code_validation,
+                          const std::vector<std::string>& validation_comment) {
+  std::string code_comment;
+  for (const auto& line : validation_comment) code_comment += "  # " + line + "\n";
+  return R"(loops:
   # Each type may set `model:` and `provider:` of its own (else llm.model / llm.provider),
   # e.g. plan: {max_iterations: 5, model: claude-opus-5-5}
   plan:  {max_iterations: 5}
   spec:  {max_iterations: 5}
   phase: {max_iterations: 5}
 )" + code_comment +
-      R"(  code:  {max_iterations: 20, validation: )" + yaml_quoted(code_validation) +
-      R"(, iteration_timeout: 10m, max_turns_per_iteration: 50}
+         R"(  code:  {max_iterations: 20, validation: )" + yaml_quoted(code_validation) +
+         R"(, iteration_timeout: 10m, max_turns_per_iteration: 50}
   review: {enabled: false, model: "", max_rounds: 2, max_attempts: 3}  # a reviewer model call after a code loop passes
-protect:                         # what a loop may not change on its own (docs/confinement.md "Security model")
+)";
+}
+
+std::string protect_section(std::string_view code_validation) {
+  const ProtectConfig protect;
+  return R"(protect:                         # what a loop may not change on its own (docs/confinement.md "Security model")
   # The test harness (inferred from the test command): a code loop changes it only where its phase
   # lists it under `- Files:`, and a tree that changes it waits for `loopr merge`.
   harness: )" +
-      yaml_list(default_harness(code_validation)) + R"(
+         yaml_list(default_harness(code_validation)) + R"(
   # Existing tests: a code loop modifies or deletes them only where its phase lists them.
   tests: )" +
-      yaml_list(protect.tests) + R"(
+         yaml_list(protect.tests) + R"(
   # Other tools' auto-run files: a tree that changes them waits for `loopr merge`.
   hold: )" +
-      yaml_list(protect.hold) + R"(
+         yaml_list(protect.hold) + R"(
   # The largest file and the most bytes of added or changed files (as a checkout writes them)
   # a loop's work or a tree may bring; past them it is refused.
   max_file_size: 50M
   max_tree_size: 500M
-integration:                     # the finished tree's integration branch runs loops.code.validation
+)";
+}
+
+std::string forge_and_pricing_section() {
+  return R"(integration:                     # the finished tree's integration branch runs loops.code.validation
   max_fix_iterations: 5          # before it is merged; a failure gets a fix loop with this budget
 forge:                           # merge: pr pushes loopr/<plan> here and opens a pull request
   kind: github                   # github | gitlab
@@ -122,7 +137,15 @@ pricing:                         # USD per million tokens
   claude-sonnet-5-5: {input: 2.0, output: 10.0, cache_write: 2.5, cache_read: 0.20}
   claude-haiku-5-5:  {input: 0.10, output: 0.50, cache_write: 0.125, cache_read: 0.01}
 )";
-  return out;
+}
+
+}  // namespace
+
+std::string default_config_yaml(std::string_view base_branch, std::string_view code_validation,
+                                const std::vector<std::string>& validation_comment) {
+  return top_section(base_branch) + limits_and_sandbox_section() +
+         loops_section(code_validation, validation_comment) + protect_section(code_validation) +
+         forge_and_pricing_section();
 }
 
 }  // namespace loopr

@@ -261,28 +261,215 @@ std::string cap_head_tail(std::string_view text, std::size_t cap) {
                                           text.size() - head - tail);
 }
 
-ProcessResult run_process(const ProcessSpec& spec) {
+namespace {
+
+ProcessResult spawn_failure(std::string why) {
   ProcessResult result;
-  auto started = Clock::now();
-  if (spec.argv.empty()) {
-    result.spawn_failed = true;
-    result.output = "no command given";
-    return result;
+  result.spawn_failed = true;
+  result.output = std::move(why);
+  return result;
+}
+
+// The child's stdout, stderr (unless merged), stdin (with stdin_data) and exec report pipes.
+struct Pipes {
+  int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1}, exec[2] = {-1, -1};
+};
+
+bool open_pipes(const ProcessSpec& spec, Pipes& p) {
+  return pipe2(p.out, O_CLOEXEC) == 0 && pipe2(p.exec, O_CLOEXEC) == 0 &&
+         (spec.merge_stderr || pipe2(p.err, O_CLOEXEC) == 0) &&
+         (!spec.stdin_data || pipe2(p.in, O_CLOEXEC) == 0);
+}
+
+// The parent's copies of the child's ends: the child holds its own until it exits.
+void close_child_ends(const Pipes& p) {
+  close(p.out[1]);
+  close(p.exec[1]);
+  if (p.err[1] >= 0) close(p.err[1]);
+  if (p.in[0] >= 0) close(p.in[0]);
+}
+
+// Whether the child wrote an errno on its report pipe (it failed before or at exec; a
+// successful exec closes the pipe empty). Then every pipe is closed and the child reaped.
+bool exec_failed(pid_t pid, const Pipes& p, int& exec_errno) {
+  if (read(p.exec[0], &exec_errno, sizeof exec_errno) != sizeof exec_errno) {
+    close(p.exec[0]);
+    return false;
   }
-  if (spec.pass_fds.size() > kMaxPassedFds) {
-    result.spawn_failed = true;
-    result.output = "too many descriptors to pass to a child";
-    return result;
+  close(p.exec[0]);
+  close(p.out[0]);
+  if (p.err[0] >= 0) close(p.err[0]);
+  if (p.in[1] >= 0) close(p.in[1]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return true;
+}
+
+// Hands stdout to `spec.on_line` line by line (without the CR of a CRLF).
+class LineSplitter {
+ public:
+  explicit LineSplitter(const ProcessSpec& spec) : spec_(spec) {}
+
+  void feed(const char* data, std::size_t n) {
+    if (!spec_.on_line) return;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (data[i] == '\n') {
+        if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+        spec_.on_line(valid_utf8(line_));
+        line_.clear();
+      } else if (line_.size() < kMaxLine) {
+        line_ += data[i];
+      }  // else: an absurdly long line is cut, not buffered without bound
+    }
   }
 
-  int out_pipe[2], err_pipe[2] = {-1, -1}, in_pipe[2] = {-1, -1}, exec_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(exec_pipe, O_CLOEXEC) != 0 ||
-      (!spec.merge_stderr && pipe2(err_pipe, O_CLOEXEC) != 0) ||
-      (spec.stdin_data && pipe2(in_pipe, O_CLOEXEC) != 0)) {
-    result.spawn_failed = true;
-    result.output = std::string("cannot create pipes: ") + std::strerror(errno);
-    return result;
+  // The last line, when the output does not end with a newline.
+  void finish() {
+    if (!line_.empty() && spec_.on_line) spec_.on_line(valid_utf8(line_));
   }
+
+ private:
+  static constexpr std::size_t kMaxLine = 1 << 20;
+  const ProcessSpec& spec_;
+  std::string line_;
+};
+
+// What the parent reads from and writes to while the child runs; -1 once closed.
+struct Streams {
+  explicit Streams(const ProcessSpec& spec)
+      : out_text(spec.output_cap), err_text(spec.output_cap), lines(spec) {}
+
+  int out = -1, err = -1, in = -1;
+  std::size_t in_off = 0;  ///< how much of stdin_data is written
+  CappedBuffer out_text, err_text;
+  LineSplitter lines;
+};
+
+void start_streams(const ProcessSpec& spec, const Pipes& p, Streams& s) {
+  s.out = p.out[0];
+  s.err = p.err[0];
+  s.in = p.in[1];
+  set_nonblocking(s.out);
+  if (s.err >= 0) set_nonblocking(s.err);
+  if (s.in >= 0) {
+    set_nonblocking(s.in);
+    if (spec.stdin_data->empty()) {
+      close(s.in);
+      s.in = -1;
+    }
+  }
+}
+
+void close_streams(Streams& s) {
+  if (s.out >= 0) close(s.out);
+  if (s.err >= 0) close(s.err);
+  if (s.in >= 0) close(s.in);
+}
+
+void write_stdin(const ProcessSpec& spec, Streams& s) {
+  ssize_t w = write(s.in, spec.stdin_data->data() + s.in_off, spec.stdin_data->size() - s.in_off);
+  if (w > 0) s.in_off += static_cast<std::size_t>(w);
+  if (w < 0 && errno != EAGAIN) s.in_off = spec.stdin_data->size();
+  if (s.in_off >= spec.stdin_data->size()) {
+    close(s.in);
+    s.in = -1;
+  }
+}
+
+// Reads what is ready on stdout or stderr `fd`; at its end (or an error) closes it.
+void read_stream(int fd, Streams& s) {
+  char buf[65536];
+  ssize_t n = read(fd, buf, sizeof buf);
+  if (n > 0) {
+    if (fd == s.out) {
+      s.out_text.append(buf, static_cast<std::size_t>(n));
+      s.lines.feed(buf, static_cast<std::size_t>(n));
+    } else {
+      s.err_text.append(buf, static_cast<std::size_t>(n));
+    }
+  } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+    if (fd == s.out) {
+      close(s.out);
+      s.out = -1;
+    } else {
+      close(s.err);
+      s.err = -1;
+    }
+  }
+}
+
+// One poll of the open streams (at most 50 ms, less near the deadline), then what is ready
+// moves. False when poll fails.
+bool pump(const ProcessSpec& spec, Streams& s, Clock::time_point deadline, Clock::time_point now) {
+  pollfd fds[3];
+  int nfds = 0;
+  if (s.out >= 0) fds[nfds++] = {s.out, POLLIN, 0};
+  if (s.err >= 0) fds[nfds++] = {s.err, POLLIN, 0};
+  if (s.in >= 0) fds[nfds++] = {s.in, POLLOUT, 0};
+  int wait_ms = 50;
+  if (deadline != Clock::time_point::max())
+    wait_ms = static_cast<int>(std::clamp<long long>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count(), 0, 50));
+  int ready = poll(fds, static_cast<nfds_t>(nfds), wait_ms);
+  if (ready < 0 && errno != EINTR) return false;
+  for (int i = 0; i < nfds && ready > 0; ++i) {
+    if (!fds[i].revents) continue;
+    if (fds[i].fd == s.in)
+      write_stdin(spec, s);
+    else
+      read_stream(fds[i].fd, s);
+  }
+  return true;
+}
+
+// Past the deadline or cancelled: the command's group is killed, and what is still in the
+// pipes is read for at most half a second more.
+void stop_when_due(const ProcessSpec& spec, pid_t pid, Clock::time_point now,
+                   Clock::time_point deadline, ProcessResult& result,
+                   Clock::time_point& drain_deadline) {
+  if (result.timed_out || result.cancelled) return;
+  if (now >= deadline) {
+    result.timed_out = true;
+  } else if (spec.cancel && spec.cancel->load()) {
+    result.cancelled = true;
+  }
+  if (result.timed_out || result.cancelled) {
+    kill_group(pid, SIGKILL);
+    drain_deadline = now + std::chrono::milliseconds(500);
+  }
+}
+
+// Reads the child's output until both pipes close (or the drain after its end or a kill runs
+// out); `exited` and `status` tell whether it was reaped meanwhile.
+void watch_child(const ProcessSpec& spec, pid_t pid, Clock::time_point started, Streams& s,
+                 ProcessResult& result, bool& exited, int& status) {
+  auto deadline = spec.timeout.count() > 0 ? started + spec.timeout : Clock::time_point::max();
+  Clock::time_point drain_deadline = Clock::time_point::max();
+  while (s.out >= 0 || s.err >= 0) {
+    auto now = Clock::now();
+    stop_when_due(spec, pid, now, deadline, result, drain_deadline);
+    if (!exited && waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      // Descendants that outlive the command would keep the pipe open forever: end the group.
+      kill_group(pid, SIGKILL);
+      if (drain_deadline == Clock::time_point::max())
+        drain_deadline = now + std::chrono::milliseconds(500);
+    }
+    if (now >= drain_deadline) break;
+    if (!pump(spec, s, deadline, now)) break;
+  }
+}
+
+}  // namespace
+
+ProcessResult run_process(const ProcessSpec& spec) {
+  auto started = Clock::now();
+  if (spec.argv.empty()) return spawn_failure("no command given");
+  if (spec.pass_fds.size() > kMaxPassedFds)
+    return spawn_failure("too many descriptors to pass to a child");
+  Pipes pipes;
+  if (!open_pipes(spec, pipes))
+    return spawn_failure(std::string("cannot create pipes: ") + std::strerror(errno));
 
   // Everything the child needs is prepared before fork: only async-signal-safe calls after it.
   std::vector<std::string> env = build_env(spec);
@@ -294,141 +481,25 @@ ProcessResult run_process(const ProcessSpec& spec) {
   argv.push_back(nullptr);
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
 
-  ChildSetup setup{spec,         argv.data(), envp.data(), cwd,        getpid(),
-                   exec_pipe[1], out_pipe[1], err_pipe[1], in_pipe[0], {}};
+  ChildSetup setup{spec,          argv.data(),  envp.data(),  cwd,         getpid(),
+                   pipes.exec[1], pipes.out[1], pipes.err[1], pipes.in[0], {}};
   pid_t pid = spawn_child(setup);
-  if (pid < 0) {
-    result.spawn_failed = true;
-    result.output = std::string("cannot start a process: ") + std::strerror(-pid);
-    return result;
-  }
+  if (pid < 0) return spawn_failure(std::string("cannot start a process: ") + std::strerror(-pid));
   setpgid(pid, pid);  // also from the parent: no race with an early kill
-  close(out_pipe[1]);
-  close(exec_pipe[1]);
-  if (err_pipe[1] >= 0) close(err_pipe[1]);
-  if (in_pipe[0] >= 0) close(in_pipe[0]);
+  close_child_ends(pipes);
+  if (int exec_errno = 0; exec_failed(pid, pipes, exec_errno))
+    return spawn_failure(std::string("cannot start ") + spec.argv[0] +
+                         (spec.cwd.empty() ? "" : " in " + spec.cwd) + ": " +
+                         std::strerror(exec_errno));
 
-  int exec_errno = 0;
-  if (read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno) {
-    close(exec_pipe[0]);
-    close(out_pipe[0]);
-    if (err_pipe[0] >= 0) close(err_pipe[0]);
-    if (in_pipe[1] >= 0) close(in_pipe[1]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    result.spawn_failed = true;
-    result.output = std::string("cannot start ") + spec.argv[0] +
-                    (spec.cwd.empty() ? "" : " in " + spec.cwd) + ": " + std::strerror(exec_errno);
-    return result;
-  }
-  close(exec_pipe[0]);
-
-  CappedBuffer out(spec.output_cap), err(spec.output_cap);
-  std::string line;
-  constexpr std::size_t kMaxLine = 1 << 20;
-  bool line_overflow = false;
-  auto emit_lines = [&](const char* data, std::size_t n) {
-    if (!spec.on_line) return;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (data[i] == '\n') {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        spec.on_line(valid_utf8(line));
-        line.clear();
-        line_overflow = false;
-      } else if (line.size() < kMaxLine) {
-        line += data[i];
-      } else {
-        line_overflow = true;  // an absurdly long line is cut, not buffered without bound
-      }
-    }
-  };
-
-  int out_fd = out_pipe[0], err_fd = err_pipe[0], in_fd = in_pipe[1];
-  set_nonblocking(out_fd);
-  if (err_fd >= 0) set_nonblocking(err_fd);
-  std::size_t in_off = 0;
-  if (in_fd >= 0) {
-    set_nonblocking(in_fd);
-    if (spec.stdin_data->empty()) {
-      close(in_fd);
-      in_fd = -1;
-    }
-  }
-
+  ProcessResult result;
+  Streams s(spec);
+  start_streams(spec, pipes, s);
   bool exited = false;
   int status = 0;
-  auto deadline = spec.timeout.count() > 0 ? started + spec.timeout : Clock::time_point::max();
-  Clock::time_point drain_deadline = Clock::time_point::max();
-  char buf[65536];
-
-  while (out_fd >= 0 || err_fd >= 0) {
-    auto now = Clock::now();
-    if (!result.timed_out && !result.cancelled) {
-      if (now >= deadline) {
-        result.timed_out = true;
-      } else if (spec.cancel && spec.cancel->load()) {
-        result.cancelled = true;
-      }
-      if (result.timed_out || result.cancelled) {
-        kill_group(pid, SIGKILL);
-        drain_deadline = now + std::chrono::milliseconds(500);
-      }
-    }
-    if (!exited && waitpid(pid, &status, WNOHANG) == pid) {
-      exited = true;
-      // Descendants that outlive the command would keep the pipe open forever: end the group.
-      kill_group(pid, SIGKILL);
-      if (drain_deadline == Clock::time_point::max()) drain_deadline = now + std::chrono::milliseconds(500);
-    }
-    if (now >= drain_deadline) break;
-
-    pollfd fds[3];
-    int nfds = 0;
-    if (out_fd >= 0) fds[nfds++] = {out_fd, POLLIN, 0};
-    if (err_fd >= 0) fds[nfds++] = {err_fd, POLLIN, 0};
-    if (in_fd >= 0) fds[nfds++] = {in_fd, POLLOUT, 0};
-    int wait_ms = 50;
-    if (deadline != Clock::time_point::max())
-      wait_ms = static_cast<int>(std::clamp<long long>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count(), 0, 50));
-    int ready = poll(fds, static_cast<nfds_t>(nfds), wait_ms);
-    if (ready < 0 && errno != EINTR) break;
-    for (int i = 0; i < nfds && ready > 0; ++i) {
-      if (!fds[i].revents) continue;
-      if (fds[i].fd == in_fd) {
-        ssize_t w = write(in_fd, spec.stdin_data->data() + in_off, spec.stdin_data->size() - in_off);
-        if (w > 0) in_off += static_cast<std::size_t>(w);
-        if (w < 0 && errno != EAGAIN) in_off = spec.stdin_data->size();
-        if (in_off >= spec.stdin_data->size()) {
-          close(in_fd);
-          in_fd = -1;
-        }
-        continue;
-      }
-      ssize_t n = read(fds[i].fd, buf, sizeof buf);
-      if (n > 0) {
-        if (fds[i].fd == out_fd) {
-          out.append(buf, static_cast<std::size_t>(n));
-          emit_lines(buf, static_cast<std::size_t>(n));
-        } else {
-          err.append(buf, static_cast<std::size_t>(n));
-        }
-      } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-        if (fds[i].fd == out_fd) {
-          close(out_fd);
-          out_fd = -1;
-        } else {
-          close(err_fd);
-          err_fd = -1;
-        }
-      }
-    }
-  }
-  if (out_fd >= 0) close(out_fd);
-  if (err_fd >= 0) close(err_fd);
-  if (in_fd >= 0) close(in_fd);
-  if (!line.empty() && spec.on_line) spec.on_line(valid_utf8(line));
-  (void)line_overflow;
+  watch_child(spec, pid, started, s, result, exited, status);
+  close_streams(s);
+  s.lines.finish();
 
   if (!exited) {
     kill_group(pid, SIGKILL);
@@ -442,9 +513,9 @@ ProcessResult run_process(const ProcessSpec& spec) {
   if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
   if (result.timed_out || result.cancelled) result.exit_code = -1;
   // A command prints bytes; everything after this (the model, the store, a terminal) gets text.
-  result.output = valid_utf8(out.str());
-  result.error_output = valid_utf8(err.str());
-  result.total_bytes = out.total();
+  result.output = valid_utf8(s.out_text.str());
+  result.error_output = valid_utf8(s.err_text.str());
+  result.total_bytes = s.out_text.total();
   result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   return result;
 }

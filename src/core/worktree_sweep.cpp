@@ -69,85 +69,113 @@ bool leads_to_a_file_inside(const std::string& root, const std::string& rel) {
 }
 
 void walk(int fd, const std::string& root, const std::string& prefix, SweepReport& report,
+          int depth, const SweepVisitor* visit);
+
+// One folder entry `name` (at `rel`) seen in the folder `dirfd`, and where the sweep is.
+struct Entry {
+  int dirfd;
+  const char* name;
+  const std::string& rel;
+  SweepReport& report;
+  const SweepVisitor* visit;
+};
+
+void sweep_folder(const Entry& e, const std::string& root, int depth) {
+  if (depth >= kMaxDepth) {
+    // Not looked into, so not known to be clean: git would go on reading there.
+    e.report.failed.push_back(e.rel + " (a folder nested more than " + std::to_string(kMaxDepth) +
+                              " deep): not checked");
+    return;
+  }
+  int sub = ::openat(e.dirfd, e.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sub < 0) {
+    // Not looked into: a caller that lists what is there cannot trust the list.
+    if (e.visit) e.report.failed.push_back(e.rel + " (a folder): " + std::strerror(errno));
+    return;
+  }
+  if (e.visit) (*e.visit)(e.rel, nullptr);
+  walk(sub, root, e.rel + "/", e.report, depth + 1, e.visit);
+}
+
+void sweep_symlink(const Entry& e, const std::string& root, struct stat& st) {
+  if (!read_by_git(e.name) || leads_to_a_file_inside(root, e.rel)) {
+    if (e.visit && ::fstatat(e.dirfd, e.name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+      (*e.visit)(e.rel, &st);
+    return;
+  }
+  if (remove_entry(e.dirfd, e.name))
+    e.report.removed.push_back(e.rel +
+                               " (a symlink to something outside the worktree or not a file)");
+  else
+    e.report.failed.push_back(e.rel +
+                              " (a symlink git would read through): " + std::strerror(errno));
+}
+
+// A fifo, socket or device: nothing a repository holds.
+void sweep_special(const Entry& e, unsigned char type) {
+  if (remove_entry(e.dirfd, e.name))
+    e.report.removed.push_back(e.rel + " (" + kind_of(type) + ")");
+  else
+    e.report.failed.push_back(e.rel + " (" + kind_of(type) + "): " + std::strerror(errno));
+}
+
+void sweep_regular(const Entry& e, struct stat& st) {
+  if ((st.st_mode & (S_ISUID | S_ISGID)) == 0) {
+    if (e.visit) (*e.visit)(e.rel, &st);
+    return;
+  }
+  if (st.st_nlink > 1) {
+    // Another name shares the inode (and so the bits): only this name goes.
+    if (remove_entry(e.dirfd, e.name))
+      e.report.removed.push_back(e.rel + " (a setuid/setgid file with another hard link)");
+    else
+      e.report.failed.push_back(e.rel + " (setuid/setgid): " + std::strerror(errno));
+    return;
+  }
+  mode_t mode = st.st_mode & 07777 & ~static_cast<mode_t>(S_ISUID | S_ISGID);
+  if (::fchmodat(e.dirfd, e.name, mode, 0) == 0) {
+    e.report.stripped.push_back(e.rel);
+    if (e.visit && ::fstatat(e.dirfd, e.name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+      (*e.visit)(e.rel, &st);
+  } else
+    e.report.failed.push_back(e.rel + " (setuid/setgid): " + std::strerror(errno));
+}
+
+void walk(int fd, const std::string& root, const std::string& prefix, SweepReport& report,
           int depth, const SweepVisitor* visit) {
   DIR* dir = ::fdopendir(fd);
   if (dir == nullptr) {
     ::close(fd);
     return;
   }
-  while (dirent* e = ::readdir(dir)) {
-    const char* name = e->d_name;
+  while (dirent* d = ::readdir(dir)) {
+    const char* name = d->d_name;
     if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
     if (depth == 0 && std::strcmp(name, ".git") == 0) continue;
     std::string rel = prefix + name;
-    unsigned char type = e->d_type;
+    unsigned char type = d->d_type;
     struct stat st {};
     if (type == DT_UNKNOWN || type == DT_REG) {
       if (::fstatat(::dirfd(dir), name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
       type = static_cast<unsigned char>(IFTODT(st.st_mode));
     }
+    Entry e{::dirfd(dir), name, rel, report, visit};
     switch (type) {
-      case DT_DIR: {
-        if (depth >= kMaxDepth) {
-          // Not looked into, so not known to be clean: git would go on reading there.
-          report.failed.push_back(rel + " (a folder nested more than " + std::to_string(kMaxDepth) +
-                                  " deep): not checked");
-          break;
-        }
-        int sub = ::openat(::dirfd(dir), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub < 0) {
-          // Not looked into: a caller that lists what is there cannot trust the list.
-          if (visit) report.failed.push_back(rel + " (a folder): " + std::strerror(errno));
-          break;
-        }
-        if (visit) (*visit)(rel, nullptr);
-        walk(sub, root, rel + "/", report, depth + 1, visit);
+      case DT_DIR:
+        sweep_folder(e, root, depth);
         break;
-      }
       case DT_LNK:
-        if (!read_by_git(name) || leads_to_a_file_inside(root, rel)) {
-          if (visit && ::fstatat(::dirfd(dir), name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-            (*visit)(rel, &st);
-          break;
-        }
-        if (remove_entry(::dirfd(dir), name))
-          report.removed.push_back(rel +
-                                   " (a symlink to something outside the worktree or not a file)");
-        else
-          report.failed.push_back(rel +
-                                  " (a symlink git would read through): " + std::strerror(errno));
+        sweep_symlink(e, root, st);
         break;
       case DT_FIFO:
       case DT_SOCK:
       case DT_CHR:
       case DT_BLK:
-        if (remove_entry(::dirfd(dir), name))
-          report.removed.push_back(rel + " (" + kind_of(type) + ")");
-        else
-          report.failed.push_back(rel + " (" + kind_of(type) + "): " + std::strerror(errno));
+        sweep_special(e, type);
         break;
-      case DT_REG: {
-        if ((st.st_mode & (S_ISUID | S_ISGID)) == 0) {
-          if (visit) (*visit)(rel, &st);
-          break;
-        }
-        if (st.st_nlink > 1) {
-          // Another name shares the inode (and so the bits): only this name goes.
-          if (remove_entry(::dirfd(dir), name))
-            report.removed.push_back(rel + " (a setuid/setgid file with another hard link)");
-          else
-            report.failed.push_back(rel + " (setuid/setgid): " + std::strerror(errno));
-          break;
-        }
-        mode_t mode = st.st_mode & 07777 & ~static_cast<mode_t>(S_ISUID | S_ISGID);
-        if (::fchmodat(::dirfd(dir), name, mode, 0) == 0) {
-          report.stripped.push_back(rel);
-          if (visit && ::fstatat(::dirfd(dir), name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-            (*visit)(rel, &st);
-        } else
-          report.failed.push_back(rel + " (setuid/setgid): " + std::strerror(errno));
+      case DT_REG:
+        sweep_regular(e, st);
         break;
-      }
       default:
         break;
     }

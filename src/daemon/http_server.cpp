@@ -288,39 +288,104 @@ awaitable<void> serve_stream(ImplPtr impl, std::shared_ptr<Session> s, Request r
   if (s->open) co_await writer->finish();
 }
 
+using RequestParser = http::request_parser<http::string_body>;
+using Message = http::request<http::string_body>;
+
+// Keep-alive: waits for the next request's first bytes; false when the peer is gone, was idle
+// too long, or the server stopped.
+awaitable<bool> wait_for_request(const ServerOptions& options, std::shared_ptr<Session> s) {
+  if (s->buffer.size() != 0) co_return true;
+  s->expires_after(options.idle_timeout);
+  error_code ec;
+  std::size_t n = co_await s->socket.async_read_some(s->buffer.prepare(kFirstRead),
+                                                     net::redirect_error(net::use_awaitable, ec));
+  if (ec) co_return false;
+  s->buffer.commit(n);
+  co_return true;
+}
+
+// Reads one request's header and body into `parser` within the read timeout.
+awaitable<error_code> read_request(const ServerOptions& options, std::shared_ptr<Session> s,
+                                   RequestParser& parser) {
+  s->expires_after(options.read_timeout);
+  parser.header_limit(static_cast<std::uint32_t>(
+      std::min<std::size_t>(options.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
+  parser.body_limit(static_cast<std::uint64_t>(options.max_body_bytes));
+  error_code ec;
+  co_await http::async_read_header(s->socket, s->buffer, parser,
+                                   net::redirect_error(net::use_awaitable, ec));
+  if (!ec && !parser.is_done()) {
+    // curl sends `Expect: 100-continue` before larger bodies and waits a second without it.
+    if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+      std::string go_on = "HTTP/1.1 100 Continue\r\n\r\n";
+      co_await net::async_write(s->socket, net::buffer(go_on),
+                                net::redirect_error(net::use_awaitable, ec));
+    }
+    if (!ec)
+      co_await http::async_read(s->socket, s->buffer, parser,
+                                net::redirect_error(net::use_awaitable, ec));
+  }
+  s->expires_never();
+  co_return ec;
+}
+
+// The routes' view of the message: header names in lower case, repeated ones joined.
+Request to_request(Message& msg, Target target) {
+  Request req;
+  req.method = std::string(to_std(msg.method_string()));
+  req.path = std::move(target.path);
+  req.query = std::move(target.query);
+  req.body = std::move(msg.body());
+  for (const auto& field : msg) {
+    std::string name(to_std(field.name_string()));
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto [it, fresh] = req.headers.try_emplace(std::move(name), to_std(field.value()));
+    if (!fresh) it->second.append(", ").append(to_std(field.value()));
+  }
+  return req;
+}
+
+bool is_stream(const ServerState& impl, const Request& req) {
+  try {
+    return impl.routes.is_stream && impl.routes.stream && impl.routes.is_stream(req);
+  } catch (const std::exception& e) {
+    spdlog::error("control API: is_stream failed for {}: {}", req.path, e.what());
+  }
+  return false;
+}
+
+// The route's answer; a route that throws answers 500 (and the daemon goes on).
+awaitable<Response> answer_request(ImplPtr impl, std::shared_ptr<Session> s, Request req,
+                                   std::string method, std::string target) {
+  Response answer;
+  std::string failure;
+  s->handling = true;
+  try {
+    if (impl->routes.handle) {
+      answer = co_await impl->routes.handle(std::move(req));
+    } else {
+      answer = error_response(404, "no such route");
+    }
+  } catch (const std::exception& e) {
+    failure = e.what();
+    if (failure.empty()) failure = "unknown error";
+  } catch (...) {
+    failure = "unknown error";
+  }
+  s->handling = false;
+  if (!failure.empty()) {
+    spdlog::error("control API: {} {} failed: {}", method, target, failure);
+    answer = error_response(500, "internal error: " + failure + " (see the daemon log)");
+  }
+  co_return answer;
+}
+
 awaitable<void> serve_requests(ImplPtr impl, std::shared_ptr<Session> s) {
   const ServerOptions& options = impl->options;
   while (s->open) {
-    if (s->buffer.size() == 0) {  // keep-alive: wait for the next request's first bytes
-      s->expires_after(options.idle_timeout);
-      error_code ec;
-      std::size_t n = co_await s->socket.async_read_some(
-          s->buffer.prepare(kFirstRead), net::redirect_error(net::use_awaitable, ec));
-      if (ec) co_return;  // gone, idle too long, or the server stopped
-      s->buffer.commit(n);
-    }
-
-    s->expires_after(options.read_timeout);
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(
-        options.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
-    parser.body_limit(static_cast<std::uint64_t>(options.max_body_bytes));
-    error_code ec;
-    co_await http::async_read_header(s->socket, s->buffer, parser,
-                                     net::redirect_error(net::use_awaitable, ec));
-    if (!ec && !parser.is_done()) {
-      // curl sends `Expect: 100-continue` before larger bodies and waits a second without it.
-      if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
-        std::string go_on = "HTTP/1.1 100 Continue\r\n\r\n";
-        co_await net::async_write(s->socket, net::buffer(go_on),
-                                  net::redirect_error(net::use_awaitable, ec));
-      }
-      if (!ec)
-        co_await http::async_read(s->socket, s->buffer, parser,
-                                  net::redirect_error(net::use_awaitable, ec));
-    }
-    s->expires_never();
-    if (ec) {
+    if (!co_await wait_for_request(options, s)) co_return;
+    RequestParser parser;
+    if (error_code ec = co_await read_request(options, s, parser)) {
       auto answer = read_failure(ec, options);
       if (answer && s->open)
         co_await write_json(s, std::move(*answer), 11, false, options.read_timeout,
@@ -339,50 +404,14 @@ awaitable<void> serve_requests(ImplPtr impl, std::shared_ptr<Session> s) {
       if (!written || !keep_alive) co_return;
       continue;
     }
-    Request req;
-    req.method = std::string(to_std(msg.method_string()));
-    req.path = std::move(target->path);
-    req.query = std::move(target->query);
-    req.body = std::move(msg.body());
-    for (const auto& field : msg) {
-      std::string name(to_std(field.name_string()));
-      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      auto [it, fresh] = req.headers.try_emplace(std::move(name), to_std(field.value()));
-      if (!fresh) it->second.append(", ").append(to_std(field.value()));
-    }
-
-    bool streamed = false;
-    try {
-      streamed = impl->routes.is_stream && impl->routes.stream && impl->routes.is_stream(req);
-    } catch (const std::exception& e) {
-      spdlog::error("control API: is_stream failed for {}: {}", req.path, e.what());
-    }
-    if (streamed) {
+    Request req = to_request(msg, std::move(*target));
+    if (is_stream(*impl, req)) {
       co_await serve_stream(impl, s, std::move(req), version);
       co_return;
     }
-
-    Response answer;
-    std::string failure;
-    s->handling = true;
-    try {
-      if (impl->routes.handle) {
-        answer = co_await impl->routes.handle(std::move(req));
-      } else {
-        answer = error_response(404, "no such route");
-      }
-    } catch (const std::exception& e) {
-      failure = e.what();
-      if (failure.empty()) failure = "unknown error";
-    } catch (...) {
-      failure = "unknown error";
-    }
-    s->handling = false;
-    if (!failure.empty()) {
-      spdlog::error("control API: {} {} failed: {}", to_std(msg.method_string()),
-                    to_std(msg.target()), failure);
-      answer = error_response(500, "internal error: " + failure + " (see the daemon log)");
-    }
+    Response answer =
+        co_await answer_request(impl, s, std::move(req), std::string(to_std(msg.method_string())),
+                                std::string(to_std(msg.target())));
     if (!s->open) co_return;
     keep_alive = keep_alive && !s->stopping;
     bool written = co_await write_json(s, std::move(answer), version, keep_alive,

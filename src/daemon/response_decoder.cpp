@@ -95,90 +95,101 @@ void ResponseDecoder::body_bytes(std::size_t& pos) {
   remaining_ -= n;
 }
 
+bool ResponseDecoder::read_head(std::size_t& pos, Result<void>& result) {
+  std::string_view view(pending_);
+  auto end = view.find("\r\n\r\n", pos);
+  if (end == std::string_view::npos) {
+    if (view.size() - pos > max_head_bytes_) result = bad("the header is too long");
+    return false;
+  }
+  result = parse_head(view.substr(pos, end - pos));
+  pos = end + 4;
+  return true;
+}
+
+bool ResponseDecoder::read_chunk_size(std::size_t& pos, Result<void>& result) {
+  std::string_view view(pending_);
+  auto end = view.find("\r\n", pos);
+  if (end == std::string_view::npos) {
+    if (view.size() - pos > 1024) result = bad("a chunk size line is too long");
+    return false;
+  }
+  auto line = view.substr(pos, end - pos);
+  line = trim(line.substr(0, line.find(';')));  // chunk extensions are ignored
+  std::uint64_t size = 0;
+  auto [p, e] = std::from_chars(line.data(), line.data() + line.size(), size, 16);
+  if (line.empty() || e != std::errc{} || p != line.data() + line.size()) {
+    result = bad("chunk size '" + std::string(line.substr(0, 32)) + "'");
+    return false;
+  }
+  pos = end + 2;
+  remaining_ = size;
+  stage_ = size == 0 ? Stage::trailer : Stage::chunk_data;
+  return true;
+}
+
+bool ResponseDecoder::read_chunk_end(std::size_t& pos, Result<void>& result) {
+  std::string_view view(pending_);
+  if (view.size() - pos < 2) return false;
+  if (view.substr(pos, 2) != "\r\n") {
+    result = bad("a chunk does not end with CRLF");
+    return false;
+  }
+  pos += 2;
+  stage_ = Stage::chunk_size;
+  return true;
+}
+
+bool ResponseDecoder::read_trailer(std::size_t& pos, Result<void>& result) {
+  std::string_view view(pending_);
+  auto end = view.find("\r\n", pos);
+  if (end == std::string_view::npos) {
+    if (view.size() - pos > max_head_bytes_) result = bad("the trailer is too long");
+    return false;
+  }
+  if (end == pos) stage_ = Stage::done;  // the blank line after the last chunk
+  pos = end + 2;
+  return true;
+}
+
+bool ResponseDecoder::step(std::size_t& pos, Result<void>& result) {
+  std::string_view view(pending_);
+  switch (stage_) {
+    case Stage::head:
+      return read_head(pos, result);
+    case Stage::fixed:
+      body_bytes(pos);
+      if (remaining_ != 0) return false;
+      stage_ = Stage::done;
+      return true;
+    case Stage::chunk_size:
+      return read_chunk_size(pos, result);
+    case Stage::chunk_data:
+      body_bytes(pos);
+      if (remaining_ != 0) return false;
+      stage_ = Stage::chunk_end;
+      return true;
+    case Stage::chunk_end:
+      return read_chunk_end(pos, result);
+    case Stage::trailer:
+      return read_trailer(pos, result);
+    case Stage::until_close:
+      if (pos < view.size()) on_body_(view.substr(pos));
+      pos = view.size();
+      return false;
+    case Stage::done:
+      pos = view.size();
+      return false;
+  }
+  return false;
+}
+
 Result<void> ResponseDecoder::feed(std::string_view bytes) {
   if (stage_ == Stage::done) return ok();
   pending_.append(bytes);
   std::size_t pos = 0;
   Result<void> result;
-  bool progress = true;
-  while (progress && result.ok()) {
-    progress = false;
-    std::string_view view(pending_);
-    switch (stage_) {
-      case Stage::head: {
-        auto end = view.find("\r\n\r\n", pos);
-        if (end == std::string_view::npos) {
-          if (view.size() - pos > max_head_bytes_) result = bad("the header is too long");
-          break;
-        }
-        result = parse_head(view.substr(pos, end - pos));
-        pos = end + 4;
-        progress = true;
-        break;
-      }
-      case Stage::fixed:
-        body_bytes(pos);
-        if (remaining_ == 0) {
-          stage_ = Stage::done;
-          progress = true;
-        }
-        break;
-      case Stage::chunk_size: {
-        auto end = view.find("\r\n", pos);
-        if (end == std::string_view::npos) {
-          if (view.size() - pos > 1024) result = bad("a chunk size line is too long");
-          break;
-        }
-        auto line = view.substr(pos, end - pos);
-        line = trim(line.substr(0, line.find(';')));  // chunk extensions are ignored
-        std::uint64_t size = 0;
-        auto [p, e] = std::from_chars(line.data(), line.data() + line.size(), size, 16);
-        if (line.empty() || e != std::errc{} || p != line.data() + line.size()) {
-          result = bad("chunk size '" + std::string(line.substr(0, 32)) + "'");
-          break;
-        }
-        pos = end + 2;
-        remaining_ = size;
-        stage_ = size == 0 ? Stage::trailer : Stage::chunk_data;
-        progress = true;
-        break;
-      }
-      case Stage::chunk_data:
-        body_bytes(pos);
-        if (remaining_ == 0) {
-          stage_ = Stage::chunk_end;
-          progress = true;
-        }
-        break;
-      case Stage::chunk_end:
-        if (view.size() - pos < 2) break;
-        if (view.substr(pos, 2) != "\r\n") {
-          result = bad("a chunk does not end with CRLF");
-          break;
-        }
-        pos += 2;
-        stage_ = Stage::chunk_size;
-        progress = true;
-        break;
-      case Stage::trailer: {
-        auto end = view.find("\r\n", pos);
-        if (end == std::string_view::npos) {
-          if (view.size() - pos > max_head_bytes_) result = bad("the trailer is too long");
-          break;
-        }
-        if (end == pos) stage_ = Stage::done;  // the blank line after the last chunk
-        pos = end + 2;
-        progress = true;
-        break;
-      }
-      case Stage::until_close:
-        if (pos < view.size()) on_body_(view.substr(pos));
-        pos = view.size();
-        break;
-      case Stage::done:
-        pos = view.size();
-        break;
-    }
+  while (result.ok() && step(pos, result)) {
   }
   pending_.erase(0, std::min(pos, pending_.size()));
   if (stage_ == Stage::done) pending_.clear();

@@ -46,6 +46,13 @@ class ResponseDecoder {
   Result<void> parse_head(std::string_view text);
   /// Passes up to `remaining_` bytes from `pending_` at `pos` to the sink.
   void body_bytes(std::size_t& pos);
+  // One step of `feed` in the current stage, from `pos` in `pending_`: whether it moved on
+  // (consumed bytes or changed stage); an error goes to `result`.
+  bool step(std::size_t& pos, Result<void>& result);
+  bool read_head(std::size_t& pos, Result<void>& result);
+  bool read_chunk_size(std::size_t& pos, Result<void>& result);
+  bool read_chunk_end(std::size_t& pos, Result<void>& result);
+  bool read_trailer(std::size_t& pos, Result<void>& result);
 
   BodySink on_body_;
   std::size_t max_head_bytes_;

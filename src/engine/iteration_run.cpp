@@ -127,62 +127,20 @@ awaitable<Result<void>> IterationRun::run(Loop& loop) {
   if (conv.end == Conversation::End::error) co_return co_await model_error(loop, conv);
   IterationFacts facts = facts_of(conv);
 
-  // 5. Validate, unless the conversation ended the iteration (stopped, refused, a limit): first the
-  // protected files (a changed harness must not decide), then the check, then the review.
+  // 5. Validate, unless the conversation ended the iteration (stopped, refused, a limit).
   if (facts.end != Conversation::End::stopped && facts.end != Conversation::End::refused &&
       facts.end != Conversation::End::limit) {
-    if (checks_protection(loop)) {
-      auto breaches = co_await run_blocking(
-          ctx_.pool, [&] { return protection_breaches(loop, config, prepared->state.input); });
-      if (!breaches)
-        co_return co_await fail(loop,
-                                "its changes cannot be checked against the protected paths: " +
-                                    breaches.error().message);
-      facts.breaches = std::move(*breaches);
-    }
-    if (!facts.breaches.empty()) {
-      facts.validation = breach_validation(loop, config, facts.breaches);
-    } else {
-      commands_ran_ = commands_ran_ || loop.type == LoopType::code;  // the validation command
-      facts.validation = co_await validate(ctx_, loop, control_, prepared->state.input);
-      // Nothing writes the worktree between it and the checkpoint (the review only reads).
-      validated_last_ = loop.type == LoopType::code;
-    }
-    loop.usage += facts.validation->judge_usage;
-    co_await run_blocking(ctx_.pool, [&] {
-      write_iteration_file(ctx_.paths, loop.id, n, "validation.log",
-                           facts.validation->output + executor_note(*facts.validation));
-    });
-    if (checks_passed(facts) && wants_review(loop, config))
-      co_await review(loop, n, prepared->state.input, facts);
+    if (auto checked = co_await check(loop, config, n, *prepared, facts); !checked)
+      co_return co_await fail(loop, checked.error().message);
   }
 
   // 6. Checkpoint commit (git is the audit trail of every iteration), then the stop scripts.
-  std::string sha;
-  // Whether anything but loopr's file tools may have written the worktree since the last
-  // checkpoint: then the checkpoint walks it whole, else it stages what the tools wrote.
-  commands_ran_ = commands_ran_ || tool_writes_.unknown ||
-                  ctx_.llm.for_provider(config.provider_for(call_role(loop, to_string(loop.type))))
-                      .runs_own_tools();
-  if (checkpointed(facts)) {
-    auto commit = co_await checkpoint(loop, checkpoint_message(loop, n, facts));
-    if (!commit) {
-      const std::string why = "its checkpoint commit failed: " + commit.error().message;
-      // A full disk is not the loop's failure: it pauses, and the iteration runs again.
-      if (auto full = co_await disk_full(loop, config, why))
-        co_return co_await finish(loop, *full, {});
-      co_return co_await fail(loop, why);
-    }
-    facts.changed = commit->kind == git::CommitOutcome::Kind::committed;
-    sha = loop.run.head = commit->sha;
-    if (checks_protection(loop) && checks_passed(facts))
-      co_await check_committed(loop, config, prepared->state.input, sha, facts);
-    if (wants_stop_scripts(facts, config))
-      facts.stop_script = co_await run_blocking(ctx_.pool, [&] {
-        return run_stop_scripts(ctx_.executor, loop, config, facts.validation->output, n);
-      });
-    else
-      clean_at_ = sha;  // the worktree is this commit's tree until something writes again
+  auto sha = co_await commit_and_stop_scripts(loop, config, n, prepared->state.input, facts);
+  if (!sha) {
+    // A full disk is not the loop's failure: it pauses, and the iteration runs again.
+    if (auto full = co_await disk_full(loop, config, sha.error().message))
+      co_return co_await finish(loop, *full, {});
+    co_return co_await fail(loop, sha.error().message);
   }
   drop_handed_sweep(loop.worktree);  // a listing no checkpoint took is not kept
 
@@ -195,7 +153,65 @@ awaitable<Result<void>> IterationRun::run(Loop& loop) {
     co_return co_await finish(loop, verdict.move,
                               infrastructure_events(loop, n, *facts.validation));
   }
-  co_return co_await record(loop, n, started, verdict, facts, conv, sha);
+  co_return co_await record(loop, n, started, verdict, facts, conv, *sha);
+}
+
+awaitable<Result<void>> IterationRun::check(Loop& loop, const Config& config, int n,
+                                            const Prepared& prepared, IterationFacts& facts) {
+  // First the protected files (a changed harness must not decide), then the check, then the
+  // review.
+  if (checks_protection(loop)) {
+    auto breaches = co_await run_blocking(
+        ctx_.pool, [&] { return protection_breaches(loop, config, prepared.state.input); });
+    if (!breaches)
+      co_return make_error(
+          ErrorCode::io,
+          "its changes cannot be checked against the protected paths: " + breaches.error().message);
+    facts.breaches = std::move(*breaches);
+  }
+  if (!facts.breaches.empty()) {
+    facts.validation = breach_validation(loop, config, facts.breaches);
+  } else {
+    commands_ran_ = commands_ran_ || loop.type == LoopType::code;  // the validation command
+    facts.validation = co_await validate(ctx_, loop, control_, prepared.state.input);
+    // Nothing writes the worktree between it and the checkpoint (the review only reads).
+    validated_last_ = loop.type == LoopType::code;
+  }
+  loop.usage += facts.validation->judge_usage;
+  co_await run_blocking(ctx_.pool, [&] {
+    write_iteration_file(ctx_.paths, loop.id, n, "validation.log",
+                         facts.validation->output + executor_note(*facts.validation));
+  });
+  if (checks_passed(facts) && wants_review(loop, config))
+    co_await review(loop, n, prepared.state.input, facts);
+  co_return ok();
+}
+
+awaitable<Result<std::string>> IterationRun::commit_and_stop_scripts(Loop& loop,
+                                                                     const Config& config, int n,
+                                                                     const std::string& input,
+                                                                     IterationFacts& facts) {
+  std::string sha;
+  // Whether anything but loopr's file tools may have written the worktree since the last
+  // checkpoint: then the checkpoint walks it whole, else it stages what the tools wrote.
+  commands_ran_ = commands_ran_ || tool_writes_.unknown ||
+                  ctx_.llm.for_provider(config.provider_for(call_role(loop, to_string(loop.type))))
+                      .runs_own_tools();
+  if (!checkpointed(facts)) co_return sha;
+  auto commit = co_await checkpoint(loop, checkpoint_message(loop, n, facts));
+  if (!commit)
+    co_return make_error(ErrorCode::io, "its checkpoint commit failed: " + commit.error().message);
+  facts.changed = commit->kind == git::CommitOutcome::Kind::committed;
+  sha = loop.run.head = commit->sha;
+  if (checks_protection(loop) && checks_passed(facts))
+    co_await check_committed(loop, config, input, sha, facts);
+  if (wants_stop_scripts(facts, config))
+    facts.stop_script = co_await run_blocking(ctx_.pool, [&] {
+      return run_stop_scripts(ctx_.executor, loop, config, facts.validation->output, n);
+    });
+  else
+    clean_at_ = sha;  // the worktree is this commit's tree until something writes again
+  co_return sha;
 }
 
 awaitable<Result<Prepared>> IterationRun::prepare(const Loop& loop, const Config& config, int n) {
@@ -406,12 +422,11 @@ awaitable<Result<void>> IterationRun::model_error(Loop& loop, const Conversation
   co_return ok();
 }
 
-awaitable<Result<void>> IterationRun::record(Loop& loop, int n, TimestampMs started,
-                                             const IterationVerdict& verdict,
-                                             const IterationFacts& facts, const Conversation& conv,
-                                             const std::string& sha) {
-  const Validation
-      not_run;  // a named value: g++ 12 destroys a `{}` temporary twice across co_await
+IterationRecord IterationRun::make_record(const Loop& loop, int n, TimestampMs started,
+                                          const IterationVerdict& verdict,
+                                          const IterationFacts& facts, const Conversation& conv,
+                                          const std::string& sha) const {
+  const Validation not_run;
   const Validation& v = facts.validation ? *facts.validation : not_run;
   const Move& move = verdict.move;
   IterationRecord rec;
@@ -457,10 +472,16 @@ awaitable<Result<void>> IterationRun::record(Loop& loop, int n, TimestampMs star
     rec.details["protected"] = std::move(files);
   }
   if (facts.review) rec.details["review"] = review_json(*facts.review);
-
-  loop.iteration = n;
-  loop.progress = render_feedback(loop.run.feedback, ctx_.config->limits.feedback_bytes);
   if (!v.jobs.empty()) rec.details["jobs"] = v.jobs;
+  return rec;
+}
+
+std::vector<Event> IterationRun::record_events(const Loop& loop, const IterationRecord& rec,
+                                               const IterationFacts& facts,
+                                               const Move& move) const {
+  const Validation not_run;
+  const Validation& v = facts.validation ? *facts.validation : not_run;
+  const int n = rec.n;
   std::vector<Event> events = infrastructure_events(loop, n, v);
   events.push_back(api::encode(
       loop.id, api::ValidationFinished{n, rec.status == "passed", v.summary, v.exit_code, v.jobs}));
@@ -476,6 +497,18 @@ awaitable<Result<void>> IterationRun::record(Loop& loop, int n, TimestampMs star
     events.push_back(api::encode(loop.id, api::QuestionAsked{n, loop.run.question}));
   if (auto capped = limit_event(ctx_, loop, move, *ctx_.config, budget_))
     events.push_back(std::move(*capped));
+  return events;
+}
+
+awaitable<Result<void>> IterationRun::record(Loop& loop, int n, TimestampMs started,
+                                             const IterationVerdict& verdict,
+                                             const IterationFacts& facts, const Conversation& conv,
+                                             const std::string& sha) {
+  const Move& move = verdict.move;
+  IterationRecord rec = make_record(loop, n, started, verdict, facts, conv, sha);
+  loop.iteration = n;
+  loop.progress = render_feedback(loop.run.feedback, ctx_.config->limits.feedback_bytes);
+  std::vector<Event> events = record_events(loop, rec, facts, move);
   if (move.status != loop.status) {
     if (auto t = transition(loop, move.status, move.end, move.reason, events); !t)
       co_return t.take_error();

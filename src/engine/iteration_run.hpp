@@ -77,6 +77,16 @@ class IterationRun {
 
   awaitable<Result<git::CommitOutcome>> checkpoint(const Loop& loop, std::string message);
 
+  // Step 5 of `run`: the protected paths, the validation and the review; an error when the
+  // protected paths cannot be checked.
+  awaitable<Result<void>> check(Loop& loop, const Config& config, int n, const Prepared& prepared,
+                                IterationFacts& facts);
+  // Step 6 of `run`: the checkpoint commit and the stop scripts; its sha (empty when the
+  // iteration is not checkpointed), or why the commit failed.
+  awaitable<Result<std::string>> commit_and_stop_scripts(Loop& loop, const Config& config, int n,
+                                                         const std::string& input,
+                                                         IterationFacts& facts);
+
   // The review in the iteration record and its event (the feedback is in the record's summary
   // and the loop's feedback; the whole exchange in review.md).
   static nlohmann::json review_json(const ReviewResult& r);
@@ -104,6 +114,13 @@ class IterationRun {
   // the same, so they stay in the loop's cost. A retryable one is not an iteration: the same
   // iteration is tried again after a back-off.
   awaitable<Result<void>> model_error(Loop& loop, const Conversation& conv);
+
+  // The iteration's record (status, usage, summary, details) and the events that go with it.
+  IterationRecord make_record(const Loop& loop, int n, TimestampMs started,
+                              const IterationVerdict& verdict, const IterationFacts& facts,
+                              const Conversation& conv, const std::string& sha) const;
+  std::vector<Event> record_events(const Loop& loop, const IterationRecord& rec,
+                                   const IterationFacts& facts, const Move& move) const;
 
   awaitable<Result<void>> record(Loop& loop, int n, TimestampMs started,
                                  const IterationVerdict& verdict, const IterationFacts& facts,

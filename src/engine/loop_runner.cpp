@@ -77,6 +77,56 @@ awaitable<bool> ask_gate(IterationGate& gate, Loop& loop) {
   co_return verdict.go_on;
 }
 
+// Whether the next iteration may start; if not, the loop is moved (stopped, paused, blocked,
+// at a limit) or the gate held it, and the run ends.
+awaitable<bool> may_iterate(EngineContext& ctx, LoopControl& control, IterationGate* gate,
+                            const Config& config, const PlanFacts& plan, Loop& loop) {
+  // Stop, pause, an open question, an attended pass the person resumed (iteration_rules).
+  const BoundaryRequests asked{control.stop_requested(), control.stop_reason(), control.stop_end(),
+                               control.pause_requested()};
+  if (Move move = at_boundary(loop, asked); !move.goes_on()) {
+    (void)co_await move_loop(ctx.journal, loop, move);
+    co_return false;
+  }
+  if (gate) {
+    bool go_on = co_await ask_gate(*gate, loop);
+    if (!go_on) co_return false;
+  }
+  if (needs_commands(loop, config)) {
+    // No silent fallback: without a working sandbox a loop that runs commands waits for the
+    // person (who installs what is missing, or chooses `sandbox: none`) instead of failing.
+    auto problem = co_await run_blocking(ctx.pool, [&] { return ctx.executor.unavailable(); });
+    if (problem) {
+      const Move blocked{
+          LoopStatus::blocked, EndReason::sandbox_unavailable,
+          "commands cannot run: " + *problem + "; then `loopr resume " + loop.id + "`"};
+      (void)co_await move_loop(ctx.journal, loop, blocked);
+      co_return false;
+    }
+  }
+  // limits.min_free_space: no iteration starts on a (nearly) full disk; the loop pauses and
+  // the daemon resumes it once there is space (manager: watch_disk).
+  DiskLook look = co_await run_blocking(ctx.pool, [&] { return look_at_disk(ctx.paths, loop); });
+  if (Move full = check_disk(loop, look.free, config.limits.min_free_space, look.dir);
+      !full.goes_on()) {
+    (void)co_await move_loop(ctx.journal, loop, full);
+    co_return false;
+  }
+  // Plain arithmetic on the record, the config and the cost ledger: no store read.
+  if (Move limit = check_limits(loop, config, ctx.costs.total(loop.plan_id), now_ms(), plan.start,
+                                plan.budget, ctx.costs.input_tokens(loop.plan_id));
+      !limit.goes_on()) {
+    std::vector<Event> events;
+    if (auto capped = limit_event(ctx, loop, limit, config, plan.budget))
+      events.push_back(std::move(*capped));
+    auto stored = co_await ctx.journal.save_status(loop, limit.status, limit.end, limit.reason,
+                                                   std::move(events));
+    if (stored) loop = std::move(*stored);
+    co_return false;
+  }
+  co_return true;
+}
+
 }  // namespace
 
 awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopControl> control,
@@ -107,51 +157,7 @@ awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopCont
   IterationRun iteration(ctx_, control, plan.budget, plan_start);
   while (true) {
     std::shared_ptr<const Config> config = tree_config(ctx_.config, plan.budget);
-    // Stop, pause, an open question, an attended pass the person resumed (iteration_rules).
-    const BoundaryRequests asked{control->stop_requested(), control->stop_reason(),
-                                 control->stop_end(), control->pause_requested()};
-    if (Move move = at_boundary(loop, asked); !move.goes_on()) {
-      step = co_await move_loop(journal, loop, move);
-      co_return exit;
-    }
-    if (gate) {
-      bool go_on = co_await ask_gate(*gate, loop);
-      if (!go_on) co_return exit;
-    }
-    if (needs_commands(loop, *config)) {
-      // No silent fallback: without a working sandbox a loop that runs commands waits for the
-      // person (who installs what is missing, or chooses `sandbox: none`) instead of failing.
-      auto problem = co_await run_blocking(ctx_.pool, [&] { return ctx_.executor.unavailable(); });
-      if (problem) {
-        const Move blocked{
-            LoopStatus::blocked, EndReason::sandbox_unavailable,
-            "commands cannot run: " + *problem + "; then `loopr resume " + loop.id + "`"};
-        step = co_await move_loop(journal, loop, blocked);
-        co_return exit;
-      }
-    }
-    // limits.min_free_space: no iteration starts on a (nearly) full disk; the loop pauses and
-    // the daemon resumes it once there is space (manager: watch_disk).
-    DiskLook look =
-        co_await run_blocking(ctx_.pool, [&] { return look_at_disk(ctx_.paths, loop); });
-    if (Move full = check_disk(loop, look.free, config->limits.min_free_space, look.dir);
-        !full.goes_on()) {
-      step = co_await move_loop(journal, loop, full);
-      co_return exit;
-    }
-    // Plain arithmetic on the record, the config and the cost ledger: no store read.
-    if (Move limit = check_limits(loop, *config, ctx_.costs.total(loop.plan_id), now_ms(),
-                                  plan_start, plan.budget, ctx_.costs.input_tokens(loop.plan_id));
-        !limit.goes_on()) {
-      std::vector<Event> events;
-      if (auto capped = limit_event(ctx_, loop, limit, *config, plan.budget))
-        events.push_back(std::move(*capped));
-      auto stored = co_await journal.save_status(loop, limit.status, limit.end, limit.reason,
-                                                 std::move(events));
-      if (stored) loop = std::move(*stored);
-      co_return exit;
-    }
-
+    if (!co_await may_iterate(ctx_, *control, gate, *config, plan, loop)) co_return exit;
     step = co_await iteration.run(loop);
     if (!step && is_no_space(step.error().message)) {
       // The store could not write the iteration (the disk is full): nothing stored is lost, the

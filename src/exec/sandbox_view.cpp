@@ -90,17 +90,10 @@ std::string_view view_kind_name(ViewKind kind) {
   return "?";
 }
 
-SandboxLayout make_sandbox_layout(const SandboxConfig& config, const ExecutorOptions& options) {
-  SandboxLayout layout;
-  layout.system = system_entries();
-  const EnvLookup& env = options.env;
-  fs::path home = canonical_or_empty(env("HOME").value_or(""));
-  if (home.empty() || home == "/") home = "/tmp";  // the private /tmp then doubles as home
-  layout.home = home == "/tmp" ? fs::path() : home;
-  layout.repo_root = canonical_or_empty(options.paths.root);
-  if (layout.repo_root.empty()) layout.repo_root = options.paths.root;
-  fs::path worktrees = canonical_or_empty(options.paths.worktrees_dir());
-  layout.worktrees_dir = worktrees.empty() ? options.paths.worktrees_dir() : worktrees;
+namespace {
+
+// The repository's git folders (the common one and, for a linked worktree, its own).
+void add_git_dirs(SandboxLayout& layout) {
   GitDirs git = find_git_dirs(layout.repo_root);
   std::error_code ec;
   if (!git.common_dir.empty() && fs::is_directory(git.common_dir, ec)) {
@@ -110,7 +103,10 @@ SandboxLayout make_sandbox_layout(const SandboxConfig& config, const ExecutorOpt
   }
   if (!git.git_dir.empty() && git.git_dir != git.common_dir && fs::is_directory(git.git_dir, ec))
     layout.git_dirs.push_back(git.git_dir);
+}
 
+void add_hidden(SandboxLayout& layout, const SandboxConfig& config, const fs::path& home) {
+  std::error_code ec;
   for (const auto& h : config.hide) {
     fs::path p = canonical_or_empty(expand_home(h, home));
     if (p.empty() || p == "/" || p == "/tmp") continue;
@@ -128,35 +124,62 @@ SandboxLayout make_sandbox_layout(const SandboxConfig& config, const ExecutorOpt
         if (fs::is_regular_file(g.gl_pathv[i], ec)) layout.hide_files.emplace_back(g.gl_pathv[i]);
     ::globfree(&g);
   }
+}
+
+// One `sandbox.read_only` path outside the checkout (absolute or under ~).
+void add_read_only_outside(SandboxLayout& layout, const std::string& p, const fs::path& home) {
+  std::error_code ec;
+  fs::path c = canonical_or_empty(expand_home(p, home));
+  if (c.empty()) return;
+  // The config refuses a secret location by name; a link to one is refused here.
+  if (std::string why = secret_path_problem(c.string(), home); !why.empty()) {
+    spdlog::warn("sandbox.read_only: {} ({}) {}: not shown", p, c.string(), why);
+    return;
+  }
+  layout.read_only.push_back(c);
+  // A secret file inside a shown toolchain folder (~/.cargo/credentials.toml) stays hidden.
+  for (const auto& s : masked_home_paths()) {
+    fs::path secret = home / s;
+    auto rel = secret.lexically_relative(c);
+    if (!rel.empty() && *rel.begin() != ".." && fs::exists(secret, ec))
+      layout.extra.push_back(
+          {"", secret, ViewKind::empty_file, "hidden (a secret inside a shown folder)"});
+  }
+}
+
+void add_read_only(SandboxLayout& layout, const SandboxConfig& config, const fs::path& home) {
   for (const auto& p : config.read_only) {
     bool relative = !p.empty() && p[0] != '/' && p[0] != '~';
-    if (relative) {
-      // The checkout's own path: at its place (a venv's scripts name it in their shebangs)
-      // and in each worktree. Made later (`npm install` after the daemon started) is fine:
-      // the mounts are `-try`.
-      fs::path source = canonical_or_empty(layout.repo_root / p);
-      if (source.empty()) source = (layout.repo_root / p).lexically_normal();
-      layout.read_only.push_back(source);
-      layout.checkout_paths.push_back({source, p});
+    if (!relative) {
+      add_read_only_outside(layout, p, home);
       continue;
     }
-    fs::path c = canonical_or_empty(expand_home(p, home));
-    if (c.empty()) continue;
-    // The config refuses a secret location by name; a link to one is refused here.
-    if (std::string why = secret_path_problem(c.string(), home); !why.empty()) {
-      spdlog::warn("sandbox.read_only: {} ({}) {}: not shown", p, c.string(), why);
-      continue;
-    }
-    layout.read_only.push_back(c);
-    // A secret file inside a shown toolchain folder (~/.cargo/credentials.toml) stays hidden.
-    for (const auto& s : masked_home_paths()) {
-      fs::path secret = home / s;
-      auto rel = secret.lexically_relative(c);
-      if (!rel.empty() && *rel.begin() != ".." && fs::exists(secret, ec))
-        layout.extra.push_back(
-            {"", secret, ViewKind::empty_file, "hidden (a secret inside a shown folder)"});
-    }
+    // The checkout's own path: at its place (a venv's scripts name it in their shebangs)
+    // and in each worktree. Made later (`npm install` after the daemon started) is fine:
+    // the mounts are `-try`.
+    fs::path source = canonical_or_empty(layout.repo_root / p);
+    if (source.empty()) source = (layout.repo_root / p).lexically_normal();
+    layout.read_only.push_back(source);
+    layout.checkout_paths.push_back({source, p});
   }
+}
+
+}  // namespace
+
+SandboxLayout make_sandbox_layout(const SandboxConfig& config, const ExecutorOptions& options) {
+  SandboxLayout layout;
+  layout.system = system_entries();
+  const EnvLookup& env = options.env;
+  fs::path home = canonical_or_empty(env("HOME").value_or(""));
+  if (home.empty() || home == "/") home = "/tmp";  // the private /tmp then doubles as home
+  layout.home = home == "/tmp" ? fs::path() : home;
+  layout.repo_root = canonical_or_empty(options.paths.root);
+  if (layout.repo_root.empty()) layout.repo_root = options.paths.root;
+  fs::path worktrees = canonical_or_empty(options.paths.worktrees_dir());
+  layout.worktrees_dir = worktrees.empty() ? options.paths.worktrees_dir() : worktrees;
+  add_git_dirs(layout);
+  add_hidden(layout, config, home);
+  add_read_only(layout, config, home);
   // The repository's build caches, read-write at their place in the private home (after the
   // read-only paths: a cache inside a shown toolchain folder is still this repository's).
   layout.caches = cache_mounts(options.paths, home);

@@ -118,49 +118,30 @@ awaitable<GateRun> run_gate(ManagerState& s, std::string plan) {
   co_return g;
 }
 
-awaitable<void> check_integration(State s, std::string plan) {
-  auto loaded = co_await s->journal.load(plan);
-  if (!loaded || loaded->status != LoopStatus::complete || loaded->tree.tree_complete) co_return;
-  auto tip_of = [wt = s->worktrees, plan] { return wt.integration_tip(plan); };
-  auto tip = co_await run_blocking(s->ctx.pool, tip_of);
-  if (tip && loaded->tree.gate_result == "passed" && loaded->tree.gate_sha == *tip) {
-    if (s->ctx.config->merge == MergeMode::pr) {  // checked before a restart: push, or CI again
-      co_await resume_pr(s, std::move(*loaded), *tip);
-      co_return;
-    }
-    std::vector<Event> none;  // checked before a crash
-    co_await mark_complete_and_merge(*s, plan, std::move(none), nullptr);
+namespace {
+
+// The tip passed: record it, then the pull request or the merge.
+awaitable<void> on_gate_passed(State s, std::string plan, GateRun g) {
+  spdlog::info("plan {}: the integration tip {} passes: {}", plan, g.sha.substr(0, 12),
+               g.check.summary);
+  crash_point("gate-passed");  // the tip passed and its worktree is gone, nothing stored
+  std::vector<Event> events;
+  events.push_back(check_event(plan, g));
+  if (s->ctx.config->merge == MergeMode::pr) {  // the pull request next (pull_request.cpp)
+    co_await s->journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+      record(l, g);
+      w.events = events;
+      return std::nullopt;
+    });
+    co_await publish_pr(s, plan, false);
     co_return;
   }
-  const std::string command = s->ctx.config->loop(LoopType::code).validation;
-  co_await s->journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
-    l.tree.gate_result = "checking";
-    w.events.push_back(
-        api::encode(l.id, api::IntegrationCheckStarted{tip ? *tip : std::string(), command}));
-    return std::nullopt;
-  });
-  crash_point("gate-started");  // stored `checking`, the gate's worktree not made yet
-  GateRun g = co_await run_gate(*s, plan);
-  if (g.check.stopped) co_return;  // the daemon stops: the next start checks again
-  if (g.error.empty() && g.check.passed) {
-    spdlog::info("plan {}: the integration tip {} passes: {}", plan, g.sha.substr(0, 12),
-                 g.check.summary);
-    crash_point("gate-passed");  // the tip passed and its worktree is gone, nothing stored
-    std::vector<Event> events;
-    events.push_back(check_event(plan, g));
-    if (s->ctx.config->merge == MergeMode::pr) {  // the pull request next (pull_request.cpp)
-      co_await s->journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
-        record(l, g);
-        w.events = events;
-        return std::nullopt;
-      });
-      co_await publish_pr(s, plan, false);
-      co_return;
-    }
-    std::function<void(Loop&)> also = [&g](Loop& l) { record(l, g); };
-    co_await mark_complete_and_merge(*s, plan, std::move(events), std::move(also));
-    co_return;
-  }
+  std::function<void(Loop&)> also = [&g](Loop& l) { record(l, g); };
+  co_await mark_complete_and_merge(*s, plan, std::move(events), std::move(also));
+}
+
+// The tip failed (or could not be checked): a fix loop when one may help, else blocked.
+awaitable<void> on_gate_failed(State s, std::string plan, GateRun g) {
   if (!g.error.empty()) {
     g.check.passed = false;
     g.check.summary = g.error;
@@ -203,6 +184,38 @@ awaitable<void> check_integration(State s, std::string plan) {
   if (made_fix) spawn_run(s, fix.id);
 }
 
+}  // namespace
+
+awaitable<void> check_integration(State s, std::string plan) {
+  auto loaded = co_await s->journal.load(plan);
+  if (!loaded || loaded->status != LoopStatus::complete || loaded->tree.tree_complete) co_return;
+  auto tip_of = [wt = s->worktrees, plan] { return wt.integration_tip(plan); };
+  auto tip = co_await run_blocking(s->ctx.pool, tip_of);
+  if (tip && loaded->tree.gate_result == "passed" && loaded->tree.gate_sha == *tip) {
+    if (s->ctx.config->merge == MergeMode::pr) {  // checked before a restart: push, or CI again
+      co_await resume_pr(s, std::move(*loaded), *tip);
+      co_return;
+    }
+    std::vector<Event> none;  // checked before a crash
+    co_await mark_complete_and_merge(*s, plan, std::move(none), nullptr);
+    co_return;
+  }
+  const std::string command = s->ctx.config->loop(LoopType::code).validation;
+  co_await s->journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+    l.tree.gate_result = "checking";
+    w.events.push_back(
+        api::encode(l.id, api::IntegrationCheckStarted{tip ? *tip : std::string(), command}));
+    return std::nullopt;
+  });
+  crash_point("gate-started");  // stored `checking`, the gate's worktree not made yet
+  GateRun g = co_await run_gate(*s, plan);
+  if (g.check.stopped) co_return;  // the daemon stops: the next start checks again
+  if (g.error.empty() && g.check.passed)
+    co_await on_gate_passed(s, plan, std::move(g));
+  else
+    co_await on_gate_failed(s, plan, std::move(g));
+}
+
 awaitable<Result<bool>> check_tip_now(ManagerState& s, std::string plan) {
   GateRun g = co_await run_gate(s, plan);
   if (!g.error.empty()) co_return make_error(ErrorCode::conflict, g.error);
@@ -230,10 +243,11 @@ awaitable<void> block_after_fix(State s, Loop failed) {
                      l.tree.pr_checks == "failed") {
             // A CI fix loop (merge: pr) that failed: the plan is held with the failing checks.
             std::string why = "its CI fix loop " + failed.id + " failed (" +
-                              first_line(failed.status_reason, 120) + "); the checks of pull request #" +
-                              std::to_string(l.tree.pr_number) + " still fail: " + l.tree.pr_failing +
-                              " (fix it on branch " + git::integration_branch(plan) +
-                              ", then `loopr merge " + plan + "` pushes and waits again)";
+                              first_line(failed.status_reason, 120) +
+                              "); the checks of pull request #" + std::to_string(l.tree.pr_number) +
+                              " still fail: " + l.tree.pr_failing + " (fix it on branch " +
+                              git::integration_branch(plan) + ", then `loopr merge " + plan +
+                              "` pushes and waits again)";
             if (engine::transition(l, LoopStatus::blocked, EndReason::ci_failed, why, w.events))
               w.updates.push_back(l);
           } else if (l.id == plan && l.status == LoopStatus::complete) {

@@ -1,10 +1,12 @@
-// `merge: pr` (docs/guide.md "Pull requests and CI"): a tree whose integration tip passed the gate is
-// pushed to `forge.remote` as `loopr/<plan>` and gets a pull request; with `forge.ci.wait` the
+// `merge: pr` (docs/guide.md "Pull requests and CI"): a tree whose integration tip passed the gate
+// is pushed to `forge.remote` as `loopr/<plan>` and gets a pull request; with `forge.ci.wait` the
 // head commit's checks are polled (ci_watch.cpp) and a failing check makes a CI fix loop on the
 // integration branch, whose completion brings the tree back through the gate and here (a new
 // push, the same PR). The base branch is never touched. A failed push or API call blocks the
 // plan (`forge_failed`) with what failed; `loopr merge <plan>` retries. The token is the
 // daemon's (ManagerState::forge_token) and goes only to forge::push_branch and the forge client.
+#include "manager/pull_request.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -19,7 +21,6 @@
 #include <loopr/git/branches.hpp>
 
 #include "manager/driver.hpp"
-#include "manager/pull_request.hpp"
 #include "manager/tree_rules.hpp"
 
 namespace loopr::manager {
@@ -63,8 +64,7 @@ std::string pr_body(const Loop& plan, const std::vector<Loop>& tree, double cost
   body += "- every code loop passed `" + config.loop(LoopType::code).validation +
           "` on its own branch\n";
   body += "- the integration branch passed it too (the integration gate" +
-          (plan.tree.gate_sha.empty() ? std::string()
-                                      : " at " + plan.tree.gate_sha.substr(0, 12)) +
+          (plan.tree.gate_sha.empty() ? std::string() : " at " + plan.tree.gate_sha.substr(0, 12)) +
           "): " + safe_line(plan.tree.gate_summary, 200) + "\n";
   body += config.forge.ci.wait ? "- loopr waits for this pull request's checks and fixes what "
                                  "fails (up to " +
@@ -88,8 +88,8 @@ awaitable<void> block_for_forge(ManagerState& s, std::string plan, std::string s
   spdlog::warn("plan {}: {}", plan, why);
   co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     l.tree.pr_error = why;
-    w.events.push_back(api::encode(l.id, api::ForgeFailed{step, status, message,
-                                                          "loopr merge " + plan}));
+    w.events.push_back(
+        api::encode(l.id, api::ForgeFailed{step, status, message, "loopr merge " + plan}));
     if (l.status == LoopStatus::complete &&
         !engine::transition(l, LoopStatus::blocked, EndReason::forge_failed, why, w.events))
       return not_allowed(l, "cannot block");
@@ -97,39 +97,72 @@ awaitable<void> block_for_forge(ManagerState& s, std::string plan, std::string s
   });
 }
 
+namespace {
+
+// Files a person reviews first (loopr's own, the harness, other tools' auto-run files such as
+// CI workflows, which a push would run on the forge): whether the plan's changes touch any (or
+// cannot be told), in which case the plan is blocked, held for review.
+awaitable<bool> held_for_review(ManagerState& s, std::string plan) {
+  const std::shared_ptr<const Config> config = s.ctx.config;
+  const std::string base = config->base_branch;
+  const std::string branch = git::integration_branch(plan);
+  MergeRules rules = merge_rules(*config);
+  rules.approved_plan = co_await approved_plan_text(s, plan);
+  auto check = [wt = s.worktrees, plan, base, rules] { return wt.held_changes(plan, base, rules); };
+  auto held = co_await run_blocking(s.ctx.pool, check);
+  if (held && held->empty()) co_return false;
+  std::string problem =
+      held ? "its changes touch files held for your review: " + describe_held(*held) +
+                 " (review them with `git diff " + base + "..." + branch + "`, then `loopr merge " +
+                 plan + "` pushes it and opens the pull request)"
+           : "cannot tell which files it changes: " + held.error().message;
+  co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+    l.tree.merge_error = problem;
+    if (held) {
+      l.tree.conflicts.clear();
+      for (const HeldPath& h : *held) l.tree.conflicts.push_back(h.path);
+    }
+    w.events.push_back(api::encode(l.id, api::MergeFailed{config->forge.remote, problem}));
+    if (!engine::transition(l, LoopStatus::blocked, EndReason::held_for_review, problem, w.events))
+      return not_allowed(l, "cannot block");
+    return std::nullopt;
+  });
+  co_return true;
+}
+
+// Stores the published pull request on the plan; without `forge.ci.wait` the tree is complete.
+awaitable<bool> store_pr(ManagerState& s, std::string plan, forge::PullRequest pr,
+                         forge::Pushed pushed, std::string remote, bool created, bool wait) {
+  auto stored = co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
+    l.tree.pr_number = pr.number;
+    l.tree.pr_url = pr.url;
+    l.tree.pr_state = pr.state.empty() ? "open" : pr.state;
+    l.tree.pr_head = pushed.sha;
+    // Never earlier than before: taking review comments moves it past them (ci_watch.cpp).
+    l.tree.pr_pushed_at = std::max<std::int64_t>(l.tree.pr_pushed_at, now_ms());
+    l.tree.pr_checks = wait ? "pending" : "skipped";
+    l.tree.pr_failing.clear();
+    l.tree.pr_error.clear();
+    l.tree.merge_error.clear();
+    w.events.push_back(
+        api::encode(l.id, api::PrPublished{pr.number, pr.url, pushed.sha, remote, created}));
+    if (!wait) {
+      l.tree.tree_complete = true;
+      w.events.push_back(api::encode(l.id, api::TreeComplete{}));
+    }
+    return std::nullopt;
+  });
+  co_return static_cast<bool>(stored);
+}
+
+}  // namespace
+
 awaitable<void> publish_pr(State state, std::string plan, bool by_person) {
   ManagerState& s = *state;
   const std::shared_ptr<const Config> config = s.ctx.config;
   const std::string base = config->base_branch;
   const std::string branch = git::integration_branch(plan);
-  // Files a person reviews first (loopr's own, the harness, other tools' auto-run files such as
-  // CI workflows, which a push would run on the forge): held unless the person asked for it.
-  if (!by_person) {
-    MergeRules rules = merge_rules(*config);
-    rules.approved_plan = co_await approved_plan_text(s, plan);
-    auto check = [wt = s.worktrees, plan, base, rules] { return wt.held_changes(plan, base, rules); };
-    auto held = co_await run_blocking(s.ctx.pool, check);
-    if (!held || !held->empty()) {
-      std::string problem =
-          held ? "its changes touch files held for your review: " + describe_held(*held) +
-                     " (review them with `git diff " + base + "..." + branch + "`, then `loopr merge " +
-                     plan + "` pushes it and opens the pull request)"
-               : "cannot tell which files it changes: " + held.error().message;
-      co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
-        l.tree.merge_error = problem;
-        if (held) {
-          l.tree.conflicts.clear();
-          for (const HeldPath& h : *held) l.tree.conflicts.push_back(h.path);
-        }
-        w.events.push_back(api::encode(l.id, api::MergeFailed{config->forge.remote, problem}));
-        if (!engine::transition(l, LoopStatus::blocked, EndReason::held_for_review, problem,
-                                w.events))
-          return not_allowed(l, "cannot block");
-        return std::nullopt;
-      });
-      co_return;
-    }
-  }
+  if (!by_person && co_await held_for_review(s, plan)) co_return;
   const std::string remote = config->forge.remote;
   auto push = [root = s.ctx.paths.root, remote, branch, token = s.forge_token] {
     return forge::push_branch(root, remote, branch, token);
@@ -163,26 +196,8 @@ awaitable<void> publish_pr(State state, std::string plan, bool by_person) {
   const bool wait = config->forge.ci.wait;
   spdlog::info("plan {}: pushed {} to {} ({}); pull request #{} {}", plan, branch, remote,
                pushed->sha.substr(0, 12), pr->number, pr->url);
-  auto stored = co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
-    l.tree.pr_number = pr->number;
-    l.tree.pr_url = pr->url;
-    l.tree.pr_state = pr->state.empty() ? "open" : pr->state;
-    l.tree.pr_head = pushed->sha;
-    // Never earlier than before: taking review comments moves it past them (ci_watch.cpp).
-    l.tree.pr_pushed_at = std::max<std::int64_t>(l.tree.pr_pushed_at, now_ms());
-    l.tree.pr_checks = wait ? "pending" : "skipped";
-    l.tree.pr_failing.clear();
-    l.tree.pr_error.clear();
-    l.tree.merge_error.clear();
-    w.events.push_back(
-        api::encode(l.id, api::PrPublished{pr->number, pr->url, pushed->sha, remote, created}));
-    if (!wait) {
-      l.tree.tree_complete = true;
-      w.events.push_back(api::encode(l.id, api::TreeComplete{}));
-    }
-    return std::nullopt;
-  });
-  if (stored && wait) start_ci_watch(state, plan);
+  if (co_await store_pr(s, plan, *pr, *pushed, remote, created, wait) && wait)
+    start_ci_watch(state, plan);
 }
 
 awaitable<void> resume_pr(State s, Loop plan, std::string tip) {
@@ -210,10 +225,9 @@ static awaitable<Result<MergeInfo>> merged_on_forge(State s, Loop p) {
   if (pr->state != "merged") co_return MergeInfo{};
   auto done = co_await s->journal.edit(p.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     if (l.status == LoopStatus::blocked &&
-        !engine::transition(l, LoopStatus::complete, EndReason::approved,
-                            "its pull request #" + std::to_string(number) +
-                                " was merged on the forge",
-                            w.events))
+        !engine::transition(
+            l, LoopStatus::complete, EndReason::approved,
+            "its pull request #" + std::to_string(number) + " was merged on the forge", w.events))
       return not_allowed(l, "cannot reopen");
     if (!l.tree.tree_complete) w.events.push_back(api::encode(l.id, api::TreeComplete{}));
     l.tree.tree_complete = true;
@@ -221,18 +235,17 @@ static awaitable<Result<MergeInfo>> merged_on_forge(State s, Loop p) {
     return std::nullopt;
   });
   if (!done) co_return done.take_error();
-  co_return MergeInfo{p.id, done->tree.base_branch, done->tree.pr_head, number, done->tree.pr_url,
-                      "merged"};
+  co_return MergeInfo{p.id,   done->tree.base_branch, done->tree.pr_head,
+                      number, done->tree.pr_url,      "merged"};
 }
 
 awaitable<Result<MergeInfo>> retry_pr(State s, std::string plan) {
   auto loaded = co_await s->journal.load(plan);
   if (!loaded) co_return loaded.take_error();
   Loop p = std::move(*loaded);
-  const bool held = p.status == LoopStatus::blocked &&
-                    (p.end_reason == EndReason::forge_failed ||
-                     p.end_reason == EndReason::ci_failed ||
-                     p.end_reason == EndReason::held_for_review);
+  const bool held = p.status == LoopStatus::blocked && (p.end_reason == EndReason::forge_failed ||
+                                                        p.end_reason == EndReason::ci_failed ||
+                                                        p.end_reason == EndReason::held_for_review);
   if (!held && !(p.status == LoopStatus::complete && p.tree.tree_complete))
     co_return make_error(ErrorCode::illegal_transition,
                          "plan " + plan + " has no pull request to retry: it is " +
@@ -256,8 +269,12 @@ awaitable<Result<MergeInfo>> retry_pr(State s, std::string plan) {
   if (!after) co_return after.take_error();
   if (after->status == LoopStatus::blocked)
     co_return make_error(ErrorCode::conflict, "plan " + plan + ": " + after->status_reason);
-  co_return MergeInfo{plan, after->tree.base_branch, after->tree.pr_head, after->tree.pr_number,
-                      after->tree.pr_url, after->tree.pr_state};
+  co_return MergeInfo{plan,
+                      after->tree.base_branch,
+                      after->tree.pr_head,
+                      after->tree.pr_number,
+                      after->tree.pr_url,
+                      after->tree.pr_state};
 }
 
 }  // namespace loopr::manager

@@ -121,6 +121,13 @@ class PhaseListReader {
     }
 
     PhaseItem phase{number, name, {}, {}, line};
+    read_description(first, lead, phase);
+    if (accepted(phase, n)) doc_.phases.push_back(std::move(phase));
+  }
+
+  // The rest of the item's first paragraph (after the bold name) and its further blocks; a
+  // nested list stays a list, except its `Files:` lines.
+  static void read_description(cmark_node* first, cmark_node* lead, PhaseItem& phase) {
     std::vector<std::string> description;
     add_lines(strip_separator(inline_text_from(cmark_node_next(lead))), phase, description);
     for (cmark_node* block = cmark_node_next(first); block; block = cmark_node_next(block)) {
@@ -143,7 +150,12 @@ class PhaseListReader {
       if (!phase.description.empty()) phase.description += '\n';
       phase.description += d;
     }
+  }
 
+  // Whether the phase has a description and a name of its own; a problem for each it lacks.
+  bool accepted(const PhaseItem& phase, const std::string& n) {
+    const int line = phase.line;
+    const std::string& name = phase.name;
     bool ok = true;
     if (phase.description.empty()) {
       problems_.push_back({line, Rule::missing_description,
@@ -160,7 +172,7 @@ class PhaseListReader {
                                "): give each phase its own name, or merge the two"});
       ok = false;
     }
-    if (ok) doc_.phases.push_back(std::move(phase));
+    return ok;
   }
 
   // Description lines, except `Files: a, b` (with or without a bullet), which fill `files`.
