@@ -124,8 +124,7 @@ class BwrapExecutor final : public LocalSandbox {
                         ? "abstract sockets of the host out of reach (Landlock); "
                         : "no Landlock scoping here (Linux < 6.12): a runner class with the "
                           "network reaches the host's abstract sockets; ") +
-        "network for runner classes [" +
-        join(config_.network) +
+        "network for runner classes [" + join(config_.network) +
         "]; limits: " + (groups_ ? groups_->describe() : std::string("rlimits only")) + ", " +
         std::to_string(config_.limits.processes) + " processes, " +
         format_size(config_.limits.memory) + " memory, files up to " +
@@ -205,6 +204,21 @@ class BwrapExecutor final : public LocalSandbox {
     }
     ::fcntl(status[0], F_SETFL, O_NONBLOCK);
 
+    ProcessSpec spec =
+        sandbox_spec(c, bwrap, network, config_fd, status[1], seccomp_fd, netns_fd, group);
+    ProcessResult r = run_process(spec);
+    for (int fd : {status[1], config_fd, seccomp_fd, netns_fd})
+      if (fd >= 0) ::close(fd);
+    read_sandbox_status(r, status[0], group);
+    return r;
+  }
+
+ private:
+  // bubblewrap's command line and the process around it: the file descriptors it is passed
+  // (numbered from 3 in the order bwrap_arguments expects), its environment, its limits.
+  ProcessSpec sandbox_spec(const Command& c, const std::string& bwrap, bool network, int config_fd,
+                           int status_fd, int seccomp_fd, int netns_fd,
+                           const CommandGroups::Group& group) {
     ProcessSpec spec;
     spec.argv = {bwrap};
     std::vector<int> pass;
@@ -213,7 +227,7 @@ class BwrapExecutor final : public LocalSandbox {
       pass.push_back(config_fd);
       config_number = 3;
     }
-    pass.push_back(status[1]);
+    pass.push_back(status_fd);
     int status_number = 3 + static_cast<int>(pass.size()) - 1;
     int seccomp_number = -1;
     if (seccomp_fd >= 0) {
@@ -247,14 +261,17 @@ class BwrapExecutor final : public LocalSandbox {
       spec.limits.data = config_.limits.memory;
     }
 
-    ProcessResult r = run_process(spec);
-    for (int fd : {status[1], config_fd, seccomp_fd, netns_fd})
-      if (fd >= 0) ::close(fd);
+    return spec;
+  }
+
+  // What bubblewrap wrote on its status pipe (read end `status_read`, closed here) says whether
+  // it started the command: if not, the failure is the sandbox's, not the command's.
+  void read_sandbox_status(ProcessResult& r, int status_read, const CommandGroups::Group& group) {
     std::string status_text;
     char buf[4096];
-    for (ssize_t n; (n = ::read(status[0], buf, sizeof buf)) > 0;)
+    for (ssize_t n; (n = ::read(status_read, buf, sizeof buf)) > 0;)
       status_text.append(buf, static_cast<std::size_t>(n));
-    ::close(status[0]);
+    ::close(status_read);
 
     if (!r.spawn_failed && !r.timed_out && !r.cancelled &&
         status_text.find("\"child-pid\"") == std::string::npos) {
@@ -265,10 +282,8 @@ class BwrapExecutor final : public LocalSandbox {
     }
     std::string notes = limit_notes(group);
     if (!notes.empty()) r.output += notes;
-    return r;
   }
 
- private:
   static std::string join(const std::vector<std::string>& items) {
     std::string s;
     for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;

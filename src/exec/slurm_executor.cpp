@@ -192,22 +192,7 @@ class SlurmExecutor final : public Executor {
     req.command = {"bwrap"};
     req.command.insert(req.command.end(), inv.args.begin(), inv.args.end());
 
-    ProcessSpec spec;
-    spec.argv = srun_argv(slurm_, tool("srun"), req);
-    spec.inherit_env = false;
-    spec.env_set = slurm_env(std::move(inv.env));
-    if (!inv.git_config.empty()) spec.env_set["LOOPR_GIT_CONFIG"] = inv.git_config;
-    spec.cwd = "/";
-    spec.stdin_data = c.stdin_data;
-    spec.output_cap = c.output_cap + 1024;  // room for the two marker lines
-    spec.merge_stderr = c.merge_stderr;
-    spec.cancel = c.cancel;
-    // A safety net only: the queue wait is bounded by --immediate, the command by the node's
-    // `timeout`, the job by --time.
-    if (c.timeout.count() > 0)
-      spec.timeout = c.timeout +
-                     std::chrono::duration_cast<std::chrono::milliseconds>(slurm_.queue_timeout) +
-                     std::chrono::minutes(2);
+    ProcessSpec spec = step_spec(c, req, inv);
     bool started = false;
     spec.on_line = [&](std::string_view line) {
       if (auto job = started_job(line)) {
@@ -243,33 +228,62 @@ class SlurmExecutor final : public Executor {
       active_.erase(name);
     }
 
+    judge(a, std::move(r), std::move(rep), req.runner_class);
+    return a;
+  }
+
+  // srun running bubblewrap on a node: the step's environment, input, output and time limit.
+  ProcessSpec step_spec(const Command& c, const StepRequest& req, SandboxInvocation& inv) {
+    ProcessSpec spec;
+    spec.argv = srun_argv(slurm_, tool("srun"), req);
+    spec.inherit_env = false;
+    spec.env_set = slurm_env(std::move(inv.env));
+    if (!inv.git_config.empty()) spec.env_set["LOOPR_GIT_CONFIG"] = inv.git_config;
+    spec.cwd = "/";
+    spec.stdin_data = c.stdin_data;
+    spec.output_cap = c.output_cap + 1024;  // room for the two marker lines
+    spec.merge_stderr = c.merge_stderr;
+    spec.cancel = c.cancel;
+    // A safety net only: the queue wait is bounded by --immediate, the command by the node's
+    // `timeout`, the job by --time.
+    if (c.timeout.count() > 0)
+      spec.timeout = c.timeout +
+                     std::chrono::duration_cast<std::chrono::milliseconds>(slurm_.queue_timeout) +
+                     std::chrono::minutes(2);
+    return spec;
+  }
+
+  // What the step's end means (`a` is the attempt, `r` what srun returned, `rep` what the
+  // markers said): the command's result, a cancel, or the cluster's failure (`infrastructure`,
+  // tried again by run).
+  void judge(Attempt& a, ProcessResult r, StepReport rep, const std::string& runner_class) {
     r.output = std::move(rep.output);
     // Cancelled by cancel_all (the daemon stops): neither the command's failure nor the cluster's.
     if (stopping_ && !rep.finished) r.cancelled = true;
     if (r.cancelled) {
       a.result = std::move(r);
-      return a;
+      return;
     }
     if (r.spawn_failed) {
       a.infrastructure = true;
       a.why = "srun could not start: " + trim_end(r.output);
-      return a;
+      return;
     }
     if (rep.finished) {
       if (!rep.sandbox_started) {
         a.infrastructure = true;
         a.why = "bubblewrap could not start the command on the node: " +
                 explain_sandbox_failure(r.output.empty() ? r.error_output : r.output);
-        return a;
+        return;
       }
       r.exit_code = rep.timed_out ? -1 : rep.exit_code;
       r.timed_out = rep.timed_out;
       a.result = std::move(r);
-      return a;
+      return;
     }
     if (r.timed_out && rep.job_id) {  // the local safety net: the step hung past its limits
       a.result = std::move(r);
-      return a;
+      return;
     }
     a.infrastructure = true;
     std::string said = tail_lines(r.output + "\n" + r.error_output, 3);
@@ -277,10 +291,9 @@ class SlurmExecutor final : public Executor {
       a.why = (r.timed_out ? "the job did not start within " +
                                  format_duration(slurm_.queue_timeout) + ": " + said
                            : "the job did not start: " + said) +
-              nodes_state(req.runner_class);
+              nodes_state(runner_class);
     else
       a.why = "the job was lost while it ran (node failure or preemption): " + said;
-    return a;
   }
 
   // What sinfo says of the partition's nodes when a job could not start (a drained node's

@@ -76,62 +76,19 @@ class AgentCliClient final : public LlmClient {
                   spec.cwd);
     exec::Executor* executor = settings_.executor;
     auto run = [&spec, &request, &login, executor, this] {
-      ProcessResult unstartable;
-      unstartable.spawn_failed = true;
       if (executor && installation_dirs().empty()) {
         // Not found on the daemon's PATH: say so as an unstartable command would.
-        unstartable.output = "cannot start " + settings_.command + ": No such file or directory";
-        return unstartable;
+        return unstartable("cannot start " + settings_.command + ": No such file or directory");
       }
-      if (!executor) {
-        // Unconfined (tests of a client itself): still its own configuration folder.
-        auto config = dialect_->private_config(private_root(), request, settings_, spec.env_set);
-        Result<void> given =
-            config && login ? give_login(*config, *login, spec.env_set) : Result<void>(ok());
-        OwnTools own;
-        Result<void> served = !config  ? Result<void>(config.error())
-                              : !given ? given
-                                       : serve_own_tools(request, *config, spec.argv, own);
-        if (!served) {
-          unstartable.output = served.error().message;
-          return unstartable;
-        }
-        ProcessResult r = run_process(spec);
-        own.channel.reset();  // no call reaches the loop after its run
-        std::error_code ec;
-        std::filesystem::remove_all(*config, ec);
-        return r;
-      }
-      OwnTools own;
-      auto command = sandboxed(spec, request, login, own);
-      if (!command) {
-        unstartable.output = command.error().message;
-        return unstartable;
-      }
-      ProcessResult r = executor->run(*command);
-      own.channel.reset();  // no call reaches the loop after its run
-      // Its copy of the person's login goes with the command (docs/security.md, S6.1), never
-      // read back (S6.3): the private folder is the command's first writable path.
-      std::error_code ec;
-      if (!command->writable.empty()) std::filesystem::remove_all(command->writable.front(), ec);
-      return r;
+      return executor ? run_sandboxed(*executor, spec, request, login)
+                      : run_unconfined(spec, request, login);
     };
     ProcessResult result = co_await run_blocking(blocking_, run);
     Outcome outcome = reader->finish(result, *pricing_);
-    if (!outcome.ok()) {
+    if (!outcome.ok())
       outcome.error().request_id = reader->session_id();
-    } else {
-      // A CLI that does not say which model answered (codex): the one asked. A CLI that reports
-      // no cost (codex, gemini): priced here from its token counts.
-      Response& r = outcome.response();
-      if (r.model.empty()) r.model = request.model.empty() ? settings_.model : request.model;
-      if (r.usage.cost_usd == 0) r.usage.cost_usd = pricing_->cost_usd(r.model, r.usage);
-      if (login_) {
-        // A subscription: nobody is billed per token (limits.count_subscription_cost).
-        r.notional_cost_usd = r.usage.cost_usd;
-        if (!settings_.count_subscription_cost) r.usage.cost_usd = 0;
-      }
-    }
+    else
+      price(outcome.response(), request);
     co_return outcome;
   }
 
@@ -140,6 +97,57 @@ class AgentCliClient final : public LlmClient {
   const std::string& model() const override { return settings_.model; }
 
  private:
+  static ProcessResult unstartable(std::string why) {
+    ProcessResult r;
+    r.spawn_failed = true;
+    r.output = std::move(why);
+    return r;
+  }
+
+  // Unconfined (tests of a client itself): still its own configuration folder, removed after.
+  ProcessResult run_unconfined(ProcessSpec& spec, const Request& request,
+                               const std::optional<nlohmann::json>& login) {
+    auto config = dialect_->private_config(private_root(), request, settings_, spec.env_set);
+    Result<void> given =
+        config && login ? give_login(*config, *login, spec.env_set) : Result<void>(ok());
+    OwnTools own;
+    Result<void> served = !config  ? Result<void>(config.error())
+                          : !given ? given
+                                   : serve_own_tools(request, *config, spec.argv, own);
+    if (!served) return unstartable(served.error().message);
+    ProcessResult r = run_process(spec);
+    own.channel.reset();  // no call reaches the loop after its run
+    std::error_code ec;
+    std::filesystem::remove_all(*config, ec);
+    return r;
+  }
+
+  ProcessResult run_sandboxed(exec::Executor& executor, ProcessSpec& spec, const Request& request,
+                              const std::optional<nlohmann::json>& login) {
+    OwnTools own;
+    auto command = sandboxed(spec, request, login, own);
+    if (!command) return unstartable(command.error().message);
+    ProcessResult r = executor.run(*command);
+    own.channel.reset();  // no call reaches the loop after its run
+    // Its copy of the person's login goes with the command (docs/security.md, S6.1), never
+    // read back (S6.3): the private folder is the command's first writable path.
+    std::error_code ec;
+    if (!command->writable.empty()) std::filesystem::remove_all(command->writable.front(), ec);
+    return r;
+  }
+
+  // A CLI that does not say which model answered (codex): the one asked. A CLI that reports no
+  // cost (codex, gemini): priced here from its token counts. A subscription: nobody is billed
+  // per token (limits.count_subscription_cost).
+  void price(Response& r, const Request& request) const {
+    if (r.model.empty()) r.model = request.model.empty() ? settings_.model : request.model;
+    if (r.usage.cost_usd == 0) r.usage.cost_usd = pricing_->cost_usd(r.model, r.usage);
+    if (login_) {
+      r.notional_cost_usd = r.usage.cost_usd;
+      if (!settings_.count_subscription_cost) r.usage.cost_usd = 0;
+    }
+  }
+
   /// The person's login made fresh for a command of `margin` at most (login_refresh.hpp).
   RefreshOutcome refresh_login(std::chrono::milliseconds margin) const {
     const auto path = std::filesystem::path(settings_.home) / login_->home_path;
