@@ -216,6 +216,24 @@ awaitable<ActionResult> decide(State s, std::string id, bool approve, std::strin
   co_return stored;
 }
 
+namespace {
+
+// What a person may resume or give feedback to.
+bool resumable(LoopStatus st) {
+  return st == LoopStatus::paused || st == LoopStatus::stopped || st == LoopStatus::blocked;
+}
+
+// A run that has stored its loop stopped, paused or blocked is still in the run table for a few
+// io steps (run_loop: `done`, then the table forgets it): an action on the loop in that window
+// waits for it to go instead of taking the loop for one that runs. Bounded: a run stuck there is
+// a bug, and the action then answers as before.
+awaitable<void> wait_for_run_end(State s, std::shared_ptr<Run> run) {
+  co_await run->done.wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(10));
+  co_await net::post(s->ctx.io, net::use_awaitable);  // `done` is set just before the forget
+}
+
+}  // namespace
+
 awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
   trim_end(feedback);
   if (feedback.empty())
@@ -224,6 +242,7 @@ awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
   auto loaded = co_await s->journal.load(id);
   if (!loaded) co_return loaded.take_error();
   const Loop loop = std::move(*loaded);
+  if (auto run = s->runs.find(id); run && resumable(loop.status)) co_await wait_for_run_end(s, run);
   if (s->runs.has(id)) co_return not_allowed(loop, "it is running (pause or stop it first)");
   const FeedbackEntry entry{0, "user", first_line(feedback, 100), feedback};
   ActionResult result = loop;
@@ -352,13 +371,25 @@ awaitable<ActionResult> resume(State s, std::string id, RequestBudget raised) {
     co_return *reopened;
   }
   std::vector<std::string> start;
-  auto stored = co_await s->journal.edit_tree(
+  // Runs of the subtree that have stored their loop resumable are leaving the table: the edit is
+  // given up, they are waited for (wait_for_run_end) and it is made again.
+  std::vector<std::shared_ptr<Run>> ending;
+  const Error wait_for_ending{ErrorCode::conflict, "runs of the subtree are ending"};
+  Result<WriteResult> stored = wait_for_ending;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    ending.clear();
+    stored = co_await s->journal.edit_tree(
       loaded->plan_id, [&](std::vector<Loop>& tree, WriteSet& w) -> std::optional<Error> {
         start.clear();
+        ending.clear();
         bool raised_caps = false;
         if (auto refused = raise_caps(tree, loaded->plan_id, raised, raised_caps)) return refused;
         for (Loop& l : tree) {
-          if (!in_subtree(l.id, id) || s->runs.has(l.id)) continue;
+          if (!in_subtree(l.id, id)) continue;
+          if (auto run = s->runs.find(l.id)) {
+            if (resumable(l.status) && !run->done.is_set()) ending.push_back(run);
+            continue;
+          }
           if (l.status == LoopStatus::paused || l.status == LoopStatus::stopped ||
               l.status == LoopStatus::blocked) {
             if (transition(l, LoopStatus::pending, EndReason::none, "resumed by the user",
@@ -374,11 +405,15 @@ awaitable<ActionResult> resume(State s, std::string id, RequestBudget raised) {
                                         [&](const Loop& u) { return u.id == loaded->plan_id; }))
           for (const Loop& l : tree)
             if (l.id == loaded->plan_id) w.updates.push_back(l);
+        if (!ending.empty() && attempt < 3) return wait_for_ending;
         if (start.empty())
           return not_allowed(*loaded,
                              "neither it nor its descendants are paused, stopped or blocked");
         return std::nullopt;
       });
+    if (ending.empty() || attempt >= 3) break;
+    for (const auto& run : ending) co_await wait_for_run_end(s, run);
+  }
   std::erase_if(s->paused_roots, [&](const std::string& root) { return in_subtree(root, id); });
   if (!stored) co_return stored.take_error();
   for (const auto& lid : start) spawn_run(s, lid);
