@@ -177,11 +177,14 @@ json Codec<CostLimitEvent>::write(const CostLimitEvent& e) {
 }
 
 IterationFinished Codec<IterationFinished>::read(const json& d) {
-  return {d.value("n", 0), str(d, "status"), str(d, "summary"),
+  return {d.value("n", 0), parse_iteration_outcome(str(d, "status")), str(d, "summary"),
           d.value("duration_ms", std::int64_t{0})};
 }
 json Codec<IterationFinished>::write(const IterationFinished& e) {
-  return {{"n", e.n}, {"status", e.status}, {"summary", e.summary}, {"duration_ms", e.duration_ms}};
+  return {{"n", e.n},
+          {"status", to_string(e.status)},
+          {"summary", e.summary},
+          {"duration_ms", e.duration_ms}};
 }
 
 LlmErrorEvent Codec<LlmErrorEvent>::read(const json& d) {

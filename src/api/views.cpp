@@ -271,7 +271,7 @@ std::vector<LoopRow> loop_rows_from_json(const json& j) {
 
 json to_json(const IterationRow& it) {
   json j = {{"n", it.n},
-          {"status", it.status},
+          {"status", to_string(it.status)},
           {"exit_code", or_null(it.exit_code)},
           {"cost_usd", it.cost_usd},
           {"input_tokens", it.input_tokens},
@@ -287,7 +287,7 @@ json to_json(const IterationRow& it) {
 
 IterationRow iteration_from_json(const json& j) {
   IterationRow r{i32(j, "n"),
-          str(j, "status"),
+          parse_iteration_outcome(str(j, "status")),
           opt_int(j, "exit_code"),
           num(j, "cost_usd"),
           i64(j, "input_tokens"),
@@ -362,15 +362,6 @@ std::string cache_summary(const LoopRow& d) {
                          u->uncached_cost_usd);
   if (tree.empty()) return own;
   return (own.empty() ? "none for the plan itself" : own) + "; whole tree " + tree;
-}
-
-IterationResult iteration_result(std::string_view s) {
-  if (s == "passed") return IterationResult::passed;
-  if (s == "failed") return IterationResult::failed;
-  if (s == "asked") return IterationResult::asked;
-  if (s == "stopped") return IterationResult::stopped;
-  if (s == "error") return IterationResult::error;
-  return IterationResult::other;
 }
 
 namespace {

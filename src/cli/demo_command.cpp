@@ -364,7 +364,7 @@ void print_retries(const DaemonClient& api, std::ostream& ui, const Style& style
     api::LoopDetail detail = show_loop(api, l.id);
     ui << style.bold(l.id) << " took " << l.iteration << " iterations:\n";
     for (const auto& it : detail.iterations)
-      ui << "  " << it.n << ". " << it.status << ": " << it.summary << "\n";
+      ui << "  " << it.n << ". " << to_string(it.status) << ": " << it.summary << "\n";
   }
 }
 

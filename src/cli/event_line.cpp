@@ -35,11 +35,11 @@ struct Words {
     return "iteration " + n_of(e.n) + " started";
   }
   std::string operator()(const api::IterationFinished& e) const {
-    const api::IterationResult r = api::iteration_result(e.status);
+    const std::string status = to_string(e.status);
     std::string text = "iteration " + n_of(e.n) + " " +
-                       (r == api::IterationResult::passed   ? style.green(e.status)
-                        : r == api::IterationResult::failed ? style.red(e.status)
-                                                            : shown(e.status));
+                       (e.status == IterationOutcome::passed   ? style.green(status)
+                        : e.status == IterationOutcome::failed ? style.red(status)
+                                                               : status);
     if (e.duration_ms > 0) text += " in " + format_elapsed(e.duration_ms);
     if (!e.summary.empty()) text += ": " + one_line(shown(e.summary));
     return text;

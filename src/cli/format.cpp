@@ -180,12 +180,13 @@ std::string tree_line(const api::LoopRow& d) {
   }
 }
 
-std::string iteration_result(const Style& style, const std::string& result) {
-  switch (api::iteration_result(result)) {
-    case api::IterationResult::passed:
+std::string iteration_result(const Style& style, IterationOutcome outcome) {
+  const std::string result = to_string(outcome);
+  switch (outcome) {
+    case IterationOutcome::passed:
       return style.green(result);
-    case api::IterationResult::failed:
-    case api::IterationResult::error:
+    case IterationOutcome::failed:
+    case IterationOutcome::error:
       return style.red(result);
     default:
       return style.yellow(result);
@@ -252,7 +253,7 @@ std::vector<std::vector<std::string>> iteration_rows(const std::vector<api::Iter
   for (const char* h : {"COST", "DURATION", "SUMMARY"}) head.push_back(h);
   rows.push_back(head);
   for (const auto& r : its) {
-    std::vector<std::string> row = {std::to_string(r.n), iteration_result(style, shown(r.status)),
+    std::vector<std::string> row = {std::to_string(r.n), iteration_result(style, r.status),
                                     r.exit_code ? std::to_string(*r.exit_code) : "-"};
     if (tokens) {
       row.push_back(format_count(r.input_tokens));

@@ -145,7 +145,7 @@ json marks_json(const Loop& l) {
   write(c, "merged_into_base", t.merged_into_base);
   write(c, "merge_error", t.merge_error);
   write(c, "gate_sha", t.gate_sha);
-  write(c, "gate_result", t.gate_result);
+  write(c, "gate_result", std::string(to_string(t.gate_result)));
   write(c, "gate_summary", t.gate_summary);
   write(c, "gate_output", t.gate_output);
   write(c, "gate_log", t.gate_log);
@@ -158,7 +158,7 @@ json marks_json(const Loop& l) {
   write(c, "pr_number", t.pr_number, 0);
   write(c, "pr_url", t.pr_url);
   write(c, "pr_state", t.pr_state);
-  write(c, "pr_checks", t.pr_checks);
+  write(c, "pr_checks", std::string(to_string(t.pr_checks)));
   write(c, "pr_head", t.pr_head);
   write(c, "pr_pushed_at", t.pr_pushed_at, std::int64_t{0});
   write(c, "pr_failing", t.pr_failing);
@@ -199,7 +199,9 @@ void read_marks(const json& c, Loop& l) {
   read(c, "merged_into_base", t.merged_into_base);
   read(c, "merge_error", t.merge_error);
   read(c, "gate_sha", t.gate_sha);
-  read(c, "gate_result", t.gate_result);
+  std::string text;
+  read(c, "gate_result", text);
+  t.gate_result = parse_gate_result(text);
   read(c, "gate_summary", t.gate_summary);
   read(c, "gate_output", t.gate_output);
   read(c, "gate_log", t.gate_log);
@@ -215,7 +217,9 @@ void read_marks(const json& c, Loop& l) {
   read(c, "pr_number", t.pr_number);
   read(c, "pr_url", t.pr_url);
   read(c, "pr_state", t.pr_state);
-  read(c, "pr_checks", t.pr_checks);
+  text.clear();
+  read(c, "pr_checks", text);
+  t.pr_checks = parse_pr_checks(text);
   read(c, "pr_head", t.pr_head);
   read(c, "pr_pushed_at", t.pr_pushed_at);
   read(c, "pr_failing", t.pr_failing);

@@ -43,18 +43,18 @@ void add_tree_fields(api::LoopRow& row, const Loop& plan, std::span<const Loop> 
   row.merged_into_base = plan.tree.merged_into_base;
   row.merge_error = plan.tree.merge_error;
   // The integration gate: the last check of the integration tip (null before the first).
-  if (!plan.tree.gate_result.empty())
-    row.integration = api::IntegrationView{plan.tree.gate_result, plan.tree.gate_sha,
+  if (plan.tree.gate_result != GateResult::none)
+    row.integration = api::IntegrationView{to_string(plan.tree.gate_result), plan.tree.gate_sha,
                                            plan.tree.gate_summary, plan.tree.gate_output,
                                            plan.tree.gate_log, plan.tree.gate_fixes};
   // merge: pr: the pull request (null until one was opened or a push failed).
   if (const TreeMarks& t = plan.tree; t.pr_number > 0 || !t.pr_error.empty())
-    row.pr = api::PrView{t.pr_number, t.pr_url,  t.pr_state,   t.pr_checks,
+    row.pr = api::PrView{t.pr_number, t.pr_url,  t.pr_state,   to_string(t.pr_checks),
                          t.pr_head,   t.pr_failing, t.pr_error, t.ci_fixes};
   // The baseline check: the tests on the integration branch before any code loop (null: none).
-  if (const auto& b = baseline; !b.result.empty())
+  if (const auto& b = baseline; b.result != manager::BaselineResult::none)
     row.baseline =
-        api::BaselineView{b.result, b.sha, b.summary, b.output, b.log, b.ms, b.setup_ms, b.outputs};
+        api::BaselineView{to_string(b.result), b.sha, b.summary, b.output, b.log, b.ms, b.setup_ms, b.outputs};
 }
 
 void add_gate_fields(api::LoopDetail& d, const TaskStore& store, const Loop& plan,

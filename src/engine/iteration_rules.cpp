@@ -339,24 +339,24 @@ std::string failure_fingerprint(const std::string& validation_output, const std:
 
 IterationVerdict decide(Loop& loop, int n, const IterationFacts& f, const Config& config) {
   if (f.end == Conversation::End::stopped)
-    return {{LoopStatus::stopped, f.stop_end, f.stop_reason}, "stopped"};
+    return {{LoopStatus::stopped, f.stop_end, f.stop_reason}, IterationOutcome::stopped};
   if (f.end == Conversation::End::refused)
-    return {{LoopStatus::failed, EndReason::model_refused, f.refusal}, "error"};
+    return {{LoopStatus::failed, EndReason::model_refused, f.refusal}, IterationOutcome::error};
   if (f.end == Conversation::End::limit)
     // A limit reached between turns: the work so far is checkpointed, not judged; at a tree's
     // cap the loop pauses (limits.at_cost_limit: pause) or fails.
-    return {at_limit(loop, config, f.limit), "stopped"};
+    return {at_limit(loop, config, f.limit), IterationOutcome::stopped};
   if (!f.validation)
-    return {{LoopStatus::failed, EndReason::internal_error, "the check did not run"}, "error"};
+    return {{LoopStatus::failed, EndReason::internal_error, "the check did not run"}, IterationOutcome::error};
   const Validation& v = *f.validation;
-  if (v.stopped) return {{LoopStatus::stopped, f.stop_end, f.stop_reason}, "stopped"};
+  if (v.stopped) return {{LoopStatus::stopped, f.stop_end, f.stop_reason}, IterationOutcome::stopped};
   if (v.could_not_start)
     // The sandbox or the cluster never ran the check: not the code's failure, so no failed
     // iteration and nothing for the model. The loop waits for the person (the work stays in
     // the worktree; `loopr resume` runs iteration n again).
     return {{LoopStatus::paused, EndReason::validation_not_run,
              "the validation could not run: " + v.feedback + "; then " + resume_hint(loop)},
-            ""};
+            std::nullopt};
 
   loop.run.consecutive_errors = 0;
   // An answer is shown once; a new question replaces the old one (a passing loop drops it).
@@ -364,19 +364,20 @@ IterationVerdict decide(Loop& loop, int n, const IterationFacts& f, const Config
   if (passed(f)) {
     Validation shown = v;
     if (f.review) shown.summary += "; review passed";
-    return {on_pass(loop, n, shown, config), "passed"};
+    return {on_pass(loop, n, shown, config), IterationOutcome::passed};
   }
   if (checks_passed(f) && f.review->verdict == ReviewResult::Verdict::error)
-    return {wait_for_person(loop, n, EndReason::review_error, f.review->summary), "passed"};
+    return {wait_for_person(loop, n, EndReason::review_error, f.review->summary), IterationOutcome::passed};
   if (!f.question.empty()) loop.run.question = f.question;
   add_feedback(loop.run, failure_feedback(loop, n, f, config));
   if (checks_passed(f) && ++loop.run.review_rounds >= config.review.max_rounds)
     return {wait_for_person(loop, n, EndReason::review_rejected,
                             "the reviewer sent it back " + std::to_string(loop.run.review_rounds) +
                                 " times (loops.review.max_rounds), last: " + f.review->summary),
-            "failed"};
+            IterationOutcome::failed};
   Move m = on_fail(loop, n, f, config);
-  return {m, m.status == LoopStatus::awaiting_answer ? "asked" : "failed"};
+  return {m, m.status == LoopStatus::awaiting_answer ? IterationOutcome::asked
+                                                        : IterationOutcome::failed};
 }
 
 }  // namespace loopr::engine

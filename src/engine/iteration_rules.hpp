@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include <loopr/core/iteration_outcome.hpp>
 #include <loopr/core/budget.hpp>
 #include <loopr/core/config.hpp>
 #include <loopr/core/loop.hpp>
@@ -151,9 +152,9 @@ std::string failure_fingerprint(const std::string& validation_output,
 
 struct IterationVerdict {
   Move move;
-  /// The iteration record's status: passed | failed | asked | stopped | error; empty: no record
-  /// (the check never ran: not the code's failure, and not an iteration).
-  std::string record;
+  /// The iteration record's status; none: no record (the check never ran: not the code's
+  /// failure, and not an iteration).
+  std::optional<IterationOutcome> record;
 };
 
 /// The stop ladder, in order of how much each says about the loop: passed (complete, awaiting

@@ -147,7 +147,7 @@ awaitable<Result<void>> IterationRun::run(Loop& loop) {
   // 7. Decide (iteration_rules), then store it all at once.
   facts.pause_requested = control_->pause_requested();
   IterationVerdict verdict = decide(loop, n, facts, config);
-  if (verdict.record.empty()) {
+  if (!verdict.record) {
     ctx_.costs.add(loop.plan_id, conv.usage.cost_usd,
                    total_input(conv.usage));  // spent, though no iteration counts
     co_return co_await finish(loop, verdict.move,
@@ -432,7 +432,7 @@ IterationRecord IterationRun::make_record(const Loop& loop, int n, TimestampMs s
   IterationRecord rec;
   rec.loop_id = loop.id;
   rec.n = n;
-  rec.status = verdict.record;
+  rec.status = *verdict.record;
   rec.exit_code = v.exit_code;
   rec.usage = conv.usage;
   rec.usage += v.judge_usage;
@@ -484,7 +484,7 @@ std::vector<Event> IterationRun::record_events(const Loop& loop, const Iteration
   const int n = rec.n;
   std::vector<Event> events = infrastructure_events(loop, n, v);
   events.push_back(api::encode(
-      loop.id, api::ValidationFinished{n, rec.status == "passed", v.summary, v.exit_code, v.jobs}));
+      loop.id, api::ValidationFinished{n, rec.status == IterationOutcome::passed, v.summary, v.exit_code, v.jobs}));
   if (facts.review && !facts.review->stopped)
     events.push_back(api::encode(loop.id, review_event(n, *facts.review)));
   events.push_back(api::encode(

@@ -115,7 +115,9 @@ awaitable<BaselineRun> run_check(ManagerState& s, const std::string& plan) {
 BaselineState state_of(const BaselineRun& r) {
   BaselineState b;
   b.sha = r.sha;
-  b.result = r.passed ? "passed" : r.could_not_start ? "unavailable" : "failed";
+  b.result = r.passed            ? BaselineResult::passed
+             : r.could_not_start ? BaselineResult::unavailable
+                                 : BaselineResult::failed;
   b.summary = r.summary;
   b.output = gate_output_tail(r.output);
   b.log = r.log;
@@ -141,7 +143,7 @@ awaitable<bool> store_state(ManagerState& s, const std::string& plan, const Base
 }
 
 Event check_event(const std::string& plan, const BaselineState& b, bool reused) {
-  return api::encode(plan, api::BaselineCheck{b.sha, b.result == "passed", b.summary, b.ms,
+  return api::encode(plan, api::BaselineCheck{b.sha, b.result == BaselineResult::passed, b.summary, b.ms,
                                               b.setup_ms, b.log, reused});
 }
 
@@ -172,7 +174,7 @@ awaitable<void> check_baseline(State s, std::string plan) {
     if (cached && *cached) {
       BaselineState kept =
           baseline_state_from_json(nlohmann::json::parse(**cached, nullptr, false));
-      if (kept.result == "passed") {  // a failure is always checked again
+      if (kept.result == BaselineResult::passed) {  // a failure is always checked again
         state = std::move(kept);
         reused = true;
       }
@@ -180,7 +182,7 @@ awaitable<void> check_baseline(State s, std::string plan) {
   }
   if (!state) {
     BaselineState checking;
-    checking.result = "checking";
+    checking.result = BaselineResult::checking;
     checking.sha = *tip;
     const bool stored = co_await store_state(*s, plan, checking, {}, {});
     if (!stored) co_return;
@@ -189,10 +191,10 @@ awaitable<void> check_baseline(State s, std::string plan) {
     if (run.stopped || s->stopping) co_return;  // runs again at the next start
     state = state_of(run);
   }
-  spdlog::info("plan {}: baseline {} in {}: {}", plan, state->result, seconds(state->ms),
+  spdlog::info("plan {}: baseline {} in {}: {}", plan, to_string(state->result), seconds(state->ms),
                state->summary);
   std::vector<std::pair<std::string, std::string>> more;
-  if (!reused && state->result == "passed" && !key.empty())
+  if (!reused && state->result == BaselineResult::passed && !key.empty())
     more.emplace_back(key, to_json(*state).dump());
   std::vector<Event> events;
   events.push_back(check_event(plan, *state, reused));

@@ -2,10 +2,35 @@
 
 namespace loopr::manager {
 
+namespace {
+
+constexpr struct {
+  BaselineResult result;
+  const char* text;
+} kResults[] = {{BaselineResult::none, ""},
+                {BaselineResult::checking, "checking"},
+                {BaselineResult::passed, "passed"},
+                {BaselineResult::failed, "failed"},
+                {BaselineResult::unavailable, "unavailable"}};
+
+}  // namespace
+
+const char* to_string(BaselineResult result) {
+  for (const auto& r : kResults)
+    if (r.result == result) return r.text;
+  return "";
+}
+
+BaselineResult parse_baseline_result(std::string_view text) {
+  for (const auto& r : kResults)
+    if (text == r.text) return r.result;
+  return BaselineResult::none;
+}
+
 std::string baseline_state_key(const std::string& plan_id) { return "baseline-of/" + plan_id; }
 
 nlohmann::json to_json(const BaselineState& s) {
-  return {{"result", s.result},     {"sha", s.sha},
+  return {{"result", to_string(s.result)}, {"sha", s.sha},
           {"summary", s.summary},   {"output", s.output},
           {"log", s.log},           {"ms", s.ms},
           {"setup_ms", s.setup_ms}, {"fingerprint", s.fingerprint},
@@ -15,7 +40,7 @@ nlohmann::json to_json(const BaselineState& s) {
 BaselineState baseline_state_from_json(const nlohmann::json& j) {
   BaselineState s;
   if (!j.is_object()) return s;
-  s.result = j.value("result", "");
+  s.result = parse_baseline_result(j.value("result", ""));
   s.sha = j.value("sha", "");
   s.summary = j.value("summary", "");
   s.output = j.value("output", "");

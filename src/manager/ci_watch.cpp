@@ -28,7 +28,7 @@ constexpr int kMaxErrorsInARow = 5;  // network or 5xx answers before the plan i
 // The plan still waits for CI on `sha` (nothing moved it on: a new push, a person, a stop).
 bool still_waiting(const Loop& p, const std::string& sha) {
   return p.status == LoopStatus::complete && !p.tree.tree_complete && p.tree.pr_head == sha &&
-         p.tree.pr_checks == "pending";
+         p.tree.pr_checks == PrChecks::pending;
 }
 
 std::string failing_line(const forge::CiState& ci) {
@@ -78,7 +78,7 @@ awaitable<void> ci_verdict(State s, std::string plan, std::string sha, forge::Ci
         Loop p = *root;
         const int number = p.tree.pr_number;
         if (ci.state == "passed") {
-          p.tree.pr_checks = "passed";
+          p.tree.pr_checks = PrChecks::passed;
           p.tree.pr_failing.clear();
           p.tree.tree_complete = true;
           w.events.push_back(api::encode(plan, api::CiChecked{sha, "passed", {}, "every check passes"}));
@@ -87,7 +87,7 @@ awaitable<void> ci_verdict(State s, std::string plan, std::string sha, forge::Ci
           return std::nullopt;
         }
         const std::string failing = timed_out ? "no verdict within forge.ci.timeout" : failing_line(ci);
-        p.tree.pr_checks = "failed";
+        p.tree.pr_checks = PrChecks::failed;
         p.tree.pr_failing = failing;
         w.events.push_back(api::encode(plan, api::CiChecked{sha, timed_out ? "timeout" : "failed",
                                                             ci.failing(), failing}));
@@ -133,7 +133,7 @@ awaitable<void> ended_on_forge(State s, std::string plan, std::string sha, std::
     if (p.tree.pr_state != state)
       w.events.push_back(api::encode(plan, api::PrState{p.tree.pr_number, state}));
     p.tree.pr_state = state;
-    p.tree.pr_checks = "skipped";
+    p.tree.pr_checks = PrChecks::skipped;
     p.tree.tree_complete = true;
     w.events.push_back(api::encode(plan, api::TreeComplete{}));
     return std::nullopt;
@@ -262,7 +262,7 @@ awaitable<ActionResult> iterate_from_pr(State s, std::string plan) {
           return not_allowed(p, "cannot reopen");
         if (p.status != LoopStatus::complete) return not_allowed(p, "it is not complete");
         p.tree.tree_complete = false;
-        p.tree.pr_checks.clear();
+        p.tree.pr_checks = PrChecks::none;
         // The comments taken are old from now on, also when the fix loop's push falls in the
         // same second as the newest of them (a forge's `since` has second precision and
         // includes that second).

@@ -118,9 +118,9 @@ awaitable<void> check_integration(State s, std::string plan_id);
 awaitable<Result<bool>> check_tip_now(ManagerState& s, std::string plan_id);
 /// The plan's fix loop failed for good: the plan is blocked with the check's output.
 awaitable<void> block_after_fix(State s, Loop failed);
-/// A gate-blocked plan back to complete (`result`: the gate mark to store; `complete_tree`: the
-/// person merges it as it is); its failed fix loops are superseded.
-awaitable<Result<Loop>> reopen_gate(ManagerState& s, std::string plan_id, std::string result,
+/// A gate-blocked plan back to complete (`result`: the gate mark to store, none to check it
+/// again; `complete_tree`: the person merges it as it is); its failed fix loops are superseded.
+awaitable<Result<Loop>> reopen_gate(ManagerState& s, std::string plan_id, GateResult result,
                                     std::string why, bool complete_tree);
 
 // baseline.cpp

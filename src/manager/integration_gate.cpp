@@ -41,7 +41,7 @@ Event check_event(const std::string& plan, const GateRun& g) {
 
 void record(Loop& plan, const GateRun& g) {
   plan.tree.gate_sha = g.sha;
-  plan.tree.gate_result = g.check.passed ? "passed" : "failed";
+  plan.tree.gate_result = g.check.passed ? GateResult::passed : GateResult::failed;
   plan.tree.gate_summary = g.check.summary;
   plan.tree.gate_output = gate_output_tail(g.check.output);
   plan.tree.gate_log = g.log;
@@ -191,7 +191,7 @@ awaitable<void> check_integration(State s, std::string plan) {
   if (!loaded || loaded->status != LoopStatus::complete || loaded->tree.tree_complete) co_return;
   auto tip_of = [wt = s->worktrees, plan] { return wt.integration_tip(plan); };
   auto tip = co_await run_blocking(s->ctx.pool, tip_of);
-  if (tip && loaded->tree.gate_result == "passed" && loaded->tree.gate_sha == *tip) {
+  if (tip && loaded->tree.gate_result == GateResult::passed && loaded->tree.gate_sha == *tip) {
     if (s->ctx.config->merge == MergeMode::pr) {  // checked before a restart: push, or CI again
       co_await resume_pr(s, std::move(*loaded), *tip);
       co_return;
@@ -202,7 +202,7 @@ awaitable<void> check_integration(State s, std::string plan) {
   }
   const std::string command = s->ctx.config->loop(LoopType::code).validation;
   co_await s->journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
-    l.tree.gate_result = "checking";
+    l.tree.gate_result = GateResult::checking;
     w.events.push_back(
         api::encode(l.id, api::IntegrationCheckStarted{tip ? *tip : std::string(), command}));
     return std::nullopt;
@@ -224,7 +224,7 @@ awaitable<Result<bool>> check_tip_now(ManagerState& s, std::string plan) {
   co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     const bool blocked = gate_blocked(l);
     record(l, g);
-    if (blocked) l.tree.gate_result = "failed";  // stays blocked until reopen_gate
+    if (blocked) l.tree.gate_result = GateResult::failed;  // stays blocked until reopen_gate
     w.events.push_back(check_event(plan, g));
     return std::nullopt;
   });
@@ -240,7 +240,7 @@ awaitable<void> block_after_fix(State s, Loop failed) {
             l.tree.rolled_up = true;
             w.updates.push_back(l);
           } else if (l.id == plan && l.status == LoopStatus::complete &&
-                     l.tree.pr_checks == "failed") {
+                     l.tree.pr_checks == PrChecks::failed) {
             // A CI fix loop (merge: pr) that failed: the plan is held with the failing checks.
             std::string why = "its CI fix loop " + failed.id + " failed (" +
                               first_line(failed.status_reason, 120) +
@@ -255,7 +255,7 @@ awaitable<void> block_after_fix(State s, Loop failed) {
                 "its fix loop " + failed.id + " failed (" + first_line(failed.status_reason, 120) +
                 "); the integration branch " + git::integration_branch(plan) +
                 " still fails: " + l.tree.gate_summary + " (" + what_to_do(plan) + ")";
-            l.tree.gate_result = "failed";
+            l.tree.gate_result = GateResult::failed;
             if (engine::transition(l, LoopStatus::blocked, EndReason::integration_failed, why,
                                    w.events))
               w.updates.push_back(l);
@@ -266,11 +266,11 @@ awaitable<void> block_after_fix(State s, Loop failed) {
 }
 
 // A reopened plan is complete again: as approved (resumed, checked again) or merged by the person.
-static EndReason reopen_end(const std::string& result) {
-  return result.empty() ? EndReason::approved : EndReason::merged_by_user;
+static EndReason reopen_end(GateResult result) {
+  return result == GateResult::none ? EndReason::approved : EndReason::merged_by_user;
 }
 
-awaitable<Result<Loop>> reopen_gate(ManagerState& s, std::string plan, std::string result,
+awaitable<Result<Loop>> reopen_gate(ManagerState& s, std::string plan, GateResult result,
                                     std::string why, bool complete_tree) {
   Loop out;
   auto stored = co_await s.journal.edit_tree(

@@ -140,7 +140,7 @@ awaitable<bool> store_pr(ManagerState& s, std::string plan, forge::PullRequest p
     l.tree.pr_head = pushed.sha;
     // Never earlier than before: taking review comments moves it past them (ci_watch.cpp).
     l.tree.pr_pushed_at = std::max<std::int64_t>(l.tree.pr_pushed_at, now_ms());
-    l.tree.pr_checks = wait ? "pending" : "skipped";
+    l.tree.pr_checks = wait ? PrChecks::pending : PrChecks::skipped;
     l.tree.pr_failing.clear();
     l.tree.pr_error.clear();
     l.tree.merge_error.clear();
@@ -201,7 +201,7 @@ awaitable<void> publish_pr(State state, std::string plan, bool by_person) {
 }
 
 awaitable<void> resume_pr(State s, Loop plan, std::string tip) {
-  if (plan.tree.pr_number > 0 && plan.tree.pr_head == tip && plan.tree.pr_checks == "pending") {
+  if (plan.tree.pr_number > 0 && plan.tree.pr_head == tip && plan.tree.pr_checks == PrChecks::pending) {
     start_ci_watch(s, plan.id);  // a restart while CI ran: poll again
     co_return;
   }

@@ -110,7 +110,7 @@ awaitable<Result<void>> start(State s) {
     for (const auto& [key, value] : *states) {
       std::string plan = key.substr(baseline_state_key("").size());
       auto state = baseline_state_from_json(nlohmann::json::parse(value, nullptr, false));
-      if (state.result == "checking" && store.get_loop(plan)) plans.push_back(std::move(plan));
+      if (state.result == BaselineResult::checking && store.get_loop(plan)) plans.push_back(std::move(plan));
     }
     return plans;
   };

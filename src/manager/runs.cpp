@@ -284,8 +284,9 @@ awaitable<void> after_run(State s, Loop loop) {
     const bool dry_run = loop.tree.dry_run;
     const std::string id = loop.id;
     // Shown at the gate (started at submit): one a restart cut short or never began starts now.
-    const std::string baseline = (co_await load_baseline(*s, id)).result;
-    if (baseline.empty() || baseline == "checking") start_baseline(s, id);
+    const BaselineResult baseline = (co_await load_baseline(*s, id)).result;
+    if (baseline == BaselineResult::none || baseline == BaselineResult::checking)
+      start_baseline(s, id);
     co_await forecast_at_gate(s, std::move(loop));
     if (dry_run) co_await end_dry_run(s, id);
   }

@@ -140,7 +140,8 @@ TreeVerdict tree_verdict(std::span<const Loop> tree, std::string_view plan_id, M
   if (!root->tree.merged_into_base.empty()) return TreeVerdict::merged;
   if (!root->tree.merge_error.empty()) return TreeVerdict::merge_failed;
   if (!root->tree.tree_complete)  // the gate checks it next, or is checking it (or CI: merge: pr)
-    return root->tree.gate_result == "checking" || root->tree.pr_checks == "pending"
+    return root->tree.gate_result == GateResult::checking ||
+           root->tree.pr_checks == PrChecks::pending
                ? TreeVerdict::validating
                : TreeVerdict::running;
   return mode == MergeMode::automatic ? TreeVerdict::merging : TreeVerdict::complete;
@@ -165,7 +166,7 @@ TreeStep next_tree_step(std::span<const Loop> tree, std::string_view plan_id, Me
 
 bool gate_blocked(const Loop& plan) {
   return plan.type == LoopType::plan && plan.status == LoopStatus::blocked &&
-         plan.tree.gate_result == "failed";
+         plan.tree.gate_result == GateResult::failed;
 }
 
 bool may_make_fix_loop(const Loop& plan) { return plan.tree.gate_fixes < 1; }
@@ -215,9 +216,11 @@ std::string gate_output_tail(const std::string& output) {
 
 BaselineStep baseline_step(const BaselineState& baseline, BaselineMode mode, bool running) {
   if (mode == BaselineMode::off) return BaselineStep::proceed;
-  const std::string& r = baseline.result;
-  if (r == "passed" || r == "unavailable") return BaselineStep::proceed;
-  if (r == "failed") return mode == BaselineMode::block ? BaselineStep::block : BaselineStep::proceed;
+  const BaselineResult r = baseline.result;
+  if (r == BaselineResult::passed || r == BaselineResult::unavailable)
+    return BaselineStep::proceed;
+  if (r == BaselineResult::failed)
+    return mode == BaselineMode::block ? BaselineStep::block : BaselineStep::proceed;
   return running ? BaselineStep::wait : BaselineStep::check;
 }
 
@@ -396,7 +399,7 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id,
   parent.tree.user_rejected = false;
   parent.tree.rolled_up = false;
   parent.tree.gate_sha.clear();
-  parent.tree.gate_result.clear();
+  parent.tree.gate_result = GateResult::none;
   parent.tree.gate_summary.clear();
   parent.tree.gate_output.clear();
   parent.tree.gate_fixes = 0;

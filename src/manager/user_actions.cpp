@@ -365,7 +365,8 @@ awaitable<ActionResult> resume(State s, std::string id, RequestBudget raised) {
     // The person fixed the integration branch (or wants another fix loop): check it again.
     auto guard = co_await s->tree_lock.lock();
     auto reopened = co_await reopen_gate(
-        *s, id, "", "resumed by the user: the integration branch is checked again", false);
+        *s, id, GateResult::none, "resumed by the user: the integration branch is checked again",
+        false);
     if (!reopened) co_return reopened.take_error();
     net::co_spawn(s->ctx.io, finish_loop(s, id), net::detached);
     co_return *reopened;
@@ -472,7 +473,7 @@ awaitable<Result<MergeInfo>> merge(State s, std::string plan, bool force) {
       }
     }
     auto reopened = co_await reopen_gate(
-        *s, plan, force ? "forced" : "passed",
+        *s, plan, force ? GateResult::forced : GateResult::passed,
         force ? "merged by the user although its integration branch fails (--force)"
               : "merged by the user: the integration branch passes now",
         true);

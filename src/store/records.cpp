@@ -7,7 +7,7 @@ nlohmann::json to_json(const IterationRecord& r) {
   nlohmann::json j = {
       {"loop_id", r.loop_id},
       {"n", r.n},
-      {"status", r.status},
+      {"status", to_string(r.status)},
       {"exit_code", r.exit_code ? nlohmann::json(*r.exit_code) : nlohmann::json(nullptr)},
       {"input_tokens", r.usage.input_tokens},
       {"output_tokens", r.usage.output_tokens},
@@ -29,7 +29,7 @@ Result<IterationRecord> iteration_from_json(const nlohmann::json& j) {
     IterationRecord r;
     r.loop_id = j.at("loop_id").get<std::string>();
     r.n = j.at("n").get<int>();
-    r.status = j.value("status", "");
+    r.status = parse_iteration_outcome(j.value("status", ""));
     if (j.contains("exit_code") && !j["exit_code"].is_null()) r.exit_code = j["exit_code"].get<int>();
     r.usage.input_tokens = j.value("input_tokens", std::int64_t{0});
     r.usage.output_tokens = j.value("output_tokens", std::int64_t{0});

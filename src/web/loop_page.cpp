@@ -168,7 +168,7 @@ std::string loop_body(const LoopView& v, const std::string& token) {
     const std::string path = "/loop/" + url_encode(id) + "/iterations/" + n;
     out += "<details class=\"iteration\" data-n=\"" + n + "\" data-src=\"" +
            href(path, token, "part=body") + "\"><summary><span class=\"n\">#" + n + "</span> " +
-           status_badge(r.status) + " <span class=\"dim\">exit " +
+           status_badge(to_string(r.status)) + " <span class=\"dim\">exit " +
            (r.exit_code ? std::to_string(*r.exit_code) : std::string("-")) + " · " +
            format_cost(r.cost_usd) + " · " + format_duration(r.duration_ms) +
            "</span> <span class=\"summary\">" + esc(r.summary) + "</span></summary>" +

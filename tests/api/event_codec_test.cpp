@@ -74,7 +74,7 @@ TEST(EventCodecTest, Cost) {
 }
 
 TEST(EventCodecTest, IterationFinished) {
-  expect_wire(IterationFinished{1, "failed", "s", 1234}, "iteration_finished",
+  expect_wire(IterationFinished{1, IterationOutcome::failed, "s", 1234}, "iteration_finished",
               R"({"n":1,"status":"failed","summary":"s","duration_ms":1234})");
 }
 

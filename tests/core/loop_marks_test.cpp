@@ -2,6 +2,7 @@
 // versions wrote, so a store written before the marks were typed loads without a migration.
 #include <gtest/gtest.h>
 
+#include <loopr/core/iteration_outcome.hpp>
 #include <loopr/core/loop.hpp>
 
 using namespace loopr;
@@ -161,4 +162,45 @@ TEST(LoopMarksTest, ARequestsBudgetSurvivesTheStoreAndIsLeftOutWhenUnset) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->tree.budget, l.tree.budget);
   EXPECT_TRUE(back->unknown_marks.empty());
+}
+
+// Issue 44 R1: the gate's and the pull request's states are enums in memory and the same texts in
+// the store as every earlier loopr wrote them ("" for none: the key is left out).
+TEST(LoopMarksTest, TheGateAndPrStatesAreTypedAndStoredAsTheirTexts) {
+  for (const char* text : {"checking", "passed", "failed", "forced"}) {
+    Loop l;
+    l.id = "001";
+    l.tree.gate_result = parse_gate_result(text);
+    ASSERT_NE(l.tree.gate_result, GateResult::none) << text;
+    json context = to_store_json(l)["context"];
+    EXPECT_EQ(context["gate_result"], text);
+    auto back = loop_from_store_json(to_store_json(l));
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back->tree.gate_result, l.tree.gate_result) << text;
+  }
+  for (const char* text : {"pending", "passed", "failed", "skipped"}) {
+    Loop l;
+    l.id = "001";
+    l.tree.pr_checks = parse_pr_checks(text);
+    ASSERT_NE(l.tree.pr_checks, PrChecks::none) << text;
+    EXPECT_EQ(to_store_json(l)["context"]["pr_checks"], text);
+    EXPECT_EQ(loop_from_store_json(to_store_json(l))->tree.pr_checks, l.tree.pr_checks) << text;
+  }
+  Loop none;
+  none.id = "001";
+  EXPECT_FALSE(to_store_json(none)["context"].contains("gate_result"));
+  EXPECT_FALSE(to_store_json(none)["context"].contains("pr_checks"));
+  // A text this version does not know reads as none, never as a state it would act on.
+  EXPECT_EQ(parse_gate_result("merged-by-a-newer-loopr"), GateResult::none);
+  EXPECT_EQ(parse_pr_checks("PASSED"), PrChecks::none);
+}
+
+TEST(LoopMarksTest, AnIterationsOutcomeIsOneOfFiveTextsAndOtherForTheRest) {
+  for (const char* text : {"passed", "failed", "asked", "stopped", "error"}) {
+    const IterationOutcome o = parse_iteration_outcome(text);
+    EXPECT_NE(o, IterationOutcome::other) << text;
+    EXPECT_STREQ(to_string(o), text);
+  }
+  EXPECT_EQ(parse_iteration_outcome(""), IterationOutcome::other);
+  EXPECT_EQ(parse_iteration_outcome("skipped"), IterationOutcome::other);
 }

@@ -56,7 +56,7 @@ rules:
   auto recs = h.iterations(l.id);
   ASSERT_EQ(recs.size(), 2u);
   for (const auto& r : recs) {
-    EXPECT_EQ(r.status, "failed");
+    EXPECT_EQ(r.status, IterationOutcome::failed);
     EXPECT_TRUE(contains(r.summary, "loops.code.iteration_max_runtime")) << r.summary;
     EXPECT_TRUE(contains(r.output_excerpt, "test_calc.py::test_add")) << "the validation ran";
   }
@@ -85,7 +85,7 @@ rules:
   EXPECT_EQ(l.end_reason, EndReason::max_iterations) << l.status_reason;
   auto recs = h.iterations(l.id);
   ASSERT_EQ(recs.size(), 1u);
-  EXPECT_EQ(recs[0].status, "failed");
+  EXPECT_EQ(recs[0].status, IterationOutcome::failed);
   EXPECT_TRUE(contains(recs[0].summary, "iteration_max_runtime")) << recs[0].summary;
   EXPECT_TRUE(contains(recs[0].summary, "after 0 model turns")) << recs[0].summary;
 }

@@ -61,7 +61,7 @@ TEST(IterationLimitsTest, AnIterationOutOfTimeIsJudgedAndItsFeedbackNamesTheKey)
   f.turns = 7;
   auto v = decide(l, 1, f, c);
   EXPECT_TRUE(v.move.goes_on()) << v.move.reason;  // the loop goes on: the next iteration
-  EXPECT_EQ(v.record, "failed");
+  EXPECT_EQ(v.record, IterationOutcome::failed);
   ASSERT_EQ(l.run.feedback.size(), 1u);
   const std::string& text = l.run.feedback[0].text;
   EXPECT_NE(text.find("assert x == 2"), std::string::npos) << text;
@@ -100,7 +100,7 @@ TEST(IterationLimitsTest, TheSameFailingTestsNTimesFailTheLoopNamingKeyAndTests)
   EXPECT_NE(v.move.reason.find("tests/test_a.py::test_x, tests/test_b.py::test_y"),
             std::string::npos)
       << v.move.reason;
-  EXPECT_EQ(v.record, "failed");
+  EXPECT_EQ(v.record, IterationOutcome::failed);
 }
 
 TEST(IterationLimitsTest, OtherFailingTestsOrAPassingCheckStartTheCountAgain) {

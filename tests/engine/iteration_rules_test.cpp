@@ -51,7 +51,7 @@ Config config() {
 TEST(IterationRulesTest, APassingCodeIterationCompletes) {
   Loop l = code_loop();
   auto v = decide(l, 1, ran(check(true)), config());
-  EXPECT_EQ(v.record, "passed");
+  EXPECT_EQ(v.record, IterationOutcome::passed);
   EXPECT_EQ(v.move, (Move{LoopStatus::complete, EndReason::validation_passed, "tests pass"}));
   EXPECT_TRUE(l.run.feedback.empty());
 }
@@ -61,7 +61,7 @@ TEST(IterationRulesTest, APassingPlanGoesToItsGate) {
   l.type = LoopType::plan;
   auto v = decide(l, 1, ran(check(true)), config());
   EXPECT_EQ(v.move.status, LoopStatus::awaiting_approval);
-  EXPECT_EQ(v.record, "passed");
+  EXPECT_EQ(v.record, IterationOutcome::passed);
 }
 
 TEST(IterationRulesTest, WithoutACheckOnlyTheCompletionSignalPasses) {
@@ -70,7 +70,7 @@ TEST(IterationRulesTest, WithoutACheckOnlyTheCompletionSignalPasses) {
   none.has_check = false;
   IterationFacts f = ran(none);
   auto v = decide(l, 1, f, config());
-  EXPECT_EQ(v.record, "failed");
+  EXPECT_EQ(v.record, IterationOutcome::failed);
   ASSERT_EQ(l.run.feedback.size(), 1u);
   EXPECT_EQ(l.run.feedback.back().summary, "no completion signal");
   f.signalled = true;
@@ -85,7 +85,7 @@ TEST(IterationRulesTest, AttendedPausesAfterAPassAndRemembersIt) {
   c.attended = true;
   Loop l = code_loop(2);
   auto v = decide(l, 3, ran(check(true)), c);
-  EXPECT_EQ(v.record, "passed");
+  EXPECT_EQ(v.record, IterationOutcome::passed);
   EXPECT_EQ(v.move.status, LoopStatus::paused);
   EXPECT_EQ(v.move.end, EndReason::attended);
   EXPECT_EQ(l.run.attended_passed, 3);
@@ -104,7 +104,7 @@ TEST(IterationRulesTest, AFailureGoesOnWithItsFeedback) {
   f.turns = 50;
   auto v = decide(l, 1, f, config());
   EXPECT_TRUE(v.move.goes_on());
-  EXPECT_EQ(v.record, "failed");
+  EXPECT_EQ(v.record, IterationOutcome::failed);
   ASSERT_EQ(l.run.feedback.size(), 1u);
   EXPECT_EQ(l.run.feedback[0].source, "validation");
   EXPECT_NE(l.run.feedback[0].text.find("assert x == 2"), std::string::npos);
@@ -195,7 +195,7 @@ TEST(IterationRulesTest, TheLadderIsInOrder) {
   l = code_loop(3, 5);
   v = decide(l, 4, f, c);
   EXPECT_EQ(v.move.status, LoopStatus::awaiting_answer);
-  EXPECT_EQ(v.record, "asked");
+  EXPECT_EQ(v.record, IterationOutcome::asked);
   EXPECT_EQ(l.run.question, "which port?");
   // On the last iteration a question does not hold the loop: max iterations.
   l = code_loop(4, 5);
@@ -248,14 +248,14 @@ TEST(IterationRulesTest, EndingsWithoutAJudgedCheck) {
   f.stop_reason = "stopped by the user";
   auto v = decide(l, 1, f, config());
   EXPECT_EQ(v.move, (Move{LoopStatus::stopped, EndReason::stopped_by_user, "stopped by the user"}));
-  EXPECT_EQ(v.record, "stopped");
+  EXPECT_EQ(v.record, IterationOutcome::stopped);
   EXPECT_FALSE(judged(f));
 
   f.end = End::refused;
   f.refusal = "the model refused (cyber)";
   v = decide(l, 1, f, config());
   EXPECT_EQ(v.move.end, EndReason::model_refused);
-  EXPECT_EQ(v.record, "error");
+  EXPECT_EQ(v.record, IterationOutcome::error);
 
   IterationFacts daemon = ran(check(false));
   daemon.validation->stopped = true;
@@ -269,7 +269,7 @@ TEST(IterationRulesTest, EndingsWithoutAJudgedCheck) {
   lost.validation->could_not_start = true;
   lost.validation->feedback = "bwrap: setting up uid map: Permission denied";
   v = decide(l, 1, lost, config());
-  EXPECT_TRUE(v.record.empty());  // not an iteration
+  EXPECT_FALSE(v.record.has_value());  // not an iteration
   EXPECT_EQ(v.move.status, LoopStatus::paused);
   EXPECT_EQ(v.move.end, EndReason::validation_not_run);
   EXPECT_NE(v.move.reason.find("loopr resume code-001-001-001"), std::string::npos);
@@ -370,14 +370,14 @@ TEST(IterationRulesTest, AnIterationEndedByALimitIsCheckpointedAndFailsTheLoop) 
   EXPECT_EQ(checkpoint_message(l, 1, f), "loopr(code-001-001-001): iteration 1: stopped: cost_limit");
   IterationVerdict v = decide(l, 1, f, fail);
   EXPECT_EQ(v.move, (Move{LoopStatus::failed, EndReason::cost_limit, "plan 001 has spent $5.10"}));
-  EXPECT_EQ(v.record, "stopped");
+  EXPECT_EQ(v.record, IterationOutcome::stopped);
   // The default (limits.at_cost_limit: pause): the loop pauses and names what goes on.
   IterationVerdict paused = decide(l, 1, f, config());
   EXPECT_EQ(paused.move.status, LoopStatus::paused);
   EXPECT_EQ(paused.move.end, EndReason::cost_limit);
   EXPECT_NE(paused.move.reason.find("`loopr resume 001 --max-cost USD`"), std::string::npos)
       << paused.move.reason;
-  EXPECT_EQ(paused.record, "stopped");
+  EXPECT_EQ(paused.record, IterationOutcome::stopped);
   // A loop's own cap (max_loop_cost_usd) is no tree cap: it fails either way.
   f.limit = {EndReason::loop_cost_limit, "the loop's cost limit"};
   EXPECT_EQ(decide(l, 1, f, config()).move.status, LoopStatus::failed);

@@ -70,10 +70,10 @@ TEST(LoopRunnerTest, CodeLoopFailsThenFixesWithFeedbackInAFreshPrompt) {
 
   auto recs = h.iterations(loop.id);
   ASSERT_EQ(recs.size(), 2u);
-  EXPECT_EQ(recs[0].status, "failed");
+  EXPECT_EQ(recs[0].status, IterationOutcome::failed);
   EXPECT_EQ(recs[0].exit_code, 1);
   EXPECT_NE(recs[0].output_excerpt.find("expected 5, got -1"), std::string::npos);
-  EXPECT_EQ(recs[1].status, "passed");
+  EXPECT_EQ(recs[1].status, IterationOutcome::passed);
   EXPECT_EQ(recs[1].exit_code, 0);
   EXPECT_GT(done.usage.cost_usd, 0);
   EXPECT_EQ(done.usage.input_tokens, 4 * 1000);
@@ -156,7 +156,7 @@ rules:
   EXPECT_EQ(done.iteration, 2);
   auto recs = h.iterations(loop.id);
   ASSERT_EQ(recs.size(), 2u);
-  EXPECT_EQ(recs[0].status, "failed");
+  EXPECT_EQ(recs[0].status, IterationOutcome::failed);
   EXPECT_NE(recs[0].output_excerpt.find(".loopr/plans/001-add-a-shout-flag-to-greet.plan.md:"),
             std::string::npos)
       << recs[0].output_excerpt;

@@ -79,7 +79,7 @@ TEST(ProtectionTest, RewritingTheRunnerFailsTheIterationWithoutRunningTheTests) 
   EXPECT_EQ(h.executor.count("check.sh"), 0) << "a changed harness must not decide";
   auto recs = h.iterations(kCodeId);
   ASSERT_EQ(recs.size(), 2u);
-  EXPECT_EQ(recs[0].status, "failed");
+  EXPECT_EQ(recs[0].status, IterationOutcome::failed);
   EXPECT_NE(recs[0].summary.find("changed the test harness: check.sh"), std::string::npos)
       << recs[0].summary;
   ASSERT_TRUE(recs[0].details.contains("protected")) << recs[0].details.dump();
@@ -212,7 +212,7 @@ TEST(ReviewTest, AFailedReviewSendsTheLoopBackWithItsFeedback) {
   EXPECT_EQ(l.iteration, 2);
   auto recs = h.iterations(kCodeId);
   ASSERT_EQ(recs.size(), 2u);
-  EXPECT_EQ(recs[0].status, "failed");
+  EXPECT_EQ(recs[0].status, IterationOutcome::failed);
   EXPECT_EQ(recs[0].details["review"]["verdict"], "fail");
   EXPECT_NE(recs[0].summary.find("no test for the name"), std::string::npos) << recs[0].summary;
   EXPECT_EQ(recs[1].details["review"]["verdict"], "pass");

@@ -60,7 +60,7 @@ TEST(ReviewRulesTest, ABreachFailsTheIterationWithFeedbackNamingTheFiles) {
   f.breaches = {
       {"tests/run.sh", PathChange::Kind::modified, Breach::Role::harness, "/tests/run.sh"}};
   auto verdict = decide(l, 1, f, config());
-  EXPECT_EQ(verdict.record, "failed");
+  EXPECT_EQ(verdict.record, IterationOutcome::failed);
   EXPECT_EQ(verdict.move.status, LoopStatus::running);
   ASSERT_EQ(l.run.feedback.size(), 1u);
   EXPECT_EQ(l.run.feedback[0].source, "protected files");
@@ -77,7 +77,7 @@ TEST(ReviewRulesTest, APassingReviewCompletesTheLoop) {
   Loop l = code_loop();
   auto f = passing(review(ReviewResult::Verdict::pass, "review passed"));
   auto v = decide(l, 1, f, config());
-  EXPECT_EQ(v.record, "passed");
+  EXPECT_EQ(v.record, IterationOutcome::passed);
   EXPECT_EQ(v.move.status, LoopStatus::complete);
   EXPECT_EQ(v.move.end, EndReason::validation_passed);
   EXPECT_NE(v.move.reason.find("review passed"), std::string::npos) << v.move.reason;
@@ -87,7 +87,7 @@ TEST(ReviewRulesTest, AFailedReviewSendsTheLoopBackWithTheReviewersWords) {
   Loop l = code_loop();
   auto f = passing(review(ReviewResult::Verdict::fail, "review: no test", "no test\n- add one"));
   auto v = decide(l, 1, f, config());
-  EXPECT_EQ(v.record, "failed");
+  EXPECT_EQ(v.record, IterationOutcome::failed);
   EXPECT_EQ(v.move.status, LoopStatus::running);
   EXPECT_EQ(l.run.review_rounds, 1);
   ASSERT_EQ(l.run.feedback.size(), 1u);
@@ -112,7 +112,7 @@ TEST(ReviewRulesTest, AReviewerErrorHandsTheLoopToThePerson) {
   Loop l = code_loop();
   auto f = passing(review(ReviewResult::Verdict::error, "the reviewer could not be asked: 500"));
   auto v = decide(l, 1, f, config());
-  EXPECT_EQ(v.record, "passed");  // its tests pass
+  EXPECT_EQ(v.record, IterationOutcome::passed);  // its tests pass
   EXPECT_EQ(v.move.status, LoopStatus::paused);
   EXPECT_EQ(v.move.end, EndReason::review_error);
   EXPECT_EQ(l.run.attended_passed, 1);
@@ -125,7 +125,7 @@ TEST(ReviewRulesTest, FailedTestsAreNotReviewed) {
   f.validation->passed = false;
   f.validation->summary = "exit 1";
   auto v = decide(l, 1, f, config());
-  EXPECT_EQ(v.record, "failed");
+  EXPECT_EQ(v.record, IterationOutcome::failed);
   EXPECT_EQ(l.run.review_rounds, 0);
   EXPECT_EQ(l.run.feedback[0].source, "validation");
 }

@@ -102,7 +102,7 @@ rules:
   EXPECT_EQ(l.end_reason, EndReason::stopped_by_user) << to_string(l.end_reason);
   auto recs = h.iterations(l.id);
   ASSERT_EQ(recs.size(), 1u);
-  EXPECT_EQ(recs[0].status, "stopped");
+  EXPECT_EQ(recs[0].status, IterationOutcome::stopped);
 }
 
 TEST(StopConditionsTest, StopKillsARunningToolCommand) {
@@ -130,7 +130,7 @@ rules:
   EXPECT_LT(std::chrono::steady_clock::now() - started, 3s);
   EXPECT_EQ(l.status, LoopStatus::stopped);
   EXPECT_EQ(l.end_reason, EndReason::stopped_by_user) << to_string(l.end_reason);
-  EXPECT_EQ(h.iterations(l.id).back().status, "stopped");
+  EXPECT_EQ(h.iterations(l.id).back().status, IterationOutcome::stopped);
 }
 
 TEST(RetryTest, ServerErrorThenSuccessRetriesTheSameIteration) {

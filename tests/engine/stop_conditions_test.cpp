@@ -82,7 +82,7 @@ rules:
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::failed);
   EXPECT_EQ(l.end_reason, EndReason::max_iterations) << to_string(l.end_reason);
-  EXPECT_EQ(h.iterations(l.id).front().status, "failed");
+  EXPECT_EQ(h.iterations(l.id).front().status, IterationOutcome::failed);
 }
 
 TEST(StopConditionsTest, LoopCostLimit) {

@@ -86,8 +86,8 @@ TEST(BaselineDriverTest, AFailingBaseBlocksTheApprovedPlanBeforeAnyChildAndResum
   ASSERT_TRUE(t.kit.wait(m.submit("Add a --shout flag to greet")).ok());
   ASSERT_TRUE(t.until([&] {
     return t.loop("001").status == LoopStatus::awaiting_approval &&
-           t.baseline("001").result == "failed";
-  })) << t.baseline("001").result;
+           t.baseline("001").result == manager::BaselineResult::failed;
+  })) << to_string(t.baseline("001").result);
   Loop plan = t.loop("001");
   EXPECT_EQ(t.baseline("001").summary.find("exit code 1") != std::string::npos, true)
       << t.baseline("001").summary;
@@ -116,7 +116,7 @@ TEST(BaselineDriverTest, AFailingBaseBlocksTheApprovedPlanBeforeAnyChildAndResum
   ASSERT_TRUE(t.until([&] { return !t.loop("001").tree.merged_into_base.empty(); }))
       << t.loop("001").status_reason;
   EXPECT_EQ(t.baseline_runs, runs_before + 1);
-  EXPECT_EQ(t.baseline("001").result, "passed");
+  EXPECT_EQ(t.baseline("001").result, manager::BaselineResult::passed);
   EXPECT_TRUE(t.baseline("001").fingerprint.empty());
   int checks = 0;
   for (const Event& e : t.kit.published) checks += e.type == "baseline_check";
@@ -130,7 +130,7 @@ TEST(BaselineDriverTest, UnderWarnCodeLoopsRunAndOneFailingAsTheBaseDidIsNotRetr
   ASSERT_TRUE(t.kit.wait(m.submit("Add a --shout flag to greet")).ok());
   ASSERT_TRUE(t.until([&] {
     return t.loop("001").status == LoopStatus::awaiting_approval &&
-           t.baseline("001").result == "failed";
+           t.baseline("001").result == manager::BaselineResult::failed;
   }));
   ASSERT_TRUE(t.kit.wait(m.approve("001")).ok());
   ASSERT_TRUE(t.until(
@@ -151,9 +151,9 @@ TEST(BaselineDriverTest, APassingResultIsReusedForTheSameCommitAndSettings) {
   t.base_fails = false;
   manager::LoopManager& m = t.kit.manager();
   ASSERT_TRUE(t.kit.wait(m.submit("First")).ok());
-  ASSERT_TRUE(t.until([&] { return t.baseline("001").result == "passed"; }));
+  ASSERT_TRUE(t.until([&] { return t.baseline("001").result == manager::BaselineResult::passed; }));
   ASSERT_TRUE(t.kit.wait(m.submit("Second")).ok());
-  ASSERT_TRUE(t.until([&] { return t.baseline("002").result == "passed"; }));
+  ASSERT_TRUE(t.until([&] { return t.baseline("002").result == manager::BaselineResult::passed; }));
   EXPECT_EQ(t.baseline_runs, 1) << "002's integration branch is the same commit";
 }
 
@@ -177,7 +177,7 @@ TEST(BaselineDriverTest, ThePlansRunAndTheCheckRunTogetherWithoutAConflict) {
     auto type = c.env.find("LOOPR_LOOP_TYPE");
     if (type != c.env.end() && type->second == "plan" && !plan_in_iteration.exchange(true))
       stored_meanwhile =
-          wait_until([&] { return manager::baseline_of(*t.kit.store, "001").result == "passed"; },
+          wait_until([&] { return manager::baseline_of(*t.kit.store, "001").result == manager::BaselineResult::passed; },
                      std::chrono::seconds(20));
     return FakeExecutor::result(1, "not done");
   });
@@ -198,7 +198,7 @@ TEST(BaselineDriverTest, ThePlansRunAndTheCheckRunTogetherWithoutAConflict) {
   EXPECT_TRUE(stored_meanwhile) << "its result was stored before that iteration was";
   EXPECT_EQ(t.loop("001").iteration, 2) << "both of the plan's iterations were stored";
   EXPECT_EQ(t.kit.iterations("001").size(), 2u);
-  EXPECT_EQ(t.baseline("001").result, "passed");
+  EXPECT_EQ(t.baseline("001").result, manager::BaselineResult::passed);
   EXPECT_EQ(t.baseline_runs, 1);
 
   ASSERT_TRUE(t.kit.wait(m.approve("001")).ok());
@@ -216,13 +216,13 @@ TEST(BaselineDriverTest, ACheckACrashCutShortRunsAgainAtTheNextStart) {
   ASSERT_TRUE(t.kit.wait(m->submit("Add a --shout flag to greet")).ok());
   ASSERT_TRUE(t.until([&] {
     return t.loop("001").status == LoopStatus::awaiting_approval &&
-           t.baseline("001").result == "failed";
+           t.baseline("001").result == manager::BaselineResult::failed;
   }));
   t.kit.wait(m->shutdown(std::chrono::seconds(5)));
   t.kit.manager_.reset();
   // What the kill left.
   manager::BaselineState cut = t.baseline("001");
-  cut.result = "checking";
+  cut.result = manager::BaselineResult::checking;
   ASSERT_TRUE(t.kit.store->put_meta(manager::baseline_state_key("001"), to_json(cut).dump()).ok());
   const fs::path git_dir = t.kit.dir.path() / ".git";
   write_file(git_dir / "refs/heads/loopr/001-baseline.lock", "");
@@ -230,8 +230,8 @@ TEST(BaselineDriverTest, ACheckACrashCutShortRunsAgainAtTheNextStart) {
   const int runs_before = t.baseline_runs;
 
   m = &t.kit.manager();  // the next start
-  ASSERT_TRUE(t.until([&] { return t.baseline("001").result == "failed"; }))
-      << t.baseline("001").result << ": " << t.baseline("001").summary;
+  ASSERT_TRUE(t.until([&] { return t.baseline("001").result == manager::BaselineResult::failed; }))
+      << to_string(t.baseline("001").result) << ": " << t.baseline("001").summary;
   EXPECT_EQ(t.baseline_runs, runs_before + 1) << t.baseline("001").summary;
   EXPECT_NE(t.baseline("001").summary.find("exit code 1"), std::string::npos)
       << "the tests' verdict, not git's: " << t.baseline("001").summary;
@@ -252,8 +252,8 @@ TEST(BaselineDriverTest, ACheckLooprCouldNotRunIsUnavailableAndBlocksNothing) {
   write_file(t.kit.dir.path() / ".git/refs/heads/loopr/001-baseline/in-the-way", main_sha.output);
   manager::LoopManager& m = t.kit.manager();
   ASSERT_TRUE(t.kit.wait(m.submit("Add a --shout flag to greet")).ok());
-  ASSERT_TRUE(t.until([&] { return t.baseline("001").result == "unavailable"; }))
-      << t.baseline("001").result << ": " << t.baseline("001").summary;
+  ASSERT_TRUE(t.until([&] { return t.baseline("001").result == manager::BaselineResult::unavailable; }))
+      << to_string(t.baseline("001").result) << ": " << t.baseline("001").summary;
   EXPECT_NE(t.baseline("001").summary.find("cannot be checked out"), std::string::npos)
       << t.baseline("001").summary;
   EXPECT_EQ(t.baseline_runs, 0) << "the tests never ran";

@@ -15,18 +15,18 @@ TEST(BaselineRulesTest, ChildrenWaitForTheCheckAndAFailureBlocksOnlyUnderBlock) 
   EXPECT_EQ(baseline_step(b, BaselineMode::block, false), BaselineStep::check)
       << "no result and none under way (a restart): start one";
   EXPECT_EQ(baseline_step(b, BaselineMode::block, true), BaselineStep::wait);
-  b.result = "checking";
+  b.result = manager::BaselineResult::checking;
   EXPECT_EQ(baseline_step(b, BaselineMode::block, true), BaselineStep::wait);
   EXPECT_EQ(baseline_step(b, BaselineMode::block, false), BaselineStep::check)
       << "a check a kill cut short runs again";
-  b.result = "passed";
+  b.result = manager::BaselineResult::passed;
   EXPECT_EQ(baseline_step(b, BaselineMode::block, false), BaselineStep::proceed);
-  b.result = "failed";
+  b.result = manager::BaselineResult::failed;
   EXPECT_EQ(baseline_step(b, BaselineMode::block, false), BaselineStep::block);
   EXPECT_EQ(baseline_step(b, BaselineMode::warn, false), BaselineStep::proceed);
-  b.result = "unavailable";  // the sandbox, the cluster or git never ran it
+  b.result = manager::BaselineResult::unavailable;  // the sandbox, the cluster or git never ran it
   EXPECT_EQ(baseline_step(b, BaselineMode::block, false), BaselineStep::proceed);
-  b.result.clear();
+  b.result = manager::BaselineResult::none;
   EXPECT_EQ(baseline_step(b, BaselineMode::off, false), BaselineStep::proceed);
 }
 
@@ -34,7 +34,7 @@ TEST(BaselineRulesTest, ABaselineBlockedPlanEndsItsTreeAsFailedWithTheReasonAndW
   Loop plan = loop("001", LoopStatus::blocked);
   plan.end_reason = EndReason::baseline_failed;
   BaselineState b;
-  b.result = "failed";
+  b.result = manager::BaselineResult::failed;
   b.sha = "0123456789abcdef0123";
   b.summary = "`npm test` failed with exit code 1";
   b.output = "Error: Cannot find module 'left-pad'\n";
@@ -53,7 +53,7 @@ TEST(BaselineRulesTest, ABaselineBlockedPlanEndsItsTreeAsFailedWithTheReasonAndW
 
 TEST(BaselineRulesTest, TheStateIsStoredApartFromThePlansRecordAndReadsBackTheSame) {
   BaselineState b;
-  b.result = "failed";
+  b.result = manager::BaselineResult::failed;
   b.sha = "abc";
   b.summary = "`make test` failed with exit code 2";
   b.output = "1 failed\n";

@@ -108,7 +108,7 @@ TEST(DriverTest, SubmitApproveAndTheWholeTreeMergesIntoMain) {
   // The demo's code-001-001-001 fails once and fixes itself from the fed-back test output.
   EXPECT_EQ(t.loop("code-001-001-001").iteration, 2);
   EXPECT_TRUE(t.loop("001").tree.tree_complete);
-  EXPECT_EQ(t.loop("001").tree.gate_result, "passed");
+  EXPECT_EQ(t.loop("001").tree.gate_result, GateResult::passed);
   // The project's tests ran for every code iteration and for the gate, never a model command.
   EXPECT_GE(t.kit.executor.count("tests/run.sh"), 5);
 

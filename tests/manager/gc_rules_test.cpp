@@ -80,7 +80,7 @@ TEST(GcRulesTest, TreesThatRunOrWaitForAPersonAreLeftAlone) {
   // A gate-blocked plan waits for a person too.
   auto blocked = changed_at(finished_tree(), 0);
   blocked[0].status = LoopStatus::blocked;
-  blocked[0].tree.gate_result = "failed";
+  blocked[0].tree.gate_result = GateResult::failed;
   EXPECT_TRUE(gc_targets(blocked, at(100 * kDay), MergeMode::automatic, "main").empty());
 }
 

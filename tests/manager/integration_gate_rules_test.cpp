@@ -19,10 +19,10 @@ constexpr MergeMode kAuto = MergeMode::automatic;
 TEST(IntegrationGateRulesTest, AFinishedTreeIsCheckedBeforeItIsCompleteAndTheCheckShowsAsValidating) {
   auto tree = finished_tree();
   EXPECT_EQ(next_tree_step(tree, "001", kAuto), TreeStep::check_integration);
-  find(tree, "001").tree.gate_result = "checking";
+  find(tree, "001").tree.gate_result = GateResult::checking;
   EXPECT_EQ(tree_verdict(tree, "001", kAuto), TreeVerdict::validating);
   EXPECT_STREQ(to_string(TreeVerdict::validating), "validating");
-  find(tree, "001").tree.gate_result = "passed";
+  find(tree, "001").tree.gate_result = GateResult::passed;
   find(tree, "001").tree.tree_complete = true;
   EXPECT_EQ(next_tree_step(tree, "001", kAuto), TreeStep::merge_into_base);
   EXPECT_EQ(tree_verdict(tree, "001", kAuto), TreeVerdict::merging);
@@ -79,11 +79,11 @@ TEST(IntegrationGateRulesTest, APlanTheGateBlockedIsIntegrationFailedUntilAPerso
   auto tree = finished_tree();
   Loop& plan = find(tree, "001");
   plan.status = LoopStatus::blocked;
-  plan.tree.gate_result = "failed";
+  plan.tree.gate_result = GateResult::failed;
   EXPECT_TRUE(gate_blocked(plan));
   EXPECT_EQ(tree_verdict(tree, "001", kAuto), TreeVerdict::integration_failed);
   EXPECT_EQ(next_tree_step(tree, "001", kAuto), TreeStep::none);
-  plan.tree.gate_result = "";  // blocked for another reason
+  plan.tree.gate_result = GateResult::none;  // blocked for another reason
   EXPECT_FALSE(gate_blocked(plan));
   EXPECT_EQ(tree_verdict(tree, "001", kAuto), TreeVerdict::running);
 }
@@ -92,7 +92,7 @@ TEST(IntegrationGateRulesTest, IteratingThePlanForgetsTheGateOfTheOldGeneration)
   auto tree = finished_tree();
   Loop& plan = find(tree, "001");
   plan.status = LoopStatus::blocked;
-  plan.tree.gate_result = "failed";
+  plan.tree.gate_result = GateResult::failed;
   plan.tree.gate_sha = std::string(40, 'b');
   plan.tree.gate_fixes = 1;
   auto change = invalidate_descendants("001", tree, "try again", LoopStatus::running);
@@ -100,7 +100,7 @@ TEST(IntegrationGateRulesTest, IteratingThePlanForgetsTheGateOfTheOldGeneration)
   const Loop& updated = change->write.updates.front();
   EXPECT_EQ(updated.id, "001");
   EXPECT_EQ(updated.status, LoopStatus::running);
-  EXPECT_TRUE(updated.tree.gate_result.empty());
+  EXPECT_EQ(updated.tree.gate_result, GateResult::none);
   EXPECT_TRUE(updated.tree.gate_sha.empty());
   EXPECT_EQ(updated.tree.gate_fixes, 0);
 }

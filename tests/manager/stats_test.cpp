@@ -18,7 +18,7 @@ IterationRecord record(const std::string& loop, int n, double cost, TimestampMs 
   IterationRecord r;
   r.loop_id = loop;
   r.n = n;
-  r.status = "passed";
+  r.status = IterationOutcome::passed;
   r.usage.input_tokens = 1000;
   r.usage.output_tokens = 100;
   r.usage.cost_usd = cost;

@@ -148,11 +148,16 @@ TEST_F(SlurmExecutorTest, ACancelScancelsTheJob) {
 // look finds it gone.
 TEST_F(SlurmExecutorTest, AJobTheClusterIsSlowToRemoveIsCountedAsCleaningNotGone) {
   TempDir bin{"loopr-slurm-bin"};
-  // In its own session: the executor ends the tool's process group when the tool returns.
+  // In its own session: the executor ends the tool's process group when the tool returns. The
+  // tool returns only once the delayed cancel runs in that session (its marker file): `setsid -f`
+  // alone returns after the fork, and a kill of the group could come before the child's setsid()
+  // (a loaded run of the suite saw the job never cancelled, once).
   write_file(bin / "scancel",
              "#!/bin/sh\n# the cluster acts on the cancel a few seconds late\n"
-             "setsid -f sh -c 'sleep 4; exec /usr/bin/scancel \"$@\"' scancel \"$@\" "
-             ">/dev/null 2>&1 </dev/null\n");
+             "M=$(mktemp -u /tmp/loopr-scancel.XXXXXX); export M\n"
+             "setsid -f sh -c 'touch \"$M\"; sleep 4; rm -f \"$M\"; exec /usr/bin/scancel \"$@\"' "
+             "scancel \"$@\" >/dev/null 2>&1 </dev/null\n"
+             "while [ ! -e \"$M\" ]; do sleep 0.05; done\n");
   std::filesystem::permissions(bin / "scancel", std::filesystem::perms::owner_all);
   for (const char* t : {"srun", "squeue", "sinfo"})
     std::filesystem::create_symlink(std::string("/usr/bin/") + t, bin / t);

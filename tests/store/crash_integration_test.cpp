@@ -46,7 +46,7 @@ std::string loop_id(int i) { return "code-001-001-00" + std::to_string(i + 1); }
     IterationRecord rec;
     rec.loop_id = l.id;
     rec.n = l.iteration;
-    rec.status = "failed";
+    rec.status = IterationOutcome::failed;
     rec.usage.output_tokens = 10;
     Event ev;
     ev.loop_id = l.id;

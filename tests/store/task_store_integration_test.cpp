@@ -172,7 +172,7 @@ TEST(TaskStoreTest, CommitIterationWritesLoopRecordAndEventsTogether) {
   IterationRecord rec;
   rec.loop_id = loop.id;
   rec.n = 1;
-  rec.status = "failed";
+  rec.status = IterationOutcome::failed;
   rec.exit_code = 2;
   rec.summary = "3 tests failed";
   Event ev;
@@ -199,7 +199,7 @@ TEST(TaskStoreTest, CommitIterationWritesLoopRecordAndEventsTogether) {
   EXPECT_EQ(store->iterations(loop.id)->size(), 1u);
   EXPECT_EQ(store->events_since(0)->size(), 1u);
   EXPECT_FALSE(store->get_iteration(loop.id, 2).ok());
-  EXPECT_EQ(store->get_iteration(loop.id, 1)->status, "failed");
+  EXPECT_EQ(store->get_iteration(loop.id, 1)->status, IterationOutcome::failed);
 }
 
 TEST(TaskStoreTest, EventsAreNumberedMonotonicallyAcrossReopen) {

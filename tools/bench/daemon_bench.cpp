@@ -392,7 +392,7 @@ void seed_tree(WriteSet& set, int plan_number, int specs, int phases, bool tree_
           IterationRecord r;
           r.loop_id = c.id;
           r.n = n;
-          r.status = n == 2 ? "passed" : "failed";
+          r.status = n == 2 ? IterationOutcome::passed : IterationOutcome::failed;
           r.exit_code = n == 2 ? 0 : 1;
           r.duration_ms = 31000;
           r.summary =

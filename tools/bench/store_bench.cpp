@@ -37,7 +37,7 @@ static void bench(const std::string& dir, bool sync, int n) {
     IterationRecord rec;
     rec.loop_id = loop.id;
     rec.n = loop.iteration;
-    rec.status = "failed";
+    rec.status = IterationOutcome::failed;
     rec.output_excerpt = std::string(1000, 'o');
     Event ev;
     ev.loop_id = loop.id;

@@ -13,6 +13,7 @@
 
 #include <loopr/core/end_reason.hpp>
 #include <loopr/core/event.hpp>
+#include <loopr/core/iteration_outcome.hpp>
 #include <loopr/core/loop.hpp>
 
 namespace loopr::api {
@@ -72,7 +73,7 @@ struct CostLimitEvent {
 };
 struct IterationFinished {
   int n = 0;
-  std::string status;  ///< passed | failed | asked | stopped | error
+  IterationOutcome status = IterationOutcome::failed;
   std::string summary;
   std::int64_t duration_ms = 0;
 };

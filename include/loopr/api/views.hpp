@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <loopr/core/end_reason.hpp>
+#include <loopr/core/iteration_outcome.hpp>
 #include <loopr/core/loop.hpp>
 #include <loopr/core/tree_verdict.hpp>
 
@@ -28,8 +29,7 @@ inline constexpr const char* kGateForced = "forced";
 inline constexpr const char* kTotal = "total";
 
 /// An iteration record's `status` (src/daemon/API.md): what the iteration came to.
-enum class IterationResult { passed, failed, asked, stopped, error, other };
-IterationResult iteration_result(std::string_view status);
+using IterationResult = IterationOutcome;
 
 /// The plan's integration gate: its last check of the integration tip.
 struct IntegrationView {
@@ -153,7 +153,7 @@ std::string cache_summary(const LoopRow& row);
 /// One iteration in a loop's detail.
 struct IterationRow {
   int n = 0;
-  std::string status;  ///< passed | failed | asked | stopped | error
+  IterationOutcome status = IterationOutcome::failed;
   std::optional<int> exit_code;
   double cost_usd = 0;
   std::int64_t input_tokens = 0, output_tokens = 0;

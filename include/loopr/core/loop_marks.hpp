@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <chrono>
 #include <vector>
 
@@ -33,6 +34,17 @@ struct FeedbackEntry {
 
   bool operator==(const FeedbackEntry&) const = default;
 };
+
+/// A plan's integration gate: none yet, checking, or what its last check of the integration tip
+/// came to (`forced`: the person merged past a failing one). Stored as its text ("" for none).
+enum class GateResult { none, checking, passed, failed, forced };
+const char* to_string(GateResult result);
+GateResult parse_gate_result(std::string_view text);  ///< none for any other text
+
+/// `merge: pr`: the pull request's CI as loopr last saw it (`skipped`: `ci.wait: false`).
+enum class PrChecks { none, pending, passed, failed, skipped };
+const char* to_string(PrChecks checks);
+PrChecks parse_pr_checks(std::string_view text);  ///< none for any other text
 
 /// Written by the manager only: where the loop stands in its tree. Integration branch =
 /// `loopr/<plan>`; "generation" = the children spawned from one iteration of a parent.
@@ -62,7 +74,7 @@ struct TreeMarks {
   std::string merge_error;       ///< why the merge into the base branch was not made
   // Plans only: the integration gate (the code validation on the integration tip).
   std::string gate_sha;      ///< the integration tip the gate checked last (`gate_sha`)
-  std::string gate_result;   ///< "" | "checking" | "passed" | "failed" | "forced"
+  GateResult gate_result = GateResult::none;
   std::string gate_summary;  ///< one line: what the check said
   std::string gate_output;   ///< the end of what the check printed (a few KiB)
   std::string gate_log;      ///< the full output, relative to the repository root
@@ -78,7 +90,7 @@ struct TreeMarks {
   int pr_number = 0;          ///< 0: none opened yet
   std::string pr_url;         ///< the PR's web address
   std::string pr_state;       ///< open | closed | merged (as the forge said last)
-  std::string pr_checks;      ///< "" | pending | passed | failed | skipped (ci.wait false)
+  PrChecks pr_checks = PrChecks::none;
   std::string pr_head;        ///< the commit pushed last (`loopr/<plan>` on the remote)
   std::int64_t pr_pushed_at = 0;  ///< ms since the epoch: review comments after it are new
   std::string pr_failing;     ///< the failing checks, one line (names and titles)

@@ -8,14 +8,22 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <loopr/store/task_store.hpp>
 
 namespace loopr::manager {
 
+/// Where a plan's baseline check is: `none` (never started, or the store could not be read),
+/// `checking`, or what it came to (`unavailable`: the sandbox or the cluster never ran it).
+/// Stored and shown as its text ("" for none).
+enum class BaselineResult { none, checking, passed, failed, unavailable };
+const char* to_string(BaselineResult result);
+BaselineResult parse_baseline_result(std::string_view text);  ///< none for any other text
+
 struct BaselineState {
-  std::string result;         ///< "" (none yet) | checking | passed | failed | unavailable
+  BaselineResult result = BaselineResult::none;
   std::string sha;            ///< the commit checked
   std::string summary;        ///< one line
   std::string output;         ///< the end of what it printed (a few KiB)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <loopr/core/event.hpp>
+#include <loopr/core/iteration_outcome.hpp>
 #include <loopr/core/loop.hpp>
 #include <loopr/core/result.hpp>
 
@@ -20,7 +21,7 @@ namespace loopr {
 struct IterationRecord {
   std::string loop_id;
   int n = 0;                     ///< 1-based iteration number
-  std::string status;            ///< passed | failed | asked (a question) | error | stopped
+  IterationOutcome status = IterationOutcome::failed;  ///< what the iteration came to
   std::optional<int> exit_code;  ///< of the validation command (code loops)
   Usage usage;
   std::int64_t duration_ms = 0;
