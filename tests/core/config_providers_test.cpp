@@ -6,21 +6,12 @@
 
 #include <loopr/core/config.hpp>
 
+#include "support/command_env.hpp"
 #include "support/config_errors.hpp"
 
 using namespace loopr;
 
-namespace {
-
-EnvLookup fake_env(std::map<std::string, std::string> vars) {
-  return [vars](const char* name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
-
-}  // namespace
+using loopr::testing::fake_env;
 
 TEST(ConfigProvidersTest, CodexAndGeminiKeys) {
   auto r = parse_config(R"(

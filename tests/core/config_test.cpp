@@ -4,21 +4,16 @@
 
 #include <loopr/core/config.hpp>
 
+#include "support/command_env.hpp"
 #include "support/config_errors.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace loopr;
 using namespace std::chrono_literals;
 
-namespace {
+using loopr::testing::fake_env;
 
-EnvLookup fake_env(std::map<std::string, std::string> vars) {
-  return [vars](const char* name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
+namespace {
 
 std::string error_of(const std::string& yaml) { return loopr::testing::config_error_of(yaml); }
 

@@ -22,9 +22,11 @@
 #include <loopr/daemon/daemon.hpp>
 #include <loopr/daemon/http.hpp>
 
+#include "support/git_repo.hpp"
 #include "support/mock_llm.hpp"
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
+#include "support/tree_artifacts.hpp"
 
 namespace loopr::testing {
 
@@ -44,18 +46,6 @@ struct TreeScript {
   std::string faults;  ///< a `faults:` block (random fault injection), or empty
 
   std::string yaml() const {
-    auto indent = [](const std::string& text, int n) {
-      std::string pad(n, ' '), out;
-      std::size_t pos = 0;
-      while (pos < text.size()) {
-        std::size_t nl = text.find('\n', pos);
-        std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-        out += line.empty() ? "\n" : pad + line + "\n";
-        if (nl == std::string::npos) break;
-        pos = nl + 1;
-      }
-      return out;
-    };
     auto delay = [](const std::string& d) { return d == "0ms" ? std::string() : "      fault: {delay: " + d + "}\n"; };
     auto plan = [](const std::vector<std::string>& names) {
       std::string s = "# A plan for the test\n\n## Overview\nMake files.\n\n## Phases\n1. Write the files.\n\n"
@@ -119,9 +109,7 @@ class DaemonFixture : public ::testing::Test {
     write_file(dir / "shared.txt", shared);
     write_file(dir / "check.sh", "if grep -rqs WIP wip; then echo 'still WIP:'; grep -rl WIP wip; exit 1; fi\necho ok\n");
     write_file(dir / ".gitignore", ".loopr/state/\n.loopr/run/\n.loopr/worktrees/\n.loopr/archive/\n.loopr/logs/\n");
-    auto init = run_command("git init -q -b main . && git config user.name test && git config user.email t@t && "
-                            "git add -A && git commit -q -m init",
-                            dir.str());
+    auto init = git_init_commit_all(dir.path());
     ASSERT_EQ(init.exit_code, 0) << init.output;
     config_tail = config_extra;
     merge_mode = merge;
@@ -279,9 +267,33 @@ class DaemonFixture : public ::testing::Test {
     return r.body.value("id", "");
   }
 
+  /// Submits the first plan (001), waits for it at the gate and approves it. Call it inside
+  /// ASSERT_NO_FATAL_FAILURE: a failed step ends the test.
+  void submit_and_approve(const std::string& request) {
+    submit(request);
+    ASSERT_TRUE(wait_status("001", "awaiting_approval"));
+    ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
+  }
+
  private:
   std::string config_tail;
   std::string merge_mode = "auto";
 };
+
+/// How many of `loops` (a loop list by id) have `status`.
+inline std::size_t count_status(std::map<std::string, nlohmann::json>& loops,
+                                const std::string& status) {
+  std::size_t n = 0;
+  for (auto& [id, l] : loops) n += l["status"] == status;
+  return n;
+}
+
+/// How many of `loops` are of `type` and have `status`.
+inline std::size_t count_type_status(std::map<std::string, nlohmann::json>& loops,
+                                     const std::string& type, const std::string& status) {
+  std::size_t n = 0;
+  for (auto& [id, l] : loops) n += l["type"] == type && l["status"] == status;
+  return n;
+}
 
 }  // namespace loopr::testing

@@ -9,12 +9,6 @@ using nlohmann::json;
 
 namespace {
 
-std::size_t count_status(std::map<std::string, json>& loops, const std::string& status) {
-  std::size_t n = 0;
-  for (auto& [id, l] : loops) n += l["status"] == status;
-  return n;
-}
-
 std::string lines(int changed_line, const std::string& text) {
   std::string out;
   for (int i = 1; i <= 20; ++i) out += (i == changed_line ? text : "line " + std::to_string(i)) + "\n";
@@ -33,9 +27,7 @@ TEST_F(DaemonHierarchyTest, IteratingThePlanAfterItsSpecsStartedInvalidatesThemA
   script.extra_rules = "  - name: slow-beta\n    match: {loop_id: \"^001-002$\"}\n    reply: {text: slow, fault: {delay: 60s}}\n";
   start_mock(script);
   start_daemon();
-  submit("Write files");
-  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
-  ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
+  ASSERT_NO_FATAL_FAILURE(submit_and_approve("Write files"));
   // Spec alpha's whole subtree lands in the integration branch; beta is in flight.
   ASSERT_TRUE(wait_loops([](auto& l) {
     return l.count("code-001-001-002") && l["code-001-001-001"]["status"] == "complete" &&
@@ -102,9 +94,7 @@ TEST_P(DaemonRebaseTest, ALoopRebasesWhenTheIntegrationBranchMoves) {
       "        - {name: write_file, input: {path: code/code-001-001-001.txt, content: \"made by A\\n\"}}\n";
   start_mock(script);
   start_daemon();
-  submit("Edit shared.txt twice");
-  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
-  ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
+  ASSERT_NO_FATAL_FAILURE(submit_and_approve("Edit shared.txt twice"));
   ASSERT_TRUE(wait_status("code-001-001-001", "complete")) << dump_loops();
 
   if (!collide) {
@@ -183,9 +173,7 @@ TEST_F(DaemonHierarchyTest, AFailedCodeLoopIsRetriedOnceFreshThenItsAncestorsFai
   cfg.replace(cfg.find("max_iterations: 6"), 17, "max_iterations: 2");
   write_file(dir / ".loopr/config.yml", cfg);
   start_daemon();
-  submit("Fail once");
-  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
-  ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
+  ASSERT_NO_FATAL_FAILURE(submit_and_approve("Fail once"));
   ASSERT_TRUE(wait_status("001", "failed", std::chrono::seconds(90))) << dump_loops();
   auto all = loops(true);
   EXPECT_EQ(all["code-001-001-001"]["status"], "failed");
@@ -284,9 +272,7 @@ TEST_F(DaemonHierarchyTest, ALoopWhoseWorkMeetsNothingThatLandedIsNotRebased) {
       "        - {name: write_file, input: {path: code/code-001-001-001.txt, content: \"made by A\\n\"}}\n";
   start_mock(script);
   start_daemon();
-  submit("Write two files");
-  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
-  ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
+  ASSERT_NO_FATAL_FAILURE(submit_and_approve("Write two files"));
   ASSERT_TRUE(wait_until([&] { return git("show main:code/code-001-001-002.txt").find("made by") != std::string::npos; },
                          std::chrono::seconds(60)))
       << dump_loops();

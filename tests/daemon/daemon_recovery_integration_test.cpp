@@ -17,23 +17,6 @@ using namespace loopr;
 using namespace loopr::testing;
 using nlohmann::json;
 
-namespace {
-
-std::size_t count_status(std::map<std::string, json>& loops, const std::string& status) {
-  std::size_t n = 0;
-  for (auto& [id, l] : loops) n += l["status"] == status;
-  return n;
-}
-
-std::size_t count_type_status(std::map<std::string, json>& loops, const std::string& type,
-                              const std::string& status) {
-  std::size_t n = 0;
-  for (auto& [id, l] : loops) n += l["type"] == type && l["status"] == status;
-  return n;
-}
-
-}  // namespace
-
 class DaemonRecoveryTest : public DaemonFixture {};
 
 TEST_F(DaemonRecoveryTest, KilledAtFourMomentsTheTreeStillCompletesWithEveryIterationOnce) {
@@ -130,9 +113,7 @@ TEST_F(DaemonRecoveryTest, KilledBetweenTreeCompleteAndTheMergeIntoMainTheNextDa
   TreeScript script;
   start_mock(script);
   start_daemon();
-  submit("Finish me");
-  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
-  ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
+  ASSERT_NO_FATAL_FAILURE(submit_and_approve("Finish me"));
   ASSERT_TRUE(wait_until(
       [&] {
         return git("ls-tree -r --name-only main code").find("code-001-002-002.txt") !=

@@ -211,9 +211,7 @@ TEST_F(DaemonTreeTest, SigtermWhileLoopsRunExitsWithinFiveSecondsAndTheNextStart
   script.code_delay = "1500ms";
   start_mock(script);
   start_daemon();
-  submit("Slow");
-  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
-  ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
+  ASSERT_NO_FATAL_FAILURE(submit_and_approve("Slow"));
   ASSERT_TRUE(wait_loops([](auto& l) {
     std::size_t running = 0;
     for (auto& [id, x] : l) running += x["type"] == "code" && x["status"] == "running";

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "support/git_repo.hpp"
 #include "support/listener.hpp"
 #include "support/mock_llm.hpp"
 #include "support/subprocess.hpp"
@@ -119,10 +120,7 @@ class AgentCliE2eTest : public ::testing::Test {
     write_file(repo / "check.sh", "echo ok\n");
     write_file(repo / ".gitignore",
                ".loopr/state/\n.loopr/run/\n.loopr/worktrees/\n.loopr/archive/\n.loopr/logs/\n");
-    auto init = run_command(
-        "git init -q -b main . && git config user.name test && git config user.email t@t && "
-        "git add -A && git commit -q -m init",
-        repo.string());
+    auto init = git_init_commit_all(repo);
     ASSERT_EQ(init.exit_code, 0) << init.output;
   }
 

@@ -13,9 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "support/git_repo.hpp"
 #include "support/mock_llm.hpp"
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
+#include "support/tree_artifacts.hpp"
 
 namespace loopr::testing {
 
@@ -28,19 +30,6 @@ struct CliScript {
   std::string trigger = "USE-GAMMA";
   std::string plan_delay = "0ms";  ///< to watch a plan while it runs
   bool invalid_plan = false;       ///< the plan never passes its format check (it keeps iterating)
-
-  static std::string indent(const std::string& text, int n) {
-    std::string pad(static_cast<std::size_t>(n), ' '), out;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-      std::size_t nl = text.find('\n', pos);
-      std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-      out += line.empty() ? "\n" : pad + line + "\n";
-      if (nl == std::string::npos) break;
-      pos = nl + 1;
-    }
-    return out;
-  }
 
   static std::string plan(const std::vector<std::string>& names) {
     std::string s =
@@ -144,10 +133,7 @@ class CliE2E : public ::testing::Test {
                    "\n  max_retries: 2\nconcurrency:\n  max_loops: 20\n  llm_slots: 8\n  "
                    "requests_per_minute: 100000\n" +
                    tail);
-    auto init = run_command(
-        "git init -q -b main . && git config user.name test && git config user.email t@t && "
-        "git add -A && git commit -q -m init",
-        dir.str());
+    auto init = git_init_commit_all(dir.path());
     ASSERT_EQ(init.exit_code, 0) << init.output;
   }
 

@@ -13,11 +13,46 @@
 
 #include "support/fakes/loop_setup.hpp"
 #include "support/fakes/test_prompts.hpp"
+#include "support/git_repo.hpp"
 #include "support/mock_llm.hpp"
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
 
 namespace loopr::testing {
+
+/// The text of the first user message of a logged mock-llm request (a string, or its text blocks).
+inline std::string first_user_text(const nlohmann::json& request) {
+  const auto& m = request["body"]["messages"][0];
+  if (m["content"].is_string()) return m["content"];
+  std::string out;
+  for (const auto& b : m["content"])
+    if (b.value("type", "") == "text") out += b.value("text", "");
+  return out;
+}
+
+/// A plan loop's model: its first turn writes a good plan where the prompt asks for the specs to
+/// create, a plan without its sections otherwise (the format check sends it back); its second
+/// turn says "Written."
+inline constexpr const char* kPlanScript = R"(
+rules:
+  - name: good-plan
+    match: {loop_type: plan, first_user: "`(\\.loopr/plans/[^`]+)`[\\s\\S]*Specs to Create", turn: 1}
+    reply:
+      tool_use:
+        - name: write_file
+          input:
+            path: "{{first_user.1}}"
+            content: "# Plan: greet --shout\n\n## Overview\nAdd a flag.\n\n## Phases\n1. CLI\n\n## Success Criteria\n- tests pass\n\n## Specs to Create\n- spec-cli-flag: parse --shout\n"
+  - name: bad-plan
+    match: {loop_type: plan, first_user: "`(\\.loopr/plans/[^`]+)`", turn: 1}
+    reply:
+      tool_use:
+        - name: write_file
+          input: {path: "{{first_user.1}}", content: "# Plan\n\nJust do it.\n"}
+  - name: done
+    match: {loop_type: plan, turn: 2}
+    reply: {text: "Written."}
+)";
 
 struct EngineHarness {
   TempDir dir{"loopr-engine"};
@@ -42,10 +77,7 @@ struct EngineHarness {
   EngineHarness(const std::string& script, const std::map<std::string, std::string>& files,
                 std::vector<std::string> mock_args = {}) {
     for (const auto& [path, content] : files) write_file(dir / path, content);
-    auto init = run_command(
-        "git init -q -b main . && git config user.name test && git config user.email t@t && "
-        "git add -A && git commit -q -m init",
-        dir.str());
+    auto init = git_init_commit_all(dir.path());
     if (init.exit_code != 0) throw std::runtime_error(init.output);
     mock = std::make_unique<MockLlm>(script, std::move(mock_args));
     auto s = TaskStore::open((dir / ".loopr/state").string(), {.sync = false});

@@ -7,6 +7,7 @@
 #include <loopr/engine/test_output.hpp>
 
 #include "engine/iteration_rules.hpp"
+#include "engine/rule_loops.hpp"
 
 using namespace loopr;
 using namespace loopr::engine;
@@ -15,13 +16,7 @@ using End = Conversation::End;
 namespace {
 
 Loop code_loop(int max_iterations = 20) {
-  Loop l;
-  l.id = "code-001-001-001";
-  l.type = LoopType::code;
-  l.plan_id = "001";
-  l.status = LoopStatus::running;
-  l.max_iterations = max_iterations;
-  return l;
+  return loopr::testing::running_code_loop(max_iterations);
 }
 
 IterationFacts failed(std::string output, bool changed = true) {

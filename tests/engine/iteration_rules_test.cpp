@@ -5,6 +5,7 @@
 #include <loopr/core/disk.hpp>
 
 #include "engine/iteration_rules.hpp"
+#include "engine/rule_loops.hpp"
 
 using namespace loopr;
 using namespace loopr::engine;
@@ -13,14 +14,7 @@ using End = Conversation::End;
 namespace {
 
 Loop code_loop(int iteration = 0, int max_iterations = 5) {
-  Loop l;
-  l.id = "code-001-001-001";
-  l.type = LoopType::code;
-  l.plan_id = "001";
-  l.status = LoopStatus::running;
-  l.iteration = iteration;
-  l.max_iterations = max_iterations;
-  return l;
+  return loopr::testing::running_code_loop(max_iterations, iteration);
 }
 
 Validation check(bool ok, std::string output = "1 failed") {

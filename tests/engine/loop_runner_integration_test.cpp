@@ -40,15 +40,6 @@ rules:
     reply: {text: "Done."}
 )";
 
-std::string first_user_text(const nlohmann::json& request) {
-  const auto& m = request["body"]["messages"][0];
-  if (m["content"].is_string()) return m["content"];
-  std::string out;
-  for (const auto& b : m["content"])
-    if (b.value("type", "") == "text") out += b.value("text", "");
-  return out;
-}
-
 std::vector<std::string> git_log(const std::string& worktree) {
   auto r = run_command("git log --format=%s", worktree);
   std::vector<std::string> out;
@@ -127,27 +118,7 @@ TEST(LoopRunnerTest, CodeLoopFailsThenFixesWithFeedbackInAFreshPrompt) {
 }
 
 TEST(LoopRunnerTest, PlanLoopWritesItsArtifactAndFixesFormatProblems) {
-  const char* script = R"(
-rules:
-  - name: good-plan
-    match: {loop_type: plan, first_user: "`(\\.loopr/plans/[^`]+)`[\\s\\S]*Specs to Create", turn: 1}
-    reply:
-      tool_use:
-        - name: write_file
-          input:
-            path: "{{first_user.1}}"
-            content: "# Plan: greet --shout\n\n## Overview\nAdd a flag.\n\n## Phases\n1. CLI\n\n## Success Criteria\n- tests pass\n\n## Specs to Create\n- spec-cli-flag: parse --shout\n"
-  - name: bad-plan
-    match: {loop_type: plan, first_user: "`(\\.loopr/plans/[^`]+)`", turn: 1}
-    reply:
-      tool_use:
-        - name: write_file
-          input: {path: "{{first_user.1}}", content: "# Plan\n\nJust do it.\n"}
-  - name: done
-    match: {loop_type: plan, turn: 2}
-    reply: {text: "Written."}
-)";
-  EngineHarness h(script, {{"README", "greet\n"}});
+  EngineHarness h(kPlanScript, {{"README", "greet\n"}});
   Loop loop = h.add_loop("001", LoopType::plan, "Add a --shout flag to greet");
   ASSERT_EQ(loop.output_artifacts.front(), ".loopr/plans/001-add-a-shout-flag-to-greet.plan.md");
 

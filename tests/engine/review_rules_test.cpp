@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/iteration_rules.hpp"
+#include "engine/rule_loops.hpp"
 
 using namespace loopr;
 using namespace loopr::engine;
@@ -10,13 +11,7 @@ using namespace loopr::engine;
 namespace {
 
 Loop code_loop(int max_iterations = 5) {
-  Loop l;
-  l.id = "code-001-001-001";
-  l.type = LoopType::code;
-  l.plan_id = "001";
-  l.status = LoopStatus::running;
-  l.max_iterations = max_iterations;
-  return l;
+  return loopr::testing::running_code_loop(max_iterations);
 }
 
 IterationFacts passing(std::optional<ReviewResult> review = std::nullopt) {

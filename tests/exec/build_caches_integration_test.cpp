@@ -6,11 +6,14 @@
 #include <loopr/exec/build_caches.hpp>
 #include <loopr/exec/executor.hpp>
 
+#include "support/command_env.hpp"
+#include "support/git_repo.hpp"
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace loopr;
 using namespace std::chrono_literals;
+using loopr::testing::git_init_with_loop_worktree;
 using loopr::testing::run_command;
 using loopr::testing::TempDir;
 using loopr::testing::write_file;
@@ -30,22 +33,14 @@ class BuildCachesTest : public ::testing::Test {
     write_file(repo / "calc_test.go",
                "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n"
                "\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n");
-    auto init = run_command(
-        "git init -q -b main . && git config user.name t && git config user.email t@t && "
-        "git add -A && git commit -q -m init && "
-        "git worktree add -q .loopr/worktrees/code-001 -b loop",
-        repo.string());
+    auto init = git_init_with_loop_worktree(repo);
     ASSERT_EQ(init.exit_code, 0) << init.output;
     worktree = repo / ".loopr/worktrees/code-001";
   }
 
   std::unique_ptr<exec::Executor> executor() {
     exec::ExecutorOptions o{RepoPaths(repo)};
-    o.env = [home = fs::canonical(dir.path())](const char* name) -> std::optional<std::string> {
-      if (std::string(name) == "PATH") return "/usr/local/bin:/usr/bin:/bin";
-      if (std::string(name) == "HOME") return (home / "home").string();
-      return std::nullopt;
-    };
+    o.env = loopr::testing::path_and_home_env((fs::canonical(dir.path()) / "home").string());
     fs::create_directories(fs::canonical(dir.path()) / "home");
     return exec::make_executor(SandboxConfig{}, o);
   }

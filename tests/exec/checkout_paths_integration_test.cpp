@@ -7,6 +7,8 @@
 
 #include <loopr/exec/executor.hpp>
 
+#include "support/command_env.hpp"
+#include "support/git_repo.hpp"
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
 
@@ -14,6 +16,7 @@ using namespace loopr;
 using namespace loopr::exec;
 using namespace std::chrono_literals;
 using loopr::testing::read_file;
+using loopr::testing::git_init_with_loop_worktree;
 using loopr::testing::run_command;
 using loopr::testing::TempDir;
 using loopr::testing::write_file;
@@ -33,11 +36,7 @@ class CheckoutPathsTest : public ::testing::Test {
     write_file(repo / "README", "hello\n");
     write_file(repo / "vendor/lib.txt", "tracked vendor\n");
     write_file(repo / ".gitignore", "/node_modules/\n/.venv/\n/local.env\n");
-    auto init = run_command(
-        "git init -q -b main . && git config user.name t && git config user.email t@t && "
-        "git add -A && git commit -q -m init && "
-        "git worktree add -q .loopr/worktrees/code-001 -b loop",
-        repo.string());
+    auto init = git_init_with_loop_worktree(repo);
     ASSERT_EQ(init.exit_code, 0) << init.output;
     worktree = repo / ".loopr/worktrees/code-001";
     // What the user installed in the checkout, not in git.
@@ -52,11 +51,7 @@ class CheckoutPathsTest : public ::testing::Test {
 
   void build() {
     ExecutorOptions o{RepoPaths(repo)};
-    o.env = [](const char* name) -> std::optional<std::string> {
-      if (std::string(name) == "PATH") return "/usr/local/bin:/usr/bin:/bin";
-      if (std::string(name) == "HOME") return "/nonexistent-home";
-      return std::nullopt;
-    };
+    o.env = loopr::testing::path_and_home_env("/nonexistent-home");
     executor = make_executor(config, o);
   }
 

@@ -18,12 +18,6 @@ using nlohmann::json;
 
 namespace {
 
-std::size_t count_status(std::map<std::string, json>& loops, const std::string& status) {
-  std::size_t n = 0;
-  for (auto& [id, l] : loops) n += l["status"] == status;
-  return n;
-}
-
 long proc_status_kb(pid_t pid, const std::string& field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -137,9 +131,7 @@ TEST_F(FaultTest, KilledFiveTimesAtRandomMomentsTheTreeCompletesAndNothingIsLost
   script.phase_delay = "300ms";
   start_mock(script);
   start_daemon();
-  submit("Crashy daemon");
-  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
-  ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
+  ASSERT_NO_FATAL_FAILURE(submit_and_approve("Crashy daemon"));
   std::mt19937 rng(static_cast<unsigned>(::getpid()));
   for (int kill = 0; kill < 5; ++kill) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200 + rng() % 900));
@@ -204,9 +196,7 @@ TEST_F(FaultTest, HostileValidationCommandsAreKilledCappedAndTheDaemonStaysSmall
               "{max_iterations: 1, validation: \"sh v.sh\", iteration_timeout: 3s}");
   write_file(dir / ".loopr/config.yml", cfg);
   start_daemon();
-  submit("Hostile validation");
-  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
-  ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
+  ASSERT_NO_FATAL_FAILURE(submit_and_approve("Hostile validation"));
   // Each hostile loop fails twice (a fresh retry, then for good); the well-behaved one completes.
   ASSERT_TRUE(wait_loops([](auto& l) {
     return l.count("code-001-002-002") && l["code-001-001-001"]["status"] == "failed" &&

@@ -25,16 +25,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Worktree loop_worktree(const TestRepo& t) {
-  git::Repository repo = t.open();
-  EXPECT_TRUE(repo.create_branch(git::integration_branch("001"), "trunk").ok());
-  EXPECT_TRUE(
-      repo.create_branch(git::loop_branch("001", "code-1"), git::integration_branch("001")).ok());
-  auto wt = repo.add_worktree("code-1", git::loop_branch("001", "code-1"));
-  EXPECT_TRUE(wt.ok()) << (wt.ok() ? "" : wt.error().message);
-  return std::move(wt).value();
-}
-
 // `git ls-tree -r HEAD` as path -> mode.
 std::map<std::string, std::string> head_modes(const fs::path& wt) {
   std::map<std::string, std::string> out;
@@ -88,7 +78,7 @@ TEST(CheckpointWalkTest, EverythingAHostileCommandWritesIsStagedAsGitAddAllWould
   t.write("tracked.log", "tracked though ignored\n");
   run_git(t.root(), "add -f tracked.log");
   t.commit_all("fixture");
-  Worktree wt = loop_worktree(t);
+  Worktree wt = integration_loop_worktree(t.open());
   const fs::path w = wt.path();
   checkpoint_from_the_list(w, "iteration 1");
 
@@ -171,7 +161,7 @@ TEST(CheckpointWalkTest, EverythingAHostileCommandWritesIsStagedAsGitAddAllWould
 
 TEST(CheckpointWalkTest, AnEntryWhoseStatDataMatchButIsRacilyCleanIsHashedAgain) {
   TestRepo t;
-  Worktree wt = loop_worktree(t);
+  Worktree wt = integration_loop_worktree(t.open());
   const fs::path w = wt.path();
   // The file in the work tree says "new!", but its index entry holds the blob of "old!" with
   // every stat field of the file as it is now: only git's racy-clean rule (the entry is not
@@ -215,7 +205,7 @@ TEST(CheckpointWalkTest, AnEntryWhoseStatDataMatchButIsRacilyCleanIsHashedAgain)
 
 TEST(CheckpointWalkTest, ANestedRepositoryIsLeftToGitsOwnWalkUnlessItIsIgnored) {
   TestRepo t;
-  Worktree wt = loop_worktree(t);
+  Worktree wt = integration_loop_worktree(t.open());
   const fs::path w = wt.path();
   // Inside an ignored folder (say, a package a build cloned): the list stands in.
   write_file(w / "deps.log/readme", "x\n");

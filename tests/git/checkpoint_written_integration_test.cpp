@@ -17,22 +17,9 @@ using loopr::git::CommitOutcome;
 using loopr::git::Repository;
 using loopr::git::Worktree;
 
-namespace {
-
-Worktree loop_worktree(const Repository& repo) {
-  EXPECT_TRUE(repo.create_branch(git::integration_branch("001"), "trunk").ok());
-  EXPECT_TRUE(
-      repo.create_branch(git::loop_branch("001", "code-1"), git::integration_branch("001")).ok());
-  auto wt = repo.add_worktree("code-1", git::loop_branch("001", "code-1"));
-  EXPECT_TRUE(wt.ok()) << (wt.ok() ? "" : wt.error().message);
-  return std::move(wt).value();
-}
-
-}  // namespace
-
 TEST(CheckpointWrittenTest, StagesTheWrittenPathsAsGitAddAllWouldWithoutAWalk) {
   TestRepo t;
-  Worktree wt = loop_worktree(t.open());
+  Worktree wt = integration_loop_worktree(t.open());
   ASSERT_OK_AND_ASSIGN(CommitOutcome first, Worktree::checkpoint_at(wt.path(), "iteration 1"));
   // What the tools wrote: an edit, a file in a new folder, an ignored file, a private one, and
   // a tracked file that is gone (listed, deleted).
@@ -64,7 +51,7 @@ TEST(CheckpointWrittenTest, StagesTheWrittenPathsAsGitAddAllWouldWithoutAWalk) {
 
 TEST(CheckpointWrittenTest, AMovedHeadMakesItAFullCheckpoint) {
   TestRepo t;
-  Worktree wt = loop_worktree(t.open());
+  Worktree wt = integration_loop_worktree(t.open());
   ASSERT_OK_AND_ASSIGN(CommitOutcome first, Worktree::checkpoint_at(wt.path(), "iteration 1"));
   write_file(wt.path() / "b.txt", "b\n");
   t.commit_all("by hand", wt.path());
@@ -108,7 +95,7 @@ void age_work_tree(const Worktree& wt) {
 // nothing new leaves the index file as it is instead of writing the same one again.
 TEST(CheckpointWrittenTest, NothingStagedLeavesTheIndexFileAsItIs) {
   TestRepo t;
-  Worktree wt = loop_worktree(t.open());
+  Worktree wt = integration_loop_worktree(t.open());
   age_work_tree(wt);
   ASSERT_OK_AND_ASSIGN(CommitOutcome first, Worktree::checkpoint_at(wt.path(), "iteration 1"));
   const ino_t written = index_inode(wt);

@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include <loopr/git/branches.hpp>
 #include <loopr/git/repository.hpp>
+#include <loopr/git/worktree.hpp>
 
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
@@ -96,6 +98,17 @@ class TestRepo {
   TempDir dir_;
   std::filesystem::path root_;
 };
+
+/// A loop's worktree `code-1` on its own branch, made from plan 001's integration branch (itself
+/// made from `trunk`) as the daemon does.
+inline git::Worktree integration_loop_worktree(const git::Repository& repo) {
+  EXPECT_TRUE(repo.create_branch(git::integration_branch("001"), "trunk").ok());
+  EXPECT_TRUE(
+      repo.create_branch(git::loop_branch("001", "code-1"), git::integration_branch("001")).ok());
+  auto wt = repo.add_worktree("code-1", git::loop_branch("001", "code-1"));
+  EXPECT_TRUE(wt.ok()) << (wt.ok() ? "" : wt.error().message);
+  return std::move(wt).value();
+}
 
 /// Unwraps a Result in a test, failing with its message (not a crash) when it holds an error.
 #define ASSERT_OK_AND_ASSIGN(decl, expr) \

@@ -19,16 +19,6 @@ using loopr::git::Worktree;
 
 namespace {
 
-// A loop's worktree on its own branch, made from the integration branch as the daemon does.
-Worktree loop_worktree(const Repository& repo) {
-  EXPECT_TRUE(repo.create_branch(git::integration_branch("001"), "trunk").ok());
-  EXPECT_TRUE(
-      repo.create_branch(git::loop_branch("001", "code-1"), git::integration_branch("001")).ok());
-  auto wt = repo.add_worktree("code-1", git::loop_branch("001", "code-1"));
-  EXPECT_TRUE(wt.ok()) << (wt.ok() ? "" : wt.error().message);
-  return std::move(wt).value();
-}
-
 WorkStateOptions state_options(const std::string& since, const std::string& clean_at) {
   WorkStateOptions o;
   o.since = since;
@@ -48,7 +38,7 @@ std::string checkpoint(const Worktree& wt, const std::string& message) {
 
 TEST(WorkStateTest, AfterACheckpointObjectsAloneGiveTheSameStateWithoutReadingTheWorkTree) {
   TestRepo t;
-  Worktree wt = loop_worktree(t.open());
+  Worktree wt = integration_loop_worktree(t.open());
   const std::string start = git_line(wt.path(), "rev-parse HEAD");
   write_file(wt.path() / "tool.sh", "#!/bin/sh\necho tool\n");
   write_file(wt.path() / "doc/notes.txt", "first\n");
@@ -89,7 +79,7 @@ TEST(WorkStateTest, AfterACheckpointObjectsAloneGiveTheSameStateWithoutReadingTh
 
 TEST(WorkStateTest, TheWorkTreeIsReadWhenHeadMovedSinceTheCheckpoint) {
   TestRepo t;
-  Worktree wt = loop_worktree(t.open());
+  Worktree wt = integration_loop_worktree(t.open());
   const std::string start = git_line(wt.path(), "rev-parse HEAD");
   write_file(wt.path() / "a.txt", "a\n");
   const std::string first = checkpoint(wt, "iteration 1");
@@ -109,7 +99,7 @@ TEST(WorkStateTest, TheWorkTreeIsReadWhereTheSandboxMountsCheckoutPaths) {
   // Mount points of the executor's checkout paths stay untracked in the work tree, so a read of
   // it may show more than HEAD's tree: the state is read from the work tree there.
   TestRepo t;
-  Worktree wt = loop_worktree(t.open());
+  Worktree wt = integration_loop_worktree(t.open());
   const std::string start = git_line(wt.path(), "rev-parse HEAD");
   write_file(t.root() / ".git/worktrees/code-1" / kWorktreeMountsFile, "node_modules\n");
   const std::string head = checkpoint(wt, "iteration 1");
@@ -122,7 +112,7 @@ TEST(WorkStateTest, TheWorkTreeIsReadWhereTheSandboxMountsCheckoutPaths) {
 
 TEST(WorkStateTest, AReadOfTheWorkTreeSweepsItFirst) {
   TestRepo t;
-  Worktree wt = loop_worktree(t.open());
+  Worktree wt = integration_loop_worktree(t.open());
   const std::string start = git_line(wt.path(), "rev-parse HEAD");
   // A FIFO `.gitignore` would block libgit2's read for good.
   std::filesystem::remove(wt.path() / ".gitignore");

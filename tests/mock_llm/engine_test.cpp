@@ -7,16 +7,12 @@
 #include <mock_llm/engine.hpp>
 #include <support/temp_dir.hpp>
 
+#include "mock_llm/load_script.hpp"
+
 namespace loopr::mock_llm {
 namespace {
 
 using loopr::testing::TempDir;
-
-Script load(const std::string& text) {
-  auto s = parse_script(text, "test.yml");
-  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
-  return std::move(s).value();
-}
 
 HttpRequest anthropic_request(const Json& body, const std::string& loop_id = "001",
                               const std::string& loop_type = "plan") {

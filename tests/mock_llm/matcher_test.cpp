@@ -6,14 +6,10 @@
 #include <mock_llm/request_view.hpp>
 #include <mock_llm/template.hpp>
 
+#include "mock_llm/load_script.hpp"
+
 namespace loopr::mock_llm {
 namespace {
-
-Script load(const std::string& text) {
-  auto s = parse_script(text, "test.yml");
-  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
-  return std::move(s).value();
-}
 
 RequestView view(std::string loop_id, std::string user, int turn = 1,
                  std::string loop_type = "plan") {

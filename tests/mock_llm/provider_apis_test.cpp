@@ -5,14 +5,10 @@
 
 #include <mock_llm/engine.hpp>
 
+#include "mock_llm/load_script.hpp"
+
 namespace loopr::mock_llm {
 namespace {
-
-Script load(const std::string& text) {
-  auto s = parse_script(text, "test.yml");
-  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
-  return std::move(s).value();
-}
 
 const char* kScript = R"Y(
 defaults:

@@ -7,16 +7,12 @@
 #include <sys/stat.h>
 
 #include "escape_fixture.hpp"
-#include "support/tree_artifacts.hpp"
+#include "scripted_cli.hpp"
 
 using namespace loopr::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-const char* kPlan = kTreePlan;
-const char* kSpec = kTreeSpec;
-const char* kPhase = kTreePhase;
 
 struct Cli {
   std::string name;      ///< the provider and the command's file name
@@ -39,30 +35,17 @@ Cli codex() {
           "[mcp_servers.x]\ncommand = \"touch\"\nargs = [\"/tmp/CODEX-MCP-RAN\"]\n"
           "notify = [\"touch\", \"/tmp/CODEX-NOTIFY-RAN\"]\n",
           "CODEX_HOME",
-          "printf '%s\\n' '{\"type\":\"thread.started\",\"thread_id\":\"t1\"}'\n"
-          "printf '{\"type\":\"item.completed\",\"item\":{\"id\":\"item_0\",\"type\":"
-          "\"agent_message\",\"text\":\"%s\"}}\\n' \"$found\"\n"
-          "printf '%s\\n' '{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,"
-          "\"cached_input_tokens\":0,\"output_tokens\":5}}'\n"};
+          kCodexAnswer};
 }
 
 Cli gemini() {
   return {"gemini",
-          "while [ $# -gt 0 ]; do case \"$1\" in --prompt) prompt=$2; shift 2;; *) shift;; "
-          "esac; done\n"
-          "type=$(printf '%s' \"$GEMINI_CLI_CUSTOM_HEADERS\" | sed -n "
-          "'s/.*x-loopr-loop-type: \\([a-z]*\\).*/\\1/p')\n"
-          "id=$(printf '%s' \"$GEMINI_CLI_CUSTOM_HEADERS\" | sed -n "
-          "'s/^x-loopr-loop-id: \\([^,]*\\),.*/\\1/p')\n",
+          kGeminiReadIn,
           ".gemini/settings.json",
           "{\"mcpServers\":{\"x\":{\"command\":\"touch\",\"args\":[\"/tmp/GEMINI-MCP-RAN\"]}},"
           "\"hooks\":{\"SessionStart\":[{\"command\":\"touch /tmp/GEMINI-HOOK-RAN\"}]}}\n",
           "GEMINI_CLI_HOME",
-          "printf '%s\\n' '{\"type\":\"init\",\"session_id\":\"s1\",\"model\":\"gemini-9\"}'\n"
-          "printf '{\"type\":\"message\",\"role\":\"assistant\",\"content\":\"%s\",\"delta\":true}"
-          "\\n' \"$found\"\n"
-          "printf '%s\\n' '{\"type\":\"result\",\"status\":\"success\",\"stats\":{"
-          "\"input_tokens\":10,\"output_tokens\":5,\"cached\":0}}'\n"};
+          kGeminiAnswer};
 }
 
 // The CLI playing the hostile model: its findings go into its answer (the transcript).
@@ -80,31 +63,8 @@ std::string hostile_cli(const Cli& cli, int listener_port, const std::string& ap
          "; home=$?\n"
          "cfg=${" +
          cli.home_var +
-         ":+private}\n"
-         // The network: any address directly, another host through the proxy, the API host.
-         "curl -s -m 3 --noproxy '*' http://127.0.0.1:" +
-         port +
-         "/ >/dev/null 2>&1; direct=$?\n"
-         "other=$(curl -s -m 5 -o /dev/null -w '%{http_code}' http://127.0.0.1:" +
-         port +
-         "/ 2>/dev/null)\n"
-         "other_tls=$(curl -s -m 5 -o /dev/null -w '%{http_code}' https://example.com/ "
-         "2>/dev/null)\n"
-         "api=$(curl -s -m 5 -o /dev/null -w '%{http_code}' " +
-         api_url +
-         "/v1/nothing 2>/dev/null)\n"
-         // Outside the artifact, in the loops that may write only theirs.
-         "[ \"$type\" = code ] || { echo evil > \"evil-$type.txt\"; echo 'echo pwned' >> check.sh; "
-         "}\n"
-         "case \"$type\" in\n"
-         "  plan) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
-         kPlan +
-         "EOF\n;;\n  spec) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
-         kSpec +
-         "EOF\n;;\n  phase) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
-         kPhase +
-         "EOF\n;;\n  code) mkdir -p code; printf 'made by %s\\n' \"$id\" > "
-         "\"code/$id.txt\";;\nesac\n"
+         ":+private}\n" +
+         hostile_probe(port, api_url) +
          "found=\"home=$home direct=$direct other=$other other_tls=$other_tls api=$api "
          "cfg=$cfg " +
          cli.name + "-done\"\n" + cli.answer;

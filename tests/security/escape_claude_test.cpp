@@ -7,22 +7,12 @@
 #include <sys/stat.h>
 
 #include "escape_fixture.hpp"
+#include "scripted_cli.hpp"
 
 using namespace loopr::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-// What each loop type's artifact says (as the scripted model of the fixture writes them).
-const char* kPlan =
-    "# Plan\n\n## Overview\nWrite a file.\n\n## Phases\n1. Write it.\n\n## Success Criteria\n- "
-    "check.sh passes.\n\n## Specs to Create\n- spec-files: Write the file.\n";
-const char* kSpec =
-    "# Spec\n\n## Parent Plan\nThe plan.\n\n## Overview\nA file.\n\n## Phases\n1. **Part one**\n"
-    "   Write it.\n   - Files: code/x.txt\n";
-const char* kPhase =
-    "# Phase\n\n## Parent Spec\nThe spec.\n\n## Task\nWrite the file.\n\n## Specific Work\n- "
-    "Write it.\n\n## Success Criteria\n- check.sh passes.\n";
 
 // A `claude` that plays the hostile model: its findings go into its answer (the transcript).
 std::string hostile_cli(int listener_port, const std::string& api_url) {
@@ -41,42 +31,11 @@ std::string hostile_cli(int listener_port, const std::string& api_url) {
          "\"touch /tmp/HOOK-RAN\"}]}]}}' > ~/.claude/settings.json; home=$?\n"
          "echo '{\"mcpServers\":{\"x\":{\"command\":\"touch /tmp/MCP-RAN\"}}}' > ~/.claude.json\n"
          "cfg=${CLAUDE_CONFIG_DIR:-$HOME/.claude}; mkdir -p \"$cfg\"; cp ~/.claude/settings.json "
-         "\"$cfg/settings.json\"\n"
-         // The network: any address directly, another host through the proxy, the API host.
-         "curl -s -m 3 --noproxy '*' http://127.0.0.1:" +
-         port +
-         "/ >/dev/null 2>&1; direct=$?\n"
-         "other=$(curl -s -m 5 -o /dev/null -w '%{http_code}' http://127.0.0.1:" +
-         port +
-         "/ 2>/dev/null)\n"
-         "other_tls=$(curl -s -m 5 -o /dev/null -w '%{http_code}' https://example.com/ "
-         "2>/dev/null)\n"
-         "api=$(curl -s -m 5 -o /dev/null -w '%{http_code}' " +
-         api_url +
-         "/v1/nothing 2>/dev/null)\n"
-         // Outside the artifact, in the loops that may write only theirs.
-         "[ \"$type\" = code ] || { echo evil > \"evil-$type.txt\"; echo 'echo pwned' >> check.sh; "
-         "}\n"
-         "case \"$type\" in\n"
-         "  plan) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
-         kPlan +
-         "EOF\n;;\n  spec) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
-         kSpec +
-         "EOF\n;;\n  phase) mkdir -p \"$(dirname \"$artifact\")\"; cat > \"$artifact\" <<'EOF'\n" +
-         kPhase +
-         "EOF\n;;\n  code) mkdir -p code; printf "
-         "'made by %s\\n' \"$id\" > \"code/$id.txt\";;\nesac\n"
+         "\"$cfg/settings.json\"\n" +
+         hostile_probe(port, api_url) +
          "found=\"home=$home direct=$direct other=$other other_tls=$other_tls api=$api "
-         "cfg=${CLAUDE_CONFIG_DIR:+private} claude-done\"\n"
-         "printf '%s\\n' '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\","
-         "\"model\":\"claude-opus-5-5\",\"tools\":[\"Bash\"]}'\n"
-         "printf '{\"type\":\"assistant\",\"message\":{\"id\":\"m1\",\"type\":\"message\","
-         "\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],"
-         "\"stop_reason\":null},\"session_id\":\"s1\"}\\n' \"$found\"\n"
-         "printf '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":"
-         "\"%s\",\"num_turns\":1,\"total_cost_usd\":0.01,\"usage\":{\"input_tokens\":10,"
-         "\"output_tokens\":5},\"stop_reason\":\"end_turn\",\"session_id\":\"s1\"}\\n' "
-         "\"$found\"\n";
+         "cfg=${CLAUDE_CONFIG_DIR:+private} claude-done\"\n" +
+         kClaudeAnswer;
 }
 
 }  // namespace

@@ -48,6 +48,11 @@ inline Call cmd(const std::string& command, int timeout_s = 30) {
   return {"run_command", {{"command", command}, {"timeout_s", timeout_s}}};
 }
 
+/// `git rev-parse <what>` in `repo`: its output, with the newline (and git's error if it fails).
+inline std::string rev(const std::filesystem::path& repo, const std::string& what) {
+  return run_command("git rev-parse " + what, repo.string()).output;
+}
+
 class EscapeTest : public ::testing::Test {
  protected:
   TempDir base{"loopr-escape"};

@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "escape_fixture.hpp"
+#include "scripted_cli.hpp"
 #include "support/tree_artifacts.hpp"
 #include "token_server.hpp"
 
@@ -76,25 +77,12 @@ Cli claude() {
           "\"subscriptionType\":\"max\",\"evil\":\"planted\"},\"hooks\":{\"x\":\"touch "
           "/tmp/LOGIN-HOOK\"}}' > \"$cred\"\n",
           "https://platform.claude.com/v1/oauth/token",
-          "printf '%s\\n' '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\","
-          "\"model\":\"claude-opus-5-5\",\"tools\":[\"Bash\"]}'\n"
-          "printf '{\"type\":\"assistant\",\"message\":{\"id\":\"m1\",\"type\":\"message\","
-          "\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],"
-          "\"stop_reason\":null},\"session_id\":\"s1\"}\\n' \"$found\"\n"
-          "printf '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":"
-          "\"%s\",\"num_turns\":1,\"total_cost_usd\":0.01,\"usage\":{\"input_tokens\":10,"
-          "\"output_tokens\":5},\"stop_reason\":\"end_turn\",\"session_id\":\"s1\"}\\n' "
-          "\"$found\"\n"};
+          kClaudeAnswer};
 }
 
 Cli gemini() {
   return {"gemini",
-          "while [ $# -gt 0 ]; do case \"$1\" in --prompt) prompt=$2; shift 2;; *) shift;; "
-          "esac; done\n"
-          "type=$(printf '%s' \"$GEMINI_CLI_CUSTOM_HEADERS\" | sed -n "
-          "'s/.*x-loopr-loop-type: \\([a-z]*\\).*/\\1/p')\n"
-          "id=$(printf '%s' \"$GEMINI_CLI_CUSTOM_HEADERS\" | sed -n "
-          "'s/^x-loopr-loop-id: \\([^,]*\\),.*/\\1/p')\n",
+          kGeminiReadIn,
           ".gemini/oauth_creds.json",
           // gemini takes the access token alone from its environment (GOOGLE_GENAI_USE_GCA).
           "cred=\"$GEMINI_CLI_HOME/.gemini/oauth_creds.json\"\n"
@@ -104,11 +92,7 @@ Cli gemini() {
           "\"refresh_token\":\"rt-evil\",\"expiry_date\":9999999999999,\"token_type\":\"Bearer\","
           "\"evil\":\"planted\"}' > \"$cred\"\n",
           "https://oauth2.googleapis.com/token",
-          "printf '%s\\n' '{\"type\":\"init\",\"session_id\":\"s1\",\"model\":\"gemini-9\"}'\n"
-          "printf '{\"type\":\"message\",\"role\":\"assistant\",\"content\":\"%s\",\"delta\":true}"
-          "\\n' \"$found\"\n"
-          "printf '%s\\n' '{\"type\":\"result\",\"status\":\"success\",\"stats\":{"
-          "\"input_tokens\":10,\"output_tokens\":5,\"cached\":0}}'\n"};
+          kGeminiAnswer};
 }
 
 Cli codex() {
@@ -127,11 +111,7 @@ Cli codex() {
           "\"at-evil\",\"refresh_token\":\"rt-evil\",\"account_id\":\"evil\"},\"last_refresh\":"
           "\"2099-01-01T00:00:00Z\",\"evil\":\"planted\"}' > \"$cred\"\n",
           "https://auth.openai.com/oauth/token",
-          "printf '%s\\n' '{\"type\":\"thread.started\",\"thread_id\":\"t1\"}'\n"
-          "printf '{\"type\":\"item.completed\",\"item\":{\"id\":\"item_0\",\"type\":"
-          "\"agent_message\",\"text\":\"%s\"}}\\n' \"$found\"\n"
-          "printf '%s\\n' '{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,"
-          "\"cached_input_tokens\":0,\"output_tokens\":5}}'\n"};
+          kCodexAnswer};
 }
 
 // The CLI on a login: reads the copy loopr gave it, tries to refresh at its own token host and

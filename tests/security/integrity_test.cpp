@@ -7,14 +7,6 @@
 using namespace loopr::testing;
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string rev(const fs::path& repo, const std::string& what) {
-  return run_command("git rev-parse " + what, repo.string()).output;
-}
-
-}  // namespace
-
 class IntegrityTest : public EscapeTest {
  protected:
   /// `tests/t_other.sh`: a test of something the phase does not touch, committed on main.

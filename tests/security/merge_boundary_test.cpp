@@ -6,14 +6,6 @@
 using namespace loopr::testing;
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string rev(const fs::path& repo, const std::string& what) {
-  return run_command("git rev-parse " + what, repo.string()).output;
-}
-
-}  // namespace
-
 class MergeBoundaryTest : public EscapeTest {
  protected:
   std::string main_before;

@@ -1,10 +1,9 @@
 #include "support/mock_forge.hpp"
 
-#include <signal.h>
-
 #include <cstdlib>
-#include <fstream>
 #include <stdexcept>
+
+#include "support/loopback_tool.hpp"
 
 namespace loopr::testing {
 
@@ -24,37 +23,21 @@ MockForge::MockForge(const nlohmann::json& script, const std::string& token,
   std::string bin = mock_forge_binary();
   if (bin.empty()) throw std::runtime_error("loopr-mock-forge is not built");
   write_file(dir_ / "script.json", script.dump(2));
-  std::vector<std::string> args = {bin,         "--script", (dir_ / "script.json").string(),
-                                   "--port-file", (dir_ / "port").string(), "--log", log_path()};
+  std::vector<std::string> args = {
+      bin,     "--script", (dir_ / "script.json").string(), "--port-file", (dir_ / "port").string(),
+      "--log", log_path()};
   if (!token.empty()) args.insert(args.end(), {"--token", token});
   if (!git_dir.empty()) args.insert(args.end(), {"--git-dir", git_dir});
   process_ = std::make_unique<ChildProcess>(std::move(args), (dir_ / "forge.out").string());
-  bool up = wait_until([&] { return process_->poll() || std::filesystem::exists(dir_ / "port"); },
-                       std::chrono::seconds(20));
-  if (process_->poll()) throw std::runtime_error("loopr-mock-forge exited at start: " + output());
-  if (!up) throw std::runtime_error("loopr-mock-forge did not start within 20 s: " + output());
-  wait_until([&] {
-    std::ifstream in(dir_ / "port");
-    return static_cast<bool>(in >> port_);
-  });
+  port_ = wait_for_port(*process_, dir_ / "port", "loopr-mock-forge",
+                        "loopr-mock-forge exited at start", [this] { return output(); });
 }
 
 MockForge::~MockForge() {
-  if (!process_ || process_->poll()) return;
-  ::kill(process_->pid(), SIGTERM);
-  if (!wait_until([&] { return process_->poll().has_value(); }, std::chrono::seconds(5)))
-    process_->signal_and_wait(SIGKILL);
+  if (process_) stop_tool(*process_);
 }
 
-std::vector<nlohmann::json> MockForge::requests() const {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(log_path());
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_discarded()) out.push_back(std::move(j));
-  }
-  return out;
-}
+std::vector<nlohmann::json> MockForge::requests() const { return read_json_lines(log_path()); }
 
 nlohmann::json MockForge::state() const {
   auto r = run_command("curl -s --max-time 10 " + shell_quote(url() + "/_mock/state"));

@@ -1,10 +1,9 @@
 #include "support/mock_llm.hpp"
 
-#include <signal.h>
-
 #include <cstdlib>
-#include <fstream>
 #include <stdexcept>
+
+#include "support/loopback_tool.hpp"
 
 namespace loopr::testing {
 
@@ -32,34 +31,16 @@ MockLlm::MockLlm(const std::string& script, Options options) {
     args.insert(args.end(), {"--tls-cert", options.tls_cert, "--tls-key", options.tls_key});
   for (auto& a : options.args) args.push_back(a);
   process_ = std::make_unique<ChildProcess>(std::move(args), (dir_ / "mock.out").string());
-  bool up = wait_until([&] { return process_->poll() || std::filesystem::exists(dir_ / "port"); },
-                       std::chrono::seconds(20));
-  if (process_->poll())
-    throw std::runtime_error("loopr-mock-llm exited at start (bad script?): " + output());
-  if (!up) throw std::runtime_error("loopr-mock-llm did not start within 20 s: " + output());
-  // The port file may be seen before its number is written.
-  wait_until([&] {
-    std::ifstream in(dir_ / "port");
-    return static_cast<bool>(in >> port_);
-  });
+  port_ =
+      wait_for_port(*process_, dir_ / "port", "loopr-mock-llm",
+                    "loopr-mock-llm exited at start (bad script?)", [this] { return output(); });
 }
 
 MockLlm::~MockLlm() {
-  if (!process_ || process_->poll()) return;
-  ::kill(process_->pid(), SIGTERM);
-  if (!wait_until([&] { return process_->poll().has_value(); }, std::chrono::seconds(5)))
-    process_->signal_and_wait(SIGKILL);
+  if (process_) stop_tool(*process_);
 }
 
-std::vector<nlohmann::json> MockLlm::requests() const {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(log_path());
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_discarded()) out.push_back(std::move(j));
-  }
-  return out;
-}
+std::vector<nlohmann::json> MockLlm::requests() const { return read_json_lines(log_path()); }
 
 std::string MockLlm::output() const { return read_file(dir_ / "mock.out"); }
 

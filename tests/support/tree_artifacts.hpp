@@ -3,7 +3,24 @@
 // phase. The code loop writes `code/<loop id>.txt`.
 #pragma once
 
+#include <string>
+
 namespace loopr::testing {
+
+/// `text` with each line that is not empty indented by `n` spaces: an artifact as a YAML block
+/// scalar (`content: |`) in a mock-llm script.
+inline std::string indent(const std::string& text, int n) {
+  std::string pad(static_cast<std::size_t>(n), ' '), out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    out += line.empty() ? "\n" : pad + line + "\n";
+    if (nl == std::string::npos) break;
+    pos = nl + 1;
+  }
+  return out;
+}
 
 inline constexpr const char* kTreePlan =
     "# Plan\n\n## Overview\nWrite a file.\n\n## Phases\n1. Write it.\n\n## Success Criteria\n- "

@@ -12,6 +12,7 @@
 #include <loopr/project/toolchains.hpp>
 
 #include "security/sandbox/worktree_fixture.hpp"
+#include "support/command_env.hpp"
 
 using namespace loopr;
 using namespace loopr::testing;
@@ -35,11 +36,7 @@ class MachinesSandboxTest : public LoopWorktreeTest {
 
   std::unique_ptr<exec::Executor> executor_for(const fs::path& repo_root) {
     exec::ExecutorOptions o{RepoPaths(repo_root)};
-    o.env = [h = home()](const char* name) -> std::optional<std::string> {
-      if (std::string(name) == "PATH") return "/usr/local/bin:/usr/bin:/bin";
-      if (std::string(name) == "HOME") return h.string();
-      return std::nullopt;
-    };
+    o.env = path_and_home_env(home().string());
     return exec::make_executor(config, o);
   }
 
@@ -53,11 +50,7 @@ class MachinesSandboxTest : public LoopWorktreeTest {
   fs::path other_repo() {
     fs::path other = fs::canonical(dir.path()) / "other";
     write_file(other / "README", "other\n");
-    auto init = run_command(
-        "git init -q -b main . && git config user.name t && git config user.email t@t && "
-        "git add README && git commit -q -m init && "
-        "git worktree add -q .loopr/worktrees/code-001 -b loop",
-        other.string());
+    auto init = git_init_with_loop_worktree(other);
     EXPECT_EQ(init.exit_code, 0) << init.output;
     return other;
   }

@@ -9,6 +9,7 @@
 
 #include <loopr/core/config.hpp>
 
+#include "support/git_repo.hpp"
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
 
@@ -21,11 +22,7 @@ class LoopWorktreeTest : public ::testing::Test {
   void SetUp() override {
     repo = std::filesystem::canonical(dir.path()) / "repo";
     write_file(repo / "README", "hello\n");
-    auto init = run_command(
-        "git init -q -b main . && git config user.name t && git config user.email t@t && "
-        "git add README && git commit -q -m init && "
-        "git worktree add -q .loopr/worktrees/code-001 -b loop",
-        repo.string());
+    auto init = git_init_with_loop_worktree(repo);
     ASSERT_EQ(init.exit_code, 0) << init.output;
     worktree = repo / ".loopr/worktrees/code-001";
     config.limits.processes = 64;
