@@ -38,7 +38,8 @@ IterationLog read_fixture(const TempDir& dir, const std::string& which) {
 /// The folder's path in the text is the temp folder's: the golden has `DIR` there.
 std::string without_dir(std::string text, const TempDir& dir) {
   const std::string d = dir.path().string();
-  for (auto at = text.find(d); at != std::string::npos; at = text.find(d, at)) text.replace(at, d.size(), "DIR");
+  for (auto at = text.find(d); at != std::string::npos; at = text.find(d, at))
+    text.replace(at, d.size(), "DIR");
   return text;
 }
 
@@ -51,9 +52,8 @@ TEST(IterationGoldenTest, ARealTranscriptPrintsAsBefore) {
     const std::string stem = std::string("iteration_") + which;
     expect_golden(stem + ".txt", without_dir(render_iteration_log(log, Style{false}), dir));
     expect_golden(stem + ".color.txt", without_dir(render_iteration_log(log, Style{true}), dir));
-    expect_golden(stem + ".json",
-                  iteration_log_json(log).dump(-1, ' ', false,
-                                               nlohmann::json::error_handler_t::replace) +
-                      "\n");
+    expect_golden(stem + ".json", iteration_log_json(log).dump(
+                                      -1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                      "\n");
   }
 }
