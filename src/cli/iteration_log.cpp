@@ -1,7 +1,5 @@
 #include "cli/iteration_log.hpp"
 
-#include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include <loopr/core/text.hpp>
@@ -14,13 +12,7 @@ using nlohmann::json;
 
 namespace {
 
-std::optional<std::string> slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using F = IterationFile;
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
@@ -29,115 +21,100 @@ std::string ensure_newline(std::string s) {
   return s;
 }
 
-// A tool_result's content: a string, or blocks whose text is joined.
-std::string result_text(const json& content) {
-  if (content.is_string()) return content.get<std::string>();
-  if (!content.is_array()) return content.is_null() ? "" : dump(content);
-  std::string out;
-  for (const auto& b : content) {
-    if (b.is_object() && b.value("type", "") == "text")
-      out += b.value("text", "");
-    else
-      out += dump(b);
-    out += '\n';
+// Everything in it is the model's or its commands' text: shown with its controls visible
+// (`shown`, and the same for each string of a JSON value).
+std::string seen(const json& value) { return dump(terminal_json(value)); }
+
+void render_block(std::ostringstream& out, const TranscriptBlock& b, const Style& style) {
+  using Kind = TranscriptBlock::Kind;
+  switch (b.kind) {
+    case Kind::text:
+      out << ensure_newline(shown(b.text));
+      break;
+    case Kind::thinking:
+      if (!b.text.empty()) out << style.dim("(thinking) " + shown(b.text)) << "\n";
+      break;
+    case Kind::redacted_thinking:
+      out << style.dim("(redacted thinking)") << "\n";
+      break;
+    case Kind::tool_use:
+      out << style.cyan("→ " + shown(b.name)) << " " << seen(b.input) << "\n";
+      break;
+    case Kind::tool_result:
+      out << (b.is_error ? style.red("← error") : style.cyan("←")) << " "
+          << ensure_newline(tool_result_text(terminal_json(b.content), -1));
+      break;
+    case Kind::other:
+      out << (b.raw.is_object() ? style.dim(seen(b.raw)) : seen(b.raw)) << "\n";
+      break;
   }
-  return out;
 }
 
-void render_block(std::ostringstream& out, const json& b, const Style& style) {
-  if (!b.is_object()) {
-    out << dump(b) << "\n";
-    return;
+void render_entry(std::ostringstream& out, const TranscriptEntry& e, const Style& style) {
+  switch (e.kind) {
+    case TranscriptEntry::Kind::receipt:
+      out << style.dim("model call: " + seen(e.receipt)) << "\n";
+      return;
+    case TranscriptEntry::Kind::raw:
+      out << (e.value.is_string() ? shown(e.value.get<std::string>()) : seen(e.value)) << "\n";
+      return;
+    case TranscriptEntry::Kind::message:
+      break;
   }
-  std::string type = b.value("type", "");
-  if (type == "text") {
-    out << ensure_newline(b.value("text", ""));
-  } else if (type == "thinking") {
-    std::string t = b.value("thinking", "");
-    if (!t.empty()) out << style.dim("(thinking) " + t) << "\n";
-  } else if (type == "redacted_thinking") {
-    out << style.dim("(redacted thinking)") << "\n";
-  } else if (type == "tool_use") {
-    out << style.cyan("→ " + b.value("name", std::string("?"))) << " "
-        << dump(b.value("input", json::object())) << "\n";
-  } else if (type == "tool_result") {
-    bool error = b.value("is_error", false);
-    out << (error ? style.red("← error") : style.cyan("←")) << " "
-        << ensure_newline(result_text(b.contains("content") ? b["content"] : json()));
-  } else {
-    out << style.dim(dump(b)) << "\n";
-  }
+  out << style.bold("-- " + shown(e.role)) << "\n";
+  if (e.text) out << ensure_newline(shown(*e.text));
+  for (const auto& b : e.blocks) render_block(out, b, style);
 }
+
+json text_or_null(const IterationFileText& f) { return f.text ? json(*f.text) : json(nullptr); }
 
 }  // namespace
 
 IterationLog read_iteration_log(const RepoPaths& paths, const std::string& id, int n) {
   IterationLog log;
-  log.id = id;
-  log.n = n;
-  log.dir = paths.iteration_dir(id, n);
-  log.prompt = slurp(log.dir / "prompt.md");
-  log.validation_log = slurp(log.dir / "validation.log");
-  log.review = slurp(log.dir / "review.md");
-  if (auto conv = slurp(log.dir / "conversation.jsonl")) {
-    std::istringstream in(*conv);
-    for (std::string line; std::getline(in, line);) {
-      if (line.empty()) continue;
-      json j = json::parse(line, nullptr, false);
-      log.conversation.push_back(j.is_discarded() ? json(line) : j);
-    }
-  }
+  log.files = read_iteration_files(paths, id, n, kIterationFileReadBytes);
+  if (const auto& conv = log.files[F::conversation].text)
+    log.conversation = parse_conversation(*conv);
   return log;
 }
 
 json iteration_log_json(const IterationLog& log) {
-  return {{"id", log.id},
-          {"iteration", log.n},
-          {"prompt", log.prompt ? json(*log.prompt) : json(nullptr)},
-          {"conversation", log.conversation},
-          {"validation_log", log.validation_log ? json(*log.validation_log) : json(nullptr)},
-          {"review", log.review ? json(*log.review) : json(nullptr)}};
+  json conversation = json::array();
+  for (const auto& e : log.conversation) conversation.push_back(e.value);
+  json out = {{"id", log.files.loop_id},
+              {"iteration", log.files.n},
+              {"prompt", text_or_null(log.files[F::prompt])},
+              {"conversation", std::move(conversation)},
+              {"validation_log", text_or_null(log.files[F::validation])},
+              {"review", text_or_null(log.files[F::review])}};
+  json cut = json::array();
+  for (const auto& spec : kIterationFiles)
+    if (log.files[spec.file].truncated) cut.push_back(spec.name);
+  if (!cut.empty()) out["truncated"] = std::move(cut);
+  return out;
 }
 
-std::string render_iteration_log(const IterationLog& raw, const Style& style) {
-  // Everything in it is the model's or its commands' text: shown with its controls visible.
-  IterationLog log = raw;
-  if (log.prompt) log.prompt = shown(*log.prompt);
-  if (log.validation_log) log.validation_log = shown(*log.validation_log);
-  if (log.review) log.review = shown(*log.review);  // the reviewer's words, quoting the diff
-  for (auto& m : log.conversation) m = terminal_json(m);
+std::string render_iteration_log(const IterationLog& log, const Style& style) {
   std::ostringstream out;
-  auto heading = [&](const std::string& what, const std::string& file) {
-    out << "\n" << style.bold("== " + what) << style.dim("  " + (log.dir / file).string()) << "\n";
+  auto section = [&](const char* what, F file) {
+    const IterationFileText& f = log.files[file];
+    out << "\n"
+        << style.bold(std::string("== ") + what)
+        << style.dim("  " + (log.files.dir / file_name(file)).string()) << "\n";
+    if (file == F::conversation) {
+      if (log.conversation.empty())
+        out << style.dim(f.text ? std::string("(no ") + file_name(file) + ")" : f.problem) << "\n";
+      for (const auto& e : log.conversation) render_entry(out, e, style);
+    } else {
+      out << (f.text ? ensure_newline(shown(*f.text)) : style.dim(f.problem) + "\n");
+    }
+    if (f.truncated) out << style.dim("(cut: the file is longer)") << "\n";
   };
-  out << style.bold(log.id + " iteration " + std::to_string(log.n)) << "\n";
-  heading("prompt", "prompt.md");
-  out << (log.prompt ? ensure_newline(*log.prompt) : style.dim("(no prompt.md)") + "\n");
-  heading("conversation", "conversation.jsonl");
-  if (log.conversation.empty()) out << style.dim("(no conversation.jsonl)") << "\n";
-  for (const auto& m : log.conversation) {
-    if (m.is_object() && m.contains("receipt")) {
-      out << style.dim("model call: " + dump(m["receipt"])) << "\n";
-      continue;
-    }
-    if (!m.is_object() || !m.contains("role")) {
-      out << (m.is_string() ? m.get<std::string>() : dump(m)) << "\n";
-      continue;
-    }
-    out << style.bold("-- " + m.value("role", std::string("?"))) << "\n";
-    const json& content = m.contains("content") ? m["content"] : json();
-    if (content.is_string())
-      out << ensure_newline(content.get<std::string>());
-    else if (content.is_array())
-      for (const auto& b : content) render_block(out, b, style);
-  }
-  heading("validation", "validation.log");
-  out << (log.validation_log ? ensure_newline(*log.validation_log)
-                             : style.dim("(no validation.log)") + "\n");
-  if (log.review) {
-    heading("review", "review.md");
-    out << ensure_newline(*log.review);
-  }
+  out << style.bold(log.files.loop_id + " iteration " + std::to_string(log.files.n)) << "\n";
+  section("prompt", F::prompt);
+  section("conversation", F::conversation);
+  section("validation", F::validation);
+  if (log.files[F::review].text) section("review", F::review);
   return out.str();
 }
 

@@ -179,7 +179,7 @@ awaitable<Result<void>> IterationRun::check(Loop& loop, const Config& config, in
   }
   loop.usage += facts.validation->judge_usage;
   co_await run_blocking(ctx_.pool, [&] {
-    write_iteration_file(ctx_.paths, loop.id, n, "validation.log",
+    write_iteration_file(ctx_.paths, loop.id, n, IterationFile::validation,
                          facts.validation->output + executor_note(*facts.validation));
   });
   if (checks_passed(facts) && wants_review(loop, config))
@@ -239,7 +239,7 @@ awaitable<Result<Prepared>> IterationRun::prepare(const Loop& loop, const Config
       ctx_.pool, [&] { return coordination_sections(ctx_.journal.store(), loop, config); });
   // The whole prompt as the model reads it: the system block, then the opening message.
   co_await run_blocking(ctx_.pool, [&] {
-    write_iteration_file(ctx_.paths, loop.id, n, "prompt.md",
+    write_iteration_file(ctx_.paths, loop.id, n, IterationFile::prompt,
                          out.system.empty() ? out.prompt : out.system + "\n" + out.prompt);
   });
   co_return out;
@@ -271,7 +271,7 @@ awaitable<Conversation> IterationRun::talk(const Loop& loop, const Config& confi
                         {}, prompt.system, limits.deadline);
   tool_writes_ = router->writes();
   co_await run_blocking(ctx_.pool, [&] {
-    write_iteration_file(ctx_.paths, loop.id, n, "conversation.jsonl",
+    write_iteration_file(ctx_.paths, loop.id, n, IterationFile::conversation,
                          conversation_jsonl(conv.messages, conv.calls));
   });
   co_return conv;
@@ -298,8 +298,9 @@ awaitable<void> IterationRun::review(Loop& loop, int n, const std::string& phase
                                      IterationFacts& facts) {
   ReviewResult r = co_await review_code(ctx_, loop, control_, phase, facts.validation->output, n);
   loop.usage += r.usage;
-  co_await run_blocking(
-      ctx_.pool, [&] { write_iteration_file(ctx_.paths, loop.id, n, "review.md", r.transcript); });
+  co_await run_blocking(ctx_.pool, [&] {
+    write_iteration_file(ctx_.paths, loop.id, n, IterationFile::review, r.transcript);
+  });
   if (r.stopped) facts.validation->stopped = true;  // its tokens still count (record)
   facts.review = std::move(r);
 }
@@ -326,7 +327,7 @@ awaitable<void> IterationRun::check_committed(const Loop& loop, const Config& co
   v.duration_ms = facts.validation->duration_ms;
   facts.validation = std::move(v);
   co_await run_blocking(ctx_.pool, [&] {
-    write_iteration_file(ctx_.paths, loop.id, loop.iteration + 1, "validation.log",
+    write_iteration_file(ctx_.paths, loop.id, loop.iteration + 1, IterationFile::validation,
                          facts.validation->output);
   });
 }

@@ -1,9 +1,6 @@
 #include "engine/transcript.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
-#include <fstream>
 
 #include <loopr/core/text.hpp>
 
@@ -36,22 +33,6 @@ nlohmann::json message_json(const llm::Message& m) {
     }
   }
   return {{"role", m.role == llm::Role::user ? "user" : "assistant"}, {"content", content}};
-}
-
-void write_iteration_file(const RepoPaths& paths, const std::string& loop_id, int n,
-                          const std::string& name, const std::string& content) {
-  auto dir = paths.iteration_dir(loop_id, n);
-  // The iteration's first file makes its folder; the others open at once (no stat of each
-  // folder on the way: these are written on every iteration).
-  std::ofstream out(dir / name, std::ios::binary | std::ios::trunc);
-  std::error_code ec;
-  if (!out) {
-    std::filesystem::create_directories(dir, ec);
-    out.clear();
-    out.open(dir / name, std::ios::binary | std::ios::trunc);
-  }
-  out << content;
-  if (!out || ec) spdlog::warn("could not write {} of {} iteration {}", name, loop_id, n);
 }
 
 std::string conversation_jsonl(const std::vector<llm::Message>& messages,

@@ -200,7 +200,7 @@ std::string gate_body(const GateView& view, const std::string& token) {
 
 namespace {
 
-std::string pre(const ShownFile& f, const char* cls) {
+std::string pre(const IterationFileText& f, const char* cls) {
   if (!f.text) return "<p class=\"problem\">" + esc(f.problem) + "</p>";
   std::string out = std::string("<pre class=\"") + cls + "\">" + esc(*f.text) + "</pre>";
   if (f.truncated) out += "<p class=\"problem\">(cut: the file is longer)</p>";
@@ -209,63 +209,46 @@ std::string pre(const ShownFile& f, const char* cls) {
 
 std::string dump(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); }
 
-std::string result_text(const json& content) {
-  if (content.is_string()) return content.get<std::string>();
-  if (!content.is_array()) return content.is_null() ? "" : dump(content);
-  std::string out;
-  for (const auto& b : content)
-    out += (b.is_object() && b.value("type", "") == "text" ? b.value("text", "") : dump(b)) + "\n";
-  return out;
-}
-
-std::string block_html(const json& b) {
-  if (!b.is_object()) return "<pre class=\"raw\">" + esc(dump(b)) + "</pre>";
-  const std::string type = b.value("type", "");
-  if (type == "text") return "<pre class=\"text\">" + esc(b.value("text", "")) + "</pre>";
-  if (type == "thinking")
-    return "<pre class=\"thinking\">" + esc(b.value("thinking", "")) + "</pre>";
-  if (type == "tool_use")
-    return "<div class=\"tool-call\"><span class=\"tool\">→ " +
-           esc(b.value("name", std::string("?"))) + "</span><pre>" +
-           esc(dump(b.value("input", json::object()))) + "</pre></div>";
-  if (type == "tool_result") {
-    bool error = b.value("is_error", false);
-    return std::string("<div class=\"tool-result") + (error ? " error" : "") +
-           "\"><span class=\"tool\">" + (error ? "← error" : "←") + "</span><pre>" +
-           esc(result_text(b.contains("content") ? b["content"] : json())) + "</pre></div>";
+std::string block_html(const TranscriptBlock& b) {
+  using Kind = TranscriptBlock::Kind;
+  switch (b.kind) {
+    case Kind::text:
+      return "<pre class=\"text\">" + esc(b.text) + "</pre>";
+    case Kind::thinking:
+      return "<pre class=\"thinking\">" + esc(b.text) + "</pre>";
+    case Kind::tool_use:
+      return "<div class=\"tool-call\"><span class=\"tool\">→ " + esc(b.name) + "</span><pre>" +
+             esc(dump(b.input)) + "</pre></div>";
+    case Kind::tool_result:
+      return std::string("<div class=\"tool-result") + (b.is_error ? " error" : "") +
+             "\"><span class=\"tool\">" + (b.is_error ? "← error" : "←") + "</span><pre>" +
+             esc(tool_result_text(b.content, 2)) + "</pre></div>";
+    default:  // redacted thinking and what the page does not know: its JSON
+      return "<pre class=\"raw\">" + esc(dump(b.raw)) + "</pre>";
   }
-  return "<pre class=\"raw\">" + esc(dump(b)) + "</pre>";
 }
 
-std::string conversation_html(const ShownFile& f) {
+std::string entry_html(const TranscriptEntry& e) {
+  switch (e.kind) {
+    case TranscriptEntry::Kind::receipt:
+      return "<p class=\"receipt\">model call: " +
+             esc(e.receipt.dump(-1, ' ', false, json::error_handler_t::replace)) + "</p>";
+    case TranscriptEntry::Kind::raw:
+      return "<pre class=\"raw\">" + esc(e.line) + "</pre>";
+    case TranscriptEntry::Kind::message:
+      break;
+  }
+  std::string out = "<div class=\"message role-" + esc(e.role == "user" ? "user" : "assistant") +
+                    "\"><span class=\"role\">" + esc(e.role) + "</span>";
+  if (e.text) out += "<pre class=\"text\">" + esc(*e.text) + "</pre>";
+  for (const auto& b : e.blocks) out += block_html(b);
+  return out + "</div>";
+}
+
+std::string conversation_html(const IterationFileText& f) {
   if (!f.text) return "<p class=\"problem\">" + esc(f.problem) + "</p>";
   std::string out = "<div class=\"conversation\">";
-  std::size_t pos = 0;
-  while (pos < f.text->size()) {
-    std::size_t nl = f.text->find('\n', pos);
-    std::string line = f.text->substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-    pos = nl == std::string::npos ? f.text->size() : nl + 1;
-    if (line.empty()) continue;
-    json m = json::parse(line, nullptr, false);
-    if (m.is_object() && m.contains("receipt")) {
-      out += "<p class=\"receipt\">model call: " +
-             esc(m["receipt"].dump(-1, ' ', false, json::error_handler_t::replace)) + "</p>";
-      continue;
-    }
-    if (!m.is_object() || !m.contains("role")) {
-      out += "<pre class=\"raw\">" + esc(line) + "</pre>";
-      continue;
-    }
-    const std::string role = m.value("role", std::string("?"));
-    out += "<div class=\"message role-" + esc(role == "user" ? "user" : "assistant") +
-           "\"><span class=\"role\">" + esc(role) + "</span>";
-    const json& content = m.contains("content") ? m["content"] : json();
-    if (content.is_string())
-      out += "<pre class=\"text\">" + esc(content.get<std::string>()) + "</pre>";
-    else if (content.is_array())
-      for (const auto& b : content) out += block_html(b);
-    out += "</div>";
-  }
+  for (const auto& e : parse_conversation(*f.text)) out += entry_html(e);
   if (f.truncated) out += "<p class=\"problem\">(cut: the file is longer)</p>";
   out += "</div>";
   return out;
@@ -274,12 +257,13 @@ std::string conversation_html(const ShownFile& f) {
 }  // namespace
 
 std::string iteration_body(const IterationFiles& files) {
+  using F = IterationFile;
   std::string out = "<div class=\"transcript\" data-iteration=\"" + std::to_string(files.n) + "\">";
-  out += "<details class=\"prompt\"><summary>Prompt</summary>" + pre(files.prompt, "prompt") +
+  out += "<details class=\"prompt\"><summary>Prompt</summary>" + pre(files[F::prompt], "prompt") +
          "</details>";
-  out += "<h4>Conversation</h4>" + conversation_html(files.conversation);
-  out += "<h4>Validation</h4>" + pre(files.validation, "validation");
-  if (files.review.text) out += "<h4>Review</h4>" + pre(files.review, "review");
+  out += "<h4>Conversation</h4>" + conversation_html(files[F::conversation]);
+  out += "<h4>Validation</h4>" + pre(files[F::validation], "validation");
+  if (files[F::review].text) out += "<h4>Review</h4>" + pre(files[F::review], "review");
   out += "</div>";
   return out;
 }

@@ -13,6 +13,7 @@
 
 #include <loopr/api/comments.hpp>
 #include <loopr/api/views.hpp>
+#include <loopr/core/iteration_files.hpp>
 
 namespace loopr::daemon::web {
 
@@ -54,15 +55,9 @@ struct GateView {
 /// reject / iterate) and each open question (answer).
 std::string gate_body(const GateView& view, const std::string& token);
 
-/// One iteration's transcript files (`.loopr/logs/loops/<id>/iterations/NNN/`).
-struct IterationFiles {
-  std::string loop_id;
-  int n = 0;
-  ShownFile prompt;
-  ShownFile conversation;  ///< JSON lines
-  ShownFile validation;
-  ShownFile review;  ///< review.md: the reviewer's exchange (absent when no review ran)
-};
+/// One iteration's transcript files (`.loopr/logs/loops/<id>/iterations/NNN/`), as the one
+/// reader reads them (core/iteration_files.hpp).
+using IterationFiles = loopr::IterationRead;
 
 /// The transcript of one iteration: prompt (collapsed), conversation with tool calls and
 /// results, validation log.

@@ -120,15 +120,7 @@ ShownFile read_committed(const RepoPaths& paths, const api::LoopRow& loop, const
 }
 
 IterationFiles read_iteration(const RepoPaths& paths, const std::string& id, int n) {
-  IterationFiles f;
-  f.loop_id = id;
-  f.n = n;
-  const auto dir = paths.iteration_dir(id, n);
-  f.prompt = read_shown(dir / "prompt.md", "prompt.md");
-  f.conversation = read_shown(dir / "conversation.jsonl", "conversation.jsonl");
-  f.validation = read_shown(dir / "validation.log", "validation.log");
-  f.review = read_shown(dir / "review.md", "review.md");
-  return f;
+  return read_iteration_files(paths, id, n, kIterationFilePageBytes);
 }
 
 LoopDiff read_loop_diff(const RepoPaths& paths, const api::LoopRow& detail,

@@ -31,7 +31,7 @@ struct LoopDiff {
 };
 LoopDiff read_loop_diff(const RepoPaths& paths, const api::LoopRow& loop, const std::string& base);
 
-/// Iteration `n`'s files: prompt.md, conversation.jsonl, validation.log, review.md.
+/// Iteration `n`'s files (core/iteration_files.hpp), each up to a page's worth.
 IterationFiles read_iteration(const RepoPaths& paths, const std::string& id, int n);
 
 }  // namespace loopr::daemon::web

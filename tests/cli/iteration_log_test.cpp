@@ -2,6 +2,9 @@
 #include "cli/iteration_log.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <loopr/core/text.hpp>
 
 #include "support/temp_dir.hpp"
 
@@ -29,7 +32,8 @@ TEST(IterationLogTest, ReadsAndRendersPromptConversationAndValidation) {
   write_file(d / "validation.log", "ok\n");
   IterationLog log = read_iteration_log(paths, "code-001-001-001", 2);
   ASSERT_EQ(log.conversation.size(), 5u);
-  EXPECT_TRUE(log.conversation[4].is_string());
+  EXPECT_TRUE(log.conversation[4].value.is_string());
+  EXPECT_EQ(log.conversation[4].kind, TranscriptEntry::Kind::raw);
   std::string out = render_iteration_log(log, Style{false});
   for (const char* s :
        {"code-001-001-001 iteration 2", "== prompt", "Make add.sh add", "-- assistant",
@@ -72,4 +76,65 @@ TEST(IterationLogTest, EveryPartIsShownWithItsControlsVisible) {
               std::string::npos)
         << part << "\n"
         << out;
+}
+
+// Every file the engine writes (core/iteration_files.hpp's table; the engine's ReviewTest checks
+// a reviewed iteration writes exactly those) is shown, in the text and in --json.
+TEST(IterationLogTest, EveryFileTheEngineWritesIsShown) {
+  TempDir dir;
+  RepoPaths paths(dir.path());
+  for (const auto& spec : kIterationFiles) {
+    const std::string marker = std::string("marker of ") + spec.name;
+    write_iteration_file(paths, "001", 1, spec.file,
+                         spec.file == IterationFile::conversation
+                             ? nlohmann::json{{"role", "user"}, {"content", marker}}.dump() + "\n"
+                             : marker + "\n");
+  }
+  IterationLog log = read_iteration_log(paths, "001", 1);
+  const std::string text = render_iteration_log(log, Style{false});
+  const std::string json = iteration_log_json(log).dump();
+  for (const auto& spec : kIterationFiles) {
+    EXPECT_NE(text.find(std::string("marker of ") + spec.name), std::string::npos) << text;
+    EXPECT_NE(json.find(std::string("marker of ") + spec.name), std::string::npos) << json;
+  }
+}
+
+// proves S5.33
+// A hostile iteration folder: files symlinked to a secret, a FIFO, a transcript with fields of
+// the wrong types (each threw before), bytes that are not UTF-8, controls, a line past the limit.
+TEST(IterationLogTest, AHostileIterationFolderShowsNoSecretAndNeverThrows) {
+  TempDir dir;
+  RepoPaths paths(dir.path());
+  const std::string secret = "SECRET-KEY-do-not-show";
+  write_file(dir / "secret.txt", secret);
+  const auto d = paths.iteration_dir("code-001-001-001", 1);
+  std::filesystem::create_directories(d);
+  std::filesystem::create_symlink(dir / "secret.txt", d / "prompt.md");
+  std::filesystem::create_symlink(dir / "secret.txt", d / "review.md");
+  ASSERT_EQ(::mkfifo((d / "validation.log").c_str(), 0600), 0);
+  write_file(
+      d / "conversation.jsonl",
+      R"({"role":"assistant","content":[{"type":"text","text":7},{"type":"tool_use","name":{}},)"
+      R"({"type":"tool_result","is_error":"yes"},{"type":"thinking","thinking":"\u001b]52;c;x\u0007"}]})"
+      "\n"
+      R"({"role":42})"
+      "\nbad \xff\xfe \x1b[2J\n" +
+          std::string(kIterationFileReadBytes, 'x'));
+  IterationLog log;
+  ASSERT_NO_THROW(log = read_iteration_log(paths, "code-001-001-001", 1));
+  std::string text, json;
+  ASSERT_NO_THROW(text = render_iteration_log(log, Style{true}));
+  ASSERT_NO_THROW(json = iteration_log_json(log).dump());
+  for (const std::string& out : {text, json}) {
+    EXPECT_EQ(out.find(secret), std::string::npos);
+    EXPECT_TRUE(is_valid_utf8(out));
+  }
+  EXPECT_EQ(text.find("\x1b]"), std::string::npos);
+  EXPECT_EQ(text.find("\x1b[2J"), std::string::npos);
+  EXPECT_NE(text.find("(prompt.md is not a regular file: not shown)"), std::string::npos);
+  EXPECT_NE(text.find("(validation.log is not a regular file: not shown)"), std::string::npos);
+  EXPECT_NE(text.find("{\"text\":7,\"type\":\"text\"}"), std::string::npos);
+  EXPECT_NE(text.find("(cut: the file is longer)"), std::string::npos);
+  EXPECT_EQ(iteration_log_json(log)["truncated"], nlohmann::json::array({"conversation.jsonl"}));
+  EXPECT_TRUE(iteration_log_json(log)["prompt"].is_null());
 }

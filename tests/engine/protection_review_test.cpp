@@ -4,6 +4,10 @@
 // passes a loop, sends it back with feedback, or hands it to the person when it cannot be asked.
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include <loopr/core/iteration_files.hpp>
+
 #include "support/fakes/engine_kit.hpp"
 #include "support/subprocess.hpp"
 
@@ -198,6 +202,14 @@ TEST(ReviewTest, APassingReviewCompletesTheLoopAndItsCostCounts) {
   EXPECT_EQ(l.usage.input_tokens, 3000);  // two code turns and the review
   EXPECT_TRUE(
       std::filesystem::exists(h.dir / ".loopr/logs/loops" / kCodeId / "iterations/001/review.md"));
+  // A reviewed iteration writes every file of the table the readers show (core/iteration_files),
+  // and nothing else: a file the engine writes is never one the CLI or the web page misses.
+  std::set<std::string> written, named;
+  for (const auto& e :
+       std::filesystem::directory_iterator(RepoPaths(h.dir.path()).iteration_dir(kCodeId, 1)))
+    written.insert(e.path().filename().string());
+  for (const auto& spec : kIterationFiles) named.insert(spec.name);
+  EXPECT_EQ(written, named);
 }
 
 TEST(ReviewTest, AFailedReviewSendsTheLoopBackWithItsFeedback) {

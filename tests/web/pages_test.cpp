@@ -220,7 +220,7 @@ TEST(WebPagesTest, TheTranscriptShowsPromptToolCallsAndValidationEscaped) {
   IterationFiles f;
   f.loop_id = "code-001-001-001";
   f.n = 3;
-  f.prompt.text = "Prompt with " + kEvil;
+  f[loopr::IterationFile::prompt].text = "Prompt with " + kEvil;
   json user = {{"role", "user"}, {"content", "do it " + kEvil}};
   json assistant = {
       {"role", "assistant"},
@@ -233,9 +233,10 @@ TEST(WebPagesTest, TheTranscriptShowsPromptToolCallsAndValidationEscaped) {
       {"content",
        json::array(
            {{{"type", "tool_result"}, {"is_error", true}, {"content", "denied " + kEvil}}})}};
-  f.conversation.text = user.dump() + "\n" + assistant.dump() + "\n" + result.dump() +
-                        "\nnot json " + kEvil + "\n" + json{{"receipt", {{"n", 1}}}}.dump() + "\n";
-  f.validation.problem = "(no validation.log)";
+  f[loopr::IterationFile::conversation].text =
+      user.dump() + "\n" + assistant.dump() + "\n" + result.dump() + "\nnot json " + kEvil + "\n" +
+      json{{"receipt", {{"n", 1}}}}.dump() + "\n";
+  f[loopr::IterationFile::validation].problem = "(no validation.log)";
   std::string html = iteration_body(f);
   expect_inert(html);
   EXPECT_TRUE(has(html, "<details class=\"prompt\"><summary>Prompt</summary>")) << html;

@@ -305,11 +305,11 @@ TEST(WebActionsTest, APullRequestsReviewCommentsGoToAFixLoopFromThePage) {
 TEST(WebActionsTest, TheTranscriptShowsTheReview) {
   IterationFiles f;
   f.n = 1;
-  f.review.text = "The reviewer says <script>x</script>";
+  f[loopr::IterationFile::review].text = "The reviewer says <script>x</script>";
   std::string html = iteration_body(f);
   EXPECT_TRUE(has(html, "<h4>Review</h4><pre class=\"review\">The reviewer says "
                         "&lt;script&gt;x&lt;/script&gt;</pre>")) << html;
-  f.review = {};
-  f.review.problem = "(no review.md)";
+  f[loopr::IterationFile::review] = {};
+  f[loopr::IterationFile::review].problem = "(no review.md)";
   EXPECT_FALSE(has(iteration_body(f), "Review"));
 }

@@ -1,0 +1,58 @@
+// The web page of an iteration reads through the one reader of core/iteration_files.hpp: every
+// file the engine writes is shown, and a hostile folder shows no secret and never throws.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "support/temp_dir.hpp"
+#include "web/pages.hpp"
+#include "web/reads.hpp"
+
+using namespace loopr;
+using namespace loopr::daemon::web;
+using namespace loopr::testing;
+
+// The engine's ReviewTest checks a reviewed iteration writes exactly the files of the table.
+TEST(WebIterationTest, EveryFileTheEngineWritesIsShown) {
+  TempDir dir;
+  RepoPaths paths(dir.path());
+  for (const auto& spec : kIterationFiles) {
+    const std::string marker = std::string("marker of ") + spec.name;
+    write_iteration_file(paths, "001", 1, spec.file,
+                         spec.file == IterationFile::conversation
+                             ? nlohmann::json{{"role", "user"}, {"content", marker}}.dump() + "\n"
+                             : marker + "\n");
+  }
+  const std::string html = iteration_body(read_iteration(paths, "001", 1));
+  for (const auto& spec : kIterationFiles)
+    EXPECT_NE(html.find(std::string("marker of ") + spec.name), std::string::npos) << html;
+}
+
+// proves S5.33
+TEST(WebIterationTest, AHostileIterationFolderShowsNoSecretAndNeverThrows) {
+  TempDir dir;
+  RepoPaths paths(dir.path());
+  const std::string secret = "SECRET-KEY-do-not-show";
+  write_file(dir / "secret.txt", secret);
+  const auto d = paths.iteration_dir("code-001-001-001", 1);
+  std::filesystem::create_directories(d);
+  std::filesystem::create_symlink(dir / "secret.txt", d / "prompt.md");
+  std::filesystem::create_symlink(dir / "secret.txt", d / "review.md");
+  ASSERT_EQ(::mkfifo((d / "validation.log").c_str(), 0600), 0);
+  write_file(
+      d / "conversation.jsonl",
+      R"({"role":"assistant","content":[{"type":"text","text":7},{"type":"tool_use","name":{}},)"
+      R"({"type":"tool_result","is_error":"yes"},{"type":"text","text":"</pre><script>x()</script>"}]})"
+      "\n"
+      R"({"role":42})"
+      "\nbad \xff\xfe <b>\n" +
+          std::string(kIterationFilePageBytes, 'x'));
+  std::string html;
+  ASSERT_NO_THROW(html = iteration_body(read_iteration(paths, "code-001-001-001", 1)));
+  EXPECT_EQ(html.find(secret), std::string::npos);
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  EXPECT_EQ(html.find("<b>"), std::string::npos);
+  EXPECT_NE(html.find("(prompt.md is not a regular file: not shown)"), std::string::npos);
+  EXPECT_NE(html.find("(validation.log is not a regular file: not shown)"), std::string::npos);
+  EXPECT_NE(html.find("(cut: the file is longer)"), std::string::npos);
+  EXPECT_EQ(html.find("<h4>Review</h4>"), std::string::npos);
+}
