@@ -1,5 +1,7 @@
 #include <loopr/llm/types.hpp>
 
+#include <loopr/core/enum_texts.hpp>
+
 namespace loopr::llm {
 
 ContentBlock ContentBlock::make_text(std::string text) {
@@ -33,11 +35,7 @@ Message Message::user_text(std::string text) {
 }
 
 namespace {
-struct StopName {
-  StopReason reason;
-  const char* name;
-};
-constexpr StopName kStopNames[] = {
+constexpr EnumText<StopReason> kStopNames[] = {
     {StopReason::end_turn, "end_turn"},
     {StopReason::tool_use, "tool_use"},
     {StopReason::max_tokens, "max_tokens"},
@@ -48,16 +46,10 @@ constexpr StopName kStopNames[] = {
 };
 }  // namespace
 
-const char* to_string(StopReason reason) {
-  for (const auto& s : kStopNames)
-    if (s.reason == reason) return s.name;
-  return "unknown";
-}
+const char* to_string(StopReason reason) { return text_of(kStopNames, reason, "unknown"); }
 
 StopReason parse_stop_reason(std::string_view text) {
-  for (const auto& s : kStopNames)
-    if (text == s.name) return s.reason;
-  return StopReason::unknown;
+  return value_of(kStopNames, text, StopReason::unknown);
 }
 
 std::string Response::text() const {

@@ -1,30 +1,23 @@
 #include <loopr/manager/baseline_state.hpp>
 
+#include <loopr/core/enum_texts.hpp>
+
 namespace loopr::manager {
 
 namespace {
 
-constexpr struct {
-  BaselineResult result;
-  const char* text;
-} kResults[] = {{BaselineResult::none, ""},
-                {BaselineResult::checking, "checking"},
-                {BaselineResult::passed, "passed"},
-                {BaselineResult::failed, "failed"},
-                {BaselineResult::unavailable, "unavailable"}};
+constexpr EnumText<BaselineResult> kResults[] = {{BaselineResult::none, ""},
+                                                  {BaselineResult::checking, "checking"},
+                                                  {BaselineResult::passed, "passed"},
+                                                  {BaselineResult::failed, "failed"},
+                                                  {BaselineResult::unavailable, "unavailable"}};
 
 }  // namespace
 
-const char* to_string(BaselineResult result) {
-  for (const auto& r : kResults)
-    if (r.result == result) return r.text;
-  return "";
-}
+const char* to_string(BaselineResult result) { return text_of(kResults, result); }
 
 BaselineResult parse_baseline_result(std::string_view text) {
-  for (const auto& r : kResults)
-    if (text == r.text) return r.result;
-  return BaselineResult::none;
+  return value_of(kResults, text, BaselineResult::none);
 }
 
 std::string baseline_state_key(const std::string& plan_id) { return "baseline-of/" + plan_id; }
