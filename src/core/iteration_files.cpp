@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <loopr/core/fd.hpp>
 #include <loopr/core/iteration_files.hpp>
 #include <loopr/core/text.hpp>
 
@@ -17,17 +18,6 @@ namespace loopr {
 using nlohmann::json;
 
 namespace {
-
-/// A file descriptor closed when it goes.
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 /// One name in a folder: no separator, not `.` or `..` (an id from a URL names nothing else).
 bool one_name(std::string_view name) {
@@ -41,18 +31,19 @@ IterationFileText read_in(int dir, const char* name, std::size_t max_bytes) {
   IterationFileText f;
   Fd fd(dir < 0 ? -1 : ::openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   struct stat st {};
-  if (dir < 0 || (fd.fd < 0 && errno != ELOOP)) {
+  if (dir < 0 || (fd.get() < 0 && errno != ELOOP)) {
     f.problem = std::string("(no ") + name + ")";
     return f;
   }
-  if (fd.fd < 0 || ::fstat(fd.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
     f.problem = std::string("(") + name + " is not a regular file: not shown)";
     return f;
   }
   std::string bytes;
   char chunk[64 * 1024];
   while (bytes.size() <= max_bytes) {
-    const ssize_t got = ::read(fd.fd, chunk, std::min(sizeof chunk, max_bytes + 1 - bytes.size()));
+    const std::size_t want = std::min(sizeof chunk, max_bytes + 1 - bytes.size());
+    const ssize_t got = ::read(fd.get(), chunk, want);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     bytes.append(chunk, static_cast<std::size_t>(got));
@@ -141,7 +132,7 @@ IterationRead read_iteration_files(const RepoPaths& paths, const std::string& lo
   Fd dir(one_name(loop_id) ? ::open(r.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                            : -1);
   for (const auto& spec : kIterationFiles)
-    r.files[static_cast<std::size_t>(spec.file)] = read_in(dir.fd, spec.name, max_bytes);
+    r.files[static_cast<std::size_t>(spec.file)] = read_in(dir.get(), spec.name, max_bytes);
   return r;
 }
 
@@ -153,25 +144,25 @@ void write_iteration_file(const RepoPaths& paths, const std::string& loop_id, in
   // folder on the way: these are written on every iteration).
   Fd fd(::open(path.c_str(), kFlags, 0644));
   std::error_code ec;
-  if (fd.fd < 0 && errno == ENOENT) {
+  if (fd.get() < 0 && errno == ENOENT) {
     std::filesystem::create_directories(path.parent_path(), ec);
-    fd.fd = ::open(path.c_str(), kFlags, 0644);
+    fd.reset(::open(path.c_str(), kFlags, 0644));
   }
   struct stat st {};
-  if (fd.fd < 0 || ::fstat(fd.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
     // Something else is at the name (a symlink, a FIFO): loopr's file replaces it.
-    if (fd.fd >= 0) ::close(fd.fd);
+    fd.reset();
     ::unlink(path.c_str());
-    fd.fd = ::open(path.c_str(), kFlags | O_EXCL, 0644);
+    fd.reset(::open(path.c_str(), kFlags | O_EXCL, 0644));
   }
   std::size_t done = 0;
-  while (fd.fd >= 0 && done < content.size()) {
-    const ssize_t put = ::write(fd.fd, content.data() + done, content.size() - done);
+  while (fd.get() >= 0 && done < content.size()) {
+    const ssize_t put = ::write(fd.get(), content.data() + done, content.size() - done);
     if (put < 0 && errno == EINTR) continue;
     if (put <= 0) break;
     done += static_cast<std::size_t>(put);
   }
-  if (fd.fd < 0 || done < content.size() || ec)
+  if (fd.get() < 0 || done < content.size() || ec)
     spdlog::warn("could not write {} of {} iteration {}", file_name(file), loop_id, n);
 }
 

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <loopr/core/fd.hpp>
 #include <loopr/daemon/http.hpp>
 
 #include "daemon/response_decoder.hpp"
@@ -28,20 +29,6 @@ constexpr milliseconds kCancelPoll{100};  // stream(): how often `cancel` is che
 constexpr milliseconds kStreamConnectTimeout{10'000};
 constexpr std::size_t kMaxAnswerBytes = 256u << 20;  // a JSON answer larger than this is a bug
 constexpr std::size_t kMaxErrorBytes = 1u << 20;
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Fd& operator=(Fd&&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 int ms_left(Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();

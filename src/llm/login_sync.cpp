@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include <loopr/core/fd.hpp>
+
 namespace loopr::llm {
 
 namespace fs = std::filesystem;
@@ -138,16 +140,6 @@ Result<std::string> read_regular(int fd, const std::string& what) {
   return text;
 }
 
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 // A refresh holds the lock across one exchange with the token endpoint (at most a minute).
 bool lock_folder(int dir) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(150);
@@ -248,15 +240,15 @@ std::optional<std::int64_t> login_expiry(const std::string& cli, const json& c) 
 
 Result<json> read_login(const fs::path& path) {
   Fd dir(::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.fd < 0)
+  if (dir.get() < 0)
     return make_error(ErrorCode::not_found, "no folder " + path.parent_path().string());
-  Fd fd(::openat(dir.fd, path.filename().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  if (fd.fd < 0) {
+  Fd fd(::openat(dir.get(), path.filename().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) {
     const int e = errno;
     return make_error(e == ENOENT ? ErrorCode::not_found : ErrorCode::invalid_argument,
                       path.string() + (e == ELOOP ? " is a symlink" : " cannot be opened"));
   }
-  LOOPR_ASSIGN(std::string text, read_regular(fd.fd, path.string()));
+  LOOPR_ASSIGN(std::string text, read_regular(fd.get(), path.string()));
   auto doc = json::parse(text, nullptr, false);
   if (!doc.is_object())
     return make_error(ErrorCode::invalid_argument, path.string() + " is not a JSON object");
@@ -265,21 +257,21 @@ Result<json> read_login(const fs::path& path) {
 
 Result<json> update_login(const fs::path& person, const LoginUpdate& update) {
   Fd dir(::open(person.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.fd < 0)
+  if (dir.get() < 0)
     return make_error(ErrorCode::not_found, "no folder " + person.parent_path().string());
-  if (!lock_folder(dir.fd))
+  if (!lock_folder(dir.get()))
     return make_error(ErrorCode::timeout, "cannot lock " + person.parent_path().string());
   const std::string name = person.filename().string();
-  Fd cur(::openat(dir.fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  if (cur.fd < 0) {
+  Fd cur(::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (cur.get() < 0) {
     const int e = errno;
     return make_error(e == ENOENT ? ErrorCode::not_found : ErrorCode::invalid_argument,
                       person.string() + (e == ELOOP ? " is a symlink (left alone)"
                                                     : " cannot be opened"));
   }
   struct stat st {};
-  ::fstat(cur.fd, &st);
-  LOOPR_ASSIGN(std::string text, read_regular(cur.fd, person.string()));
+  ::fstat(cur.get(), &st);
+  LOOPR_ASSIGN(std::string text, read_regular(cur.get(), person.string()));
   auto doc = json::parse(text, nullptr, false);
   if (!doc.is_object())
     return make_error(ErrorCode::invalid_argument, person.string() + " is not a JSON object");
@@ -287,7 +279,7 @@ Result<json> update_login(const fs::path& person, const LoginUpdate& update) {
   if (!changed) return doc;
   // The person's layout kept: pretty when it was written pretty.
   const bool pretty = text.find('\n') != std::string::npos && text.find('\n') + 1 < text.size();
-  LOOPR_TRY(replace_file(dir.fd, name, (pretty ? changed->dump(2) + "\n" : changed->dump()),
+  LOOPR_TRY(replace_file(dir.get(), name, (pretty ? changed->dump(2) + "\n" : changed->dump()),
                          st.st_mode));
   return *changed;
 }
