@@ -6,6 +6,7 @@
 #include <loopr/core/merge_policy.hpp>
 #include <loopr/core/repo_paths.hpp>
 #include <loopr/core/text.hpp>
+#include <loopr/core/utf8.hpp>
 
 namespace loopr {
 namespace {
@@ -115,12 +116,13 @@ struct Checker {
 
 std::string bad_name(std::string_view path) {
   if (!is_valid_utf8(path)) return "its name is not UTF-8";
-  for (std::size_t i = 0; i < path.size(); ++i) {
-    auto b = static_cast<unsigned char>(path[i]);
-    if (b < 0x20 || b == 0x7F) return "its name has a control character";
-    // C1 controls U+0080–U+009F are C2 80 … C2 9F in UTF-8.
-    if (b == 0xC2 && i + 1 < path.size() && static_cast<unsigned char>(path[i + 1]) <= 0x9F)
+  for (std::size_t i = 0; i < path.size();) {
+    const Utf8Step step = utf8_step(path, i);
+    // C0, DEL, C1, and the bidirectional overrides and isolates: a name that reads otherwise in
+    // the person's `ls` and editor than it is ("report\u202Efdp.sh" shows as "reporths.pdf").
+    if (step.cp < 0x20 || step.cp == 0x7F || is_hidden_control(step.cp))
       return "its name has a control character";
+    i += step.len;
   }
   return {};
 }

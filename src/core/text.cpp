@@ -3,22 +3,18 @@
 #include <nlohmann/json.hpp>
 
 #include <loopr/core/text.hpp>
+#include <loopr/core/utf8.hpp>
 
 namespace loopr {
 namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
-// One step of UTF-8 decoding at text[i]: the code point and how many bytes it took, or, for
-// ill-formed input, `valid` false and the length of the maximal ill-formed subpart (at least 1:
-// Unicode's "U+FFFD substitution of maximal subparts", which Rust's lossy decoding follows).
-struct Step {
-  char32_t cp = 0;
-  std::size_t len = 1;
-  bool valid = true;
-};
+using Step = Utf8Step;
 
-Step decode(std::string_view text, std::size_t i) {
+}  // namespace
+
+Utf8Step utf8_step(std::string_view text, std::size_t i) {
   auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
   unsigned char b = byte(i);
   if (b < 0x80) return {b, 1, true};
@@ -52,9 +48,18 @@ Step decode(std::string_view text, std::size_t i) {
   return {cp, need + 1, true};
 }
 
-bool is_bidi_control(char32_t cp) {
-  return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+bool is_hidden_control(char32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2066 && cp <= 0x2069);
 }
+
+std::string code_point_label(char32_t cp) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "<U+%04X>", static_cast<unsigned>(cp));
+  return buf;
+}
+
+namespace {
 
 void append_visible(std::string& out, char32_t cp) {
   if (cp < 0x20) {
@@ -63,9 +68,7 @@ void append_visible(std::string& out, char32_t cp) {
   } else if (cp == 0x7F) {
     out += "^?";
   } else {
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "<U+%04X>", static_cast<unsigned>(cp));
-    out += buf;
+    out += code_point_label(cp);
   }
 }
 
@@ -98,7 +101,7 @@ bool is_valid_utf8(std::string_view text) {
       ++i;
       continue;
     }
-    Step s = decode(text, i);
+    Step s = utf8_step(text, i);
     if (!s.valid) return false;
     i += s.len;
   }
@@ -110,7 +113,7 @@ std::string valid_utf8(std::string_view text) {
   std::string out;
   out.reserve(text.size() + 16);
   for (std::size_t i = 0; i < text.size();) {
-    Step s = decode(text, i);
+    Step s = utf8_step(text, i);
     if (s.valid)
       out.append(text.substr(i, s.len));
     else
@@ -126,7 +129,7 @@ std::size_t utf8_unfinished_tail(std::string_view text) {
   for (std::size_t i = text.size(); i > stop; --i) {
     unsigned char b = static_cast<unsigned char>(text[i - 1]);
     if ((b & 0xC0) == 0x80) continue;
-    Step s = decode(text, i - 1);
+    Step s = utf8_step(text, i - 1);
     // Ill-formed only because the text ends: the rest may come.
     return !s.valid && i - 1 + s.len >= text.size() && b >= 0xC2 && b <= 0xF4
                ? text.size() - (i - 1)
@@ -150,15 +153,14 @@ std::string visible_text(std::string_view text, std::size_t max_bytes, bool one_
   out.reserve(std::min(text.size(), max_bytes) + 8);
   for (std::size_t i = 0; i < text.size();) {
     std::size_t before = out.size();
-    Step s = decode(text, i);
+    Step s = utf8_step(text, i);
     if (!s.valid) {
       out += kReplacement;
     } else if (!one_line && s.cp == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
       // CR LF: a line end (Windows line ends are not an attack).
     } else if (!one_line && (s.cp == '\n' || s.cp == '\t')) {
       out += static_cast<char>(s.cp);
-    } else if (s.cp < 0x20 || s.cp == 0x7F || (s.cp >= 0x80 && s.cp <= 0x9F) ||
-               is_bidi_control(s.cp)) {
+    } else if (s.cp < 0x20 || s.cp == 0x7F || is_hidden_control(s.cp)) {
       append_visible(out, s.cp);
     } else {
       out.append(text.substr(i, s.len));

@@ -6,32 +6,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include <loopr/core/utf8.hpp>
+
 namespace loopr::daemon::web {
-
-namespace {
-
-/// The length of the valid UTF-8 sequence at `s[i]`, or 0 when it is not one.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = byte(i);
-  std::size_t n = c < 0x80           ? 1
-                  : (c >> 5) == 0x6  ? 2
-                  : (c >> 4) == 0xE  ? 3
-                  : (c >> 3) == 0x1E ? 4
-                                     : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k)
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  if (n == 2 && c < 0xC2) return 0;                          // overlong
-  if (n == 3 && c == 0xE0 && byte(i + 1) < 0xA0) return 0;   // overlong
-  if (n == 3 && c == 0xED && byte(i + 1) >= 0xA0) return 0;  // surrogates
-  if (n == 4 &&
-      (c > 0xF4 || (c == 0xF0 && byte(i + 1) < 0x90) || (c == 0xF4 && byte(i + 1) >= 0x90)))
-    return 0;
-  return n;
-}
-
-}  // namespace
 
 std::string esc(std::string_view text) {
   std::string out;
@@ -39,14 +16,14 @@ std::string esc(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
     unsigned char c = static_cast<unsigned char>(text[i]);
     if (c >= 0x80) {
-      std::size_t n = utf8_length(text, i);
-      if (n == 0) {
-        out += "\xEF\xBF\xBD";
-        ++i;
-      } else {
-        out.append(text.substr(i, n));
-        i += n;
-      }
+      const Utf8Step step = utf8_step(text, i);
+      if (!step.valid)
+        out += "\xEF\xBF\xBD";  // U+FFFD, as valid_utf8 (core/text.hpp)
+      else if (is_hidden_control(step.cp))
+        out += esc(code_point_label(step.cp));  // a bidi override reorders what the page shows
+      else
+        out.append(text.substr(i, step.len));
+      i += step.len;
       continue;
     }
     switch (c) {
@@ -82,7 +59,7 @@ std::string outside_link(std::string_view url) {
   const bool web = url.starts_with("https://") || url.starts_with("http://");
   const bool plain = std::none_of(url.begin(), url.end(), [](char c) {
     const auto u = static_cast<unsigned char>(c);
-    return u <= 0x20 || u == 0x7f;
+    return u <= 0x20 || u >= 0x7f;  // and nothing beyond ASCII: no bidi control, no look-alike
   });
   if (!web || !plain || url.size() > 2048) return esc(url);
   return "<a href=\"" + esc(url) + "\" rel=\"noreferrer noopener\">" + esc(url) + "</a>";

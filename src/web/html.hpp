@@ -14,7 +14,9 @@
 namespace loopr::daemon::web {
 
 /// `text` safe as HTML text and as a double- or single-quoted attribute value: & < > " ' escaped,
-/// NUL and other C0 controls except tab and line breaks dropped, invalid UTF-8 replaced (U+FFFD).
+/// NUL and other C0 controls except tab and line breaks dropped, invalid UTF-8 replaced (U+FFFD),
+/// a C1 control or bidirectional override shown as `<U+202E>` (core/text.hpp is_hidden_control):
+/// the page never reorders or hides what the model wrote.
 std::string esc(std::string_view text);
 
 /// `/path?token=…` (the token on every URL the pages link to); `query` is more `k=v` pairs,

@@ -142,6 +142,15 @@ TEST(MergePolicyTest, ALoopsWorkIsCheckedOnlyForWhatIsRefusedOutright) {
   EXPECT_EQ(verdict(entry(K::modified, "tests/t_other.sh"), r), std::nullopt);
   EXPECT_EQ(verdict(entry(K::added, "k", kLink, 5, "/etc/passwd"), r), R::refused);
   EXPECT_EQ(verdict(entry(K::added, "a\nb"), r), R::refused);
+  // A name that reads otherwise than it is: "report<U+202E>fdp.sh" shows as "reporths.pdf".
+  EXPECT_EQ(verdict(entry(K::added,
+                          "report\xE2\x80\xAE"
+                          "fdp.sh"),
+                    r),
+            R::refused);
+  EXPECT_EQ(verdict(entry(K::added, "x\xE2\x81\xA6y"), r), R::refused);
+  EXPECT_EQ(verdict(entry(K::added, "x\xC2\x85y"), r), R::refused);
+  EXPECT_EQ(verdict(entry(K::added, "caf\xC3\xA9.txt"), r), std::nullopt);
   EXPECT_EQ(verdict(entry(K::added, "big", kFile, 5000), r), R::refused);
 }
 

@@ -214,6 +214,20 @@ TEST_F(MergeBoundaryTest, AFileNameWithANewlineForgesNoLine) {
   }
 }
 
+// A name that reads otherwise than it is: "report<U+202E>fdp.sh" shows as "reporths.pdf" in the
+// person's file manager. Held like a name with a newline, and shown with the control as a label.
+// proves S3.7
+TEST_F(MergeBoundaryTest, AFileNameWithABidiOverrideIsHeldAndShownAsALabel) {
+  code_tricks = {
+      cmd("printf 'echo pwned' > \"$(printf 'report\\342\\200\\256fdp.sh')\" && echo made")};
+  start();
+  EXPECT_EQ(run_command("git ls-tree -r --name-only main | grep -c fdp", repo.string()).output,
+            "0\n");
+  std::string logs = validation_logs();
+  EXPECT_NE(logs.find("report<U+202E>fdp.sh"), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("report\xE2\x80\xAE"), std::string::npos) << logs;
+}
+
 // `notify: sh tools/notify.sh`, a script the model can rewrite: the daemon refuses the config,
 // naming the key.
 // proves S4.1

@@ -21,7 +21,8 @@ class WebReviewSecurityTest : public EscapeTest {
   void start_web() {
     const std::string url = loopr("-q web");
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(url, m, std::regex(R"(http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]{64}))")))
+    ASSERT_TRUE(std::regex_search(
+        url, m, std::regex(R"(http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]{64}))")))
         << url;
     port = std::stoi(m[1]);
     token = m[2];
@@ -58,13 +59,14 @@ void expect_inert(const std::string& html) {
   auto first = html.find("<script");
   EXPECT_NE(first, std::string::npos);
   EXPECT_EQ(html.find("<script", first + 1), std::string::npos) << html;
-  EXPECT_FALSE(std::regex_search(unquoted(html), std::regex(R"(<[a-zA-Z][^>]*\son[a-z]+\s*=)"))) << html;
+  EXPECT_FALSE(std::regex_search(unquoted(html), std::regex(R"(<[a-zA-Z][^>]*\son[a-z]+\s*=)")))
+      << html;
 }
 
 // proves S5.31
 TEST_F(WebReviewSecurityTest, AHostileFileNameAndContentAreTextInTheDiffAndTheWholeFile) {
-  code_tricks = {{"write_file",
-                  {{"path", kName}, {"content", "</script><script>alert(2)</script>\n"}}}};
+  code_tricks = {
+      {"write_file", {{"path", kName}, {"content", "</script><script>alert(2)</script>\n"}}}};
   run_tree();
   expect_tree_merged();
   start_web();
@@ -86,6 +88,29 @@ TEST_F(WebReviewSecurityTest, AHostileFileNameAndContentAreTextInTheDiffAndTheWh
   EXPECT_FALSE(has(outside.body, kSshMarker));
 }
 
+// "Trojan Source": a bidirectional override in the model's code makes a browser show the line in
+// another order than the interpreter reads it. The diff and the whole-file view show each such
+// control as a label; not one reaches the page as itself.
+// proves S5.34
+TEST_F(WebReviewSecurityTest, ABidiOverrideInTheModelsCodeIsShownAsALabelNeverObeyed) {
+  const std::string rlo = "\xE2\x80\xAE", lri = "\xE2\x81\xA6", pdi = "\xE2\x81\xA9";
+  const std::string trojan = "if role != \"user" + rlo + " " + lri + "# admin only" + pdi + " " +
+                             lri + "\":\n    grant()\n";
+  code_tricks = {{"write_file", {{"path", "code/auth.py"}, {"content", trojan}}}};
+  run_tree();
+  expect_tree_merged();
+  start_web();
+  auto page = get("/loop/" + kCode);
+  ASSERT_EQ(page.status, 200) << page.body;
+  auto whole = get("/loop/" + kCode + "/file", "&path=code%2Fauth.py");
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  for (const std::string& body : {page.body, whole.body}) {
+    EXPECT_TRUE(has(body, "user&lt;U+202E&gt; &lt;U+2066&gt;# admin only&lt;U+2069&gt;")) << body;
+    for (const std::string& control : {rlo, lri, pdi})
+      EXPECT_FALSE(has(body, control)) << "a bidi control reached the page as itself";
+  }
+}
+
 // proves S5.32
 TEST_F(WebReviewSecurityTest, EveryNewActionNeedsTheTokenAPostAndThePagesOwnOrigin) {
   run_tree();
@@ -95,7 +120,8 @@ TEST_F(WebReviewSecurityTest, EveryNewActionNeedsTheTokenAPostAndThePagesOwnOrig
       "back=loop&file=code%2Fx.txt&side=new&line=1&text=%3C%2Fscript%3E%3Cscript%3Ealert(3)%3C%2F"
       "script%3E";
   const std::string wrong(64, '0');
-  for (const std::string action : {"comment", "send-comments", "from-pr", "pause", "resume", "stop", "merge"}) {
+  for (const std::string action :
+       {"comment", "send-comments", "from-pr", "pause", "resume", "stop", "merge"}) {
     const std::string path = "/loop/" + kCode + "/" + action;
     const std::string form = (action == "comment" ? comment : "back=loop") + "&confirmed=yes";
     EXPECT_EQ(post(path, form, "http://evil.example", token).status, 403) << action;

@@ -61,7 +61,23 @@ TEST(WebHtmlTest, EscapesEverythingThatMatters) {
   EXPECT_EQ(esc(kEvil), kEvilEscaped);
   EXPECT_EQ(esc(std::string("a\0b\x01\tc\n", 7)), "ab\tc\n");
   EXPECT_EQ(esc("caf\xC3\xA9 \xFF!"), "caf\xC3\xA9 \xEF\xBF\xBD!");
-  EXPECT_EQ(esc("\xE2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");
+  // A cut-off sequence is one U+FFFD, as valid_utf8 and the terminal make it (maximal subparts).
+  EXPECT_EQ(esc("\xE2\x82"), "\xEF\xBF\xBD");
+}
+
+// "Trojan Source": a bidirectional override makes the browser show the line in another order
+// than the compiler reads it. The page shows each such control, and each C1 control, as a label.
+TEST(WebHtmlTest, BidiOverridesAndC1ControlsAreShownAsLabelsNeverObeyed) {
+  EXPECT_EQ(esc("if (role != \"user\xE2\x80\xAE \xE2\x81\xA6// admin\xE2\x81\xA9\")"),
+            "if (role != &quot;user&lt;U+202E&gt; &lt;U+2066&gt;// admin&lt;U+2069&gt;&quot;)");
+  EXPECT_EQ(esc("a\xC2\x9B"
+                "31mb"),
+            "a&lt;U+009B&gt;31mb");
+  EXPECT_EQ(esc("caf\xC3\xA9 \xE2\x80\x8F"), "caf\xC3\xA9 \xE2\x80\x8F")
+      << "other marks (U+200F) are shown as themselves";
+  EXPECT_EQ(outside_link("https://forge.example/pr/1\xE2\x80\xAE"),
+            "https://forge.example/pr/1&lt;U+202E&gt;")
+      << "an address with more than ASCII is text, not a link";
 }
 
 TEST(WebHtmlTest, LinksCarryTheTokenEscaped) {
@@ -162,10 +178,15 @@ TEST(WebPagesTest, TheLoopPageShowsFieldsArtifactsDiffAndCollapsedIterations) {
   expect_inert(html);
   EXPECT_TRUE(has(html, "data-live=\"summary\"")) << html;
   EXPECT_TRUE(has(html, "<h2>Overview</h2>")) << html;
-  EXPECT_TRUE(has(html, "<td class=\"ln\">1</td><td class=\"ln\"></td><td class=\"c\"><span "
-                       "class=\"sg\">-</span>" + kEvilEscaped + "</td>")) << html;
-  EXPECT_TRUE(has(html, "<td class=\"ln\"></td><td class=\"ln\">1</td><td class=\"c\"><span "
-                       "class=\"sg\">+</span>new</td>")) << html;
+  EXPECT_TRUE(has(html,
+                  "<td class=\"ln\">1</td><td class=\"ln\"></td><td class=\"c\"><span "
+                  "class=\"sg\">-</span>" +
+                      kEvilEscaped + "</td>"))
+      << html;
+  EXPECT_TRUE(has(html,
+                  "<td class=\"ln\"></td><td class=\"ln\">1</td><td class=\"c\"><span "
+                  "class=\"sg\">+</span>new</td>"))
+      << html;
   EXPECT_TRUE(has(html, "<details class=\"iteration\" data-n=\"2\"")) << html;
   EXPECT_FALSE(has(html, "<details class=\"iteration\" data-n=\"2\" open")) << html;
   EXPECT_TRUE(has(html, "data-src=\"/loop/001/iterations/1?token=" + kToken + "&amp;part=body\""))
@@ -193,8 +214,9 @@ TEST(WebPagesTest, APullRequestsAddressIsALinkOnlyWhenItIsHttp) {
   expect_inert(html);
   EXPECT_TRUE(has(html, "#1 javascript:alert(1)// (open^[[2J)")) << html;
   EXPECT_FALSE(has(html, "\x1b")) << html;
-  for (const char* url : {"JavaScript:alert(1)", "data:text/html,x", "vbscript:x", "//evil.example/x",
-                          "https://ok.example/x\" onmouseover=\"x", "https://a.example/\x01x"}) {
+  for (const char* url :
+       {"JavaScript:alert(1)", "data:text/html,x", "vbscript:x", "//evil.example/x",
+        "https://ok.example/x\" onmouseover=\"x", "https://a.example/\x01x"}) {
     EXPECT_FALSE(has(outside_link(url), "<a ")) << url;
   }
   EXPECT_EQ(outside_link("https://github.com/o/r/pull/1"),
@@ -233,9 +255,9 @@ TEST(WebPagesTest, TheTranscriptShowsPromptToolCallsAndValidationEscaped) {
       {"content",
        json::array(
            {{{"type", "tool_result"}, {"is_error", true}, {"content", "denied " + kEvil}}})}};
-  f[loopr::IterationFile::conversation].text =
-      user.dump() + "\n" + assistant.dump() + "\n" + result.dump() + "\nnot json " + kEvil + "\n" +
-      json{{"receipt", {{"n", 1}}}}.dump() + "\n";
+  f[loopr::IterationFile::conversation].text = user.dump() + "\n" + assistant.dump() + "\n" +
+                                               result.dump() + "\nnot json " + kEvil + "\n" +
+                                               json{{"receipt", {{"n", 1}}}}.dump() + "\n";
   f[loopr::IterationFile::validation].problem = "(no validation.log)";
   std::string html = iteration_body(f);
   expect_inert(html);
