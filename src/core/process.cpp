@@ -54,7 +54,8 @@ class CappedBuffer {
     return cap_head_tail_join(head_, kept, total_ - head_.size() - kept.size());
   }
 
-  static std::string cap_head_tail_join(std::string_view head, std::string_view tail, std::size_t omitted) {
+  static std::string cap_head_tail_join(std::string_view head, std::string_view tail,
+                                        std::size_t omitted) {
     // Cut on UTF-8 boundaries so the text stays valid for JSON and terminals.
     while (!tail.empty() && (static_cast<unsigned char>(tail.front()) & 0xC0) == 0x80) {
       tail.remove_prefix(1);
@@ -246,7 +247,8 @@ void close_fds_on_exec(int first) {
   // Kernels before 5.11: every descriptor the limit allows.
   struct rlimit rl;
   long max = 65536;
-  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) max = static_cast<long>(rl.rlim_cur);
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    max = static_cast<long>(rl.rlim_cur);
   if (max > (1L << 20)) max = 1L << 20;
   for (long fd = first; fd < max; ++fd) {
     int flags = fcntl(static_cast<int>(fd), F_GETFD);
@@ -275,10 +277,27 @@ struct Pipes {
   int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1}, exec[2] = {-1, -1};
 };
 
+// Every end still open: what a failed start gives back (a daemon that ran out of descriptors
+// must not lose more to each command it could not start).
+void close_all(Pipes& p) {
+  for (int* pair : {p.out, p.err, p.in, p.exec})
+    for (int k = 0; k < 2; ++k)
+      if (pair[k] >= 0) {
+        close(pair[k]);
+        pair[k] = -1;
+      }
+}
+
 bool open_pipes(const ProcessSpec& spec, Pipes& p) {
-  return pipe2(p.out, O_CLOEXEC) == 0 && pipe2(p.exec, O_CLOEXEC) == 0 &&
-         (spec.merge_stderr || pipe2(p.err, O_CLOEXEC) == 0) &&
-         (!spec.stdin_data || pipe2(p.in, O_CLOEXEC) == 0);
+  const bool opened = pipe2(p.out, O_CLOEXEC) == 0 && pipe2(p.exec, O_CLOEXEC) == 0 &&
+                      (spec.merge_stderr || pipe2(p.err, O_CLOEXEC) == 0) &&
+                      (!spec.stdin_data || pipe2(p.in, O_CLOEXEC) == 0);
+  if (!opened) {
+    const int why = errno;
+    close_all(p);
+    errno = why;
+  }
+  return opened;
 }
 
 // The parent's copies of the child's ends: the child holds its own until it exits.
@@ -484,7 +503,10 @@ ProcessResult run_process(const ProcessSpec& spec) {
   ChildSetup setup{spec,          argv.data(),  envp.data(),  cwd,         getpid(),
                    pipes.exec[1], pipes.out[1], pipes.err[1], pipes.in[0], {}};
   pid_t pid = spawn_child(setup);
-  if (pid < 0) return spawn_failure(std::string("cannot start a process: ") + std::strerror(-pid));
+  if (pid < 0) {
+    close_all(pipes);
+    return spawn_failure(std::string("cannot start a process: ") + std::strerror(-pid));
+  }
   setpgid(pid, pid);  // also from the parent: no race with an early kill
   close_child_ends(pipes);
   if (int exec_errno = 0; exec_failed(pid, pipes, exec_errno))

@@ -1,7 +1,10 @@
 // run_process against real child processes.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <thread>
@@ -75,6 +78,44 @@ TEST(ProcessTest, MissingProgramIsASpawnFailureNotACrash) {
   EXPECT_NE(bad_cwd.output.find("/nonexistent/dir"), std::string::npos);
 }
 
+// How many descriptors this process has open.
+static int open_fds() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n - 1;  // the iterator's own
+}
+
+// A start that fails for want of descriptors gives back the pipes it made: each failed command
+// of a daemon at its limit must not take more. Run in a child (the death test's re-exec), whose
+// descriptor limit is lowered so that the first pipe is made and a later one is not.
+TEST(ProcessDeathTest, AStartWithoutEnoughDescriptorsClosesThePipesItMade) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        const int before = open_fds();
+        struct rlimit lim {};
+        ::getrlimit(RLIMIT_NOFILE, &lim);
+        // Room for three more descriptors (out's two and one of exec's): the second pipe
+        // cannot be made. The limit is just past the third free number.
+        std::vector<int> used;
+        for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd"))
+          used.push_back(std::stoi(e.path().filename().string()));
+        int fd = 0;
+        for (int free_seen = 0; free_seen < 3; ++fd)
+          if (std::find(used.begin(), used.end(), fd) == used.end()) ++free_seen;
+        lim.rlim_cur = static_cast<rlim_t>(fd);
+        ::setrlimit(RLIMIT_NOFILE, &lim);
+        ProcessSpec spec = shell("true");
+        spec.merge_stderr = false;
+        spec.stdin_data = "x";
+        int failed = 0;
+        for (int i = 0; i < 20; ++i) failed += run_process(spec).spawn_failed ? 1 : 0;
+        const int after = open_fds();
+        std::exit(failed == 20 && after == before ? 0 : 10 + (after - before));
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 TEST(ProcessTest, TimeoutKillsTheWholeGroup) {
   TempDir dir;
   auto pid_file = dir / "grandchild.pid";
@@ -94,7 +135,8 @@ TEST(ProcessTest, ChildrenThatOutliveTheCommandDoNotHangIt) {
   TempDir dir;
   auto pid_file = dir / "bg.pid";
   // The background child keeps stdout open; we must still return when the command exits.
-  ProcessSpec spec = shell("(sleep 300; echo late) & echo $! > " + pid_file.string() + "; echo done");
+  ProcessSpec spec =
+      shell("(sleep 300; echo late) & echo $! > " + pid_file.string() + "; echo done");
   spec.timeout = 30s;
   auto started = std::chrono::steady_clock::now();
   auto r = run_process(spec);
