@@ -181,10 +181,14 @@ json to_json(const LoopRow& r) {
       j["pr"] = nullptr;
     } else {
       const PrView& p = *r.pr;
-      j["pr"] = {{"number", p.number},           {"url", or_null(p.url)},
-                 {"state", or_null(p.state)},      {"checks", or_null(p.checks)},
-                 {"head", or_null(p.head)},        {"failing", or_null(p.failing)},
-                 {"error", or_null(p.error)},      {"ci_fix_loops", p.ci_fix_loops}};
+      j["pr"] = {{"number", p.number},
+                 {"url", or_null(p.url)},
+                 {"state", or_null(to_string(p.state))},
+                 {"checks", or_null(to_string(p.checks))},
+                 {"head", or_null(p.head)},
+                 {"failing", or_null(p.failing)},
+                 {"error", or_null(p.error)},
+                 {"ci_fix_loops", p.ci_fix_loops}};
     }
   }
   if (r.tree_cost_usd) j["tree_cost_usd"] = *r.tree_cost_usd;
@@ -239,8 +243,14 @@ LoopRow loop_row_from_json(const json& j) {
                                       str(*it, "output"), str(*it, "log"), i32(*it, "fix_loops")};
   }
   if (const json& p = sub(j, "pr"); p.is_object())
-    r.pr = PrView{i32(p, "number"), str(p, "url"),     str(p, "state"), str(p, "checks"),
-                  str(p, "head"),   str(p, "failing"), str(p, "error"), i32(p, "ci_fix_loops")};
+    r.pr = PrView{i32(p, "number"),
+                  str(p, "url"),
+                  parse_pull_request_state(str(p, "state")),
+                  parse_pr_checks(str(p, "checks")),
+                  str(p, "head"),
+                  str(p, "failing"),
+                  str(p, "error"),
+                  i32(p, "ci_fix_loops")};
   if (const json& b = sub(j, "baseline"); b.is_object())
     r.baseline = BaselineView{str(b, "result"), str(b, "sha"),          str(b, "summary"),
                               str(b, "output"), str(b, "log"),          i64(b, "duration_ms"),

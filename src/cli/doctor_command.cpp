@@ -38,20 +38,22 @@ constexpr auto kProbeTimeout = std::chrono::seconds(5);
 
 struct Check {
   std::string name;
-  std::string status;  ///< ok | fail | skip
+  CheckStatus status = CheckStatus::ok;
   std::string message;
   std::string hint;    ///< what to do (fail only)
   std::string detail;  ///< lines under it (a failing command's output)
 };
 
+bool is_failure(const Check& c) { return c.status == CheckStatus::fail; }
+
 Check ok(std::string name, std::string message) {
-  return {std::move(name), "ok", std::move(message), {}, {}};
+  return {std::move(name), CheckStatus::ok, std::move(message), {}, {}};
 }
 Check fail(std::string name, std::string message, std::string hint) {
-  return {std::move(name), "fail", std::move(message), std::move(hint), {}};
+  return {std::move(name), CheckStatus::fail, std::move(message), std::move(hint), {}};
 }
 Check skip(std::string name, std::string message) {
-  return {std::move(name), "skip", std::move(message), {}, {}};
+  return {std::move(name), CheckStatus::skip, std::move(message), {}, {}};
 }
 
 // First line of a command's output, or nullopt when it could not run or failed.
@@ -341,7 +343,8 @@ Check check_tests(const std::optional<fs::path>& root, const std::optional<Confi
   if (skip_tests) return skip("tests", "not asked (--skip-tests)");
   if (!root || !config) return skip("tests", "no .loopr/config.yml, so no tests to run");
   for (const auto& c : before)
-    if (c.status == "fail" && (c.name == "validation" || c.name == "sandbox" || c.name == "config"))
+    if (c.status == CheckStatus::fail &&
+        (c.name == "validation" || c.name == "sandbox" || c.name == "config"))
       return skip("tests", "not run: fix the " + c.name + " check first");
   TestsCheck t = check_tests_in_worktree(*root, *config);
   return {"tests", t.status, t.message, t.hint, t.detail};
@@ -368,11 +371,11 @@ namespace {
 // only the failures. True when none failed.
 bool print_checks(const GlobalOptions& opts, const std::vector<Check>& checks) {
   bool ready =
-      std::none_of(checks.begin(), checks.end(), [](const Check& c) { return c.status == "fail"; });
+      std::none_of(checks.begin(), checks.end(), [](const Check& c) { return is_failure(c); });
   if (opts.json) {
     json list = json::array();
     for (const auto& c : checks) {
-      json item{{"name", c.name}, {"status", c.status}, {"message", c.message}};
+      json item{{"name", c.name}, {"status", to_string(c.status)}, {"message", c.message}};
       if (!c.hint.empty()) item["hint"] = c.hint;
       if (!c.detail.empty()) item["detail"] = c.detail;
       list.push_back(std::move(item));
@@ -380,21 +383,21 @@ bool print_checks(const GlobalOptions& opts, const std::vector<Check>& checks) {
     std::cout << json{{"ready", ready}, {"checks", list}}.dump() << "\n";
   } else if (opts.quiet) {
     for (const auto& c : checks)
-      if (c.status == "fail") report(CommandError{kFailed, c.message, c.hint});
+      if (is_failure(c)) report(CommandError{kFailed, c.message, c.hint});
   } else {
     Style style{stdout_color(opts)};
     for (const auto& c : checks) {
-      if (c.status == "ok")
+      if (c.status == CheckStatus::ok)
         std::cout << style.green("✓") << " " << c.name << ": " << c.message << "\n"
                   << indent(c.detail);
-      else if (c.status == "fail")
+      else if (is_failure(c))
         std::cout << style.red("✗") << " " << c.name << ": " << c.message << " (" << c.hint << ")\n"
                   << c.detail;
       else
         std::cout << style.dim("-") << " " << c.name << ": " << style.dim(c.message) << "\n";
     }
-    std::size_t failed = static_cast<std::size_t>(std::count_if(
-        checks.begin(), checks.end(), [](const Check& c) { return c.status == "fail"; }));
+    std::size_t failed = static_cast<std::size_t>(
+        std::count_if(checks.begin(), checks.end(), [](const Check& c) { return is_failure(c); }));
     if (ready)
       std::cout << "ready\n";
     else

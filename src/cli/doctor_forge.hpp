@@ -7,11 +7,13 @@
 
 #include <loopr/core/config.hpp>
 
+#include "cli/doctor_status.hpp"
+
 namespace loopr::cli {
 
 struct ForgeCheck {
   std::string name;
-  std::string status;  ///< ok | fail | skip
+  CheckStatus status = CheckStatus::ok;
   std::string message;
   std::string hint;
 };

@@ -73,7 +73,7 @@ std::optional<TestsCheck> run_setup(exec::Executor& executor, const Config& conf
     cmd.runner_class = slots.classify(text);
     ProcessResult r = executor.run(cmd);
     if (r.succeeded()) continue;
-    return TestsCheck{"fail",
+    return TestsCheck{CheckStatus::fail,
                       "the setup `" + text + "` " +
                           why_failed(r, config.setup.timeout, "setup.timeout") +
                           " in a fresh worktree of " + config.base_branch,
@@ -92,11 +92,11 @@ TestsCheck validation_failed(const ProcessResult& r, const fs::path& root, const
       why_failed(r, config.loop(LoopType::code).iteration_timeout, "loops.code.iteration_timeout") +
       " on " + config.base_branch + " in a fresh worktree";
   if (auto hidden = project::explain_hidden_path(r.output, root, config, process_env()))
-    return {"fail", what + ": " + *hidden,
+    return {CheckStatus::fail, what + ": " + *hidden,
             "a fresh `loopr init` (move .loopr/config.yml away) finds the toolchain folders "
             "the tests need; `--skip-tests` skips this check",
             tail_lines(r.output, 15)};
-  return {"fail", what,
+  return {CheckStatus::fail, what,
           "make the tests pass on " + config.base_branch +
               ", or give the worktree what they need: sandbox.read_only (e.g. "
               "[node_modules, .venv]), sandbox.env (e.g. [PYTHONPATH=src]), setup: or "
@@ -108,9 +108,10 @@ TestsCheck validation_failed(const ProcessResult& r, const fs::path& root, const
 
 TestsCheck check_tests_in_worktree(const fs::path& root, const Config& config) {
   const std::string& validation = config.loop(LoopType::code).validation;
-  if (validation.empty()) return {"skip", "no loops.code.validation, so no tests to run", {}, {}};
+  if (validation.empty())
+    return {CheckStatus::skip, "no loops.code.validation, so no tests to run", {}, {}};
   if (config.executor.kind == "slurm")
-    return {"skip",
+    return {CheckStatus::skip,
             "executor: slurm: the baseline check at `loopr submit` runs them on the cluster",
             {},
             {}};
@@ -118,7 +119,7 @@ TestsCheck check_tests_in_worktree(const fs::path& root, const Config& config) {
   options.executor = config.executor;
   auto executor = exec::make_executor(config.sandbox, options);
   if (auto why = executor->unavailable())
-    return {"skip",
+    return {CheckStatus::skip,
             "the sandbox does not work (see the sandbox check), so the tests cannot run",
             {},
             {}};
@@ -126,7 +127,7 @@ TestsCheck check_tests_in_worktree(const fs::path& root, const Config& config) {
   const std::string name = "doctor-" + std::to_string(::getpid());
   auto checkout = worktrees.prepare_scratch(name, config.base_branch);
   if (!checkout)
-    return {"fail",
+    return {CheckStatus::fail,
             "cannot make a worktree of " + config.base_branch + ": " + checkout.error().message,
             "see `git worktree list`; `loopr doctor --skip-tests` skips this check",
             {}};
@@ -140,9 +141,12 @@ TestsCheck check_tests_in_worktree(const fs::path& root, const Config& config) {
   };
   const Env env = {
       {"LOOPR_PLAN_ID", "doctor"}, {"LOOPR_LOOP_ID", "doctor"}, {"LOOPR_LOOP_TYPE", "baseline"}};
-  TestsCheck result = run_setup(*executor, config, workdir, env, slots).value_or(TestsCheck{});
+  const auto setup_failed = run_setup(*executor, config, workdir, env, slots);
   const std::int64_t setup_ms = since();
-  if (result.status.empty()) {
+  TestsCheck result;
+  if (setup_failed) {
+    result = *setup_failed;
+  } else {
     exec::Command cmd = exec::Command::shell(validation, workdir);
     cmd.timeout = config.loop(LoopType::code).iteration_timeout;
     cmd.env = env;
@@ -151,7 +155,7 @@ TestsCheck check_tests_in_worktree(const fs::path& root, const Config& config) {
     if (r.succeeded()) {
       std::string took = seconds(since());
       if (!config.setup.commands.empty()) took += ", setup " + seconds(setup_ms);
-      result = {"ok",
+      result = {CheckStatus::ok,
                 "loops.code.validation `" + validation + "` passes on " + config.base_branch +
                     " in a fresh worktree (" + took + ")" +
                     outputs_note(git::untracked_paths(workdir, config.sandbox.checkout_paths())),
@@ -161,7 +165,7 @@ TestsCheck check_tests_in_worktree(const fs::path& root, const Config& config) {
       result = validation_failed(r, root, config);
     }
   }
-  if (auto removed = worktrees.remove_scratch(name); !removed && result.status == "ok")
+  if (auto removed = worktrees.remove_scratch(name); !removed && result.status == CheckStatus::ok)
     result.message += "; its worktree stays: " + removed.error().message;
   return result;
 }

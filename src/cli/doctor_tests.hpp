@@ -9,10 +9,12 @@
 
 #include <loopr/core/config.hpp>
 
+#include "cli/doctor_status.hpp"
+
 namespace loopr::cli {
 
 struct TestsCheck {
-  std::string status;   ///< ok | fail | skip
+  CheckStatus status = CheckStatus::ok;
   std::string message;  ///< one line
   std::string hint;     ///< what to do (fail)
   std::string detail;   ///< the end of the output (fail)

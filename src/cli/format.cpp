@@ -117,8 +117,9 @@ std::string render_tree_table(const std::vector<api::LoopRow>& loops, const Styl
     std::string status = style.status(l.status);
     if (marker) status = marker(l) + status;
     if (l.pr && l.pr->number > 0)  // merge: pr: the plan's pull request and its checks
-      status += " PR #" + std::to_string(l.pr->number) +
-                (l.pr->checks.empty() ? "" : " (" + name_text(l.pr->checks) + ")");
+      status +=
+          " PR #" + std::to_string(l.pr->number) +
+          (l.pr->checks == PrChecks::none ? "" : " (" + name_text(to_string(l.pr->checks)) + ")");
     cells.push_back({row.prefix + shown(l.id), to_string(l.type), status, iteration_of(l),
                      format_cost(l.cost_usd), l.created_at ? format_age(now - l.created_at) : "-"});
   }
@@ -159,14 +160,14 @@ std::string tree_line(const api::LoopRow& d) {
     case TreeVerdict::complete:
       if (d.pr && d.pr->number > 0) {
         const std::string pr = "complete; pull request #" + std::to_string(d.pr->number);
-        if (d.pr->state == "merged") return pr + " merged on the forge";
-        if (d.pr->state == "closed")
+        if (d.pr->state == PullRequestState::merged) return pr + " merged on the forge";
+        if (d.pr->state == PullRequestState::closed)
           return pr + " closed on the forge (`loopr merge " + d.id + "` opens a new one)";
         return pr + " (merging it is yours)";
       }
       return "complete; `loopr merge " + d.id + "` merges it into " + base;
     case TreeVerdict::validating:
-      if (d.pr && d.pr->checks == "pending")
+      if (d.pr && d.pr->checks == PrChecks::pending)
         return "every loop complete; waiting for the checks of pull request #" +
                std::to_string(d.pr->number);
       return "every loop complete; checking the integration branch";
@@ -225,12 +226,12 @@ void integration_fields(const Fields& field, const api::IntegrationView& g) {
 void pr_fields(const Fields& field, const api::PrView& p) {
   if (p.number > 0)
     field("pr", "#" + std::to_string(p.number) + " " + name_text(p.url) + " (" +
-                    name_text(p.state) + ")");
-  if (!p.checks.empty()) {
-    std::string line =
-        name_text(p.checks) + (p.failing.empty() ? "" : ": " + one_line(shown(p.failing), 200));
+                    name_text(to_string(p.state)) + ")");
+  if (p.checks != PrChecks::none) {
+    std::string line = name_text(to_string(p.checks)) +
+                       (p.failing.empty() ? "" : ": " + one_line(shown(p.failing), 200));
     if (p.ci_fix_loops > 0) line += " (" + std::to_string(p.ci_fix_loops) + " CI fix loop(s))";
-    field("checks", p.checks == "failed" ? field.style.red(line) : line);
+    field("checks", p.checks == PrChecks::failed ? field.style.red(line) : line);
   }
   if (!p.error.empty()) field("pr error", field.style.red(one_line(shown(p.error), 400)));
 }

@@ -308,7 +308,7 @@ int run_merge(Session& s, const std::string& plan_id, bool force) {
     const nlohmann::json& pr = r.document["pr"];
     const std::string number = "pull request #" + std::to_string(pr.value("number", 0)) + " " +
                                shown(pr.value("url", std::string()));
-    if (pr.value("state", std::string()) == "merged")
+    if (r.pr_state == PullRequestState::merged)
       std::cout << number << " was merged on the forge: nothing to push\n";
     else
       std::cout << "pushed loopr/" << plan_id << " (" << r.sha.substr(0, 10) << "); " << number

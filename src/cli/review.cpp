@@ -149,7 +149,7 @@ bool show_pr_comments(const DaemonClient& api, const api::LoopRow& plan, std::os
   if (list.empty() && !listing_one) return false;  // `review` without an id: only the news
   ui << style.bold("Plan " + plan.id) << ": pull request #" << plan.pr->number << " "
      << name_text(plan.pr->url) << " (checks: "
-     << (plan.pr->checks.empty() ? "-" : name_text(plan.pr->checks)) << ")\n";
+     << (plan.pr->checks == PrChecks::none ? "-" : name_text(to_string(plan.pr->checks))) << ")\n";
   if (list.empty()) {
     ui << "  no new review comments since its last push\n";
     return true;
@@ -211,7 +211,7 @@ std::vector<ReviewDecision> review_pending(const DaemonClient& api, const Global
     // merge: pr: plans whose open pull request has review comments since its last push.
     if (!opts.quiet)
       for (const auto& l : list_loops(api, "?type=plan&status=complete,blocked"))
-        if (l.pr && l.pr->number > 0 && l.pr->state == "open") with_pr.push_back(l);
+        if (l.pr && l.pr->number > 0 && l.pr->state == PullRequestState::open) with_pr.push_back(l);
   }
   std::ostream& ui = ui_stream(opts);
   Style style{stdout_color(opts)};

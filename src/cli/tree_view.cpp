@@ -163,7 +163,7 @@ int print_tree_end(std::ostream& ui, const Style& style, const std::vector<api::
        << " (resolve it, then `loopr merge " << plan_id << "`)";
   } else if (plan.pr && plan.pr->number > 0) {  // merge: pr
     ui << "; pull request #" << plan.pr->number << " " << shown(plan.pr->url)
-       << (plan.pr->checks == "passed" ? " (checks pass)" : "");
+       << (plan.pr->checks == PrChecks::passed ? " (checks pass)" : "");
   } else {
     ui << "; `loopr merge " << plan_id << "` merges it into " << base;
   }

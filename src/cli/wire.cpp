@@ -40,6 +40,9 @@ MergeAnswer merge_plan(const DaemonClient& api, const std::string& plan_id, bool
       out.base_branch = it->get<std::string>();
     if (auto it = out.document.find("sha"); it != out.document.end() && it->is_string())
       out.sha = it->get<std::string>();
+    if (auto pr = out.document.find("pr"); pr != out.document.end() && pr->is_object())
+      if (auto it = pr->find("state"); it != pr->end() && it->is_string())
+        out.pr_state = parse_pull_request_state(it->get<std::string>());
   }
   return out;
 }

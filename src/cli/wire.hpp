@@ -33,6 +33,8 @@ std::string submit_request(const DaemonClient& api, const std::string& request,
 struct MergeAnswer {
   nlohmann::json document;
   std::string base_branch, sha;
+  /// merge: pr: the pull request's state (`pr.state`; none without a PR or for an unknown word)
+  PullRequestState pr_state = PullRequestState::none;
 };
 /// `POST /v1/plans/{id}/merge` (`force`: `?force=1`); it may run the test command first, so it
 /// waits as long as a code iteration may.

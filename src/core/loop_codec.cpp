@@ -157,7 +157,7 @@ json marks_json(const Loop& l) {
   write(c, "budget_iterations", t.budget.max_iterations, 0);
   write(c, "pr_number", t.pr_number, 0);
   write(c, "pr_url", t.pr_url);
-  write(c, "pr_state", t.pr_state);
+  write(c, "pr_state", std::string(to_string(t.pr_state)));
   write(c, "pr_checks", std::string(to_string(t.pr_checks)));
   write(c, "pr_head", t.pr_head);
   write(c, "pr_pushed_at", t.pr_pushed_at, std::int64_t{0});
@@ -216,7 +216,9 @@ void read_marks(const json& c, Loop& l) {
   read(c, "budget_iterations", t.budget.max_iterations);
   read(c, "pr_number", t.pr_number);
   read(c, "pr_url", t.pr_url);
-  read(c, "pr_state", t.pr_state);
+  text.clear();
+  read(c, "pr_state", text);
+  t.pr_state = parse_pull_request_state(text);
   text.clear();
   read(c, "pr_checks", text);
   t.pr_checks = parse_pr_checks(text);

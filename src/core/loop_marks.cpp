@@ -16,6 +16,10 @@ constexpr EnumText<PrChecks> kChecks[] = {{PrChecks::none, ""},
                                           {PrChecks::passed, "passed"},
                                           {PrChecks::failed, "failed"},
                                           {PrChecks::skipped, "skipped"}};
+constexpr EnumText<PullRequestState> kPrStates[] = {{PullRequestState::none, ""},
+                                                    {PullRequestState::open, "open"},
+                                                    {PullRequestState::closed, "closed"},
+                                                    {PullRequestState::merged, "merged"}};
 
 }  // namespace
 
@@ -25,5 +29,9 @@ GateResult parse_gate_result(std::string_view text) {
 }
 const char* to_string(PrChecks checks) { return text_of(kChecks, checks); }
 PrChecks parse_pr_checks(std::string_view text) { return value_of(kChecks, text, PrChecks::none); }
+const char* to_string(PullRequestState state) { return text_of(kPrStates, state); }
+PullRequestState parse_pull_request_state(std::string_view text) {
+  return value_of(kPrStates, text, PullRequestState::none);
+}
 
 }  // namespace loopr

@@ -102,7 +102,8 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
     add_tree_fields(d.loop, loop, got->tree, s.ctx.config->merge, got->baseline);
   d.loop.tree_cost_usd = s.manager.tree_cost(loop.plan_id);
   // merge: pr: the team may have merged or closed it since (asked in the background, throttled).
-  if (loop.type == LoopType::plan && loop.tree.pr_number > 0 && loop.tree.pr_state == "open")
+  if (loop.type == LoopType::plan && loop.tree.pr_number > 0 &&
+      loop.tree.pr_state == PullRequestState::open)
     s.manager.refresh_pr(loop.id);
   for (const auto& it : iterations) {
     d.iterations.push_back({it.n, it.status, it.exit_code, it.usage.cost_usd, it.usage.input_tokens,

@@ -38,9 +38,11 @@ awaitable<Response> post_merge(Api::State& s, Request& req, const Params& p) {
                         {"sha", merged->sha},
                         {"base_branch", merged->base_branch}};
   if (merged->pr_number > 0)
-    out["pr"] = {{"number", merged->pr_number},
-                 {"url", merged->pr_url},
-                 {"state", merged->pr_state.empty() ? "open" : merged->pr_state}};
+    out["pr"] = {
+        {"number", merged->pr_number},
+        {"url", merged->pr_url},
+        {"state",
+         merged->pr_state == PullRequestState::none ? "open" : to_string(merged->pr_state)}};
   co_return Response{200, std::move(out)};
 }
 

@@ -49,7 +49,7 @@ void add_tree_fields(api::LoopRow& row, const Loop& plan, std::span<const Loop> 
                                            plan.tree.gate_log, plan.tree.gate_fixes};
   // merge: pr: the pull request (null until one was opened or a push failed).
   if (const TreeMarks& t = plan.tree; t.pr_number > 0 || !t.pr_error.empty())
-    row.pr = api::PrView{t.pr_number, t.pr_url,  t.pr_state,   to_string(t.pr_checks),
+    row.pr = api::PrView{t.pr_number, t.pr_url,     t.pr_state, t.pr_checks,
                          t.pr_head,   t.pr_failing, t.pr_error, t.ci_fixes};
   // The baseline check: the tests on the integration branch before any code loop (null: none).
   if (const auto& b = baseline; b.result != manager::BaselineResult::none)

@@ -15,7 +15,9 @@ PullRequest pr_of(const json& j) {
   pr.url = s(j, "html_url");
   // One of loopr's three words whatever the forge sent (it is shown and stored).
   const bool merged = j.value("merged", false) || !s(j, "merged_at").empty();
-  pr.state = merged ? "merged" : s(j, "state") == "closed" ? "closed" : "open";
+  pr.state = merged                      ? PullRequestState::merged
+             : s(j, "state") == "closed" ? PullRequestState::closed
+                                         : PullRequestState::open;
   if (auto h = j.find("head"); h != j.end() && h->is_object()) pr.head_sha = s(*h, "sha");
   return pr;
 }
@@ -23,13 +25,13 @@ PullRequest pr_of(const json& j) {
 // A check run: queued/in_progress are pending; a completed one passed unless its conclusion
 // says it failed.
 Check check_run(const json& r) {
-  Check c{s(r, "name"), "pending", "", s(r, "html_url")};
+  Check c{s(r, "name"), CheckState::pending, "", s(r, "html_url")};
   if (s(r, "status") != "completed") return c;
   const std::string conclusion = s(r, "conclusion");
   const bool bad = conclusion == "failure" || conclusion == "cancelled" ||
                    conclusion == "timed_out" || conclusion == "action_required" ||
                    conclusion == "startup_failure" || conclusion == "stale";
-  c.state = bad ? "failed" : "passed";
+  c.state = bad ? CheckState::failed : CheckState::passed;
   if (bad) {
     const json out = r.value("output", json::object());
     std::string title = out.is_object() ? s(out, "title") : "";
@@ -43,9 +45,11 @@ Check check_run(const json& r) {
 
 Check status_of(const json& st) {
   const std::string state = s(st, "state");
-  Check c{s(st, "context"), state == "success" ? "passed" : state == "pending" ? "pending" : "failed",
-          "", s(st, "target_url")};
-  if (c.state == "failed")
+  const CheckState mine = state == "success"   ? CheckState::passed
+                          : state == "pending" ? CheckState::pending
+                                               : CheckState::failed;
+  Check c{s(st, "context"), mine, "", s(st, "target_url")};
+  if (c.state == CheckState::failed)
     c.details = "status `" + c.name + "`: " + state + "\n" + s(st, "description");
   return c;
 }
@@ -119,14 +123,14 @@ class GitHub final : public ForgeClient {
     co_return s(got->json, "full_name");
   }
 
-  static std::string verdict(const std::vector<Check>& checks) {
-    if (checks.empty()) return "pending";  // CI has not reported yet
+  static CheckState verdict(const std::vector<Check>& checks) {
+    if (checks.empty()) return CheckState::pending;  // CI has not reported yet
     bool pending = false;
     for (const Check& c : checks) {
-      if (c.state == "failed") return "failed";
-      if (c.state == "pending") pending = true;
+      if (c.state == CheckState::failed) return CheckState::failed;
+      if (c.state == CheckState::pending) pending = true;
     }
-    return pending ? "pending" : "passed";
+    return pending ? CheckState::pending : CheckState::passed;
   }
 
  private:

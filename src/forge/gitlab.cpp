@@ -14,15 +14,17 @@ PullRequest mr_of(const json& j) {
   pr.number = j.value("iid", 0);
   pr.url = s(j, "web_url");
   const std::string state = s(j, "state");
-  pr.state = state == "merged" || state == "closed" ? state : "open";  // opened, locked: open
+  pr.state = state == "merged"   ? PullRequestState::merged
+             : state == "closed" ? PullRequestState::closed
+                                 : PullRequestState::open;  // opened, locked: open
   pr.head_sha = s(j, "sha");
   return pr;
 }
 
-std::string pipeline_state(const std::string& status) {
-  if (status == "success" || status == "skipped") return "passed";
-  if (status == "failed" || status == "canceled") return "failed";
-  return "pending";
+CheckState pipeline_state(const std::string& status) {
+  if (status == "success" || status == "skipped") return CheckState::passed;
+  if (status == "failed" || status == "canceled") return CheckState::failed;
+  return CheckState::pending;
 }
 
 class GitLab final : public ForgeClient {
@@ -53,7 +55,7 @@ class GitLab final : public ForgeClient {
 
   awaitable<Result<CiState>> checks(const std::string& sha, int number) override {
     CiState out;
-    out.state = "pending";
+    out.state = CheckState::pending;
     auto pipes = co_await call("GET", project_ + "/merge_requests/" + std::to_string(number) + "/pipelines", nullptr);
     if (!pipes) co_return pipes.take_error();
     json found;
@@ -66,19 +68,22 @@ class GitLab final : public ForgeClient {
     const json* pipe = &found;
     const std::string id = std::to_string(pipe->value("id", 0));
     out.state = pipeline_state(s(*pipe, "status"));
-    if (out.state != "failed") {
+    if (out.state != CheckState::failed) {
       out.checks.push_back({"pipeline " + id, out.state, "", s(*pipe, "web_url")});
       co_return out;
     }
     auto jobs = co_await call("GET", project_ + "/pipelines/" + id + "/jobs?scope[]=failed", nullptr);
     if (!jobs) co_return jobs.take_error();
     for (const json& j : jobs->json.is_array() ? jobs->json : json::array()) {
-      Check c{s(j, "name"), "failed", "job `" + s(j, "name") + "` failed", s(j, "web_url")};
+      Check c{s(j, "name"), CheckState::failed, "job `" + s(j, "name") + "` failed",
+              s(j, "web_url")};
       auto log = co_await call("GET", project_ + "/jobs/" + std::to_string(j.value("id", 0)) + "/trace", nullptr);
       if (log) c.details += "\n" + tail(log->body, 8192);
       out.checks.push_back(std::move(c));
     }
-    if (out.checks.empty()) out.checks.push_back({"pipeline " + id, "failed", "pipeline " + id + " failed", ""});
+    if (out.checks.empty())
+      out.checks.push_back(
+          {"pipeline " + id, CheckState::failed, "pipeline " + id + " failed", ""});
     co_return out;
   }
 

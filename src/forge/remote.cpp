@@ -2,6 +2,7 @@
 // git runs as a child of the daemon (not in the sandbox: it is loopr's own step, like the
 // merges), with the repository's hooks off and the token, for an http(s) remote only, in the
 // child's GIT_CONFIG_* variables (never on its command line, which every process can read).
+#include <loopr/core/enum_texts.hpp>
 #include <loopr/core/process.hpp>
 #include <loopr/forge/forge.hpp>
 #include <loopr/llm/http_client.hpp>
@@ -154,10 +155,18 @@ Result<Pushed> push_branch(const std::filesystem::path& root, const std::string&
   return Pushed{sha};
 }
 
+namespace {
+constexpr EnumText<CheckState> kCheckStates[] = {{CheckState::pending, "pending"},
+                                                 {CheckState::passed, "passed"},
+                                                 {CheckState::failed, "failed"}};
+}  // namespace
+
+const char* to_string(CheckState state) { return text_of(kCheckStates, state); }
+
 std::vector<std::string> CiState::failing() const {
   std::vector<std::string> out;
   for (const Check& c : checks)
-    if (c.state == "failed") out.push_back(c.name);
+    if (c.state == CheckState::failed) out.push_back(c.name);
   return out;
 }
 

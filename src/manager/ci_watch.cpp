@@ -34,14 +34,15 @@ bool still_waiting(const Loop& p, const std::string& sha) {
 std::string failing_line(const forge::CiState& ci) {
   std::string out;
   for (const forge::Check& c : ci.checks)
-    if (c.state == "failed") out += (out.empty() ? "" : ", ") + c.name;
+    if (c.state == forge::CheckState::failed) out += (out.empty() ? "" : ", ") + c.name;
   return out.empty() ? "(unnamed)" : out;
 }
 
 std::string failing_feedback(const forge::CiState& ci, int number) {
   std::string out = "The checks of pull request #" + std::to_string(number) + " fail:\n";
   for (const forge::Check& c : ci.checks)
-    if (c.state == "failed") out += "\n" + c.details + (c.url.empty() ? "" : "\n(" + c.url + ")") + "\n";
+    if (c.state == forge::CheckState::failed)
+      out += "\n" + c.details + (c.url.empty() ? "" : "\n(" + c.url + ")") + "\n";
   return out;
 }
 
@@ -77,7 +78,7 @@ awaitable<void> ci_verdict(State s, std::string plan, std::string sha, forge::Ci
         if (root == tree.end() || !still_waiting(*root, sha)) return std::nullopt;
         Loop p = *root;
         const int number = p.tree.pr_number;
-        if (ci.state == "passed") {
+        if (ci.state == forge::CheckState::passed) {
           p.tree.pr_checks = PrChecks::passed;
           p.tree.pr_failing.clear();
           p.tree.tree_complete = true;
@@ -126,12 +127,12 @@ awaitable<void> ci_verdict(State s, std::string plan, std::string sha, forge::Ci
 
 // The team merged or closed the PR while its checks were awaited: nothing more to wait for. The
 // tree is complete (checks `skipped`); a closed PR's plan gets a new one with `loopr merge`.
-awaitable<void> ended_on_forge(State s, std::string plan, std::string sha, std::string state) {
+awaitable<void> ended_on_forge(State s, std::string plan, std::string sha, PullRequestState state) {
   auto guard = co_await s->tree_lock.lock();
   co_await s->journal.edit(plan, [&](Loop& p, WriteSet& w) -> std::optional<Error> {
     if (!still_waiting(p, sha)) return make_error(ErrorCode::conflict, "moved on");
     if (p.tree.pr_state != state)
-      w.events.push_back(api::encode(plan, api::PrState{p.tree.pr_number, state}));
+      w.events.push_back(api::encode(plan, api::PrState{p.tree.pr_number, to_string(state)}));
     p.tree.pr_state = state;
     p.tree.pr_checks = PrChecks::skipped;
     p.tree.tree_complete = true;
@@ -178,7 +179,7 @@ awaitable<void> watch_ci(State s, std::string plan) {
     auto pr = co_await (*client)->get_pr(number);
     if (pr) {
       co_await store_pr_state(*s, plan, number, pr->state);
-      if (pr_ended(pr->state)) {
+      if (ended(pr->state)) {
         co_await ended_on_forge(s, plan, sha, pr->state);
         co_return;
       }
@@ -204,12 +205,12 @@ awaitable<void> watch_ci(State s, std::string plan) {
       const std::int64_t until = rate.reset_epoch_s - now_ms() / 1000;
       wait = std::max(wait, std::chrono::milliseconds(std::max<std::int64_t>(1, until) * 1000));
     }
-    if (ci->state == "pending") {
+    if (ci->state == forge::CheckState::pending) {
       if (now_ms() < deadline_ms) continue;
       co_await ci_verdict(s, plan, sha, std::move(*ci), true);
       co_return;
     }
-    spdlog::info("plan {}: the checks of {} {}", plan, sha.substr(0, 12), ci->state);
+    spdlog::info("plan {}: the checks of {} {}", plan, sha.substr(0, 12), to_string(ci->state));
     co_await ci_verdict(s, plan, sha, std::move(*ci), false);
     co_return;
   }

@@ -12,20 +12,19 @@
 
 namespace loopr::manager {
 
-bool pr_ended(const std::string& state) { return state == "merged" || state == "closed"; }
-
-awaitable<void> store_pr_state(ManagerState& s, std::string plan, int number, std::string state) {
+awaitable<void> store_pr_state(ManagerState& s, std::string plan, int number,
+                               PullRequestState state) {
   s.pr_asked_ms[plan] = now_ms();
   auto loaded = co_await s.journal.load(plan);
-  if (state.empty() || !loaded || loaded->tree.pr_number != number ||
+  if (state == PullRequestState::none || !loaded || loaded->tree.pr_number != number ||
       loaded->tree.pr_state == state)
     co_return;
-  spdlog::info("plan {}: pull request #{} is {} on the forge", plan, number, state);
+  spdlog::info("plan {}: pull request #{} is {} on the forge", plan, number, to_string(state));
   co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     if (l.tree.pr_number != number || l.tree.pr_state == state)
       return make_error(ErrorCode::conflict, "moved on");  // nothing to write
     l.tree.pr_state = state;
-    w.events.push_back(api::encode(l.id, api::PrState{number, state}));
+    w.events.push_back(api::encode(l.id, api::PrState{number, to_string(state)}));
     return std::nullopt;
   });
 }
@@ -34,7 +33,8 @@ namespace {
 
 awaitable<void> refresh_now(State s, std::string plan) {
   auto loaded = co_await s->journal.load(plan);
-  if (!loaded || loaded->tree.pr_number == 0 || loaded->tree.pr_state != "open") co_return;
+  if (!loaded || loaded->tree.pr_number == 0 || loaded->tree.pr_state != PullRequestState::open)
+    co_return;
   const int number = loaded->tree.pr_number;
   auto client = co_await forge_client(*s);
   if (!client) co_return;

@@ -136,7 +136,7 @@ awaitable<bool> store_pr(ManagerState& s, std::string plan, forge::PullRequest p
   auto stored = co_await s.journal.edit(plan, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     l.tree.pr_number = pr.number;
     l.tree.pr_url = pr.url;
-    l.tree.pr_state = pr.state.empty() ? "open" : pr.state;
+    l.tree.pr_state = pr.state == PullRequestState::none ? PullRequestState::open : pr.state;
     l.tree.pr_head = pushed.sha;
     // Never earlier than before: taking review comments moves it past them (ci_watch.cpp).
     l.tree.pr_pushed_at = std::max<std::int64_t>(l.tree.pr_pushed_at, now_ms());
@@ -222,7 +222,7 @@ static awaitable<Result<MergeInfo>> merged_on_forge(State s, Loop p) {
   auto pr = co_await (*client)->get_pr(number);
   if (!pr) co_return MergeInfo{};
   co_await store_pr_state(*s, p.id, number, pr->state);
-  if (pr->state != "merged") co_return MergeInfo{};
+  if (pr->state != PullRequestState::merged) co_return MergeInfo{};
   auto done = co_await s->journal.edit(p.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     if (l.status == LoopStatus::blocked &&
         !engine::transition(
@@ -236,7 +236,7 @@ static awaitable<Result<MergeInfo>> merged_on_forge(State s, Loop p) {
   });
   if (!done) co_return done.take_error();
   co_return MergeInfo{p.id,   done->tree.base_branch, done->tree.pr_head,
-                      number, done->tree.pr_url,      "merged"};
+                      number, done->tree.pr_url,      PullRequestState::merged};
 }
 
 awaitable<Result<MergeInfo>> retry_pr(State s, std::string plan) {

@@ -37,10 +37,10 @@ awaitable<ActionResult> iterate_from_pr(State s, std::string plan);
 awaitable<Result<std::vector<forge::ReviewComment>>> new_pr_comments(State s, std::string plan);
 
 // pr_state.cpp
-/// The team merged or closed the PR on the forge: loopr stops waiting for it.
-bool pr_ended(const std::string& state);
 /// The PR's state as the forge just said it, stored (with a `pr_state` event) when it changed.
-awaitable<void> store_pr_state(ManagerState& s, std::string plan, int number, std::string state);
+/// (`ended(state)`, core/loop_marks.hpp: the team merged or closed it; loopr stops waiting.)
+awaitable<void> store_pr_state(ManagerState& s, std::string plan, int number,
+                               PullRequestState state);
 /// A plan is shown: its open PR's state asked in the background, at most once per
 /// forge.ci.poll_max (never while its CI watch asks anyway).
 void refresh_pr_soon(const State& s, const std::string& plan);

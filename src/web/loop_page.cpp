@@ -84,11 +84,13 @@ std::string loop_summary_section(const LoopView& v, const std::string& token) {
     out += field("merge error", esc(d.merge_error));
     if (d.pr) {  // merge: pr: the pull request (its address is the forge's: only http(s) links)
       const api::PrView& p = *d.pr;
-      std::string pr = p.number > 0 ? "#" + std::to_string(p.number) + " " +
-                                          outside_link(p.url) + " (" + esc(name_text(p.state)) + ")"
+      std::string pr = p.number > 0 ? "#" + std::to_string(p.number) + " " + outside_link(p.url) +
+                                          " (" + esc(name_text(to_string(p.state))) + ")"
                                     : "";
       out += field("pull request", pr);
-      out += field("checks", esc(name_text(p.checks + (p.failing.empty() ? "" : ": " + p.failing))));
+      out +=
+          field("checks",
+                esc(name_text(to_string(p.checks) + (p.failing.empty() ? "" : ": " + p.failing))));
       out += field("pr error", esc(p.error));
     }
   }

@@ -47,6 +47,38 @@ TEST(ViewsTest, APlanRowReadsTypedAndWritesBackTheSame) {
   EXPECT_EQ(to_json(r), j);
 }
 
+// Issue 44: a plan row's pull request carries its state and checks typed, written back as the
+// same words; a word this loopr does not know reads as none (null), never as a state.
+TEST(ViewsTest, APullRequestsStateAndChecksReadTypedAndWriteBackTheSame) {
+  json j = json::parse(kPlanRow);
+  j["pr"] = {{"number", 7},      {"url", "https://github.com/acme/widgets/pull/7"},
+             {"state", "open"},  {"checks", "pending"},
+             {"head", "abc"},    {"failing", nullptr},
+             {"error", nullptr}, {"ci_fix_loops", 0}};
+  for (auto [state, word] :
+       {std::pair{PullRequestState::open, "open"}, std::pair{PullRequestState::closed, "closed"},
+        std::pair{PullRequestState::merged, "merged"}}) {
+    j["pr"]["state"] = word;
+    for (auto [checks, text] :
+         {std::pair{PrChecks::pending, "pending"}, std::pair{PrChecks::passed, "passed"},
+          std::pair{PrChecks::failed, "failed"}, std::pair{PrChecks::skipped, "skipped"}}) {
+      j["pr"]["checks"] = text;
+      LoopRow r = loop_row_from_json(j);
+      ASSERT_TRUE(r.pr);
+      EXPECT_EQ(r.pr->state, state) << word;
+      EXPECT_EQ(r.pr->checks, checks) << text;
+      EXPECT_EQ(to_json(r), j);
+    }
+  }
+  j["pr"]["state"] = "draft";
+  j["pr"]["checks"] = "PASSED";
+  LoopRow r = loop_row_from_json(j);
+  EXPECT_EQ(r.pr->state, PullRequestState::none);
+  EXPECT_EQ(r.pr->checks, PrChecks::none);
+  EXPECT_TRUE(to_json(r)["pr"]["state"].is_null());
+  EXPECT_TRUE(to_json(r)["pr"]["checks"].is_null());
+}
+
 TEST(ViewsTest, TheCacheFiguresOfALoopAndItsTreeRoundTrip) {
   LoopRow r = loop_row_from_json(json::parse(kPlanRow));
   EXPECT_EQ(r.cache_read_tokens, 7000);

@@ -318,13 +318,28 @@ TEST(FormatTest, APullRequestsFieldsFromAHostileForgeAreShownNeverObeyed) {
   EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
   EXPECT_EQ(out.find('\x07'), std::string::npos) << out;
   EXPECT_EQ(out.find("\nforged: line"), std::string::npos) << out;
-  EXPECT_NE(out.find("#3 javascript:alert(1)//^[]0;title^G (open^[[2J)"), std::string::npos) << out;
+  // The state and the checks are loopr's words (issue 44): any other word, this one with its
+  // controls, reads as none and shows as nothing.
+  EXPECT_NE(out.find("#3 javascript:alert(1)//^[]0;title^G ()\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("open^[[2J"), std::string::npos) << out;
+  EXPECT_EQ(out.find("\nchecks:"), std::string::npos) << out;
   // It is the forge's CI that fails, not the local tests of the integration branch.
   EXPECT_NE(out.find("blocked: the forge's CI fails on pull request #3"), std::string::npos) << out;
   EXPECT_EQ(out.find("the integration branch fails its tests"), std::string::npos) << out;
   const std::string list = render_tree_table(rows_of(json::array({d})), Style{false}, 0, {});
   EXPECT_EQ(list.find('\x1b'), std::string::npos) << list;
-  EXPECT_NE(list.find("PR #3 (failed^[[31m)"), std::string::npos) << list;
+  EXPECT_NE(list.find("PR #3"), std::string::npos) << list;
+  EXPECT_EQ(list.find("failed^[[31m"), std::string::npos) << list;
+  // loopr's own words are shown as they were.
+  d["pr"]["state"] = "open";
+  d["pr"]["checks"] = "failed";
+  const std::string known = render_loop_details(detail_of(d), Style{false}, 0);
+  EXPECT_NE(known.find("#3 javascript:alert(1)//^[]0;title^G (open)\n"), std::string::npos)
+      << known;
+  EXPECT_NE(known.find("\nchecks:     failed: "), std::string::npos) << known;
+  EXPECT_NE(
+      render_tree_table(rows_of(json::array({d})), Style{false}, 0, {}).find("PR #3 (failed)"),
+      std::string::npos);
   // A PR the team merged or closed on the forge.
   d["status"] = "complete";
   d["end_reason"] = nullptr;

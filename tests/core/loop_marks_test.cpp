@@ -44,7 +44,63 @@ const char* const kStoredPlan = R"json({
   "input_tokens": 1000, "output_tokens": 200, "cache_read_tokens": 0, "cache_write_tokens": 0,
   "cost_usd": 0.5, "created_at": 1763700000123, "updated_at": 1763700005456, "version": 9})json";
 
+// A `merge: pr` plan's marks exactly as loopr at 268c5fc stored them (the PR's state a string
+// then, an enum since; the same texts).
+const char* const kStoredPrPlan = R"json({
+  "id": "002", "type": "plan", "parent_id": "", "plan_id": "002", "index": 0,
+  "task": "Add a --quiet flag", "input_artifact": "",
+  "output_artifacts": [".loopr/plans/002-add-a-quiet-flag.plan.md"], "prompt_template": "plan",
+  "validation_command": "", "max_iterations": 5, "worktree": "", "branch": "loopr/002-loops/002",
+  "iteration": 1, "status": "complete", "status_reason": "approved by the user", "progress": "",
+  "context": {
+    "base_branch": "main",
+    "ci_fixes": 1,
+    "pr_checks": "passed",
+    "pr_failing": "lint",
+    "pr_head": "5555555555555555555555555555555555555555",
+    "pr_number": 7,
+    "pr_pushed_at": 1763700001000,
+    "pr_state": "merged",
+    "pr_url": "https://github.com/acme/widgets/pull/7",
+    "tree_complete": true
+  },
+  "input_tokens": 10, "output_tokens": 2, "cache_read_tokens": 0, "cache_write_tokens": 0,
+  "cost_usd": 0.01, "created_at": 1763700000123, "updated_at": 1763700005456, "version": 4})json";
+
 }  // namespace
+
+TEST(LoopMarksTest, AMergePrPlanFromBeforeThePrStateWasTypedLoadsAndWritesBackTheSame) {
+  const json stored = json::parse(kStoredPrPlan);
+  auto loop = loop_from_store_json(stored);
+  ASSERT_TRUE(loop.ok()) << loop.error().message;
+  EXPECT_EQ(loop->tree.pr_state, PullRequestState::merged);
+  EXPECT_EQ(loop->tree.pr_checks, PrChecks::passed);
+  EXPECT_EQ(loop->tree.pr_number, 7);
+  EXPECT_TRUE(loop->unknown_marks.empty()) << loop->unknown_marks.dump();
+  EXPECT_EQ(to_store_json(*loop).dump(), stored.dump());
+}
+
+TEST(LoopMarksTest, APullRequestsStateIsOneOfThreeTextsAndNoneForAnyOther) {
+  for (const char* text : {"open", "closed", "merged"}) {
+    Loop l;
+    l.id = "001";
+    l.tree.pr_state = parse_pull_request_state(text);
+    ASSERT_NE(l.tree.pr_state, PullRequestState::none) << text;
+    EXPECT_STREQ(to_string(l.tree.pr_state), text);
+    EXPECT_EQ(to_store_json(l)["context"]["pr_state"], text);
+    EXPECT_EQ(loop_from_store_json(to_store_json(l))->tree.pr_state, l.tree.pr_state) << text;
+  }
+  Loop none;
+  none.id = "001";
+  EXPECT_FALSE(to_store_json(none)["context"].contains("pr_state"));
+  // A word this version does not know (a forge's own, a newer loopr's) is no state it acts on.
+  for (const char* text : {"", "opened", "OPEN", "locked", "draft"})
+    EXPECT_EQ(parse_pull_request_state(text), PullRequestState::none) << text;
+  EXPECT_TRUE(ended(PullRequestState::merged));
+  EXPECT_TRUE(ended(PullRequestState::closed));
+  EXPECT_FALSE(ended(PullRequestState::open));
+  EXPECT_FALSE(ended(PullRequestState::none));
+}
 
 TEST(LoopMarksTest, ARecordInTheEarlierFormatLoadsIntoTypedMarks) {
   auto loop = loop_from_store_json(json::parse(kStoredPlan));

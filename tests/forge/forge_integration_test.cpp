@@ -130,7 +130,7 @@ TEST_F(ForgeTest, OpensThePullRequestOnceWithGitHubsHeaders) {
   EXPECT_TRUE(created);
   EXPECT_EQ(pr->number, 1);
   EXPECT_EQ(pr->url, "https://github.com/acme/widgets/pull/1");
-  EXPECT_EQ(pr->state, "open");
+  EXPECT_EQ(pr->state, PullRequestState::open);
   EXPECT_EQ(pr->head_sha + "\n", rev(bare.string(), "refs/heads/loopr/001"));
   auto second = run(io, c->open_pr({"loopr/001", "main", "loopr: a title", "the body"}, created));
   ASSERT_TRUE(second) << second.error().message;
@@ -167,21 +167,21 @@ TEST_F(ForgeTest, ChecksReadCheckRunsAndTheCombinedStatus) {
   // decide: in progress first, then passed.
   auto first = run(io, c->checks(a, 1));
   ASSERT_TRUE(first) << first.error().message;
-  EXPECT_EQ(first->state, "pending");
+  EXPECT_EQ(first->state, CheckState::pending);
   auto then = run(io, c->checks(a, 1));
   ASSERT_TRUE(then) << then.error().message;
-  EXPECT_EQ(then->state, "passed");
+  EXPECT_EQ(then->state, CheckState::passed);
   // A failing run: its title, summary and text are the output.
   auto failed = run(io, c->checks(b, 1));
   ASSERT_TRUE(failed);
-  EXPECT_EQ(failed->state, "failed");
+  EXPECT_EQ(failed->state, CheckState::failed);
   ASSERT_EQ(failed->failing(), std::vector<std::string>{"test"});
   for (const char* part : {"2 tests failed", "see below", "FAIL test_add"})
     EXPECT_NE(failed->checks[1].details.find(part), std::string::npos) << failed->checks[1].details;
   // A commit status alone decides too.
   auto status = run(io, c->checks(d, 1));
   ASSERT_TRUE(status);
-  EXPECT_EQ(status->state, "failed");
+  EXPECT_EQ(status->state, CheckState::failed);
   EXPECT_EQ(status->failing(), std::vector<std::string>{"ci/jenkins"});
 }
 
@@ -262,7 +262,7 @@ TEST_F(ForgeTest, GitLabMergeRequestsPipelinesAndUnresolvedNotes) {
   ASSERT_TRUE(mr) << mr.error().message;
   EXPECT_TRUE(created);
   EXPECT_EQ(mr->number, 1);
-  EXPECT_EQ(mr->state, "open");
+  EXPECT_EQ(mr->state, PullRequestState::open);
   EXPECT_EQ(mr->url, "https://gitlab.com/acme/widgets/-/merge_requests/1");
   auto again = run(io, c->open_pr({"loopr/001", "main", "t", "b"}, created));
   ASSERT_TRUE(again);
@@ -270,10 +270,10 @@ TEST_F(ForgeTest, GitLabMergeRequestsPipelinesAndUnresolvedNotes) {
   // The MR's pipeline of that commit: running, then failed with the failed job's log.
   auto running = run(io, c->checks(mr->head_sha, 1));
   ASSERT_TRUE(running) << running.error().message;
-  EXPECT_EQ(running->state, "pending");
+  EXPECT_EQ(running->state, CheckState::pending);
   auto failed = run(io, c->checks(mr->head_sha, 1));
   ASSERT_TRUE(failed) << failed.error().message;
-  EXPECT_EQ(failed->state, "failed");
+  EXPECT_EQ(failed->state, CheckState::failed);
   ASSERT_EQ(failed->failing(), std::vector<std::string>{"unit"});
   EXPECT_NE(failed->checks[0].details.find("JOB-LOG-55"), std::string::npos);
   // Diff notes: the resolved one is left out.
@@ -289,6 +289,40 @@ TEST_F(ForgeTest, GitLabMergeRequestsPipelinesAndUnresolvedNotes) {
       EXPECT_EQ(r["headers"]["authorization"], "[token]") << r.dump();
     }
   }
+}
+
+// Issue 44: the forge's words for a PR (GitHub's `state` with `merged`/`merged_at`, GitLab's
+// `opened`/`closed`/`merged`) become loopr's three states where they are read.
+TEST_F(ForgeTest, APullRequestsStateOnEitherForgeIsOneOfLooprsThree) {
+  ASSERT_TRUE(push_branch(root, "origin", "loopr/001", ""));
+  for (const char* kind : {"github", "gitlab"}) {
+    MockForge mock(json{{"kind", kind}}, kToken, bare.string());
+    net::io_context io;
+    ForgeConfig f;
+    f.kind = kind;
+    f.api_url = mock.url() + (std::string(kind) == "gitlab" ? "/api/v4" : "");
+    auto made = make_client(io, f, "acme/widgets", kToken);
+    ASSERT_TRUE(made) << made.error().message;
+    bool created = false;
+    auto pr = run(io, (*made)->open_pr({"loopr/001", "main", "t", "b"}, created));
+    ASSERT_TRUE(pr) << kind << ": " << pr.error().message;
+    for (auto [word, state] : {std::pair{"merged", PullRequestState::merged},
+                               std::pair{"closed", PullRequestState::closed},
+                               std::pair{"open", PullRequestState::open}}) {
+      mock.set_pull_state(pr->number, word);
+      auto now = run(io, (*made)->get_pr(pr->number));
+      ASSERT_TRUE(now) << kind << ": " << now.error().message;
+      EXPECT_EQ(now->state, state) << kind << " " << word;
+      EXPECT_STREQ(to_string(now->state), word);
+    }
+  }
+}
+
+// The checks' states are written as loopr's words in logs and events.
+TEST(CheckStateTest, EachStateHasItsWord) {
+  EXPECT_STREQ(to_string(CheckState::pending), "pending");
+  EXPECT_STREQ(to_string(CheckState::passed), "passed");
+  EXPECT_STREQ(to_string(CheckState::failed), "failed");
 }
 
 }  // namespace

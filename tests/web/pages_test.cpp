@@ -212,7 +212,9 @@ TEST(WebPagesTest, APullRequestsAddressIsALinkOnlyWhenItIsHttp) {
   v.detail = as_detail(detail);
   std::string html = loop_body(v, kToken);
   expect_inert(html);
-  EXPECT_TRUE(has(html, "#1 javascript:alert(1)// (open^[[2J)")) << html;
+  // The state is one of loopr's words (issue 44): another word reads as none, shown as nothing.
+  EXPECT_TRUE(has(html, "#1 javascript:alert(1)// ()")) << html;
+  EXPECT_FALSE(has(html, "open^[[2J")) << html;
   EXPECT_FALSE(has(html, "\x1b")) << html;
   for (const char* url :
        {"JavaScript:alert(1)", "data:text/html,x", "vbscript:x", "//evil.example/x",

@@ -42,8 +42,10 @@ struct IntegrationView {
 struct PrView {
   int number = 0;
   std::string url;
-  std::string state;   ///< open | closed | merged
-  std::string checks;  ///< pending | passed | failed | skipped (empty: null, not pushed yet)
+  /// open | closed | merged (none: null; also a word this loopr does not know)
+  PullRequestState state = PullRequestState::none;
+  /// pending | passed | failed | skipped (none: null, not pushed yet; also an unknown word)
+  PrChecks checks = PrChecks::none;
   std::string head;    ///< the commit pushed
   std::string failing; ///< the failing checks (empty: null)
   std::string error;   ///< what failed pushing or at the forge, and the retry (empty: null)

@@ -46,6 +46,17 @@ enum class PrChecks { none, pending, passed, failed, skipped };
 const char* to_string(PrChecks checks);
 PrChecks parse_pr_checks(std::string_view text);  ///< none for any other text
 
+/// `merge: pr`: the pull request as the forge said last (none: no PR yet). The forge's own words
+/// (GitHub's `state`/`merged`, GitLab's `opened`/`locked`/…) become one of these where they are
+/// read (src/forge); stored and sent as "open", "closed", "merged" ("" for none).
+enum class PullRequestState { none, open, closed, merged };
+const char* to_string(PullRequestState state);
+PullRequestState parse_pull_request_state(std::string_view text);  ///< none for any other text
+/// The team merged or closed it on the forge: loopr waits for nothing more of it.
+constexpr bool ended(PullRequestState state) {
+  return state == PullRequestState::merged || state == PullRequestState::closed;
+}
+
 /// Written by the manager only: where the loop stands in its tree. Integration branch =
 /// `loopr/<plan>`; "generation" = the children spawned from one iteration of a parent.
 struct TreeMarks {
@@ -89,7 +100,7 @@ struct TreeMarks {
   // Plans only, `merge: pr`: the pull request of the integration branch and its CI.
   int pr_number = 0;          ///< 0: none opened yet
   std::string pr_url;         ///< the PR's web address
-  std::string pr_state;       ///< open | closed | merged (as the forge said last)
+  PullRequestState pr_state = PullRequestState::none;
   PrChecks pr_checks = PrChecks::none;
   std::string pr_head;        ///< the commit pushed last (`loopr/<plan>` on the remote)
   std::int64_t pr_pushed_at = 0;  ///< ms since the epoch: review comments after it are new

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <loopr/core/config.hpp>
+#include <loopr/core/loop_marks.hpp>
 #include <loopr/core/result.hpp>
 #include <loopr/net/asio.hpp>
 
@@ -20,9 +21,9 @@ namespace loopr::forge {
 
 /// A pull request (GitHub) or merge request (GitLab).
 struct PullRequest {
-  int number = 0;     ///< GitHub's number, GitLab's iid
-  std::string url;    ///< its web address
-  std::string state;  ///< open | closed | merged
+  int number = 0;                                   ///< GitHub's number, GitLab's iid
+  std::string url;                                  ///< its web address
+  PullRequestState state = PullRequestState::none;  ///< open, closed or merged once read
   std::string head_sha;
 };
 
@@ -31,17 +32,22 @@ struct PrRequest {
   std::string head, base, title, body;
 };
 
+/// A check's (or a commit's) state in loopr's words, whatever the forge called it (GitHub's
+/// conclusions, GitLab's pipeline statuses are mapped where they are read).
+enum class CheckState { pending, passed, failed };
+const char* to_string(CheckState state);  ///< "pending", "passed", "failed" (logs, tests)
+
 /// One check of a commit: a GitHub check run or commit status, a GitLab pipeline job.
 struct Check {
   std::string name;
-  std::string state;    ///< pending | passed | failed
+  CheckState state = CheckState::pending;
   std::string details;  ///< a failed check's output: title, summary and text (or the job's log)
   std::string url;
 };
 
 /// The verdict on a commit's checks.
 struct CiState {
-  std::string state;  ///< pending | passed | failed
+  CheckState state = CheckState::pending;
   std::vector<Check> checks;
   std::vector<std::string> failing() const;  ///< the failed checks' names
 };

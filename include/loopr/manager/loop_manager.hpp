@@ -32,7 +32,8 @@ struct MergeInfo {
   std::string sha;
   int pr_number = 0;   ///< merge: pr: the pull request pushed / opened (then `sha` is its head)
   std::string pr_url;
-  std::string pr_state;  ///< open, or merged: the team merged it on the forge (nothing pushed)
+  /// open, or merged: the team merged it on the forge (nothing pushed)
+  PullRequestState pr_state = PullRequestState::none;
 };
 
 /// The repository's file system against `limits.min_free_space`.
