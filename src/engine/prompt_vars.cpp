@@ -1,14 +1,14 @@
 // Step 1 and 2 of an iteration: what the loop's prompt shows. The worktree's state is the loop's
 // own work since it started (not just since the last checkpoint, which a fresh-context model
 // would almost always see as "(clean)"), and a code loop is told what its phase serves.
-#include <loopr/core/text.hpp>
 #include <loopr/core/process.hpp>
+#include <loopr/core/text.hpp>
 #include <loopr/engine/feedback.hpp>
 #include <loopr/engine/prompt_vars.hpp>
+#include <loopr/git/artifact.hpp>
 #include <loopr/git/worktree.hpp>
 #include <loopr/markdown/artifacts.hpp>
 #include <loopr/store/task_store.hpp>
-#include <loopr/tools/sandbox.hpp>
 
 namespace loopr::engine {
 
@@ -25,15 +25,20 @@ std::string cut(std::string text, std::size_t max_bytes) {
   return text + "\n(cut here)";
 }
 
+// The loop's own worktree only (the iteration reads what is there now, never an older commit),
+// through the one artifact reader: a symlink or FIFO the model's commands made there is not read.
+git::ArtifactText read_from_worktree(const Loop& loop, const std::string& rel,
+                                     std::size_t max_bytes) {
+  return git::read_loop_artifact({{}, loop.worktree, rel, {}}, max_bytes);
+}
+
 std::string read_input(const Loop& loop, const Config& config) {
-  // Through the sandbox's resolver: the model's commands may have made it a symlink.
-  auto text = tools::Sandbox(loop.worktree).read(loop.input_artifact, config.artifacts.max_bytes);
-  if (!text)
+  auto text = read_from_worktree(loop, loop.input_artifact, config.artifacts.max_bytes);
+  if (!text.bytes)
     return "(the input artifact " + loop.input_artifact +
-           " cannot be read from the working tree: " + text.error().message + ")";
-  if (text->size() <= config.artifacts.max_bytes) return std::move(*text);
-  return text->substr(0, config.artifacts.max_bytes) +
-         "\n(the input artifact is cut here: it is larger than " +
+           " cannot be read from the working tree: " + text.problem + ")";
+  if (!text.truncated) return std::move(*text.bytes);
+  return *text.bytes + "\n(the input artifact is cut here: it is larger than " +
          std::to_string(config.artifacts.max_bytes) + " bytes)";
 }
 
@@ -42,10 +47,10 @@ std::string read_input(const Loop& loop, const Config& config) {
 std::optional<std::string> ancestor_artifact(const Loop& loop, const Loop& ancestor,
                                              const Config& config) {
   if (ancestor.output_artifacts.empty()) return std::nullopt;
-  auto text = tools::Sandbox(loop.worktree)
-                  .read(ancestor.output_artifacts.front(), config.artifacts.max_bytes);
-  if (!text) return std::nullopt;
-  return std::move(*text);
+  // One byte past the limit: the format check then names the artifact too large, as before.
+  auto text =
+      read_from_worktree(loop, ancestor.output_artifacts.front(), config.artifacts.max_bytes + 1);
+  return std::move(text.bytes);
 }
 
 // The plan's title and success criteria, and (code loops) the overview of the spec their phase

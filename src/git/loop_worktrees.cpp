@@ -2,12 +2,11 @@
 // crash: branches that exist are taken as they are, a merge made before is `up_to_date`.
 #include <spdlog/spdlog.h>
 
-#include <fstream>
 #include <system_error>
 
 #include <loopr/core/commit_message.hpp>
 #include <loopr/core/ids.hpp>
-#include <loopr/core/read_up_to.hpp>
+#include <loopr/git/artifact.hpp>
 #include <loopr/git/branches.hpp>
 #include <loopr/git/loop_worktrees.hpp>
 #include <loopr/git/repository.hpp>
@@ -37,12 +36,6 @@ bool set_aside_if_stray(const Repository& repo, const RepoPaths& paths, const st
   }
   spdlog::warn("loop {}: moved a folder git did not know as a worktree to {}", id, target.string());
   return true;
-}
-
-Result<std::string> read_text_file(const std::filesystem::path& path, std::size_t max_bytes) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::not_found, "cannot read " + path.string());
-  return read_up_to(in, max_bytes);
 }
 
 }  // namespace
@@ -274,17 +267,15 @@ Result<bool> LoopWorktrees::checkpoint(const std::string& worktree,
 Result<std::string> LoopWorktrees::read_artifact(const Loop& loop, std::size_t max_bytes) const {
   if (loop.output_artifacts.empty())
     return make_error(ErrorCode::invalid_argument, "loop " + loop.id + " has no artifact");
-  const std::string& rel = loop.output_artifacts.front();
-  if (!loop.worktree.empty()) {
-    auto text = read_text_file(std::filesystem::path(loop.worktree) / rel, max_bytes);
-    if (text) return text;
-  }
-  LOOPR_ASSIGN(Repository r, Repository::open(paths_.root));
-  auto committed = r.read_file(branch_of(loop), rel, max_bytes);
-  if (!committed)
-    return make_error(ErrorCode::not_found, "cannot read " + rel + " on branch " + branch_of(loop) +
-                                                ": " + committed.error().message);
-  return committed;
+  // The one reader (git/artifact.hpp): never through a symlink or special file the model left in
+  // the worktree. One byte past the limit tells the caller the artifact is too large.
+  ArtifactText text = read_loop_artifact(
+      {paths_.root, loop.worktree, loop.output_artifacts.front(), artifact_branches(loop)},
+      max_bytes + 1);
+  if (!text.worktree_problem.empty())
+    spdlog::warn("loop {}: {} (read as committed instead)", loop.id, text.worktree_problem);
+  if (!text.bytes) return make_error(ErrorCode::not_found, text.problem);
+  return std::move(*text.bytes);
 }
 
 Result<std::vector<std::string>> LoopWorktrees::clear_locks(std::span<const Loop> loops) const {

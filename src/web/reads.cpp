@@ -1,9 +1,9 @@
 // The web UI's reads (reads.hpp).
 #include "web/reads.hpp"
 
-#include <fstream>
-
 #include <loopr/core/commit_message.hpp>
+#include <loopr/core/text.hpp>
+#include <loopr/git/artifact.hpp>
 #include <loopr/git/branches.hpp>
 #include <loopr/git/repository.hpp>
 
@@ -66,47 +66,22 @@ ShownFile read_from_branches(const RepoPaths& paths, const std::vector<std::stri
 
 }  // namespace
 
-/// At most kMaxFileBytes of a file; nullopt when it cannot be opened.
-ShownFile read_shown(const std::filesystem::path& p, std::string shown_path) {
+ShownFile read_artifact(const RepoPaths& paths, const api::LoopRow& loop, const std::string& rel) {
+  // The one reader (git/artifact.hpp): the model writes the worktree, so a symlink there may point
+  // anywhere on the machine and a FIFO would hold a reads thread; neither is opened.
+  git::ArtifactText read = git::read_loop_artifact(
+      {paths.root, loop.worktree, rel, git::artifact_branches(loop.branch, loop.id, loop.plan_id)},
+      kMaxFileBytes);
   ShownFile f;
-  f.path = std::move(shown_path);
-  std::ifstream in(p, std::ios::binary);
-  if (!in) {
-    f.problem = "(no " + p.filename().string() + ")";
+  f.path = rel;
+  if (!read.bytes) {
+    f.problem = std::move(read.problem);
     return f;
   }
-  std::string text(kMaxFileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxFileBytes) {
-    text.resize(kMaxFileBytes);
-    f.truncated = true;
-  }
-  f.text = std::move(text);
+  f.text = valid_utf8(*read.bytes);
+  f.truncated = read.truncated;
+  f.source = std::move(read.branch);
   return f;
-}
-
-ShownFile read_artifact(const RepoPaths& paths, const api::LoopRow& loop, const std::string& rel) {
-  const std::string& worktree = loop.worktree;
-  if (!worktree.empty() && inside(rel)) {
-    // The model writes the worktree: a symlink there may point anywhere on the machine. Read
-    // only a regular file whose real place is inside the worktree.
-    std::error_code ec;
-    const auto root = std::filesystem::canonical(worktree, ec);
-    std::error_code ec2;
-    const auto real = std::filesystem::canonical(std::filesystem::path(worktree) / rel, ec2);
-    const auto from_root = real.lexically_relative(root);
-    if (!ec && !ec2 && !from_root.empty() && *from_root.begin() != ".." &&
-        std::filesystem::is_regular_file(real, ec2)) {
-      auto f = read_shown(real, rel);
-      if (f.text) return f;
-    }
-  }
-  std::vector<std::string> branches;
-  if (!loop.branch.empty()) branches.push_back(loop.branch);
-  branches.push_back(git::archive_branch(loop.id));
-  if (!loop.plan_id.empty()) branches.push_back(git::integration_branch(loop.plan_id));
-  return read_from_branches(paths, branches, rel);
 }
 
 ShownFile read_committed(const RepoPaths& paths, const api::LoopRow& loop, const std::string& rel) {

@@ -12,12 +12,9 @@
 
 namespace loopr::daemon::web {
 
-/// At most 1 MiB of a file; `problem` when it cannot be opened.
-ShownFile read_shown(const std::filesystem::path& p, std::string shown_path);
-
-/// An artifact: from the loop's worktree while it has one (a regular file inside it, never
-/// through a symlink that leaves it), else as committed on its branch, on its plan's integration
-/// branch, or archived.
+/// An artifact, at most 1 MiB made valid UTF-8, through the one reader (git/artifact.hpp): from
+/// the loop's worktree while it has one (a regular file there, never through a symlink, never a
+/// FIFO), else as committed on its branch, archived, or on its plan's integration branch.
 ShownFile read_artifact(const RepoPaths& paths, const api::LoopRow& loop, const std::string& rel);
 
 /// `rel` as committed on the loop's branches (the ones its diff is made from; a plan's

@@ -157,8 +157,9 @@ class LoopWorktrees {
   /// Commits what the worktree holds (a run stopped mid-iteration); true when there was some.
   Result<bool> checkpoint(const std::string& worktree, const std::string& message) const;
 
-  /// The loop's first output artifact, at most `max_bytes + 1` bytes: from its worktree, or, when
-  /// that is gone, as committed on its branch.
+  /// The loop's first output artifact, at most `max_bytes + 1` bytes, through the one reader
+  /// (git/artifact.hpp): from its worktree when it is a regular file there reached without a
+  /// symlink, else as committed on its branch, its archive branch, its plan's integration branch.
   Result<std::string> read_artifact(const Loop& loop, std::size_t max_bytes) const;
 
   // -- after a crash
