@@ -52,6 +52,45 @@ void drop_handed_sweep(const std::filesystem::path& worktree) {
   kept().erase(key_of(worktree));
 }
 
+namespace {
+std::map<std::string, CleanCheckpoint>& clean_kept() {
+  static std::map<std::string, CleanCheckpoint> map;
+  return map;
+}
+}  // namespace
+
+void keep_clean_checkpoint(const std::filesystem::path& worktree, CleanCheckpoint clean) {
+  std::lock_guard lock(g_mutex);
+  clean_kept()[key_of(worktree)] = std::move(clean);
+}
+
+std::optional<CleanCheckpoint> take_clean_checkpoint(const std::filesystem::path& worktree) {
+  std::lock_guard lock(g_mutex);
+  auto it = clean_kept().find(key_of(worktree));
+  if (it == clean_kept().end()) return std::nullopt;
+  std::optional<CleanCheckpoint> out(std::move(it->second));
+  clean_kept().erase(it);
+  return out;
+}
+
+void drop_clean_checkpoint(const std::filesystem::path& path) {
+  const std::string key = key_of(path);
+  std::lock_guard lock(g_mutex);
+  // A command started in a folder of the worktree writes the worktree all the same.
+  for (auto it = clean_kept().begin(); it != clean_kept().end();) {
+    const std::string& kept = it->first;
+    const bool inside = key == kept || kept == "/" ||
+                        (key.size() > kept.size() && key.compare(0, kept.size(), kept) == 0 &&
+                         key[kept.size()] == '/');
+    it = inside ? clean_kept().erase(it) : std::next(it);
+  }
+}
+
+std::size_t clean_checkpoints() {
+  std::lock_guard lock(g_mutex);
+  return clean_kept().size();
+}
+
 std::size_t handed_sweeps() {
   std::lock_guard lock(g_mutex);
   return kept().size();
