@@ -1,6 +1,7 @@
 #include <map>
 #include <mutex>
 
+#include <loopr/core/clean_checkpoint.hpp>
 #include <loopr/core/sweep_handoff.hpp>
 
 namespace loopr {

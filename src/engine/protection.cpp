@@ -5,6 +5,7 @@
 #include <loopr/core/merge_policy.hpp>
 #include <loopr/engine/prompt_vars.hpp>
 #include <loopr/git/branches.hpp>
+#include <loopr/git/clean_changes.hpp>
 #include <loopr/git/repository.hpp>
 #include <loopr/git/worktree.hpp>
 #include <loopr/markdown/artifacts.hpp>
@@ -24,7 +25,9 @@ Result<std::vector<Breach>> protection_breaches(const Loop& loop, const Config& 
   const std::vector<std::string> harness = harness_patterns(config);
   LOOPR_ASSIGN(git::Worktree wt, git::Worktree::open(loop.worktree));
   LOOPR_ASSIGN(std::vector<PathChange> changes,
-               wt.path_changes_since(work_start(loop), keyed_files(harness), written));
+               written
+                   ? git::path_changes_after(wt, work_start(loop), keyed_files(harness), *written)
+                   : wt.path_changes_since(work_start(loop), keyed_files(harness)));
   add_keyed_changes(changes, harness);
   // A loop that edits its own phase document (run_command can write there) owns nothing: the
   // phase as the loop found it decides, and that one is not in the worktree any more.

@@ -10,6 +10,7 @@
 #include <loopr/core/loop.hpp>
 #include <loopr/core/protected_paths.hpp>
 #include <loopr/core/result.hpp>
+#include <loopr/git/clean_changes.hpp>
 
 #include "engine/validation.hpp"
 

@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include <loopr/core/clean_checkpoint.hpp>
 #include <loopr/core/sweep_handoff.hpp>
 #include <loopr/core/worktree_sweep.hpp>
 #include <loopr/exec/executor.hpp>

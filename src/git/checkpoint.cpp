@@ -1,6 +1,7 @@
 // Checkpoint commits: everything changed in a work tree becomes one commit on its branch.
 #include <sys/stat.h>
 
+#include <loopr/core/clean_checkpoint.hpp>
 #include <loopr/core/sweep_handoff.hpp>
 #include <loopr/git/worktree.hpp>
 

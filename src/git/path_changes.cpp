@@ -11,7 +11,8 @@
 #include <optional>
 #include <set>
 
-#include <loopr/core/sweep_handoff.hpp>
+#include <loopr/core/clean_checkpoint.hpp>
+#include <loopr/git/clean_changes.hpp>
 #include <loopr/git/repository.hpp>
 #include <loopr/git/work_tree_state.hpp>
 #include <loopr/git/worktree.hpp>
@@ -259,11 +260,16 @@ std::uint64_t changes_read_from_checkpoint() {
   return g_from_checkpoint.load(std::memory_order_relaxed);
 }
 
-Result<std::vector<PathChange>> Worktree::path_changes_since(
-    const std::string& since, const std::vector<std::string>& content_patterns,
-    const WrittenSince* written) const {
+namespace {
+
+// The change since `since` of the work tree at `path`; `written` set: from the clean checkpoint
+// when it still holds (diff_from_checkpoint), else (and always without it) by a walk.
+Result<std::vector<PathChange>> work_tree_changes(const std::filesystem::path& path,
+                                                  const std::string& since,
+                                                  const std::vector<std::string>& content_patterns,
+                                                  const WrittenSince* written) {
   WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
-  LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
+  LOOPR_ASSIGN(RepoPtr repo, open_repo(path, OpenMode::exact));
   LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
   LOOPR_ASSIGN(git_oid start, start_commit(repo.get(), since, head));
   LOOPR_ASSIGN(TreePtr tree, commit_tree(repo.get(), start));
@@ -273,19 +279,32 @@ Result<std::vector<PathChange>> Worktree::path_changes_since(
   opts.notify_cb = skip_private;
   std::optional<DiffPtr> known;
   if (written != nullptr) {
-    LOOPR_ASSIGN(known, diff_from_checkpoint(repo.get(), path_, tree.get(), opts, head, *written));
+    LOOPR_ASSIGN(known, diff_from_checkpoint(repo.get(), path, tree.get(), opts, head, *written));
   } else {
-    drop_clean_checkpoint(path_);  // taken by the first check after it, whichever path it takes
+    drop_clean_checkpoint(path);  // taken by the first check after it, whichever way it reads
   }
   if (!known) {
     LOOPR_ASSIGN(known,
-                 make<DiffPtr>("diffing " + path_.string(), git_diff_tree_to_workdir_with_index,
+                 make<DiffPtr>("diffing " + path.string(), git_diff_tree_to_workdir_with_index,
                                repo.get(), tree.get(), &opts));
     count_work_tree_read();
   }
   DiffPtr diff = std::move(*known);
   LOOPR_TRY(find_renames(diff.get()));
-  return changes_of(repo.get(), diff.get(), content_patterns, &path_);
+  return changes_of(repo.get(), diff.get(), content_patterns, &path);
+}
+
+}  // namespace
+
+Result<std::vector<PathChange>> Worktree::path_changes_since(
+    const std::string& since, const std::vector<std::string>& content_patterns) const {
+  return work_tree_changes(path_, since, content_patterns, nullptr);
+}
+
+Result<std::vector<PathChange>> path_changes_after(const Worktree& wt, const std::string& since,
+                                                   const std::vector<std::string>& content_patterns,
+                                                   const WrittenSince& written) {
+  return work_tree_changes(wt.path(), since, content_patterns, &written);
 }
 
 Result<std::vector<PathChange>> Repository::path_changes_since_fork(

@@ -3,9 +3,10 @@
 // wrote since is still seen (and committed), because then the worktree is read whole.
 #include <gtest/gtest.h>
 
+#include <loopr/core/clean_checkpoint.hpp>
 #include <loopr/core/sweep_handoff.hpp>
+#include <loopr/git/clean_changes.hpp>
 #include <loopr/git/work_tree_state.hpp>
-#include <loopr/git/worktree.hpp>
 
 #include "engine/harness.hpp"
 

@@ -7,8 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <loopr/core/clean_checkpoint.hpp>
 #include <loopr/core/sweep_handoff.hpp>
 #include <loopr/core/worktree_sweep.hpp>
+#include <loopr/git/clean_changes.hpp>
 #include <loopr/git/work_tree_state.hpp>
 #include <loopr/git/worktree.hpp>
 
@@ -91,7 +93,7 @@ class ChangesFromCheckpointTest : public ::testing::Test {
     const std::uint64_t fast_before = git::changes_read_from_checkpoint();
     const std::uint64_t walks_before = git::work_tree_reads();
     const git::WrittenSince since{sha, written};
-    auto fast = tree->path_changes_since(start, keyed, &since);
+    auto fast = git::path_changes_after(*tree, start, keyed, since);
     EXPECT_TRUE(fast.ok()) << (fast.ok() ? "" : fast.error().message);
     EXPECT_EQ(git::changes_read_from_checkpoint() - fast_before, expect_fast ? 1u : 0u);
     EXPECT_EQ(git::work_tree_reads() - walks_before, expect_fast ? 0u : 1u);

@@ -41,27 +41,6 @@ void drop_handed_sweep(const std::filesystem::path& worktree);
 /// How many listings are kept now (tests: none outlives its iteration).
 std::size_t handed_sweeps();
 
-/// What a checkpoint that staged from a handed-over listing left behind (issue 47 item 3): the
-/// worktree is `commit`'s tree, as the index file (whose lstat data `index` are) says, plus the
-/// paths git does not track there. `untracked` names the first untracked path on each branch of
-/// the tree (a folder stands for everything in it), in the listing's walk order. Nothing but
-/// loopr's own file tools may write there until it is taken: every command started in the
-/// worktree drops it (executor.cpp), every checkpoint replaces or drops it.
-struct CleanCheckpoint {
-  std::string commit;
-  struct stat index {};
-  std::vector<std::string> untracked;
-};
-
-/// Keeps `clean` for `worktree` until taken or dropped (one per worktree).
-void keep_clean_checkpoint(const std::filesystem::path& worktree, CleanCheckpoint clean);
-/// What was kept for `worktree`, removed from the keeping; nullopt when nothing is.
-std::optional<CleanCheckpoint> take_clean_checkpoint(const std::filesystem::path& worktree);
-/// Forgets what was kept for `path` and for every worktree `path` lies in (a command runs there).
-void drop_clean_checkpoint(const std::filesystem::path& path);
-/// How many are kept now (tests).
-std::size_t clean_checkpoints();
-
 /// How many times this process walked a worktree with sweep_worktree: for tests that show a
 /// step did not.
 std::uint64_t worktree_sweeps();

@@ -2,7 +2,6 @@
 // state shown in prompts (status, diff, log, head), and rebasing its branch. Blocking calls.
 #pragma once
 
-#include <cstdint>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -34,17 +33,6 @@ struct WorkStateOptions {
   std::size_t max_last_paths = 20;  ///< 0: `last_changes` left empty
   int log_entries = 10;
 };
-
-/// What loopr's own file tools wrote since the checkpoint `clean_at` (root-relative paths), when
-/// nothing else wrote the work tree since (no command ran there).
-struct WrittenSince {
-  std::string clean_at;
-  std::vector<std::string> paths;
-};
-
-/// How many times path_changes_since read the changes from a clean checkpoint rather than a walk
-/// of the work tree (tests).
-std::uint64_t changes_read_from_checkpoint();
 
 /// A handle on a work tree folder: just its path, so it is cheap to copy and safe to use from
 /// any thread (each call opens its own libgit2 repository, see repository.hpp).
@@ -112,16 +100,8 @@ class Worktree {
   /// added (an ignored `conftest.py` still runs). Changed files matching `content_patterns`
   /// carry their content before and after (at most 1 MiB each; symlinks are not followed, a
   /// special file reads as empty).
-  ///
-  /// `written` set: loopr's file tools wrote only these paths since the checkpoint `clean_at`
-  /// and nothing else ran in the work tree (the caller knows). When that checkpoint staged from
-  /// a complete sweep after a command whose processes are all gone (core/sweep_handoff.hpp's
-  /// CleanCheckpoint, still HEAD and still the index file), the same records come from git's
-  /// objects, the index and those paths (and what git did not track then) instead of a walk of
-  /// the whole work tree; otherwise it walks.
   Result<std::vector<PathChange>> path_changes_since(
-      const std::string& since, const std::vector<std::string>& content_patterns = {},
-      const WrittenSince* written = nullptr) const;
+      const std::string& since, const std::vector<std::string>& content_patterns = {}) const;
 
   /// `changes_since`, `diff_since` (from one diff), `last_commit_changes` and `log` of the work
   /// tree at exactly `path`, from one repository open: an iteration's whole prompt state. The

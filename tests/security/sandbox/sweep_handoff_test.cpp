@@ -9,8 +9,10 @@
 
 #include <future>
 
+#include <loopr/core/clean_checkpoint.hpp>
 #include <loopr/core/sweep_handoff.hpp>
 #include <loopr/exec/executor.hpp>
+#include <loopr/git/clean_changes.hpp>
 #include <loopr/git/work_tree_state.hpp>
 #include <loopr/git/worktree.hpp>
 
