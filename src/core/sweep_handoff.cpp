@@ -58,16 +58,25 @@ std::map<std::string, CleanCheckpoint>& clean_kept() {
   static std::map<std::string, CleanCheckpoint> map;
   return map;
 }
+
+// One key per worktree however it is reached (the engine's path, libgit2's resolved one).
+std::string clean_key(const std::filesystem::path& worktree) {
+  std::error_code ec;
+  std::filesystem::path real = std::filesystem::weakly_canonical(worktree, ec);
+  return key_of(ec ? worktree : real);
+}
 }  // namespace
 
 void keep_clean_checkpoint(const std::filesystem::path& worktree, CleanCheckpoint clean) {
+  const std::string key = clean_key(worktree);
   std::lock_guard lock(g_mutex);
-  clean_kept()[key_of(worktree)] = std::move(clean);
+  clean_kept()[key] = std::move(clean);
 }
 
 std::optional<CleanCheckpoint> take_clean_checkpoint(const std::filesystem::path& worktree) {
+  const std::string key = clean_key(worktree);
   std::lock_guard lock(g_mutex);
-  auto it = clean_kept().find(key_of(worktree));
+  auto it = clean_kept().find(key);
   if (it == clean_kept().end()) return std::nullopt;
   std::optional<CleanCheckpoint> out(std::move(it->second));
   clean_kept().erase(it);
@@ -75,7 +84,7 @@ std::optional<CleanCheckpoint> take_clean_checkpoint(const std::filesystem::path
 }
 
 void drop_clean_checkpoint(const std::filesystem::path& path) {
-  const std::string key = key_of(path);
+  const std::string key = clean_key(path);
   std::lock_guard lock(g_mutex);
   // A command started in a folder of the worktree writes the worktree all the same.
   for (auto it = clean_kept().begin(); it != clean_kept().end();) {

@@ -279,7 +279,9 @@ Result<std::vector<PathChange>> work_tree_changes(const std::filesystem::path& p
   opts.notify_cb = skip_private;
   std::optional<DiffPtr> known;
   if (written != nullptr) {
-    LOOPR_ASSIGN(known, diff_from_checkpoint(repo.get(), path, tree.get(), opts, head, *written));
+    // Whatever goes wrong on this way, the walk below still answers.
+    auto read = diff_from_checkpoint(repo.get(), path, tree.get(), opts, head, *written);
+    if (read.ok()) known = std::move(read).value();
   } else {
     drop_clean_checkpoint(path);  // taken by the first check after it, whichever way it reads
   }
