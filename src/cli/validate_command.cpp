@@ -2,12 +2,11 @@
 // people and scripts. Works outside a repository too (default limits); inside one it uses the
 // `artifacts:` limits of `.loopr/config.yml`.
 #include <CLI/CLI.hpp>
-#include <iostream>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
-#include <loopr/core/file_read.hpp>
-#include <loopr/git/artifact.hpp>
 #include <loopr/markdown/artifacts.hpp>
 
 #include "cli/command.hpp"
@@ -25,16 +24,15 @@ ArtifactsConfig artifact_limits(const GlobalOptions& opts) {
   return require_config(RepoPaths(*root)).artifacts;
 }
 
-// The person's own file: their symlinks are followed (it is no loop's worktree), but it is read
-// as the engine's format check reads an artifact: a regular file only (a FIFO or device named by
-// mistake is refused, not waited on), at most what the check reads.
-std::string read_artifact(const std::filesystem::path& path, const std::string& shown,
-                          const ArtifactsConfig& limits) {
-  FileBytes f = read_regular_file(path, git::format_check_bytes(limits.max_bytes));
-  if (f.bytes) return std::move(*f.bytes);
-  if (f.why != FileProblem::unreadable)
+std::string read_artifact(const std::filesystem::path& path, const std::string& shown) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
     throw CommandError{kUsage, "no such file: " + shown, "check the path of the artifact"};
-  throw CommandError{kUsage, "cannot read " + shown, "check the file's permissions"};
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (!in) throw CommandError{kUsage, "cannot read " + shown, "check the file's permissions"};
+  return s.str();
 }
 
 nlohmann::json items_json(ArtifactKind kind, std::string_view text, const ArtifactsConfig& limits) {
@@ -65,7 +63,7 @@ int run_validate(const GlobalOptions& opts, const std::string& kind_name, const 
   std::filesystem::path path(file);
   if (path.is_relative() && !opts.directory.empty())
     path = std::filesystem::path(opts.directory) / path;
-  std::string text = read_artifact(path, file, limits);
+  std::string text = read_artifact(path, file);
   std::vector<markdown::Problem> problems = markdown::validate_artifact(*kind, text, limits);
 
   if (opts.json) {
