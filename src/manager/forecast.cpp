@@ -1,11 +1,10 @@
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <loopr/api/events.hpp>
 #include <loopr/core/text.hpp>
+#include <loopr/git/artifact.hpp>
 #include <loopr/llm/pricing.hpp>
 #include <loopr/manager/forecast.hpp>
 #include <loopr/markdown/artifacts.hpp>
@@ -223,12 +222,12 @@ std::optional<Forecast> forecast_for(const TaskStore& store, const Loop& plan, c
   bool current = stored && stored->plan_iteration == plan.iteration;
   if (plan.status != LoopStatus::awaiting_approval || current) return stored;
   if (plan.output_artifacts.empty() || plan.worktree.empty()) return stored;
-  std::ifstream in(std::filesystem::path(plan.worktree) / plan.output_artifacts.front(),
-                   std::ios::binary);
-  if (!in) return stored;
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto doc = markdown::read_plan(text.str(), plan.output_artifacts.front(), config.artifacts);
+  // The plan in the worktree as the format check read it, through the one artifact reader: the
+  // model may have made it a FIFO (which would hold this pool thread for good) or a symlink.
+  auto text = git::read_loop_artifact({{}, plan.worktree, plan.output_artifacts.front(), {}},
+                                      git::format_check_bytes(config.artifacts.max_bytes));
+  if (!text.bytes) return stored;
+  auto doc = markdown::read_plan(*text.bytes, plan.output_artifacts.front(), config.artifacts);
   if (!doc) return stored;
   auto samples = history_samples(store, plan.id);
   Forecast f = make_forecast(static_cast<int>(doc->specs.size()), plan.usage.cost_usd, samples,

@@ -13,7 +13,7 @@
 #include <loopr/engine/repo_prompts.hpp>
 #include <loopr/manager/baseline_state.hpp>
 
-#include "support/fakes/engine_kit.hpp"
+#include "support/fakes/demo_tree.hpp"
 
 using namespace loopr;
 using namespace loopr::testing;
@@ -21,18 +21,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kExample = fs::path(LOOPR_SOURCE_DIR) / ".loopr-example";
+const fs::path kExample = kDemoExample;
 const std::string kFailure = "FAIL tests/greet_test.sh\nexpected 'Hello, Ada!' (0.02s)\n";
-
-std::map<std::string, std::string> demo_project() {
-  std::map<std::string, std::string> files;
-  for (const auto& e : fs::recursive_directory_iterator(kExample / "project"))
-    if (e.is_regular_file())
-      files[fs::relative(e.path(), kExample / "project").string()] = read_file(e.path());
-  files[".gitignore"] =
-      ".loopr/state/\n.loopr/run/\n.loopr/worktrees/\n.loopr/archive/\n.loopr/logs/\n";
-  return files;
-}
 
 struct BaselineTree {
   EngineKit kit;

@@ -13,7 +13,7 @@
 #include <loopr/manager/forecast.hpp>
 #include <loopr/store/record_probe.hpp>
 
-#include "support/fakes/engine_kit.hpp"
+#include "support/fakes/demo_tree.hpp"
 
 using namespace loopr;
 using namespace loopr::testing;
@@ -21,52 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kExample = fs::path(LOOPR_SOURCE_DIR) / ".loopr-example";
-
-std::map<std::string, std::string> demo_project() {
-  std::map<std::string, std::string> files;
-  for (const auto& e : fs::recursive_directory_iterator(kExample / "project"))
-    if (e.is_regular_file())
-      files[fs::relative(e.path(), kExample / "project").string()] = read_file(e.path());
-  files[".gitignore"] = ".loopr/state/\n.loopr/run/\n.loopr/worktrees/\n.loopr/archive/\n.loopr/logs/\n";
-  return files;
-}
-
-// The kit with the demo's model, config and prompts; the project's tests really run.
-struct DemoTree {
-  // Before the kit: runs a failed assertion leaves going render prompts until the kit's
-  // destructor has shut the manager down.
-  std::unique_ptr<engine::RepoPrompts> prompts;
-  EngineKit kit{read_file(kExample / "mock-model.yml"), demo_project()};
-
-  explicit DemoTree(MergeMode merge = MergeMode::automatic) {
-    auto config = parse_config(read_file(kExample / "config.yml"), "config.yml");
-    if (!config) throw std::runtime_error(config.error().message);
-    *kit.config = *config;
-    kit.config->merge = merge;
-    kit.config->llm.stream = false;
-    kit.config->llm.base_url.clear();
-    kit.executor.run_for_real("tests/run.sh");
-    // The shipped templates (the scripted model finds the artifact paths in them).
-    prompts = std::make_unique<engine::RepoPrompts>(kit.dir.path());
-    kit.prompt_source = prompts.get();
-  }
-
-  manager::LoopManager& manager() { return kit.manager(); }
-
-  Loop loop(const std::string& id) { return kit.loop(id); }
-  int published(const std::string& type) const {
-    int n = 0;
-    for (const Event& e : kit.published) n += e.type == type;
-    return n;
-  }
-  bool reach(const std::string& id, LoopStatus status) {
-    return kit.drive_while_not([&] {
-      auto l = kit.store->get_loop(id);
-      return l && l->status == status;
-    });
-  }
-};
+const fs::path kExample = kDemoExample;
 
 }  // namespace
 
