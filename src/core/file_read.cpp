@@ -108,7 +108,13 @@ FileBytes read_file_inside(const std::filesystem::path& root, std::string_view r
     }
     dir.reset(next);
   }
-  Fd fd(::openat(dir.get(), parts.back().c_str(), kReadFlags | O_NOFOLLOW));
+  return read_file_at(dir.get(), parts.back(), max_bytes, shown);
+}
+
+FileBytes read_file_at(int dir, const std::string& name, std::size_t max_bytes,
+                       const std::string& shown) {
+  if (dir < 0) return missing("no " + shown);
+  Fd fd(::openat(dir, name.c_str(), kReadFlags | O_NOFOLLOW));
   if (!fd.ok()) {
     if (errno == ENOENT) return missing("no " + shown);
     if (errno == ELOOP) return refused(shown + " is a symbolic link: not followed");
@@ -116,16 +122,6 @@ FileBytes read_file_inside(const std::filesystem::path& root, std::string_view r
     return unreadable("cannot open " + shown + ": " + std::strerror(errno));
   }
   return read_open(fd, shown, max_bytes);
-}
-
-FileBytes read_regular_file(const std::filesystem::path& path, std::size_t max_bytes) {
-  Fd fd(::open(path.c_str(), kReadFlags));
-  if (!fd.ok()) {
-    if (errno == ENOENT || errno == ENOTDIR) return missing("no " + path.string());
-    if (errno == ENXIO) return refused(path.string() + " is a socket: not read");
-    return unreadable("cannot open " + path.string() + ": " + std::strerror(errno));
-  }
-  return read_open(fd, path.string(), max_bytes);
 }
 
 }  // namespace loopr

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include <loopr/core/fd.hpp>
+#include <loopr/core/file_read.hpp>
 #include <loopr/core/iteration_files.hpp>
 #include <loopr/core/text.hpp>
 
@@ -25,34 +26,20 @@ bool one_name(std::string_view name) {
          name.find('\0') == std::string_view::npos;
 }
 
-/// `name` in the folder `dir`, up to `max_bytes`: only a regular file, never through a symlink,
-/// never waiting on a FIFO (the model's commands may leave either where loopr reads).
+/// `name` in the folder `dir`, up to `max_bytes`, through core/file_read.hpp: only a regular
+/// file, never through a symlink, never waiting on a FIFO (the model's commands may leave either
+/// where loopr reads).
 IterationFileText read_in(int dir, const char* name, std::size_t max_bytes) {
   IterationFileText f;
-  Fd fd(dir < 0 ? -1 : ::openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  struct stat st {};
-  if (dir < 0 || (fd.get() < 0 && errno != ELOOP)) {
-    f.problem = std::string("(no ") + name + ")";
+  FileBytes read = read_file_at(dir, name, max_bytes, name);
+  if (!read.bytes) {
+    f.problem = read.why == FileProblem::refused
+                    ? std::string("(") + name + " is not a regular file: not shown)"
+                    : std::string("(no ") + name + ")";
     return f;
   }
-  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    f.problem = std::string("(") + name + " is not a regular file: not shown)";
-    return f;
-  }
-  std::string bytes;
-  char chunk[64 * 1024];
-  while (bytes.size() <= max_bytes) {
-    const std::size_t want = std::min(sizeof chunk, max_bytes + 1 - bytes.size());
-    const ssize_t got = ::read(fd.get(), chunk, want);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    bytes.append(chunk, static_cast<std::size_t>(got));
-  }
-  if (bytes.size() > max_bytes) {
-    bytes.resize(max_bytes);
-    f.truncated = true;
-  }
-  f.text = valid_utf8(bytes);
+  f.truncated = read.truncated;
+  f.text = valid_utf8(*read.bytes);
   return f;
 }
 

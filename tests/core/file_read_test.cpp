@@ -1,9 +1,11 @@
 // The capped readers of files loopr does not control (core/file_read.hpp): a folder the model
-// writes is read never through a symlink; a path the person names follows their symlinks; neither
-// opens anything but a regular file for reading, and neither waits on a FIFO.
+// writes is read never through a symlink, only a regular file is opened for reading, and a FIFO
+// is never waited on.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <loopr/core/fd.hpp>
 #include <loopr/core/file_read.hpp>
 
 #include "support/temp_dir.hpp"
@@ -49,16 +51,20 @@ TEST(FileReadTest, InsideAFolderOnlyARegularFileReachedWithoutASymlinkIsRead) {
   EXPECT_TRUE(f.truncated);
 }
 
-TEST(FileReadTest, APersonsPathFollowsTheirSymlinksButOpensOnlyARegularFile) {
+// The last step on its own, for a folder already open (the iteration files' reader).
+TEST(FileReadTest, ANameInAnOpenFolderIsReadNeverThroughASymlinkNorFromAFifo) {
   TempDir dir;
-  write_file(dir / "notes/plan.md", "# plan\n");
-  fs::create_symlink(dir / "notes/plan.md", dir / "plan.md");
-  EXPECT_EQ(read_regular_file(dir / "plan.md", 100).bytes, "# plan\n");
+  write_file(dir / "plan.md", "# plan\n");
+  fs::create_symlink(dir / "plan.md", dir / "link.md");
   ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
-  EXPECT_EQ(read_regular_file(dir / "fifo", 100).why, FileProblem::refused);
-  EXPECT_EQ(read_regular_file(dir / "notes", 100).why, FileProblem::refused);
-  EXPECT_EQ(read_regular_file(dir / "none", 100).why, FileProblem::missing);
-  FileBytes f = read_regular_file(dir / "plan.md", 2);
+  Fd folder(::open(dir.str().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(folder.ok());
+  EXPECT_EQ(read_file_at(folder.get(), "plan.md", 100, "plan.md").bytes, "# plan\n");
+  EXPECT_EQ(read_file_at(folder.get(), "link.md", 100, "link.md").why, FileProblem::refused);
+  EXPECT_EQ(read_file_at(folder.get(), "fifo", 100, "fifo").why, FileProblem::refused);
+  EXPECT_EQ(read_file_at(folder.get(), "none", 100, "none").why, FileProblem::missing);
+  EXPECT_EQ(read_file_at(-1, "plan.md", 100, "plan.md").why, FileProblem::missing);
+  FileBytes f = read_file_at(folder.get(), "plan.md", 2, "plan.md");
   EXPECT_EQ(f.bytes, "# ");
   EXPECT_TRUE(f.truncated);
 }

@@ -1,8 +1,8 @@
 // Reading a file loopr does not control the way every such read must go: only a regular file
 // (a FIFO is never waited on, a device never read), at most a cap, in chunks (a small file costs
 // a small string). `read_file_inside` is for a folder the model writes (a loop's worktree): no
-// symlink is followed at any step below the folder. `read_regular_file` is for a path the person
-// gave (`loopr validate FILE`): their own symlinks are followed, nothing else changes.
+// symlink is followed at any step below the folder; `read_file_at` is its last step, for a folder
+// already open (the iteration files' reader, core/iteration_files.hpp).
 #pragma once
 
 #include <cstddef>
@@ -40,8 +40,10 @@ bool is_inside_path(std::string_view rel);
 FileBytes read_file_inside(const std::filesystem::path& root, std::string_view rel,
                            std::size_t max_bytes);
 
-/// The file at `path`, symlinks followed (the person's own path), up to `max_bytes`: only a
-/// regular file, opened without waiting.
-FileBytes read_regular_file(const std::filesystem::path& path, std::size_t max_bytes);
+/// `name` (one name, no `/`) in the open folder `dir` (negative: no folder), up to `max_bytes`:
+/// never through a symlink, only a regular file, opened without waiting. `shown` names it in
+/// problems. What `read_file_inside` does at its last step, and the iteration files' reader.
+FileBytes read_file_at(int dir, const std::string& name, std::size_t max_bytes,
+                       const std::string& shown);
 
 }  // namespace loopr
