@@ -10,6 +10,10 @@
 
 namespace loopr::testing {
 
+// LOOPR_SOURCE_DIR is defined for this file only (tests/CMakeLists.txt, loopr_file_define).
+std::filesystem::path source_tree() { return LOOPR_SOURCE_DIR; }
+
+
 namespace {
 
 std::filesystem::path default_base() {

@@ -9,6 +9,9 @@
 
 namespace loopr::testing {
 
+/// The loopr checkout these tests were built from (its `.loopr-example`, `prompts/`, …).
+std::filesystem::path source_tree();
+
 /// A fresh directory under $TMPDIR, removed (recursively) on destruction.
 class TempDir {
  public:

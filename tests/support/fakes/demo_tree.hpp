@@ -13,11 +13,12 @@
 #include <loopr/engine/repo_prompts.hpp>
 
 #include "support/fakes/engine_kit.hpp"
+#include "support/temp_dir.hpp"
 
 namespace loopr::testing {
 
 inline const std::filesystem::path kDemoExample =
-    std::filesystem::path(LOOPR_SOURCE_DIR) / ".loopr-example";
+    source_tree() / ".loopr-example";
 
 /// The demo project's files, with the `.gitignore` loopr's own folders need.
 inline std::map<std::string, std::string> demo_project() {
