@@ -2,6 +2,8 @@
 // transport here, so the mapping is unit-tested without a socket).
 #include <cctype>
 
+#include <loopr/api/answers.hpp>
+
 #include "cli/daemon_client.hpp"
 
 namespace loopr::cli {
@@ -24,8 +26,7 @@ std::size_t find_hint_start(const std::string& msg) {
 }  // namespace
 
 CommandError api_error(int status, const json& body) {
-  std::string msg;
-  if (body.is_object() && body.contains("error") && body["error"].is_string()) msg = body["error"];
+  std::string msg = api::error_from_json(body).error;
   if (msg.empty()) msg = "the daemon answered HTTP " + std::to_string(status);
   std::string what = msg, hint;
   if (auto p = find_hint_start(msg); p != std::string::npos) {

@@ -77,7 +77,7 @@ std::string render_forecast(const api::LoopDetail& d, const Style& style) {
 ReviewDecision review_question(const DaemonClient& api, const api::LoopRow& loop,
                                Prompter& prompter, std::ostream& ui, const Style& style) {
   const std::string& id = loop.id;
-  ReviewDecision d{id, "skip", {}, false};
+  ReviewDecision d{id, Choice::skip, {}, false};
   std::string question = loop.question ? *loop.question : loop.status_reason;
   ui << "\n"
      << style.bold("Loop " + id) << " (" << to_string(loop.type)
@@ -101,8 +101,8 @@ ReviewDecision review_question(const DaemonClient& api, const api::LoopRow& loop
       ui << "no answer given; choose again\n";
       continue;
     }
-    act_on(api, id, "answer", json{{"text", text}});
-    d.decision = "answer";
+    act_on(api, id, "answer", api::to_json(api::AnswerRequest{text}));
+    d.decision = Choice::answer;
     d.text = text;
     ui << style.green("answered") << " " << id << ": it runs again with your answer\n";
     return d;
@@ -112,7 +112,7 @@ ReviewDecision review_question(const DaemonClient& api, const api::LoopRow& loop
 int run_answer(Session& s, const std::string& id, const std::string& text) {
   const GlobalOptions& opts = s.opts;
   DaemonClient& api = s.api();
-  api::LoopRow loop = act_on(api, id, "answer", json{{"text", text}});
+  api::LoopRow loop = act_on(api, id, "answer", api::to_json(api::AnswerRequest{text}));
   if (opts.json) {
     std::cout << interface_action_json(loop).dump() << "\n";
   } else if (!opts.quiet) {

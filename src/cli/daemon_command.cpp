@@ -98,7 +98,7 @@ int run_daemon_stop(Session& s, bool drain, const std::string& timeout) {
   if (!h) throw daemon_not_running(paths);
   long pid = h->pid;
   if (drain) {
-    api.post("/v1/shutdown", json{{"drain", true}, {"timeout", format_duration(limit)}});
+    api.post("/v1/shutdown", api::to_json(api::ShutdownRequest{true, format_duration(limit)}));
     if (!opts.quiet && !opts.json)
       std::cerr << "draining: the iterations in flight finish and no new one starts (at most "
                 << format_duration(limit) << "; `loopr daemon stop` stops at once)\n";

@@ -337,7 +337,7 @@ std::optional<LoopStatus> follow_plan(const DaemonClient& api, const std::string
 // Approves the plan (showing it) with --yes, else asks like `loopr review`. Returns the
 // decision: approve | reject | iterate | skip. `prompter` (without --yes) lives across gates:
 // it keeps what it read ahead.
-std::string gate(const DaemonClient& api, const std::string& plan_id, Prompter* prompter,
+Choice gate(const DaemonClient& api, const std::string& plan_id, Prompter* prompter,
                  std::ostream& ui, const Style& style, bool quiet) {
   api::LoopRow loop = show_loop(api, plan_id).loop;
   if (prompter) return review_plan(api, loop, *prompter, ui, style).decision;
@@ -354,7 +354,7 @@ std::string gate(const DaemonClient& api, const std::string& plan_id, Prompter* 
   act_on(api, plan_id, "approve");
   if (!quiet)
     ui << style.green("approved") << " " << plan_id << " (--yes): its specs start now\n\n";
-  return "approve";
+  return Choice::approve;
 }
 
 // The loops that needed more than one iteration, with what each iteration said.
@@ -386,10 +386,10 @@ int run_tree(const DaemonClient& api, const GlobalOptions& opts, bool yes, const
   std::optional<Prompter> prompter;
   if (!yes) prompter.emplace(STDIN_FILENO, ui);
   while (status == LoopStatus::awaiting_approval) {
-    std::string decision =
+    const Choice decision =
         gate(api, plan_id, prompter ? &*prompter : nullptr, ui, style, quiet || opts.json);
-    approved = decision == "approve";
-    if (decision != "iterate") break;  // approved, rejected, or left waiting (skip, no input)
+    approved = decision == Choice::approve;
+    if (decision != Choice::iterate) break;  // approved, rejected, or left waiting (skip, no input)
     status = follow_plan(api, plan_id, seen, ui, style, quiet || opts.json);
   }
   if (!approved) status = show_loop(api, plan_id).loop.status;

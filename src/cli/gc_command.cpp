@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 
+#include <loopr/api/requests.hpp>
 #include <loopr/daemon/offline.hpp>
 #include <loopr/exec/build_caches.hpp>
 
@@ -67,9 +68,8 @@ int run_gc(Session& s, bool dry_run, const std::string& older_than, bool caches)
   nlohmann::json report;
   DaemonClient api(paths);
   if (api.health()) {
-    nlohmann::json body = {{"dry_run", dry_run}};
-    if (!older_than.empty()) body["older_than"] = older_than;
-    report = api.post("/v1/gc", body, std::chrono::minutes(30));
+    report = api.post("/v1/gc", api::to_json(api::GcRequest{dry_run, older_than}),
+                      std::chrono::minutes(30));
   } else {
     auto done = daemon::gc_without_daemon(paths, config, options);
     if (!done && done.error().code == ErrorCode::conflict)

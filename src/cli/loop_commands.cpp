@@ -67,22 +67,23 @@ Submitting prepare_submit(Session& s, bool force) {
   return Submitting{paths, std::move(config), std::move(api)};
 }
 
-// The request's own limits as `POST /v1/plans` fields; a usage error for a value that is not one.
-json limit_fields(const SubmitLimits& l) {
-  json out = json::object();
+// The request's own limits as `POST /v1/plans` takes them; a usage error for a value that is not
+// one.
+api::LimitsRequest limit_fields(const SubmitLimits& l) {
+  api::LimitsRequest out;
   if (l.max_cost < 0)
     throw CommandError{kUsage, "--max-cost must be above 0", "give US dollars, e.g. --max-cost 5"};
-  if (l.max_cost > 0) out["max_cost_usd"] = l.max_cost;
+  if (l.max_cost > 0) out.max_cost_usd = l.max_cost;
   if (!l.max_runtime.empty()) {
     auto d = parse_duration(l.max_runtime);
     if (!d || d->count() <= 0)
       throw CommandError{kUsage, "--max-runtime " + l.max_runtime + " is not a duration",
                          "write e.g. --max-runtime 2h or 90m"};
-    out["max_runtime"] = l.max_runtime;
+    out.max_runtime = l.max_runtime;
   }
   if (l.max_iterations < 0)
     throw CommandError{kUsage, "--max-iterations must be 1 or more", "e.g. --max-iterations 3"};
-  if (l.max_iterations > 0) out["max_iterations"] = l.max_iterations;
+  if (l.max_iterations > 0) out.max_iterations = l.max_iterations;
   return out;
 }
 
@@ -91,7 +92,7 @@ json limit_fields(const SubmitLimits& l) {
 int run_submit(Session& s, const std::string& request, bool wait, bool yes, bool force,
                const SubmitLimits& limits) {
   const GlobalOptions& opts = s.opts;
-  json fields = limit_fields(limits);
+  const api::LimitsRequest fields = limit_fields(limits);
   Submitting sub = prepare_submit(s, force);
   DaemonClient& api = sub.api;
   std::string id = submit_plan(api, request, fields);
@@ -106,12 +107,12 @@ int run_submit(Session& s, const std::string& request, bool wait, bool yes, bool
 
 int run_dry_run(Session& s, const std::string& request, bool force, const SubmitLimits& limits) {
   const GlobalOptions& opts = s.opts;
-  json fields = limit_fields(limits);
+  const api::LimitsRequest fields = limit_fields(limits);
   Submitting sub = prepare_submit(s, force);
   const RepoPaths& paths = sub.paths;
   const Config& config = sub.config;
   DaemonClient& api = sub.api;
-  const std::string id = submit_request(api, request, /*dry_run=*/true, fields);
+  const std::string id = submit_request(api, api::PlanRequest{request, /*dry_run=*/true, fields});
   if (!opts.quiet && !opts.json)
     std::cerr << "dry run: plan " << id << " runs up to the gate (Ctrl-C leaves it running)\n";
   // The plan loop ends on its own at the gate (the daemon ends a dry run there).
@@ -237,7 +238,7 @@ int run_review(Session& s, const std::string& id) {
   if (opts.json) {
     json list = json::array();
     for (const auto& d : decisions) {
-      json item{{"id", d.id}, {"decision", d.decision}};
+      json item{{"id", d.id}, {"decision", to_string(d.decision)}};
       if (!d.text.empty()) item["text"] = d.text;
       list.push_back(std::move(item));
     }
@@ -262,11 +263,10 @@ int run_gate(Session& s, const std::string& action, const std::string& id,
                    "pushed when it passes\n";
     return kOk;
   }
-  if (action == "iterate") {
-    body["feedback"] = text;  // not empty: define_iterate's check
-  } else if (action == "reject" && !text.empty()) {
-    body["reason"] = text;
-  }
+  if (action == "iterate")
+    body = api::to_json(api::IterateRequest{text, false, false});  // not empty: define_iterate's
+  else if (action == "reject")
+    body = api::to_json(api::RejectRequest{text});
   DaemonClient& api = s.api();
   api::LoopRow loop = act_on(api, id, action, body);
   if (opts.json) {
@@ -284,7 +284,7 @@ int run_control(Session& s, const std::string& action, const std::string& id,
   const GlobalOptions& opts = s.opts;
   DaemonClient& api = s.api();
   // `resume --max-cost USD --max-runtime D`: the tree's new caps travel with the resume.
-  api::LoopRow loop = act_on(api, id, action, limit_fields(raised));
+  api::LoopRow loop = act_on(api, id, action, api::to_json(limit_fields(raised)));
   if (opts.json) {
     print_loop_json(loop);
   } else if (!opts.quiet) {
@@ -303,19 +303,18 @@ int run_merge(Session& s, const std::string& plan_id, bool force) {
   MergeAnswer r = merge_plan(api, plan_id, force);
   if (opts.json) {
     std::cout << r.document.dump() << "\n";
-  } else if (!opts.quiet && r.document.contains("pr") && r.document["pr"].is_object()) {
+  } else if (!opts.quiet && r.view.pr) {
     // merge: pr: pushed again and the pull request opened (or found); the base is the team's.
-    const nlohmann::json& pr = r.document["pr"];
-    const std::string number = "pull request #" + std::to_string(pr.value("number", 0)) + " " +
-                               shown(pr.value("url", std::string()));
-    if (r.pr_state == PullRequestState::merged)
+    const api::MergedPr& pr = *r.view.pr;
+    const std::string number = "pull request #" + std::to_string(pr.number) + " " + shown(pr.url);
+    if (pr.state == PullRequestState::merged)
       std::cout << number << " was merged on the forge: nothing to push\n";
     else
-      std::cout << "pushed loopr/" << plan_id << " (" << r.sha.substr(0, 10) << "); " << number
-                << "\n";
+      std::cout << "pushed loopr/" << plan_id << " (" << r.view.sha.substr(0, 10) << "); "
+                << number << "\n";
   } else if (!opts.quiet) {
-    std::cout << "merged " << plan_id << " into " << r.base_branch;
-    if (!r.sha.empty()) std::cout << " at " << r.sha.substr(0, 10);
+    std::cout << "merged " << plan_id << " into " << r.view.base_branch;
+    if (!r.view.sha.empty()) std::cout << " at " << r.view.sha.substr(0, 10);
     std::cout << "\n";
   }
   return kOk;

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include <loopr/api/comments.hpp>
 #include <loopr/core/text.hpp>
 
 #include "cli/baseline_view.hpp"  // issue 27
@@ -14,6 +15,22 @@
 #include "cli/wire.hpp"
 
 namespace loopr::cli {
+
+const char* to_string(Choice choice) {
+  switch (choice) {
+    case Choice::approve:
+      return "approve";
+    case Choice::reject:
+      return "reject";
+    case Choice::iterate:
+      return "iterate";
+    case Choice::answer:
+      return "answer";
+    case Choice::skip:
+      break;
+  }
+  return "skip";
+}
 
 using nlohmann::json;
 
@@ -43,7 +60,7 @@ std::string read_plan_artifact(const RepoPaths& paths, const api::LoopRow& loop)
 ReviewDecision review_plan(const DaemonClient& api, const api::LoopRow& loop, Prompter& prompter,
                            std::ostream& ui, const Style& style) {
   const std::string& id = loop.id;
-  ReviewDecision d{id, "skip", {}, false};
+  ReviewDecision d{id, Choice::skip, {}, false};
   std::string text = read_plan_artifact(api.paths(), loop);
   const std::string path = loop.artifacts.empty() ? std::string() : loop.artifacts.front();
   int width = std::min(terminal_width(), 100);
@@ -78,16 +95,14 @@ ReviewDecision review_plan(const DaemonClient& api, const api::LoopRow& loop, Pr
     }
     if (*key == 'a') {
       act_on(api, id, "approve");
-      d.decision = "approve";
+      d.decision = Choice::approve;
       ui << style.green("approved") << " " << id << ": its specs start now\n";
       return d;
     }
     if (*key == 'r') {
       auto reason = prompter.read_line("reason (optional, Enter for none): ");
-      json body = json::object();
-      if (reason && !reason->empty()) body["reason"] = *reason;
-      act_on(api, id, "reject", body);
-      d.decision = "reject";
+      act_on(api, id, "reject", api::to_json(api::RejectRequest{reason.value_or("")}));
+      d.decision = Choice::reject;
       d.text = reason.value_or("");
       ui << style.red("rejected") << " " << id << "\n";
       return d;
@@ -99,8 +114,8 @@ ReviewDecision review_plan(const DaemonClient& api, const api::LoopRow& loop, Pr
       ui << "no feedback given; choose again\n";
       continue;
     }
-    act_on(api, id, "iterate", json{{"feedback", feedback}});
-    d.decision = "iterate";
+    act_on(api, id, "iterate", api::to_json(api::IterateRequest{feedback, false, false}));
+    d.decision = Choice::iterate;
     d.text = feedback;
     ui << style.yellow("iterating") << " " << id << " with your feedback\n";
     return d;
@@ -144,8 +159,7 @@ void show_capped(const std::vector<api::LoopRow>& loops, std::ostream& ui, const
 // `listing_one`, only when there are some); whether it printed anything.
 bool show_pr_comments(const DaemonClient& api, const api::LoopRow& plan, std::ostream& ui,
                       const Style& style, bool listing_one = true) {
-  nlohmann::json got = api.get("/v1/plans/" + plan.id + "/pr/comments");
-  const nlohmann::json list = got.value("comments", nlohmann::json::array());
+  const std::vector<api::PrReviewComment> list = pr_comments(api, plan.id).comments;
   if (list.empty() && !listing_one) return false;  // `review` without an id: only the news
   ui << style.bold("Plan " + plan.id) << ": pull request #" << plan.pr->number << " "
      << name_text(plan.pr->url) << " (checks: "
@@ -154,12 +168,9 @@ bool show_pr_comments(const DaemonClient& api, const api::LoopRow& plan, std::os
     ui << "  no new review comments since its last push\n";
     return true;
   }
-  for (const auto& c : list) {
-    const int line = c.value("line", 0);
-    ui << "  " << shown(c.value("path", std::string())) << (line > 0 ? ":" + std::to_string(line) : "")
-       << " (" << shown(c.value("author", std::string())) << "): "
-       << one_line(shown(c.value("body", std::string())), 400) << "\n";
-  }
+  for (const api::PrReviewComment& c : list)
+    ui << "  " << shown(c.path) << (c.line > 0 ? ":" + std::to_string(c.line) : "") << " ("
+       << shown(c.author) << "): " << one_line(shown(c.body), 400) << "\n";
   ui << "  `loopr iterate " << plan.id << " --from-pr` gives them to a fix loop\n";
   return true;
 }

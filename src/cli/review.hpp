@@ -14,10 +14,15 @@
 
 namespace loopr::cli {
 
-/// What the person decided about one plan.
+/// What a person chose at a gate (a plan's approval, a loop's question).
+enum class Choice { skip, approve, reject, iterate, answer };
+/// Its word in `loopr review --json` ("skip", "approve", …).
+const char* to_string(Choice choice);
+
+/// What the person decided about one plan (or, `answer`, one question).
 struct ReviewDecision {
   std::string id;
-  std::string decision;       ///< approve | reject | iterate | skip
+  Choice decision = Choice::skip;
   std::string text;           ///< the reason or the feedback
   bool end_of_input = false;  ///< input ended (Ctrl-D, end of a pipe) before a decision
 };

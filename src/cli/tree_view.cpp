@@ -88,8 +88,9 @@ void EventWatcher::run() {
   }
 }
 
-std::string submit_plan(const DaemonClient& api, const std::string& request, const json& fields) {
-  return submit_request(api, request, /*dry_run=*/false, fields);
+std::string submit_plan(const DaemonClient& api, const std::string& request,
+                        const api::LimitsRequest& limits) {
+  return submit_request(api, api::PlanRequest{request, /*dry_run=*/false, limits});
 }
 
 namespace {
@@ -287,7 +288,7 @@ class PlanWait {
       cursor_.reset();
       Prompter prompter(STDIN_FILENO, ui_);
       ReviewDecision d = review_plan(api_, l, prompter, ui_, style_);
-      if (d.decision == "skip") {
+      if (d.decision == Choice::skip) {
         if (!opts_.quiet)
           ui_ << "stopped waiting: " << plan_id_ << " awaits approval; `loopr review " << plan_id_
               << "` decides, `loopr watch` follows\n";

@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include <loopr/api/requests.hpp>
+
 #include "cli/daemon_client.hpp"
 
 namespace loopr::cli {
@@ -62,9 +64,8 @@ class EventWatcher {
 int wait_for_plan(const DaemonClient& api, const GlobalOptions& opts, const std::string& plan_id,
                   bool yes);
 
-/// POSTs the request (with `fields` added to the body: the request's own limits), returns the
-/// new plan's id.
+/// POSTs the request (with its own limits), returns the new plan's id.
 std::string submit_plan(const DaemonClient& api, const std::string& request,
-                        const nlohmann::json& fields = nlohmann::json::object());
+                        const api::LimitsRequest& limits = {});
 
 }  // namespace loopr::cli

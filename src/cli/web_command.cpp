@@ -61,7 +61,7 @@ int run_web(Session& s, int port, bool open, bool stop) {
     DaemonClient& api = s.api();
     const bool stopped = stop_web(api);
     if (opts.json)
-      std::cout << json{{"stopped", stopped}}.dump() << "\n";
+      std::cout << api::to_json(api::WebStopped{stopped}).dump() << "\n";
     else if (!opts.quiet)
       std::cout << (stopped ? "the web UI stopped; its address no longer works\n"
                             : "the web UI was not running\n");
@@ -71,13 +71,13 @@ int run_web(Session& s, int port, bool open, bool stop) {
     throw CommandError{kUsage, "--port must be from 0 to 65535", "leave it out for a free port"};
   require_existing_config(paths);
   DaemonClient api = connect_or_start(paths, opts);
-  const WebAnswer r = start_web(api, port);
+  const api::WebStarted r = start_web(api, port);
   const std::string& url = r.url;
   if (url.empty())
     throw CommandError{kFailed, "the daemon answered without an address",
                        "see " + daemon_out_file(paths).string()};
   if (opts.json) {
-    std::cout << json{{"url", url}, {"port", r.port}, {"started", r.started}}.dump() << "\n";
+    std::cout << api::to_json(r).dump() << "\n";
   } else {
     // The address is the command's result: printed even with -q.
     std::cout << url << "\n";

@@ -19,48 +19,31 @@ api::LoopRow act_on(const DaemonClient& api, const std::string& id, const std::s
   return api::loop_row_from_json(api.post("/v1/loops/" + url_encode(id) + "/" + action, body));
 }
 
-std::string submit_request(const DaemonClient& api, const std::string& request, bool dry_run,
-                           const json& fields) {
-  json body = fields.is_object() ? fields : json::object();
-  body["request"] = request;
-  if (dry_run) body["dry_run"] = true;
-  json r = api.post("/v1/plans", body);
-  auto it = r.find("id");
-  if (it == r.end() || !it->is_string() || it->get<std::string>().empty())
+std::string submit_request(const DaemonClient& api, const api::PlanRequest& request) {
+  api::PlanCreated made = api::plan_created_from_json(api.post("/v1/plans", api::to_json(request)));
+  if (made.id.empty())
     throw CommandError{kFailed, "the daemon answered without an id", "see .loopr/logs/daemon.out"};
-  return it->get<std::string>();
+  return made.id;
 }
 
 MergeAnswer merge_plan(const DaemonClient& api, const std::string& plan_id, bool force) {
   MergeAnswer out;
   out.document = api.post("/v1/plans/" + url_encode(plan_id) + "/merge" + (force ? "?force=1" : ""),
                           nullptr, std::chrono::hours(24));
-  if (out.document.is_object()) {
-    if (auto it = out.document.find("base_branch"); it != out.document.end() && it->is_string())
-      out.base_branch = it->get<std::string>();
-    if (auto it = out.document.find("sha"); it != out.document.end() && it->is_string())
-      out.sha = it->get<std::string>();
-    if (auto pr = out.document.find("pr"); pr != out.document.end() && pr->is_object())
-      if (auto it = pr->find("state"); it != pr->end() && it->is_string())
-        out.pr_state = parse_pull_request_state(it->get<std::string>());
-  }
+  out.view = api::merge_from_json(out.document);
   return out;
 }
 
-WebAnswer start_web(const DaemonClient& api, int port) {
-  json r = api.post("/v1/web", json{{"port", port}});
-  WebAnswer out;
-  if (!r.is_object()) return out;
-  if (auto it = r.find("url"); it != r.end() && it->is_string()) out.url = it->get<std::string>();
-  if (auto it = r.find("port"); it != r.end() && it->is_number()) out.port = it->get<int>();
-  if (auto it = r.find("started"); it != r.end() && it->is_boolean()) out.started = it->get<bool>();
-  return out;
+api::PrCommentsView pr_comments(const DaemonClient& api, const std::string& plan_id) {
+  return api::pr_comments_from_json(api.get("/v1/plans/" + url_encode(plan_id) + "/pr/comments"));
+}
+
+api::WebStarted start_web(const DaemonClient& api, int port) {
+  return api::web_started_from_json(api.post("/v1/web", api::to_json(api::WebRequest{port})));
 }
 
 bool stop_web(const DaemonClient& api) {
-  json r = api.post("/v1/web/stop");
-  auto it = r.is_object() ? r.find("stopped") : r.end();
-  return r.is_object() && it != r.end() && it->is_boolean() && it->get<bool>();
+  return api::web_stopped_from_json(api.post("/v1/web/stop")).stopped;
 }
 
 std::optional<api::Health> daemon_health(const DaemonClient& api,

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <loopr/api/answers.hpp>
 #include <loopr/api/events.hpp>
 #include <loopr/api/maintenance.hpp>
+#include <loopr/api/requests.hpp>
 #include <loopr/api/views.hpp>
 
 #include "cli/daemon_client.hpp"
@@ -23,30 +25,23 @@ api::LoopDetail show_loop(const DaemonClient& api, const std::string& id);
 /// `POST /v1/loops/{id}/{action}` with `body`: the loop after the action.
 api::LoopRow act_on(const DaemonClient& api, const std::string& id, const std::string& action,
                     const nlohmann::json& body = nullptr);
-/// `POST /v1/plans` with `fields` added to the body (the request's own limits): the new plan's
-/// id (a CommandError when the answer has none).
-std::string submit_request(const DaemonClient& api, const std::string& request,
-                           bool dry_run = false,
-                           const nlohmann::json& fields = nlohmann::json::object());
+/// `POST /v1/plans`: the new plan's id (a CommandError when the answer has none).
+std::string submit_request(const DaemonClient& api, const api::PlanRequest& request);
 /// `POST /v1/plans/{id}/merge`'s answer: the document as it came (for `--json`) and what the
 /// CLI says of it.
 struct MergeAnswer {
   nlohmann::json document;
-  std::string base_branch, sha;
-  /// merge: pr: the pull request's state (`pr.state`; none without a PR or for an unknown word)
-  PullRequestState pr_state = PullRequestState::none;
+  api::MergeView view;
 };
 /// `POST /v1/plans/{id}/merge` (`force`: `?force=1`); it may run the test command first, so it
 /// waits as long as a code iteration may.
 MergeAnswer merge_plan(const DaemonClient& api, const std::string& plan_id, bool force);
 
+/// `GET /v1/plans/{id}/pr/comments` (merge: pr): the review comments since the last push.
+api::PrCommentsView pr_comments(const DaemonClient& api, const std::string& plan_id);
+
 /// `POST /v1/web {port}`: the web UI's address (`started`: it was not running before).
-struct WebAnswer {
-  std::string url;
-  int port = 0;
-  bool started = false;
-};
-WebAnswer start_web(const DaemonClient& api, int port);
+api::WebStarted start_web(const DaemonClient& api, int port);
 /// `POST /v1/web/stop`: false when it was not running.
 bool stop_web(const DaemonClient& api);
 

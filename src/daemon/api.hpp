@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include <loopr/api/answers.hpp>
 #include <loopr/api/views.hpp>
 #include <loopr/daemon/http.hpp>
 #include <loopr/engine/engine.hpp>
@@ -30,8 +31,8 @@ struct ApiInfo {
   /// The command executor's state for health: kind, confined, description, available, problem.
   std::function<nlohmann::json()> sandbox;
   /// The web UI (`POST /v1/web`): starts it on `port` (0: a free one) unless it runs, and says
-  /// `{"url","port","started"}`; conflict when it runs on another port than asked.
-  std::function<Result<nlohmann::json>(std::uint16_t port)> start_web;
+  /// where; conflict when it runs on another port than asked.
+  std::function<Result<api::WebStarted>(std::uint16_t port)> start_web;
   /// `POST /v1/web/stop`: stops it (its token dies with it); false when it was not running.
   std::function<bool()> stop_web;
   /// For health: `{"url","port"}` while it runs, else null.

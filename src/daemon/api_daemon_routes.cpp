@@ -49,23 +49,18 @@ awaitable<Response> post_web(Api::State& s, Request& req, const Params&) {
   Response bad;
   auto body = body_object(req, bad);
   if (!body) co_return bad;
-  long port = 0;
-  if (body->contains("port") && !(*body)["port"].is_null()) {
-    if (!(*body)["port"].is_number_integer() || (*body)["port"].get<long>() < 0 ||
-        (*body)["port"].get<long>() > 65535)
-      co_return error_response(400, "`port` must be a number from 0 to 65535");
-    port = (*body)["port"].get<long>();
-  }
-  auto started = s.info.start_web(static_cast<std::uint16_t>(port));
+  auto r = api::web_request_from_json(*body);
+  if (!r) co_return error_of(r.error());
+  auto started = s.info.start_web(static_cast<std::uint16_t>(r->port));
   if (!started) co_return error_of(started.error());
-  co_return Response{200, std::move(*started)};
+  co_return Response{200, api::to_json(*started)};
 }
 
 // POST /v1/web/stop: the web UI ends (its token with it).
 awaitable<Response> post_web_stop(Api::State& s, Request&, const Params&) {
   if (!s.info.start_web || !s.info.stop_web)
     co_return error_response(503, "this daemon serves no web UI");
-  co_return Response{200, {{"stopped", s.info.stop_web()}}};
+  co_return Response{200, api::to_json(api::WebStopped{s.info.stop_web()})};
 }
 
 // GET /v1/stats[?since=D]: what each plan's tree spent.
@@ -91,13 +86,12 @@ awaitable<Response> post_shutdown(Api::State& s, Request& req, const Params&) {
   Response bad;
   auto body = body_object(req, bad);
   if (!body) co_return bad;
-  const bool drain = body->contains("drain") && (*body)["drain"].is_boolean() &&
-                     (*body)["drain"].get<bool>();
+  auto r = api::shutdown_request_from_json(*body);
+  if (!r) co_return error_of(r.error());
+  const bool drain = r->drain;
   std::chrono::milliseconds limit = kDefaultDrain;
-  if (auto t = string_field(*body, "timeout", bad); !t) {
-    co_return bad;
-  } else if (!t->empty()) {
-    auto d = parse_duration(*t);
+  if (!r->timeout.empty()) {
+    auto d = parse_duration(r->timeout);
     if (!d || d->count() <= 0)
       co_return error_response(400, "`timeout` must be a duration such as 30m or 90s");
     limit = *d;
@@ -112,12 +106,11 @@ awaitable<Response> post_gc(Api::State& s, Request& req, const Params&) {
   auto body = body_object(req, bad);
   if (!body) co_return bad;
   manager::GcOptions options = manager::GcOptions::from(*s.ctx.config, now_ms());
-  options.dry_run = body->contains("dry_run") && (*body)["dry_run"].is_boolean() &&
-                    (*body)["dry_run"].get<bool>();
-  if (auto older = string_field(*body, "older_than", bad); !older) {
-    co_return bad;
-  } else if (!older->empty()) {
-    auto d = parse_duration(*older);
+  auto r = api::gc_request_from_json(*body);
+  if (!r) co_return error_of(r.error());
+  options.dry_run = r->dry_run;
+  if (!r->older_than.empty()) {
+    auto d = parse_duration(r->older_than);
     if (!d) co_return error_response(400, "`older_than` must be a duration such as 7d or 12h");
     options.older_than = *d;
   }

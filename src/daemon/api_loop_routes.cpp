@@ -136,9 +136,9 @@ awaitable<Response> post_action(Api::State& s, Request& req, const Params& p) {
   if (action == "approve") {
     result = co_await s.manager.approve(id);
   } else if (action == "reject") {
-    auto reason = string_field(*body, "reason", bad);
-    if (!reason) co_return bad;
-    result = co_await s.manager.reject(id, *reason);
+    auto r = api::reject_request_from_json(*body);
+    if (!r) co_return error_of(r.error());
+    result = co_await s.manager.reject(id, r->reason);
   } else if (action == "iterate") {
     api::IterateRequest r = api::iterate_request_from_json(*body);
     if (r.from_pr) {
@@ -151,17 +151,17 @@ awaitable<Response> post_action(Api::State& s, Request& req, const Params& p) {
   } else if (action == "pause") {
     result = co_await s.manager.pause(id);
   } else if (action == "resume") {
-    auto raised = budget_fields(*body, bad);  // `resume --max-cost/--max-runtime`
+    auto limits = api::limits_request_from_json(*body);  // `resume --max-cost/--max-runtime`
+    if (!limits) co_return error_of(limits.error());
+    auto raised = budget_of(*limits, bad);
     if (!raised) co_return bad;
     result = co_await s.manager.resume(id, *raised);
   } else if (action == "stop") {
     result = co_await s.manager.stop(id);
   } else if (action == "answer") {
-    auto text = string_field(*body, "text", bad);
-    if (!text) co_return bad;
-    if (text->find_first_not_of(" \t\r\n") == std::string::npos)
-      co_return error_response(400, "the body needs a non-empty string field `text` (the answer)");
-    result = co_await s.manager.answer(id, *text);
+    auto r = api::answer_request_from_json(*body);
+    if (!r) co_return error_of(r.error());
+    result = co_await s.manager.answer(id, r->text);
   } else {
     co_return error_response(
         404, "no action " + action + " (approve, reject, iterate, pause, resume, stop, answer)");

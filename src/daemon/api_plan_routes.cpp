@@ -1,5 +1,6 @@
 // The control API's routes about plans: a new plan, the merge of its tree, its pull request's
 // review comments.
+#include <loopr/api/answers.hpp>
 #include <loopr/daemon/http_common.hpp>
 
 #include "daemon/api_routes.hpp"
@@ -11,17 +12,13 @@ awaitable<Response> post_plan(Api::State& s, Request& req, const Params&) {
   Response bad;
   auto body = body_object(req, bad);
   if (!body) co_return bad;
-  if (!body->contains("request") || !(*body)["request"].is_string())
-    co_return error_response(400,
-                             "the body needs a string field `request` (the feature to build)");
-  std::string request = (*body)["request"].get<std::string>();
-  const bool dry_run = body->contains("dry_run") && (*body)["dry_run"].is_boolean() &&
-                       (*body)["dry_run"].get<bool>();
-  auto budget = budget_fields(*body, bad);
+  auto r = api::plan_request_from_json(*body);
+  if (!r) co_return error_of(r.error());
+  auto budget = budget_of(r->limits, bad);
   if (!budget) co_return bad;
-  auto made = co_await s.manager.submit(request, dry_run, *budget);
+  auto made = co_await s.manager.submit(r->request, r->dry_run, *budget);
   if (!made) co_return error_of(made.error());
-  co_return Response{201, {{"id", made->id}}};
+  co_return Response{201, api::to_json(api::PlanCreated{made->id})};
 }
 
 // POST /v1/plans/{id}/merge[?force=1].
@@ -33,17 +30,13 @@ awaitable<Response> post_merge(Api::State& s, Request& req, const Params& p) {
                      req.query["force"] != "0";
   auto merged = co_await s.manager.merge(id, force);
   if (!merged) co_return error_of(merged.error());
-  nlohmann::json out = {{"id", merged->plan_id},
-                        {"merged", merged->pr_number == 0},
-                        {"sha", merged->sha},
-                        {"base_branch", merged->base_branch}};
+  api::MergeView out{merged->plan_id, merged->pr_number == 0, merged->sha, merged->base_branch,
+                     std::nullopt};
   if (merged->pr_number > 0)
-    out["pr"] = {
-        {"number", merged->pr_number},
-        {"url", merged->pr_url},
-        {"state",
-         merged->pr_state == PullRequestState::none ? "open" : to_string(merged->pr_state)}};
-  co_return Response{200, std::move(out)};
+    out.pr = api::MergedPr{merged->pr_number, merged->pr_url,
+                           merged->pr_state == PullRequestState::none ? PullRequestState::open
+                                                                      : merged->pr_state};
+  co_return Response{200, api::to_json(out)};
 }
 
 // GET /v1/plans/{id}/pr/comments: the PR's review comments since the last push (merge: pr).
@@ -52,11 +45,10 @@ awaitable<Response> get_pr_comments(Api::State& s, Request&, const Params& p) {
   if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
   auto got = co_await s.manager.pr_comments(id);
   if (!got) co_return error_of(got.error());
-  nlohmann::json list = nlohmann::json::array();
+  api::PrCommentsView out{id, {}};
   for (const forge::ReviewComment& c : *got)
-    list.push_back({{"path", c.path}, {"line", c.line}, {"author", c.author}, {"body", c.body},
-                    {"created_at", c.created_at}, {"url", c.url}});
-  co_return Response{200, {{"id", id}, {"comments", std::move(list)}}};
+    out.comments.push_back({c.path, c.line, c.author, c.body, c.created_at, c.url});
+  co_return Response{200, api::to_json(out)};
 }
 
 }  // namespace loopr::daemon

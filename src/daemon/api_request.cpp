@@ -56,34 +56,19 @@ std::optional<std::string> string_field(const nlohmann::json& body, const char* 
 
 bool valid_id(const std::string& id) { return type_of_id(id).has_value(); }
 
-// A plan's own limits from `POST /v1/plans` (`max_cost_usd`, `max_runtime`, `max_iterations`);
-// nullopt + a 400 response for a value that is not one.
-std::optional<RequestBudget> budget_fields(const nlohmann::json& body, Response& bad) {
+// The limits' shapes were checked by api::limits_request_from_json; here, what they mean.
+std::optional<RequestBudget> budget_of(const api::LimitsRequest& limits, Response& bad) {
   RequestBudget b;
-  if (auto it = body.find("max_cost_usd"); it != body.end() && !it->is_null()) {
-    if (!it->is_number() || it->get<double>() <= 0) {
-      bad = error_response(400, "`max_cost_usd` must be a number above 0 (US dollars)");
-      return std::nullopt;
-    }
-    b.max_cost_usd = it->get<double>();
-  }
-  auto runtime = string_field(body, "max_runtime", bad);
-  if (!runtime) return std::nullopt;
-  if (!runtime->empty()) {
-    auto d = parse_duration(*runtime);
+  if (limits.max_cost_usd) b.max_cost_usd = *limits.max_cost_usd;
+  if (limits.max_runtime) {
+    auto d = parse_duration(*limits.max_runtime);
     if (!d || d->count() <= 0) {
       bad = error_response(400, "`max_runtime` must be a duration such as 2h or 90m");
       return std::nullopt;
     }
     b.max_runtime = *d;
   }
-  if (auto it = body.find("max_iterations"); it != body.end() && !it->is_null()) {
-    if (!it->is_number_integer() || it->get<long long>() < 1 || it->get<long long>() > 100000) {
-      bad = error_response(400, "`max_iterations` must be a whole number from 1");
-      return std::nullopt;
-    }
-    b.max_iterations = it->get<int>();
-  }
+  if (limits.max_iterations) b.max_iterations = static_cast<int>(*limits.max_iterations);
   return b;
 }
 

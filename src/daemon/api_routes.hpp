@@ -10,6 +10,7 @@
 #include <string>
 
 #include <loopr/api/comments.hpp>
+#include <loopr/api/requests.hpp>
 #include <loopr/core/budget.hpp>
 
 #include "daemon/api.hpp"
@@ -44,9 +45,10 @@ std::optional<std::string> string_field(const nlohmann::json& body, const char* 
                                         Response& bad);
 /// Whether `id` is a loop id at all (before the store is asked).
 bool valid_id(const std::string& id);
-/// A plan's own limits from `POST /v1/plans` (`max_cost_usd`, `max_runtime`, `max_iterations`);
-/// nullopt + a 400 response for a value that is not one.
-std::optional<RequestBudget> budget_fields(const nlohmann::json& body, Response& bad);
+/// A plan's own limits from `POST /v1/plans` or `resume` (`max_cost_usd`, `max_runtime`,
+/// `max_iterations`) as the manager takes them; nullopt + a 400 response for a value that is not
+/// one.
+std::optional<RequestBudget> budget_of(const api::LimitsRequest& limits, Response& bad);
 
 // --- api_daemon_routes.cpp: the daemon ---
 awaitable<Response> get_health(Api::State& s, Request& req, const Params& p);

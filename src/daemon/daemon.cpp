@@ -250,15 +250,13 @@ struct Daemon {
   }
 
   // The web UI on 127.0.0.1 with a fresh token; the token is never logged (it is the key).
-  Result<nlohmann::json> start_web(std::uint16_t port) {
+  Result<api::WebStarted> start_web(std::uint16_t port) {
     if (web_ui) {
       if (port != 0 && port != web_ui->port())
         return make_error(ErrorCode::conflict, "the web UI already runs on port " +
                                                    std::to_string(web_ui->port()) +
                                                    " (`loopr web --stop` first to move it)");
-      nlohmann::json j = web_status();
-      j["started"] = false;
-      return j;
+      return api::WebStarted{web_ui->url(), web_ui->port(), false};
     }
     if (stopping) return make_error(ErrorCode::unsupported, "the daemon is shutting down");
     auto ui = options.web(FrontEndDeps{*ctx, api->routes(), api_reads});
@@ -273,9 +271,7 @@ struct Daemon {
     web_ui = std::move(ui);
     web_server = std::move(listener);
     spdlog::info("web UI on http://127.0.0.1:{}/ (`loopr web` prints its address)", *bound);
-    nlohmann::json j = web_status();
-    j["started"] = true;
-    return j;
+    return api::WebStarted{web_ui->url(), web_ui->port(), true};
   }
 
   bool stop_web() {

@@ -1,6 +1,7 @@
 
 #include <cstdio>
 
+#include <loopr/api/answers.hpp>
 #include <loopr/daemon/http.hpp>
 #include <loopr/daemon/http_common.hpp>
 
@@ -9,7 +10,7 @@ namespace loopr::daemon {
 Response error_response(int status, std::string message) {
   Response r;
   r.status = status;
-  r.body = nlohmann::json{{"error", std::move(message)}};
+  r.body = api::to_json(api::ErrorView{std::move(message)});
   return r;
 }
 

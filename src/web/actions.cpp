@@ -160,13 +160,9 @@ std::string pr_comments_section(const LoopView& v, const std::string& token) {
     out += "<p class=\"problem\">" + esc(v.pr_comments_problem) + "</p>";
   if (v.pr_comments.empty()) return out + "</section>";
   out += "<ul>";
-  for (const auto& c : v.pr_comments) {
-    const int line = c.value("line", 0);
-    out += "<li><code>" + esc(c.value("path", std::string())) +
-           (line > 0 ? ":" + std::to_string(line) : "") + "</code> " +
-           esc(c.value("author", std::string())) + ": " + esc(c.value("body", std::string())) +
-           "</li>";
-  }
+  for (const api::PrReviewComment& c : v.pr_comments)
+    out += "<li><code>" + esc(c.path) + (c.line > 0 ? ":" + std::to_string(c.line) : "") +
+           "</code> " + esc(c.author) + ": " + esc(c.body) + "</li>";
   out += "</ul><div class=\"actions\">" +
          button_form(id, "from-pr", "Give them to a fix loop", token) +
          "</div><p class=\"dim\">The same as <code>loopr iterate " + esc(id) +

@@ -72,14 +72,6 @@ std::string href(std::string_view path, std::string_view token, std::string_view
   return esc(out);
 }
 
-std::string str(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return {};
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return {};
-  if (it->is_string()) return it->get<std::string>();
-  return it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 std::string format_duration(std::int64_t ms) {
   if (ms < 1000) return std::to_string(ms < 0 ? 0 : ms) + "ms";
   char buf[32];

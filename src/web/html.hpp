@@ -29,9 +29,6 @@ using loopr::url_encode;  ///< a URL path segment or query value (core/url.hpp)
 /// browser would read around it (no space, no control); else the escaped text, never a link.
 std::string outside_link(std::string_view url);
 
-/// A JSON field as text ("" when missing or null; numbers and booleans as JSON).
-std::string str(const nlohmann::json& j, const char* key);
-
 std::string format_duration(std::int64_t ms);
 
 /// `<span class="status s-running">running</span>`.

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <loopr/api/answers.hpp>
 #include <loopr/api/comments.hpp>
 #include <loopr/api/views.hpp>
 #include <loopr/core/iteration_files.hpp>
@@ -74,7 +75,7 @@ struct LoopView {
   std::int64_t now_ms = 0;
   /// merge: pr: the review comments since the last push (`GET /v1/plans/{id}/pr/comments`), or
   /// why they could not be read.
-  nlohmann::json pr_comments = nlohmann::json::array();
+  std::vector<api::PrReviewComment> pr_comments;
   std::string pr_comments_problem;
 };
 

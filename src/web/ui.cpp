@@ -7,7 +7,9 @@
 #include <set>
 #include <variant>
 
+#include <loopr/api/answers.hpp>
 #include <loopr/api/comments.hpp>
+#include <loopr/api/requests.hpp>
 #include <loopr/api/views.hpp>
 #include <loopr/core/embedded.hpp>
 #include <loopr/core/ids.hpp>
@@ -210,7 +212,8 @@ awaitable<Response> WebUi::handle(Request req) {
   const std::uint64_t since = co_await run_blocking(s.reads, since_of);
   Response listed = co_await s.call("GET", "/v1/loops");
   if (listed.status != 200)
-    co_return html_response(listed.status, s.error_page({}, web::str(listed.body, "error")));
+    co_return html_response(listed.status,
+                            s.error_page({}, api::error_from_json(listed.body).error));
   // The API's answers read with the CLI's decoders (loopr/api/views.hpp), not field by field.
   const std::vector<api::LoopRow> loops = api::loop_rows_from_json(listed.body);
 
@@ -298,7 +301,8 @@ awaitable<Response> iteration_page(PageCall& c) {
 awaitable<std::variant<api::LoopDetail, Response>> detail_of(PageCall& c, const std::string& id) {
   Response d = co_await c.s.call("GET", "/v1/loops/" + id);
   if (d.status != 200)
-    co_return html_response(d.status, c.s.error_page(c.loops, web::str(d.body, "error")));
+    co_return html_response(d.status,
+                            c.s.error_page(c.loops, api::error_from_json(d.body).error));
   co_return api::loop_detail_from_json(d.body);
 }
 
@@ -335,9 +339,9 @@ awaitable<Response> loop_page(PageCall& c) {
   if (loop.is_plan() && loop.pr && loop.pr->number > 0) {  // merge: pr: new review comments
     Response pr = co_await c.s.call("GET", "/v1/plans/" + id + "/pr/comments");
     if (pr.status == 200)
-      view.pr_comments = pr.body.value("comments", nlohmann::json::array());
+      view.pr_comments = api::pr_comments_from_json(pr.body).comments;
     else
-      view.pr_comments_problem = web::str(pr.body, "error");
+      view.pr_comments_problem = api::error_from_json(pr.body).error;
   }
   const RepoPaths paths = c.s.ctx.paths;
   const api::LoopRow detail = loop;
@@ -371,8 +375,10 @@ std::optional<ApiCall> api_call_of(const std::string& id, const std::string& act
   static const std::set<std::string> kPlain = {"approve", "pause", "resume", "stop"};
   const std::string loop = "/v1/loops/" + id;
   if (kPlain.count(action)) return ApiCall{loop + "/" + action};
-  if (action == "reject") return ApiCall{loop + "/reject", {{"reason", form["reason"]}}};
-  if (action == "answer") return ApiCall{loop + "/answer", {{"text", form["text"]}}};
+  if (action == "reject")
+    return ApiCall{loop + "/reject", api::to_json(api::RejectRequest{form["reason"]})};
+  if (action == "answer")
+    return ApiCall{loop + "/answer", api::to_json(api::AnswerRequest{form["text"]})};
   if (action == "iterate")
     return ApiCall{loop + "/iterate",
                    api::to_json(api::IterateRequest{form["feedback"], false, false})};
@@ -426,7 +432,7 @@ awaitable<Response> action_post(PageCall& c) {
     co_return redirect(back_path + "?token=" + token + anchor);
   }
   co_return html_response(done.status, web::page(c.s.frame("Not done", "", c.loops),
-                                                 web::error_body(web::str(done.body, "error"),
+                                                 web::error_body(api::error_from_json(done.body).error,
                                                                  web::href(back_path, token))));
 }
 

@@ -286,8 +286,7 @@ TEST(WebActionsTest, TheLoopPageShowsTheCacheOfTheLoopAndOfItsTree) {
 TEST(WebActionsTest, APullRequestsReviewCommentsGoToAFixLoopFromThePage) {
   LoopView v = view_of(row("001", "plan", "complete"));
   EXPECT_EQ(pr_comments_section(v, kToken), "");
-  v.pr_comments = json::array({{{"path", "src/<a>.c"}, {"line", 3}, {"author", "rev"},
-                                {"body", "<script>x</script> rename it"}}});
+  v.pr_comments = {{"src/<a>.c", 3, "rev", "<script>x</script> rename it", "", ""}};
   std::string html = pr_comments_section(v, kToken);
   // The button posts to the page's route for `iterate --from-pr`; the comment stays text.
   EXPECT_TRUE(has(html, "<form method=\"post\" action=\"/loop/001/from-pr\">")) << html;
@@ -295,7 +294,7 @@ TEST(WebActionsTest, APullRequestsReviewCommentsGoToAFixLoopFromThePage) {
   EXPECT_TRUE(has(html, "<code>src/&lt;a&gt;.c:3</code>")) << html;
   EXPECT_FALSE(has(html, "<script>")) << html;
   // The forge could not be asked: the problem, and nothing to send.
-  v.pr_comments = json::array();
+  v.pr_comments.clear();
   v.pr_comments_problem = "the forge answered 502";
   html = pr_comments_section(v, kToken);
   EXPECT_TRUE(has(html, "the forge answered 502")) << html;
