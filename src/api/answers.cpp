@@ -7,21 +7,15 @@ namespace loopr::api {
 
 using json = nlohmann::json;
 
+// (read:: finds nothing in a value that is not an object: each field reads as its default.)
+
 json to_json(const ErrorView& v) { return {{"error", v.error}}; }
 
-ErrorView error_from_json(const json& j) {
-  ErrorView v;
-  if (j.is_object()) v.error = read::str(j, "error");
-  return v;
-}
+ErrorView error_from_json(const json& j) { return {read::str(j, "error")}; }
 
 json to_json(const PlanCreated& v) { return {{"id", v.id}}; }
 
-PlanCreated plan_created_from_json(const json& j) {
-  PlanCreated v;
-  if (j.is_object()) v.id = read::str(j, "id");
-  return v;
-}
+PlanCreated plan_created_from_json(const json& j) { return {read::str(j, "id")}; }
 
 json to_json(const MergeView& v) {
   json out = {{"id", v.id}, {"merged", v.merged}, {"sha", v.sha}, {"base_branch", v.base_branch}};
@@ -82,20 +76,11 @@ json to_json(const WebStarted& v) {
 }
 
 WebStarted web_started_from_json(const json& j) {
-  WebStarted v;
-  if (!j.is_object()) return v;
-  v.url = read::str(j, "url");
-  v.port = read::i32(j, "port");
-  v.started = read::flag(j, "started");
-  return v;
+  return {read::str(j, "url"), read::i32(j, "port"), read::flag(j, "started")};
 }
 
 json to_json(const WebStopped& v) { return {{"stopped", v.stopped}}; }
 
-WebStopped web_stopped_from_json(const json& j) {
-  WebStopped v;
-  if (j.is_object()) v.stopped = read::flag(j, "stopped");
-  return v;
-}
+WebStopped web_stopped_from_json(const json& j) { return {read::flag(j, "stopped")}; }
 
 }  // namespace loopr::api

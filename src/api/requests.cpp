@@ -1,5 +1,7 @@
 // The control API's request bodies: one writer and one shape-checking reader each
 // (include/loopr/api/requests.hpp). The readers' messages are the daemon's 400 answers.
+#include <utility>
+
 #include <loopr/api/requests.hpp>
 
 namespace loopr::api {
@@ -33,6 +35,14 @@ Result<std::string> text(const json& body, const char* key) {
 bool flag(const json& body, const char* key) {
   const json& v = field(body, key);
   return v.is_boolean() && v.get<bool>();
+}
+
+// A flag and a text field (gc's dry_run and older_than, shutdown's drain and timeout).
+Result<std::pair<bool, std::string>> flag_and_text(const json& body, const char* flag_key,
+                                                   const char* text_key) {
+  auto t = text(body, text_key);
+  if (!t) return t.take_error();
+  return std::pair{flag(body, flag_key), std::move(*t)};
 }
 
 }  // namespace
@@ -112,12 +122,9 @@ json to_json(const GcRequest& r) {
 }
 
 Result<GcRequest> gc_request_from_json(const json& body) {
-  GcRequest r;
-  r.dry_run = flag(body, "dry_run");
-  auto older = text(body, "older_than");
-  if (!older) return older.take_error();
-  r.older_than = std::move(*older);
-  return r;
+  auto f = flag_and_text(body, "dry_run", "older_than");
+  if (!f) return f.take_error();
+  return GcRequest{f->first, std::move(f->second)};
 }
 
 json to_json(const WebRequest& r) { return {{"port", r.port}}; }
@@ -140,12 +147,9 @@ json to_json(const ShutdownRequest& r) {
 }
 
 Result<ShutdownRequest> shutdown_request_from_json(const json& body) {
-  ShutdownRequest r;
-  r.drain = flag(body, "drain");
-  auto timeout = text(body, "timeout");
-  if (!timeout) return timeout.take_error();
-  r.timeout = std::move(*timeout);
-  return r;
+  auto f = flag_and_text(body, "drain", "timeout");
+  if (!f) return f.take_error();
+  return ShutdownRequest{f->first, std::move(f->second)};
 }
 
 }  // namespace loopr::api

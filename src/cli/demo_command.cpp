@@ -338,7 +338,7 @@ std::optional<LoopStatus> follow_plan(const DaemonClient& api, const std::string
 // decision: approve | reject | iterate | skip. `prompter` (without --yes) lives across gates:
 // it keeps what it read ahead.
 Choice gate(const DaemonClient& api, const std::string& plan_id, Prompter* prompter,
-                 std::ostream& ui, const Style& style, bool quiet) {
+            std::ostream& ui, const Style& style, bool quiet) {
   api::LoopRow loop = show_loop(api, plan_id).loop;
   if (prompter) return review_plan(api, loop, *prompter, ui, style).decision;
   if (!quiet) {

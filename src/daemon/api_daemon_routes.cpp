@@ -47,10 +47,8 @@ awaitable<Response> post_web(Api::State& s, Request& req, const Params&) {
   if (!s.info.start_web || !s.info.stop_web)
     co_return error_response(503, "this daemon serves no web UI");
   Response bad;
-  auto body = body_object(req, bad);
-  if (!body) co_return bad;
-  auto r = api::web_request_from_json(*body);
-  if (!r) co_return error_of(r.error());
+  auto r = read_body(req, api::web_request_from_json, bad);
+  if (!r) co_return bad;
   auto started = s.info.start_web(static_cast<std::uint16_t>(r->port));
   if (!started) co_return error_of(started.error());
   co_return Response{200, api::to_json(*started)};
@@ -84,10 +82,8 @@ awaitable<Response> get_stats(Api::State& s, Request& req, const Params&) {
 // POST /v1/shutdown [{drain, timeout}].
 awaitable<Response> post_shutdown(Api::State& s, Request& req, const Params&) {
   Response bad;
-  auto body = body_object(req, bad);
-  if (!body) co_return bad;
-  auto r = api::shutdown_request_from_json(*body);
-  if (!r) co_return error_of(r.error());
+  auto r = read_body(req, api::shutdown_request_from_json, bad);
+  if (!r) co_return bad;
   const bool drain = r->drain;
   std::chrono::milliseconds limit = kDefaultDrain;
   if (!r->timeout.empty()) {
@@ -103,11 +99,9 @@ awaitable<Response> post_shutdown(Api::State& s, Request& req, const Params&) {
 // POST /v1/gc {dry_run, older_than}.
 awaitable<Response> post_gc(Api::State& s, Request& req, const Params&) {
   Response bad;
-  auto body = body_object(req, bad);
-  if (!body) co_return bad;
+  auto r = read_body(req, api::gc_request_from_json, bad);
+  if (!r) co_return bad;
   manager::GcOptions options = manager::GcOptions::from(*s.ctx.config, now_ms());
-  auto r = api::gc_request_from_json(*body);
-  if (!r) co_return error_of(r.error());
   options.dry_run = r->dry_run;
   if (!r->older_than.empty()) {
     auto d = parse_duration(r->older_than);

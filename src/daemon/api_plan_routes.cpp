@@ -10,10 +10,8 @@ namespace loopr::daemon {
 // POST /v1/plans {request, dry_run}: a new plan.
 awaitable<Response> post_plan(Api::State& s, Request& req, const Params&) {
   Response bad;
-  auto body = body_object(req, bad);
-  if (!body) co_return bad;
-  auto r = api::plan_request_from_json(*body);
-  if (!r) co_return error_of(r.error());
+  auto r = read_body(req, api::plan_request_from_json, bad);
+  if (!r) co_return bad;
   auto budget = budget_of(r->limits, bad);
   if (!budget) co_return bad;
   auto made = co_await s.manager.submit(r->request, r->dry_run, *budget);

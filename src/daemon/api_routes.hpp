@@ -40,6 +40,20 @@ using Params = std::map<std::string, std::string>;
 Response error_of(const Error& e);
 /// The body as a JSON object (an empty body is `{}`); nullopt + a 400 response if it is not one.
 std::optional<nlohmann::json> body_object(const Request& req, Response& bad);
+/// The body read by its one reader (`decode`, an api::*_request_from_json); nullopt + the 400
+/// response when it is not a JSON object or a field has the wrong shape.
+template <typename T>
+std::optional<T> read_body(const Request& req, Result<T> (*decode)(const nlohmann::json&),
+                           Response& bad) {
+  auto body = body_object(req, bad);
+  if (!body) return std::nullopt;
+  auto r = decode(*body);
+  if (!r) {
+    bad = error_of(r.error());
+    return std::nullopt;
+  }
+  return std::move(*r);
+}
 /// The string field `key` (absent or null: empty); nullopt + a 400 response if it is not one.
 std::optional<std::string> string_field(const nlohmann::json& body, const char* key,
                                         Response& bad);

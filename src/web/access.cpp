@@ -7,7 +7,9 @@
 #include <stdexcept>
 #include <loopr/daemon/http_common.hpp>
 
-namespace loopr::daemon {
+namespace loopr::web {
+
+using daemon::parse_form;
 
 std::string new_web_token() {
   unsigned char bytes[32];
@@ -124,4 +126,4 @@ std::vector<std::pair<std::string, std::string>> web_security_headers() {
           {"Cross-Origin-Resource-Policy", "same-origin"}};
 }
 
-}  // namespace loopr::daemon
+}  // namespace loopr::web

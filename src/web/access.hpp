@@ -13,7 +13,13 @@
 
 #include <loopr/daemon/http.hpp>
 
-namespace loopr::daemon {
+namespace loopr::web {
+
+// The web UI is a front end of the daemon's HTTP server: it takes and answers its types.
+using daemon::EventStream;
+using daemon::Request;
+using daemon::Response;
+using daemon::Routes;
 
 /// The secret and the address a web UI answers on.
 struct WebAccess {
@@ -50,4 +56,4 @@ std::vector<std::pair<std::string, std::string>> web_security_headers();
 /// A plain-text answer (refusals and errors) with `status`.
 Response text_response(int status, std::string text);
 
-}  // namespace loopr::daemon
+}  // namespace loopr::web

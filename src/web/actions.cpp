@@ -6,7 +6,7 @@
 #include "web/html.hpp"
 #include "web/pages.hpp"
 
-namespace loopr::daemon::web {
+namespace loopr::web {
 
 namespace {
 
@@ -188,4 +188,4 @@ std::string waiting_summary(const std::vector<api::LoopRow>& loops) {
   return out;
 }
 
-}  // namespace loopr::daemon::web
+}  // namespace loopr::web

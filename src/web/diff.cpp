@@ -9,7 +9,7 @@
 #include "web/html.hpp"
 #include "web/pages.hpp"
 
-namespace loopr::daemon::web {
+namespace loopr::web {
 
 namespace {
 
@@ -275,4 +275,4 @@ std::string file_body(const std::string& loop_id, const ShownFile& f, const std:
   return out;
 }
 
-}  // namespace loopr::daemon::web
+}  // namespace loopr::web

@@ -8,7 +8,7 @@
 
 #include <loopr/core/utf8.hpp>
 
-namespace loopr::daemon::web {
+namespace loopr::web {
 
 std::string esc(std::string_view text) {
   std::string out;
@@ -126,4 +126,4 @@ std::string page(const PageFrame& f, std::string_view body) {
   return out;
 }
 
-}  // namespace loopr::daemon::web
+}  // namespace loopr::web

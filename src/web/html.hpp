@@ -11,7 +11,7 @@
 #include <loopr/core/figures.hpp>  // format_cost, format_age
 #include <loopr/core/url.hpp>
 
-namespace loopr::daemon::web {
+namespace loopr::web {
 
 /// `text` safe as HTML text and as a double- or single-quoted attribute value: & < > " ' escaped,
 /// NUL and other C0 controls except tab and line breaks dropped, invalid UTF-8 replaced (U+FFFD),
@@ -51,4 +51,4 @@ struct PageFrame {
 /// `<meta>` for the script, the script and style from `/static/`.
 std::string page(const PageFrame& frame, std::string_view body);
 
-}  // namespace loopr::daemon::web
+}  // namespace loopr::web

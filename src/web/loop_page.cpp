@@ -6,7 +6,7 @@
 #include "web/html.hpp"
 #include "web/pages.hpp"
 
-namespace loopr::daemon::web {
+namespace loopr::web {
 
 namespace {
 
@@ -181,4 +181,4 @@ std::string loop_body(const LoopView& v, const std::string& token) {
   return out;
 }
 
-}  // namespace loopr::daemon::web
+}  // namespace loopr::web

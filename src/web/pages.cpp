@@ -6,7 +6,7 @@
 
 #include "web/html.hpp"
 
-namespace loopr::daemon::web {
+namespace loopr::web {
 
 using nlohmann::json;
 
@@ -268,4 +268,4 @@ std::string iteration_body(const IterationFiles& files) {
   return out;
 }
 
-}  // namespace loopr::daemon::web
+}  // namespace loopr::web

@@ -16,7 +16,7 @@
 #include <loopr/api/views.hpp>
 #include <loopr/core/iteration_files.hpp>
 
-namespace loopr::daemon::web {
+namespace loopr::web {
 
 /// The tree page's data: `GET /v1/loops` rows (tree order) and, per plan, its
 /// `GET /v1/loops/{id}` detail (forecast and actual).
@@ -140,4 +140,4 @@ std::string answer_form(const std::string& id, const std::string& token, const s
 /// A page body saying what went wrong (an action the API refused, a missing loop).
 std::string error_body(const std::string& message, const std::string& back_href);
 
-}  // namespace loopr::daemon::web
+}  // namespace loopr::web

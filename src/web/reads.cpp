@@ -7,7 +7,7 @@
 #include <loopr/git/branches.hpp>
 #include <loopr/git/repository.hpp>
 
-namespace loopr::daemon::web {
+namespace loopr::web {
 
 namespace {
 
@@ -162,4 +162,4 @@ LoopDiff read_loop_diff(const RepoPaths& paths, const api::LoopRow& detail,
   return out;
 }
 
-}  // namespace loopr::daemon::web
+}  // namespace loopr::web

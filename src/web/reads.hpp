@@ -10,7 +10,7 @@
 
 #include "web/pages.hpp"
 
-namespace loopr::daemon::web {
+namespace loopr::web {
 
 /// An artifact, at most 1 MiB made valid UTF-8, through the one reader (git/artifact.hpp): from
 /// the loop's worktree while it has one (a regular file there, never through a symlink, never a
@@ -31,4 +31,4 @@ LoopDiff read_loop_diff(const RepoPaths& paths, const api::LoopRow& loop, const 
 /// Iteration `n`'s files (core/iteration_files.hpp), each up to a page's worth.
 IterationFiles read_iteration(const RepoPaths& paths, const std::string& id, int n);
 
-}  // namespace loopr::daemon::web
+}  // namespace loopr::web

@@ -20,7 +20,12 @@
 #include "web/pages.hpp"
 #include "web/reads.hpp"
 
-namespace loopr::daemon {
+namespace loopr::web {
+
+using daemon::match_path;
+using daemon::parse_form;
+using daemon::path_patterns;
+using daemon::path_segments;
 
 const std::vector<EmbeddedFile>& embedded_web_assets();
 
@@ -438,13 +443,9 @@ awaitable<Response> action_post(PageCall& c) {
 
 }  // namespace
 
-}  // namespace loopr::daemon
-
-namespace loopr::web {
-
-std::unique_ptr<daemon::FrontEnd> make_web_ui(const daemon::FrontEndDeps& deps) {
-  return std::make_unique<daemon::WebUi>(deps.ctx, deps.api, deps.reads,
-                                         daemon::WebAccess{daemon::new_web_token(), 0});
+std::unique_ptr<FrontEnd> make_web_ui(const daemon::FrontEndDeps& deps) {
+  return std::make_unique<WebUi>(deps.ctx, deps.api, deps.reads,
+                                 WebAccess{new_web_token(), 0});
 }
 
 }  // namespace loopr::web

@@ -13,7 +13,9 @@
 
 #include "web/access.hpp"
 
-namespace loopr::daemon {
+namespace loopr::web {
+
+using daemon::FrontEnd;
 
 class WebUi final : public FrontEnd {
  public:
@@ -43,4 +45,4 @@ class WebUi final : public FrontEnd {
   std::shared_ptr<State> state_;
 };
 
-}  // namespace loopr::daemon
+}  // namespace loopr::web

@@ -236,6 +236,15 @@ TEST_F(DaemonRecoveryTest, BadRequestsGetTheirStatusAndTheDaemonStaysUp) {
   submit("a plan");
   ASSERT_TRUE(wait_status("001", "awaiting_approval"));
   EXPECT_EQ(raw("POST", "/v1/loops/001/iterate", "{\"feedback\": 3}"), 400);
+  // A body field of the wrong shape is a 400 from its one reader (api/requests.hpp) before
+  // anything is done: the plan is not rejected, gc does not run, the daemon does not stop.
+  EXPECT_EQ(raw("POST", "/v1/loops/001/reject", "{\"reason\": 7}"), 400);
+  EXPECT_EQ(raw("POST", "/v1/loops/001/answer", "{\"text\": \"  \"}"), 400);
+  EXPECT_EQ(raw("POST", "/v1/loops/001/resume", "{\"max_iterations\": \"3\"}"), 400);
+  EXPECT_EQ(raw("POST", "/v1/plans", "{\"request\": \"x\", \"max_cost_usd\": 0}"), 400);
+  EXPECT_EQ(raw("POST", "/v1/gc", "{\"older_than\": 7}"), 400);
+  EXPECT_EQ(raw("POST", "/v1/shutdown", "{\"timeout\": false}"), 400);
+  EXPECT_TRUE(wait_status("001", "awaiting_approval"));
   EXPECT_EQ(raw("POST", "/v1/plans/001/merge", ""), 409);
   EXPECT_EQ(raw("POST", "/v1/loops/001/pause", ""), 409);
 

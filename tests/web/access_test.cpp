@@ -9,6 +9,7 @@
 #include <set>
 
 using namespace loopr::daemon;
+using namespace loopr::web;
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include "web/reads.hpp"
 
 using namespace loopr;
-using namespace loopr::daemon::web;
+using namespace loopr::web;
 using namespace loopr::testing;
 
 namespace {

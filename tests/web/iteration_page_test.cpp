@@ -8,7 +8,7 @@
 #include "web/reads.hpp"
 
 using namespace loopr;
-using namespace loopr::daemon::web;
+using namespace loopr::web;
 using namespace loopr::testing;
 
 // The engine's ReviewTest checks a reviewed iteration writes exactly the files of the table.

@@ -10,7 +10,7 @@
 
 #include "web/html.hpp"
 
-using namespace loopr::daemon::web;
+using namespace loopr::web;
 using nlohmann::json;
 
 namespace {

@@ -11,7 +11,7 @@
 #include "web/html.hpp"
 #include "web/pages.hpp"
 
-using namespace loopr::daemon::web;
+using namespace loopr::web;
 using nlohmann::json;
 
 namespace {
