@@ -49,6 +49,20 @@ DiffComment comment_from_json(const json& j) {
   return c;
 }
 
+json to_json(const CommentRequest& r) {
+  return {{"file", r.file}, {"line", r.line}, {"side", r.side}, {"text", r.text}};
+}
+
+Result<CommentRequest> comment_request_from_json(const json& body) {
+  CommentRequest r{str(body, "file"), i32(body, "line"), "new", str(body, "text")};
+  if (auto side = body.is_object() ? body.find("side") : body.end(); side != body.end()) {
+    if (!side->is_string() || (*side != "new" && *side != "old"))
+      return make_error(ErrorCode::invalid_argument, "`side` is `new` or `old`");
+    r.side = side->get<std::string>();
+  }
+  return r;
+}
+
 json to_json(const CommentsView& v) {
   json list = json::array();
   for (const auto& c : v.comments) list.push_back(to_json(c));

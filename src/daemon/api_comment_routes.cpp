@@ -103,12 +103,13 @@ awaitable<Response> post_comment(Api::State& s, Request& req, const Params& p) {
   const std::string& id = p.at("id");
   if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
   Response bad;
-  auto body = body_object(req, bad);
-  if (!body) co_return bad;
-  api::DiffComment c = api::comment_from_json(*body);
-  if (auto side = body->find("side");
-      side != body->end() && !(side->is_string() && (*side == "new" || *side == "old")))
-    co_return error_response(400, "`side` is `new` or `old`");
+  auto r = read_body(req, api::comment_request_from_json, bad);
+  if (!r) co_return bad;
+  api::DiffComment c;
+  c.file = std::move(r->file);
+  c.line = r->line;
+  c.side = std::move(r->side);
+  c.text = std::move(r->text);
   auto add = [&s, &id, c]() -> Result<api::DiffComment> {
     LOOPR_TRY(s.ctx.journal.store().get_loop(id));
     return add_comment(s.ctx.journal.store(), id, c, now_ms());

@@ -394,20 +394,13 @@ std::optional<ApiCall> api_call_of(const std::string& id, const std::string& act
     return ApiCall{loop + "/iterate", api::to_json(api::IterateRequest{"", false, true})};
   if (action == "merge") return ApiCall{"/v1/plans/" + id + "/merge"};
   if (action == "comment") {
-    api::DiffComment c;
-    c.file = form["file"];
-    c.side = form["side"] == "old" ? "old" : "new";
+    api::CommentRequest c{form["file"], 0, form["side"] == "old" ? "old" : "new", form["text"]};
     try {
       c.line = std::stoi(form["line"]);
     } catch (...) {
       c.line = 0;
     }
-    c.text = form["text"];
-    json body = api::to_json(c);
-    body.erase("n");
-    body.erase("created_at");
-    body.erase("iteration");
-    return ApiCall{loop + "/comments", std::move(body)};
+    return ApiCall{loop + "/comments", api::to_json(c)};
   }
   return std::nullopt;
 }

@@ -34,8 +34,9 @@ TEST(CommentsCodecTest, RoundTripsAndReadsBadFieldsAsDefaults) {
 }
 
 TEST(CommentsFeedbackTest, NamesFileAndLineOfEachCommentInOrder) {
-  std::vector<DiffComment> pending = {{1, "code/a.txt", 3, "new", "use 4 spaces", 0, 0},
-                                      {2, "code/b.txt", 7, "old", "keep this line\nit matters", 0, 0}};
+  std::vector<DiffComment> pending = {
+      {1, "code/a.txt", 3, "new", "use 4 spaces", 0, 0},
+      {2, "code/b.txt", 7, "old", "keep this line\nit matters", 0, 0}};
   EXPECT_EQ(comments_feedback(pending),
             "Comments on lines of the diff (2, in order):\n"
             "1. code/a.txt line 3:\n   use 4 spaces\n"
@@ -51,4 +52,29 @@ TEST(CommentsFeedbackTest, AHostileFileNameStaysOnItsLine) {
   EXPECT_EQ(said.find("\n2. "), std::string::npos) << said;
   EXPECT_EQ(said.find('\x1b'), std::string::npos) << said;
   EXPECT_NE(said.find("1. x\\n2. evil.txt line 1:\\n^[[2J line 1:"), std::string::npos) << said;
+}
+
+TEST(DiffCommentsTest, ANewCommentIsItsFourFieldsAndASideOtherThanNewOrOldIsRefused) {
+  // What the web page's comment form sends: the four fields, nothing the daemon assigns.
+  const nlohmann::json sent = to_json(CommentRequest{"src/a.c", 3, "old", "why?"});
+  EXPECT_EQ(sent,
+            nlohmann::json::parse(R"({"file":"src/a.c","line":3,"side":"old","text":"why?"})"));
+  auto back = comment_request_from_json(sent);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->file, "src/a.c");
+  EXPECT_EQ(back->line, 3);
+  EXPECT_EQ(back->side, "old");
+  EXPECT_EQ(back->text, "why?");
+  // No side: a new line. Mistyped file, line or text read as empty (the daemon names them).
+  back = comment_request_from_json({{"file", 3}, {"line", "2"}, {"text", nullptr}});
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->side, "new");
+  EXPECT_EQ(back->file, "");
+  EXPECT_EQ(back->line, 0);
+  for (const nlohmann::json& side :
+       {nlohmann::json("up"), nlohmann::json(nullptr), nlohmann::json(1), nlohmann::json("NEW")}) {
+    auto refused = comment_request_from_json({{"file", "x"}, {"line", 1}, {"side", side}});
+    ASSERT_FALSE(refused.ok()) << side;
+    EXPECT_EQ(refused.error().message, "`side` is `new` or `old`");
+  }
 }

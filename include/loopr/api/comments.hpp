@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <loopr/core/result.hpp>
+
 namespace loopr::api {
 
 /// One comment on one line of a loop's diff.
@@ -20,6 +22,15 @@ struct DiffComment {
   std::string text;             ///< what the person wrote
   std::int64_t created_at = 0;  ///< ms since the epoch
   int iteration = 0;            ///< the iteration whose feedback took it; 0: not sent yet
+};
+
+/// `POST /v1/loops/{id}/comments`: a new comment (the daemon numbers and dates it). Its
+/// limits (a file, a line from 1, a text not blank; the sizes below) are the daemon's to check.
+struct CommentRequest {
+  std::string file;
+  int line = 0;
+  std::string side = "new";  ///< "new" | "old"
+  std::string text;
 };
 
 /// `GET /v1/loops/{id}/comments`: every comment of the loop, oldest first.
@@ -45,6 +56,10 @@ inline constexpr std::size_t kMaxCommentsPerLoop = 500;
 
 nlohmann::json to_json(const DiffComment& c);
 DiffComment comment_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const CommentRequest& r);
+/// A side that is not `new` or `old` is refused (invalid_argument, the daemon's 400); any other
+/// field of the wrong type reads as empty, which the daemon's checks then name.
+Result<CommentRequest> comment_request_from_json(const nlohmann::json& body);
 nlohmann::json to_json(const CommentsView& v);
 CommentsView comments_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const IterateRequest& r);
