@@ -55,7 +55,7 @@ json to_json(const CommentRequest& r) {
 
 Result<CommentRequest> comment_request_from_json(const json& body) {
   CommentRequest r{str(body, "file"), i32(body, "line"), "new", str(body, "text")};
-  if (auto side = body.is_object() ? body.find("side") : body.end(); side != body.end()) {
+  if (auto side = body.find("side"); side != body.end()) {  // end() for a non-object
     if (!side->is_string() || (*side != "new" && *side != "old"))
       return make_error(ErrorCode::invalid_argument, "`side` is `new` or `old`");
     r.side = side->get<std::string>();

@@ -1,6 +1,7 @@
 #include <map>
 #include <mutex>
 
+#include <loopr/core/clean_checkpoint.hpp>
 #include <loopr/core/sweep_handoff.hpp>
 
 namespace loopr {
@@ -50,6 +51,54 @@ std::optional<SweptListing> take_handed_sweep(const std::filesystem::path& workt
 void drop_handed_sweep(const std::filesystem::path& worktree) {
   std::lock_guard lock(g_mutex);
   kept().erase(key_of(worktree));
+}
+
+namespace {
+std::map<std::string, CleanCheckpoint>& clean_kept() {
+  static std::map<std::string, CleanCheckpoint> map;
+  return map;
+}
+
+// One key per worktree however it is reached (the engine's path, libgit2's resolved one).
+std::string clean_key(const std::filesystem::path& worktree) {
+  std::error_code ec;
+  std::filesystem::path real = std::filesystem::weakly_canonical(worktree, ec);
+  return key_of(ec ? worktree : real);
+}
+}  // namespace
+
+void keep_clean_checkpoint(const std::filesystem::path& worktree, CleanCheckpoint clean) {
+  const std::string key = clean_key(worktree);
+  std::lock_guard lock(g_mutex);
+  clean_kept()[key] = std::move(clean);
+}
+
+std::optional<CleanCheckpoint> take_clean_checkpoint(const std::filesystem::path& worktree) {
+  const std::string key = clean_key(worktree);
+  std::lock_guard lock(g_mutex);
+  auto it = clean_kept().find(key);
+  if (it == clean_kept().end()) return std::nullopt;
+  std::optional<CleanCheckpoint> out(std::move(it->second));
+  clean_kept().erase(it);
+  return out;
+}
+
+void drop_clean_checkpoint(const std::filesystem::path& path) {
+  const std::string key = clean_key(path);
+  std::lock_guard lock(g_mutex);
+  // A command started in a folder of the worktree writes the worktree all the same.
+  for (auto it = clean_kept().begin(); it != clean_kept().end();) {
+    const std::string& kept = it->first;
+    const bool inside = key == kept || kept == "/" ||
+                        (key.size() > kept.size() && key.compare(0, kept.size(), kept) == 0 &&
+                         key[kept.size()] == '/');
+    it = inside ? clean_kept().erase(it) : std::next(it);
+  }
+}
+
+std::size_t clean_checkpoints() {
+  std::lock_guard lock(g_mutex);
+  return clean_kept().size();
 }
 
 std::size_t handed_sweeps() {

@@ -70,6 +70,15 @@ std::string refusal_text(const Conversation& conv) {
 const std::vector<std::string> kStableVariables = {"completion-signal", "validation-command",
                                                    "max-items", "loop-type"};
 
+// Whether something but loopr's file tools may have written the worktree in the conversation (a
+// command, a half-done write, or a provider whose CLI runs its own tools).
+bool writes_unknown(EngineContext& ctx, const Loop& loop, const Config& config,
+                    const tools::ToolRouter::Writes& writes) {
+  return writes.unknown ||
+         ctx.llm.for_provider(config.provider_for(call_role(loop, to_string(loop.type))))
+             .runs_own_tools();
+}
+
 }  // namespace
 
 // Whether a loop runs commands at all (then it cannot go on without a working sandbox).
@@ -161,8 +170,14 @@ awaitable<Result<void>> IterationRun::check(Loop& loop, const Config& config, in
   // First the protected files (a changed harness must not decide), then the check, then the
   // review.
   if (checks_protection(loop)) {
-    auto breaches = co_await run_blocking(
-        ctx_.pool, [&] { return protection_breaches(loop, config, prepared.state.input); });
+    // Only the file tools wrote since the last checkpoint (the rule checkpoint() follows): the
+    // protected paths may then be read from git and those paths instead of the whole worktree.
+    std::optional<git::WrittenSince> written;
+    if (!commands_ran_ && !writes_unknown(ctx_, loop, config, tool_writes_) && !clean_from_.empty())
+      written = git::WrittenSince{clean_from_, tool_writes_.paths};
+    auto breaches = co_await run_blocking(ctx_.pool, [&] {
+      return protection_breaches(loop, config, prepared.state.input, written ? &*written : nullptr);
+    });
     if (!breaches)
       co_return make_error(
           ErrorCode::io,
@@ -194,9 +209,7 @@ awaitable<Result<std::string>> IterationRun::commit_and_stop_scripts(Loop& loop,
   std::string sha;
   // Whether anything but loopr's file tools may have written the worktree since the last
   // checkpoint: then the checkpoint walks it whole, else it stages what the tools wrote.
-  commands_ran_ = commands_ran_ || tool_writes_.unknown ||
-                  ctx_.llm.for_provider(config.provider_for(call_role(loop, to_string(loop.type))))
-                      .runs_own_tools();
+  commands_ran_ = commands_ran_ || writes_unknown(ctx_, loop, config, tool_writes_);
   if (!checkpointed(facts)) co_return sha;
   auto commit = co_await checkpoint(loop, checkpoint_message(loop, n, facts));
   if (!commit)
@@ -484,8 +497,9 @@ std::vector<Event> IterationRun::record_events(const Loop& loop, const Iteration
   const Validation& v = facts.validation ? *facts.validation : not_run;
   const int n = rec.n;
   std::vector<Event> events = infrastructure_events(loop, n, v);
-  events.push_back(api::encode(
-      loop.id, api::ValidationFinished{n, rec.status == IterationOutcome::passed, v.summary, v.exit_code, v.jobs}));
+  events.push_back(
+      api::encode(loop.id, api::ValidationFinished{n, rec.status == IterationOutcome::passed,
+                                                   v.summary, v.exit_code, v.jobs}));
   if (facts.review && !facts.review->stopped)
     events.push_back(api::encode(loop.id, review_event(n, *facts.review)));
   events.push_back(api::encode(

@@ -5,7 +5,9 @@
 #include <spdlog/spdlog.h>
 
 #include <loopr/api/events.hpp>
+#include <loopr/core/clean_checkpoint.hpp>
 #include <loopr/core/disk.hpp>
+#include <loopr/core/sweep_handoff.hpp>
 #include <loopr/engine/engine.hpp>
 #include <loopr/engine/feedback.hpp>
 
@@ -32,6 +34,20 @@ awaitable<Result<void>> load_loop(LoopJournal& journal, std::string id, Loop& ou
   out = std::move(*loaded);
   co_return ok();
 }
+
+// What the iterations of one run keep for the next in memory (a clean checkpoint, a handed-over
+// sweep: core/clean_checkpoint.hpp) is forgotten when the run ends, whichever way: a loop that
+// ended keeps nothing in a daemon that runs for months (issue 47 item 6), and a loop run again
+// later reads its worktree afresh.
+// (It holds a copy of the path: the run's Loop is moved into its exit before this goes.)
+struct ForgetKeptOnExit {
+  std::filesystem::path worktree;
+  ~ForgetKeptOnExit() {
+    if (worktree.empty()) return;
+    drop_handed_sweep(worktree);
+    drop_clean_checkpoint(worktree);
+  }
+};
 
 // When `plan`'s runtime started counting (TreeMarks::runtime_from): its last approval or
 // iterate, else its submit.
@@ -155,6 +171,7 @@ awaitable<RunExit> LoopRunner::run(std::string loop_id, std::shared_ptr<LoopCont
   const TimestampMs plan_start = plan.start;
 
   IterationRun iteration(ctx_, control, plan.budget, plan_start);
+  const ForgetKeptOnExit forget{loop.worktree};
   while (true) {
     std::shared_ptr<const Config> config = tree_config(ctx_.config, plan.budget);
     if (!co_await may_iterate(ctx_, *control, gate, *config, plan, loop)) co_return exit;

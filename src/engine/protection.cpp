@@ -5,6 +5,7 @@
 #include <loopr/core/merge_policy.hpp>
 #include <loopr/engine/prompt_vars.hpp>
 #include <loopr/git/branches.hpp>
+#include <loopr/git/clean_changes.hpp>
 #include <loopr/git/repository.hpp>
 #include <loopr/git/worktree.hpp>
 #include <loopr/markdown/artifacts.hpp>
@@ -19,11 +20,14 @@ std::vector<std::string> phase_files(const Loop& loop, const std::string& input)
 }
 
 Result<std::vector<Breach>> protection_breaches(const Loop& loop, const Config& config,
-                                                const std::string& input) {
+                                                const std::string& input,
+                                                const git::WrittenSince* written) {
   const std::vector<std::string> harness = harness_patterns(config);
   LOOPR_ASSIGN(git::Worktree wt, git::Worktree::open(loop.worktree));
   LOOPR_ASSIGN(std::vector<PathChange> changes,
-               wt.path_changes_since(work_start(loop), keyed_files(harness)));
+               written
+                   ? git::path_changes_after(wt, work_start(loop), keyed_files(harness), *written)
+                   : wt.path_changes_since(work_start(loop), keyed_files(harness)));
   add_keyed_changes(changes, harness);
   // A loop that edits its own phase document (run_command can write there) owns nothing: the
   // phase as the loop found it decides, and that one is not in the worktree any more.
@@ -51,9 +55,9 @@ Result<std::optional<Validation>> committed_check(const Loop& loop, const Config
     return !loop.input_artifact.empty() &&
            (c.path == loop.input_artifact || c.old_path == loop.input_artifact);
   });
-  breaches = unowned_changes(changes, harness, config.protect.tests,
-                             own_phase_changed ? std::vector<std::string>{}
-                                               : phase_files(loop, input));
+  breaches =
+      unowned_changes(changes, harness, config.protect.tests,
+                      own_phase_changed ? std::vector<std::string>{} : phase_files(loop, input));
   MergeRules rules = merge_rules(config);
   rules.tree = false;
   std::vector<HeldPath> refused = merge_policy(changes, rules);
@@ -62,9 +66,11 @@ Result<std::optional<Validation>> committed_check(const Loop& loop, const Config
   if (!breaches.empty()) {
     v = breach_validation(loop, config, breaches);
     v.summary = "protected files changed while the tests ran: " + breach_summary(breaches);
-    v.feedback = "The tests passed, but what was committed after they ran changes protected "
-                 "files: something your work runs (a test, a script) changed them while the "
-                 "tests ran.\n\n" + v.feedback;
+    v.feedback =
+        "The tests passed, but what was committed after they ran changes protected "
+        "files: something your work runs (a test, a script) changed them while the "
+        "tests ran.\n\n" +
+        v.feedback;
   } else {
     v.passed = false;
     v.command = loop.validation_command.empty() ? config.loop(LoopType::code).validation
@@ -73,8 +79,8 @@ Result<std::optional<Validation>> committed_check(const Loop& loop, const Config
   if (!refused.empty()) {
     const std::string what = "its work has what is never merged: " + describe_held(refused);
     v.summary = v.summary.empty() ? what : v.summary + "; " + what;
-    v.feedback += "\nRemove these from your work (they are never merged): " +
-                  describe_held(refused) + ".\n";
+    v.feedback +=
+        "\nRemove these from your work (they are never merged): " + describe_held(refused) + ".\n";
   }
   v.output = "[loopr: " + v.summary + "]\n\n" + v.feedback;
   return std::optional<Validation>(std::move(v));

@@ -10,6 +10,7 @@
 #include <loopr/core/loop.hpp>
 #include <loopr/core/protected_paths.hpp>
 #include <loopr/core/result.hpp>
+#include <loopr/git/clean_changes.hpp>
 
 #include "engine/validation.hpp"
 
@@ -24,9 +25,11 @@ bool checks_protection(const Loop& loop);
 std::vector<std::string> phase_files(const Loop& loop, const std::string& input);
 
 /// The breaches of the loop's whole work (its commits and uncommitted edits since it started;
-/// blocking: call on the pool).
+/// blocking: call on the pool). `written`: only loopr's file tools wrote the worktree since the
+/// last checkpoint (git::Worktree::path_changes_since may then read no more than those paths).
 Result<std::vector<Breach>> protection_breaches(const Loop& loop, const Config& config,
-                                                const std::string& input);
+                                                const std::string& input,
+                                                const git::WrittenSince* written = nullptr);
 
 /// The protection rule and the merge policy's refusals (core/merge_policy.hpp) again, on exactly
 /// what the checkpoint `sha` committed (git objects, since the loop's work started): what the

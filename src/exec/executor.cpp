@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include <loopr/core/clean_checkpoint.hpp>
 #include <loopr/core/sweep_handoff.hpp>
 #include <loopr/core/worktree_sweep.hpp>
 #include <loopr/exec/executor.hpp>
@@ -98,7 +99,10 @@ class SweepingExecutor final : public Executor {
       : inner_(std::move(inner)), contained_(contained) {}
 
   ProcessResult run(const Command& c) override {
-    if (!c.workdir.empty()) drop_handed_sweep(c.workdir);  // stale once anything runs there
+    if (!c.workdir.empty()) {  // stale once anything runs there
+      drop_handed_sweep(c.workdir);
+      drop_clean_checkpoint(c.workdir);
+    }
     ProcessResult r = inner_->run(c);
     if (c.workdir.empty()) return r;
     // A command killed from outside (a time limit, a stop) ends its sandbox's init by its

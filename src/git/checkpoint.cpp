@@ -1,4 +1,8 @@
 // Checkpoint commits: everything changed in a work tree becomes one commit on its branch.
+#include <sys/stat.h>
+
+#include <loopr/core/clean_checkpoint.hpp>
+#include <loopr/core/sweep_handoff.hpp>
 #include <loopr/git/worktree.hpp>
 
 #include "git/deadline.hpp"
@@ -62,10 +66,18 @@ Result<CommitOutcome> commit_index(git_repository* repo, const StagedIndex& stag
 Result<CommitOutcome> commit_all(git_repository* repo, const std::filesystem::path& path,
                                  const std::string& message, bool after_command = false) {
   std::optional<SweptListing> handed = take_handed_sweep(path);
+  drop_clean_checkpoint(path);  // this checkpoint replaces it
   if (!after_command) handed.reset();
   LOOPR_ASSIGN(std::string text, clean_message(message));
   LOOPR_ASSIGN(StagedIndex staged, stage_all(repo, path, handed ? &*handed : nullptr));
-  return commit_index(repo, staged, path, text);
+  LOOPR_ASSIGN(CommitOutcome made, commit_index(repo, staged, path, text));
+  // Staged from a complete sweep after the command, with nothing run since: the work tree is now
+  // this commit's tree plus what git does not track (core/sweep_handoff.hpp's CleanCheckpoint).
+  struct stat index_st {};
+  const char* index_file = git_index_path(staged.index.get());
+  if (staged.untracked && index_file != nullptr && ::stat(index_file, &index_st) == 0)
+    keep_clean_checkpoint(path, CleanCheckpoint{made.sha, index_st, std::move(*staged.untracked)});
+  return made;
 }
 
 }  // namespace
@@ -93,8 +105,9 @@ Result<CommitOutcome> Worktree::checkpoint_written(const std::filesystem::path& 
                                                    const std::string& message,
                                                    const std::string& clean_at,
                                                    const std::vector<std::string>& written) {
-  WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
+  WorkDeadline deadline;    // git reads the work tree (git/deadline.hpp)
   drop_handed_sweep(path);  // kept for a checkpoint after a command, which this is not
+  drop_clean_checkpoint(path);
   LOOPR_ASSIGN(RepoPtr repo, open_repo(path, OpenMode::exact));
   if (git_repository_is_bare(repo.get()))
     return make_error(ErrorCode::invalid_argument, path.string() + " is a bare repository");

@@ -6,8 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <optional>
+#include <set>
 
+#include <loopr/core/clean_checkpoint.hpp>
+#include <loopr/git/clean_changes.hpp>
 #include <loopr/git/repository.hpp>
 #include <loopr/git/work_tree_state.hpp>
 #include <loopr/git/worktree.hpp>
@@ -153,12 +158,118 @@ Result<void> find_renames(git_diff* diff) {
   return check(git_diff_find_similar(diff, &find), "finding renames");
 }
 
+std::atomic<std::uint64_t> g_from_checkpoint{0};
+
+// A root-relative path as loopr's tools report it, safe to hand libgit2 as a literal path.
+bool plain_path(const std::string& rel) {
+  if (rel.empty() || rel.front() == '/' || rel.back() == '/') return false;
+  for (std::size_t at = 0; at <= rel.size();) {
+    std::size_t end = std::min(rel.find('/', at), rel.size());
+    const std::string_view part(rel.data() + at, end - at);
+    if (part.empty() || part == "." || part == ".." || part == ".git") return false;
+    at = end + 1;
+  }
+  return true;
+}
+
+// The first index entry in `folder_slash` ("dir/"), or nullptr: git tracks nothing there.
+const git_index_entry* first_under(git_index* index, const std::string& folder_slash) {
+  std::size_t at = 0;
+  if (git_index_find_prefix(&at, index, folder_slash.c_str()) != 0) return nullptr;
+  return git_index_get_byindex(index, at);
+}
+
+// The literal paths whose state may differ from the index: what git did not track at the clean
+// checkpoint and what the tools wrote since, each as the first folder on its way that git tracks
+// nothing in (then that whole branch of the tree is read as a walk reads it) or as itself. A path
+// in a tracked folder brings that folder's first index entry along: then git sees the folder as
+// holding tracked files, as in a walk (it decides whether git looks into an ignored folder).
+std::vector<std::string> paths_to_read(git_index* index, const std::vector<std::string>& untracked,
+                                       const std::vector<std::string>& written) {
+  std::set<std::string> out(untracked.begin(), untracked.end());
+  for (const std::string& rel : written) {
+    std::string at = rel;
+    for (std::size_t slash = rel.find('/'); slash != std::string::npos;
+         slash = rel.find('/', slash + 1)) {
+      if (first_under(index, rel.substr(0, slash + 1)) == nullptr) {
+        at = rel.substr(0, slash);
+        break;
+      }
+    }
+    out.insert(at);
+  }
+  std::vector<std::string> anchors;
+  for (const std::string& rel : out) {
+    const std::size_t slash = rel.rfind('/');
+    if (slash == std::string::npos) continue;
+    if (const git_index_entry* e = first_under(index, rel.substr(0, slash + 1)))
+      anchors.emplace_back(e->path);
+  }
+  out.insert(anchors.begin(), anchors.end());
+  return {out.begin(), out.end()};
+}
+
+bool same_file(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
+         a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec &&
+         a.st_ctim.tv_sec == b.st_ctim.tv_sec && a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
+}
+
+// git_diff_tree_to_workdir_with_index is tree→index merged with index→workdir (libgit2 1.5,
+// diff_generate.c). After a clean checkpoint (CleanCheckpoint: the work tree was the index plus
+// the untracked paths it names, and only loopr's tools wrote since), index→workdir can differ
+// from the index only at the paths paths_to_read names, so it reads only those: the same deltas
+// (an empty list: none, and libgit2's merge of an empty diff changes nothing). nullopt when the
+// clean checkpoint is not there, not HEAD any more, or not the index file: then the caller walks.
+Result<std::optional<DiffPtr>> diff_from_checkpoint(git_repository* repo,
+                                                    const std::filesystem::path& path,
+                                                    git_tree* tree, git_diff_options opts,
+                                                    const git_oid& head,
+                                                    const WrittenSince& written) {
+  std::optional<CleanCheckpoint> clean = take_clean_checkpoint(path);
+  if (!clean || clean->commit.empty() || clean->commit != written.clean_at ||
+      clean->commit != to_hex(head) ||
+      !std::all_of(written.paths.begin(), written.paths.end(), plain_path))
+    return std::optional<DiffPtr>();
+  LOOPR_ASSIGN(IndexPtr index, make<IndexPtr>("opening the index", git_repository_index, repo));
+  LOOPR_TRY(check(git_index_read(index.get(), 0), "reading the index"));
+  struct stat now {};
+  const char* file = git_index_path(index.get());
+  if (file == nullptr || ::stat(file, &now) != 0 || !same_file(now, clean->index))
+    return std::optional<DiffPtr>();
+  LOOPR_ASSIGN(DiffPtr diff, make<DiffPtr>("diffing against the index", git_diff_tree_to_index,
+                                           repo, tree, index.get(), &opts));
+  const std::vector<std::string> paths =
+      paths_to_read(index.get(), clean->untracked, written.paths);
+  if (!paths.empty()) {
+    std::vector<char*> list;
+    for (const std::string& p : paths) list.push_back(const_cast<char*>(p.c_str()));
+    opts.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+    opts.pathspec = {list.data(), list.size()};
+    LOOPR_ASSIGN(DiffPtr read, make<DiffPtr>("diffing " + path.string(), git_diff_index_to_workdir,
+                                             repo, index.get(), &opts));
+    LOOPR_TRY(check(git_diff_merge(diff.get(), read.get()), "merging the diffs"));
+  }
+  g_from_checkpoint.fetch_add(1, std::memory_order_relaxed);
+  return std::optional<DiffPtr>(std::move(diff));
+}
+
 }  // namespace
 
-Result<std::vector<PathChange>> Worktree::path_changes_since(
-    const std::string& since, const std::vector<std::string>& content_patterns) const {
+std::uint64_t changes_read_from_checkpoint() {
+  return g_from_checkpoint.load(std::memory_order_relaxed);
+}
+
+namespace {
+
+// The change since `since` of the work tree at `path`; `written` set: from the clean checkpoint
+// when it still holds (diff_from_checkpoint), else (and always without it) by a walk.
+Result<std::vector<PathChange>> work_tree_changes(const std::filesystem::path& path,
+                                                  const std::string& since,
+                                                  const std::vector<std::string>& content_patterns,
+                                                  const WrittenSince* written) {
   WorkDeadline deadline;  // git reads the work tree (git/deadline.hpp)
-  LOOPR_ASSIGN(RepoPtr repo, open_repo(path_, OpenMode::exact));
+  LOOPR_ASSIGN(RepoPtr repo, open_repo(path, OpenMode::exact));
   LOOPR_ASSIGN(git_oid head, head_id(repo.get()));
   LOOPR_ASSIGN(git_oid start, start_commit(repo.get(), since, head));
   LOOPR_ASSIGN(TreePtr tree, commit_tree(repo.get(), start));
@@ -166,12 +277,36 @@ Result<std::vector<PathChange>> Worktree::path_changes_since(
   opts.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
                GIT_DIFF_INCLUDE_IGNORED | GIT_DIFF_INCLUDE_TYPECHANGE;
   opts.notify_cb = skip_private;
-  LOOPR_ASSIGN(DiffPtr diff,
-               make<DiffPtr>("diffing " + path_.string(), git_diff_tree_to_workdir_with_index,
-                             repo.get(), tree.get(), &opts));
-  count_work_tree_read();
+  std::optional<DiffPtr> known;
+  if (written != nullptr) {
+    // Whatever goes wrong on this way, the walk below still answers.
+    auto read = diff_from_checkpoint(repo.get(), path, tree.get(), opts, head, *written);
+    if (read.ok()) known = std::move(read).value();
+  } else {
+    drop_clean_checkpoint(path);  // taken by the first check after it, whichever way it reads
+  }
+  if (!known) {
+    LOOPR_ASSIGN(known,
+                 make<DiffPtr>("diffing " + path.string(), git_diff_tree_to_workdir_with_index,
+                               repo.get(), tree.get(), &opts));
+    count_work_tree_read();
+  }
+  DiffPtr diff = std::move(*known);
   LOOPR_TRY(find_renames(diff.get()));
-  return changes_of(repo.get(), diff.get(), content_patterns, &path_);
+  return changes_of(repo.get(), diff.get(), content_patterns, &path);
+}
+
+}  // namespace
+
+Result<std::vector<PathChange>> Worktree::path_changes_since(
+    const std::string& since, const std::vector<std::string>& content_patterns) const {
+  return work_tree_changes(path_, since, content_patterns, nullptr);
+}
+
+Result<std::vector<PathChange>> path_changes_after(const Worktree& wt, const std::string& since,
+                                                   const std::vector<std::string>& content_patterns,
+                                                   const WrittenSince& written) {
+  return work_tree_changes(wt.path(), since, content_patterns, &written);
 }
 
 Result<std::vector<PathChange>> Repository::path_changes_since_fork(

@@ -181,6 +181,24 @@ Result<Staged> apply(git_repository* repo, const Listing& list, const std::files
   return gone.empty() && to_add.empty() ? Staged::done_unchanged : Staged::done;
 }
 
+// What git does not track after staging, of what the listing saw: the first untracked path on
+// each branch of the tree (the walk order puts a folder before its contents).
+std::vector<std::string> untracked_roots(git_index* index, const SweptListing& listing) {
+  std::vector<std::string> roots;
+  std::string folder;  // the untracked folder the walk is in ("dir/"), or ""
+  for (const SweptListing::Entry& e : listing.entries) {
+    if (!folder.empty() && e.rel.compare(0, folder.size(), folder) == 0) continue;
+    folder.clear();
+    std::size_t at = 0;
+    const bool tracked = e.folder ? git_index_find_prefix(&at, index, (e.rel + "/").c_str()) == 0
+                                  : git_index_find(&at, index, e.rel.c_str()) == 0;
+    if (tracked) continue;
+    roots.push_back(e.rel);
+    if (e.folder) folder = e.rel + "/";
+  }
+  return roots;
+}
+
 }  // namespace
 
 std::uint64_t checkpoint_git_walks() { return g_git_walks.load(std::memory_order_relaxed); }
@@ -212,19 +230,22 @@ Result<StagedIndex> detail::stage_all(git_repository* repo, const std::filesyste
   count_work_tree_read();
   if (listed) {
     LOOPR_ASSIGN(Staged staged, apply(repo, list, path));
-    if (staged != Staged::needs_git_walk)
-      return StagedIndex{std::move(index), staged == Staged::done};
+    if (staged != Staged::needs_git_walk) {
+      std::optional<std::vector<std::string>> untracked;
+      if (handed != nullptr) untracked = untracked_roots(index.get(), *handed);
+      return StagedIndex{std::move(index), staged == Staged::done, std::move(untracked)};
+    }
   }
   // Like `git add -A`: new and modified files are staged, deleted ones removed, ignored skipped.
   g_git_walks.fetch_add(1, std::memory_order_relaxed);
   LOOPR_TRY(check(
       git_index_add_all(index.get(), nullptr, GIT_INDEX_ADD_DEFAULT, skip_private_paths, nullptr),
       "staging changes in " + path.string()));
-  return StagedIndex{std::move(index), true};  // git's walk does not say what it changed
+  return StagedIndex{std::move(index), true, std::nullopt};  // git's walk does not say what it changed
 }
 
 Result<StagedIndex> detail::stage_written(git_repository* repo, const std::filesystem::path& path,
-                                       const std::vector<std::string>& written) {
+                                          const std::vector<std::string>& written) {
   LOOPR_TRY(ignore_checkout_mounts(repo));
   LOOPR_ASSIGN(IndexPtr index, make<IndexPtr>("opening the index", git_repository_index, repo));
   const std::filesystem::path workdir = workdir_of(repo);
@@ -251,7 +272,7 @@ Result<StagedIndex> detail::stage_written(git_repository* repo, const std::files
                     "staging " + rel + " in " + path.string()));
     changed = true;  // its stat data at least
   }
-  return StagedIndex{std::move(index), changed};
+  return StagedIndex{std::move(index), changed, std::nullopt};
 }
 
 }  // namespace loopr::git

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ namespace loopr::git::detail {
 struct StagedIndex {
   IndexPtr index;
   bool changed = true;
+  /// Staged from a handed-over listing (nothing can have written the work tree since that
+  /// sweep): what git does not track there after this staging, as CleanCheckpoint::untracked.
+  std::optional<std::vector<std::string>> untracked;
 };
 
 /// Everything changed in the work tree staged (new and modified files added, deleted ones
@@ -33,6 +37,6 @@ Result<StagedIndex> stage_all(git_repository* repo, const std::filesystem::path&
 /// else wrote there): each is staged, or removed, as `git add -A` would; the rest is HEAD's tree
 /// already. The tools write regular files only, so there is nothing to sweep.
 Result<StagedIndex> stage_written(git_repository* repo, const std::filesystem::path& path,
-                               const std::vector<std::string>& written);
+                                  const std::vector<std::string>& written);
 
 }  // namespace loopr::git::detail

@@ -5,7 +5,9 @@
 #include <sstream>
 #include <system_error>
 
+#include <loopr/core/clean_checkpoint.hpp>
 #include <loopr/core/repo_paths.hpp>
+#include <loopr/core/sweep_handoff.hpp>
 #include <loopr/git/branches.hpp>
 #include <loopr/git/repository.hpp>
 
@@ -335,6 +337,10 @@ Result<void> Repository::remove_worktree(const std::string& loop_id, RemoveMode 
   }
   unsigned flags = GIT_WORKTREE_PRUNE_VALID | GIT_WORKTREE_PRUNE_WORKING_TREE;
   if (mode == RemoveMode::force) flags |= GIT_WORKTREE_PRUNE_LOCKED;
+  // What was kept in memory for the work tree goes with it (a new one at its path starts afresh).
+  const std::filesystem::path gone = worktree_path(wt.get());
+  drop_handed_sweep(gone);
+  drop_clean_checkpoint(gone);
   return prune(wt.get(), flags);
 }
 

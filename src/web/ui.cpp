@@ -4,7 +4,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <set>
 #include <variant>
 
 #include <loopr/api/answers.hpp>
@@ -372,66 +371,121 @@ struct ApiCall {
   json body = json::object();
 };
 
-/// The form of action `action` as its API call; nullopt: no such action. Each is the call the
-/// CLI makes for the same command (`loopr pause ID` is `POST /v1/loops/ID/pause` …); a comment is
-/// `POST /v1/loops/ID/comments`, and sending the comments is ONE `iterate` with `comments`.
-std::optional<ApiCall> api_call_of(const std::string& id, const std::string& action,
-                                   std::map<std::string, std::string>& form) {
-  static const std::set<std::string> kPlain = {"approve", "pause", "resume", "stop"};
-  const std::string loop = "/v1/loops/" + id;
-  if (kPlain.count(action)) return ApiCall{loop + "/" + action};
-  if (action == "reject")
-    return ApiCall{loop + "/reject", api::to_json(api::RejectRequest{form["reason"]})};
-  if (action == "answer")
-    return ApiCall{loop + "/answer", api::to_json(api::AnswerRequest{form["text"]})};
-  if (action == "iterate")
-    return ApiCall{loop + "/iterate",
-                   api::to_json(api::IterateRequest{form["feedback"], false, false})};
-  if (action == "send-comments")
-    return ApiCall{loop + "/iterate",
-                   api::to_json(api::IterateRequest{form["feedback"], true, false})};
-  if (action == "from-pr")  // `loopr iterate PLAN --from-pr`
-    return ApiCall{loop + "/iterate", api::to_json(api::IterateRequest{"", false, true})};
-  if (action == "merge") return ApiCall{"/v1/plans/" + id + "/merge"};
-  if (action == "comment") {
-    api::CommentRequest c{form["file"], 0, form["side"] == "old" ? "old" : "new", form["text"]};
-    try {
-      c.line = std::stoi(form["line"]);
-    } catch (...) {
-      c.line = 0;
-    }
-    return ApiCall{loop + "/comments", api::to_json(c)};
+/// What the browser posts with an action (application/x-www-form-urlencoded), read once: each
+/// action takes the fields it needs. A field left out is empty; a line that is not a number is 0.
+struct ActionForm {
+  std::string reason, text, feedback, file, side, line, back, confirmed;
+};
+
+ActionForm action_form_of(const std::string& body) {
+  const auto form = parse_form(body).value_or(std::map<std::string, std::string>{});
+  const auto field = [&form](const char* name) {
+    auto it = form.find(name);
+    return it == form.end() ? std::string() : it->second;
+  };
+  return ActionForm{field("reason"), field("text"), field("feedback"), field("file"),
+                    field("side"),   field("line"), field("back"),     field("confirmed")};
+}
+
+api::CommentRequest comment_of(const ActionForm& f) {
+  api::CommentRequest c{f.file, 0, f.side == "old" ? "old" : "new", f.text};
+  try {
+    c.line = std::stoi(f.line);
+  } catch (...) {
+    c.line = 0;
   }
-  return std::nullopt;
+  return c;
+}
+
+/// One action of the loop page: its API call, and whether the page asks before making it (stop
+/// and merge cannot be taken back). Each call is the one the CLI makes for the same command
+/// (`loopr pause ID` is `POST /v1/loops/ID/pause` …); a comment is `POST /v1/loops/ID/comments`,
+/// and sending the comments is ONE `iterate` with `comments`.
+struct WebAction {
+  std::string_view name;
+  ApiCall (*call)(const std::string& id, const ActionForm& f);
+  bool confirm = false;
+};
+
+std::string loop_path(const std::string& id) { return "/v1/loops/" + id; }
+
+const WebAction kActions[] = {
+    {"approve",
+     [](const std::string& id, const ActionForm&) { return ApiCall{loop_path(id) + "/approve"}; }},
+    {"pause",
+     [](const std::string& id, const ActionForm&) { return ApiCall{loop_path(id) + "/pause"}; }},
+    {"resume",
+     [](const std::string& id, const ActionForm&) { return ApiCall{loop_path(id) + "/resume"}; }},
+    {"stop",
+     [](const std::string& id, const ActionForm&) { return ApiCall{loop_path(id) + "/stop"}; },
+     true},
+    {"reject",
+     [](const std::string& id, const ActionForm& f) {
+       return ApiCall{loop_path(id) + "/reject", api::to_json(api::RejectRequest{f.reason})};
+     }},
+    {"answer",
+     [](const std::string& id, const ActionForm& f) {
+       return ApiCall{loop_path(id) + "/answer", api::to_json(api::AnswerRequest{f.text})};
+     }},
+    {"iterate",
+     [](const std::string& id, const ActionForm& f) {
+       return ApiCall{loop_path(id) + "/iterate",
+                      api::to_json(api::IterateRequest{f.feedback, false, false})};
+     }},
+    {"send-comments",
+     [](const std::string& id, const ActionForm& f) {
+       return ApiCall{loop_path(id) + "/iterate",
+                      api::to_json(api::IterateRequest{f.feedback, true, false})};
+     }},
+    {"from-pr",  // `loopr iterate PLAN --from-pr`
+     [](const std::string& id, const ActionForm&) {
+       return ApiCall{loop_path(id) + "/iterate",
+                      api::to_json(api::IterateRequest{"", false, true})};
+     }},
+    {"merge",
+     [](const std::string& id, const ActionForm&) { return ApiCall{"/v1/plans/" + id + "/merge"}; },
+     true},
+    {"comment",
+     [](const std::string& id, const ActionForm& f) {
+       return ApiCall{loop_path(id) + "/comments", api::to_json(comment_of(f))};
+     }},
+};
+
+const WebAction* web_action(std::string_view name) {
+  for (const WebAction& a : kActions)
+    if (a.name == name) return &a;
+  return nullptr;
 }
 
 awaitable<Response> action_post(PageCall& c) {
   const std::string& id = c.p.at("id");
-  const std::string& action = c.p.at("action");
+  const std::string& name = c.p.at("action");
   const std::string& token = c.s.token();
-  auto form = parse_form(c.req.body).value_or(std::map<std::string, std::string>{});
-  auto call = api_call_of(id, action, form);
-  if (!call) co_return html_response(404, c.s.error_page(c.loops, "no such action: " + action));
-  const bool to_gate = form["back"] == "gate";
+  const WebAction* action = web_action(name);
+  if (action == nullptr)
+    co_return html_response(404, c.s.error_page(c.loops, "no such action: " + name));
+  const ActionForm form = action_form_of(c.req.body);
+  const ApiCall call = action->call(id, form);
+  const bool to_gate = form.back == "gate";
   const std::string back_path = to_gate ? "/gate" : "/loop/" + web::url_encode(id);
-  // Stop and merge cannot be taken back: the page asks first.
-  if ((action == "stop" || action == "merge") && form["confirmed"] != "yes") {
+  if (action->confirm && form.confirmed != "yes") {
     bool pull_request = false;
     for (const auto& row : c.loops)
       if (row.id == id) pull_request = row.pr.has_value();
     co_return html_response(
-        200, web::page(c.s.frame("Confirm", "", c.loops),
-                       web::confirm_body(id, action, token, web::href(back_path, token),
-                                         pull_request)));
+        200,
+        web::page(c.s.frame("Confirm", "", c.loops),
+                  web::confirm_body(id, name, token, web::href(back_path, token), pull_request)));
   }
-  Response done = co_await c.s.call("POST", call->path, {}, call->body.dump());
+  Response done = co_await c.s.call("POST", call.path, {}, call.body.dump());
   if (done.status == 200 || done.status == 201) {
-    const std::string anchor = action == "comment" || action == "send-comments" ? "#comments" : "";
+    const std::string anchor = name == "comment" || name == "send-comments" ? "#comments" : "";
     co_return redirect(back_path + "?token=" + token + anchor);
   }
-  co_return html_response(done.status, web::page(c.s.frame("Not done", "", c.loops),
-                                                 web::error_body(api::error_from_json(done.body).error,
-                                                                 web::href(back_path, token))));
+  co_return html_response(done.status,
+                          web::page(c.s.frame("Not done", "", c.loops),
+                                    web::error_body(api::error_from_json(done.body).error,
+                                                    web::href(back_path, token))));
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 // wrote since is still seen (and committed), because then the worktree is read whole.
 #include <gtest/gtest.h>
 
+#include <loopr/core/clean_checkpoint.hpp>
 #include <loopr/core/sweep_handoff.hpp>
+#include <loopr/git/clean_changes.hpp>
 #include <loopr/git/work_tree_state.hpp>
 
 #include "engine/harness.hpp"
@@ -51,9 +53,11 @@ TEST(WorkTreeReadsTest, AfterTheFirstIterationTheStateIsNotReadFromTheWorktree) 
   const std::uint64_t reads = git::work_tree_reads() - before;
   ASSERT_EQ(done.status, LoopStatus::complete) << done.status_reason;
   ASSERT_EQ(done.iteration, 3);
-  // Each iteration reads the worktree for the protected paths (the model ran tools) and for the
-  // checkpoint (the validation command ran); only the first reads it for its prompt: 3 + 2 + 2.
-  EXPECT_EQ(reads, 7u);
+  // The first iteration reads the worktree for its prompt, the protected paths and the
+  // checkpoint (the validation command ran); the next ones only for the checkpoint, whose
+  // staging replays the validation's sweep: their protected paths come from git and the paths
+  // the tools wrote (issue 47 item 3; 3 + 2 + 2 before).
+  EXPECT_EQ(reads, 5u);
 
   // And the prompts still show the whole work since the loop started.
   std::vector<std::string> prompts = prompts_of(h, loop.id);
@@ -62,6 +66,9 @@ TEST(WorkTreeReadsTest, AfterTheFirstIterationTheStateIsNotReadFromTheWorktree) 
   EXPECT_NE(prompts[2].find("A work/1.txt\nA work/2.txt"), std::string::npos) << prompts[2];
   EXPECT_NE(prompts[2].find("Changed by iteration 2:\nA work/2.txt"), std::string::npos)
       << prompts[2];
+  // Its last checkpoint followed the validation command: its clean state would serve a fourth
+  // iteration, which the loop that completed never runs (issue 47 item 6).
+  EXPECT_EQ(clean_checkpoints(), 0u) << "a clean state outlived its loop's run";
 }
 
 // Issue 47 item 3: the validation command's sweep (in its bubblewrap sandbox) is the
@@ -81,8 +88,8 @@ TEST(WorkTreeReadsTest, AnIterationSweepsItsWorktreeOnce) {
   // command: 1 + 3 (1 + 3 × 2 when each checkpoint swept again).
   EXPECT_EQ(worktree_sweeps() - before, 4u) << "the checkpoint swept the worktree again";
   EXPECT_EQ(handed_sweeps(), 0u) << "a listing outlived its iteration";
-  const std::string log =
-      run_command("git log --format=%s --name-only", done.worktree).output;
+  EXPECT_EQ(clean_checkpoints(), 0u) << "a clean state outlived its loop's run";
+  const std::string log = run_command("git log --format=%s --name-only", done.worktree).output;
   for (const char* file : {"work/1.txt", "work/2.txt", "work/3.txt"})
     EXPECT_NE(log.find(file), std::string::npos) << file << " not committed:\n" << log;
   EXPECT_EQ(run_command("git status --porcelain", done.worktree).output, "");
@@ -155,8 +162,11 @@ rules:
   h.config->loops[LoopType::code].validation = "sh check.sh";
   Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Write files", 2);
 
+  const std::uint64_t fast = git::changes_read_from_checkpoint();
   Loop done = h.run(loop.id);
   ASSERT_EQ(done.iteration, 2) << done.status_reason;
+  // The command may have written anything: the protected paths are read by a walk.
+  EXPECT_EQ(git::changes_read_from_checkpoint(), fast);
   auto recs = h.iterations(loop.id);
   ASSERT_EQ(recs.size(), 2u);
   ASSERT_TRUE(recs[1].details.contains("protected")) << recs[1].details.dump();
@@ -164,4 +174,65 @@ rules:
   EXPECT_NE(tree.output.find("by-command.txt"), std::string::npos) << tree.output;
   EXPECT_EQ(tree.output.find("work/1.txt"), std::string::npos) << tree.output;
   EXPECT_EQ(run_command("git status --porcelain", done.worktree).output, "");
+}
+
+// Issue 47 item 3: after a clean checkpoint the protection check reads no worktree walk, and a
+// protected file the tools wrote since is still caught on that path.
+// proves S3.8, S1.25
+TEST(WorkTreeReadsTest, AProtectedFileTheToolsWroteAfterACleanCheckpointIsCaughtWithoutAWalk) {
+  const char* script = R"(
+rules:
+  - name: first
+    match: {loop_type: code, turn: 1}
+    times: 1
+    reply:
+      tool_use: [{name: write_file, input: {path: "work/1.txt", content: "one\n"}}]
+  - name: hostile
+    match: {loop_type: code, turn: 1}
+    reply:
+      tool_use: [{name: write_file, input: {path: check.sh, content: "exit 0\n"}}]
+  - name: end
+    match: {loop_type: code}
+    reply: {text: "done"}
+)";
+  EngineHarness h(script, {{"check.sh", "test \"$LOOPR_ITERATION\" -ge 3\n"}});
+  ASSERT_TRUE(h.config->sandbox.confined());
+  h.config->loops[LoopType::code].validation = "sh check.sh";
+  Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Write files", 2);
+
+  const std::uint64_t fast = git::changes_read_from_checkpoint();
+  Loop done = h.run(loop.id);
+  ASSERT_EQ(done.iteration, 2) << done.status_reason;
+  EXPECT_EQ(git::changes_read_from_checkpoint() - fast, 1u) << "iteration 2 walked the worktree";
+  auto recs = h.iterations(loop.id);
+  ASSERT_EQ(recs.size(), 2u);
+  ASSERT_TRUE(recs[1].details.contains("protected")) << recs[1].details.dump();
+  EXPECT_NE(recs[1].details.dump().find("check.sh"), std::string::npos) << recs[1].details.dump();
+  EXPECT_EQ(clean_checkpoints(), 0u) << "a clean state outlived its iteration";
+}
+
+// The validation command leaves an ignored harness file (`conftest.py` in `.gitignore`: never
+// committed, so the check on the checkpoint cannot see it). The next iteration's check, read
+// from the clean checkpoint, still sees it before the tests run again.
+// proves S3.8, S1.25
+TEST(WorkTreeReadsTest, AnIgnoredHarnessFileTheTestsLeftIsCaughtAfterACleanCheckpoint) {
+  EngineHarness h(kOneFileEach, {{".gitignore", "conftest.py\n"},
+                                 {"check.sh",
+                                  "[ \"$LOOPR_ITERATION\" = 1 ] && echo 'import os' > conftest.py\n"
+                                  "test \"$LOOPR_ITERATION\" -ge 3\n"}});
+  ASSERT_TRUE(h.config->sandbox.confined());
+  h.config->loops[LoopType::code].validation = "sh check.sh";
+  Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Write files", 2);
+
+  const std::uint64_t fast = git::changes_read_from_checkpoint();
+  Loop done = h.run(loop.id);
+  ASSERT_EQ(done.iteration, 2) << done.status_reason;
+  ASSERT_TRUE(std::filesystem::exists(std::filesystem::path(done.worktree) / "conftest.py"));
+  EXPECT_EQ(git::changes_read_from_checkpoint() - fast, 1u) << "iteration 2 walked the worktree";
+  auto recs = h.iterations(loop.id);
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_FALSE(recs[0].details.contains("protected")) << recs[0].details.dump();
+  ASSERT_TRUE(recs[1].details.contains("protected")) << recs[1].details.dump();
+  EXPECT_NE(recs[1].details.dump().find("conftest.py"), std::string::npos)
+      << recs[1].details.dump();
 }

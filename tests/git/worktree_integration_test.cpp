@@ -2,7 +2,10 @@
 #include <cstdlib>
 #include <map>
 
+#include <loopr/core/clean_checkpoint.hpp>
 #include <loopr/core/repo_paths.hpp>
+#include <loopr/core/sweep_handoff.hpp>
+#include <loopr/core/worktree_sweep.hpp>
 #include <loopr/git/branches.hpp>
 #include <loopr/git/repository.hpp>
 
@@ -209,6 +212,32 @@ TEST(WorktreeTest, RemoveRefusesUncommittedWorkUnlessForcedAndKeepsTheBranch) {
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.error().code, ErrorCode::not_found);
   EXPECT_TRUE(fsck_clean(t.root()));
+}
+
+// Issue 47 item 6: what is kept in memory for a work tree (its clean checkpoint, a handed-over
+// sweep) goes when the work tree does, so a daemon that runs for months keeps nothing of the
+// work trees it removed.
+TEST(WorktreeTest, RemovingAWorkTreeForgetsWhatWasKeptForIt) {
+  TestRepo t;
+  Repository repo = t.open();
+  Worktree wt = add_loop(repo, "001");
+  const std::size_t kept_before = clean_checkpoints();
+  write_file(wt.path() / "made.txt", "by a command\n");
+  SweptListing listing;
+  const SweepVisitor keep = [&listing](const std::string& rel, const struct stat* st) {
+    listing.add(rel, st);
+  };
+  ASSERT_TRUE(sweep_worktree(wt.path(), &keep).failed.empty());
+  hand_over_sweep(wt.path(), std::move(listing));
+  ASSERT_OK(Worktree::checkpoint_at(wt.path(), "checkpoint", /*after_command=*/true));
+  ASSERT_EQ(clean_checkpoints(), kept_before + 1) << "the checkpoint kept no clean state";
+  // And a sweep handed over by a later command, not yet taken.
+  hand_over_sweep(wt.path(), SweptListing{});
+  const std::size_t handed_before = handed_sweeps();
+
+  ASSERT_OK(repo.remove_worktree("001", git::RemoveMode::force));
+  EXPECT_EQ(clean_checkpoints(), kept_before) << "the clean state outlived its work tree";
+  EXPECT_EQ(handed_sweeps(), handed_before - 1) << "the handed sweep outlived its work tree";
 }
 
 TEST(WorktreeTest, ArchiveKeepsEveryCommitOnAnArchiveBranch) {

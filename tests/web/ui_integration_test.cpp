@@ -277,6 +277,14 @@ TEST_F(WebUiTest, DecisionsFromThePageAreTheApisCalls) {
   EXPECT_EQ(rejected.status, 303) << rejected.body;
   EXPECT_TRUE(wait_status(second, "failed")) << dump_loops();
   EXPECT_EQ(post("/loop/" + second + "/explode", "").status, 404);
+  // Stop and merge cannot be taken back: without `confirmed=yes` the page asks, and calls nothing.
+  for (const char* action : {"stop", "merge"}) {
+    auto asked = post("/loop/" + id + "/" + action, "back=loop");
+    EXPECT_EQ(asked.status, 200) << action;
+    EXPECT_TRUE(has(asked.body, "name=\"confirmed\" value=\"yes\"")) << asked.body;
+    EXPECT_TRUE(has(asked.body, "action=\"/loop/" + id + "/" + action + "\"")) << asked.body;
+  }
+  EXPECT_NE(loops(true)[id]["status"], "stopped") << dump_loops();
 }
 
 // Issue 43: comments on two lines of a failed code loop's diff, kept across a daemon restart,

@@ -9,8 +9,10 @@
 
 #include <future>
 
+#include <loopr/core/clean_checkpoint.hpp>
 #include <loopr/core/sweep_handoff.hpp>
 #include <loopr/exec/executor.hpp>
+#include <loopr/git/clean_changes.hpp>
 #include <loopr/git/work_tree_state.hpp>
 #include <loopr/git/worktree.hpp>
 
@@ -110,6 +112,10 @@ TEST_F(SweepHandoffTest, ACheckpointAfterASandboxedCommandWalksTheWorktreeOnce) 
   for (const char* path : {"src/new.c", "src/f1.c", "src/f2.c"})
     EXPECT_NE(stat.find(path), std::string::npos) << path << "\n" << stat;
   EXPECT_EQ(run_command("git status --porcelain", worktree.string()).output, "");
+  // The worktree is that commit's now, for the next protection check (until a command runs).
+  EXPECT_EQ(clean_checkpoints(), 1u);
+  sh("true", false);
+  EXPECT_EQ(clean_checkpoints(), 0u) << "a later command left the clean state in place";
 }
 
 // A sandboxed command that leaves a process making FIFOs behind: the sandbox's PID namespace
@@ -140,8 +146,8 @@ TEST_F(SweepHandoffTest, ASandboxedCommandsBackgroundProcessDiesBeforeTheHandove
 // Unconfined (`sandbox: none`), a process that left the command's process group lives on, and
 // makes a FIFO `.gitignore` (libgit2 reads it) and a setuid file after the command returned: no
 // listing is handed over, the checkpoint sweeps again, removes the FIFO, clears the bit and
-// does not block.
-// proves S1.24
+// does not block; and the protection check after it walks the worktree again.
+// proves S1.24, S1.25
 TEST_F(SweepHandoffTest, AnUnconfinedCommandsLeftoverProcessIsSweptByTheCheckpoint) {
   build("none");
   auto r =
@@ -157,10 +163,19 @@ TEST_F(SweepHandoffTest, AnUnconfinedCommandsLeftoverProcessIsSweptByTheCheckpoi
       << specials();
   ASSERT_NE(specials(), "") << "the trick was not tried";
   const std::uint64_t sweeps = worktree_sweeps();
+  const std::string before = run_command("git rev-parse HEAD", worktree.string()).output;
   auto made = checkpoint_after_command();
   ASSERT_TRUE(made) << made.error().message;
   EXPECT_EQ(worktree_sweeps(), sweeps + 1) << "the checkpoint did not sweep";
   EXPECT_EQ(specials(), "");
+  // The leftover process may write on: the next protection check walks the worktree.
+  EXPECT_EQ(clean_checkpoints(), 0u) << "an unconfined command's checkpoint was called clean";
+  const std::uint64_t fast = git::changes_read_from_checkpoint();
+  const git::WrittenSince since{made->sha, {}};
+  auto changes =
+      git::path_changes_after(*git::Worktree::open(worktree), before.substr(0, 40), {}, since);
+  ASSERT_TRUE(changes) << changes.error().message;
+  EXPECT_EQ(git::changes_read_from_checkpoint(), fast);
   struct stat st {};
   ASSERT_EQ(::lstat((worktree / "s").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & (S_ISUID | S_ISGID), 0u);
