@@ -37,6 +37,29 @@ std::vector<std::string> prompts_of(EngineHarness& h, const std::string& id) {
   return out;
 }
 
+// The protected harness of the hostile tests: their tests (`sh check.sh`) pass from iteration 3.
+const char* kHarness = "test \"$LOOPR_ITERATION\" -ge 3\n";
+
+// A code loop's two iterations in `h` whose tests are `sh check.sh`, in the sandbox: what it ended
+// as, its iteration records, and how many protection checks read no walk (from a clean checkpoint).
+struct TwoIterations {
+  Loop done;
+  std::vector<IterationRecord> recs;
+  std::uint64_t fast_reads = 0;
+};
+
+TwoIterations run_two(EngineHarness& h) {
+  EXPECT_TRUE(h.config->sandbox.confined());
+  h.config->loops[LoopType::code].validation = "sh check.sh";
+  Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Write files", 2);
+  const std::uint64_t fast = git::changes_read_from_checkpoint();
+  TwoIterations out{h.run(loop.id), {}, 0};
+  out.fast_reads = git::changes_read_from_checkpoint() - fast;
+  out.recs = h.iterations(loop.id);
+  EXPECT_EQ(out.done.iteration, 2) << out.done.status_reason;
+  return out;
+}
+
 }  // namespace
 
 TEST(WorkTreeReadsTest, AfterTheFirstIterationTheStateIsNotReadFromTheWorktree) {
@@ -158,16 +181,10 @@ rules:
     match: {loop_type: code}
     reply: {text: "done"}
 )";
-  EngineHarness h(script, {{"check.sh", "test \"$LOOPR_ITERATION\" -ge 3\n"}});
-  h.config->loops[LoopType::code].validation = "sh check.sh";
-  Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Write files", 2);
-
-  const std::uint64_t fast = git::changes_read_from_checkpoint();
-  Loop done = h.run(loop.id);
-  ASSERT_EQ(done.iteration, 2) << done.status_reason;
+  EngineHarness h(script, {{"check.sh", kHarness}});
+  auto [done, recs, fast_reads] = run_two(h);
   // The command may have written anything: the protected paths are read by a walk.
-  EXPECT_EQ(git::changes_read_from_checkpoint(), fast);
-  auto recs = h.iterations(loop.id);
+  EXPECT_EQ(fast_reads, 0u);
   ASSERT_EQ(recs.size(), 2u);
   ASSERT_TRUE(recs[1].details.contains("protected")) << recs[1].details.dump();
   auto tree = run_command("git ls-tree -r --name-only HEAD", done.worktree);
@@ -195,20 +212,45 @@ rules:
     match: {loop_type: code}
     reply: {text: "done"}
 )";
-  EngineHarness h(script, {{"check.sh", "test \"$LOOPR_ITERATION\" -ge 3\n"}});
-  ASSERT_TRUE(h.config->sandbox.confined());
-  h.config->loops[LoopType::code].validation = "sh check.sh";
-  Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Write files", 2);
-
-  const std::uint64_t fast = git::changes_read_from_checkpoint();
-  Loop done = h.run(loop.id);
-  ASSERT_EQ(done.iteration, 2) << done.status_reason;
-  EXPECT_EQ(git::changes_read_from_checkpoint() - fast, 1u) << "iteration 2 walked the worktree";
-  auto recs = h.iterations(loop.id);
+  EngineHarness h(script, {{"check.sh", kHarness}});
+  auto [done, recs, fast_reads] = run_two(h);
+  EXPECT_EQ(fast_reads, 1u) << "iteration 2 walked the worktree";
   ASSERT_EQ(recs.size(), 2u);
   ASSERT_TRUE(recs[1].details.contains("protected")) << recs[1].details.dump();
   EXPECT_NE(recs[1].details.dump().find("check.sh"), std::string::npos) << recs[1].details.dump();
   EXPECT_EQ(clean_checkpoints(), 0u) << "a clean state outlived its iteration";
+}
+
+// A hostile model makes a hard link to the protected harness with a command, then writes the
+// link with write_file after the clean checkpoint, hoping the check (which reads only the paths
+// the tools wrote) misses a harness rewritten through another name. The file tools write a
+// temporary and rename it over the link, so the harness's own inode is never written: the check
+// takes the fast path and the tests still run the harness as it was.
+// proves S1.25
+TEST(WorkTreeReadsTest, AHardLinkToTheHarnessWrittenByTheToolsLeavesTheHarnessAsItWas) {
+  const char* script = R"(
+rules:
+  - name: link
+    match: {loop_type: code, turn: 1}
+    times: 1
+    reply:
+      tool_use: [{name: run_command, input: {command: "ln check.sh alias.sh"}}]
+  - name: write-through-the-link
+    match: {loop_type: code, turn: 1}
+    reply:
+      tool_use: [{name: write_file, input: {path: alias.sh, content: "exit 0\n"}}]
+  - name: end
+    match: {loop_type: code}
+    reply: {text: "done"}
+)";
+  EngineHarness h(script, {{"check.sh", kHarness}});
+  auto [done, recs, fast_reads] = run_two(h);
+  EXPECT_EQ(fast_reads, 1u) << "iteration 2 walked the worktree";
+  EXPECT_NE(done.status, LoopStatus::complete) << "the harness was rewritten through its link";
+  EXPECT_EQ(read_file(std::filesystem::path(done.worktree) / "check.sh"), kHarness);
+  EXPECT_EQ(read_file(std::filesystem::path(done.worktree) / "alias.sh"), "exit 0\n");
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_NE(recs[1].status, IterationOutcome::passed) << recs[1].details.dump();
 }
 
 // The validation command leaves an ignored harness file (`conftest.py` in `.gitignore`: never
@@ -220,16 +262,9 @@ TEST(WorkTreeReadsTest, AnIgnoredHarnessFileTheTestsLeftIsCaughtAfterACleanCheck
                                  {"check.sh",
                                   "[ \"$LOOPR_ITERATION\" = 1 ] && echo 'import os' > conftest.py\n"
                                   "test \"$LOOPR_ITERATION\" -ge 3\n"}});
-  ASSERT_TRUE(h.config->sandbox.confined());
-  h.config->loops[LoopType::code].validation = "sh check.sh";
-  Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Write files", 2);
-
-  const std::uint64_t fast = git::changes_read_from_checkpoint();
-  Loop done = h.run(loop.id);
-  ASSERT_EQ(done.iteration, 2) << done.status_reason;
+  auto [done, recs, fast_reads] = run_two(h);
   ASSERT_TRUE(std::filesystem::exists(std::filesystem::path(done.worktree) / "conftest.py"));
-  EXPECT_EQ(git::changes_read_from_checkpoint() - fast, 1u) << "iteration 2 walked the worktree";
-  auto recs = h.iterations(loop.id);
+  EXPECT_EQ(fast_reads, 1u) << "iteration 2 walked the worktree";
   ASSERT_EQ(recs.size(), 2u);
   EXPECT_FALSE(recs[0].details.contains("protected")) << recs[0].details.dump();
   ASSERT_TRUE(recs[1].details.contains("protected")) << recs[1].details.dump();
