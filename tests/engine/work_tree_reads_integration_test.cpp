@@ -40,6 +40,21 @@ std::vector<std::string> prompts_of(EngineHarness& h, const std::string& id) {
 // The protected harness of the hostile tests: their tests (`sh check.sh`) pass from iteration 3.
 const char* kHarness = "test \"$LOOPR_ITERATION\" -ge 3\n";
 
+// A hostile code loop's script: its first iteration makes the tool calls `first`, every later one
+// `then` (YAML flow lists), each turn ending after them.
+std::string two_step_script(const std::string& first, const std::string& then) {
+  return "rules:\n"
+         "  - name: first\n    match: {loop_type: code, turn: 1}\n    times: 1\n"
+         "    reply:\n      tool_use: " +
+         first +
+         "\n"
+         "  - name: then\n    match: {loop_type: code, turn: 1}\n"
+         "    reply:\n      tool_use: " +
+         then +
+         "\n"
+         "  - name: end\n    match: {loop_type: code}\n    reply: {text: \"done\"}\n";
+}
+
 // A code loop's two iterations in `h` whose tests are `sh check.sh`, in the sandbox: what it ended
 // as, its iteration records, and how many protection checks read no walk (from a clean checkpoint).
 struct TwoIterations {
@@ -164,23 +179,10 @@ TEST(WorkTreeReadsTest, ACommandBesideTheToolsMakesTheCheckpointWalkTheWorktree)
   // Iteration 2 changes the test harness (the check does not run) and runs a command that
   // writes a file and deletes one the model wrote before: the tools' list is not all that
   // changed, so the checkpoint stages the whole worktree.
-  const char* script = R"(
-rules:
-  - name: first
-    match: {loop_type: code, turn: 1}
-    times: 1
-    reply:
-      tool_use: [{name: write_file, input: {path: "work/1.txt", content: "one\n"}}]
-  - name: hostile
-    match: {loop_type: code, turn: 1}
-    reply:
-      tool_use:
-        - {name: write_file, input: {path: check.sh, content: "exit 0\n"}}
-        - {name: run_command, input: {command: "echo hidden > by-command.txt && rm work/1.txt"}}
-  - name: end
-    match: {loop_type: code}
-    reply: {text: "done"}
-)";
+  const std::string script = two_step_script(
+      R"([{name: write_file, input: {path: "work/1.txt", content: "one\n"}}])",
+      R"([{name: write_file, input: {path: check.sh, content: "exit 0\n"}},
+          {name: run_command, input: {command: "echo hidden > by-command.txt && rm work/1.txt"}}])");
   EngineHarness h(script, {{"check.sh", kHarness}});
   auto [done, recs, fast_reads] = run_two(h);
   // The command may have written anything: the protected paths are read by a walk.
@@ -197,21 +199,9 @@ rules:
 // protected file the tools wrote since is still caught on that path.
 // proves S3.8, S1.25
 TEST(WorkTreeReadsTest, AProtectedFileTheToolsWroteAfterACleanCheckpointIsCaughtWithoutAWalk) {
-  const char* script = R"(
-rules:
-  - name: first
-    match: {loop_type: code, turn: 1}
-    times: 1
-    reply:
-      tool_use: [{name: write_file, input: {path: "work/1.txt", content: "one\n"}}]
-  - name: hostile
-    match: {loop_type: code, turn: 1}
-    reply:
-      tool_use: [{name: write_file, input: {path: check.sh, content: "exit 0\n"}}]
-  - name: end
-    match: {loop_type: code}
-    reply: {text: "done"}
-)";
+  const std::string script = two_step_script(
+      R"([{name: write_file, input: {path: "work/1.txt", content: "one\n"}}])",
+      R"([{name: write_file, input: {path: check.sh, content: "exit 0\n"}}])");
   EngineHarness h(script, {{"check.sh", kHarness}});
   auto [done, recs, fast_reads] = run_two(h);
   EXPECT_EQ(fast_reads, 1u) << "iteration 2 walked the worktree";
@@ -228,21 +218,9 @@ rules:
 // takes the fast path and the tests still run the harness as it was.
 // proves S1.25
 TEST(WorkTreeReadsTest, AHardLinkToTheHarnessWrittenByTheToolsLeavesTheHarnessAsItWas) {
-  const char* script = R"(
-rules:
-  - name: link
-    match: {loop_type: code, turn: 1}
-    times: 1
-    reply:
-      tool_use: [{name: run_command, input: {command: "ln check.sh alias.sh"}}]
-  - name: write-through-the-link
-    match: {loop_type: code, turn: 1}
-    reply:
-      tool_use: [{name: write_file, input: {path: alias.sh, content: "exit 0\n"}}]
-  - name: end
-    match: {loop_type: code}
-    reply: {text: "done"}
-)";
+  const std::string script = two_step_script(
+      R"([{name: run_command, input: {command: "ln check.sh alias.sh"}}])",
+      R"([{name: write_file, input: {path: alias.sh, content: "exit 0\n"}}])");
   EngineHarness h(script, {{"check.sh", kHarness}});
   auto [done, recs, fast_reads] = run_two(h);
   EXPECT_EQ(fast_reads, 1u) << "iteration 2 walked the worktree";
