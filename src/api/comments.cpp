@@ -26,11 +26,19 @@ std::string one_line(std::string_view text) {
 
 }  // namespace
 
+std::string_view to_string(DiffSide side) { return side == DiffSide::old_file ? "old" : "new"; }
+
+std::optional<DiffSide> parse_diff_side(std::string_view text) {
+  if (text == "new") return DiffSide::new_file;
+  if (text == "old") return DiffSide::old_file;
+  return std::nullopt;
+}
+
 json to_json(const DiffComment& c) {
   return json{{"n", c.n},
               {"file", c.file},
               {"line", c.line},
-              {"side", c.side},
+              {"side", to_string(c.side)},
               {"text", c.text},
               {"created_at", c.created_at},
               {"iteration", c.iteration == 0 ? json(nullptr) : json(c.iteration)}};
@@ -42,7 +50,7 @@ DiffComment comment_from_json(const json& j) {
   c.n = i32(j, "n");
   c.file = str(j, "file");
   c.line = i32(j, "line");
-  c.side = str(j, "side") == "old" ? "old" : "new";
+  c.side = parse_diff_side(str(j, "side")).value_or(DiffSide::new_file);
   c.text = str(j, "text");
   c.created_at = i64(j, "created_at");
   c.iteration = i32(j, "iteration");
@@ -50,15 +58,16 @@ DiffComment comment_from_json(const json& j) {
 }
 
 json to_json(const CommentRequest& r) {
-  return {{"file", r.file}, {"line", r.line}, {"side", r.side}, {"text", r.text}};
+  return {{"file", r.file}, {"line", r.line}, {"side", to_string(r.side)}, {"text", r.text}};
 }
 
 Result<CommentRequest> comment_request_from_json(const json& body) {
-  CommentRequest r{str(body, "file"), i32(body, "line"), "new", str(body, "text")};
+  CommentRequest r{str(body, "file"), i32(body, "line"), DiffSide::new_file, str(body, "text")};
   if (auto side = body.find("side"); side != body.end()) {  // end() for a non-object
-    if (!side->is_string() || (*side != "new" && *side != "old"))
-      return make_error(ErrorCode::invalid_argument, "`side` is `new` or `old`");
-    r.side = side->get<std::string>();
+    std::optional<DiffSide> read =
+        side->is_string() ? parse_diff_side(side->get<std::string>()) : std::nullopt;
+    if (!read) return make_error(ErrorCode::invalid_argument, "`side` is `new` or `old`");
+    r.side = *read;
   }
   return r;
 }
@@ -100,7 +109,8 @@ std::string comments_feedback(const std::vector<DiffComment>& pending) {
   int i = 0;
   for (const auto& c : pending) {
     out += std::to_string(++i) + ". " + one_line(c.file) + " line " + std::to_string(c.line) +
-           (c.side == "old" ? " (a removed line, numbered in the old version)" : "") + ":\n";
+           (c.side == DiffSide::old_file ? " (a removed line, numbered in the old version)" : "") +
+           ":\n";
     // The text indented under its entry, so that a line of it cannot pass for another entry.
     std::string text = valid_utf8(c.text);
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();

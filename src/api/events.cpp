@@ -157,9 +157,16 @@ json Codec<CostEvent>::write(const CostEvent& e) {
   return d;
 }
 
+// An unknown cap (a newer daemon's) reads as the cost: its `reason` still names it.
+CapKind cap_kind_of(const std::string& text) {
+  if (text == "runtime") return CapKind::runtime;
+  if (text == "input_tokens") return CapKind::input_tokens;
+  return CapKind::cost;
+}
+
 CostLimitEvent Codec<CostLimitEvent>::read(const json& d) {
   return {str(d, "plan_id"),
-          str(d, "limit"),
+          cap_kind_of(str(d, "limit")),
           d.value("spent_usd", 0.0),
           d.value("max_cost_usd", 0.0),
           d.value("input_tokens", std::int64_t{0}),
@@ -168,7 +175,7 @@ CostLimitEvent Codec<CostLimitEvent>::read(const json& d) {
 }
 json Codec<CostLimitEvent>::write(const CostLimitEvent& e) {
   return {{"plan_id", e.plan_id},
-          {"limit", e.limit},
+          {"limit", to_string(e.limit)},
           {"spent_usd", e.spent_usd},
           {"max_cost_usd", e.max_cost_usd},
           {"input_tokens", e.input_tokens},
@@ -490,6 +497,18 @@ Event encode(const std::string& loop_id, const EventBody& body) {
   e.type = type_name(body);
   e.data = encode_body(body);
   return e;
+}
+
+std::string_view to_string(CapKind kind) {
+  switch (kind) {
+    case CapKind::runtime:
+      return "runtime";
+    case CapKind::input_tokens:
+      return "input_tokens";
+    case CapKind::cost:
+      break;
+  }
+  return "cost";
 }
 
 }  // namespace loopr::api

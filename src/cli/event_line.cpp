@@ -67,8 +67,8 @@ struct Words {
     return text;
   }
   std::string operator()(const api::CostLimitEvent& e) const {
-    return style.yellow("paused at the tree's " + shown(e.limit) + " limit") + ": " +
-           one_line(shown(e.reason), 300);
+    return style.yellow("paused at the tree's " + std::string(api::to_string(e.limit)) + " limit") +
+           ": " + one_line(shown(e.reason), 300);
   }
   std::string operator()(const api::ToolCalled& e) const {
     std::string text = shown(e.tool);

@@ -108,7 +108,7 @@ awaitable<Response> post_comment(Api::State& s, Request& req, const Params& p) {
   api::DiffComment c;
   c.file = std::move(r->file);
   c.line = r->line;
-  c.side = std::move(r->side);
+  c.side = r->side;
   c.text = std::move(r->text);
   auto add = [&s, &id, c]() -> Result<api::DiffComment> {
     LOOPR_TRY(s.ctx.journal.store().get_loop(id));

@@ -39,8 +39,6 @@ Result<api::DiffComment> add_comment(TaskStore& store, const std::string& loop_i
   if (c.file.empty() || c.file.size() > api::kMaxCommentFileBytes)
     return bad("a comment needs the `file` it is on (at most 4096 bytes)");
   if (c.line < 1) return bad("a comment needs the `line` it is on (a number from 1)");
-  if (c.side != "new" && c.side != "old")
-    return bad("a comment's `side` is `new` (an added or unchanged line) or `old` (a removed one)");
   if (c.text.find_first_not_of(" \t\r\n") == std::string::npos)
     return bad("a comment needs its `text` (what to change on that line)");
   if (c.text.size() > api::kMaxCommentBytes)

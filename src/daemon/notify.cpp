@@ -120,7 +120,7 @@ struct Notifier::State {
       std::lock_guard lock(mu);
       if (!limit_notified.insert(plan).second) return;
     }
-    payload["limit"] = c.limit;
+    payload["limit"] = api::to_string(c.limit);
     payload["reason"] = c.reason;
     payload["spent_usd"] = c.spent_usd;
     payload["max_cost_usd"] = c.max_cost_usd;
@@ -130,9 +130,10 @@ struct Notifier::State {
     // What raises the cap that was hit: the cost and the runtime by `resume`, the input tokens
     // in the config.
     payload["resume_with"] =
-        c.limit == "runtime"        ? "loopr resume " + plan + " --max-runtime DURATION"
-        : c.limit == "input_tokens" ? "raise limits.max_input_tokens, then loopr resume " + plan
-                                    : "loopr resume " + plan + " --max-cost USD";
+        c.limit == api::CapKind::runtime ? "loopr resume " + plan + " --max-runtime DURATION"
+        : c.limit == api::CapKind::input_tokens
+            ? "raise limits.max_input_tokens, then loopr resume " + plan
+            : "loopr resume " + plan + " --max-cost USD";
     run_commands(config, "cost_limit", payload);
   }
 

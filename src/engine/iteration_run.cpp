@@ -110,7 +110,9 @@ std::optional<Event> limit_event(const EngineContext& ctx, const Loop& loop, con
   e.max_input_tokens = config.limits.max_input_tokens;
   const bool tokens = e.max_input_tokens > 0 && e.input_tokens >= e.max_input_tokens &&
                       !(e.max_cost_usd > 0 && e.spent_usd >= e.max_cost_usd);
-  e.limit = move.end == EndReason::runtime_limit ? "runtime" : tokens ? "input_tokens" : "cost";
+  e.limit = move.end == EndReason::runtime_limit ? api::CapKind::runtime
+            : tokens                              ? api::CapKind::input_tokens
+                                                  : api::CapKind::cost;
   e.reason = move.reason;
   return api::encode(loop.id, e);
 }

@@ -114,7 +114,7 @@ std::string comment_html(const api::DiffComment& c, const std::string& loop_id,
   }
   return "<div class=\"comment " + std::string(c.iteration > 0 ? "sent" : "pending") +
          "\" data-n=\"" + std::to_string(c.n) + "\"><span class=\"where\">" + esc(c.file) +
-         " line " + std::to_string(c.line) + (c.side == "old" ? " (old)" : "") +
+         " line " + std::to_string(c.line) + (c.side == api::DiffSide::old_file ? " (old)" : "") +
          "</span> <span class=\"outcome\">" + outcome + "</span><div class=\"text\">" +
          esc(c.text) + "</div></div>";
 }

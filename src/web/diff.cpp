@@ -195,8 +195,9 @@ std::string number(int n) { return n > 0 ? std::to_string(n) : std::string(); }
 
 bool on_row(const api::DiffComment& c, const std::string& file, const Row& r) {
   if (c.file != file) return false;
-  return c.side == "old" ? (r.kind == Kind::del && r.old_no == c.line)
-                         : (r.kind != Kind::del && r.new_no == c.line && r.new_no > 0);
+  return c.side == api::DiffSide::old_file
+             ? (r.kind == Kind::del && r.old_no == c.line)
+             : (r.kind != Kind::del && r.new_no == c.line && r.new_no > 0);
 }
 
 std::string row_html(const std::string& file, const Row& r, const DiffContext& ctx) {

@@ -388,7 +388,8 @@ ActionForm action_form_of(const std::string& body) {
 }
 
 api::CommentRequest comment_of(const ActionForm& f) {
-  api::CommentRequest c{f.file, 0, f.side == "old" ? "old" : "new", f.text};
+  api::CommentRequest c{f.file, 0, api::parse_diff_side(f.side).value_or(api::DiffSide::new_file),
+                        f.text};
   try {
     c.line = std::stoi(f.line);
   } catch (...) {

@@ -218,9 +218,23 @@ TEST(EventCodecTest, CostWithTheCache) {
 }
 
 TEST(EventCodecTest, CostLimit) {
-  expect_wire(CostLimitEvent{"001", "cost", 2.5, 2.0, 120000, 0, "the tree spent $2.50"},
+  expect_wire(CostLimitEvent{"001", CapKind::cost, 2.5, 2.0, 120000, 0, "the tree spent $2.50"},
               "cost_limit",
               R"({"plan_id":"001","limit":"cost","spent_usd":2.5,"max_cost_usd":2.0,"input_tokens":120000,"max_input_tokens":0,"reason":"the tree spent $2.50"})");
+  // Each cap is its word on the wire; a cap this loopr does not know (a newer daemon's) reads as
+  // the cost, its reason still naming it.
+  for (const auto& [kind, word] : {std::pair{CapKind::runtime, "runtime"},
+                                   std::pair{CapKind::input_tokens, "input_tokens"}}) {
+    const Event e = encode("001", CostLimitEvent{"001", kind, 0, 0, 0, 0, "r"});
+    EXPECT_EQ(e.data.at("limit"), word);
+    const TypedEvent typed = decode(e);
+    auto* back = std::get_if<CostLimitEvent>(&typed.body);
+    ASSERT_NE(back, nullptr);
+    EXPECT_EQ(back->limit, kind) << word;
+  }
+  const EventBody later = decode_body("cost_limit", json{{"limit", "gpu_hours"}, {"reason", "r"}});
+  ASSERT_NE(std::get_if<CostLimitEvent>(&later), nullptr);
+  EXPECT_EQ(std::get<CostLimitEvent>(later).limit, CapKind::cost);
 }
 
 TEST(EventCodecTest, PrPublished) {

@@ -122,7 +122,7 @@ TEST(StopConditionsTest, PlanTreeCostLimitPausesByDefaultWithACostLimitEvent) {
   auto typed = api::decode(*it);
   auto* body = std::get_if<api::CostLimitEvent>(&typed.body);
   ASSERT_NE(body, nullptr);
-  EXPECT_EQ(body->limit, "cost");
+  EXPECT_EQ(body->limit, api::CapKind::cost);
   EXPECT_EQ(body->plan_id, l.plan_id);
   EXPECT_DOUBLE_EQ(body->max_cost_usd, 0.0001);
 }

@@ -125,8 +125,10 @@ TEST(WebDiffTest, ChangedWordsAreMarkedOnCharacterBoundaries) {
 }
 
 TEST(WebDiffTest, ACommentShowsUnderItsLineWithItsOutcome) {
-  loopr::api::DiffComment sent{1, "src/a.cpp", 11, "new", "<b>use 3</b>", 0, 4};
-  loopr::api::DiffComment old{2, "src/a.cpp", 11, "old", "why was this 1?", 0, 0};
+  loopr::api::DiffComment sent{
+      1, "src/a.cpp", 11, loopr::api::DiffSide::new_file, "<b>use 3</b>", 0, 4};
+  loopr::api::DiffComment old{
+      2, "src/a.cpp", 11, loopr::api::DiffSide::old_file, "why was this 1?", 0, 0};
   const std::string diff =
       "diff --git a/src/a.cpp b/src/a.cpp\n--- a/src/a.cpp\n+++ b/src/a.cpp\n@@ -10,2 +10,2 @@\n"
       " keep\n-int x = 1;\n+int x = 2;\n";
@@ -214,8 +216,8 @@ TEST(WebActionsTest, StopAndMergeAskFirst) {
 
 TEST(WebActionsTest, TheCommentsSectionSendsThePendingOnesAsOneIteration) {
   LoopView v = view_of(row("code-001-001-001", "code", "failed"));
-  v.comments = {{1, "a.txt", 3, "new", "first", 0, 2}, {2, "b.txt", 1, "new", "</script>", 0, 0},
-                {3, "a.txt", 4, "new", "third", 0, 0}};
+  v.comments = {{1, "a.txt", 3, loopr::api::DiffSide::new_file, "first", 0, 2}, {2, "b.txt", 1, loopr::api::DiffSide::new_file, "</script>", 0, 0},
+                {3, "a.txt", 4, loopr::api::DiffSide::new_file, "third", 0, 0}};
   std::string html = comments_section(v, kToken);
   EXPECT_TRUE(has(html, "Send 2 comments as one iteration")) << html;
   EXPECT_TRUE(has(html, "action=\"/loop/code-001-001-001/send-comments\"")) << html;

@@ -6,19 +6,28 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <loopr/core/result.hpp>
 
 namespace loopr::api {
 
+/// The version of the file a comment's line is numbered in: `new` (an added or unchanged line)
+/// or `old` (a removed line) on the wire.
+enum class DiffSide { new_file, old_file };
+std::string_view to_string(DiffSide side);
+/// `new` or `old`; nullopt for anything else.
+std::optional<DiffSide> parse_diff_side(std::string_view text);
+
 /// One comment on one line of a loop's diff.
 struct DiffComment {
   int n = 0;                    ///< 1, 2, … in the order they were written (per loop)
   std::string file;             ///< the path as the diff names it
   int line = 0;                 ///< 1-based, in `side`'s version of the file
-  std::string side;             ///< "new" (an added or unchanged line) | "old" (a removed line)
+  DiffSide side = DiffSide::new_file;
   std::string text;             ///< what the person wrote
   std::int64_t created_at = 0;  ///< ms since the epoch
   int iteration = 0;            ///< the iteration whose feedback took it; 0: not sent yet
@@ -29,7 +38,7 @@ struct DiffComment {
 struct CommentRequest {
   std::string file;
   int line = 0;
-  std::string side = "new";  ///< "new" | "old"
+  DiffSide side = DiffSide::new_file;
   std::string text;
 };
 

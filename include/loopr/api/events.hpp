@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -60,11 +61,15 @@ struct CostEvent {
   std::int64_t cache_read_tokens = 0;   ///< input read from the prompt cache
   std::int64_t cache_write_tokens = 0;  ///< input written to it
 };
+/// Which of a tree's caps was reached (`limit` on the wire: its to_string).
+enum class CapKind { cost, runtime, input_tokens };
+std::string_view to_string(CapKind kind);
+
 /// A tree reached a cap with `limits.at_cost_limit: pause`: this loop paused after its current
 /// model turn; `loopr resume PLAN --max-cost USD` (or `--max-runtime`) raises the cap.
 struct CostLimitEvent {
   std::string plan_id;
-  std::string limit;  ///< cost | runtime | input_tokens
+  CapKind limit = CapKind::cost;
   double spent_usd = 0;
   double max_cost_usd = 0;
   std::int64_t input_tokens = 0;      ///< the tree's input so far, cached included
