@@ -1,6 +1,7 @@
 // The maintenance answers' codec. Reading never throws: a missing or mistyped field reads as its
 // default.
 #include <loopr/api/maintenance.hpp>
+#include <loopr/core/enum_texts.hpp>
 
 #include "json_read.hpp"
 
@@ -78,12 +79,34 @@ StatsView stats_from_json(const json& j) {
   return s;
 }
 
+namespace {
+
+constexpr EnumText<GcKind> kGcKinds[] = {{GcKind::worktree, "worktree"},
+                                         {GcKind::branch, "branch"},
+                                         {GcKind::registration, "registration"},
+                                         {GcKind::folder, "folder"},
+                                         {GcKind::logs, "logs"}};
+constexpr EnumText<GcAction> kGcActions[] = {{GcAction::archived, "archived"},
+                                             {GcAction::deleted, "deleted"},
+                                             {GcAction::removed, "removed"},
+                                             {GcAction::pruned, "pruned"}};
+constexpr EnumText<GcAction> kGcWould[] = {{GcAction::archived, "would archive"},
+                                           {GcAction::deleted, "would delete"},
+                                           {GcAction::removed, "would remove"},
+                                           {GcAction::pruned, "would prune"}};
+
+}  // namespace
+
+const char* to_string(GcKind kind) { return text_of(kGcKinds, kind); }
+const char* to_string(GcAction action) { return text_of(kGcActions, action); }
+const char* would(GcAction action) { return text_of(kGcWould, action); }
+
 json to_json(const GcView& g) {
   json removed = json::array();
   for (const auto& i : g.removed) {
-    json j = {{"kind", i.kind},
+    json j = {{"kind", to_string(i.kind)},
               {"name", i.name},
-              {"action", i.action},
+              {"action", to_string(i.action)},
               {"bytes", i.bytes},
               {"reason", i.reason}};
     if (!i.kept_on.empty()) j["kept_on"] = i.kept_on;
@@ -108,7 +131,8 @@ GcView gc_from_json(const json& j) {
   if (const json& r = sub(j, "removed"); r.is_array())
     for (const auto& it : r)
       if (it.is_object())
-        g.removed.push_back({str(it, "kind"), str(it, "name"), str(it, "action"),
+        g.removed.push_back({value_of(kGcKinds, str(it, "kind"), GcKind::folder), str(it, "name"),
+                             value_of(kGcActions, str(it, "action"), GcAction::removed),
                              str(it, "reason"), str(it, "kept_on"), str(it, "loop_id"),
                              u64(it, "bytes")});
   if (const json& e = sub(j, "errors"); e.is_array())

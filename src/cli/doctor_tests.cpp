@@ -110,7 +110,7 @@ TestsCheck check_tests_in_worktree(const fs::path& root, const Config& config) {
   const std::string& validation = config.loop(LoopType::code).validation;
   if (validation.empty())
     return {CheckStatus::skip, "no loops.code.validation, so no tests to run", {}, {}};
-  if (config.executor.kind == "slurm")
+  if (config.executor.kind == ExecutorKind::slurm)
     return {CheckStatus::skip,
             "executor: slurm: the baseline check at `loopr submit` runs them on the cluster",
             {},

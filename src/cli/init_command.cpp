@@ -379,7 +379,7 @@ nlohmann::json config_json(const RepoPaths& paths, const Config& config, bool ex
       {"model", config.llm.model},
       {"sandbox", config.sandbox.mode},
       {"sandbox_network", config.sandbox.network},
-      {"executor", config.executor.kind},
+      {"executor", to_string(config.executor.kind)},
       {"worktree_root", config.executor.worktree_root},
       {"protect",
        {{"harness", harness_patterns(config)},
@@ -425,7 +425,7 @@ int run_config(Session& s) {
                 << (net.empty() ? std::string("no runner class") : "runner classes " + net)
                 << ")\n";
     }
-    if (config.executor.kind == "slurm") {
+    if (config.executor.kind == ExecutorKind::slurm) {
       const SlurmConfig& sl = config.executor.slurm;
       std::cout << "executor: slurm (each command a job step on "
                 << (sl.partition.empty() ? std::string("the default partition")

@@ -106,11 +106,8 @@ std::string render_gc(const api::GcView& report, const Style& style) {
   std::string out;
   const bool dry = report.dry_run;
   for (const auto& it : report.removed) {
-    std::string action = it.action;
-    // archived, deleted, removed, pruned → would archive, delete, remove, prune
-    if (dry && action.size() > 1 && action.back() == 'd')
-      action = "would " + action.substr(0, action.size() - 1);
-    std::string line = action + " " + it.kind + " " + it.name;
+    std::string line = std::string(dry ? api::would(it.action) : api::to_string(it.action)) + " " +
+                       api::to_string(it.kind) + " " + it.name;
     if (it.bytes > 0) line += " (" + human_bytes(static_cast<std::int64_t>(it.bytes)) + ")";
     if (!it.kept_on.empty()) line += ": its commits are kept on " + it.kept_on;
     if (!it.reason.empty()) line += style.dim(" — " + it.reason);

@@ -91,6 +91,10 @@ const char* to_string(BaselineMode mode) {
   return mode == BaselineMode::warn ? "warn" : mode == BaselineMode::off ? "off" : "block";
 }
 
+const char* to_string(ExecutorKind kind) { return kind == ExecutorKind::slurm ? "slurm" : "local"; }
+
+const char* to_string(ForgeKind kind) { return kind == ForgeKind::gitlab ? "gitlab" : "github"; }
+
 const char* to_string(FailurePolicy policy) {
   return policy == FailurePolicy::stop_siblings ? "stop_siblings" : "finish_siblings";
 }

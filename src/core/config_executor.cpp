@@ -89,20 +89,23 @@ void read_slurm(const Walker& w, const YAML::Node& v, const std::string& k, Slur
       });
 }
 
+ExecutorKind executor_kind(const Walker& w, const YAML::Node& n, const std::string& key) {
+  return w.choice(n, key, {"local", "slurm"}) == "slurm" ? ExecutorKind::slurm
+                                                         : ExecutorKind::local;
+}
+
 }  // namespace
 
 void read_executor(const Walker& w, const YAML::Node& v, const std::string& k, ExecutorConfig& e) {
   if (v.IsScalar()) {
-    e.kind = w.choice(v, k, {"local", "slurm"});
+    e.kind = executor_kind(w, v, k);
     return;
   }
   bool has_slurm = false;
   w.map(v, k,
         {
-            {"kind",
-             [&](const YAML::Node& n, const std::string& key) {
-               e.kind = w.choice(n, key, {"local", "slurm"});
-             }},
+            {"kind", [&](const YAML::Node& n,
+                         const std::string& key) { e.kind = executor_kind(w, n, key); }},
             {"worktree_root",
              [&](const YAML::Node& n, const std::string& key) {
                e.worktree_root = w.str(n, key);
@@ -118,9 +121,10 @@ void read_executor(const Walker& w, const YAML::Node& v, const std::string& k, E
                read_slurm(w, n, key, e.slurm);
              }},
         });
-  if (has_slurm && e.kind != "slurm")
+  if (has_slurm && e.kind != ExecutorKind::slurm)
     w.fail(v["slurm"], k + ".slurm",
-           "is set but executor.kind is \"" + e.kind + "\" (write `kind: slurm` to use it)");
+           std::string("is set but executor.kind is \"") + to_string(e.kind) +
+               "\" (write `kind: slurm` to use it)");
 }
 
 bool same_executor(const ExecutorConfig& a, const ExecutorConfig& b) {

@@ -230,7 +230,8 @@ void read_forge(const Walker& w, const YAML::Node& v, const std::string& k, Forg
         {
             {"kind",
              [&](const YAML::Node& n, const std::string& key) {
-               f.kind = w.choice(n, key, {"github", "gitlab"});
+               f.kind = w.choice(n, key, {"github", "gitlab"}) == "gitlab" ? ForgeKind::gitlab
+                                                                           : ForgeKind::github;
              }},
             {"api_url", text(f.api_url, &api_given)},
             {"repo", text(f.repo, nullptr)},
@@ -257,8 +258,8 @@ void read_forge(const Walker& w, const YAML::Node& v, const std::string& k, Forg
                      });
              }},
         });
-  if (f.kind == "gitlab" && !api_given) f.api_url = "https://gitlab.com/api/v4";
-  if (f.kind == "gitlab" && !token_given) f.token_env = "GITLAB_TOKEN";
+  if (f.kind == ForgeKind::gitlab && !api_given) f.api_url = "https://gitlab.com/api/v4";
+  if (f.kind == ForgeKind::gitlab && !token_given) f.token_env = "GITLAB_TOKEN";
   if (f.ci.poll_max.count() <= 0) f.ci.poll_max = std::chrono::seconds(1);
 }
 

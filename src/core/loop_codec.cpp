@@ -90,7 +90,9 @@ void read(const json& c, const char* key, std::vector<FeedbackEntry>& out) {
     if (!j.is_object()) continue;
     FeedbackEntry e;
     read(j, "iteration", e.iteration);
-    read(j, "source", e.source);
+    std::string source;
+    read(j, "source", source);
+    e.source = parse_feedback_source(source);
     read(j, "summary", e.summary);
     read(j, "text", e.text);
     out.push_back(std::move(e));
@@ -120,7 +122,7 @@ void write(json& c, const char* key, const std::vector<FeedbackEntry>& value) {
   json list = json::array();
   for (const auto& e : value)
     list.push_back({{"iteration", e.iteration},
-                    {"source", e.source},
+                    {"source", to_string(e.source)},
                     {"summary", e.summary},
                     {"text", e.text}});
   c[key] = std::move(list);

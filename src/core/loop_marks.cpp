@@ -21,8 +21,23 @@ constexpr EnumText<PullRequestState> kPrStates[] = {{PullRequestState::none, ""}
                                                     {PullRequestState::closed, "closed"},
                                                     {PullRequestState::merged, "merged"}};
 
+constexpr EnumText<FeedbackSource> kSources[] = {
+    {FeedbackSource::validation, "validation"},
+    {FeedbackSource::format_check, "format check"},
+    {FeedbackSource::protected_files, "protected files"},
+    {FeedbackSource::review, "review"},
+    {FeedbackSource::user, "user"},
+    {FeedbackSource::engine, "engine"},
+    {FeedbackSource::integration, "integration"},
+    {FeedbackSource::rebase, "rebase"},
+    {FeedbackSource::ci, "ci"}};
+
 }  // namespace
 
+const char* to_string(FeedbackSource source) { return text_of(kSources, source, "engine"); }
+FeedbackSource parse_feedback_source(std::string_view text) {
+  return value_of(kSources, text, FeedbackSource::engine);
+}
 const char* to_string(GateResult result) { return text_of(kGate, result); }
 GateResult parse_gate_result(std::string_view text) {
   return value_of(kGate, text, GateResult::none);

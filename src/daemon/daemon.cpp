@@ -121,7 +121,7 @@ struct Daemon {
     exec::ExecutorOptions eo{paths, env()};
     eo.executor = config->executor;
     executor = exec::make_executor(config->sandbox, eo);
-    if (config->executor.kind == "slurm") {
+    if (config->executor.kind == ExecutorKind::slurm) {
       // A cluster that cannot run the probe job (or whose nodes do not see the worktrees) is a
       // setup error: said at start, not discovered by the first loop.
       if (auto problem = executor->unavailable())
@@ -148,7 +148,7 @@ struct Daemon {
     j["available"] = !problem.has_value();
     j["problem"] = problem ? nlohmann::json(*problem) : nlohmann::json(nullptr);
     auto load = executor->load();
-    j["executor"] = {{"kind", config->executor.kind},
+    j["executor"] = {{"kind", to_string(config->executor.kind)},
                      {"jobs_queued", load.queued},
                      {"jobs_running", load.running},
                      {"jobs_cleaning", load.cleaning}};

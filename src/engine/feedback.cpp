@@ -37,8 +37,8 @@ std::string first_line(const std::string& text, std::size_t max_len) {
 namespace {
 
 std::string heading(const FeedbackEntry& e) {
-  if (e.source == "user") return "Feedback from the user";
-  return "Iteration " + std::to_string(e.iteration) + " (" + e.source + ")";
+  if (e.source == FeedbackSource::user) return "Feedback from the user";
+  return "Iteration " + std::to_string(e.iteration) + " (" + to_string(e.source) + ")";
 }
 
 }  // namespace

@@ -30,11 +30,12 @@ std::string resume_hint(const Loop& loop) { return "`loopr resume " + loop.id + 
 FeedbackEntry failure_feedback(const Loop& loop, int n, const IterationFacts& f,
                                const Config& config) {
   const Validation& v = *f.validation;
-  FeedbackEntry fb{n, loop.type == LoopType::code ? "validation" : "format check", v.summary,
-                   v.feedback};
-  if (!f.breaches.empty()) fb.source = "protected files";
+  FeedbackEntry fb{
+      n, loop.type == LoopType::code ? FeedbackSource::validation : FeedbackSource::format_check,
+      v.summary, v.feedback};
+  if (!f.breaches.empty()) fb.source = FeedbackSource::protected_files;
   if (f.review && f.review->verdict == ReviewResult::Verdict::fail)
-    fb = {n, "review", f.review->summary,
+    fb = {n, FeedbackSource::review, f.review->summary,
           "A reviewer read your change (the tests passed) and sent it back:\n\n" +
               f.review->feedback};
   if (!v.has_check) {

@@ -360,14 +360,10 @@ awaitable<Result<git::CommitOutcome>> IterationRun::checkpoint(const Loop& loop,
   });
 }
 
-nlohmann::json IterationRun::review_json(const ReviewResult& r) {
-  return {{"verdict", to_string(r.verdict)},
-          {"summary", r.summary},
-          {"model", r.model},
-          {"cost_usd", r.usage.cost_usd},
-          {"attempts", r.attempts},
-          {"input_tokens", r.usage.input_tokens},
-          {"output_tokens", r.usage.output_tokens}};
+ReviewReceipt IterationRun::review_receipt(const ReviewResult& r) {
+  return {to_string(r.verdict), r.summary,  r.model,
+          r.usage.cost_usd,     r.attempts, r.usage.input_tokens,
+          r.usage.output_tokens};
 }
 
 api::ReviewFinished IterationRun::review_event(int n, const ReviewResult& r) {
@@ -461,34 +457,29 @@ IterationRecord IterationRun::make_record(const Loop& loop, int n, TimestampMs s
     rec.summary += "; the " + runtime_ran_out(loop, *ctx_.config, conv.turns);
   if (facts.review && !facts.review->stopped) rec.summary += "; " + facts.review->summary;
   rec.output_excerpt = cap_head_tail(v.output, 4096);
-  rec.details = {
-      {"turns", conv.turns},
-      {"tool_calls", conv.tool_calls},
-      {"end", static_cast<int>(conv.end)},
-      {"commit", sha},
-      {"validation_command", v.command},
-      {"model_ms", conv.model_ms},
-      {"validation_ms", v.duration_ms},
-      // Where the rest of the iteration's time went (tools/bench/engine_bench).
-      {"state_ms", state_ms_},
-      {"checkpoint_ms", checkpoint_ms_},
-      // Prompt caching's receipt: the same calls without it (judge, review as spent).
-      {"uncached_cost_usd", conv.uncached_cost_usd + rec.usage.cost_usd - conv.usage.cost_usd},
-      {"timed_out", v.timed_out}};
-  if (move.end != EndReason::none) rec.details["end_reason"] = to_string(move.end);
+  IterationDetails& d = rec.details;
+  d.turns = conv.turns;
+  d.tool_calls = conv.tool_calls;
+  d.end = static_cast<int>(conv.end);
+  d.commit = sha;
+  d.validation_command = v.command;
+  d.model_ms = conv.model_ms;
+  d.validation_ms = v.duration_ms;
+  // Where the rest of the iteration's time went (tools/bench/engine_bench).
+  d.state_ms = state_ms_;
+  d.checkpoint_ms = checkpoint_ms_;
+  // Prompt caching's receipt: the same calls without it (judge, review as spent).
+  d.uncached_cost_usd = conv.uncached_cost_usd + rec.usage.cost_usd - conv.usage.cost_usd;
+  d.timed_out = v.timed_out;
+  if (move.end != EndReason::none) d.end_reason = to_string(move.end);
   // A subscription login's receipt: what the CLI reported, which nobody is billed per token
   // (counted in cost_usd only under limits.count_subscription_cost).
-  if (conv.notional_cost_usd) rec.details["notional_cost_usd"] = *conv.notional_cost_usd;
-  if (!facts.breaches.empty()) {
-    nlohmann::json files = nlohmann::json::array();
-    for (const Breach& b : facts.breaches)
-      files.push_back({{"path", b.path},
-                       {"change", to_string(b.kind)},
-                       {"role", b.role == Breach::Role::test ? "test" : "harness"}});
-    rec.details["protected"] = std::move(files);
-  }
-  if (facts.review) rec.details["review"] = review_json(*facts.review);
-  if (!v.jobs.empty()) rec.details["jobs"] = v.jobs;
+  d.notional_cost_usd = conv.notional_cost_usd;
+  for (const Breach& b : facts.breaches)
+    d.protected_files.push_back(
+        {b.path, to_string(b.kind), b.role == Breach::Role::test ? "test" : "harness"});
+  if (facts.review) d.review = review_receipt(*facts.review);
+  d.jobs = v.jobs;
   return rec;
 }
 

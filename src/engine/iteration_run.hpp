@@ -89,7 +89,7 @@ class IterationRun {
 
   // The review in the iteration record and its event (the feedback is in the record's summary
   // and the loop's feedback; the whole exchange in review.md).
-  static nlohmann::json review_json(const ReviewResult& r);
+  static ReviewReceipt review_receipt(const ReviewResult& r);
   static api::ReviewFinished review_event(int n, const ReviewResult& r);
 
   // Where the check ran, for `loopr show ID --iteration N` (the log only: v.output is compared

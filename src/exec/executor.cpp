@@ -134,7 +134,8 @@ class SweepingExecutor final : public Executor {
 
 std::unique_ptr<Executor> make_unswept_executor(const SandboxConfig& config,
                                                 ExecutorOptions options) {
-  if (options.executor.kind == "slurm") return make_slurm_executor(config, std::move(options));
+  if (options.executor.kind == ExecutorKind::slurm)
+    return make_slurm_executor(config, std::move(options));
   if (!config.confined()) return std::make_unique<UnconfinedExecutor>(config, std::move(options));
   return make_bwrap_executor(config, std::move(options));
 }
@@ -142,7 +143,7 @@ std::unique_ptr<Executor> make_unswept_executor(const SandboxConfig& config,
 }  // namespace
 
 std::unique_ptr<Executor> make_executor(const SandboxConfig& config, ExecutorOptions options) {
-  const bool contained = options.executor.kind != "slurm" && config.confined();
+  const bool contained = options.executor.kind != ExecutorKind::slurm && config.confined();
   return std::make_unique<SweepingExecutor>(make_unswept_executor(config, std::move(options)),
                                             contained);
 }

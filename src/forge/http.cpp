@@ -139,7 +139,7 @@ std::string tail(const std::string& text, std::size_t bytes) {
 
 Result<std::unique_ptr<ForgeClient>> make_client(net::io_context& io, const ForgeConfig& forge,
                                                  std::string repo, std::string token) {
-  const bool github = forge.kind != "gitlab";
+  const bool github = forge.kind != ForgeKind::gitlab;
   LOOPR_ASSIGN(auto api, RestApi::create(io, forge.api_url, std::move(token),
                                          github ? "GitHub" : "GitLab", github));
   if (github) return make_github(std::move(api), std::move(repo));

@@ -126,7 +126,7 @@ Result<std::string> repo_from_url(const std::string& url, bool all_components) {
 Result<std::string> resolve_repo(const std::filesystem::path& root, const ForgeConfig& forge) {
   if (!forge.repo.empty()) return forge.repo;
   LOOPR_ASSIGN(std::string url, remote_url(root, forge.remote));
-  return repo_from_url(url, forge.kind == "gitlab");
+  return repo_from_url(url, forge.kind == ForgeKind::gitlab);
 }
 
 Result<Pushed> push_branch(const std::filesystem::path& root, const std::string& remote,

@@ -56,8 +56,8 @@ std::vector<std::string> merged_code_loops(const std::vector<Loop>& tree) {
 
 // A fix loop on the integration branch with `feedback` (the gate's fix loop, another task).
 Loop forge_fix_loop(const Loop& plan, const std::vector<Loop>& tree, const std::string& task,
-                    const std::string& summary, const std::string& feedback,
-                    const std::string& source, const Config& config) {
+                    const std::string& summary, const std::string& feedback, FeedbackSource source,
+                    const Config& config) {
   Loop fix = make_fix_loop(plan, next_fix_number(tree, plan.id), summary, feedback,
                            merged_code_loops(tree), config);
   fix.task = task + "\nPlan: " + first_line(plan.task, 200);
@@ -102,7 +102,7 @@ awaitable<void> ci_verdict(State s, std::string plan, std::string sha, forge::Ci
                   git::integration_branch(plan) + ". `" + config.loop(LoopType::code).validation +
                   "` passes locally; the forge's CI fails. Fix the code, not the tests or the CI "
                   "configuration.",
-              "CI fails: " + failing, failing_feedback(ci, number), "ci", config);
+              "CI fails: " + failing, failing_feedback(ci, number), FeedbackSource::ci, config);
           w.creates.push_back(fix);
           w.events.push_back(api::encode(fix.id, api::LoopCreated{LoopType::code, plan,
                                                                   first_line(fix.task, 200), true, false}));
@@ -275,7 +275,7 @@ awaitable<ActionResult> iterate_from_pr(State s, std::string plan) {
                                  std::to_string(p.tree.pr_number) + " on the integration branch " +
                                  git::integration_branch(plan) + " (they are in the feedback).",
                              std::to_string(comments->size()) + " review comment(s)", feedback,
-                             "review", config);
+                             FeedbackSource::review, config);
         w.creates.push_back(fix);
         w.events.push_back(api::encode(fix.id, api::LoopCreated{LoopType::code, plan,
                                                                 first_line(fix.task, 200), true, false}));

@@ -62,7 +62,7 @@ awaitable<bool> revalidate_rebased(State state, Loop& loop) {
   const int budget = tree->loop(LoopType::code).max_iterations;
   auto stored = co_await s.journal.edit(loop.id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {
     w.events.push_back(api::encode(l.id, api::Revalidated{false, check.summary}));
-    engine::add_feedback(l.run, FeedbackEntry{l.iteration, "rebase",
+    engine::add_feedback(l.run, FeedbackEntry{l.iteration, FeedbackSource::rebase,
                                               "rebased onto the integration branch at merge "
                                               "time, then: " +
                                                   first_line(check.summary, 100),

@@ -203,7 +203,7 @@ std::vector<LoopSample> history_samples(const TaskStore& store, const std::strin
     if (auto its = store.iterations(l->id))
       for (const auto& it : *its) {
         s.duration_ms += it.duration_ms;
-        s.model_calls += it.details.value("turns", 0);
+        s.model_calls += it.details.turns;
       }
     out.push_back(s);
   }
@@ -250,7 +250,7 @@ nlohmann::json actual_json(const TaskStore& store, const Loop& plan) {
       ++loops;
       last = std::max(last, l.updated_at);
       if (auto its = store.iterations(l.id))
-        for (const auto& it : *its) calls += it.details.value("turns", 0);
+        for (const auto& it : *its) calls += it.details.turns;
     }
   TimestampMs approved = plan.updated_at;
   if (auto a = store.get_approval(plan.id); a && *a) approved = (*a)->at;

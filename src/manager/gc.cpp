@@ -32,10 +32,11 @@ nlohmann::json to_json(const GcReport& r) {
   v.dry_run = r.dry_run;
   for (const GcItem& i : r.items) {
     v.removed.push_back({i.kind, i.name, i.action, i.reason, i.kept_on, i.loop_id, i.bytes});
-    v.worktrees += i.kind == "worktree";
-    v.branches_deleted += i.kind == "branch" && i.action == "deleted";
-    v.branches_archived += i.kind == "branch" && i.action == "archived";
-    if (i.kind == "logs") ++v.logs, v.logs_bytes += i.bytes;
+    using api::GcAction, api::GcKind;
+    v.worktrees += i.kind == GcKind::worktree;
+    v.branches_deleted += i.kind == GcKind::branch && i.action == GcAction::deleted;
+    v.branches_archived += i.kind == GcKind::branch && i.action == GcAction::archived;
+    if (i.kind == GcKind::logs) ++v.logs, v.logs_bytes += i.bytes;
   }
   v.errors = r.errors;
   v.bytes_freed = r.bytes_freed;
@@ -95,7 +96,8 @@ void apply_gc_changes(std::vector<Loop>& tree, const std::string& plan_id, const
   if (report.items.empty()) return;
   api::GcDone done;
   for (const GcItem& i : report.items)
-    done.removed.push_back(i.action + " " + i.kind + " " + i.name);
+    done.removed.push_back(std::string(api::to_string(i.action)) + " " + api::to_string(i.kind) +
+                           " " + i.name);
   done.bytes_freed = report.bytes_freed;
   out.events.push_back(api::encode(plan_id, done));
 }

@@ -14,6 +14,9 @@
 namespace loopr::manager {
 namespace {
 
+using api::GcAction;
+using api::GcKind;
+
 constexpr std::string_view kArchivePrefix = "loopr/archive/";
 
 std::string ago(std::int64_t ms) {
@@ -76,7 +79,8 @@ class TreeCleaner {
 
   void item(GcItem i) {
     report_.bytes_freed += i.bytes;
-    spdlog::info("gc: {}{} {} {}{}", o_.dry_run ? "would have " : "", i.action, i.kind, i.name,
+    spdlog::info("gc: {}{} {} {}{}", o_.dry_run ? "would have " : "", api::to_string(i.action),
+                 api::to_string(i.kind), i.name,
                  i.kept_on.empty() ? "" : " (kept on " + i.kept_on + ")");
     report_.items.push_back(std::move(i));
   }
@@ -96,9 +100,9 @@ class TreeCleaner {
     bool archived_now = false;
     // 1. Its worktree: what it holds is committed, the folder removed, the branch archived.
     if (auto w = worktree_of_.find(l.id); w != worktree_of_.end() && w->second.valid) {
-      GcItem i{"worktree",
+      GcItem i{GcKind::worktree,
                shown_path(paths_, w->second.path),
-               "archived",
+               GcAction::archived,
                git::archive_branch(l.id),
                git::disk_usage(w->second.path),
                l.id,
@@ -122,7 +126,8 @@ class TreeCleaner {
         if (!o_.dry_run)
           if (auto d = git_.delete_branch(branch); !d)
             return fail("branch " + branch + ": " + d.error().message);
-        item({"branch", branch, "deleted", "", 0, l.id, "its commits are in " + *home});
+        item({GcKind::branch, branch, GcAction::deleted, "", 0, l.id,
+              "its commits are in " + *home});
         change.branch.clear();
       } else {
         std::string kept = git::archive_branch(l.id);
@@ -131,7 +136,8 @@ class TreeCleaner {
           if (!a) return fail("branch " + branch + ": " + a.error().message);
           kept = *a;
         }
-        item({"branch", branch, "archived", kept, 0, l.id, "its commits are merged nowhere"});
+        item({GcKind::branch, branch, GcAction::archived, kept, 0, l.id,
+              "its commits are merged nowhere"});
         change.branch = kept;
       }
     } else if (!archived_now && !branches_.count(branch)) {
@@ -148,7 +154,7 @@ class TreeCleaner {
           fail("branch " + a + ": " + d.error().message);
           continue;
         }
-      item({"branch", a, "deleted", "", 0, l.id,
+      item({GcKind::branch, a, GcAction::deleted, "", 0, l.id,
             "archived " + ago(o_.now - at) + " ago (gc.keep_archived)"});
       if (change.branch == a) change.branch.clear();
     }
@@ -184,7 +190,7 @@ class TreeCleaner {
         if (rm)
           return fail("logs of " + l.id + ": cannot remove " + p.string() + ": " + rm.message());
       }
-    item({"logs", shown_path(paths_, dir.string()), "removed", "", bytes, l.id,
+    item({GcKind::logs, shown_path(paths_, dir.string()), GcAction::removed, "", bytes, l.id,
           t_.ended ? std::string("its tree ended (") + to_string(l.status) + ")"
                    : std::string("its generation was invalidated")});
   }
@@ -199,8 +205,8 @@ class TreeCleaner {
     if (!o_.dry_run)
       if (auto r = worktrees_.remove_gate(t_.plan_id); !r)
         return fail("the integration check's checkout of " + t_.plan_id + ": " + r.error().message);
-    item({"worktree", shown_path(paths_, paths_.worktree(name).string()), "removed", "", bytes,
-          t_.plan_id, "the integration check's checkout of an ended tree"});
+    item({GcKind::worktree, shown_path(paths_, paths_.worktree(name).string()), GcAction::removed,
+          "", bytes, t_.plan_id, "the integration check's checkout of an ended tree"});
   }
 
   // The integration branch, once the base branch has every commit of it.
@@ -212,7 +218,7 @@ class TreeCleaner {
     if (!o_.dry_run)
       if (auto d = git_.delete_branch(integration_); !d)
         return fail("branch " + integration_ + ": " + d.error().message);
-    item({"branch", integration_, "deleted", "", 0, t_.plan_id,
+    item({GcKind::branch, integration_, GcAction::deleted, "", 0, t_.plan_id,
           "the base branch " + t_.base_branch + " has all of it"});
   }
 
@@ -257,7 +263,8 @@ GcReport clean_leftovers(const RepoPaths& paths, const std::set<std::string>& id
         }
         if (!*pruned) continue;
       }
-      r.items.push_back({"registration", w.name, "pruned", "", 0, ids.count(w.name) ? w.name : "",
+      r.items.push_back({GcKind::registration, w.name, GcAction::pruned, "", 0,
+                         ids.count(w.name) ? w.name : "",
                          "git's record of a worktree whose folder is gone"});
     }
   } else {
@@ -287,7 +294,8 @@ GcReport clean_leftovers(const RepoPaths& paths, const std::set<std::string>& id
       }
     }
     r.bytes_freed += bytes;
-    r.items.push_back({"folder", ".loopr/archive/" + name, "removed", "", bytes, name.substr(0, at),
+    r.items.push_back({GcKind::folder, ".loopr/archive/" + name, GcAction::removed, "", bytes,
+                       name.substr(0, at),
                        "set aside " + ago(options.now - set_aside) +
                            " ago by a crash recovery (gc.keep_archived)"});
   }

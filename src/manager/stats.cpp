@@ -111,11 +111,9 @@ Stats compute_stats(std::span<const Loop> loops,
         recorded += it.usage;
         if (since > 0 && it.finished_at < since) continue;
         s.usage += it.usage;
-        s.uncached_cost_usd += it.details.is_object() && it.details.contains("uncached_cost_usd")
-                                   ? it.details.value("uncached_cost_usd", 0.0)
-                                   : it.usage.cost_usd;
+        s.uncached_cost_usd += it.details.uncached_or(it.usage.cost_usd);
         ++s.iterations;
-        s.model_calls += it.details.is_object() ? it.details.value("turns", 0) : 0;
+        s.model_calls += it.details.turns;
         s.iteration_ms += it.duration_ms;
       }
       if (since > 0 && l.updated_at < since) continue;

@@ -196,10 +196,10 @@ Loop make_fix_loop(const Loop& plan, int number, const std::string& check_summar
   c.validation_command = command;
   c.max_iterations = config.integration.max_fix_iterations;
   c.status = LoopStatus::pending;
-  engine::add_feedback(c.run, FeedbackEntry{0, "integration",
-                                            "the integration branch fails: " +
-                                                first_line(check_summary, 100),
-                                            check_feedback});
+  engine::add_feedback(
+      c.run, FeedbackEntry{0, FeedbackSource::integration,
+                           "the integration branch fails: " + first_line(check_summary, 100),
+                           check_feedback});
   return c;
 }
 
@@ -249,7 +249,7 @@ std::string baseline_meta_key(const std::string& sha, const Config& config) {
   for (const auto& p : config.sandbox.read_only) all += p + '\0';
   for (const auto& e : config.sandbox.env) all += e + '\0';
   for (const auto& [k, v] : config.sandbox.env_values) all += k + '=' + v + '\0';
-  all += config.executor.kind;
+  all += to_string(config.executor.kind);
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64
   for (unsigned char c : all) h = (h ^ c) * 1099511628211ull;
   char hex[17];
@@ -329,7 +329,8 @@ Result<void> make_retry(Loop& l, const std::string& kept, int max_iterations,
                         std::vector<Event>& events) {
   Loop fresh = l;
   FeedbackEntry fb{
-      l.iteration, "engine", "the first attempt failed: " + first_line(l.status_reason, 100),
+      l.iteration, FeedbackSource::engine,
+      "the first attempt failed: " + first_line(l.status_reason, 100),
       "A first attempt at this phase failed: " + l.status_reason +
           "\nThis is a fresh attempt from the integration branch" +
           (kept.empty() ? std::string(".")
@@ -391,7 +392,8 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id,
   Invalidation out;
   std::vector<Event>& events = out.write.events;
   const std::string why = "invalidated: " + parent_id + " iterates again";
-  engine::add_feedback(parent.run, FeedbackEntry{0, "user", first_line(feedback, 100), feedback});
+  engine::add_feedback(parent.run,
+                       FeedbackEntry{0, FeedbackSource::user, first_line(feedback, 100), feedback});
   parent.tree.children_base = std::max(parent.tree.children_base, max_index);
   parent.tree.spawned_iteration.reset();
   parent.tree.tree_complete = false;

@@ -96,7 +96,7 @@ awaitable<ActionResult> invalidate_and_iterate(State s, Loop parent, std::string
         to_archive.clear();
         if (budget > 0) {
           std::optional<Error> refused;
-          const FeedbackEntry entry{0, "user", first_line(feedback, 100), feedback};
+          const FeedbackEntry entry{0, FeedbackSource::user, first_line(feedback, 100), feedback};
           iterate_below_plan(tree, parent, entry, budget, w, to_archive, refused);
           return refused;
         }
@@ -244,7 +244,7 @@ awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
   const Loop loop = std::move(*loaded);
   if (auto run = s->runs.find(id); run && resumable(loop.status)) co_await wait_for_run_end(s, run);
   if (s->runs.has(id)) co_return not_allowed(loop, "it is running (pause or stop it first)");
-  const FeedbackEntry entry{0, "user", first_line(feedback, 100), feedback};
+  const FeedbackEntry entry{0, FeedbackSource::user, first_line(feedback, 100), feedback};
   ActionResult result = loop;
   if (loop.type == LoopType::plan && loop.status == LoopStatus::awaiting_approval) {
     result = co_await s->journal.edit(id, [&](Loop& l, WriteSet& w) -> std::optional<Error> {

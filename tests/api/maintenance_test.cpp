@@ -42,10 +42,39 @@ TEST(MaintenanceViewsTest, GcRoundTripAndDefaults) {
   EXPECT_EQ(g.logs, 1);
   EXPECT_EQ(g.logs_bytes, 8192u);
   EXPECT_EQ(g.removed[0].kept_on, "loopr/archive/code-001");
+  EXPECT_EQ(g.removed[0].kind, GcKind::worktree);
+  EXPECT_EQ(g.removed[0].action, GcAction::archived);
+  EXPECT_EQ(g.removed[1].kind, GcKind::branch);
+  EXPECT_EQ(g.removed[1].action, GcAction::deleted);
+  EXPECT_EQ(g.removed[2].kind, GcKind::logs);
   EXPECT_EQ(g.bytes_freed, 12288u);
   EXPECT_EQ(to_json(g), j);
   GcView bad = gc_from_json(json::parse(R"({"removed":[{"bytes":"many"}, 3],"errors":{}})"));
   ASSERT_EQ(bad.removed.size(), 1u);
   EXPECT_EQ(bad.removed[0].bytes, 0u);
   EXPECT_TRUE(bad.errors.empty());
+}
+
+// Each kind and action has one word, read back as itself; a word a newer daemon may send reads as
+// a removed folder (its name still says what it was), and a dry run's words are "would …".
+TEST(MaintenanceViewsTest, GcKindsAndActionsAreWordsReadBackAsThemselves) {
+  for (GcKind k :
+       {GcKind::worktree, GcKind::branch, GcKind::registration, GcKind::folder, GcKind::logs})
+    for (GcAction a :
+         {GcAction::archived, GcAction::deleted, GcAction::removed, GcAction::pruned}) {
+      GcView v;
+      v.removed.push_back({k, "x", a, "why", "", "", 1});
+      GcView back = gc_from_json(to_json(v));
+      ASSERT_EQ(back.removed.size(), 1u);
+      EXPECT_EQ(back.removed[0].kind, k) << to_string(k);
+      EXPECT_EQ(back.removed[0].action, a) << to_string(a);
+    }
+  GcView newer = gc_from_json(json::parse(
+      R"({"removed":[{"kind":"snapshot","name":"s1","action":"squashed","bytes":1}]})"));
+  ASSERT_EQ(newer.removed.size(), 1u);
+  EXPECT_EQ(newer.removed[0].kind, GcKind::folder);
+  EXPECT_EQ(newer.removed[0].action, GcAction::removed);
+  EXPECT_EQ(newer.removed[0].name, "s1");
+  EXPECT_STREQ(would(GcAction::archived), "would archive");
+  EXPECT_STREQ(would(GcAction::pruned), "would prune");
 }

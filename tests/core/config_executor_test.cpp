@@ -17,11 +17,11 @@ std::string error_of(const std::string& yaml) { return loopr::testing::config_er
 
 TEST(ConfigExecutorTest, LocalByDefault) {
   Config c;
-  EXPECT_EQ(c.executor.kind, "local");
+  EXPECT_EQ(c.executor.kind, ExecutorKind::local);
   EXPECT_TRUE(c.executor.worktree_root.empty());
   auto local = parse_config("executor: local\n", "c.yml");
   ASSERT_TRUE(local.ok()) << local.error().message;
-  EXPECT_EQ(local->executor.kind, "local");
+  EXPECT_EQ(local->executor.kind, ExecutorKind::local);
 }
 
 TEST(ConfigExecutorTest, ReadsEverySlurmSetting) {
@@ -47,7 +47,7 @@ TEST(ConfigExecutorTest, ReadsEverySlurmSetting) {
       "c.yml");
   ASSERT_TRUE(c.ok()) << c.error().message;
   const ExecutorConfig& e = c->executor;
-  EXPECT_EQ(e.kind, "slurm");
+  EXPECT_EQ(e.kind, ExecutorKind::slurm);
   EXPECT_EQ(e.worktree_root, "/shared/wt");
   EXPECT_EQ(e.slurm.partition, "batch");
   EXPECT_EQ(e.slurm.account, "proj-1");

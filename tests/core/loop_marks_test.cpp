@@ -128,9 +128,37 @@ TEST(LoopMarksTest, ARecordInTheEarlierFormatLoadsIntoTypedMarks) {
   EXPECT_EQ(r.last_validation_hash, "1234567");
   EXPECT_EQ(r.no_progress, 2);
   ASSERT_EQ(r.feedback.size(), 2u);
-  EXPECT_EQ(r.feedback[0], (FeedbackEntry{0, "user", "split it", "Split spec 2."}));
-  EXPECT_EQ(r.feedback[1].source, "format check");
+  EXPECT_EQ(r.feedback[0], (FeedbackEntry{0, FeedbackSource::user, "split it", "Split spec 2."}));
+  EXPECT_EQ(r.feedback[1].source, FeedbackSource::format_check);
   EXPECT_TRUE(loop->unknown_marks.empty()) << loop->unknown_marks.dump();
+}
+
+// Each feedback source is stored as its word and read back as itself; the words are the ones
+// earlier loopr wrote (the prompt shows them), and any other word reads as the engine's.
+TEST(LoopMarksTest, FeedbackSourcesAreTheirStoredWords) {
+  const std::pair<FeedbackSource, const char*> words[] = {
+      {FeedbackSource::validation, "validation"},
+      {FeedbackSource::format_check, "format check"},
+      {FeedbackSource::protected_files, "protected files"},
+      {FeedbackSource::review, "review"},
+      {FeedbackSource::user, "user"},
+      {FeedbackSource::engine, "engine"},
+      {FeedbackSource::integration, "integration"},
+      {FeedbackSource::rebase, "rebase"},
+      {FeedbackSource::ci, "ci"}};
+  for (const auto& [source, word] : words) {
+    EXPECT_STREQ(to_string(source), word);
+    Loop l;
+    l.id = "code-001";
+    l.run.feedback.push_back({1, source, "s", "t"});
+    json stored = to_store_json(l);
+    EXPECT_EQ(stored["context"]["feedback"][0]["source"], word) << stored.dump();
+    auto back = loop_from_store_json(stored);
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back->run.feedback.at(0).source, source) << word;
+  }
+  EXPECT_EQ(parse_feedback_source("judge"), FeedbackSource::engine);
+  EXPECT_EQ(parse_feedback_source(""), FeedbackSource::engine);
 }
 
 TEST(LoopMarksTest, WritingItBackGivesTheSameRecordByteForByte) {

@@ -7,7 +7,7 @@ using namespace loopr::engine;
 TEST(FeedbackTest, NewestInFullOlderAsOneLineEach) {
   std::vector<FeedbackEntry> entries;
   for (int i = 1; i <= 3; ++i)
-    entries.push_back({i, "validation", "summary " + std::to_string(i),
+    entries.push_back({i, loopr::FeedbackSource::validation, "summary " + std::to_string(i),
                        "full text " + std::to_string(i) + "\nline two"});
   std::string out = render_feedback(entries, 16 * 1024);
   EXPECT_NE(out.find("### Iteration 3 (validation)\n\nfull text 3\nline two"), std::string::npos)
@@ -21,8 +21,8 @@ TEST(FeedbackTest, NewestInFullOlderAsOneLineEach) {
 TEST(FeedbackTest, StaysWithinTheBudget) {
   std::vector<FeedbackEntry> entries;
   for (int i = 1; i <= 2000; ++i)
-    entries.push_back(
-        {i, "validation", "failure number " + std::to_string(i), std::string(50'000, 'x') + "END"});
+    entries.push_back({i, loopr::FeedbackSource::validation, "failure number " + std::to_string(i),
+                       std::string(50'000, 'x') + "END"});
   std::string out = render_feedback(entries, 16 * 1024);
   EXPECT_LE(out.size(), 16u * 1024);
   EXPECT_NE(out.find("Iteration 2000"), std::string::npos);
@@ -32,12 +32,15 @@ TEST(FeedbackTest, StaysWithinTheBudget) {
 
 TEST(FeedbackTest, UserFeedbackAndStorage) {
   loopr::RunMarks context;
-  add_feedback(context, {0, "user", "split spec 2", "Please split spec 2 into two."}, 3);
-  for (int i = 1; i <= 4; ++i) add_feedback(context, {i, "validation", "s", "t"}, 3);
+  add_feedback(context,
+               {0, loopr::FeedbackSource::user, "split spec 2", "Please split spec 2 into two."},
+               3);
+  for (int i = 1; i <= 4; ++i)
+    add_feedback(context, {i, loopr::FeedbackSource::validation, "s", "t"}, 3);
   auto entries = context.feedback;
   ASSERT_EQ(entries.size(), 3u);
   EXPECT_EQ(entries.front().iteration, 2);
-  add_feedback(context, {0, "user", "more tests", "Add tests."}, 3);
+  add_feedback(context, {0, loopr::FeedbackSource::user, "more tests", "Add tests."}, 3);
   EXPECT_NE(
       render_feedback(context.feedback, 4096).find("### Feedback from the user\n\nAdd tests."),
       std::string::npos);

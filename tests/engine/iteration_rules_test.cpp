@@ -100,7 +100,7 @@ TEST(IterationRulesTest, AFailureGoesOnWithItsFeedback) {
   EXPECT_TRUE(v.move.goes_on());
   EXPECT_EQ(v.record, IterationOutcome::failed);
   ASSERT_EQ(l.run.feedback.size(), 1u);
-  EXPECT_EQ(l.run.feedback[0].source, "validation");
+  EXPECT_EQ(l.run.feedback[0].source, FeedbackSource::validation);
   EXPECT_NE(l.run.feedback[0].text.find("assert x == 2"), std::string::npos);
   EXPECT_NE(l.run.feedback[0].text.find("after 50 model turns"), std::string::npos);
 }

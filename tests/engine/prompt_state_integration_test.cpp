@@ -107,8 +107,8 @@ TEST(PromptVariablesTest, EveryVariableAShippedPromptUsesIsWhatTheEngineFillsIn)
 TEST(PromptVariablesTest, TheJudgeSeesWhatEarlierIterationsWereTold) {
   Config config;
   Loop spec = ancestor("001-001", LoopType::spec, "001", kSpecPath);
-  spec.run.feedback.push_back(
-      FeedbackEntry{1, "judge", "phase 2 is vague", "Phase 2 must name the file it changes."});
+  spec.run.feedback.push_back(FeedbackEntry{1, FeedbackSource::format_check, "phase 2 is vague",
+                                            "Phase 2 must name the file it changes."});
   auto loaded = markdown::load_prompt("judge", {});
   ASSERT_TRUE(loaded);
   auto vars = engine::judge_vars(spec, config, "the plan", "# Shout flag", kSpecPath);

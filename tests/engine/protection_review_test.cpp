@@ -86,9 +86,9 @@ TEST(ProtectionTest, RewritingTheRunnerFailsTheIterationWithoutRunningTheTests) 
   EXPECT_EQ(recs[0].status, IterationOutcome::failed);
   EXPECT_NE(recs[0].summary.find("changed the test harness: check.sh"), std::string::npos)
       << recs[0].summary;
-  ASSERT_TRUE(recs[0].details.contains("protected")) << recs[0].details.dump();
-  EXPECT_EQ(recs[0].details["protected"][0]["path"], "check.sh");
-  EXPECT_EQ(recs[0].details["protected"][0]["role"], "harness");
+  ASSERT_FALSE(recs[0].details.protected_files.empty()) << loopr::to_json(recs[0].details).dump();
+  EXPECT_EQ(recs[0].details.protected_files[0].path, "check.sh");
+  EXPECT_EQ(recs[0].details.protected_files[0].role, "harness");
   // The next prompt names the file, what to do and why.
   auto sent = h.requests_of(kCodeId);
   ASSERT_FALSE(sent.empty());
@@ -127,7 +127,7 @@ TEST(ProtectionTest, APhaseThatListsATestMayUpdateIt) {
   EXPECT_EQ(l.status, LoopStatus::complete) << l.status_reason;
   EXPECT_EQ(l.iteration, 1);
   EXPECT_EQ(h.executor.count("check.sh"), 1);
-  EXPECT_FALSE(h.iterations(kCodeId)[0].details.contains("protected"));
+  EXPECT_TRUE(h.iterations(kCodeId)[0].details.protected_files.empty());
 }
 
 TEST(ProtectionTest, APhaseThatListsTheRunnerMayChangeIt) {
@@ -186,9 +186,9 @@ TEST(ReviewTest, APassingReviewCompletesTheLoopAndItsCostCounts) {
   EXPECT_EQ(l.status, LoopStatus::complete) << l.status_reason;
   auto recs = h.iterations(kCodeId);
   ASSERT_EQ(recs.size(), 1u);
-  ASSERT_TRUE(recs[0].details.contains("review")) << recs[0].details.dump();
-  EXPECT_EQ(recs[0].details["review"]["verdict"], "pass");
-  EXPECT_GT(recs[0].details["review"]["cost_usd"].get<double>(), 0);
+  ASSERT_TRUE(recs[0].details.review.has_value()) << loopr::to_json(recs[0].details).dump();
+  EXPECT_EQ(recs[0].details.review->verdict, "pass");
+  EXPECT_GT(recs[0].details.review->cost_usd, 0);
   EXPECT_EQ(count_events(h, "review_finished"), 1);
   // The reviewer saw the phase, the diff and the test output; its tokens are the loop's.
   std::vector<nlohmann::json> reviews;
@@ -225,9 +225,9 @@ TEST(ReviewTest, AFailedReviewSendsTheLoopBackWithItsFeedback) {
   auto recs = h.iterations(kCodeId);
   ASSERT_EQ(recs.size(), 2u);
   EXPECT_EQ(recs[0].status, IterationOutcome::failed);
-  EXPECT_EQ(recs[0].details["review"]["verdict"], "fail");
+  EXPECT_EQ(recs[0].details.review->verdict, "fail");
   EXPECT_NE(recs[0].summary.find("no test for the name"), std::string::npos) << recs[0].summary;
-  EXPECT_EQ(recs[1].details["review"]["verdict"], "pass");
+  EXPECT_EQ(recs[1].details.review->verdict, "pass");
   EXPECT_EQ(count_events(h, "review_finished"), 2);
   // Iteration 2's prompt carries the reviewer's words.
   std::string second;
@@ -262,8 +262,8 @@ TEST(ReviewTest, AReviewerThatCannotBeAskedHandsTheLoopToThePerson) {
   EXPECT_EQ(l.iteration, 1);
   auto recs = h.iterations(kCodeId);
   ASSERT_EQ(recs.size(), 1u);
-  EXPECT_EQ(recs[0].details["review"]["verdict"], "error");
-  EXPECT_EQ(recs[0].details["review"]["attempts"], 2);
+  EXPECT_EQ(recs[0].details.review->verdict, "error");
+  EXPECT_EQ(recs[0].details.review->attempts, 2);
   int review_calls = 0;
   for (const auto& r : h.requests_of(kCodeId))
     review_calls += r["headers"].value("x-loopr-loop-type", "") == "review";
@@ -280,6 +280,6 @@ TEST(ReviewTest, OffByDefault) {
   setup(h);
   Loop l = h.run(kCodeId);
   EXPECT_EQ(l.status, LoopStatus::complete) << l.status_reason;
-  EXPECT_FALSE(h.iterations(kCodeId)[0].details.contains("review"));
+  EXPECT_FALSE(h.iterations(kCodeId)[0].details.review.has_value());
   EXPECT_EQ(count_events(h, "review_finished"), 0);
 }

@@ -58,7 +58,7 @@ TEST(ReviewRulesTest, ABreachFailsTheIterationWithFeedbackNamingTheFiles) {
   EXPECT_EQ(verdict.record, IterationOutcome::failed);
   EXPECT_EQ(verdict.move.status, LoopStatus::running);
   ASSERT_EQ(l.run.feedback.size(), 1u);
-  EXPECT_EQ(l.run.feedback[0].source, "protected files");
+  EXPECT_EQ(l.run.feedback[0].source, FeedbackSource::protected_files);
   EXPECT_NE(l.run.feedback[0].text.find("restore it"), std::string::npos);
   EXPECT_FALSE(passed(f));
   EXPECT_NE(checkpoint_message(l, 1, f).find("failed: changed the test harness"),
@@ -86,7 +86,7 @@ TEST(ReviewRulesTest, AFailedReviewSendsTheLoopBackWithTheReviewersWords) {
   EXPECT_EQ(v.move.status, LoopStatus::running);
   EXPECT_EQ(l.run.review_rounds, 1);
   ASSERT_EQ(l.run.feedback.size(), 1u);
-  EXPECT_EQ(l.run.feedback[0].source, "review");
+  EXPECT_EQ(l.run.feedback[0].source, FeedbackSource::review);
   EXPECT_NE(l.run.feedback[0].text.find("- add one"), std::string::npos);
   EXPECT_NE(checkpoint_message(l, 1, f).find("failed: review: no test"), std::string::npos);
 }
@@ -122,5 +122,5 @@ TEST(ReviewRulesTest, FailedTestsAreNotReviewed) {
   auto v = decide(l, 1, f, config());
   EXPECT_EQ(v.record, IterationOutcome::failed);
   EXPECT_EQ(l.run.review_rounds, 0);
-  EXPECT_EQ(l.run.feedback[0].source, "validation");
+  EXPECT_EQ(l.run.feedback[0].source, FeedbackSource::validation);
 }

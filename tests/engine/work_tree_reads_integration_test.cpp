@@ -188,7 +188,7 @@ TEST(WorkTreeReadsTest, ACommandBesideTheToolsMakesTheCheckpointWalkTheWorktree)
   // The command may have written anything: the protected paths are read by a walk.
   EXPECT_EQ(fast_reads, 0u);
   ASSERT_EQ(recs.size(), 2u);
-  ASSERT_TRUE(recs[1].details.contains("protected")) << recs[1].details.dump();
+  ASSERT_FALSE(recs[1].details.protected_files.empty()) << loopr::to_json(recs[1].details).dump();
   auto tree = run_command("git ls-tree -r --name-only HEAD", done.worktree);
   EXPECT_NE(tree.output.find("by-command.txt"), std::string::npos) << tree.output;
   EXPECT_EQ(tree.output.find("work/1.txt"), std::string::npos) << tree.output;
@@ -206,8 +206,9 @@ TEST(WorkTreeReadsTest, AProtectedFileTheToolsWroteAfterACleanCheckpointIsCaught
   auto [done, recs, fast_reads] = run_two(h);
   EXPECT_EQ(fast_reads, 1u) << "iteration 2 walked the worktree";
   ASSERT_EQ(recs.size(), 2u);
-  ASSERT_TRUE(recs[1].details.contains("protected")) << recs[1].details.dump();
-  EXPECT_NE(recs[1].details.dump().find("check.sh"), std::string::npos) << recs[1].details.dump();
+  ASSERT_FALSE(recs[1].details.protected_files.empty()) << loopr::to_json(recs[1].details).dump();
+  EXPECT_NE(loopr::to_json(recs[1].details).dump().find("check.sh"), std::string::npos)
+      << loopr::to_json(recs[1].details).dump();
   EXPECT_EQ(clean_checkpoints(), 0u) << "a clean state outlived its iteration";
 }
 
@@ -228,7 +229,7 @@ TEST(WorkTreeReadsTest, AHardLinkToTheHarnessWrittenByTheToolsLeavesTheHarnessAs
   EXPECT_EQ(read_file(std::filesystem::path(done.worktree) / "check.sh"), kHarness);
   EXPECT_EQ(read_file(std::filesystem::path(done.worktree) / "alias.sh"), "exit 0\n");
   ASSERT_EQ(recs.size(), 2u);
-  EXPECT_NE(recs[1].status, IterationOutcome::passed) << recs[1].details.dump();
+  EXPECT_NE(recs[1].status, IterationOutcome::passed) << loopr::to_json(recs[1].details).dump();
 }
 
 // The validation command leaves an ignored harness file (`conftest.py` in `.gitignore`: never
@@ -244,8 +245,8 @@ TEST(WorkTreeReadsTest, AnIgnoredHarnessFileTheTestsLeftIsCaughtAfterACleanCheck
   ASSERT_TRUE(std::filesystem::exists(std::filesystem::path(done.worktree) / "conftest.py"));
   EXPECT_EQ(fast_reads, 1u) << "iteration 2 walked the worktree";
   ASSERT_EQ(recs.size(), 2u);
-  EXPECT_FALSE(recs[0].details.contains("protected")) << recs[0].details.dump();
-  ASSERT_TRUE(recs[1].details.contains("protected")) << recs[1].details.dump();
-  EXPECT_NE(recs[1].details.dump().find("conftest.py"), std::string::npos)
-      << recs[1].details.dump();
+  EXPECT_TRUE(recs[0].details.protected_files.empty()) << loopr::to_json(recs[0].details).dump();
+  ASSERT_FALSE(recs[1].details.protected_files.empty()) << loopr::to_json(recs[1].details).dump();
+  EXPECT_NE(loopr::to_json(recs[1].details).dump().find("conftest.py"), std::string::npos)
+      << loopr::to_json(recs[1].details).dump();
 }

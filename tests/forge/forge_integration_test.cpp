@@ -251,7 +251,7 @@ TEST_F(ForgeTest, GitLabMergeRequestsPipelinesAndUnresolvedNotes) {
   MockForge mock(script, kToken, bare.string());
   net::io_context io;
   ForgeConfig f;
-  f.kind = "gitlab";
+  f.kind = ForgeKind::gitlab;
   f.api_url = mock.url() + "/api/v4";
   auto made = make_client(io, f, "acme/widgets", kToken);
   ASSERT_TRUE(made) << made.error().message;
@@ -299,8 +299,9 @@ TEST_F(ForgeTest, APullRequestsStateOnEitherForgeIsOneOfLooprsThree) {
     MockForge mock(json{{"kind", kind}}, kToken, bare.string());
     net::io_context io;
     ForgeConfig f;
-    f.kind = kind;
-    f.api_url = mock.url() + (std::string(kind) == "gitlab" ? "/api/v4" : "");
+    const bool gitlab = std::string(kind) == "gitlab";
+    f.kind = gitlab ? ForgeKind::gitlab : ForgeKind::github;
+    f.api_url = mock.url() + (gitlab ? "/api/v4" : "");
     auto made = make_client(io, f, "acme/widgets", kToken);
     ASSERT_TRUE(made) << made.error().message;
     bool created = false;

@@ -63,7 +63,7 @@ TEST(ForgeConfig, DefaultsAndGitLabsOwn) {
   auto d = parse_config("", "config.yml");
   ASSERT_TRUE(d);
   EXPECT_EQ(d->merge, MergeMode::automatic);
-  EXPECT_EQ(d->forge.kind, "github");
+  EXPECT_EQ(d->forge.kind, ForgeKind::github);
   EXPECT_EQ(d->forge.api_url, "https://api.github.com");
   EXPECT_EQ(d->forge.remote, "origin");
   EXPECT_EQ(d->forge.token_env, "GITHUB_TOKEN");

@@ -67,7 +67,7 @@ TEST(FailureRulesTest,
   EXPECT_EQ(code.run.consecutive_errors, 0);
   EXPECT_EQ(code.max_iterations, 25) << "a new budget after the 5 used";
   ASSERT_EQ(code.run.feedback.size(), 1u);
-  EXPECT_EQ(code.run.feedback[0].source, "engine");
+  EXPECT_EQ(code.run.feedback[0].source, FeedbackSource::engine);
   EXPECT_NE(code.run.feedback[0].text.find("on branch loopr/archive/code-001-001-001"),
             std::string::npos);
   ASSERT_EQ(events.size(), 2u);

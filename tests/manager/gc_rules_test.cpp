@@ -107,8 +107,9 @@ TEST(GcRulesTest, ChangesGoToEndedLoopsOnlyWithoutTouchingTheirTimes) {
   auto tree = merged_tree(5 * kDay);
   tree.push_back(loop("001-002", LoopStatus::running));
   GcReport report;
-  report.items.push_back({"worktree", ".loopr/worktrees/code-001-001-001", "archived",
-                          "loopr/archive/code-001-001-001", 4096, "code-001-001-001", "ended"});
+  report.items.push_back({api::GcKind::worktree, ".loopr/worktrees/code-001-001-001",
+                          api::GcAction::archived, "loopr/archive/code-001-001-001", 4096,
+                          "code-001-001-001", "ended"});
   report.changes.push_back({"code-001-001-001", "", "loopr/archive/code-001-001-001"});
   report.changes.push_back({"001-002", "", ""});  // resumed while gc ran
   report.bytes_freed = 4096;
@@ -131,11 +132,16 @@ TEST(GcRulesTest, ChangesGoToEndedLoopsOnlyWithoutTouchingTheirTimes) {
 TEST(GcRulesTest, TheReportSaysWhatWentAndCountsIt) {
   GcReport r;
   r.dry_run = true;
-  r.items.push_back({"worktree", "w", "archived", "loopr/archive/x", 10, "x", "ended"});
-  r.items.push_back({"branch", "loopr/001-loops/x", "deleted", "", 0, "x", "merged"});
-  r.items.push_back({"branch", "loopr/001-loops/y", "archived", "loopr/archive/y", 0, "y", "no"});
-  r.items.push_back({"logs", ".loopr/logs/loops/x", "removed", "", 300, "x", "ended"});
-  r.items.push_back({"logs", ".loopr/logs/loops/y", "removed", "", 200, "y", "ended"});
+  r.items.push_back(
+      {api::GcKind::worktree, "w", api::GcAction::archived, "loopr/archive/x", 10, "x", "ended"});
+  r.items.push_back(
+      {api::GcKind::branch, "loopr/001-loops/x", api::GcAction::deleted, "", 0, "x", "merged"});
+  r.items.push_back({api::GcKind::branch, "loopr/001-loops/y", api::GcAction::archived,
+                     "loopr/archive/y", 0, "y", "no"});
+  r.items.push_back(
+      {api::GcKind::logs, ".loopr/logs/loops/x", api::GcAction::removed, "", 300, "x", "ended"});
+  r.items.push_back(
+      {api::GcKind::logs, ".loopr/logs/loops/y", api::GcAction::removed, "", 200, "y", "ended"});
   r.bytes_freed = 10;
   nlohmann::json j = to_json(r);
   EXPECT_EQ(j["dry_run"], true);

@@ -51,7 +51,7 @@ TEST(IntegrationGateRulesTest, AFixLoopIsACodeLoopOnTheIntegrationBranchWithItsO
   ASSERT_EQ(fix.run.feedback.size(), 1u);
   EXPECT_NE(fix.run.feedback[0].text.find("FAIL: shout_test"), std::string::npos)
       << "the first prompt's {{progress}} carries the failing output";
-  EXPECT_EQ(fix.run.feedback[0].source, "integration");
+  EXPECT_EQ(fix.run.feedback[0].source, FeedbackSource::integration);
 }
 
 TEST(IntegrationGateRulesTest, OneFixLoopPerGenerationOrResumeAndItsNumberIsNeverReused) {

@@ -77,7 +77,7 @@ TEST(InvalidationTest, TheParentForgetsTheOldGenerationAndCarriesTheFeedback) {
   EXPECT_TRUE(plan->tree.merge_error.empty());
   EXPECT_EQ(plan->tree.merged_iteration, 1) << "its own merge stays";
   ASSERT_EQ(plan->run.feedback.size(), 1u);
-  EXPECT_EQ(plan->run.feedback[0].source, "user");
+  EXPECT_EQ(plan->run.feedback[0].source, FeedbackSource::user);
   EXPECT_EQ(plan->run.feedback[0].summary, "Split spec 2");
   ASSERT_EQ(inv->write.approvals.size(), 1u) << "a plan's iterate is a gate decision";
   EXPECT_EQ(inv->write.approvals[0].decision, "iterate");

@@ -22,7 +22,7 @@ std::vector<Loop> every_case() {
   std::vector<Loop> out;
   auto add = [&out](Loop l) {
     l.progress = "what earlier iterations said " + l.id;
-    l.run.feedback.push_back({1, "validation", "failed", "the output of " + l.id});
+    l.run.feedback.push_back({1, FeedbackSource::validation, "failed", "the output of " + l.id});
     l.run.head = std::string(40, 'c');
     l.run.no_progress = 1;
     l.unknown_marks = {{"a_newer_mark", 1}};

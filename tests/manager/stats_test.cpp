@@ -25,7 +25,7 @@ IterationRecord record(const std::string& loop, int n, double cost, TimestampMs 
   r.duration_ms = 60'000;
   r.started_at = finished - r.duration_ms;
   r.finished_at = finished;
-  r.details = {{"turns", turns}};
+  r.details.turns = turns;
   return r;
 }
 
@@ -131,7 +131,7 @@ TEST(StatsTest, TheCacheIsCountedWithItsShareAndTheCostWithoutIt) {
   cached.usage.input_tokens = 1000;
   cached.usage.cache_read_tokens = 8000;
   cached.usage.cache_write_tokens = 1000;
-  cached.details["uncached_cost_usd"] = 0.50;
+  cached.details.uncached_cost_usd = 0.50;
   IterationRecord older = record("001", 2, 0.20, t0 + 2 * kHour);  // no uncached_cost_usd: its cost
   std::map<std::string, std::vector<IterationRecord>> its = {{"001", {cached, older}}};
   std::vector<Loop> loops = {spent(finished("001"), its["001"], t0, t0 + 2 * kHour)};

@@ -39,7 +39,7 @@ class SlurmExecutorTest : public ::testing::Test {
       if (std::string(name) == "SLURM_CONF") return conf;
       return process_env()(name);
     };
-    o.executor.kind = "slurm";
+    o.executor.kind = ExecutorKind::slurm;
     o.executor.slurm = slurm;
     return make_executor(SandboxConfig{}, o);
   }

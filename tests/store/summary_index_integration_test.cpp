@@ -92,7 +92,7 @@ std::vector<Loop> varied_loops() {
       l.tree.invalidated_worktree = i == 3 ? "/repo/.loopr/worktrees/old" : "";
       l.tree.gate_result = i == 0 ? GateResult::passed : GateResult::none;
       l.tree.budget.max_cost_usd = i == 0 ? 2.5 : 0;
-      l.run.feedback.push_back({1, "validation", "failed", std::string(900, 'f')});
+      l.run.feedback.push_back({1, FeedbackSource::validation, "failed", std::string(900, 'f')});
       l.run.head = std::string(40, 'c');
       l.run.question = "which one?";
       l.unknown_marks = {{"a_newer_mark", {{"nested", true}}}};

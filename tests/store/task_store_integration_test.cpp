@@ -351,7 +351,7 @@ TEST(TaskStoreTest, LoopSummariesFollowEveryWrite) {
     plan.task = "add a greeting";
     plan.progress = "feedback of earlier iterations";
     plan.tree.based_on = "abc";
-    plan.run.feedback.push_back({1, "validation", "failed", "the output"});
+    plan.run.feedback.push_back({1, FeedbackSource::validation, "failed", "the output"});
     ASSERT_TRUE(store->create_loop(plan).ok());
     expect_summaries_match(*store);
 

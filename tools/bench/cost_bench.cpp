@@ -169,8 +169,7 @@ rules:
   std::vector<IterationRecord> records = store->iterations(loop.id).value();
   for (const auto& rec : records) {
     u += rec.usage;
-    std::printf("  (%s: %d turns)\n", cache ? "cache on" : "cache off",
-                rec.details.value("turns", 0));
+    std::printf("  (%s: %d turns)\n", cache ? "cache on" : "cache off", rec.details.turns);
   }
   store.reset();
   pool.join();

@@ -331,10 +331,10 @@ Loop done_loop(std::string id, LoopType type, std::string parent, std::string pl
   l.usage = Usage{24000, 3000, 0, 0, 0.12};
   // What a finished loop carries: the feedback of its failed first iteration, the merge marks.
   engine::add_feedback(
-      l.run,
-      engine::FeedbackEntry{1, "validation", "`sh tests/run.sh` failed with exit code 1",
-                            "The validation command failed with exit code 1. Its output:\n\n```\n" +
-                                std::string(600, 'x') + "\n```\n"});
+      l.run, engine::FeedbackEntry{
+                 1, FeedbackSource::validation, "`sh tests/run.sh` failed with exit code 1",
+                 "The validation command failed with exit code 1. Its output:\n\n```\n" +
+                     std::string(600, 'x') + "\n```\n"});
   l.progress = engine::render_feedback(l.run.feedback, 16 * 1024);
   l.tree.merged_iteration = 2;
   l.tree.merged_sha = std::string(40, 'a');
@@ -398,8 +398,10 @@ void seed_tree(WriteSet& set, int plan_number, int specs, int phases, bool tree_
           r.summary =
               n == 2 ? "`sh tests/run.sh` passed" : "`sh tests/run.sh` failed with exit code 1";
           r.output_excerpt = std::string(800, 'o');
-          r.details = {
-              {"turns", 4}, {"tool_calls", 6}, {"model_ms", 29000}, {"validation_ms", 1500}};
+          r.details.turns = 4;
+          r.details.tool_calls = 6;
+          r.details.model_ms = 29000;
+          r.details.validation_ms = 1500;
           set.iterations.push_back(r);
         }
         set.creates.push_back(std::move(c));
@@ -568,7 +570,8 @@ int scale(const Binaries& bin, int n, int iterations, int latency_ms, int calls,
       ++iterations_done;
       if (first_start == 0 || r.started_at < first_start) first_start = r.started_at;
       last_finish = std::max(last_finish, r.finished_at);
-      double m = r.details.value("model_ms", 0.0), v = r.details.value("validation_ms", 0.0);
+      double m = static_cast<double>(r.details.model_ms),
+             v = static_cast<double>(r.details.validation_ms);
       duration.push_back(static_cast<double>(r.duration_ms));
       model.push_back(m);
       validation_ms.push_back(v);

@@ -126,12 +126,14 @@ rules:
   std::vector<double> overhead, model, validation, total, state, checkpoint, rest;
   std::vector<IterationRecord> records = store->iterations(loop.id).value();
   for (const auto& rec : records) {
-    double m = rec.details.value("model_ms", 0.0), v = rec.details.value("validation_ms", 0.0);
+    double m = static_cast<double>(rec.details.model_ms),
+           v = static_cast<double>(rec.details.validation_ms);
     total.push_back(static_cast<double>(rec.duration_ms));
     model.push_back(m);
     validation.push_back(v);
     overhead.push_back(static_cast<double>(rec.duration_ms) - m - v);
-    double st = rec.details.value("state_ms", 0.0), cp = rec.details.value("checkpoint_ms", 0.0);
+    double st = static_cast<double>(rec.details.state_ms),
+           cp = static_cast<double>(rec.details.checkpoint_ms);
     state.push_back(st);
     checkpoint.push_back(cp);
     rest.push_back(overhead.back() - st - cp);

@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
     if (std::string(name) == "SLURM_CONF") return conf;
     return process_env()(name);
   };
-  slurm_options.executor.kind = "slurm";
+  slurm_options.executor.kind = ExecutorKind::slurm;
   auto local = exec::make_executor(SandboxConfig{}, local_options);
   auto slurm = exec::make_executor(SandboxConfig{}, slurm_options);
   for (auto* e : {local.get(), slurm.get()})

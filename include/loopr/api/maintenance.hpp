@@ -32,9 +32,23 @@ struct StatsView {
   SpendView total;
 };
 
-/// One thing gc removed (or would).
+/// What gc takes: a loop's worktree, a branch, a stale worktree registration, a leftover folder
+/// of `.loopr/archive`, a loop's logs.
+enum class GcKind { worktree, branch, registration, folder, logs };
+/// What gc does to it.
+enum class GcAction { archived, deleted, removed, pruned };
+/// The wire's words (`"kind"`, `"action"`); a dry run's form of an action: `would archive` …
+const char* to_string(GcKind kind);
+const char* to_string(GcAction action);
+const char* would(GcAction action);
+
+/// One thing gc removed (or would). A word this loopr does not know (a newer daemon's) reads as
+/// a `folder` that was `removed`: its name still says what it was.
 struct GcItemView {
-  std::string kind, name, action, reason, kept_on, loop_id;
+  GcKind kind = GcKind::folder;
+  std::string name;
+  GcAction action = GcAction::removed;
+  std::string reason, kept_on, loop_id;
   std::uint64_t bytes = 0;
 };
 

@@ -131,8 +131,12 @@ struct SlurmConfig {
 
 /// `executor:` where commands run. `local`: this machine's sandbox; `slurm`: a cluster's nodes,
 /// in the same sandbox there.
+enum class ExecutorKind { local, slurm };
+/// The config file's spelling: `local` | `slurm`.
+const char* to_string(ExecutorKind kind);
+
 struct ExecutorConfig {
-  std::string kind = "local";  ///< local | slurm
+  ExecutorKind kind = ExecutorKind::local;
   /// Where loop worktrees are made (a folder the nodes see at the same path); empty:
   /// `.loopr/worktrees` in the repository.
   std::string worktree_root;
@@ -258,8 +262,13 @@ struct ForgeCiConfig {
   int fix_iterations = 5;                        ///< CI fix loops before the plan is held
   Duration poll_max = std::chrono::seconds(60);  ///< the longest wait between two polls
 };
+/// `forge.kind:` the forge's API a pull request is opened through.
+enum class ForgeKind { github, gitlab };
+/// The config file's spelling: `github` | `gitlab`.
+const char* to_string(ForgeKind kind);
+
 struct ForgeConfig {
-  std::string kind = "github";                     ///< github | gitlab
+  ForgeKind kind = ForgeKind::github;
   std::string api_url = "https://api.github.com";  ///< gitlab's default: https://gitlab.com/api/v4
   std::string repo;                                ///< OWNER/NAME; empty: from the remote's URL
   std::string remote = "origin";                   ///< the git remote the branch is pushed to

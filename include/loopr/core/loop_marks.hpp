@@ -26,9 +26,27 @@ struct RequestBudget {
 };
 
 /// One entry of the feedback a loop carries from one fresh-context iteration to the next.
+/// Who left a feedback entry: the loop's own check (`validation` for code, `format check` for
+/// the others), the protection of files, a reviewer, the person, the engine's retry, the
+/// integration gate, a rebase at merge time, the forge's CI.
+enum class FeedbackSource {
+  validation,
+  format_check,
+  protected_files,
+  review,
+  user,
+  engine,
+  integration,
+  rebase,
+  ci
+};
+/// The stored word (`format check` …), also the prompt's; any other word reads as `engine`.
+const char* to_string(FeedbackSource source);
+FeedbackSource parse_feedback_source(std::string_view text);
+
 struct FeedbackEntry {
-  int iteration = 0;    ///< 0 for feedback from the user (`loopr iterate --feedback`)
-  std::string source;   ///< validation | format check | judge | user | engine
+  int iteration = 0;  ///< 0 for feedback from the user (`loopr iterate --feedback`)
+  FeedbackSource source = FeedbackSource::engine;
   std::string summary;  ///< one line
   std::string text;     ///< the full feedback (validation output tail, problems …)
 

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include <loopr/api/maintenance.hpp>
 #include <loopr/core/config.hpp>
 #include <loopr/core/loop.hpp>
 #include <loopr/core/repo_paths.hpp>
@@ -42,9 +43,9 @@ struct GcOptions {
 
 /// One thing removed (or, in a dry run, to be removed).
 struct GcItem {
-  std::string kind;         ///< worktree | branch | registration | folder | logs
-  std::string name;         ///< the branch, or the path relative to the repository
-  std::string action;       ///< archived | deleted | removed | pruned
+  api::GcKind kind;
+  std::string name;  ///< the branch, or the path relative to the repository
+  api::GcAction action;
   std::string kept_on;      ///< where its commits are kept now (an archived worktree or branch)
   std::uint64_t bytes = 0;  ///< disk freed (folders)
   std::string loop_id;

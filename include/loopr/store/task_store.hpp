@@ -17,6 +17,53 @@
 
 namespace loopr {
 
+/// A protected file an iteration changed (docs/security.md S1): its path, how (`modified`,
+/// `deleted`, … the engine's Breach words) and as what (`harness` | `test`).
+struct ProtectedChange {
+  std::string path, change, role;
+  bool operator==(const ProtectedChange&) const = default;
+};
+
+/// The reviewer's receipt for an iteration (`review:`): its verdict word (`pass` | `fail` |
+/// `error` …), summary, model and spend.
+struct ReviewReceipt {
+  std::string verdict, summary, model;
+  double cost_usd = 0;
+  int attempts = 0;
+  std::int64_t input_tokens = 0, output_tokens = 0;
+  bool operator==(const ReviewReceipt&) const = default;
+};
+
+/// What an iteration's record keeps besides its figures, made by the engine where the iteration
+/// ends and stored under `"details"` with the key names earlier loopr wrote (one codec:
+/// store/records.cpp). What this loopr does not read is kept in `other` and written back.
+struct IterationDetails {
+  int turns = 0;  ///< model calls
+  int tool_calls = 0;
+  int end = 0;         ///< how the conversation ended (engine::Conversation::End)
+  std::string commit;  ///< the checkpoint
+  std::string validation_command;
+  std::int64_t model_ms = 0, validation_ms = 0;
+  std::int64_t state_ms = 0, checkpoint_ms = 0;  ///< the orchestration's parts (engine_bench)
+  /// The same calls without prompt caching (judge and review as spent); absent in records made
+  /// before prompt caching, which read as their cost.
+  std::optional<double> uncached_cost_usd;
+  bool timed_out = false;  ///< the validation command ran out of time
+  std::string end_reason;  ///< the loop's EndReason word when this iteration ended it
+  /// A subscription login's receipt: what the CLI reported, which nobody is billed per token.
+  std::optional<double> notional_cost_usd;
+  std::vector<ProtectedChange> protected_files;  ///< stored as "protected"
+  std::optional<ReviewReceipt> review;
+  std::vector<std::string> jobs;  ///< cluster job ids (executor: slurm)
+  nlohmann::json other = nlohmann::json::object();
+
+  /// The cost without caching: `uncached_cost_usd`, else `cost` (a record from before it).
+  double uncached_or(double cost) const { return uncached_cost_usd.value_or(cost); }
+};
+nlohmann::json to_json(const IterationDetails& details);
+/// Never fails: a field of another type reads as its default, and is kept in `other` as it was.
+IterationDetails iteration_details_from_json(const nlohmann::json& json);
+
 /// What one iteration of a loop did (DESIGN.md "One iteration", step 6).
 struct IterationRecord {
   std::string loop_id;
@@ -29,7 +76,7 @@ struct IterationRecord {
   std::string output_excerpt;  ///< tail of the validation output / messages
   TimestampMs started_at = 0;
   TimestampMs finished_at = 0;
-  nlohmann::json details = nlohmann::json::object();
+  IterationDetails details;
 };
 nlohmann::json to_json(const IterationRecord& record);
 Result<IterationRecord> iteration_from_json(const nlohmann::json& json);
