@@ -109,12 +109,8 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
     d.iterations.push_back({it.n, it.status, it.exit_code, it.usage.cost_usd, it.usage.input_tokens,
                             it.usage.output_tokens, it.duration_ms, it.summary,
                             it.usage.cache_read_tokens, it.usage.cache_write_tokens,
-                            it.details.is_object()
-                                ? it.details.value("uncached_cost_usd", it.usage.cost_usd)
-                                : it.usage.cost_usd,
-                            std::nullopt});
-    if (auto n = it.details.find("notional_cost_usd"); n != it.details.end() && n->is_number())
-      d.iterations.back().notional_cost_usd = n->get<double>();
+                            it.details.uncached_or(it.usage.cost_usd),
+                            it.details.notional_cost_usd});
   }
   d.validation_output = iterations.empty() ? std::string() : iterations.back().output_excerpt;
   d.progress = loop.progress;
@@ -124,50 +120,85 @@ awaitable<Response> get_loop(Api::State& s, Request&, const Params& p) {
   co_return Response{200, std::move(j)};
 }
 
-// POST /v1/loops/{id}/{action}: a person's action on a loop.
-awaitable<Response> post_action(Api::State& s, Request& req, const Params& p) {
+namespace {
+
+// A person's action on a loop: the manager's call with what the request's body carries.
+using Body = const nlohmann::json&;
+using ActionCall = awaitable<Response> (*)(Api::State&, const std::string& id, Body body);
+
+Response answer_of(const manager::ActionResult& result) {
+  if (!result) return error_of(result.error());
+  return Response{200, loop_json(*result)};
+}
+
+awaitable<Response> approve(Api::State& s, const std::string& id, Body) {
+  co_return answer_of(co_await s.manager.approve(id));
+}
+
+awaitable<Response> reject(Api::State& s, const std::string& id, Body body) {
+  auto r = api::reject_request_from_json(body);
+  if (!r) co_return error_of(r.error());
+  co_return answer_of(co_await s.manager.reject(id, r->reason));
+}
+
+awaitable<Response> iterate(Api::State& s, const std::string& id, Body body) {
+  api::IterateRequest r = api::iterate_request_from_json(body);
+  // merge: pr: the PR's review comments since the last push are the feedback.
+  if (r.from_pr) co_return answer_of(co_await s.manager.iterate_from_pr(id));
   Response bad;
+  if (!string_field(body, "feedback", bad)) co_return bad;
+  co_return co_await iterate_action(s, id, std::move(r));
+}
+
+awaitable<Response> pause(Api::State& s, const std::string& id, Body) {
+  co_return answer_of(co_await s.manager.pause(id));
+}
+
+awaitable<Response> resume(Api::State& s, const std::string& id, Body body) {
+  auto limits = api::limits_request_from_json(body);  // `resume --max-cost/--max-runtime`
+  if (!limits) co_return error_of(limits.error());
+  Response bad;
+  auto raised = budget_of(*limits, bad);
+  if (!raised) co_return bad;
+  co_return answer_of(co_await s.manager.resume(id, *raised));
+}
+
+awaitable<Response> stop(Api::State& s, const std::string& id, Body) {
+  co_return answer_of(co_await s.manager.stop(id));
+}
+
+awaitable<Response> answer(Api::State& s, const std::string& id, Body body) {
+  auto r = api::answer_request_from_json(body);
+  if (!r) co_return error_of(r.error());
+  co_return answer_of(co_await s.manager.answer(id, r->text));
+}
+
+struct LoopAction {
+  std::string_view name;
+  ActionCall call;
+};
+
+// Every action `POST /v1/loops/{id}/{action}` takes, in the order its 404 names them.
+constexpr LoopAction kLoopActions[] = {
+    {"approve", approve}, {"reject", reject}, {"iterate", iterate}, {"pause", pause},
+    {"resume", resume},   {"stop", stop},     {"answer", answer}};
+
+}  // namespace
+
+// POST /v1/loops/{id}/{action}: a person's action on a loop, looked up in kLoopActions.
+awaitable<Response> post_action(Api::State& s, Request& req, const Params& p) {
   const std::string& action = p.at("action");
   const std::string& id = p.at("id");
   if (!valid_id(id)) co_return error_response(404, "no loop " + id + " (see `loopr list --all`)");
+  Response bad;
   auto body = body_object(req, bad);
   if (!body) co_return bad;
-  manager::ActionResult result = make_error(ErrorCode::not_found, "no such action");
-  if (action == "approve") {
-    result = co_await s.manager.approve(id);
-  } else if (action == "reject") {
-    auto r = api::reject_request_from_json(*body);
-    if (!r) co_return error_of(r.error());
-    result = co_await s.manager.reject(id, r->reason);
-  } else if (action == "iterate") {
-    api::IterateRequest r = api::iterate_request_from_json(*body);
-    if (r.from_pr) {
-      // merge: pr: the PR's review comments since the last push are the feedback.
-      result = co_await s.manager.iterate_from_pr(id);
-    } else {
-      if (!string_field(*body, "feedback", bad)) co_return bad;
-      co_return co_await iterate_action(s, id, std::move(r));
-    }
-  } else if (action == "pause") {
-    result = co_await s.manager.pause(id);
-  } else if (action == "resume") {
-    auto limits = api::limits_request_from_json(*body);  // `resume --max-cost/--max-runtime`
-    if (!limits) co_return error_of(limits.error());
-    auto raised = budget_of(*limits, bad);
-    if (!raised) co_return bad;
-    result = co_await s.manager.resume(id, *raised);
-  } else if (action == "stop") {
-    result = co_await s.manager.stop(id);
-  } else if (action == "answer") {
-    auto r = api::answer_request_from_json(*body);
-    if (!r) co_return error_of(r.error());
-    result = co_await s.manager.answer(id, r->text);
-  } else {
-    co_return error_response(
-        404, "no action " + action + " (approve, reject, iterate, pause, resume, stop, answer)");
-  }
-  if (!result) co_return error_of(result.error());
-  co_return Response{200, loop_json(*result)};
+  for (const LoopAction& a : kLoopActions)
+    if (a.name == action) co_return co_await a.call(s, id, *body);
+  std::string names;
+  for (const LoopAction& a : kLoopActions)
+    names += (names.empty() ? "" : ", ") + std::string(a.name);
+  co_return error_response(404, "no action " + action + " (" + names + ")");
 }
 
 }  // namespace loopr::daemon

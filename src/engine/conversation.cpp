@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include <loopr/api/events.hpp>
@@ -138,6 +139,144 @@ std::string call_role(const Loop& loop, const std::string& header_type) {
   return to_string(loop.type);
 }
 
+namespace {
+
+// The first request of a conversation: the role's model and provider (loops.<type>.model /
+// .provider) unless the caller chose, the tools, the prompt.
+llm::Request first_request(EngineContext& ctx, const Loop& loop, const std::string& prompt,
+                           const tools::ToolRouter* router, const std::string& header_type,
+                           const std::string& model, const std::string& system) {
+  llm::Request request;
+  const std::string role = call_role(loop, header_type);
+  request.model = model.empty() ? ctx.config->model_for(role) : model;
+  request.provider = ctx.config->provider_for(role);
+  request.system = system;
+  request.max_tokens = ctx.config->llm.max_tokens;
+  request.loop_id = loop.id;
+  request.loop_type = header_type;
+  request.working_dir = loop.worktree;
+  request.timeout = ctx.config->loop(loop.type).iteration_timeout;
+  if (router) request.tools = llm_tools(*router);
+  request.messages.push_back(llm::Message::user_text(prompt));
+  return request;
+}
+
+// Whether the conversation ends before its next turn (and how): the deadline, the turn limit,
+// or the tree's cost and runtime limits, checked between turns, not only between iterations, so
+// one iteration of many turns cannot overshoot them by its whole cost.
+bool ends_before_turn(Conversation& conv, int max_turns, const TurnCheck& between_turns,
+                      const std::function<bool()>& out_of_time) {
+  if (out_of_time()) {
+    conv.end = Conversation::End::max_runtime;
+    return true;
+  }
+  if (conv.turns >= max_turns) {
+    conv.end = Conversation::End::max_turns;
+    return true;
+  }
+  if (conv.turns == 0 || !between_turns) return false;
+  std::optional<TurnLimit> hit = between_turns(conv.usage);
+  if (!hit) return false;
+  conv.end = Conversation::End::limit;
+  conv.limit_end = hit->end;
+  conv.limit_reason = std::move(hit->reason);
+  return true;
+}
+
+// One reply counted: its usage, what it would have cost without the cache, its receipt, its
+// text; the reply joins the request's messages.
+void count_reply(Conversation& conv, llm::Request& request, const llm::Response& resp,
+                 const llm::Pricing& pricing) {
+  conv.usage += resp.usage;
+  // A subscription's run has no cache receipt: what it counts is all there is.
+  conv.uncached_cost_usd +=
+      resp.notional_cost_usd ? resp.usage.cost_usd : uncached_cost(pricing, resp, request.model);
+  if (resp.notional_cost_usd)
+    conv.notional_cost_usd = conv.notional_cost_usd.value_or(0) + *resp.notional_cost_usd;
+  conv.calls.push_back(
+      {{"turn", conv.turns},
+       {"stop_reason",
+        resp.stop_reason_text.empty() ? llm::to_string(resp.stop_reason) : resp.stop_reason_text},
+       {"model", resp.model},
+       {"request_id", resp.request_id},
+       {"input_tokens", resp.usage.input_tokens},
+       {"output_tokens", resp.usage.output_tokens},
+       {"cache_read_tokens", resp.usage.cache_read_tokens},
+       {"cache_write_tokens", resp.usage.cache_write_tokens},
+       {"cost_usd", resp.usage.cost_usd}});
+  if (resp.notional_cost_usd) conv.calls.back()["notional_cost_usd"] = *resp.notional_cost_usd;
+  std::string text = resp.text();
+  if (!text.empty()) conv.assistant_text += (conv.assistant_text.empty() ? "" : "\n") + text;
+  for (const auto& m : resp.transcript) conv.messages.push_back(m);  // claude-code's own session
+  request.messages.push_back(resp.to_message());
+}
+
+// The reply's tool calls run, one result each (a stop or the deadline ends the list early).
+// `cut`: the reply ran out of output tokens, so its last call may be incomplete.
+awaitable<llm::Message> run_tool_uses(EngineContext& ctx, const Loop& loop,
+                                      std::shared_ptr<LoopControl> control_ptr,
+                                      std::shared_ptr<tools::ToolRouter> router,
+                                      std::vector<const llm::ContentBlock*> uses, bool cut,
+                                      std::function<bool()> out_of_time, Conversation& conv) {
+  LoopControl& control = *control_ptr;
+  llm::Message results;
+  results.role = llm::Role::user;
+  for (const llm::ContentBlock* use : uses) {
+    if (control.stop_requested() || out_of_time()) break;
+    tools::ToolResult result;
+    if (!router) {
+      result = {"no tools are available in this conversation", true};
+    } else if (cut && use == uses.back() && !use->input.is_object()) {
+      result = {
+          "this call was cut off by the output token limit before it was complete; make it "
+          "again",
+          true};
+    } else {
+      std::vector<Event> called;
+      called.push_back(api::encode(loop.id, api::ToolCalled{use->name, use->input, conv.turns}));
+      co_await ctx.journal.note(std::move(called));
+      if (is_coordination_tool(use->name) && router->policy().allowed.count(use->name)) {
+        tools::ToolCall call{use->id, use->name, use->input};  // named: see g++ 12 and temporaries
+        result = co_await coordination_call(ctx, loop, call, conv);
+      } else {
+        awaitable<tools::ToolResult> tool = run_tool(
+            ctx.pool, router, tools::ToolCall{use->id, use->name, use->input}, control_ptr);
+        auto ran = co_await until_stopped<tools::ToolResult>(control, std::move(tool));
+        result = ran ? *ran : tools::ToolResult{"killed: the loop was stopped", true};
+      }
+    }
+    ++conv.tool_calls;
+    results.content.push_back(
+        llm::ContentBlock::make_tool_result(use->id, result.content, result.is_error));
+  }
+  co_return results;
+}
+
+// An agent CLI's own tools write anywhere in the worktree; a plan, spec or phase loop may change
+// only its artifact (as the tool router makes sure for the other providers): the rest is undone
+// and the transcript says what.
+awaitable<void> undo_outside_artifacts(EngineContext& ctx, const Loop& loop, Conversation& conv) {
+  std::set<std::string> keep(loop.output_artifacts.begin(), loop.output_artifacts.end());
+  auto undo = [wt = loop.worktree, keep]() -> Result<std::vector<std::string>> {
+    LOOPR_ASSIGN(git::Worktree tree, git::Worktree::open(wt));
+    return tree.undo_changes_except(keep);
+  };
+  auto undone = co_await run_blocking(ctx.pool, undo);
+  if (!undone) {
+    spdlog::warn("loop {}: undoing changes outside its artifact: {}", loop.id,
+                 undone.error().message);
+  } else if (!undone->empty()) {
+    conv.reverted = std::move(*undone);
+    std::string list;
+    for (const auto& p : conv.reverted) list += (list.empty() ? "" : ", ") + p;
+    conv.messages.push_back(
+        llm::Message::user_text("[loopr: a " + std::string(to_string(loop.type)) +
+                                " loop writes only its artifact; undone: " + list + "]"));
+  }
+}
+
+}  // namespace
+
 awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
                                  std::shared_ptr<LoopControl> control_ptr,
                                  const std::string& prompt,
@@ -147,46 +286,18 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
                                  const std::string& system, std::optional<SteadyTime> deadline) {
   LoopControl& control = *control_ptr;
   Conversation conv;
-  llm::Request request;
-  // The role's model and provider (loops.<type>.model / .provider), unless the caller chose.
-  const std::string role = call_role(loop, header_type);
-  request.model = model.empty() ? ctx.config->model_for(role) : model;
-  request.provider = ctx.config->provider_for(role);
-  request.system = system;
+  llm::Request request = first_request(ctx, loop, prompt, router.get(), header_type, model, system);
   const llm::LlmClient& client = ctx.llm.for_provider(request.provider);
   const llm::Pricing pricing(ctx.config->pricing);
-  request.max_tokens = ctx.config->llm.max_tokens;
-  request.loop_id = loop.id;
-  request.loop_type = header_type;
-  request.working_dir = loop.worktree;
-  request.timeout = ctx.config->loop(loop.type).iteration_timeout;
-  if (router) request.tools = llm_tools(*router);
-  request.messages.push_back(llm::Message::user_text(prompt));
-
   // An agent CLI runs its tools itself: loopr's own (share_note, ask_user) reach it as an MCP
   // server whose calls come back here, for this loop only (llm/mcp.hpp).
   if (client.runs_own_tools() && router)
     request.own_tool = cli_coordination(ctx, loop, router->policy().allowed, conv);
-  auto out_of_time = [&] { return deadline && std::chrono::steady_clock::now() >= *deadline; };
+  std::function<bool()> out_of_time = [&] {
+    return deadline && std::chrono::steady_clock::now() >= *deadline;
+  };
   while (true) {
-    if (out_of_time()) {
-      conv.end = Conversation::End::max_runtime;
-      break;
-    }
-    if (conv.turns >= max_turns) {
-      conv.end = Conversation::End::max_turns;
-      break;
-    }
-    if (conv.turns > 0 && between_turns) {
-      // The tree's cost and runtime limits between turns, not only between iterations: one
-      // iteration of many turns cannot overshoot them by its whole cost.
-      if (std::optional<TurnLimit> hit = between_turns(conv.usage)) {
-        conv.end = Conversation::End::limit;
-        conv.limit_end = hit->end;
-        conv.limit_reason = std::move(hit->reason);
-        break;
-      }
-    }
+    if (ends_before_turn(conv, max_turns, between_turns, out_of_time)) break;
     auto outcome = co_await call_model(ctx, loop, control_ptr, request, conv.turns > 0,
                                        conv.model_ms, deadline);
     if (!outcome) {
@@ -202,27 +313,7 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
       break;
     }
     llm::Response& resp = outcome->response();
-    conv.usage += resp.usage;
-    // A subscription's run has no cache receipt: what it counts is all there is.
-    conv.uncached_cost_usd += resp.notional_cost_usd ? resp.usage.cost_usd
-                                                     : uncached_cost(pricing, resp, request.model);
-    if (resp.notional_cost_usd)
-      conv.notional_cost_usd = conv.notional_cost_usd.value_or(0) + *resp.notional_cost_usd;
-    conv.calls.push_back({{"turn", conv.turns},
-                          {"stop_reason", resp.stop_reason_text.empty() ? llm::to_string(resp.stop_reason) : resp.stop_reason_text},
-                          {"model", resp.model},
-                          {"request_id", resp.request_id},
-                          {"input_tokens", resp.usage.input_tokens},
-                          {"output_tokens", resp.usage.output_tokens},
-                          {"cache_read_tokens", resp.usage.cache_read_tokens},
-                          {"cache_write_tokens", resp.usage.cache_write_tokens},
-                          {"cost_usd", resp.usage.cost_usd}});
-    if (resp.notional_cost_usd) conv.calls.back()["notional_cost_usd"] = *resp.notional_cost_usd;
-    std::string text = resp.text();
-    if (!text.empty()) conv.assistant_text += (conv.assistant_text.empty() ? "" : "\n") + text;
-    for (const auto& m : resp.transcript) conv.messages.push_back(m);  // claude-code's own session
-    request.messages.push_back(resp.to_message());
-
+    count_reply(conv, request, resp, pricing);
     if (resp.stop_reason == llm::StopReason::refusal) {
       conv.end = Conversation::End::refused;
       conv.refusal = resp.stop_details.is_null() ? nlohmann::json::object() : resp.stop_details;
@@ -232,40 +323,13 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
       conv.end = Conversation::End::context_exceeded;
       break;
     }
-
     auto uses = resp.tool_uses();
     bool cut = resp.stop_reason == llm::StopReason::max_tokens;
     bool paused = resp.stop_reason == llm::StopReason::pause_turn;
     if (uses.empty() && !cut && !paused) break;  // end_turn / stop_sequence: the model is done
     if (client.runs_own_tools()) break;          // the CLI already ran its tools
-
-    llm::Message results;
-    results.role = llm::Role::user;
-    for (const llm::ContentBlock* use : uses) {
-      if (control.stop_requested() || out_of_time()) break;
-      tools::ToolResult result;
-      if (!router) {
-        result = {"no tools are available in this conversation", true};
-      } else if (cut && use == uses.back() && !use->input.is_object()) {
-        result = {"this call was cut off by the output token limit before it was complete; make it again", true};
-      } else {
-        std::vector<Event> called;
-        called.push_back(api::encode(loop.id, api::ToolCalled{use->name, use->input, conv.turns}));
-        co_await ctx.journal.note(std::move(called));
-        if (is_coordination_tool(use->name) && router->policy().allowed.count(use->name)) {
-          tools::ToolCall call{use->id, use->name, use->input};  // named: see g++ 12 and temporaries
-          result = co_await coordination_call(ctx, loop, call, conv);
-          ++conv.tool_calls;
-          results.content.push_back(llm::ContentBlock::make_tool_result(use->id, result.content, result.is_error));
-          continue;
-        }
-        awaitable<tools::ToolResult> tool = run_tool(ctx.pool, router, tools::ToolCall{use->id, use->name, use->input}, control_ptr);
-        auto ran = co_await until_stopped<tools::ToolResult>(control, std::move(tool));
-        result = ran ? *ran : tools::ToolResult{"killed: the loop was stopped", true};
-      }
-      ++conv.tool_calls;
-      results.content.push_back(llm::ContentBlock::make_tool_result(use->id, result.content, result.is_error));
-    }
+    llm::Message results =
+        co_await run_tool_uses(ctx, loop, control_ptr, router, uses, cut, out_of_time, conv);
     if (control.stop_requested()) {
       conv.end = Conversation::End::stopped;
       break;
@@ -275,31 +339,12 @@ awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
       request.messages.push_back(std::move(results));
       break;
     }
-    if (cut || paused) {
+    if (cut || paused)
       results.content.push_back(llm::ContentBlock::make_text(cut ? kContinue : "Continue."));
-    }
     request.messages.push_back(std::move(results));
   }
-  if (client.runs_own_tools() && loop.type != LoopType::code && !loop.output_artifacts.empty()) {
-    // The CLI's own tools write anywhere in the worktree; a plan, spec or phase loop may change
-    // only its artifact (as the tool router makes sure for the other providers).
-    std::set<std::string> keep(loop.output_artifacts.begin(), loop.output_artifacts.end());
-    auto undo = [wt = loop.worktree, keep]() -> Result<std::vector<std::string>> {
-      LOOPR_ASSIGN(git::Worktree tree, git::Worktree::open(wt));
-      return tree.undo_changes_except(keep);
-    };
-    auto undone = co_await run_blocking(ctx.pool, undo);
-    if (!undone) {
-      spdlog::warn("loop {}: undoing changes outside its artifact: {}", loop.id, undone.error().message);
-    } else if (!undone->empty()) {
-      conv.reverted = std::move(*undone);
-      std::string list;
-      for (const auto& p : conv.reverted) list += (list.empty() ? "" : ", ") + p;
-      conv.messages.push_back(llm::Message::user_text(
-          "[loopr: a " + std::string(to_string(loop.type)) +
-          " loop writes only its artifact; undone: " + list + "]"));
-    }
-  }
+  if (client.runs_own_tools() && loop.type != LoopType::code && !loop.output_artifacts.empty())
+    co_await undo_outside_artifacts(ctx, loop, conv);
   // The conversation for the transcript: everything sent plus the last reply.
   std::vector<llm::Message> all = std::move(request.messages);
   for (auto& m : conv.messages) all.push_back(std::move(m));
