@@ -131,8 +131,10 @@ Response answer_of(const manager::ActionResult& result) {
   return Response{200, loop_json(*result)};
 }
 
-awaitable<Response> approve(Api::State& s, const std::string& id, Body) {
-  co_return answer_of(co_await s.manager.approve(id));
+// An action whose request carries nothing but the loop.
+template <awaitable<manager::ActionResult> (manager::LoopManager::*Call)(std::string)>
+awaitable<Response> plain(Api::State& s, const std::string& id, Body) {
+  co_return answer_of(co_await (s.manager.*Call)(id));
 }
 
 awaitable<Response> reject(Api::State& s, const std::string& id, Body body) {
@@ -150,10 +152,6 @@ awaitable<Response> iterate(Api::State& s, const std::string& id, Body body) {
   co_return co_await iterate_action(s, id, std::move(r));
 }
 
-awaitable<Response> pause(Api::State& s, const std::string& id, Body) {
-  co_return answer_of(co_await s.manager.pause(id));
-}
-
 awaitable<Response> resume(Api::State& s, const std::string& id, Body body) {
   auto limits = api::limits_request_from_json(body);  // `resume --max-cost/--max-runtime`
   if (!limits) co_return error_of(limits.error());
@@ -161,10 +159,6 @@ awaitable<Response> resume(Api::State& s, const std::string& id, Body body) {
   auto raised = budget_of(*limits, bad);
   if (!raised) co_return bad;
   co_return answer_of(co_await s.manager.resume(id, *raised));
-}
-
-awaitable<Response> stop(Api::State& s, const std::string& id, Body) {
-  co_return answer_of(co_await s.manager.stop(id));
 }
 
 awaitable<Response> answer(Api::State& s, const std::string& id, Body body) {
@@ -179,9 +173,13 @@ struct LoopAction {
 };
 
 // Every action `POST /v1/loops/{id}/{action}` takes, in the order its 404 names them.
-constexpr LoopAction kLoopActions[] = {
-    {"approve", approve}, {"reject", reject}, {"iterate", iterate}, {"pause", pause},
-    {"resume", resume},   {"stop", stop},     {"answer", answer}};
+constexpr LoopAction kLoopActions[] = {{"approve", plain<&manager::LoopManager::approve>},
+                                       {"reject", reject},
+                                       {"iterate", iterate},
+                                       {"pause", plain<&manager::LoopManager::pause>},
+                                       {"resume", resume},
+                                       {"stop", plain<&manager::LoopManager::stop>},
+                                       {"answer", answer}};
 
 }  // namespace
 
