@@ -368,6 +368,62 @@ void print_retries(const DaemonClient& api, std::ostream& ui, const Style& style
   }
 }
 
+// Step 4: submit, watch the plan being written, pass the gate (asked, unless `yes`).
+struct Gated {
+  std::string plan_id;
+  bool approved = false;
+  std::optional<LoopStatus> status;  ///< the plan's, when it was not approved
+};
+Gated submit_and_gate(const DaemonClient& api, const GlobalOptions& opts, bool yes,
+                      std::ostream& ui, const Style& style) {
+  const bool quiet = opts.quiet;
+  Gated g;
+  g.plan_id = submit_plan(api, kRequest);
+  if (!quiet) ui << "$ loopr submit \"" << kRequest << "\"  →  plan " << g.plan_id << "\n";
+  std::uint64_t seen = 0;
+  g.status = follow_plan(api, g.plan_id, seen, ui, style, quiet || opts.json);
+  std::optional<Prompter> prompter;
+  if (!yes) prompter.emplace(STDIN_FILENO, ui);
+  while (g.status == LoopStatus::awaiting_approval) {
+    const Choice decision =
+        gate(api, g.plan_id, prompter ? &*prompter : nullptr, ui, style, quiet || opts.json);
+    g.approved = decision == Choice::approve;
+    if (decision != Choice::iterate) break;  // approved, rejected, or left waiting (skip, no input)
+    g.status = follow_plan(api, g.plan_id, seen, ui, style, quiet || opts.json);
+  }
+  if (!g.approved) g.status = show_loop(api, g.plan_id).loop.status;
+  return g;
+}
+
+// Step 6 (daemon and model stopped): what the tree made, or where to look when it did not.
+void print_result(const DaemonClient& api, const fs::path& repo, const std::string& base, int rc,
+                  std::int64_t elapsed, const MockModel& mock, std::ostream& ui,
+                  const Style& style) {
+  if (rc == kOk) {
+    git::Repository r = open_repo(repo);
+    ui << "\n" << style.bold("git log --oneline main") << "\n";
+    for (const auto& line : git_step(r.log("main", 40), "reading the log of main"))
+      ui << line << "\n";
+    ui << "\n" << style.bold("what the tree merged");
+    ui << " (git diff --stat " << base.substr(0, 7) << " main)\n";
+    ui << git_step(r.diff_stat(base, "main"), "comparing with main");
+  }
+  ui << "\nrepo: " << repo.string() << "   (" << format_elapsed(elapsed)
+     << "; daemon and scripted model stopped)\n";
+  if (rc == kOk) {
+    ui << "  try:     cd " << repo.string() << " && ./greet --shout Ada && sh tests/run.sh\n";
+  } else {
+    ui << "  logs:    " << daemon_out_file(api.paths()).parent_path().string() << "\n";
+    ui << "  model:   the requests it got are in " << mock.request_log().string() << "\n";
+  }
+  ui << "  inspect: git log --stat main; .loopr/{plans,specs,phases}/; every iteration's\n"
+     << "           prompt, conversation and test output in .loopr/logs/loops/<id>/;\n"
+     << "           the tree: loopr -C " << repo.string() << " daemon, then list, show ID\n"
+     << "With a real model: in your own repository run `loopr init`, set\n"
+     << "loops.code.validation in .loopr/config.yml to your test command, export\n"
+     << "ANTHROPIC_API_KEY, then `loopr submit \"<request>\" --wait`.\n";
+}
+
 // Steps 4 to 6: submit, the gate, the live tree, then (daemon and model stopped) the result.
 int run_tree(const DaemonClient& api, const GlobalOptions& opts, bool yes, const fs::path& repo,
              const std::string& base, Clock::time_point started, DaemonGuard& daemon_guard,
@@ -375,43 +431,25 @@ int run_tree(const DaemonClient& api, const GlobalOptions& opts, bool yes, const
   std::ostream& ui = ui_stream(opts);
   const bool quiet = opts.quiet;
   Style style{stdout_color(opts) && !opts.json};
-
-  // 4. Submit, watch the plan being written, pass the gate.
-  std::string plan_id = submit_plan(api, kRequest);
-  if (!quiet) ui << "$ loopr submit \"" << kRequest << "\"  →  plan " << plan_id << "\n";
-  std::uint64_t seen = 0;
-  std::optional<LoopStatus> status = follow_plan(api, plan_id, seen, ui, style, quiet || opts.json);
-  int rc = kFailed;
-  bool approved = false;
-  std::optional<Prompter> prompter;
-  if (!yes) prompter.emplace(STDIN_FILENO, ui);
-  while (status == LoopStatus::awaiting_approval) {
-    const Choice decision =
-        gate(api, plan_id, prompter ? &*prompter : nullptr, ui, style, quiet || opts.json);
-    approved = decision == Choice::approve;
-    if (decision != Choice::iterate) break;  // approved, rejected, or left waiting (skip, no input)
-    status = follow_plan(api, plan_id, seen, ui, style, quiet || opts.json);
-  }
-  if (!approved) status = show_loop(api, plan_id).loop.status;
-
+  const Gated g = submit_and_gate(api, opts, yes, ui, style);
   // 5. The tree, live, until it completes and merges into main.
-  if (approved) {
-    rc = wait_for_plan(api, opts, plan_id, /*yes=*/true);
+  int rc = kFailed;
+  if (g.approved) {
+    rc = wait_for_plan(api, opts, g.plan_id, /*yes=*/true);
     if (!quiet && !opts.json) print_retries(api, ui, style);
   } else if (!quiet) {
-    ui << "plan " << plan_id << " was not approved ("
-       << (status ? to_string(*status) : "its events ended") << "); nothing else runs\n";
+    ui << "plan " << g.plan_id << " was not approved ("
+       << (g.status ? to_string(*g.status) : "its events ended") << "); nothing else runs\n";
   }
   daemon_guard.stop();
   mock.stop();
-
   // 6. The result.
   auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
   if (opts.json) {
     std::string head = git_step(open_repo(repo).branch_sha("main"), "reading main");
     std::cout << json{{"repo", repo.string()},
-                      {"plan_id", plan_id},
+                      {"plan_id", g.plan_id},
                       {"completed", rc == kOk},
                       {"head", head},
                       {"elapsed_ms", elapsed}}
@@ -419,31 +457,7 @@ int run_tree(const DaemonClient& api, const GlobalOptions& opts, bool yes, const
               << "\n";
     return rc;
   }
-  if (!quiet) {
-    if (rc == kOk) {
-      git::Repository r = open_repo(repo);
-      ui << "\n" << style.bold("git log --oneline main") << "\n";
-      for (const auto& line : git_step(r.log("main", 40), "reading the log of main"))
-        ui << line << "\n";
-      ui << "\n" << style.bold("what the tree merged");
-      ui << " (git diff --stat " << base.substr(0, 7) << " main)\n";
-      ui << git_step(r.diff_stat(base, "main"), "comparing with main");
-    }
-    ui << "\nrepo: " << repo.string() << "   (" << format_elapsed(elapsed)
-       << "; daemon and scripted model stopped)\n";
-    if (rc == kOk) {
-      ui << "  try:     cd " << repo.string() << " && ./greet --shout Ada && sh tests/run.sh\n";
-    } else {
-      ui << "  logs:    " << daemon_out_file(api.paths()).parent_path().string() << "\n";
-      ui << "  model:   the requests it got are in " << mock.request_log().string() << "\n";
-    }
-    ui << "  inspect: git log --stat main; .loopr/{plans,specs,phases}/; every iteration's\n"
-       << "           prompt, conversation and test output in .loopr/logs/loops/<id>/;\n"
-       << "           the tree: loopr -C " << repo.string() << " daemon, then list, show ID\n"
-       << "With a real model: in your own repository run `loopr init`, set\n"
-       << "loops.code.validation in .loopr/config.yml to your test command, export\n"
-       << "ANTHROPIC_API_KEY, then `loopr submit \"<request>\" --wait`.\n";
-  }
+  if (!quiet) print_result(api, repo, base, rc, elapsed, mock, ui, style);
   return rc;
 }
 

@@ -1,12 +1,12 @@
 #include "cli/review.hpp"
 
-#include <fstream>
+#include <optional>
 #include <ostream>
 #include <set>
-#include <sstream>
 
 #include <loopr/api/comments.hpp>
 #include <loopr/core/text.hpp>
+#include <loopr/git/artifact.hpp>
 
 #include "cli/baseline_view.hpp"  // issue 27
 #include "cli/coordination.hpp"
@@ -34,39 +34,39 @@ const char* to_string(Choice choice) {
 
 using nlohmann::json;
 
+// What the gate shows of a plan (the format check refuses one past artifacts.max_bytes).
+constexpr std::size_t kPlanShownBytes = 1 << 20;
+
 std::string read_plan_artifact(const RepoPaths& paths, const api::LoopRow& loop) {
   const std::string rel = loop.artifacts.empty() ? std::string() : loop.artifacts.front();
   const std::string& id = loop.id;
   if (rel.empty())
     throw CommandError{kFailed, "plan " + id + " names no artifact",
                        "`loopr show " + id + "` shows the loop"};
-  std::vector<std::filesystem::path> candidates;
-  if (!loop.worktree.empty()) candidates.push_back(std::filesystem::path(loop.worktree) / rel);
-  candidates.push_back(paths.root / rel);
-  for (const auto& p : candidates) {
-    // Only a plain file: a FIFO the model left there would hang the person's command.
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(p, ec))) continue;
-    std::ifstream in(p, std::ios::binary);
-    if (!in) continue;
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-  throw CommandError{kFailed, "cannot read the plan of " + id + ": " + candidates.front().string(),
-                     "`loopr show " + id + "` shows where it should be"};
+  // The one reader (git/artifact.hpp): the model writes the worktree, so its file is read only
+  // when it is a regular file reached without a symlink (a FIFO there never hangs the person's
+  // command), else as committed on the plan's branches.
+  git::ArtifactText read = git::read_loop_artifact(
+      {paths.root, loop.worktree, rel, git::artifact_branches(loop.branch, loop.id, loop.plan_id)},
+      kPlanShownBytes);
+  if (!read.bytes)
+    throw CommandError{kFailed, "cannot read the plan of " + id + ": " + read.problem,
+                       "`loopr show " + id + "` shows where it should be"};
+  std::string text = valid_utf8(*read.bytes);
+  if (read.truncated) text += "\n\n[… the plan is longer than 1 MiB: the rest is in " + rel + "]\n";
+  return text;
 }
 
-ReviewDecision review_plan(const DaemonClient& api, const api::LoopRow& loop, Prompter& prompter,
-                           std::ostream& ui, const Style& style) {
-  const std::string& id = loop.id;
-  ReviewDecision d{id, Choice::skip, {}, false};
+// The plan at the gate as the person reads it: its task, artifact, baseline and forecast.
+void show_plan(const DaemonClient& api, const api::LoopRow& loop, std::ostream& ui,
+               const Style& style) {
   std::string text = read_plan_artifact(api.paths(), loop);
   const std::string path = loop.artifacts.empty() ? std::string() : loop.artifacts.front();
   int width = std::min(terminal_width(), 100);
   std::string rule(static_cast<std::size_t>(std::min(width, 72)), '-');
   ui << "\n" << style.dim(rule) << "\n";
-  ui << style.bold("Plan " + id) << " awaits your approval: " << terminal_text(loop.task) << "\n";
+  ui << style.bold("Plan " + loop.id) << " awaits your approval: " << terminal_text(loop.task)
+     << "\n";
   ui << style.dim(path + " · iteration " + std::to_string(loop.iteration) + "/" +
                   std::to_string(loop.max_iterations) + " · " + format_cost(loop.cost_usd))
      << "\n"
@@ -74,13 +74,19 @@ ReviewDecision review_plan(const DaemonClient& api, const api::LoopRow& loop, Pr
   ui << render_markdown(text, style, width) << "\n";
   // The forecast is made when the plan reaches the gate; the detail has it.
   try {
-    api::LoopDetail detail = show_loop(api, id);
+    api::LoopDetail detail = show_loop(api, loop.id);
     ui << render_baseline(detail.loop, style);
     std::string forecast = render_forecast(detail, style);
     if (!forecast.empty()) ui << forecast << "\n";
   } catch (const CommandError&) {
   }
+}
 
+ReviewDecision review_plan(const DaemonClient& api, const api::LoopRow& loop, Prompter& prompter,
+                           std::ostream& ui, const Style& style) {
+  const std::string& id = loop.id;
+  ReviewDecision d{id, Choice::skip, {}, false};
+  show_plan(api, loop, ui, style);
   while (true) {
     auto key = prompter.choose(style.bold("[a]pprove [r]eject [i]terate [s]kip") + " " + id + "? ",
                                "aris");
@@ -177,60 +183,75 @@ bool show_pr_comments(const DaemonClient& api, const api::LoopRow& plan, std::os
 
 }  // namespace
 
-std::vector<ReviewDecision> review_pending(const DaemonClient& api, const GlobalOptions& opts,
-                                           const std::string& only_id, Prompter& prompter) {
-  std::vector<api::LoopRow> plans, held, capped, with_pr;
-  if (!only_id.empty()) {
-    api::LoopRow loop = show_loop(api, only_id).loop;
-    if (held_for_review(loop)) {
-      show_held(loop, ui_stream(opts), Style{stdout_color(opts)});
-      return {};
-    }
-    if (loop.is_plan() && loop.pr && loop.pr->number > 0 &&
-        loop.status != LoopStatus::awaiting_approval) {
-      show_pr_comments(api, loop, ui_stream(opts), Style{stdout_color(opts)});
-      return {};
-    }
-    if (loop.status != LoopStatus::awaiting_answer) {
-      if (!loop.is_plan())
-        throw CommandError{kWrongState,
-                           only_id + " is a " + to_string(loop.type) +
-                               " loop that asks nothing; only plans wait for approval",
-                           "`loopr review` without an id shows every plan and question that waits"};
-      if (loop.status != LoopStatus::awaiting_approval)
-        throw CommandError{
-            kWrongState,
-            "plan " + only_id + " is not awaiting approval (it is " + to_string(loop.status) + ")",
-            "`loopr show " + only_id + "` shows why"};
-    }
-    plans.push_back(std::move(loop));
-  } else {
-    // Plans at the gate, then the loops' questions (each needs the person).
-    const std::string waiting = std::string("?status=") + to_string(LoopStatus::awaiting_approval) +
-                                "," + to_string(LoopStatus::awaiting_answer) + "," +
-                                to_string(LoopStatus::blocked) + "," +
-                                to_string(LoopStatus::paused);
-    auto all = list_loops(api, waiting);
-    for (const auto& l : all)
-      if (l.is_plan() && l.status == LoopStatus::awaiting_approval) plans.push_back(l);
-    for (const auto& l : all)
-      if (l.status == LoopStatus::awaiting_answer) plans.push_back(l);
-    for (const auto& l : all)
-      if (held_for_review(l)) held.push_back(l);
-    for (const auto& l : all)
-      if (paused_at_cap(l)) capped.push_back(l);
-    // merge: pr: plans whose open pull request has review comments since its last push.
-    if (!opts.quiet)
-      for (const auto& l : list_loops(api, "?type=plan&status=complete,blocked"))
-        if (l.pr && l.pr->number > 0 && l.pr->state == PullRequestState::open) with_pr.push_back(l);
+namespace {
+
+// What waits for the person: plans at the gate and loops' questions (`ask`), plans held for a
+// review of their integration branch, loops paused at a cap, plans whose pull request has news.
+struct Pending {
+  std::vector<api::LoopRow> ask, held, capped, with_pr;
+};
+
+// `loopr review ID`: the one loop, when it waits for the person. nullopt when what it has to
+// show was shown already (a held plan, a pull request's comments).
+std::optional<Pending> pending_one(const DaemonClient& api, const GlobalOptions& opts,
+                                   const std::string& id) {
+  api::LoopRow loop = show_loop(api, id).loop;
+  if (held_for_review(loop)) {
+    show_held(loop, ui_stream(opts), Style{stdout_color(opts)});
+    return std::nullopt;
   }
-  std::ostream& ui = ui_stream(opts);
-  Style style{stdout_color(opts)};
-  std::vector<ReviewDecision> out;
-  for (const auto& plan : held) show_held(plan, ui, style);
-  show_capped(capped, ui, style);
+  if (loop.is_plan() && loop.pr && loop.pr->number > 0 &&
+      loop.status != LoopStatus::awaiting_approval) {
+    show_pr_comments(api, loop, ui_stream(opts), Style{stdout_color(opts)});
+    return std::nullopt;
+  }
+  if (loop.status != LoopStatus::awaiting_answer) {
+    if (!loop.is_plan())
+      throw CommandError{kWrongState,
+                         id + " is a " + to_string(loop.type) +
+                             " loop that asks nothing; only plans wait for approval",
+                         "`loopr review` without an id shows every plan and question that waits"};
+    if (loop.status != LoopStatus::awaiting_approval)
+      throw CommandError{
+          kWrongState,
+          "plan " + id + " is not awaiting approval (it is " + to_string(loop.status) + ")",
+          "`loopr show " + id + "` shows why"};
+  }
+  Pending p;
+  p.ask.push_back(std::move(loop));
+  return p;
+}
+
+// `loopr review`: everything that waits, plans at the gate before the loops' questions.
+Pending pending_all(const DaemonClient& api, const GlobalOptions& opts) {
+  const std::string waiting = std::string("?status=") + to_string(LoopStatus::awaiting_approval) +
+                              "," + to_string(LoopStatus::awaiting_answer) + "," +
+                              to_string(LoopStatus::blocked) + "," + to_string(LoopStatus::paused);
+  Pending p;
+  auto all = list_loops(api, waiting);
+  for (const auto& l : all)
+    if (l.is_plan() && l.status == LoopStatus::awaiting_approval) p.ask.push_back(l);
+  for (const auto& l : all)
+    if (l.status == LoopStatus::awaiting_answer) p.ask.push_back(l);
+  for (const auto& l : all)
+    if (held_for_review(l)) p.held.push_back(l);
+  for (const auto& l : all)
+    if (paused_at_cap(l)) p.capped.push_back(l);
+  // merge: pr: plans whose open pull request has review comments since its last push.
+  if (!opts.quiet)
+    for (const auto& l : list_loops(api, "?type=plan&status=complete,blocked"))
+      if (l.pr && l.pr->number > 0 && l.pr->state == PullRequestState::open) p.with_pr.push_back(l);
+  return p;
+}
+
+// Shows what needs no answer here (held plans, capped loops, pull requests' comments); true
+// when it showed something.
+bool show_the_rest(const DaemonClient& api, const Pending& p, std::ostream& ui,
+                   const Style& style) {
+  for (const auto& plan : p.held) show_held(plan, ui, style);
+  show_capped(p.capped, ui, style);
   bool pr_news = false;
-  for (const auto& plan : with_pr) {
+  for (const auto& plan : p.with_pr) {
     try {
       pr_news = show_pr_comments(api, plan, ui, style, false) || pr_news;
     } catch (const CommandError& e) {  // one forge that does not answer stops no review
@@ -239,15 +260,29 @@ std::vector<ReviewDecision> review_pending(const DaemonClient& api, const Global
       pr_news = true;
     }
   }
-  if (plans.empty() && (!held.empty() || !capped.empty() || pr_news)) return out;
-  if (plans.empty()) {
-    if (!opts.quiet) ui << "no plan is awaiting approval and no loop asks a question\n";
+  return pr_news || !p.held.empty() || !p.capped.empty();
+}
+
+}  // namespace
+
+std::vector<ReviewDecision> review_pending(const DaemonClient& api, const GlobalOptions& opts,
+                                           const std::string& only_id, Prompter& prompter) {
+  std::optional<Pending> pending =
+      only_id.empty() ? pending_all(api, opts) : pending_one(api, opts, only_id);
+  if (!pending) return {};
+  std::ostream& ui = ui_stream(opts);
+  Style style{stdout_color(opts)};
+  std::vector<ReviewDecision> out;
+  const bool shown_some = show_the_rest(api, *pending, ui, style);
+  if (pending->ask.empty()) {
+    if (!shown_some && !opts.quiet)
+      ui << "no plan is awaiting approval and no loop asks a question\n";
     return out;
   }
-  for (const auto& plan : plans) {
-    ReviewDecision d = plan.status == LoopStatus::awaiting_answer
-                           ? review_question(api, plan, prompter, ui, style)
-                           : review_plan(api, plan, prompter, ui, style);
+  for (const auto& loop : pending->ask) {
+    ReviewDecision d = loop.status == LoopStatus::awaiting_answer
+                           ? review_question(api, loop, prompter, ui, style)
+                           : review_plan(api, loop, prompter, ui, style);
     out.push_back(d);
     if (d.end_of_input) break;
   }

@@ -27,8 +27,10 @@ struct ReviewDecision {
   bool end_of_input = false;  ///< input ended (Ctrl-D, end of a pipe) before a decision
 };
 
-/// The text of a plan loop's artifact: read from its worktree (API fields `worktree` and
-/// `artifacts`), else from the repository's work tree. CommandError (exit 1) if neither has it.
+/// The text of a plan loop's artifact (API fields `worktree` and `artifacts`), through the one
+/// reader (git/artifact.hpp): its worktree's file when it is a regular file reached without a
+/// symlink, else as committed on its branches; at most 1 MiB, made valid UTF-8. CommandError
+/// (exit 1) if none has it.
 std::string read_plan_artifact(const RepoPaths& paths, const api::LoopRow& loop);
 
 /// Shows one plan, asks, and tells the daemon. Text goes to `ui`.

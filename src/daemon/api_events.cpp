@@ -22,34 +22,36 @@ bool wanted(const Event& e, const std::string& loop) {
   return loop.empty() || e.loop_id == loop || is_descendant(e.loop_id, loop);
 }
 
-}  // namespace
-
-awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
-  std::shared_ptr<State> keep = state_;
-  State& s = *keep;
+// `GET /v1/events?since=N&loop=ID&follow=false`: where the stream starts, whose events it
+// carries, and whether it stays open after the stored history.
+struct StreamQuery {
   std::uint64_t since = 0;
+  std::string loop;
+  bool follow = true;
+};
+
+StreamQuery stream_query(Request& req) {
+  StreamQuery q;
   if (auto it = req.query.find("since"); it != req.query.end() && !it->second.empty()) {
     try {
-      since = std::stoull(it->second);
+      q.since = std::stoull(it->second);
     } catch (...) {
-      since = 0;
+      q.since = 0;
     }
   }
-  std::string loop_filter = req.query.count("loop") ? req.query["loop"] : std::string();
+  q.loop = req.query.count("loop") ? req.query["loop"] : std::string();
+  // `follow=false`: the stored history only (what `loopr logs` without -f prints).
+  if (auto f = req.query.find("follow");
+      f != req.query.end() && (f->second == "false" || f->second == "0"))
+    q.follow = false;
+  return q;
+}
 
-  // Subscribe first, then replay: nothing stored in between is missed (duplicates are dropped
-  // by seq).
-  auto queue = std::make_shared<std::deque<Event>>();
-  auto wake = std::make_shared<net::steady_timer>(s.ctx.io);
-  int sub_id = s.ctx.journal.bus().subscribe([queue, wake, loop_filter](const Event& e) {
-    if (!wanted(e, loop_filter)) return;
-    if (queue->size() > 100000) queue->pop_front();  // a client that does not read loses the oldest
-    queue->push_back(e);
-    wake->cancel();
-  });
-  Subscription sub{s.ctx.journal.bus(), sub_id};
-
-  std::uint64_t last = since;
+// Sends the stored events after `q.since` (of `q.loop`'s subtree); the last seq read, nullopt
+// when the client went away.
+awaitable<std::optional<std::uint64_t>> replay(Api::State& s, std::shared_ptr<EventStream> out,
+                                               StreamQuery q) {
+  std::uint64_t last = q.since;
   while (!out->closed()) {
     std::uint64_t after = last;
     auto read = [&s, after] { return s.ctx.journal.store().events_since(after, 1000); };
@@ -57,16 +59,33 @@ awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
     if (!batch || batch->empty()) break;
     for (const auto& e : *batch) {
       last = e.seq;
-      if (!wanted(e, loop_filter)) continue;
+      if (!wanted(e, q.loop)) continue;
       bool sent = co_await out->send(std::to_string(e.seq), e.type, json_text(to_json(e)));
-      if (!sent) co_return;
+      if (!sent) co_return std::nullopt;
     }
   }
-  // `follow=false`: the stored history only (what `loopr logs` without -f prints).
-  if (auto f = req.query.find("follow");
-      f != req.query.end() && (f->second == "false" || f->second == "0"))
-    co_return;
-  const std::uint64_t replayed = last;
+  co_return last;
+}
+
+}  // namespace
+
+awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
+  std::shared_ptr<State> keep = state_;
+  State& s = *keep;
+  const StreamQuery q = stream_query(req);
+  // Subscribe first, then replay: nothing stored in between is missed (duplicates are dropped
+  // by seq).
+  auto queue = std::make_shared<std::deque<Event>>();
+  auto wake = std::make_shared<net::steady_timer>(s.ctx.io);
+  int sub_id = s.ctx.journal.bus().subscribe([queue, wake, loop = q.loop](const Event& e) {
+    if (!wanted(e, loop)) return;
+    if (queue->size() > 100000) queue->pop_front();  // a client that does not read loses the oldest
+    queue->push_back(e);
+    wake->cancel();
+  });
+  Subscription sub{s.ctx.journal.bus(), sub_id};
+  std::optional<std::uint64_t> replayed = co_await replay(s, out, q);
+  if (!replayed || !q.follow) co_return;
   auto last_ping = std::chrono::steady_clock::now();
   while (!out->closed()) {
     if (queue->empty()) {
@@ -83,7 +102,7 @@ awaitable<void> Api::stream(Request req, std::shared_ptr<EventStream> out) {
     }
     Event e = std::move(queue->front());
     queue->pop_front();
-    if (e.seq <= replayed) continue;
+    if (e.seq <= *replayed) continue;
     bool sent = co_await out->send(std::to_string(e.seq), e.type, json_text(to_json(e)));
     if (!sent) co_return;
   }

@@ -1,6 +1,10 @@
 // Every command of INTERFACE.md through the real binary and a real daemon: exit codes 0-5,
 // `--json` documents checked field by field, the daemon's start/status/stop, merge, show
 // --iteration.
+#include <sys/stat.h>
+
+#include <fstream>
+
 #include "e2e/cli_fixture.hpp"
 
 using namespace loopr::testing;
@@ -275,6 +279,35 @@ TEST_F(CliE2E, RejectFromPipedReviewEndsAWaitWith1) {
   CliRun eof = loopr("review 002", "");
   EXPECT_EQ(eof.exit_code, 0) << eof.err;
   EXPECT_EQ(loops()["002"]["status"], "awaiting_approval");
+}
+
+// The model writes the plan's worktree: a plan artifact swapped for a symlink to the person's
+// secret, or for a FIFO, is never opened by `loopr review`; the gate shows the plan as committed
+// on its branch (docs/security.md S1.12: the one reader, now also the terminal's gate).
+TEST_F(CliE2E, TheGateShowsTheCommittedPlanWhenItsFileIsASymlinkOrAFifo) {
+  make_repo();
+  CliRun skip = loopr("submit --wait 'Later'", "s\n");
+  ASSERT_EQ(skip.exit_code, 0) << skip.out << skip.err;
+  json plan = loopr("--json show 001").json();
+  ASSERT_EQ(plan["status"], "awaiting_approval");
+  const std::string rel = plan["artifacts"][0].get<std::string>();
+  const std::filesystem::path file = plan["worktree"].get<std::string>() + "/" + rel;
+  ASSERT_TRUE(std::filesystem::is_regular_file(file)) << file;
+  const std::filesystem::path secret = dir / "id_rsa_of_the_person";
+  { std::ofstream(secret) << "TOP-SECRET-KEY-MATERIAL\n"; }
+  std::filesystem::remove(file);
+  std::filesystem::create_symlink(secret, file);
+  CliRun linked = loopr("review 001", "s\n");
+  EXPECT_EQ(linked.exit_code, 0) << linked.err;
+  EXPECT_EQ(linked.out.find("TOP-SECRET"), std::string::npos) << linked.out;
+  EXPECT_NE(linked.out.find("Plan 001"), std::string::npos) << linked.out;
+  EXPECT_NE(linked.out.find("# "), std::string::npos) << linked.out;  // the committed plan
+  std::filesystem::remove(file);
+  ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
+  CliRun fifo = loopr("review 001", "s\n");  // would block forever if it opened the FIFO
+  EXPECT_EQ(fifo.exit_code, 0) << fifo.err;
+  EXPECT_NE(fifo.out.find("Plan 001"), std::string::npos) << fifo.out;
+  EXPECT_EQ(loops()["001"]["status"], "awaiting_approval");
 }
 
 TEST_F(CliE2E, ManualMergeWaitsForLooprMerge) {
