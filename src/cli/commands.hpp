@@ -38,11 +38,6 @@ struct SubmitLimits {
   int max_iterations = 0;
 };
 
-/// pause / resume / stop of a loop and its descendants; `raised`: `resume --max-cost USD
-/// --max-runtime D`, the tree's new caps after it paused at one (limits.at_cost_limit: pause).
-int run_control(Session& s, const std::string& action, const std::string& id,
-                const SubmitLimits& raised = {});
-
 /// `force`: skip the prerequisite checks that can be wrong (src/cli/preflight.hpp).
 /// `submit --dry-run`: the plan loop up to the gate, shown, then ended (`failed`, `dry run`).
 int run_dry_run(Session& s, const std::string& request, bool force,
@@ -58,9 +53,6 @@ struct ListFilter {
 int run_list(Session& s, bool all, const ListFilter& filter = {});
 int run_show(Session& s, const std::string& id, std::optional<int> iteration);
 int run_review(Session& s, const std::string& id);
-/// approve | reject (text: the reason, may be empty) | iterate (text: the feedback).
-int run_gate(Session& s, const std::string& action, const std::string& id, const std::string& text);
-/// pause | resume | stop: the loop and all its descendants.
 int run_merge(Session& s, const std::string& plan_id, bool force);
 /// `loopr answer ID TEXT`: answers a loop's question (cli/coordination.cpp).
 int run_answer(Session& s, const std::string& id, const std::string& text);

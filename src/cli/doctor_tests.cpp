@@ -104,17 +104,54 @@ TestsCheck validation_failed(const ProcessResult& r, const fs::path& root, const
           tail_lines(r.output, 15)};
 }
 
+// Why the tests are not run here at all, or nullopt.
+std::optional<TestsCheck> not_run_here(const Config& config) {
+  if (config.loop(LoopType::code).validation.empty())
+    return TestsCheck{CheckStatus::skip, "no loops.code.validation, so no tests to run", {}, {}};
+  if (config.executor.kind == ExecutorKind::slurm)
+    return TestsCheck{
+        CheckStatus::skip,
+        "executor: slurm: the baseline check at `loopr submit` runs them on the cluster",
+        {},
+        {}};
+  return std::nullopt;
+}
+
+// Runs `setup:` and then the validation in the fresh worktree `workdir`: the check's result.
+TestsCheck setup_and_validate(exec::Executor& executor, const fs::path& root,
+                              const fs::path& workdir, const Config& config) {
+  const std::string& validation = config.loop(LoopType::code).validation;
+  tools::RunnerSlots slots(config.concurrency);
+  auto started = std::chrono::steady_clock::now();
+  auto since = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 started)
+        .count();
+  };
+  const Env env = {
+      {"LOOPR_PLAN_ID", "doctor"}, {"LOOPR_LOOP_ID", "doctor"}, {"LOOPR_LOOP_TYPE", "baseline"}};
+  if (auto setup_failed = run_setup(executor, config, workdir, env, slots)) return *setup_failed;
+  const std::int64_t setup_ms = since();
+  exec::Command cmd = exec::Command::shell(validation, workdir);
+  cmd.timeout = config.loop(LoopType::code).iteration_timeout;
+  cmd.env = env;
+  cmd.runner_class = slots.classify(validation);
+  ProcessResult r = executor.run(cmd);
+  if (!r.succeeded()) return validation_failed(r, root, config);
+  std::string took = seconds(since());
+  if (!config.setup.commands.empty()) took += ", setup " + seconds(setup_ms);
+  return {CheckStatus::ok,
+          "loops.code.validation `" + validation + "` passes on " + config.base_branch +
+              " in a fresh worktree (" + took + ")" +
+              outputs_note(git::untracked_paths(workdir, config.sandbox.checkout_paths())),
+          {},
+          {}};
+}
+
 }  // namespace
 
 TestsCheck check_tests_in_worktree(const fs::path& root, const Config& config) {
-  const std::string& validation = config.loop(LoopType::code).validation;
-  if (validation.empty())
-    return {CheckStatus::skip, "no loops.code.validation, so no tests to run", {}, {}};
-  if (config.executor.kind == ExecutorKind::slurm)
-    return {CheckStatus::skip,
-            "executor: slurm: the baseline check at `loopr submit` runs them on the cluster",
-            {},
-            {}};
+  if (auto why = not_run_here(config)) return *why;
   exec::ExecutorOptions options{RepoPaths(root), process_env()};
   options.executor = config.executor;
   auto executor = exec::make_executor(config.sandbox, options);
@@ -131,40 +168,7 @@ TestsCheck check_tests_in_worktree(const fs::path& root, const Config& config) {
             "cannot make a worktree of " + config.base_branch + ": " + checkout.error().message,
             "see `git worktree list`; `loopr doctor --skip-tests` skips this check",
             {}};
-  const fs::path workdir = checkout->worktree;
-  tools::RunnerSlots slots(config.concurrency);
-  auto started = std::chrono::steady_clock::now();
-  auto since = [&] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                 started)
-        .count();
-  };
-  const Env env = {
-      {"LOOPR_PLAN_ID", "doctor"}, {"LOOPR_LOOP_ID", "doctor"}, {"LOOPR_LOOP_TYPE", "baseline"}};
-  const auto setup_failed = run_setup(*executor, config, workdir, env, slots);
-  const std::int64_t setup_ms = since();
-  TestsCheck result;
-  if (setup_failed) {
-    result = *setup_failed;
-  } else {
-    exec::Command cmd = exec::Command::shell(validation, workdir);
-    cmd.timeout = config.loop(LoopType::code).iteration_timeout;
-    cmd.env = env;
-    cmd.runner_class = slots.classify(validation);
-    ProcessResult r = executor->run(cmd);
-    if (r.succeeded()) {
-      std::string took = seconds(since());
-      if (!config.setup.commands.empty()) took += ", setup " + seconds(setup_ms);
-      result = {CheckStatus::ok,
-                "loops.code.validation `" + validation + "` passes on " + config.base_branch +
-                    " in a fresh worktree (" + took + ")" +
-                    outputs_note(git::untracked_paths(workdir, config.sandbox.checkout_paths())),
-                {},
-                {}};
-    } else {
-      result = validation_failed(r, root, config);
-    }
-  }
+  TestsCheck result = setup_and_validate(*executor, root, checkout->worktree, config);
   if (auto removed = worktrees.remove_scratch(name); !removed && result.status == CheckStatus::ok)
     result.message += "; its worktree stays: " + removed.error().message;
   return result;

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -247,53 +248,41 @@ int run_review(Session& s, const std::string& id) {
   return kOk;
 }
 
-int run_gate(Session& s, const std::string& action, const std::string& id,
-             const std::string& text) {
-  const GlobalOptions& opts = s.opts;
-  json body = json::object();
-  if (action == "iterate-from-pr") {
-    DaemonClient& api = s.api();
-    api::LoopRow loop =
-        act_on(api, id, "iterate", api::to_json(api::IterateRequest{"", false, true}));
-    if (opts.json)
-      print_loop_json(loop);
-    else if (!opts.quiet)
-      std::cout << id
-                << ": a fix loop takes the review comments of its pull request; its work is "
-                   "pushed when it passes\n";
-    return kOk;
-  }
-  if (action == "iterate")
-    body = api::to_json(api::IterateRequest{text, false, false});  // not empty: define_iterate's
-  else if (action == "reject")
-    body = api::to_json(api::RejectRequest{text});
-  DaemonClient& api = s.api();
-  api::LoopRow loop = act_on(api, id, action, body);
-  if (opts.json) {
+namespace {
+
+// One decision or control of a loop, `POST /v1/loops/{id}/{action}` with `body`: prints the loop
+// after it (--json), or the line `said` makes of it (unless --quiet).
+using Said = std::function<std::string(const api::LoopRow& after)>;
+
+int act(Session& s, const std::string& action, const std::string& id, const json& body,
+        const Said& said) {
+  api::LoopRow loop = act_on(s.api(), id, action, body);
+  if (s.opts.json)
     print_loop_json(loop);
-  } else if (!opts.quiet) {
-    if (action == "approve") std::cout << "approved " << id << "; its specs start now\n";
-    if (action == "reject") std::cout << "rejected " << id << "\n";
-    if (action == "iterate") std::cout << id << " iterates again with your feedback\n";
-  }
+  else if (!s.opts.quiet)
+    std::cout << said(loop) << "\n";
   return kOk;
 }
 
-int run_control(Session& s, const std::string& action, const std::string& id,
-                const SubmitLimits& raised) {
-  const GlobalOptions& opts = s.opts;
-  DaemonClient& api = s.api();
-  // `resume --max-cost USD --max-runtime D`: the tree's new caps travel with the resume.
-  api::LoopRow loop = act_on(api, id, action, api::to_json(limit_fields(raised)));
-  if (opts.json) {
-    print_loop_json(loop);
-  } else if (!opts.quiet) {
-    const char* done = action == "pause" ? "paused" : action == "resume" ? "resumed" : "stopped";
-    std::cout << done << " " << id << " and its descendants (now " << to_string(loop.status)
-              << ")\n";
-  }
-  return kOk;
+// pause, resume and stop: the loop and all its descendants. `raised`: `resume --max-cost USD
+// --max-runtime D`, the tree's new caps after it paused at one (limits.at_cost_limit: pause).
+int control(Session& s, const std::string& action, const std::string& id,
+            const SubmitLimits& raised = {}) {
+  struct Done {
+    std::string_view action;
+    const char* done;
+  };
+  static constexpr Done kDone[] = {{"pause", "paused"}, {"resume", "resumed"}, {"stop", "stopped"}};
+  std::string done = action;
+  for (const auto& d : kDone)
+    if (d.action == action) done = d.done;
+  return act(s, action, id, api::to_json(limit_fields(raised)), [&](const api::LoopRow& loop) {
+    return done + " " + id + " and its descendants (now " + std::string(to_string(loop.status)) +
+           ")";
+  });
 }
+
+}  // namespace
 
 int run_merge(Session& s, const std::string& plan_id, bool force) {
   const GlobalOptions& opts = s.opts;
@@ -415,14 +404,20 @@ CommandRun define_review(CLI::App& review) {
 CommandRun define_approve(CLI::App& approve) {
   auto id = std::make_shared<std::string>();
   approve.add_option("id", *id, "The plan's id")->required();
-  return CommandRun([id](Session& s) { return run_gate(s, "approve", *id, ""); });
+  return CommandRun([id](Session& s) {
+    return act(s, "approve", *id, json::object(),
+               [&](const api::LoopRow&) { return "approved " + *id + "; its specs start now"; });
+  });
 }
 
 CommandRun define_reject(CLI::App& reject) {
   auto id = std::make_shared<std::string>(), reason = std::make_shared<std::string>();
   reject.add_option("id", *id, "The plan's id")->required();
   reject.add_option("--reason", *reason, "Why, for the record")->option_text("TEXT");
-  return CommandRun([id, reason](Session& s) { return run_gate(s, "reject", *id, *reason); });
+  return CommandRun([id, reason](Session& s) {
+    return act(s, "reject", *id, api::to_json(api::RejectRequest{*reason}),
+               [&](const api::LoopRow&) { return "rejected " + *id; });
+  });
 }
 
 CommandRun define_iterate(CLI::App& iterate) {
@@ -440,8 +435,16 @@ CommandRun define_iterate(CLI::App& iterate) {
                 "are the feedback of a fix loop on its integration branch, whose work is pushed")
       ->excludes(feedback_opt);
   return CommandRun([v](Session& s) {
-           return v->from_pr ? run_gate(s, "iterate-from-pr", v->id, "")
-                             : run_gate(s, "iterate", v->id, v->feedback);
+           if (v->from_pr)
+             return act(s, "iterate", v->id, api::to_json(api::IterateRequest{"", false, true}),
+                        [&](const api::LoopRow&) {
+                          return v->id +
+                                 ": a fix loop takes the review comments of its pull request; "
+                                 "its work is pushed when it passes";
+                        });
+           return act(
+               s, "iterate", v->id, api::to_json(api::IterateRequest{v->feedback, false, false}),
+               [&](const api::LoopRow&) { return v->id + " iterates again with your feedback"; });
          })
       .checked_by([v] {
         if (!v->from_pr && v->feedback.find_first_not_of(" \t\r\n") == std::string::npos)
@@ -456,7 +459,7 @@ CommandRun define_control(CLI::App& sub) {
   auto id = std::make_shared<std::string>();
   sub.add_option("id", *id, "The loop's id")->required();
   const std::string action = sub.get_name();
-  return CommandRun([id, action](Session& s) { return run_control(s, action, *id); });
+  return CommandRun([id, action](Session& s) { return control(s, action, *id); });
 }
 
 CommandRun define_resume(CLI::App& resume) {
@@ -475,7 +478,7 @@ CommandRun define_resume(CLI::App& resume) {
       .add_option("--max-runtime", v->raised.max_runtime,
                   "The tree's new runtime limit from its approval (e.g. 6h)")
       ->option_text("D");
-  return CommandRun([v](Session& s) { return run_control(s, "resume", v->id, v->raised); });
+  return CommandRun([v](Session& s) { return control(s, "resume", v->id, v->raised); });
 }
 
 CommandRun define_merge(CLI::App& merge) {

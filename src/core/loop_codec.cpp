@@ -5,6 +5,8 @@
 // or has another type than expected reads as the default. They are written only when they differ
 // from the default, which is also how earlier versions left them (a key was set or erased), so a
 // record written here reads the same in an older loopr.
+#include <set>
+
 #include <loopr/core/loop.hpp>
 
 namespace loopr {
@@ -12,55 +14,63 @@ namespace {
 
 using nlohmann::json;
 
-// Every key the marks use; whatever else is under "context" is kept in `unknown_marks`.
-constexpr const char* kMarkKeys[] = {"merged_iteration",
-                                     "merged_sha",
-                                     "based_on",
-                                     "spawned_iteration",
-                                     "children_base",
-                                     "integration_generation",
-                                     "conflicts",
-                                     "attempt",
-                                     "rolled_up",
-                                     "user_rejected",
-                                     "invalidated_worktree",
-                                     "base_branch",
-                                     "tree_complete",
-                                     "merged_into_base",
-                                     "merge_error",
-                                     "gate_sha",
-                                     "gate_result",
-                                     "gate_summary",
-                                     "gate_output",
-                                     "gate_log",
-                                     "gate_fixes",
-                                     "dry_run",
-                                     "runtime_from",
-                                     "budget_cost_usd",
-                                     "budget_runtime_ms",
-                                     "budget_iterations",
-                                     "pr_number",
-                                     "pr_url",
-                                     "pr_state",
-                                     "pr_checks",
-                                     "pr_head",
-                                     "pr_pushed_at",
-                                     "pr_failing",
-                                     "pr_error",
-                                     "ci_fixes",
-                                     "consecutive_errors",
-                                     "no_progress",
-                                     "last_error",
-                                     "last_validation_hash",
-                                     "same_failures",
-                                     "last_failing",
-                                     "head",
-                                     "feedback",
-                                     "question",
-                                     "answer",
-                                     "attended_passed",
-                                     "review_rounds"};
+// Every mark once: its key under "context" (the names every earlier loopr wrote) and its
+// field; for a number, the value that is left unwritten. Reading, writing and the list of known
+// keys all go through this one list.
+template <typename L, typename Visit>
+void each_mark(L& l, Visit&& v) {
+  auto& t = l.tree;
+  v("merged_iteration", t.merged_iteration);
+  v("merged_sha", t.merged_sha);
+  v("based_on", t.based_on);
+  v("spawned_iteration", t.spawned_iteration);
+  v("children_base", t.children_base, 0);
+  v("integration_generation", t.integration_generation);
+  v("conflicts", t.conflicts);
+  v("attempt", t.attempt, 1);
+  v("rolled_up", t.rolled_up);
+  v("user_rejected", t.user_rejected);
+  v("invalidated_worktree", t.invalidated_worktree);
+  v("base_branch", t.base_branch);
+  v("tree_complete", t.tree_complete);
+  v("merged_into_base", t.merged_into_base);
+  v("merge_error", t.merge_error);
+  v("gate_sha", t.gate_sha);
+  v("gate_result", t.gate_result);
+  v("gate_summary", t.gate_summary);
+  v("gate_output", t.gate_output);
+  v("gate_log", t.gate_log);
+  v("gate_fixes", t.gate_fixes, 0);
+  v("dry_run", t.dry_run);
+  v("runtime_from", t.runtime_from, std::int64_t{0});
+  v("budget_cost_usd", t.budget.max_cost_usd);
+  v("budget_runtime_ms", t.budget.max_runtime);
+  v("budget_iterations", t.budget.max_iterations, 0);
+  v("pr_number", t.pr_number, 0);
+  v("pr_url", t.pr_url);
+  v("pr_state", t.pr_state);
+  v("pr_checks", t.pr_checks);
+  v("pr_head", t.pr_head);
+  v("pr_pushed_at", t.pr_pushed_at, std::int64_t{0});
+  v("pr_failing", t.pr_failing);
+  v("pr_error", t.pr_error);
+  v("ci_fixes", t.ci_fixes, 0);
+  auto& r = l.run;
+  v("consecutive_errors", r.consecutive_errors, 0);
+  v("no_progress", r.no_progress, 0);
+  v("last_error", r.last_error);
+  v("last_validation_hash", r.last_validation_hash);
+  v("same_failures", r.same_failures, 0);
+  v("last_failing", r.last_failing);
+  v("head", r.head);
+  v("feedback", r.feedback);
+  v("question", r.question);
+  v("answer", r.answer);
+  v("attended_passed", r.attended_passed, 0);
+  v("review_rounds", r.review_rounds, 0);
+}
 
+// Reads: a key that is missing or of another type leaves the field at its default.
 void read(const json& c, const char* key, int& out) {
   if (auto it = c.find(key); it != c.end() && it->is_number_integer()) out = it->get<int>();
 }
@@ -71,11 +81,34 @@ void read(const json& c, const char* key, std::int64_t& out) {
 void read(const json& c, const char* key, std::optional<int>& out) {
   if (auto it = c.find(key); it != c.end() && it->is_number_integer()) out = it->get<int>();
 }
+void read(const json& c, const char* key, double& out) {
+  if (auto it = c.find(key); it != c.end() && it->is_number()) out = it->get<double>();
+}
+void read(const json& c, const char* key, std::chrono::milliseconds& out) {
+  std::int64_t ms = 0;
+  read(c, key, ms);
+  out = std::chrono::milliseconds(ms);
+}
 void read(const json& c, const char* key, std::string& out) {
   if (auto it = c.find(key); it != c.end() && it->is_string()) out = it->get<std::string>();
 }
 void read(const json& c, const char* key, bool& out) {
   if (auto it = c.find(key); it != c.end() && it->is_boolean()) out = it->get<bool>();
+}
+void read(const json& c, const char* key, GateResult& out) {
+  std::string text;
+  read(c, key, text);
+  out = parse_gate_result(text);
+}
+void read(const json& c, const char* key, PullRequestState& out) {
+  std::string text;
+  read(c, key, text);
+  out = parse_pull_request_state(text);
+}
+void read(const json& c, const char* key, PrChecks& out) {
+  std::string text;
+  read(c, key, text);
+  out = parse_pr_checks(text);
 }
 void read(const json& c, const char* key, std::vector<std::string>& out) {
   auto it = c.find(key);
@@ -99,6 +132,7 @@ void read(const json& c, const char* key, std::vector<FeedbackEntry>& out) {
   }
 }
 
+// Writes: only what differs from the default, as earlier versions left it (a key set or erased).
 void write(json& c, const char* key, int value, int fallback) {
   if (value != fallback) c[key] = value;
 }
@@ -108,11 +142,26 @@ void write(json& c, const char* key, std::int64_t value, std::int64_t fallback) 
 void write(json& c, const char* key, const std::optional<int>& value) {
   if (value) c[key] = *value;
 }
+void write(json& c, const char* key, double value) {
+  if (value > 0) c[key] = value;
+}
+void write(json& c, const char* key, std::chrono::milliseconds value) {
+  write(c, key, std::int64_t{value.count()}, std::int64_t{0});
+}
 void write(json& c, const char* key, const std::string& value) {
   if (!value.empty()) c[key] = value;
 }
 void write(json& c, const char* key, bool value) {
   if (value) c[key] = true;
+}
+void write(json& c, const char* key, GateResult value) {
+  write(c, key, std::string(to_string(value)));
+}
+void write(json& c, const char* key, PullRequestState value) {
+  write(c, key, std::string(to_string(value)));
+}
+void write(json& c, const char* key, PrChecks value) {
+  write(c, key, std::string(to_string(value)));
 }
 void write(json& c, const char* key, const std::vector<std::string>& value) {
   if (!value.empty()) c[key] = value;
@@ -130,124 +179,29 @@ void write(json& c, const char* key, const std::vector<FeedbackEntry>& value) {
 
 json marks_json(const Loop& l) {
   json c = l.unknown_marks.is_object() ? l.unknown_marks : json::object();
-  const TreeMarks& t = l.tree;
-  write(c, "merged_iteration", t.merged_iteration);
-  write(c, "merged_sha", t.merged_sha);
-  write(c, "based_on", t.based_on);
-  write(c, "spawned_iteration", t.spawned_iteration);
-  write(c, "children_base", t.children_base, 0);
-  write(c, "integration_generation", t.integration_generation);
-  write(c, "conflicts", t.conflicts);
-  write(c, "attempt", t.attempt, 1);
-  write(c, "rolled_up", t.rolled_up);
-  write(c, "user_rejected", t.user_rejected);
-  write(c, "invalidated_worktree", t.invalidated_worktree);
-  write(c, "base_branch", t.base_branch);
-  write(c, "tree_complete", t.tree_complete);
-  write(c, "merged_into_base", t.merged_into_base);
-  write(c, "merge_error", t.merge_error);
-  write(c, "gate_sha", t.gate_sha);
-  write(c, "gate_result", std::string(to_string(t.gate_result)));
-  write(c, "gate_summary", t.gate_summary);
-  write(c, "gate_output", t.gate_output);
-  write(c, "gate_log", t.gate_log);
-  write(c, "gate_fixes", t.gate_fixes, 0);
-  write(c, "dry_run", t.dry_run);
-  write(c, "runtime_from", t.runtime_from, std::int64_t{0});
-  if (t.budget.max_cost_usd > 0) c["budget_cost_usd"] = t.budget.max_cost_usd;
-  write(c, "budget_runtime_ms", std::int64_t{t.budget.max_runtime.count()}, std::int64_t{0});
-  write(c, "budget_iterations", t.budget.max_iterations, 0);
-  write(c, "pr_number", t.pr_number, 0);
-  write(c, "pr_url", t.pr_url);
-  write(c, "pr_state", std::string(to_string(t.pr_state)));
-  write(c, "pr_checks", std::string(to_string(t.pr_checks)));
-  write(c, "pr_head", t.pr_head);
-  write(c, "pr_pushed_at", t.pr_pushed_at, std::int64_t{0});
-  write(c, "pr_failing", t.pr_failing);
-  write(c, "pr_error", t.pr_error);
-  write(c, "ci_fixes", t.ci_fixes, 0);
-  const RunMarks& r = l.run;
-  write(c, "consecutive_errors", r.consecutive_errors, 0);
-  write(c, "no_progress", r.no_progress, 0);
-  write(c, "last_error", r.last_error);
-  write(c, "last_validation_hash", r.last_validation_hash);
-  write(c, "same_failures", r.same_failures, 0);
-  write(c, "last_failing", r.last_failing);
-  write(c, "head", r.head);
-  write(c, "feedback", r.feedback);
-  write(c, "question", r.question);
-  write(c, "answer", r.answer);
-  write(c, "attended_passed", r.attended_passed, 0);
-  write(c, "review_rounds", r.review_rounds, 0);
+  each_mark(l, [&c](const char* key, const auto& field, auto... fallback) {
+    write(c, key, field, fallback...);
+  });
   return c;
+}
+
+// Whether `key` is one of the marks' (whatever else is under "context" is kept as it was).
+bool mark_key(const std::string& key) {
+  static const std::set<std::string, std::less<>> keys = [] {
+    std::set<std::string, std::less<>> out;
+    Loop any;
+    each_mark(any, [&out](const char* k, auto&&...) { out.insert(k); });
+    return out;
+  }();
+  return keys.count(key) > 0;
 }
 
 void read_marks(const json& c, Loop& l) {
   if (!c.is_object()) return;
-  TreeMarks& t = l.tree;
-  read(c, "merged_iteration", t.merged_iteration);
-  read(c, "merged_sha", t.merged_sha);
-  read(c, "based_on", t.based_on);
-  read(c, "spawned_iteration", t.spawned_iteration);
-  read(c, "children_base", t.children_base);
-  read(c, "integration_generation", t.integration_generation);
-  read(c, "conflicts", t.conflicts);
-  read(c, "attempt", t.attempt);
-  read(c, "rolled_up", t.rolled_up);
-  read(c, "user_rejected", t.user_rejected);
-  read(c, "invalidated_worktree", t.invalidated_worktree);
-  read(c, "base_branch", t.base_branch);
-  read(c, "tree_complete", t.tree_complete);
-  read(c, "merged_into_base", t.merged_into_base);
-  read(c, "merge_error", t.merge_error);
-  read(c, "gate_sha", t.gate_sha);
-  std::string text;
-  read(c, "gate_result", text);
-  t.gate_result = parse_gate_result(text);
-  read(c, "gate_summary", t.gate_summary);
-  read(c, "gate_output", t.gate_output);
-  read(c, "gate_log", t.gate_log);
-  read(c, "gate_fixes", t.gate_fixes);
-  read(c, "dry_run", t.dry_run);
-  read(c, "runtime_from", t.runtime_from);
-  if (auto it = c.find("budget_cost_usd"); it != c.end() && it->is_number())
-    t.budget.max_cost_usd = it->get<double>();
-  std::int64_t budget_ms = 0;
-  read(c, "budget_runtime_ms", budget_ms);
-  t.budget.max_runtime = std::chrono::milliseconds(budget_ms);
-  read(c, "budget_iterations", t.budget.max_iterations);
-  read(c, "pr_number", t.pr_number);
-  read(c, "pr_url", t.pr_url);
-  text.clear();
-  read(c, "pr_state", text);
-  t.pr_state = parse_pull_request_state(text);
-  text.clear();
-  read(c, "pr_checks", text);
-  t.pr_checks = parse_pr_checks(text);
-  read(c, "pr_head", t.pr_head);
-  read(c, "pr_pushed_at", t.pr_pushed_at);
-  read(c, "pr_failing", t.pr_failing);
-  read(c, "pr_error", t.pr_error);
-  read(c, "ci_fixes", t.ci_fixes);
-  RunMarks& r = l.run;
-  read(c, "consecutive_errors", r.consecutive_errors);
-  read(c, "no_progress", r.no_progress);
-  read(c, "last_error", r.last_error);
-  read(c, "last_validation_hash", r.last_validation_hash);
-  read(c, "same_failures", r.same_failures);
-  read(c, "last_failing", r.last_failing);
-  read(c, "head", r.head);
-  read(c, "feedback", r.feedback);
-  read(c, "question", r.question);
-  read(c, "answer", r.answer);
-  read(c, "attended_passed", r.attended_passed);
-  read(c, "review_rounds", r.review_rounds);
+  each_mark(l, [&c](const char* key, auto& field, auto...) { read(c, key, field); });
   // Only what is left over is copied (not the whole context with its feedback).
-  for (auto it = c.begin(); it != c.end(); ++it) {
-    bool known = false;
-    for (const char* key : kMarkKeys) known = known || it.key() == key;
-    if (!known) l.unknown_marks[it.key()] = it.value();
-  }
+  for (auto it = c.begin(); it != c.end(); ++it)
+    if (!mark_key(it.key())) l.unknown_marks[it.key()] = it.value();
 }
 
 }  // namespace

@@ -457,6 +457,38 @@ static std::string forge_token_variable(const RepoPaths& paths) {
   return cfg ? cfg->forge.token_env : ForgeConfig{}.token_env;
 }
 
+// The daemon's log (daemon.log, flushed every second; a warning or an error is in the file at
+// once: a daemon killed right after keeps it).
+static void start_log(const RepoPaths& paths) {
+  spdlog::drop("loopr");
+  setup_logging(spdlog::level::info, (paths.logs_dir() / "daemon.log").string());
+  spdlog::flush_every(std::chrono::seconds(1));
+  spdlog::default_logger()->flush_on(spdlog::level::warn);
+}
+
+// After the io_context stopped: no more requests, then the work still in flight ends in order.
+static void wind_down(Daemon& daemon, const RepoPaths& paths) {
+  if (daemon.server) daemon.server->stop();
+  if (daemon.web_server) daemon.web_server->stop();
+  std::error_code ec;
+  std::filesystem::remove(paths.socket(), ec);
+  // Work abandoned by stopped loops (a model call in flight) ends against closed sockets; give
+  // it a moment, then tear down in order.
+  daemon.io.restart();
+  daemon.io.run_for(std::chrono::milliseconds(500));
+  // Commands running elsewhere (a cluster's jobs) end now, so the pool can be joined and
+  // nothing is left running on the cluster (the Daemon itself is never destroyed, see below).
+  if (daemon.executor) daemon.executor->cancel_all();
+  daemon.pool.join();
+  daemon.api_reads.join();
+  // Model calls abandoned by the stop may still be parked in the io_context; destroying them
+  // would touch the client and scheduler they belong to. The store is closed cleanly (nothing
+  // runs any more: the io_context is stopped, the pool joined); the rest is left to the exit.
+  daemon.store.reset();
+  spdlog::info("stopped");
+  spdlog::default_logger()->flush();
+}
+
 Result<void> run_daemon(const DaemonOptions& options) {
   // First of all: no provider key stays in this process's environment, where a command (or
   // anything that can read /proc/<pid>/environ) could find it.
@@ -470,18 +502,12 @@ Result<void> run_daemon(const DaemonOptions& options) {
     return make_error(ErrorCode::invalid_argument,
                       paths.config_file().string() + " does not exist (run `loopr init` in the repository first)");
   std::error_code ec;
-  std::filesystem::create_directories(paths.run_dir(), ec);
-  std::filesystem::create_directories(paths.logs_dir(), ec);
-  std::filesystem::create_directories(paths.state_dir(), ec);
+  for (const auto& dir : {paths.run_dir(), paths.logs_dir(), paths.state_dir()})
+    std::filesystem::create_directories(dir, ec);
 
   PidLock lock;
   LOOPR_TRY(lock.acquire(paths.pid_file()));
-
-  spdlog::drop("loopr");
-  setup_logging(spdlog::level::info, (paths.logs_dir() / "daemon.log").string());
-  spdlog::flush_every(std::chrono::seconds(1));
-  // A warning or an error is in the file at once: a daemon killed right after keeps it.
-  spdlog::default_logger()->flush_on(spdlog::level::warn);
+  start_log(paths);
 
   auto daemon = std::make_unique<Daemon>(options, std::move(secrets));
   if (auto opened = daemon->open(); !opened) {
@@ -496,24 +522,7 @@ Result<void> run_daemon(const DaemonOptions& options) {
   net::co_spawn(daemon->io, Daemon::boot(daemon.get(), result), net::detached);
   daemon->io.run();
   signals->cancel();
-  if (daemon->server) daemon->server->stop();
-  if (daemon->web_server) daemon->web_server->stop();
-  std::filesystem::remove(paths.socket(), ec);
-  // Work abandoned by stopped loops (a model call in flight) ends against closed sockets; give
-  // it a moment, then tear down in order.
-  daemon->io.restart();
-  daemon->io.run_for(std::chrono::milliseconds(500));
-  // Commands running elsewhere (a cluster's jobs) end now, so the pool can be joined and
-  // nothing is left running on the cluster (the Daemon itself is never destroyed, see below).
-  if (daemon->executor) daemon->executor->cancel_all();
-  daemon->pool.join();
-  daemon->api_reads.join();
-  // Model calls abandoned by the stop may still be parked in the io_context; destroying them
-  // would touch the client and scheduler they belong to. The store is closed cleanly (nothing
-  // runs any more: the io_context is stopped, the pool joined); the rest is left to the exit.
-  daemon->store.reset();
-  spdlog::info("stopped");
-  spdlog::default_logger()->flush();
+  wind_down(*daemon, paths);
   Result<void> out = *result;
   (void)daemon.release();
   return out;

@@ -133,8 +133,8 @@ double uncached_cost(const llm::Pricing& pricing, const llm::Response& resp,
 
 }  // namespace
 
-std::string call_role(const Loop& loop, const std::string& header_type) {
-  if (header_type == "review") return "review";
+std::string call_role(const Loop& loop, CallKind kind) {
+  if (kind == CallKind::review) return "review";
   if (loop.prompt_template == "integration-fix") return "integration-fix";
   return to_string(loop.type);
 }
@@ -144,16 +144,18 @@ namespace {
 // The first request of a conversation: the role's model and provider (loops.<type>.model /
 // .provider) unless the caller chose, the tools, the prompt.
 llm::Request first_request(EngineContext& ctx, const Loop& loop, const std::string& prompt,
-                           const tools::ToolRouter* router, const std::string& header_type,
-                           const std::string& model, const std::string& system) {
+                           const tools::ToolRouter* router, CallKind kind, const std::string& model,
+                           const std::string& system) {
   llm::Request request;
-  const std::string role = call_role(loop, header_type);
+  const std::string role = call_role(loop, kind);
   request.model = model.empty() ? ctx.config->model_for(role) : model;
   request.provider = ctx.config->provider_for(role);
   request.system = system;
   request.max_tokens = ctx.config->llm.max_tokens;
   request.loop_id = loop.id;
-  request.loop_type = header_type;
+  request.loop_type = kind == CallKind::judge    ? std::string("judge")
+                      : kind == CallKind::review ? std::string("review")
+                                                 : std::string(to_string(loop.type));
   request.working_dir = loop.worktree;
   request.timeout = ctx.config->loop(loop.type).iteration_timeout;
   if (router) request.tools = llm_tools(*router);
@@ -280,13 +282,12 @@ awaitable<void> undo_outside_artifacts(EngineContext& ctx, const Loop& loop, Con
 awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
                                  std::shared_ptr<LoopControl> control_ptr,
                                  const std::string& prompt,
-                                 std::shared_ptr<tools::ToolRouter> router,
-                                 const std::string& header_type, int max_turns,
-                                 TurnCheck between_turns, const std::string& model,
+                                 std::shared_ptr<tools::ToolRouter> router, CallKind kind,
+                                 int max_turns, TurnCheck between_turns, const std::string& model,
                                  const std::string& system, std::optional<SteadyTime> deadline) {
   LoopControl& control = *control_ptr;
   Conversation conv;
-  llm::Request request = first_request(ctx, loop, prompt, router.get(), header_type, model, system);
+  llm::Request request = first_request(ctx, loop, prompt, router.get(), kind, model, system);
   const llm::LlmClient& client = ctx.llm.for_provider(request.provider);
   const llm::Pricing pricing(ctx.config->pricing);
   // An agent CLI runs its tools itself: loopr's own (share_note, ask_user) reach it as an MCP

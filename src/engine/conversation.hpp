@@ -61,10 +61,14 @@ struct TurnLimit {
 using TurnCheck = std::function<std::optional<TurnLimit>(const Usage& so_far)>;
 using SteadyTime = std::chrono::steady_clock::time_point;
 
+/// Who a model call is for: the loop's own turn, the judge of its validation, or the reviewer.
+/// It names the role whose model and provider the call uses (call_role) and the
+/// `x-loopr-loop-type` sent (the loop's type, `judge` or `review`).
+enum class CallKind { loop, judge, review };
+
 /// Talks with the model until it is done (or a limit, an error or a stop ends it).
 /// Both shared pointers may outlive the call: a stopped tool call finishes in the background.
-/// `router` is null for calls without tools (the judge). `header_type` is the
-/// `x-loopr-loop-type` to send (the loop's type, `judge` or `review`). `between_turns` (may be
+/// `router` is null for calls without tools (the judge and the reviewer). `between_turns` (may be
 /// empty) is asked before every model call after the first: a limit ends the talk with
 /// `End::limit`. `model`: empty for the role's (Config::model_for: loops.<type>.model, else
 /// llm.model); the provider is always the role's (Request::provider). `system`: the system
@@ -74,14 +78,13 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 /// the talk then ends with `End::max_runtime` (the first call always runs).
 awaitable<Conversation> converse(EngineContext& ctx, const Loop& loop,
                                  std::shared_ptr<LoopControl> control, const std::string& prompt,
-                                 std::shared_ptr<tools::ToolRouter> router,
-                                 const std::string& header_type, int max_turns,
-                                 TurnCheck between_turns = {}, const std::string& model = {},
-                                 const std::string& system = {},
+                                 std::shared_ptr<tools::ToolRouter> router, CallKind kind,
+                                 int max_turns, TurnCheck between_turns = {},
+                                 const std::string& model = {}, const std::string& system = {},
                                  std::optional<SteadyTime> deadline = std::nullopt);
 
 /// The role whose model and provider a call uses (Config::model_for): `review`,
 /// `integration-fix` (a fix loop), else the loop's type (the judge uses its loop's).
-std::string call_role(const Loop& loop, const std::string& header_type);
+std::string call_role(const Loop& loop, CallKind kind);
 
 }  // namespace loopr::engine

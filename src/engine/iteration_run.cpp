@@ -75,7 +75,7 @@ const std::vector<std::string> kStableVariables = {"completion-signal", "validat
 bool writes_unknown(EngineContext& ctx, const Loop& loop, const Config& config,
                     const tools::ToolRouter::Writes& writes) {
   return writes.unknown ||
-         ctx.llm.for_provider(config.provider_for(call_role(loop, to_string(loop.type))))
+         ctx.llm.for_provider(config.provider_for(call_role(loop, CallKind::loop)))
              .runs_own_tools();
 }
 
@@ -281,7 +281,7 @@ awaitable<Conversation> IterationRun::talk(const Loop& loop, const Config& confi
                              plan_start_, budget_, ctx_.costs.input_tokens(loop.plan_id));
   };
   Conversation conv =
-      co_await converse(ctx_, loop, control_, prompt.prompt, router, to_string(loop.type),
+      co_await converse(ctx_, loop, control_, prompt.prompt, router, CallKind::loop,
                         config.loop(loop.type).max_turns_per_iteration, std::move(between_turns),
                         {}, prompt.system, limits.deadline);
   tool_writes_ = router->writes();

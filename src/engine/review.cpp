@@ -53,9 +53,8 @@ awaitable<ReviewResult> review_code(EngineContext& ctx, const Loop& loop,
   out.transcript = *prompt;
   for (int attempt = 1; attempt <= config->review.max_attempts; ++attempt) {
     out.attempts = attempt;
-    std::string header_type = "review";
-    Conversation c = co_await converse(ctx, loop, control, *prompt, nullptr, header_type, 1, {},
-                                       config->review.model);
+    Conversation c = co_await converse(ctx, loop, control, *prompt, nullptr, CallKind::review, 1,
+                                       {}, config->review.model);
     out.usage += c.usage;
     if (c.end == Conversation::End::stopped) {
       out.stopped = true;

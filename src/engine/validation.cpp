@@ -89,8 +89,7 @@ awaitable<Validation> validate_document(EngineContext& ctx, const Loop& loop,
     co_return v;
   }
   for (int attempt = 0; attempt < 3; ++attempt) {
-    std::string header_type = "judge";
-    Conversation c = co_await converse(ctx, loop, control, *prompt, nullptr, header_type, 1);
+    Conversation c = co_await converse(ctx, loop, control, *prompt, nullptr, CallKind::judge, 1);
     v.judge_usage += c.usage;
     if (c.end == Conversation::End::stopped) {
       v.stopped = true;

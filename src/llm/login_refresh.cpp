@@ -42,76 +42,123 @@ awaitable<void> exchange(HttpClient& client, HttpRequest request, Collect& sink,
   failure = co_await client.send(request, sink);
 }
 
-std::string refresh_token_of(const std::string& cli, const json& f) {
-  const json* v = cli == "claude"  ? &f["claudeAiOauth"]["refreshToken"]
-                  : cli == "codex" ? &f["tokens"]["refresh_token"]
-                                   : (f.contains("refresh_token") ? &f["refresh_token"] : nullptr);
-  return v && v->is_string() ? v->get<std::string>() : std::string();
+// An OAuth token answer's string field, nullopt when absent or not a string.
+std::optional<json> answer_string(const json& answer, const char* key) {
+  auto it = answer.find(key);
+  if (it == answer.end() || !it->is_string()) return std::nullopt;
+  return *it;
 }
 
-HttpRequest refresh_request(const std::string& cli, const std::string& token) {
+void json_body(HttpRequest& r, json body) {
+  r.headers.push_back({"Content-Type", "application/json"});
+  r.body = body.dump();
+}
+
+// Each CLI's refresh, as data: its token endpoint, where its tokens sit in the credential
+// fields, the request it sends, and how an answer and a command's copy change the fields.
+struct RefreshKind {
+  const char* cli;
+  const char* token_url;
+  const char* access;   ///< JSON pointer of the access token in the credential fields
+  const char* refresh;  ///< JSON pointer of the refresh token
+  void (*request)(HttpRequest& r, const std::string& refresh_token);
+  /// Puts the answer's tokens in `fields`; `until` is when the new access token expires.
+  void (*apply)(json& fields, const json& answer, std::int64_t until, std::int64_t now);
+  /// Takes the refresh token out of a command's copy.
+  void (*copy)(json& fields, std::int64_t now);
+};
+
+const RefreshKind kRefreshes[] = {
+    {"claude", "https://platform.claude.com/v1/oauth/token", "/claudeAiOauth/accessToken",
+     "/claudeAiOauth/refreshToken",
+     [](HttpRequest& r, const std::string& token) {
+       json_body(r, {{"grant_type", "refresh_token"},
+                     {"refresh_token", token},
+                     {"client_id", kClaudeClient}});
+     },
+     [](json& fields, const json& answer, std::int64_t until, std::int64_t) {
+       json& o = fields["claudeAiOauth"];
+       o["accessToken"] = answer["access_token"];
+       if (auto v = answer_string(answer, "refresh_token")) o["refreshToken"] = *v;
+       o["expiresAt"] = until;
+       if (auto v = answer_string(answer, "scope")) {
+         json scopes = json::array();
+         std::istringstream words(v->get<std::string>());
+         for (std::string w; words >> w;) scopes.push_back(w);
+         o["scopes"] = scopes;
+       }
+     },
+     [](json& f, std::int64_t) {
+       if (f.contains("claudeAiOauth")) f["claudeAiOauth"]["refreshToken"] = "";
+     }},
+    {"codex", "https://auth.openai.com/oauth/token", "/tokens/access_token",
+     "/tokens/refresh_token",
+     [](HttpRequest& r, const std::string& token) {
+       json_body(r, {{"grant_type", "refresh_token"},
+                     {"refresh_token", token},
+                     {"client_id", kCodexClient},
+                     {"scope", "openid profile email"}});
+     },
+     [](json& fields, const json& answer, std::int64_t, std::int64_t now) {
+       json& t = fields["tokens"];
+       t["access_token"] = answer["access_token"];
+       for (const char* key : {"id_token", "refresh_token"})
+         if (auto v = answer_string(answer, key)) t[key] = *v;
+       fields["last_refresh"] = format_timestamp(now);
+     },
+     [](json& f, std::int64_t now) {
+       if (!f.contains("tokens")) return;
+       f["tokens"]["refresh_token"] = "";
+       f["last_refresh"] = format_timestamp(now);
+       f["OPENAI_API_KEY"] = nullptr;
+     }},
+    {"gemini", "https://oauth2.googleapis.com/token", "/access_token", "/refresh_token",
+     [](HttpRequest& r, const std::string& token) {
+       r.headers.push_back({"Content-Type", "application/x-www-form-urlencoded"});
+       r.body = "client_id=" + url_encode(kGeminiClient) +
+                "&client_secret=" + url_encode(kGeminiSecret) +
+                "&refresh_token=" + url_encode(token) + "&grant_type=refresh_token";
+     },
+     [](json& fields, const json& answer, std::int64_t until, std::int64_t) {
+       fields["access_token"] = answer["access_token"];
+       fields["expiry_date"] = until;
+       for (const char* key : {"refresh_token", "id_token", "scope", "token_type"})
+         if (auto v = answer_string(answer, key)) fields[key] = *v;
+     },
+     [](json& f, std::int64_t) { f.erase("refresh_token"); }},
+};
+
+const RefreshKind* refresh_kind(const std::string& cli) {
+  for (const auto& k : kRefreshes)
+    if (cli == k.cli) return &k;
+  return nullptr;
+}
+
+// The string at `pointer` in `f`, "" when there is none.
+std::string string_at(const json& f, const char* pointer) {
+  const json::json_pointer at(pointer);
+  return f.contains(at) && f.at(at).is_string() ? f.at(at).get<std::string>() : std::string();
+}
+
+HttpRequest refresh_request(const RefreshKind& kind, const std::string& token) {
   HttpRequest r;
   r.headers = {{"Accept", "application/json"}, {"User-Agent", "loopr"}};
-  if (cli == "gemini") {
-    r.headers.push_back({"Content-Type", "application/x-www-form-urlencoded"});
-    r.body = "client_id=" + url_encode(kGeminiClient) +
-             "&client_secret=" + url_encode(kGeminiSecret) + "&refresh_token=" + url_encode(token) +
-             "&grant_type=refresh_token";
-    return r;
-  }
-  r.headers.push_back({"Content-Type", "application/json"});
-  json body = {{"grant_type", "refresh_token"}, {"refresh_token", token}};
-  if (cli == "claude") {
-    body["client_id"] = kClaudeClient;
-  } else {
-    body["client_id"] = kCodexClient;
-    body["scope"] = "openid profile email";
-  }
-  r.body = body.dump();
+  kind.request(r, token);
   return r;
 }
 
 // The credential fields after the endpoint's `answer` (an OAuth token response), or nullopt
 // when it holds no well-formed token. A field the answer leaves out keeps its old value.
-std::optional<json> refreshed_fields(const std::string& cli, json fields, const json& answer,
+std::optional<json> refreshed_fields(const RefreshKind& kind, json fields, const json& answer,
                                      std::int64_t now) {
   if (!answer.is_object() || !answer.contains("access_token")) return std::nullopt;
-  auto str = [&](const char* key) -> std::optional<json> {
-    auto it = answer.find(key);
-    if (it == answer.end() || !it->is_string()) return std::nullopt;
-    return *it;
-  };
-  std::optional<std::int64_t> until;
+  std::int64_t until = now + 3600 * 1000;
   if (auto it = answer.find("expires_in");
       it != answer.end() && it->is_number() && it->get<double>() >= 0 && it->get<double>() < 1e9)
     until = now + static_cast<std::int64_t>(it->get<double>() * 1000);
-  if (cli == "claude") {
-    json& o = fields["claudeAiOauth"];
-    o["accessToken"] = answer["access_token"];
-    if (auto v = str("refresh_token")) o["refreshToken"] = *v;
-    o["expiresAt"] = until.value_or(now + 3600 * 1000);
-    if (auto v = str("scope")) {
-      json scopes = json::array();
-      std::istringstream words(v->get<std::string>());
-      for (std::string w; words >> w;) scopes.push_back(w);
-      o["scopes"] = scopes;
-    }
-  } else if (cli == "codex") {
-    json& t = fields["tokens"];
-    t["access_token"] = answer["access_token"];
-    for (const char* key : {"id_token", "refresh_token"})
-      if (auto v = str(key)) t[key] = *v;
-    fields["last_refresh"] = format_timestamp(now);
-  } else {
-    fields["access_token"] = answer["access_token"];
-    fields["expiry_date"] = until.value_or(now + 3600 * 1000);
-    for (const char* key : {"refresh_token", "id_token", "scope", "token_type"})
-      if (auto v = str(key)) fields[key] = *v;
-  }
-  json whole = fields;  // credential_fields checks the shape of a whole document
-  auto checked = credential_fields(cli, whole);
-  if (!checked) return std::nullopt;
-  return checked;
+  kind.apply(fields, answer, until, now);
+  // credential_fields checks the shape of the whole document
+  return credential_fields(kind.cli, fields);
 }
 
 // One line of the endpoint's refusal: its `error` and `error_description`, printable, short,
@@ -142,12 +189,17 @@ struct Exchange {
 
 Exchange refresh(const std::string& cli, const json& fields, const TokenEndpoint& endpoint) {
   Exchange out;
-  const std::string token = refresh_token_of(cli, fields);
+  const RefreshKind* kind = refresh_kind(cli);
+  if (!kind) {
+    out.reason = "loopr cannot refresh a login of " + name_text(cli, 40);
+    return out;
+  }
+  const std::string token = string_at(fields, kind->refresh);
   if (token.empty()) {
     out.reason = "the login holds no refresh token";
     return out;
   }
-  const std::string url = endpoint.url.empty() ? default_token_url(cli) : endpoint.url;
+  const std::string url = endpoint.url.empty() ? kind->token_url : endpoint.url;
   auto ep = parse_base_url(url);
   if (!ep) {
     out.reason = "bad token endpoint " + url + ": " + ep.error().message;
@@ -163,7 +215,7 @@ Exchange refresh(const std::string& cli, const json& fields, const TokenEndpoint
     out.reason = client.error().message;
     return out;
   }
-  HttpRequest request = refresh_request(cli, token);
+  HttpRequest request = refresh_request(*kind, token);
   request.target = ep->base_path.empty() ? "/" : ep->base_path;
   Collect sink;
   std::optional<HttpFailure> failure;
@@ -184,7 +236,7 @@ Exchange refresh(const std::string& cli, const json& fields, const TokenEndpoint
     out.reason = refusal(sink.status, sink.body, token);
     return out;
   }
-  out.fields = refreshed_fields(cli, fields, json::parse(sink.body, nullptr, false), now_ms());
+  out.fields = refreshed_fields(*kind, fields, json::parse(sink.body, nullptr, false), now_ms());
   if (!out.fields) out.reason = "the token endpoint's answer holds no well-formed token";
   return out;
 }
@@ -192,9 +244,8 @@ Exchange refresh(const std::string& cli, const json& fields, const TokenEndpoint
 }  // namespace
 
 std::string default_token_url(const std::string& cli) {
-  if (cli == "claude") return "https://platform.claude.com/v1/oauth/token";
-  if (cli == "codex") return "https://auth.openai.com/oauth/token";
-  return "https://oauth2.googleapis.com/token";
+  const RefreshKind* kind = refresh_kind(cli);
+  return kind ? kind->token_url : "";
 }
 
 RefreshOutcome fresh_login(const std::string& cli, const std::filesystem::path& person,
@@ -229,24 +280,14 @@ RefreshOutcome fresh_login(const std::string& cli, const std::filesystem::path& 
 
 json login_copy(const std::string& cli, const json& doc, std::int64_t now) {
   json f = credential_fields(cli, doc).value_or(json::object());
-  if (cli == "claude" && f.contains("claudeAiOauth")) {
-    f["claudeAiOauth"]["refreshToken"] = "";
-  } else if (cli == "codex" && f.contains("tokens")) {
-    f["tokens"]["refresh_token"] = "";
-    f["last_refresh"] = format_timestamp(now);
-    f["OPENAI_API_KEY"] = nullptr;
-  } else if (cli == "gemini") {
-    f.erase("refresh_token");
-  }
+  if (const RefreshKind* kind = refresh_kind(cli)) kind->copy(f, now);
   return f;
 }
 
 std::string access_token(const std::string& cli, const json& doc) {
+  const RefreshKind* kind = refresh_kind(cli);
   auto f = credential_fields(cli, doc);
-  if (!f) return "";
-  if (cli == "claude") return (*f)["claudeAiOauth"]["accessToken"].get<std::string>();
-  if (cli == "codex") return (*f)["tokens"]["access_token"].get<std::string>();
-  return (*f)["access_token"].get<std::string>();
+  return kind && f ? string_at(*f, kind->access) : "";
 }
 
 }  // namespace loopr::llm

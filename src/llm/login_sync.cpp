@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -188,54 +189,104 @@ json merged(json person, const json& fields) {
   return person;
 }
 
+// Each agent CLI's login, as data: where it lives, what says it is not on a login, and its shape.
+struct LoginKind {
+  const char* provider;  ///< the provider name of the config (claude-code, codex, gemini)
+  const char* cli;       ///< the CLI's own name, used by login_refresh.cpp's table
+  const char* home_path;
+  const char* copy_path;
+  std::array<const char*, 2> hosts;    ///< login_hosts (nullptr: none)
+  std::array<const char*, 2> key_env;  ///< any of these set: a key, not the login
+  const char* root;  ///< the key a well-formed login's credential fields sit under
+  std::optional<json> (*fields)(const json& doc);
+  std::optional<std::int64_t> (*expiry)(const json& fields);
+};
+
+const LoginKind kLogins[] = {
+    {"claude-code",
+     "claude",
+     ".claude/.credentials.json",
+     ".credentials.json",
+     // Never a token host: loopr refreshes the login itself (login_refresh.hpp). Claude's
+     // subscription API is api.anthropic.com, its base URL's host already.
+     {},
+     {"ANTHROPIC_API_KEY"},
+     "claudeAiOauth",
+     claude_fields,
+     [](const json& c) -> std::optional<std::int64_t> {
+       return static_cast<std::int64_t>(c["claudeAiOauth"]["expiresAt"].get<double>());
+     }},
+    {"codex",
+     "codex",
+     ".codex/auth.json",
+     "auth.json",
+     {"chatgpt.com"},
+     {"OPENAI_API_KEY", "OPENAI_BASE_URL"},
+     "tokens",
+     codex_fields,
+     [](const json& c) { return jwt_exp(c["tokens"]["access_token"].get<std::string>()); }},
+    {"gemini",
+     "gemini",
+     ".gemini/oauth_creds.json",
+     ".gemini/oauth_creds.json",
+     {"cloudcode-pa.googleapis.com"},
+     {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+     "expiry_date",
+     gemini_fields,
+     [](const json& c) -> std::optional<std::int64_t> {
+       return static_cast<std::int64_t>(c["expiry_date"].get<double>());
+     }},
+};
+
+const LoginKind* by_provider(const std::string& provider) {
+  for (const auto& k : kLogins)
+    if (provider == k.provider) return &k;
+  return nullptr;
+}
+
+const LoginKind* by_cli(const std::string& cli) {
+  for (const auto& k : kLogins)
+    if (cli == k.cli) return &k;
+  return nullptr;
+}
+
 }  // namespace
 
 json merge_credentials(json person, const json& fields) { return merged(std::move(person), fields); }
 
 std::optional<LoginFile> login_file(const std::string& provider) {
-  if (provider == "claude-code")
-    return LoginFile{"claude", ".claude/.credentials.json", ".credentials.json"};
-  if (provider == "codex") return LoginFile{"codex", ".codex/auth.json", "auth.json"};
-  if (provider == "gemini")
-    return LoginFile{"gemini", ".gemini/oauth_creds.json", ".gemini/oauth_creds.json"};
-  return std::nullopt;
+  const LoginKind* k = by_provider(provider);
+  if (!k) return std::nullopt;
+  return LoginFile{k->cli, k->home_path, k->copy_path};
 }
 
 std::vector<std::string> login_hosts(const std::string& provider) {
-  // Never a token host: loopr refreshes the login itself (login_refresh.hpp). Claude's
-  // subscription API is api.anthropic.com, its base URL's host already.
-  if (provider == "codex") return {"chatgpt.com"};
-  if (provider == "gemini") return {"cloudcode-pa.googleapis.com"};
-  return {};
+  const LoginKind* k = by_provider(provider);
+  std::vector<std::string> out;
+  for (const char* host : k ? k->hosts : std::array<const char*, 2>{})
+    if (host) out.emplace_back(host);
+  return out;
 }
 
 bool uses_login(const std::string& provider, const std::map<std::string, std::string>& env) {
-  auto has = [&](const char* name) {
-    auto it = env.find(name);
-    return it != env.end() && !it->second.empty();
-  };
-  if (provider == "claude-code") return !has("ANTHROPIC_API_KEY");
-  if (provider == "codex") return !has("OPENAI_API_KEY") && !has("OPENAI_BASE_URL");
-  if (provider == "gemini") return !has("GEMINI_API_KEY") && !has("GOOGLE_API_KEY");
-  return false;
+  const LoginKind* k = by_provider(provider);
+  if (!k) return false;
+  for (const char* name : k->key_env)
+    if (auto it = name ? env.find(name) : env.end(); it != env.end() && !it->second.empty())
+      return false;
+  return true;
 }
 
 std::optional<json> credential_fields(const std::string& cli, const json& doc) {
-  if (!doc.is_object()) return std::nullopt;
-  if (cli == "claude") return claude_fields(doc);
-  if (cli == "codex") return codex_fields(doc);
-  if (cli == "gemini") return gemini_fields(doc);
-  return std::nullopt;
+  const LoginKind* k = by_cli(cli);
+  if (!k || !doc.is_object()) return std::nullopt;
+  return k->fields(doc);
 }
 
 std::optional<std::int64_t> login_expiry(const std::string& cli, const json& c) {
-  if (cli == "claude" && c.contains("claudeAiOauth"))
-    return static_cast<std::int64_t>(c["claudeAiOauth"]["expiresAt"].get<double>());
-  if (cli == "gemini" && c.contains("expiry_date"))
-    return static_cast<std::int64_t>(c["expiry_date"].get<double>());
-  if (cli == "codex" && c.contains("tokens"))
-    return jwt_exp(c["tokens"]["access_token"].get<std::string>());
-  return std::nullopt;
+  const LoginKind* k = by_cli(cli);
+  if (!k || !c.contains(k->root)) return std::nullopt;
+  return k->expiry(c);
 }
 
 Result<json> read_login(const fs::path& path) {

@@ -1,9 +1,6 @@
 // Path resolution is done twice on purpose: lexically first (cheap, clear messages for `..`,
 // absolute paths, NUL, `.git`), then through the file system (symlinks, including chains and
 // dangling links whose target would be created outside the worktree).
-#include <fstream>
-
-#include <loopr/core/read_up_to.hpp>
 #include <loopr/tools/sandbox.hpp>
 
 namespace loopr::tools {
@@ -76,17 +73,6 @@ Result<fs::path> Sandbox::resolve(std::string_view path) const {
     if (part == ".git")
       return refuse(path, "it resolves into the .git folder, which is managed by loopr");
   return p;
-}
-
-Result<std::string> Sandbox::read(std::string_view path, std::size_t max_bytes) const {
-  LOOPR_ASSIGN(fs::path resolved, resolve(path));
-  std::error_code ec;
-  if (!fs::is_regular_file(resolved, ec))
-    return make_error(ErrorCode::not_found,
-                      std::string(path) + " is not a file in the working tree");
-  std::ifstream in(resolved, std::ios::binary);
-  if (!in) return make_error(ErrorCode::not_found, "cannot read " + std::string(path));
-  return read_up_to(in, max_bytes);
 }
 
 std::string Sandbox::relative(const fs::path& resolved) const {

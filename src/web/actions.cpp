@@ -80,27 +80,52 @@ std::string action_forms(const LoopView& v, const std::string& token) {
   return "<section class=\"decide loop-actions\"><h2>Actions</h2>" + out + "</section>";
 }
 
+namespace {
+
+// What the page says before an action that cannot be taken back (web/ui.cpp's table marks which
+// ask): per action, and for merge whether the plan opens a pull request instead.
+struct ConfirmText {
+  std::string_view action;
+  bool pull_request;
+  const char* title;
+  const char* what;
+  const char* yes;
+};
+
+const ConfirmText kConfirmTexts[] = {
+    {"stop", false, "Stop loop ",
+     "The loop and every loop below it stop now; their work so far stays on their branches "
+     "(iterate to go on).",
+     "Yes, stop it"},
+    {"merge", false, "Merge plan ", "The plan's integration branch is merged into the base branch.",
+     "Yes, merge it"},
+    {"merge", true, "Retry the pull request of plan ",
+     "The plan's integration branch is pushed again and its pull request opened or updated; the "
+     "base branch is not touched (merging the pull request is the team's).",
+     "Yes, retry it"},
+};
+
+// The text for `action`: the one for `pull_request` when the action has two, else its only one.
+const ConfirmText* confirm_text(std::string_view action, bool pull_request) {
+  const ConfirmText* found = nullptr;
+  for (const auto& t : kConfirmTexts)
+    if (t.action == action && (!found || t.pull_request == pull_request)) found = &t;
+  return found;
+}
+
+}  // namespace
+
 std::string confirm_body(const std::string& id, const std::string& action, const std::string& token,
                          const std::string& back_href, bool pull_request) {
-  const bool stop = action == "stop";
-  const char* what =
-      stop ? "The loop and every loop below it stop now; their work so far stays on their "
-             "branches (iterate to go on)."
-      : pull_request
-          ? "The plan's integration branch is pushed again and its pull request opened or "
-            "updated; the base branch is not touched (merging the pull request is the team's)."
-          : "The plan's integration branch is merged into the base branch.";
-  std::string out = "<section class=\"confirm\"><h1>" +
-                    std::string(stop ? "Stop loop " : pull_request ? "Retry the pull request of plan " : "Merge plan ") +
-                    esc(id) + "?</h1><p>" + what +
-                    "</p><div class=\"actions\"><form method=\"post\" action=\"" +
-                    esc(action_path(id, action)) + "\">" + hidden(token, "loop") +
-                    "<input type=\"hidden\" name=\"confirmed\" value=\"yes\"><button "
-                    "type=\"submit\" class=\"confirm " +
-                    esc(action) + "\">" +
-                    (stop ? "Yes, stop it" : pull_request ? "Yes, retry it" : "Yes, merge it") +
-                    "</button></form><a href=\"" + back_href + "\">No, go back</a></div></section>";
-  return out;
+  const ConfirmText* text = confirm_text(action, pull_request);
+  const std::string title = text ? text->title : action + " ";
+  return "<section class=\"confirm\"><h1>" + esc(title) + esc(id) + "?</h1><p>" +
+         (text ? text->what : "") + "</p><div class=\"actions\"><form method=\"post\" action=\"" +
+         esc(action_path(id, action)) + "\">" + hidden(token, "loop") +
+         "<input type=\"hidden\" name=\"confirmed\" value=\"yes\"><button "
+         "type=\"submit\" class=\"confirm " +
+         esc(action) + "\">" + (text ? text->yes : "Yes") + "</button></form><a href=\"" +
+         back_href + "\">No, go back</a></div></section>";
 }
 
 std::string comment_html(const api::DiffComment& c, const std::string& loop_id,

@@ -117,21 +117,24 @@ std::string loop_summary_section(const LoopView& v, const std::string& token) {
   return out;
 }
 
-std::string loop_body(const LoopView& v, const std::string& token) {
+namespace {
+
+// What the person decides on this page: the plan's gate, the loop's question, the actions.
+std::string decide_sections(const LoopView& v, const std::string& token) {
   const api::LoopRow& d = v.detail.loop;
-  const std::string& id = d.id;
-  std::string out = "<h1><span class=\"type\">" + esc(to_string(d.type)) + "</span> " + esc(id) +
-                    "</h1><p class=\"task\">" + esc(d.task) + "</p>";
-  out += loop_summary_section(v, token);
+  std::string out;
   if (d.status == LoopStatus::awaiting_approval && d.is_plan())
-    out += "<section class=\"decide\"><h2>Your decision</h2>" + gate_forms(id, token, "loop") +
+    out += "<section class=\"decide\"><h2>Your decision</h2>" + gate_forms(d.id, token, "loop") +
            "</section>";
   if (d.status == LoopStatus::awaiting_answer)
     out += "<section class=\"decide\"><h2>The loop asks</h2><pre class=\"asked\">" +
-           esc(d.question.value_or("")) + "</pre>" + answer_form(id, token, "loop") + "</section>";
-  out += action_forms(v, token);
+           esc(d.question.value_or("")) + "</pre>" + answer_form(d.id, token, "loop") +
+           "</section>";
+  return out + action_forms(v, token);
+}
 
-  out += pr_comments_section(v, token);
+std::string artifact_sections(const LoopView& v) {
+  std::string out;
   for (const auto& a : v.artifacts) {
     out += "<section class=\"artifact-section\"><h2>Artifact <code>" + esc(a.path) +
            "</code></h2><div class=\"artifact\" data-path=\"" + esc(a.path) + "\">";
@@ -142,26 +145,24 @@ std::string loop_body(const LoopView& v, const std::string& token) {
     if (a.truncated) out += "<p class=\"problem\">(cut: the file is longer)</p>";
     out += "</div></section>";
   }
+  return out;
+}
 
-  out += "<section class=\"diff-section\"><details open><summary>Diff <code>" + esc(v.diff_label) +
-         "</code></summary>";
+std::string diff_section(const LoopView& v, const std::string& token) {
+  std::string out = "<section class=\"diff-section\"><details open><summary>Diff <code>" +
+                    esc(v.diff_label) + "</code></summary>";
   if (!v.diff.text)
     out += "<p class=\"problem\">" + esc(v.diff.problem) + "</p>";
   else if (v.diff.text->empty())
     out += "<p class=\"empty\">No changes.</p>";
   else
-    out += diff_html(*v.diff.text, DiffContext{id, token, v.comments, true});
-  out += "</details></section>";
-  out += comments_section(v, token);
+    out += diff_html(*v.diff.text, DiffContext{v.detail.loop.id, token, v.comments, true});
+  return out + "</details></section>";
+}
 
-  if (!v.detail.validation_output.empty())
-    out += "<section><h2>Last validation output</h2><pre class=\"validation\">" +
-           esc(v.detail.validation_output) + "</pre></section>";
-  if (!v.detail.progress.empty())
-    out += "<section><details><summary>Feedback carried to the next iteration</summary><pre>" +
-           esc(v.detail.progress) + "</pre></details></section>";
-
-  out += "<section class=\"iterations\"><h2>Iterations</h2>";
+std::string iterations_section(const LoopView& v, const std::string& token) {
+  const std::string& id = v.detail.loop.id;
+  std::string out = "<section class=\"iterations\"><h2>Iterations</h2>";
   const auto& its = v.detail.iterations;
   if (its.empty()) out += "<p class=\"empty\">None yet.</p>";
   for (auto it = its.rbegin(); it != its.rend(); ++it) {
@@ -177,7 +178,28 @@ std::string loop_body(const LoopView& v, const std::string& token) {
            "<div class=\"body\"><a href=\"" + href(path, token) +
            "\">open the transcript</a></div></details>";
   }
-  out += "</section>";
+  return out + "</section>";
+}
+
+}  // namespace
+
+std::string loop_body(const LoopView& v, const std::string& token) {
+  const api::LoopRow& d = v.detail.loop;
+  std::string out = "<h1><span class=\"type\">" + esc(to_string(d.type)) + "</span> " + esc(d.id) +
+                    "</h1><p class=\"task\">" + esc(d.task) + "</p>";
+  out += loop_summary_section(v, token);
+  out += decide_sections(v, token);
+  out += pr_comments_section(v, token);
+  out += artifact_sections(v);
+  out += diff_section(v, token);
+  out += comments_section(v, token);
+  if (!v.detail.validation_output.empty())
+    out += "<section><h2>Last validation output</h2><pre class=\"validation\">" +
+           esc(v.detail.validation_output) + "</pre></section>";
+  if (!v.detail.progress.empty())
+    out += "<section><details><summary>Feedback carried to the next iteration</summary><pre>" +
+           esc(v.detail.progress) + "</pre></details></section>";
+  out += iterations_section(v, token);
   return out;
 }
 

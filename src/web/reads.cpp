@@ -98,18 +98,41 @@ IterationFiles read_iteration(const RepoPaths& paths, const std::string& id, int
   return read_iteration_files(paths, id, n, kIterationFilePageBytes);
 }
 
+namespace {
+
+// The branches whose diff shows the loop's work, first the one that names the section. A plan's
+// diff is its integration branch (the whole tree's change) once that holds anything; before (at
+// the gate) it is the plan's own branch: the plan it wrote.
+std::vector<std::string> diff_branches(const api::LoopRow& detail) {
+  std::vector<std::string> branches;
+  if (detail.is_plan()) branches.push_back(git::integration_branch(detail.id));
+  if (!detail.branch.empty()) branches.push_back(detail.branch);
+  branches.push_back(git::archive_branch(detail.id));
+  return branches;
+}
+
+// Where a plan's own work starts: its own branch starts where the base was when it began, so
+// its tree's change is everything on its integration branch since. Once merged, `base...branch`
+// is empty: the fork point still shows the work. Unknown: nullopt (the fork from the base).
+std::optional<std::string> plan_fork(git::Repository& repo, const api::LoopRow& detail) {
+  const std::string& id = detail.id;
+  for (const auto& b : {detail.branch, git::archive_branch(id)}) {
+    if (b.empty()) continue;
+    auto found = repo.first_parent_where(
+        b, [&id](std::string_view m) { return !made_for(m, id); }, kMaxForkWalk);
+    if (found && *found) return *found;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 LoopDiff read_loop_diff(const RepoPaths& paths, const api::LoopRow& detail,
                         const std::string& base) {
-  // A plan's diff is its integration branch (the whole tree's change) once that holds
-  // anything; before (at the gate) it is the plan's own branch: the plan it wrote.
   const bool is_plan = detail.is_plan();
-  const std::string& own = detail.branch;
   const std::string& id = detail.id;
+  const std::vector<std::string> branches = diff_branches(detail);
   LoopDiff out;
-  std::vector<std::string> branches;
-  if (is_plan) branches.push_back(git::integration_branch(id));
-  if (!own.empty()) branches.push_back(own);
-  branches.push_back(git::archive_branch(id));
   out.label = "git diff " + base + "..." + branches.front();
   out.diff.path = branches.front();
   auto repo = git::Repository::open(paths.root);
@@ -117,22 +140,10 @@ LoopDiff read_loop_diff(const RepoPaths& paths, const api::LoopRow& detail,
     out.diff.problem = repo.error().message;
     return out;
   }
-  // Where the loop's own work starts: a plan's own branch starts where the base was when
-  // it began, so its tree's change is everything on its integration branch since; a loop
-  // of the tree starts from its integration branch, so its work is what its branch added
-  // since the last commit loopr made for another loop. Once merged, `base...branch` is
-  // empty: the fork point still shows the work. Unknown: the fork from the base.
-  std::optional<std::string> fork;
-  for (const auto& b : is_plan ? std::vector<std::string>{own, git::archive_branch(id)}
-                               : std::vector<std::string>{}) {
-    if (b.empty()) continue;
-    auto found = repo->first_parent_where(
-        b, [&id](std::string_view m) { return !made_for(m, id); }, kMaxForkWalk);
-    if (found && *found) {
-      fork = *found;
-      break;
-    }
-  }
+  // A loop of the tree starts from its integration branch, so its work is what its branch
+  // added since the last commit loopr made for another loop (below, per branch).
+  const std::optional<std::string> fork =
+      is_plan ? plan_fork(*repo, detail) : std::optional<std::string>();
   git::DiffLimits limits;
   limits.max_lines = 50'000;
   limits.max_bytes = kMaxFileBytes;

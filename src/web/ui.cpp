@@ -406,6 +406,7 @@ struct WebAction {
   std::string_view name;
   ApiCall (*call)(const std::string& id, const ActionForm& f);
   bool confirm = false;
+  bool to_comments = false;  ///< done: back to the page's comments (#comments)
 };
 
 std::string loop_path(const std::string& id) { return "/v1/loops/" + id; }
@@ -437,7 +438,8 @@ const WebAction kActions[] = {
      [](const std::string& id, const ActionForm& f) {
        return ApiCall{loop_path(id) + "/iterate",
                       api::to_json(api::IterateRequest{f.feedback, true, false})};
-     }},
+     },
+     false, true},
     {"from-pr",  // `loopr iterate PLAN --from-pr`
      [](const std::string& id, const ActionForm&) {
        return ApiCall{loop_path(id) + "/iterate",
@@ -449,7 +451,8 @@ const WebAction kActions[] = {
     {"comment",
      [](const std::string& id, const ActionForm& f) {
        return ApiCall{loop_path(id) + "/comments", api::to_json(comment_of(f))};
-     }},
+     },
+     false, true},
 };
 
 const WebAction* web_action(std::string_view name) {
@@ -480,8 +483,7 @@ awaitable<Response> action_post(PageCall& c) {
   }
   Response done = co_await c.s.call("POST", call.path, {}, call.body.dump());
   if (done.status == 200 || done.status == 201) {
-    const std::string anchor = name == "comment" || name == "send-comments" ? "#comments" : "";
-    co_return redirect(back_path + "?token=" + token + anchor);
+    co_return redirect(back_path + "?token=" + token + (action->to_comments ? "#comments" : ""));
   }
   co_return html_response(done.status,
                           web::page(c.s.frame("Not done", "", c.loops),

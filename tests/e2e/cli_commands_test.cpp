@@ -363,9 +363,11 @@ TEST_F(CliE2E, PauseResumeStopActOnTheTree) {
   EXPECT_EQ(loopr("pause 001").exit_code, 5);
   CliRun resume = loopr("resume 001");
   ASSERT_EQ(resume.exit_code, 0) << resume.err;
-  EXPECT_NE(resume.out.find("resumed 001"), std::string::npos);
+  EXPECT_NE(resume.out.find("resumed 001 and its descendants (now "), std::string::npos)
+      << resume.out;
   CliRun stop = loopr("stop 001");
   ASSERT_EQ(stop.exit_code, 0) << stop.err;
+  EXPECT_NE(stop.out.find("stopped 001 and its descendants (now "), std::string::npos) << stop.out;
   ASSERT_TRUE(wait_status("001", "stopped", std::chrono::seconds(30)));
   EXPECT_EQ(loops()["001"]["end_reason"], "stopped_by_user");
   CliRun logs = loopr("--json logs 001");

@@ -25,11 +25,6 @@ class Sandbox {
   /// The root-relative form of a resolved path (for messages).
   std::string relative(const std::filesystem::path& resolved) const;
 
-  /// Reads at most `max_bytes` (+1, so callers see "too big") of a root-relative file, never
-  /// through a symlink that leaves the root: loopr's own reads of a worktree the model's
-  /// commands may have changed (an artifact made a link to ~/.ssh/id_rsa stays unread).
-  Result<std::string> read(std::string_view path, std::size_t max_bytes) const;
-
  private:
   std::filesystem::path root_;
 };
