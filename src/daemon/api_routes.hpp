@@ -82,6 +82,12 @@ awaitable<Response> get_loops(Api::State& s, Request& req, const Params& p);
 awaitable<Response> get_loop(Api::State& s, Request& req, const Params& p);
 awaitable<Response> post_action(Api::State& s, Request& req, const Params& p);
 
+// --- api_file_routes.cpp: a loop's files ---
+awaitable<Response> get_artifact(Api::State& s, Request& req, const Params& p);
+awaitable<Response> get_file(Api::State& s, Request& req, const Params& p);
+awaitable<Response> get_diff(Api::State& s, Request& req, const Params& p);
+awaitable<Response> get_iteration(Api::State& s, Request& req, const Params& p);
+
 // --- api_comment_routes.cpp: a loop's diff comments ---
 awaitable<Response> get_comments(Api::State& s, Request& req, const Params& p);
 awaitable<Response> post_comment(Api::State& s, Request& req, const Params& p);

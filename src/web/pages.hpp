@@ -13,6 +13,7 @@
 
 #include <loopr/api/answers.hpp>
 #include <loopr/api/comments.hpp>
+#include <loopr/api/files.hpp>
 #include <loopr/api/views.hpp>
 #include <loopr/core/iteration_files.hpp>
 
@@ -32,14 +33,8 @@ std::string tree_section(const TreeView& view, const std::string& token);
 /// How many things wait for the person: plans awaiting approval and loops awaiting an answer.
 int waiting_count(const std::vector<api::LoopRow>& loops);
 
-/// A file shown on a page: its text, or why it could not be read.
-struct ShownFile {
-  std::string path;
-  std::optional<std::string> text;
-  std::string problem;
-  bool truncated = false;
-  std::string source;  ///< where it was read (a branch), for the whole-file view
-};
+/// A file shown on a page: its text, or why it could not be read (api/files.hpp).
+using ShownFile = api::FileView;
 
 /// A plan at the gate: its detail and its plan artifact.
 struct GatePlan {

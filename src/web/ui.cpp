@@ -8,16 +8,16 @@
 
 #include <loopr/api/answers.hpp>
 #include <loopr/api/comments.hpp>
+#include <loopr/api/files.hpp>
 #include <loopr/api/requests.hpp>
 #include <loopr/api/views.hpp>
 #include <loopr/core/embedded.hpp>
 #include <loopr/core/ids.hpp>
-#include <loopr/web/web_ui.hpp>
 #include <loopr/daemon/http_common.hpp>
+#include <loopr/web/web_ui.hpp>
 
 #include "web/html.hpp"
 #include "web/pages.hpp"
-#include "web/reads.hpp"
 
 namespace loopr::web {
 
@@ -260,6 +260,30 @@ awaitable<Response> tree_page(PageCall& c) {
                      "<h1>The tree</h1>" + section));
 }
 
+/// One of loop `id`'s artifacts as the API reads it (`GET /v1/loops/{id}/artifact`), or why not.
+awaitable<web::ShownFile> artifact_of(PageCall& c, const std::string& id, const std::string& rel) {
+  Response got = co_await c.s.call("GET", "/v1/loops/" + id + "/artifact", {{"path", rel}});
+  if (got.status == 200) co_return api::file_view_from_json(got.body);
+  web::ShownFile f;
+  f.path = rel;
+  f.problem = api::error_from_json(got.body).error;
+  co_return f;
+}
+
+/// An iteration's files from the API's answer, in the order the page shows them.
+web::IterationFiles iteration_files_of(const api::IterationView& view) {
+  web::IterationFiles files;
+  files.loop_id = view.id;
+  files.n = view.n;
+  for (const auto& spec : kIterationFiles) {
+    IterationFileText& f = files[spec.file];
+    f.problem = std::string("(no ") + spec.name + ")";
+    for (const auto& got : view.files)
+      if (got.name == spec.name) f = {got.text, got.truncated, got.problem};
+  }
+  return files;
+}
+
 awaitable<Response> gate_page(PageCall& c) {
   web::GateView view;
   for (const auto& row : c.loops) {
@@ -271,10 +295,7 @@ awaitable<Response> gate_page(PageCall& c) {
     plan.detail = api::loop_detail_from_json(d.body);
     const std::string rel =
         plan.detail.loop.artifacts.empty() ? std::string() : plan.detail.loop.artifacts.front();
-    const api::LoopRow detail = plan.detail.loop;
-    const RepoPaths paths = c.s.ctx.paths;
-    auto read = [paths, detail, rel] { return web::read_artifact(paths, detail, rel); };
-    plan.plan = co_await run_blocking(c.s.reads, read);
+    plan.plan = co_await artifact_of(c, row.id, rel);
     view.plans.push_back(std::move(plan));
   }
   co_return html_response(
@@ -290,10 +311,12 @@ awaitable<Response> iteration_page(PageCall& c) {
     n = 0;
   }
   if (n <= 0) co_return html_response(404, c.s.error_page(c.loops, "no iteration " + c.p.at("n")));
-  const RepoPaths paths = c.s.ctx.paths;
-  auto read = [paths, id, n] { return web::read_iteration(paths, id, n); };
-  web::IterationFiles files = co_await run_blocking(c.s.reads, read);
-  std::string body = web::iteration_body(files);
+  Response got = co_await c.s.call("GET", "/v1/loops/" + id + "/iterations/" + std::to_string(n));
+  if (got.status != 200)
+    co_return html_response(got.status,
+                            c.s.error_page(c.loops, api::error_from_json(got.body).error));
+  std::string body =
+      web::iteration_body(iteration_files_of(api::iteration_view_from_json(got.body)));
   if (c.part() == "body") co_return html_response(200, std::move(body));
   co_return html_response(200, web::page(c.s.frame(id + " #" + std::to_string(n), "", c.loops),
                                          "<h1>" + web::esc(id) + " iteration " + std::to_string(n) +
@@ -313,12 +336,11 @@ awaitable<std::variant<api::LoopDetail, Response>> detail_of(PageCall& c, const 
 awaitable<Response> file_page(PageCall& c) {
   const std::string& id = c.p.at("id");
   const std::string rel = c.req.query.count("path") ? c.req.query.at("path") : "";
-  auto got = co_await detail_of(c, id);
-  if (auto* r = std::get_if<Response>(&got)) co_return std::move(*r);
-  const api::LoopRow loop = std::get<api::LoopDetail>(got).loop;
-  const RepoPaths paths = c.s.ctx.paths;
-  auto read = [paths, loop, rel] { return web::read_committed(paths, loop, rel); };
-  web::ShownFile f = co_await run_blocking(c.s.reads, read);
+  Response got = co_await c.s.call("GET", "/v1/loops/" + id + "/file", {{"path", rel}});
+  if (got.status != 200)
+    co_return html_response(got.status,
+                            c.s.error_page(c.loops, api::error_from_json(got.body).error));
+  const web::ShownFile f = api::file_view_from_json(got.body);
   co_return html_response(f.text ? 200 : 404, web::page(c.s.frame(rel + " in " + id, "", c.loops),
                                                         web::file_body(id, f, c.s.token())));
 }
@@ -347,19 +369,12 @@ awaitable<Response> loop_page(PageCall& c) {
     else
       view.pr_comments_problem = api::error_from_json(pr.body).error;
   }
-  const RepoPaths paths = c.s.ctx.paths;
-  const api::LoopRow detail = loop;
-  auto read = [paths, detail, base] {
-    std::pair<std::vector<web::ShownFile>, web::LoopDiff> out;
-    for (const auto& a : detail.artifacts)
-      out.first.push_back(web::read_artifact(paths, detail, a));
-    out.second = web::read_loop_diff(paths, detail, base);
-    return out;
-  };
-  auto files = co_await run_blocking(c.s.reads, read);
-  view.artifacts = std::move(files.first);
-  view.diff_label = std::move(files.second.label);
-  view.diff = std::move(files.second.diff);
+  for (const auto& a : loop.artifacts) view.artifacts.push_back(co_await artifact_of(c, id, a));
+  Response diff = co_await c.s.call("GET", "/v1/loops/" + id + "/diff");
+  api::DiffView d = diff.status == 200 ? api::diff_view_from_json(diff.body) : api::DiffView{};
+  if (diff.status != 200) d.diff.problem = api::error_from_json(diff.body).error;
+  view.diff_label = std::move(d.label);
+  view.diff = std::move(d.diff);
   co_return html_response(200, web::page(c.s.frame(std::string(to_string(loop.type)) + " " + id, "",
                                                    c.loops, static_cast<std::int64_t>(c.since)),
                                          web::loop_body(view, token)));

@@ -10,12 +10,14 @@
 #include <future>
 #include <thread>
 
+#include <loopr/daemon/loop_files.hpp>
+
 #include "support/git_repo.hpp"
 #include "support/temp_dir.hpp"
-#include "web/reads.hpp"
 
 using namespace loopr;
 using namespace loopr::web;
+using loopr::daemon::read_artifact;
 using namespace loopr::testing;
 namespace fs = std::filesystem;
 

@@ -6,12 +6,14 @@
 
 #include <cstdlib>
 
+#include <loopr/daemon/loop_files.hpp>
+
 #include "support/temp_dir.hpp"
 #include "web/pages.hpp"
-#include "web/reads.hpp"
 
 using namespace loopr;
 using namespace loopr::web;
+using loopr::daemon::read_iteration;
 using namespace loopr::testing;
 
 namespace {

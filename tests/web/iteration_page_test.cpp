@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <loopr/daemon/loop_files.hpp>
+
 #include "support/temp_dir.hpp"
 #include "web/pages.hpp"
-#include "web/reads.hpp"
 
 using namespace loopr;
 using namespace loopr::web;
+using loopr::daemon::read_iteration;
 using namespace loopr::testing;
 
 // The engine's ReviewTest checks a reviewed iteration writes exactly the files of the table.

@@ -1,13 +1,12 @@
-// The web UI's reads (reads.hpp).
-#include "web/reads.hpp"
-
+// A loop's files as the API serves them (loopr/daemon/loop_files.hpp).
 #include <loopr/core/commit_message.hpp>
 #include <loopr/core/text.hpp>
+#include <loopr/daemon/loop_files.hpp>
 #include <loopr/git/artifact.hpp>
 #include <loopr/git/branches.hpp>
 #include <loopr/git/repository.hpp>
 
-namespace loopr::web {
+namespace loopr::daemon {
 
 namespace {
 
@@ -42,9 +41,9 @@ std::vector<std::string> branches_of(const api::LoopRow& loop) {
   return out;
 }
 
-ShownFile read_from_branches(const RepoPaths& paths, const std::vector<std::string>& branches,
-                             const std::string& rel) {
-  ShownFile f;
+api::FileView read_from_branches(const RepoPaths& paths, const std::vector<std::string>& branches,
+                                 const std::string& rel) {
+  api::FileView f;
   f.path = rel;
   auto repo = git::Repository::open(paths.root);
   if (!repo) {
@@ -66,13 +65,14 @@ ShownFile read_from_branches(const RepoPaths& paths, const std::vector<std::stri
 
 }  // namespace
 
-ShownFile read_artifact(const RepoPaths& paths, const api::LoopRow& loop, const std::string& rel) {
+api::FileView read_artifact(const RepoPaths& paths, const api::LoopRow& loop,
+                            const std::string& rel) {
   // The one reader (git/artifact.hpp): the model writes the worktree, so a symlink there may point
   // anywhere on the machine and a FIFO would hold a reads thread; neither is opened.
   git::ArtifactText read = git::read_loop_artifact(
       {paths.root, loop.worktree, rel, git::artifact_branches(loop.branch, loop.id, loop.plan_id)},
       kMaxFileBytes);
-  ShownFile f;
+  api::FileView f;
   f.path = rel;
   if (!read.bytes) {
     f.problem = std::move(read.problem);
@@ -84,9 +84,10 @@ ShownFile read_artifact(const RepoPaths& paths, const api::LoopRow& loop, const 
   return f;
 }
 
-ShownFile read_committed(const RepoPaths& paths, const api::LoopRow& loop, const std::string& rel) {
+api::FileView read_committed(const RepoPaths& paths, const api::LoopRow& loop,
+                             const std::string& rel) {
   if (!inside(rel)) {
-    ShownFile f;
+    api::FileView f;
     f.path = rel;
     f.problem = "not a path inside the repository: " + rel;
     return f;
@@ -94,8 +95,20 @@ ShownFile read_committed(const RepoPaths& paths, const api::LoopRow& loop, const
   return read_from_branches(paths, branches_of(loop), rel);
 }
 
-IterationFiles read_iteration(const RepoPaths& paths, const std::string& id, int n) {
-  return read_iteration_files(paths, id, n, kIterationFilePageBytes);
+IterationRead read_iteration(const RepoPaths& paths, const std::string& id, int n,
+                             std::size_t max_bytes) {
+  return read_iteration_files(paths, id, n, max_bytes);
+}
+
+api::IterationView iteration_view(const IterationRead& read) {
+  api::IterationView out;
+  out.id = read.loop_id;
+  out.n = read.n;
+  for (const auto& spec : kIterationFiles) {
+    const IterationFileText& f = read[spec.file];
+    out.files.push_back({spec.name, f.text, f.truncated, f.problem});
+  }
+  return out;
 }
 
 namespace {
@@ -127,12 +140,12 @@ std::optional<std::string> plan_fork(git::Repository& repo, const api::LoopRow& 
 
 }  // namespace
 
-LoopDiff read_loop_diff(const RepoPaths& paths, const api::LoopRow& detail,
-                        const std::string& base) {
+api::DiffView read_loop_diff(const RepoPaths& paths, const api::LoopRow& detail,
+                             const std::string& base) {
   const bool is_plan = detail.is_plan();
   const std::string& id = detail.id;
   const std::vector<std::string> branches = diff_branches(detail);
-  LoopDiff out;
+  api::DiffView out;
   out.label = "git diff " + base + "..." + branches.front();
   out.diff.path = branches.front();
   auto repo = git::Repository::open(paths.root);
@@ -173,4 +186,4 @@ LoopDiff read_loop_diff(const RepoPaths& paths, const api::LoopRow& detail,
   return out;
 }
 
-}  // namespace loopr::web
+}  // namespace loopr::daemon
