@@ -124,17 +124,6 @@ LoopRow row_of(const Loop& loop) {
   return r;
 }
 
-json to_json(const PrView& p) {
-  return {{"number", p.number},
-          {"url", or_null(p.url)},
-          {"state", or_null(to_string(p.state))},
-          {"checks", or_null(to_string(p.checks))},
-          {"head", or_null(p.head)},
-          {"failing", or_null(p.failing)},
-          {"error", or_null(p.error)},
-          {"ci_fix_loops", p.ci_fix_loops}};
-}
-
 json to_json(const LoopRow& r) {
   json j = r.extra.is_object() ? r.extra : json::object();
   j["id"] = r.id;
@@ -191,7 +180,15 @@ json to_json(const LoopRow& r) {
     if (!r.pr) {
       j["pr"] = nullptr;
     } else {
-      j["pr"] = to_json(*r.pr);
+      const PrView& p = *r.pr;
+      j["pr"] = {{"number", p.number},
+                 {"url", or_null(p.url)},
+                 {"state", or_null(to_string(p.state))},
+                 {"checks", or_null(to_string(p.checks))},
+                 {"head", or_null(p.head)},
+                 {"failing", or_null(p.failing)},
+                 {"error", or_null(p.error)},
+                 {"ci_fix_loops", p.ci_fix_loops}};
     }
   }
   if (r.tree_cost_usd) j["tree_cost_usd"] = *r.tree_cost_usd;

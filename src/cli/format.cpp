@@ -66,7 +66,7 @@ json interface_show_json(const api::LoopDetail& d) {
     json r = json::object();
     for (const char* key : kIterationFields) r[key] = all.at(key);
     // A subscription login's receipt (docs/differences.md): only where there is one.
-    if (rec.notional_cost_usd) r["notional_cost_usd"] = *rec.notional_cost_usd;
+    if (auto n = all.find("notional_cost_usd"); n != all.end()) r["notional_cost_usd"] = *n;
     iterations.push_back(std::move(r));
   }
   out["iterations"] = std::move(iterations);
@@ -74,7 +74,7 @@ json interface_show_json(const api::LoopDetail& d) {
   if (d.actual) out["actual"] = api::to_json(*d.actual);
   if (d.budget) out["budget"] = api::to_json(*d.budget);
   // A plan's pull request (merge: pr), once one was opened or a push failed.
-  if (d.loop.is_plan() && d.loop.pr) out["pr"] = api::to_json(*d.loop.pr);
+  if (d.loop.is_plan() && d.loop.pr) out["pr"] = api::to_json(d.loop).at("pr");
   return out;
 }
 

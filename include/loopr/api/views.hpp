@@ -234,8 +234,6 @@ struct Health {
 nlohmann::json to_json(const LoopRow& row);
 LoopRow loop_row_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const IterationRow& it);
-/// A plan's pull request as in its row's `"pr"`.
-nlohmann::json to_json(const PrView& p);
 IterationRow iteration_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const LoopDetail& d);
 LoopDetail loop_detail_from_json(const nlohmann::json& j);
