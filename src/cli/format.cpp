@@ -66,7 +66,7 @@ json interface_show_json(const api::LoopDetail& d) {
     json r = json::object();
     for (const char* key : kIterationFields) r[key] = all.at(key);
     // A subscription login's receipt (docs/differences.md): only where there is one.
-    if (auto n = all.find("notional_cost_usd"); n != all.end()) r["notional_cost_usd"] = *n;
+    if (rec.notional_cost_usd) r["notional_cost_usd"] = *rec.notional_cost_usd;
     iterations.push_back(std::move(r));
   }
   out["iterations"] = std::move(iterations);
