@@ -262,7 +262,9 @@ awaitable<Response> tree_page(PageCall& c) {
 
 /// One of loop `id`'s artifacts as the API reads it (`GET /v1/loops/{id}/artifact`), or why not.
 awaitable<web::ShownFile> artifact_of(PageCall& c, const std::string& id, const std::string& rel) {
-  Response got = co_await c.s.call("GET", "/v1/loops/" + id + "/artifact", {{"path", rel}});
+  std::map<std::string, std::string> query;  // (not a braced list: GCC 12's coroutines)
+  query["path"] = rel;
+  Response got = co_await c.s.call("GET", "/v1/loops/" + id + "/artifact", std::move(query));
   if (got.status == 200) co_return api::file_view_from_json(got.body);
   web::ShownFile f;
   f.path = rel;
@@ -336,7 +338,9 @@ awaitable<std::variant<api::LoopDetail, Response>> detail_of(PageCall& c, const 
 awaitable<Response> file_page(PageCall& c) {
   const std::string& id = c.p.at("id");
   const std::string rel = c.req.query.count("path") ? c.req.query.at("path") : "";
-  Response got = co_await c.s.call("GET", "/v1/loops/" + id + "/file", {{"path", rel}});
+  std::map<std::string, std::string> query;
+  query["path"] = rel;
+  Response got = co_await c.s.call("GET", "/v1/loops/" + id + "/file", std::move(query));
   if (got.status != 200)
     co_return html_response(got.status,
                             c.s.error_page(c.loops, api::error_from_json(got.body).error));

@@ -16,8 +16,8 @@
 #include "support/temp_dir.hpp"
 
 using namespace loopr;
-using namespace loopr::web;
 using loopr::daemon::read_artifact;
+using ShownFile = loopr::api::FileView;
 using namespace loopr::testing;
 namespace fs = std::filesystem;
 
