@@ -61,6 +61,17 @@ BudgetView budget_from_json(const json& j) {
   return b;
 }
 
+json to_json(const PrView& p) {
+  return {{"number", p.number},
+          {"url", or_null(p.url)},
+          {"state", or_null(to_string(p.state))},
+          {"checks", or_null(to_string(p.checks))},
+          {"head", or_null(p.head)},
+          {"failing", or_null(p.failing)},
+          {"error", or_null(p.error)},
+          {"ci_fix_loops", p.ci_fix_loops}};
+}
+
 json to_json(const ForecastView& f) {
   json j = {{"cost_usd", f.cost_usd},     {"low", f.low},
           {"high", f.high},             {"loops", f.loops},
@@ -180,15 +191,7 @@ json to_json(const LoopRow& r) {
     if (!r.pr) {
       j["pr"] = nullptr;
     } else {
-      const PrView& p = *r.pr;
-      j["pr"] = {{"number", p.number},
-                 {"url", or_null(p.url)},
-                 {"state", or_null(to_string(p.state))},
-                 {"checks", or_null(to_string(p.checks))},
-                 {"head", or_null(p.head)},
-                 {"failing", or_null(p.failing)},
-                 {"error", or_null(p.error)},
-                 {"ci_fix_loops", p.ci_fix_loops}};
+      j["pr"] = to_json(*r.pr);
     }
   }
   if (r.tree_cost_usd) j["tree_cost_usd"] = *r.tree_cost_usd;

@@ -74,7 +74,7 @@ json interface_show_json(const api::LoopDetail& d) {
   if (d.actual) out["actual"] = api::to_json(*d.actual);
   if (d.budget) out["budget"] = api::to_json(*d.budget);
   // A plan's pull request (merge: pr), once one was opened or a push failed.
-  if (d.loop.is_plan() && d.loop.pr) out["pr"] = api::to_json(d.loop).at("pr");
+  if (d.loop.is_plan() && d.loop.pr) out["pr"] = api::to_json(*d.loop.pr);
   return out;
 }
 

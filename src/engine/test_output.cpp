@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 
+#include <loopr/core/stable_hash.hpp>
 #include <loopr/engine/test_output.hpp>
 
 namespace loopr::engine {
@@ -117,12 +118,7 @@ std::string normalize_test_output(std::string_view output, const NormalizeOption
 
 std::string output_fingerprint(std::string_view output, const NormalizeOptions& options) {
   std::string normalized = normalize_test_output(output, options);
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : normalized) h = (h ^ c) * 1099511628211ULL;
-  static const char* kHex = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<std::size_t>(i)] = kHex[h & 0xf];
-  return out;
+  return stable_hash_hex(stable_hash(normalized));
 }
 
 }  // namespace loopr::engine

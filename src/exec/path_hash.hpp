@@ -3,18 +3,17 @@
 // job names, so it never changes.
 #pragma once
 
-#include <cstdint>
-#include <sstream>
 #include <string>
+
+#include <loopr/core/stable_hash.hpp>
 
 namespace loopr::exec {
 
 inline std::string path_hash(const std::string& text) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
-  std::ostringstream out;
-  out << std::hex << (h & 0xffffffffULL);
-  return out.str();
+  std::string hex = stable_hash_hex(stable_hash(text), 8);
+  // std::hex wrote no leading zeros: the names already on disk have none.
+  auto first = hex.find_first_not_of('0');
+  return first == std::string::npos ? "0" : hex.substr(first);
 }
 
 }  // namespace loopr::exec

@@ -1,8 +1,9 @@
 #include "llm/prompt_cache.hpp"
 
 #include <cstdint>
-#include <cstdio>
 #include <vector>
+
+#include <loopr/core/stable_hash.hpp>
 
 namespace loopr::llm {
 
@@ -87,16 +88,10 @@ int count_cache_breakpoints(const json& body) {
 
 std::string prompt_cache_key(const std::string& working_dir, const std::string& loop_id) {
   // FNV-1a 64 over both (a separator between them): stable across runs and builds.
-  std::uint64_t h = 1469598103934665603ULL;
-  auto feed = [&h](const std::string& s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
-    h = (h ^ 0xFF) * 1099511628211ULL;
-  };
-  feed(working_dir);
-  feed(loop_id);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "loopr-%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  constexpr std::string_view kSeparator("\xFF", 1);
+  std::uint64_t h = stable_hash(kSeparator, stable_hash(working_dir));
+  h = stable_hash(kSeparator, stable_hash(loop_id, h));
+  return "loopr-" + stable_hash_hex(h);
 }
 
 }  // namespace loopr::llm

@@ -1,15 +1,15 @@
 #include "manager/tree_rules.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 #include <loopr/api/events.hpp>
 #include <loopr/core/ids.hpp>
-#include <loopr/git/branches.hpp>
 #include <loopr/core/repo_paths.hpp>
+#include <loopr/core/stable_hash.hpp>
 #include <loopr/engine/event_bus.hpp>
 #include <loopr/engine/feedback.hpp>
 #include <loopr/engine/loop_journal.hpp>
+#include <loopr/git/branches.hpp>
 #include <loopr/markdown/artifacts.hpp>
 
 namespace loopr::manager {
@@ -250,11 +250,7 @@ std::string baseline_meta_key(const std::string& sha, const Config& config) {
   for (const auto& e : config.sandbox.env) all += e + '\0';
   for (const auto& [k, v] : config.sandbox.env_values) all += k + '=' + v + '\0';
   all += to_string(config.executor.kind);
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64
-  for (unsigned char c : all) h = (h ^ c) * 1099511628211ull;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return "baseline/" + sha + "/" + hex;
+  return "baseline/" + sha + "/" + stable_hash_hex(stable_hash(all));
 }
 
 // ---------------------------------------------------------------- after a crash

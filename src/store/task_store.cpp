@@ -323,26 +323,12 @@ Result<void> TaskStore::resume_writes() {
   return ok();
 }
 
-Result<Loop> TaskStore::create_loop(Loop loop) {
-  WriteSet set;
-  set.creates.push_back(std::move(loop));
-  LOOPR_ASSIGN(WriteResult r, apply(std::move(set)));
-  return r.loops.front();
-}
-
 Result<Loop> TaskStore::get_loop(const std::string& id) const {
   auto value = impl_->get(kLoops, id);
   if (!value) return value.take_error();
   if (!value->has_value()) return make_error(ErrorCode::not_found, "no loop " + id);
   store_detail::note_record_read(*this, id);
   return impl_->decode_loop(**value);
-}
-
-Result<Loop> TaskStore::update_loop(const Loop& loop) {
-  WriteSet set;
-  set.updates.push_back(loop);
-  LOOPR_ASSIGN(WriteResult r, apply(std::move(set)));
-  return r.loops.front();
 }
 
 Result<std::vector<Loop>> TaskStore::list_loops() const {
@@ -448,16 +434,6 @@ Result<std::map<LoopStatus, std::size_t>> TaskStore::count_by_status() const {
   return counts;
 }
 
-Result<Loop> TaskStore::commit_iteration(const Loop& loop, const IterationRecord& record,
-                                         std::vector<Event> events) {
-  WriteSet set;
-  set.updates.push_back(loop);
-  set.iterations.push_back(record);
-  set.events = std::move(events);
-  LOOPR_ASSIGN(WriteResult r, apply(std::move(set)));
-  return r.loops.front();
-}
-
 Result<std::vector<IterationRecord>> TaskStore::iterations(const std::string& loop_id) const {
   std::vector<IterationRecord> out;
   std::optional<Error> err;
@@ -489,13 +465,6 @@ Result<IterationRecord> TaskStore::get_iteration(const std::string& loop_id, int
   return iteration_from_json(json);
 }
 
-Result<std::vector<Event>> TaskStore::append_events(std::vector<Event> events) {
-  WriteSet set;
-  set.events = std::move(events);
-  LOOPR_ASSIGN(WriteResult r, apply(std::move(set)));
-  return r.events;
-}
-
 Result<std::vector<Event>> TaskStore::events_since(std::uint64_t after, std::size_t limit) const {
   std::vector<Event> out;
   std::unique_ptr<rocksdb::Iterator> it(
@@ -515,13 +484,6 @@ Result<std::vector<Event>> TaskStore::events_since(std::uint64_t after, std::siz
 std::uint64_t TaskStore::last_event_seq() const {
   std::lock_guard lock(impl_->write_mutex);
   return impl_->event_seq;
-}
-
-Result<void> TaskStore::put_approval(const Approval& approval) {
-  WriteSet set;
-  set.approvals.push_back(approval);
-  LOOPR_TRY(apply(std::move(set)));
-  return ok();
 }
 
 Result<std::optional<Approval>> TaskStore::get_approval(const std::string& loop_id) const {

@@ -16,10 +16,7 @@
 
 using namespace loopr;
 using namespace loopr::cli;
-using loopr::testing::run_command;
-using loopr::testing::shell_quote;
-using loopr::testing::TempDir;
-using loopr::testing::write_file;
+using namespace loopr::testing;
 
 namespace {
 
@@ -142,13 +139,13 @@ TEST(CommandTableTest, TheLoopCommandsNeedTheDaemonAndTheRestSayWhatTheyNeed) {
                            &kIterateCommand, &kPauseCommand, &kResumeCommand, &kStopCommand,
                            &kMergeCommand, &kAnswerCommand, &kLogsCommand, &kWatchCommand})
     EXPECT_EQ(c->needs, Needs::daemon) << c->name;
-  for (const Command* c : {&kInitCommand, &kDaemonCommand, &kSubmitCommand, &kShowCommand,
-                           &kWebCommand})
+  for (const Command* c :
+       {&kInitCommand, &kDaemonCommand, &kSubmitCommand, &kShowCommand, &kWebCommand})
     EXPECT_EQ(c->needs, Needs::repo) << c->name;
   for (const Command* c : {&kConfigCommand, &kStatsCommand, &kGcCommand})
     EXPECT_EQ(c->needs, Needs::config) << c->name;
-  for (const Command* c : {&kValidateCommand, &kDoctorCommand, &kSandboxBridgeCommand,
-                           &kMcpServeCommand})
+  for (const Command* c :
+       {&kValidateCommand, &kDoctorCommand, &kSandboxBridgeCommand, &kMcpServeCommand})
     EXPECT_EQ(c->needs, Needs::nothing) << c->name;
 }
 

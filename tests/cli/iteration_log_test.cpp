@@ -6,6 +6,7 @@
 
 #include <loopr/core/text.hpp>
 
+#include "support/iteration_folders.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace loopr;
@@ -83,13 +84,7 @@ TEST(IterationLogTest, EveryPartIsShownWithItsControlsVisible) {
 TEST(IterationLogTest, EveryFileTheEngineWritesIsShown) {
   TempDir dir;
   RepoPaths paths(dir.path());
-  for (const auto& spec : kIterationFiles) {
-    const std::string marker = std::string("marker of ") + spec.name;
-    write_iteration_file(paths, "001", 1, spec.file,
-                         spec.file == IterationFile::conversation
-                             ? nlohmann::json{{"role", "user"}, {"content", marker}}.dump() + "\n"
-                             : marker + "\n");
-  }
+  write_every_iteration_file(paths, "001", 1);
   IterationLog log = read_iteration_log(paths, "001", 1);
   const std::string text = render_iteration_log(log, Style{false});
   const std::string json = iteration_log_json(log).dump();
@@ -105,21 +100,8 @@ TEST(IterationLogTest, EveryFileTheEngineWritesIsShown) {
 TEST(IterationLogTest, AHostileIterationFolderShowsNoSecretAndNeverThrows) {
   TempDir dir;
   RepoPaths paths(dir.path());
-  const std::string secret = "SECRET-KEY-do-not-show";
-  write_file(dir / "secret.txt", secret);
-  const auto d = paths.iteration_dir("code-001-001-001", 1);
-  std::filesystem::create_directories(d);
-  std::filesystem::create_symlink(dir / "secret.txt", d / "prompt.md");
-  std::filesystem::create_symlink(dir / "secret.txt", d / "review.md");
-  ASSERT_EQ(::mkfifo((d / "validation.log").c_str(), 0600), 0);
-  write_file(
-      d / "conversation.jsonl",
-      R"({"role":"assistant","content":[{"type":"text","text":7},{"type":"tool_use","name":{}},)"
-      R"({"type":"tool_result","is_error":"yes"},{"type":"thinking","thinking":"\u001b]52;c;x\u0007"}]})"
-      "\n"
-      R"({"role":42})"
-      "\nbad \xff\xfe \x1b[2J\n" +
-          std::string(kIterationFileReadBytes, 'x'));
+  const std::string secret = kIterationSecret;
+  write_hostile_iteration(dir.path(), kIterationFileReadBytes);
   IterationLog log;
   ASSERT_NO_THROW(log = read_iteration_log(paths, "code-001-001-001", 1));
   std::string text, json;

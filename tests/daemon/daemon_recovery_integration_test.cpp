@@ -4,20 +4,38 @@
 // API's answers to bad input.
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 
-#include <cstring>
 #include <random>
 
+#include <loopr/store/store_writes.hpp>
 #include <loopr/store/task_store.hpp>
 
 #include "daemon/daemon_fixture.hpp"
+#include "support/unix_socket.hpp"
 
 using namespace loopr;
 using namespace loopr::testing;
 using nlohmann::json;
 
-class DaemonRecoveryTest : public DaemonFixture {};
+class DaemonRecoveryTest : public DaemonFixture {
+ protected:
+  // Lets the tree run on for `pause` (into the moment being tested), then kills the daemon with
+  // SIGKILL and starts a new one.
+  void kill_and_restart_after(std::chrono::milliseconds pause) {
+    std::this_thread::sleep_for(pause);
+    kill_daemon();
+    start_daemon();
+  }
+
+  // Waits until the base branch has `code/<loop>.txt` (the tree was merged into main).
+  bool main_has_code_of(const std::string& loop, std::chrono::seconds within) {
+    return wait_until(
+        [&] {
+          return git("ls-tree -r --name-only main code").find(loop + ".txt") != std::string::npos;
+        },
+        within);
+  }
+};
 
 TEST_F(DaemonRecoveryTest, KilledAtFourMomentsTheTreeStillCompletesWithEveryIterationOnce) {
   make_repo();
@@ -42,17 +60,13 @@ TEST_F(DaemonRecoveryTest, KilledAtFourMomentsTheTreeStillCompletesWithEveryIter
   // Moment 1: the specs are mid-iteration.
   ASSERT_TRUE(wait_loops([](auto& l) { return count_type_status(l, "spec", "running") == 2; }))
       << dump_loops();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  kill_daemon();
-  start_daemon();
+  kill_and_restart_after(std::chrono::milliseconds(300));
 
   // Moment 2: phases are running.
   ASSERT_TRUE(wait_loops([](auto& l) { return count_type_status(l, "phase", "running") >= 2; },
                          std::chrono::seconds(60)))
       << dump_loops();
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  kill_daemon();
-  start_daemon();
+  kill_and_restart_after(std::chrono::milliseconds(200));
 
   // Moment 3: six code loops running.
   ASSERT_TRUE(wait_loops([](auto& l) { return count_type_status(l, "code", "running") >= 6; },
@@ -86,12 +100,7 @@ TEST_F(DaemonRecoveryTest, KilledAtFourMomentsTheTreeStillCompletesWithEveryIter
       EXPECT_EQ(its[i]["n"], static_cast<int>(i + 1)) << id;
     EXPECT_EQ(its.back()["status"], "passed") << id;
   }
-  ASSERT_TRUE(wait_until(
-      [&] {
-        return git("ls-tree -r --name-only main code").find("code-001-002-003.txt") !=
-               std::string::npos;
-      },
-      std::chrono::seconds(20)));
+  ASSERT_TRUE(main_has_code_of("code-001-002-003", std::chrono::seconds(20)));
   std::string tree = git("ls-tree -r --name-only main code");
   for (const auto& c : {"code-001-001-001", "code-001-001-002", "code-001-001-003",
                         "code-001-002-001", "code-001-002-002", "code-001-002-003"})
@@ -114,13 +123,7 @@ TEST_F(DaemonRecoveryTest, KilledBetweenTreeCompleteAndTheMergeIntoMainTheNextDa
   start_mock(script);
   start_daemon();
   ASSERT_NO_FATAL_FAILURE(submit_and_approve("Finish me"));
-  ASSERT_TRUE(wait_until(
-      [&] {
-        return git("ls-tree -r --name-only main code").find("code-001-002-002.txt") !=
-               std::string::npos;
-      },
-      std::chrono::seconds(60)))
-      << dump_loops();
+  ASSERT_TRUE(main_has_code_of("code-001-002-002", std::chrono::seconds(60))) << dump_loops();
   kill_daemon();
 
   // Put the repository and the store back to that moment: main before the merge, the plan's
@@ -134,18 +137,12 @@ TEST_F(DaemonRecoveryTest, KilledBetweenTreeCompleteAndTheMergeIntoMainTheNextDa
     ASSERT_TRUE(plan->tree.tree_complete);
     ASSERT_FALSE(plan->tree.merged_into_base.empty());
     plan->tree.merged_into_base.clear();
-    ASSERT_TRUE((*store)->update_loop(*plan).ok());
+    ASSERT_TRUE(update_loop(*(*store), *plan).ok());
   }
   ASSERT_EQ(git("ls-tree -r --name-only main code"), "");
 
   start_daemon();
-  ASSERT_TRUE(wait_until(
-      [&] {
-        return git("ls-tree -r --name-only main code").find("code-001-002-002.txt") !=
-               std::string::npos;
-      },
-      std::chrono::seconds(30)))
-      << tail_log();
+  ASSERT_TRUE(main_has_code_of("code-001-002-002", std::chrono::seconds(30))) << tail_log();
   for (const auto& c :
        {"code-001-001-001", "code-001-001-002", "code-001-002-001", "code-001-002-002"})
     EXPECT_EQ(git("show main:code/" + std::string(c) + ".txt"), "made by " + std::string(c) + "\n")
@@ -192,14 +189,8 @@ TEST_F(DaemonRecoveryTest, BadRequestsGetTheirStatusAndTheDaemonStaysUp) {
   start_daemon();
   auto raw = [&](const std::string& method, const std::string& target, const std::string& body) {
     // The client sends JSON; bodies that are not JSON go as a JSON string's text via a raw socket.
-    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, paths().socket().c_str(), sizeof addr.sun_path - 1);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      ::close(fd);
-      return -1;
-    }
+    int fd = connect_unix(paths().socket());
+    if (fd < 0) return -1;
     std::string req = method + " " + target +
                       " HTTP/1.1\r\nHost: loopr\r\nContent-Type: application/json\r\n"
                       "Content-Length: " +
@@ -278,11 +269,8 @@ TEST_F(DaemonRecoveryTest, BadRequestsGetTheirStatusAndTheDaemonStaysUp) {
   }
   // Garbage instead of HTTP, then a client that connects and goes silent.
   for (int i = 0; i < 20; ++i) {
-    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, paths().socket().c_str(), sizeof addr.sun_path - 1);
-    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    int fd = connect_unix(paths().socket());
+    ASSERT_GE(fd, 0);
     std::string junk;
     for (int k = 0; k < 300; ++k) junk += static_cast<char>(rng() % 256);
     ssize_t w = ::send(fd, junk.data(), junk.size(), MSG_NOSIGNAL);

@@ -15,14 +15,12 @@
 
 #include "daemon/http_test_server.hpp"
 #include "daemon/unix_peer.hpp"
+#include "support/http_fixture.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace loopr;
 using namespace loopr::daemon;
-using loopr::testing::TempDir;
-using loopr::testing::TestServer;
-using loopr::testing::UnixPeer;
-using loopr::testing::wait_until;
+using namespace loopr::testing;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
@@ -168,25 +166,17 @@ TEST(HttpClientTest, OnMessageFalseEndsTheStreamAndTheServerNotices) {
 TEST(HttpClientTest, CancelEndsTheStreamPromptly) {
   TestServer server;
   ASSERT_TRUE(server.listening());
-  std::atomic<bool> cancel{false};
-  std::atomic<bool> returned{false};
-  Result<void> result;
-  std::thread watcher([&] {
-    result = Client(server.socket())
-                 .stream(
-                     "/events/idle", [](const SseMessage&) { return true; }, &cancel);
-    returned = true;
-  });
+  StreamOnThread watcher(server.socket(), "/events/idle");
   bool started = wait_until([&] { return server.log().streams_started == 1; });
   auto cancelled_at = Clock::now();
-  cancel = true;
-  bool ended = wait_until([&] { return returned.load(); }, 2s);
+  watcher.cancel();
+  bool ended = wait_until([&] { return watcher.returned(); }, 2s);
   auto latency = Clock::now() - cancelled_at;
   watcher.join();
   ASSERT_TRUE(started);
   ASSERT_TRUE(ended);
   EXPECT_LT(latency, 200ms);
-  EXPECT_TRUE(result.ok()) << result.error().message;
+  EXPECT_TRUE(watcher.result().ok()) << watcher.result().error().message;
   // The route sees the hang-up and returns.
   EXPECT_TRUE(wait_until([&] { return server.log().streams_ended == 1; }, 2s));
 }
@@ -216,9 +206,7 @@ TEST(HttpClientTest, ClientThatHangsUpMidStreamIsNoticed) {
     EXPECT_TRUE(wait_until([&] { return server.log().streams_ended == before + 1; }, 2s)) << route;
   }
   EXPECT_TRUE(wait_until([&] { return server.connections() == 0; }, 2s));
-  auto r = Client(server.socket()).call("GET", "/echo");
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->status, 200);
+  EXPECT_TRUE(answers_200(server.socket(), "/echo"));
 }
 
 TEST(HttpClientTest, StreamRefusedByTheDaemonCarriesItsMessage) {

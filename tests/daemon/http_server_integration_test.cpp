@@ -13,15 +13,12 @@
 
 #include "daemon/http_test_server.hpp"
 #include "daemon/unix_peer.hpp"
+#include "support/http_fixture.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace loopr;
 using namespace loopr::daemon;
-using loopr::testing::count_responses;
-using loopr::testing::has_full_response;
-using loopr::testing::TestServer;
-using loopr::testing::UnixPeer;
-using loopr::testing::wait_until;
+using namespace loopr::testing;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
@@ -157,9 +154,7 @@ TEST(HttpServerTest, ThrowingHandlerGives500AndTheConnectionGoesOn) {
   peer.send(get("/echo?after=throw"));
   auto next = peer.read_until(has_full_response);
   EXPECT_EQ(body_of(next)["query"]["after"], "throw");
-  auto via_client = Client(server.socket()).call("GET", "/echo");
-  ASSERT_TRUE(via_client.ok());
-  EXPECT_EQ(via_client->status, 200);
+  EXPECT_TRUE(answers_200(server.socket(), "/echo"));  // and to a new connection
 }
 
 TEST(HttpServerTest, GarbageGets400AndCloseWhileOthersAreServed) {
@@ -178,9 +173,7 @@ TEST(HttpServerTest, GarbageGets400AndCloseWhileOthersAreServed) {
     EXPECT_TRUE(body_of(text).contains("error")) << text;
     EXPECT_TRUE(peer.saw_eof()) << garbage;
   }
-  auto r = Client(server.socket()).call("GET", "/echo");
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->status, 200);
+  EXPECT_TRUE(answers_200(server.socket(), "/echo"));
 }
 
 TEST(HttpServerTest, BadTargetGets400ButKeepsTheConnection) {
@@ -220,9 +213,7 @@ TEST(HttpServerTest, HugeBodyGets413QuicklyWithoutBeingRead) {
   EXPECT_LT(elapsed, 5s);
   EXPECT_TRUE(wait_until([&] { return server.connections() == 0; }, 5s));
 
-  auto r = Client(server.socket()).call("GET", "/echo");
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->status, 200);
+  EXPECT_TRUE(answers_200(server.socket(), "/echo"));
 }
 
 TEST(HttpServerTest, ChunkedBodyOverTheLimitGets413) {
@@ -332,9 +323,7 @@ TEST(HttpServerTest, ConnectionsOverTheCapAreClosedAtOnce) {
   EXPECT_TRUE(extra.saw_eof());
   held.pop_back();
   ASSERT_TRUE(wait_until([&] { return server.connections() == 2; }));
-  auto r = Client(server.socket()).call("GET", "/echo");
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->status, 200);
+  EXPECT_TRUE(answers_200(server.socket(), "/echo"));
 }
 
 TEST(HttpServerTest, SocketIsOwnerOnly) {
@@ -397,24 +386,16 @@ TEST(HttpServerTest, StopEndsEverythingPromptly) {
   UnixPeer idle(server.socket());
   UnixPeer half(server.socket());
   half.send("GET /echo HTTP/1.1\r\n");
-  std::atomic<bool> stream_done{false};
-  std::atomic<bool> give_up{false};
-  Result<void> stream_result;
-  std::thread watcher([&] {
-    stream_result = Client(server.socket())
-                        .stream(
-                            "/events/idle", [](const SseMessage&) { return true; }, &give_up);
-    stream_done = true;
-  });
+  StreamOnThread watcher(server.socket(), "/events/idle");
   bool streaming = wait_until([&] { return server.log().streams_started == 1; });
   bool all_connected = wait_until([&] { return server.connections() == 3; });
 
   auto start = Clock::now();
   server.stop();
   bool finished = wait_until([&] { return server.finished(); }, 2s);
-  bool stream_ended = wait_until([&] { return stream_done.load(); }, 2s);
+  bool stream_ended = wait_until([&] { return watcher.returned(); }, 2s);
   auto elapsed = Clock::now() - start;
-  give_up = true;  // only matters if stop() failed to end the stream
+  watcher.cancel();  // only matters if stop() failed to end the stream
   watcher.join();
   ASSERT_TRUE(streaming);
   ASSERT_TRUE(all_connected);
@@ -422,8 +403,8 @@ TEST(HttpServerTest, StopEndsEverythingPromptly) {
   ASSERT_TRUE(stream_ended);
   EXPECT_LT(elapsed, 1s);
   EXPECT_EQ(server.log().streams_ended, 1);
-  ASSERT_FALSE(stream_result.ok());
-  EXPECT_EQ(stream_result.error().code, ErrorCode::io);
+  ASSERT_FALSE(watcher.result().ok());
+  EXPECT_EQ(watcher.result().error().code, ErrorCode::io);
   idle.read_to_eof(1s);
   EXPECT_TRUE(idle.saw_eof());
   half.read_to_eof(1s);

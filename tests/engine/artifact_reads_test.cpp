@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <loopr/store/store_writes.hpp>
+
 #include "support/fakes/engine_kit.hpp"
 
 using namespace loopr;
@@ -38,7 +40,7 @@ struct PhaseKit {
     plan = kit.add_loop("001", LoopType::plan, "the plan", 1);
     phase = kit.add_loop("001-001-001", LoopType::phase, "the phase", 1);
     phase.input_artifact = artifact_path(LoopType::spec, "001-001", "the spec");
-    phase = kit.store->update_loop(phase).value();
+    phase = update_loop(*kit.store, phase).value();
     input = fs::path(phase.worktree) / phase.input_artifact;
     plans_artifact = fs::path(phase.worktree) / plan.output_artifacts.front();
     own = fs::path(phase.worktree) / phase.output_artifacts.front();

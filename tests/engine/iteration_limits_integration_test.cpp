@@ -5,7 +5,8 @@
 // (The rules alone: iteration_limits_test.cpp.)
 #include <gtest/gtest.h>
 
-#include "engine/harness.hpp"
+#include "support/fakes/engine_kit.hpp"
+#include "support/fakes/model_scripts.hpp"
 
 using namespace loopr;
 using namespace loopr::testing;
@@ -18,7 +19,7 @@ const std::map<std::string, std::string> kProject = {
 
 const char* kLoopId = "code-001-001-001";
 
-Loop setup(EngineHarness& h, int max_iterations) {
+Loop setup(EngineKit& h, int max_iterations) {
   h.config->loops[LoopType::code].validation = "sh check.sh";
   h.config->limits.no_progress_iterations = 100;
   return h.add_loop(kLoopId, LoopType::code, "task", max_iterations);
@@ -33,17 +34,9 @@ bool contains(const std::string& text, const std::string& part) {
 // The model runs `sleep 120` with a 2-second iteration limit: the command is killed at the
 // limit, the validation judges what is there, and the next iteration runs.
 TEST(IterationMaxRuntimeTest, CutsALongToolCommandAndTheLoopGoesOn) {
-  const char* script = R"(
-rules:
-  - name: sleepy
-    match: {loop_type: code, turn: 1}
-    reply:
-      tool_use: [{name: run_command, input: {command: "sleep 120", timeout_s: 600}}]
-  - name: end
-    match: {loop_type: code}
-    reply: {text: "done"}
-)";
-  EngineHarness h(script, kProject);
+  const std::string script =
+      code_turns(R"([{name: run_command, input: {command: "sleep 120", timeout_s: 600}}])");
+  EngineKit h(kOverLoopback, script, kProject);
   setup(h, 2);
   h.config->loops[LoopType::code].iteration_max_runtime = 2s;
   const auto started = std::chrono::steady_clock::now();
@@ -75,7 +68,7 @@ rules:
       text: "too late"
       fault: {delay: 30s}
 )";
-  EngineHarness h(script, kProject);
+  EngineKit h(kOverLoopback, script, kProject);
   setup(h, 1);
   h.config->loops[LoopType::code].iteration_max_runtime = 2s;
   const auto started = std::chrono::steady_clock::now();
@@ -100,7 +93,7 @@ rules:
       text: "done"
       fault: {delay: 1500ms}
 )";
-  EngineHarness h(script, kProject);
+  EngineKit h(kOverLoopback, script, kProject);
   setup(h, 1);
   Loop l = h.run(kLoopId);
   auto recs = h.iterations(l.id);
@@ -111,17 +104,9 @@ rules:
 // The model changes a file every iteration (so "no progress" never fires), the same test keeps
 // failing: the third failure ends the loop with the key and the test's name.
 TEST(MaxSameFailuresTest, TheSameFailingTestEndsTheLoop) {
-  const char* script = R"(
-rules:
-  - name: churn
-    match: {loop_type: code, turn: 1}
-    reply:
-      tool_use: [{name: write_file, input: {path: "attempt-{{n}}.txt", content: "attempt {{n}}"}}]
-  - name: end
-    match: {loop_type: code}
-    reply: {text: "done"}
-)";
-  EngineHarness h(script, kProject);
+  const std::string script = code_turns(
+      R"([{name: write_file, input: {path: "attempt-{{n}}.txt", content: "attempt {{n}}"}}])");
+  EngineKit h(kOverLoopback, script, kProject);
   setup(h, 10);
   h.config->limits.max_same_failures = 3;
   Loop l = h.run(kLoopId);
@@ -136,17 +121,10 @@ rules:
 // same, so the rule never fires, and the loop still ends at its iteration limit (a model that
 // varies its failures cannot keep a loop going past max_iterations).
 TEST(MaxSameFailuresTest, ChangingFailuresDoNotTripIt) {
-  const char* script = R"(
-rules:
-  - name: churn
-    match: {loop_type: code, turn: 1}
-    reply:
-      tool_use: [{name: write_file, input: {path: "name.txt", content: "test_{{n}}"}}]
-  - name: end
-    match: {loop_type: code}
-    reply: {text: "done"}
-)";
-  EngineHarness h(script, {{"check.sh", "echo \"FAILED t.py::$(cat name.txt) - no\"; exit 1\n"}});
+  const std::string script =
+      code_turns(R"([{name: write_file, input: {path: "name.txt", content: "test_{{n}}"}}])");
+  EngineKit h(kOverLoopback, script,
+              {{"check.sh", "echo \"FAILED t.py::$(cat name.txt) - no\"; exit 1\n"}});
   setup(h, 4);
   h.config->limits.max_same_failures = 2;
   Loop l = h.run(kLoopId);

@@ -6,6 +6,7 @@
 
 #include <loopr/engine/loop_journal.hpp>
 #include <loopr/store/record_probe.hpp>
+#include <loopr/store/store_writes.hpp>
 
 #include "support/temp_dir.hpp"
 
@@ -31,7 +32,7 @@ struct Journal {
     l.plan_id = "001";
     l.status = LoopStatus::running;
     l.max_iterations = 5;
-    store->create_loop(l).value();
+    create_loop(*store, l).value();
   }
   ~Journal() { pool.join(); }
 
@@ -72,7 +73,7 @@ TEST(LoopJournalTest, AnOutOfDateHeldRecordIsReadAgainAndNothingWrittenMeanwhile
   Loop held = j.store->get_loop("001").value();
   Loop other = held;  // another writer stores the loop after `held` was read
   other.status_reason = "written meanwhile";
-  j.store->update_loop(other).value();
+  update_loop(*j.store, other).value();
   watch_record(*j.store, "001");
   int calls = 0;
   auto stored = j.edit(held, [&](Loop& l, WriteSet&) {

@@ -2,8 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <loopr/engine/repo_prompts.hpp>
+#include <loopr/store/store_writes.hpp>
 
-#include "engine/harness.hpp"
+#include "support/fakes/engine_kit.hpp"
 
 using namespace loopr;
 using namespace loopr::testing;
@@ -51,7 +52,7 @@ std::vector<std::string> git_log(const std::string& worktree) {
 }  // namespace
 
 TEST(LoopRunnerTest, CodeLoopFailsThenFixesWithFeedbackInAFreshPrompt) {
-  EngineHarness h(kFixOnSecondTry, kAddProject);
+  EngineKit h(kOverLoopback, kFixOnSecondTry, kAddProject);
   h.config->loops[LoopType::code].validation = "sh test.sh";
   Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Make add.sh add its two arguments");
 
@@ -118,7 +119,7 @@ TEST(LoopRunnerTest, CodeLoopFailsThenFixesWithFeedbackInAFreshPrompt) {
 }
 
 TEST(LoopRunnerTest, PlanLoopWritesItsArtifactAndFixesFormatProblems) {
-  EngineHarness h(kPlanScript, {{"README", "greet\n"}});
+  EngineKit h(kOverLoopback, kPlanScript, {{"README", "greet\n"}});
   Loop loop = h.add_loop("001", LoopType::plan, "Add a --shout flag to greet");
   ASSERT_EQ(loop.output_artifacts.front(), ".loopr/plans/001-add-a-shout-flag-to-greet.plan.md");
 
@@ -161,8 +162,8 @@ rules:
     match: {loop_type: phase}
     reply: {text: "done"}
 )";
-  EngineHarness h(script,
-                  {{".loopr/specs/001-001-cli-flag.spec.md", "# Spec: cli flag\n\nParse it.\n"}});
+  EngineKit h(kOverLoopback, script,
+              {{".loopr/specs/001-001-cli-flag.spec.md", "# Spec: cli flag\n\nParse it.\n"}});
   engine::RepoPrompts real(h.dir.path());
   h.engine();  // build the context, then point a copy of it at the real library
   engine::EngineContext ctx = *h.ctx;
@@ -171,7 +172,7 @@ rules:
                                   ctx.costs,    ctx.retry, ctx.error_backoff};
   Loop loop = h.add_loop("001-001-001", LoopType::phase, "parse");
   loop.input_artifact = ".loopr/specs/001-001-cli-flag.spec.md";
-  loop = h.store->update_loop(loop).value();
+  loop = update_loop(*h.store, loop).value();
   engine::LoopRunner runner(with_real);
   auto fut = net::co_spawn(h.io, runner.run(loop.id, std::make_shared<engine::LoopControl>()),
                            net::use_future);

@@ -6,6 +6,7 @@
 
 #include <loopr/engine/prompt_vars.hpp>
 #include <loopr/markdown/prompt_library.hpp>
+#include <loopr/store/store_writes.hpp>
 #include <loopr/store/task_store.hpp>
 
 #include "support/subprocess.hpp"
@@ -188,9 +189,9 @@ TEST(PromptStateTest, ACodeLoopIsToldThePlansGoalAndItsSpecsOverview) {
   auto opened = TaskStore::open((store_dir / "db").string(), {.sync = false});
   ASSERT_TRUE(opened) << opened.error().message;
   TaskStore& store = **opened;
-  ASSERT_TRUE(store.create_loop(ancestor("001", LoopType::plan, "", kPlanPath)));
-  ASSERT_TRUE(store.create_loop(ancestor("001-001", LoopType::spec, "001", kSpecPath)));
-  ASSERT_TRUE(store.create_loop(ancestor("001-001-001", LoopType::phase, "001-001", kPhasePath)));
+  ASSERT_TRUE(create_loop(store, ancestor("001", LoopType::plan, "", kPlanPath)));
+  ASSERT_TRUE(create_loop(store, ancestor("001-001", LoopType::spec, "001", kSpecPath)));
+  ASSERT_TRUE(create_loop(store, ancestor("001-001-001", LoopType::phase, "001-001", kPhasePath)));
 
   Config config;
   Loop loop = code_loop(repo.dir.path(), repo.start);

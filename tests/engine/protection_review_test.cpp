@@ -7,6 +7,7 @@
 #include <set>
 
 #include <loopr/core/iteration_files.hpp>
+#include <loopr/store/store_writes.hpp>
 
 #include "support/fakes/engine_kit.hpp"
 #include "support/subprocess.hpp"
@@ -69,7 +70,7 @@ void setup(EngineKit& h, int max_iterations = 3) {
   Loop l = h.add_loop(kCodeId, LoopType::code, "Greet", max_iterations);
   l.input_artifact = kPhasePath;
   l.tree.based_on = "main";
-  h.store->update_loop(l).value();
+  update_loop(*h.store, l).value();
 }
 
 }  // namespace

@@ -6,46 +6,16 @@
 
 #include <thread>
 
-#include "engine/harness.hpp"
+#include "engine/code_loop_fixture.hpp"
 
 using namespace loopr;
 using namespace loopr::testing;
 using namespace std::chrono_literals;
 
-namespace {
-
-const std::map<std::string, std::string> kProject = {{"check.sh", "echo 'still failing'; exit 1\n"}};
-
-// A model that answers every code turn with text and does nothing.
-const char* kIdleModel = R"(
-defaults:
-  usage: {input_tokens: 1000, output_tokens: 100}
-rules:
-  - name: idle
-    match: {loop_type: code}
-    reply: {text: "I looked around."}
-)";
-
-EngineHarness& code_setup(EngineHarness& h, const std::string& validation, int max_iterations = 5) {
-  h.config->loops[LoopType::code].validation = validation;
-  h.add_loop("code-001-001-001", LoopType::code, "task", max_iterations);
-  return h;
-}
-
-}  // namespace
-
 TEST(StopConditionsTest, MaxIterationsFailsTheLoop) {
-  const char* script = R"(
-rules:
-  - name: churn
-    match: {loop_type: code, turn: 1}
-    reply:
-      tool_use: [{name: write_file, input: {path: "note-{{n}}.txt", content: "attempt {{n}}"}}]
-  - name: end
-    match: {loop_type: code}
-    reply: {text: "done"}
-)";
-  EngineHarness h(script, kProject);
+  const std::string script = code_turns(
+      R"([{name: write_file, input: {path: "note-{{n}}.txt", content: "attempt {{n}}"}}])");
+  EngineKit h(kOverLoopback, script, kProject);
   code_setup(h, "sh check.sh", 3);
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::failed);
@@ -59,7 +29,7 @@ rules:
 // pids: the same failure all the same (engine/test_output.hpp), so the stale check fires on a
 // real command's output.
 TEST(StopConditionsTest, NoProgressSeesThroughTimingsTempPathsAndPids) {
-  EngineHarness h(kIdleModel, kProject);
+  EngineKit h(kOverLoopback, kIdleModel, kProject);
   h.config->limits.no_progress_iterations = 2;
   code_setup(h,
              "d=$(mktemp -d); echo \"E   ModuleNotFoundError: No module named 'pkg' ($d, pid $$)\"; "
@@ -72,7 +42,7 @@ TEST(StopConditionsTest, NoProgressSeesThroughTimingsTempPathsAndPids) {
 }
 
 TEST(StopConditionsTest, StopScriptExitZeroStopsWithItsOutputAsReason) {
-  EngineHarness h(kIdleModel, kProject);
+  EngineKit h(kOverLoopback, kIdleModel, kProject);
   h.config->limits.stop_scripts = {"grep -q 'still failing' && echo \"giving up on $LOOPR_LOOP_ID\"", "exit 1"};
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
@@ -90,7 +60,7 @@ rules:
       text: "too late"
       fault: {delay: 30s}
 )";
-  EngineHarness h(script, kProject);
+  EngineKit h(kOverLoopback, script, kProject);
   code_setup(h, "sh check.sh");
   auto control = std::make_shared<engine::LoopControl>();
   net::steady_timer stopper(h.io, 300ms);
@@ -106,17 +76,8 @@ rules:
 }
 
 TEST(StopConditionsTest, StopKillsARunningToolCommand) {
-  const char* script = R"(
-rules:
-  - name: sleepy
-    match: {loop_type: code, turn: 1}
-    reply:
-      tool_use: [{name: run_command, input: {command: "sleep 120"}}]
-  - name: end
-    match: {loop_type: code}
-    reply: {text: "done"}
-)";
-  EngineHarness h(script, kProject);
+  const std::string script = code_turns(R"([{name: run_command, input: {command: "sleep 120"}}])");
+  EngineKit h(kOverLoopback, script, kProject);
   code_setup(h, "sh check.sh");
   auto control = std::make_shared<engine::LoopControl>();
   h.bus.subscribe([control, &h](const Event& e) {
@@ -144,7 +105,7 @@ rules:
     match: {loop_type: code}
     reply: {text: "done"}
 )";
-  EngineHarness h(script, {{"ok.sh", "exit 0\n"}});
+  EngineKit h(kOverLoopback, script, {{"ok.sh", "exit 0\n"}});
   code_setup(h, "sh ok.sh");
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::complete) << l.status_reason;
@@ -168,7 +129,7 @@ rules:
     match: {loop_type: code}
     reply: {text: "done"}
 )";
-  EngineHarness h(script, {{"ok.sh", "exit 0\n"}});
+  EngineKit h(kOverLoopback, script, {{"ok.sh", "exit 0\n"}});
   code_setup(h, "sh ok.sh");
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::complete);
@@ -200,7 +161,7 @@ rules:
     match: {loop_type: spec}
     reply: {text: "written"}
 )";
-  EngineHarness h(script, {{"README", "x\n"}});
+  EngineKit h(kOverLoopback, script, {{"README", "x\n"}});
   h.config->llm.judge = true;
   h.add_loop("001-001", LoopType::spec, "cli-flag");
   Loop l = h.run("001-001");
@@ -221,7 +182,7 @@ rules:
     match: {loop_type: code}
     reply: {text: "done"}
 )";
-  EngineHarness h(script, {{"ok.sh", "exit 0\n"}}, {"--latency", "40ms"});
+  EngineKit h(kOverLoopback, script, {{"ok.sh", "exit 0\n"}}, {"--latency", "40ms"});
   h.config->loops[LoopType::code].validation = "true";
   engine::SchedulerOptions o;
   o.slots = 3;

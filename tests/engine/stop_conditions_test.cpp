@@ -9,36 +9,11 @@
 
 #include <loopr/api/events.hpp>
 
-#include "support/fakes/engine_kit.hpp"
+#include "engine/code_loop_fixture.hpp"
 
 using namespace loopr;
 using namespace loopr::testing;
 using namespace std::chrono_literals;
-
-namespace {
-
-const std::map<std::string, std::string> kProject = {{"check.sh", "echo 'still failing'; exit 1\n"}};
-
-// A model that answers every code turn with text and does nothing.
-const char* kIdleModel = R"(
-defaults:
-  usage: {input_tokens: 1000, output_tokens: 100}
-rules:
-  - name: idle
-    match: {loop_type: code}
-    reply: {text: "I looked around."}
-)";
-
-// The code loop under test; `sh check.sh` fails with "still failing", `sh ok.sh` passes.
-EngineKit& code_setup(EngineKit& h, const std::string& validation, int max_iterations = 5) {
-  h.config->loops[LoopType::code].validation = validation;
-  h.executor.answer("check.sh", 1, "still failing\n");
-  h.executor.answer("ok.sh", 0);
-  h.add_loop("code-001-001-001", LoopType::code, "task", max_iterations);
-  return h;
-}
-
-}  // namespace
 
 TEST(StopConditionsTest, NoProgressEndsALoopThatChangesNothing) {
   EngineKit h(kIdleModel, kProject);
@@ -176,16 +151,7 @@ TEST(StopConditionsTest, CooldownSeparatesIterations) {
 }
 
 TEST(StopConditionsTest, PauseTakesEffectAtTheNextBoundary) {
-  const char* script = R"(
-rules:
-  - name: work
-    match: {loop_type: code, turn: 1}
-    reply:
-      tool_use: [{name: run_command, input: {command: "true"}}]
-  - name: end
-    match: {loop_type: code}
-    reply: {text: "done"}
-)";
+  const std::string script = code_turns(R"([{name: run_command, input: {command: "true"}}])");
   EngineKit h(script, kProject);
   code_setup(h, "sh check.sh");
   auto control = std::make_shared<engine::LoopControl>();
@@ -295,16 +261,8 @@ rules:
 }
 
 TEST(ModelTurnsTest, ToolFailuresAreResultsTheModelReads) {
-  const char* script = R"(
-rules:
-  - name: escape
-    match: {loop_type: code, turn: 1}
-    reply:
-      tool_use: [{name: read_file, input: {path: "../../etc/passwd"}}]
-  - name: end
-    match: {loop_type: code}
-    reply: {text: "ok"}
-)";
+  const std::string script =
+      code_turns(R"([{name: read_file, input: {path: "../../etc/passwd"}}])", "ok");
   EngineKit h(script, {{"ok.sh", "exit 0\n"}});
   code_setup(h, "sh ok.sh");
   Loop l = h.run("code-001-001-001");

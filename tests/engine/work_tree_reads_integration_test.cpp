@@ -7,8 +7,10 @@
 #include <loopr/core/sweep_handoff.hpp>
 #include <loopr/git/clean_changes.hpp>
 #include <loopr/git/work_tree_state.hpp>
+#include <loopr/store/store_writes.hpp>
 
-#include "engine/harness.hpp"
+#include "support/fakes/engine_kit.hpp"
+#include "support/fakes/model_scripts.hpp"
 
 using namespace loopr;
 using namespace loopr::testing;
@@ -18,19 +20,11 @@ namespace {
 const std::map<std::string, std::string> kProject = {{"README", "a project\n"}};
 
 // Every iteration writes one new file through write_file, then ends its turn.
-const char* kOneFileEach = R"(
-rules:
-  - name: write
-    match: {loop_type: code, turn: 1}
-    reply:
-      tool_use: [{name: write_file, input: {path: "work/{{n}}.txt", content: "iteration {{n}}\n"}}]
-  - name: end
-    match: {loop_type: code}
-    reply: {text: "done"}
-)";
+const std::string kOneFileEach = code_turns(
+    R"([{name: write_file, input: {path: "work/{{n}}.txt", content: "iteration {{n}}\n"}}])");
 
 // The turn-1 prompts of loop `id`, in order.
-std::vector<std::string> prompts_of(EngineHarness& h, const std::string& id) {
+std::vector<std::string> prompts_of(EngineKit& h, const std::string& id) {
   std::vector<std::string> out;
   for (const auto& r : h.requests_of(id))
     if (r["body"]["messages"].size() == 1) out.push_back(first_user_text(r));
@@ -40,21 +34,6 @@ std::vector<std::string> prompts_of(EngineHarness& h, const std::string& id) {
 // The protected harness of the hostile tests: their tests (`sh check.sh`) pass from iteration 3.
 const char* kHarness = "test \"$LOOPR_ITERATION\" -ge 3\n";
 
-// A hostile code loop's script: its first iteration makes the tool calls `first`, every later one
-// `then` (YAML flow lists), each turn ending after them.
-std::string two_step_script(const std::string& first, const std::string& then) {
-  return "rules:\n"
-         "  - name: first\n    match: {loop_type: code, turn: 1}\n    times: 1\n"
-         "    reply:\n      tool_use: " +
-         first +
-         "\n"
-         "  - name: then\n    match: {loop_type: code, turn: 1}\n"
-         "    reply:\n      tool_use: " +
-         then +
-         "\n"
-         "  - name: end\n    match: {loop_type: code}\n    reply: {text: \"done\"}\n";
-}
-
 // A code loop's two iterations in `h` whose tests are `sh check.sh`, in the sandbox: what it ended
 // as, its iteration records, and how many protection checks read no walk (from a clean checkpoint).
 struct TwoIterations {
@@ -63,7 +42,7 @@ struct TwoIterations {
   std::uint64_t fast_reads = 0;
 };
 
-TwoIterations run_two(EngineHarness& h) {
+TwoIterations run_two(EngineKit& h) {
   EXPECT_TRUE(h.config->sandbox.confined());
   h.config->loops[LoopType::code].validation = "sh check.sh";
   Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Write files", 2);
@@ -78,13 +57,13 @@ TwoIterations run_two(EngineHarness& h) {
 }  // namespace
 
 TEST(WorkTreeReadsTest, AfterTheFirstIterationTheStateIsNotReadFromTheWorktree) {
-  EngineHarness h(kOneFileEach, kProject);
+  EngineKit h(kOverLoopback, kOneFileEach, kProject);
   h.config->loops[LoopType::code].validation = "test \"$LOOPR_ITERATION\" -ge 3";
   Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Write three files", 5);
   // Its work starts where main is (as a daemon's loop starts at its integration tip), so its
   // prompt shows the whole work: from objects alone after the first iteration.
   loop.tree.based_on = run_command("git rev-parse main", h.dir.str()).output.substr(0, 40);
-  ASSERT_TRUE(h.store->update_loop(loop).ok());
+  ASSERT_TRUE(update_loop(*h.store, loop).ok());
 
   const std::uint64_t before = git::work_tree_reads();
   Loop done = h.run(loop.id);
@@ -113,7 +92,7 @@ TEST(WorkTreeReadsTest, AfterTheFirstIterationTheStateIsNotReadFromTheWorktree) 
 // checkpoint's too: one sweep of the worktree per iteration, not two, and every checkpoint still
 // commits what the iteration wrote.
 TEST(WorkTreeReadsTest, AnIterationSweepsItsWorktreeOnce) {
-  EngineHarness h(kOneFileEach, kProject);
+  EngineKit h(kOverLoopback, kOneFileEach, kProject);
   ASSERT_TRUE(h.config->sandbox.confined());
   h.config->loops[LoopType::code].validation = "test \"$LOOPR_ITERATION\" -ge 3";
   Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Write three files", 5);
@@ -136,7 +115,7 @@ TEST(WorkTreeReadsTest, AnIterationSweepsItsWorktreeOnce) {
 TEST(WorkTreeReadsTest, WhatAStopScriptLeavesAfterTheCheckpointIsInTheNextPromptAndCommit) {
   // A command that runs after the checkpoint (a stop script that does not stop the loop) writes
   // a file and deletes one the model wrote: the next state read walks the worktree again.
-  EngineHarness h(kOneFileEach, kProject);
+  EngineKit h(kOverLoopback, kOneFileEach, kProject);
   h.config->loops[LoopType::code].validation = "test \"$LOOPR_ITERATION\" -ge 2";
   h.config->limits.stop_scripts = {"echo left > left-by-script.txt; rm -f work/1.txt; exit 1"};
   Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Write two files", 5);
@@ -159,7 +138,7 @@ TEST(WorkTreeReadsTest, WhatAStopScriptLeavesAfterTheCheckpointIsInTheNextPrompt
 TEST(WorkTreeReadsTest, APlanLoopCommitsWhatItsToolsWroteWithoutWalkingTheWorktree) {
   // A plan loop runs no command: after its first checkpoint, the next one stages the paths its
   // write_file calls wrote, and the state read walks nothing either.
-  EngineHarness h(kPlanScript, {{"README", "greet\n"}});
+  EngineKit h(kOverLoopback, kPlanScript, {{"README", "greet\n"}});
   Loop loop = h.add_loop("001", LoopType::plan, "Add a --shout flag to greet");
 
   const std::uint64_t before = git::work_tree_reads();
@@ -183,7 +162,7 @@ TEST(WorkTreeReadsTest, ACommandBesideTheToolsMakesTheCheckpointWalkTheWorktree)
       R"([{name: write_file, input: {path: "work/1.txt", content: "one\n"}}])",
       R"([{name: write_file, input: {path: check.sh, content: "exit 0\n"}},
           {name: run_command, input: {command: "echo hidden > by-command.txt && rm work/1.txt"}}])");
-  EngineHarness h(script, {{"check.sh", kHarness}});
+  EngineKit h(kOverLoopback, script, {{"check.sh", kHarness}});
   auto [done, recs, fast_reads] = run_two(h);
   // The command may have written anything: the protected paths are read by a walk.
   EXPECT_EQ(fast_reads, 0u);
@@ -202,7 +181,7 @@ TEST(WorkTreeReadsTest, AProtectedFileTheToolsWroteAfterACleanCheckpointIsCaught
   const std::string script = two_step_script(
       R"([{name: write_file, input: {path: "work/1.txt", content: "one\n"}}])",
       R"([{name: write_file, input: {path: check.sh, content: "exit 0\n"}}])");
-  EngineHarness h(script, {{"check.sh", kHarness}});
+  EngineKit h(kOverLoopback, script, {{"check.sh", kHarness}});
   auto [done, recs, fast_reads] = run_two(h);
   EXPECT_EQ(fast_reads, 1u) << "iteration 2 walked the worktree";
   ASSERT_EQ(recs.size(), 2u);
@@ -222,7 +201,7 @@ TEST(WorkTreeReadsTest, AHardLinkToTheHarnessWrittenByTheToolsLeavesTheHarnessAs
   const std::string script = two_step_script(
       R"([{name: run_command, input: {command: "ln check.sh alias.sh"}}])",
       R"([{name: write_file, input: {path: alias.sh, content: "exit 0\n"}}])");
-  EngineHarness h(script, {{"check.sh", kHarness}});
+  EngineKit h(kOverLoopback, script, {{"check.sh", kHarness}});
   auto [done, recs, fast_reads] = run_two(h);
   EXPECT_EQ(fast_reads, 1u) << "iteration 2 walked the worktree";
   EXPECT_NE(done.status, LoopStatus::complete) << "the harness was rewritten through its link";
@@ -237,10 +216,11 @@ TEST(WorkTreeReadsTest, AHardLinkToTheHarnessWrittenByTheToolsLeavesTheHarnessAs
 // from the clean checkpoint, still sees it before the tests run again.
 // proves S3.8, S1.25
 TEST(WorkTreeReadsTest, AnIgnoredHarnessFileTheTestsLeftIsCaughtAfterACleanCheckpoint) {
-  EngineHarness h(kOneFileEach, {{".gitignore", "conftest.py\n"},
-                                 {"check.sh",
-                                  "[ \"$LOOPR_ITERATION\" = 1 ] && echo 'import os' > conftest.py\n"
-                                  "test \"$LOOPR_ITERATION\" -ge 3\n"}});
+  EngineKit h(kOverLoopback, kOneFileEach,
+              {{".gitignore", "conftest.py\n"},
+               {"check.sh",
+                "[ \"$LOOPR_ITERATION\" = 1 ] && echo 'import os' > conftest.py\n"
+                "test \"$LOOPR_ITERATION\" -ge 3\n"}});
   auto [done, recs, fast_reads] = run_two(h);
   ASSERT_TRUE(std::filesystem::exists(std::filesystem::path(done.worktree) / "conftest.py"));
   EXPECT_EQ(fast_reads, 1u) << "iteration 2 walked the worktree";

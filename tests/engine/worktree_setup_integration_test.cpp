@@ -6,7 +6,7 @@
 
 #include <loopr/engine/worktree_setup.hpp>
 
-#include "engine/harness.hpp"
+#include "support/fakes/engine_kit.hpp"
 
 using namespace loopr;
 using namespace loopr::testing;
@@ -14,7 +14,7 @@ using namespace loopr::testing;
 namespace {
 
 struct SetupHarness {
-  EngineHarness h{"rules: []\n", {{"README", "hello\n"}}};
+  EngineKit h{kOverLoopback, "rules: []\n", {{"README", "hello\n"}}};
   Loop loop = h.add_loop("code-001-001-001", LoopType::code, "task");
   std::atomic<bool> cancel{false};
 

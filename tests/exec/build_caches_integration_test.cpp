@@ -7,36 +7,26 @@
 #include <loopr/exec/executor.hpp>
 
 #include "support/command_env.hpp"
-#include "support/git_repo.hpp"
+#include "support/sandbox_fixture.hpp"
 #include "support/subprocess.hpp"
-#include "support/temp_dir.hpp"
 
 using namespace loopr;
+using namespace loopr::testing;
 using namespace std::chrono_literals;
-using loopr::testing::git_init_with_loop_worktree;
-using loopr::testing::run_command;
-using loopr::testing::TempDir;
-using loopr::testing::write_file;
-namespace fs = std::filesystem;
 
 namespace {
 
-class BuildCachesTest : public ::testing::Test {
+// A Go module, committed, with the loop's worktree.
+class BuildCachesTest : public RepoWithLoopWorktreeTest {
  protected:
-  TempDir dir{"loopr-build-caches"};
-  fs::path repo, worktree;
-
-  void SetUp() override {
-    repo = fs::canonical(dir.path()) / "repo";
-    write_file(repo / "go.mod", "module example.com/fx\n\ngo 1.19\n");
-    write_file(repo / "calc.go", "package calc\n\nfunc Add(a, b int) int { return a + b }\n");
-    write_file(repo / "calc_test.go",
-               "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n"
-               "\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n");
-    auto init = git_init_with_loop_worktree(repo);
-    ASSERT_EQ(init.exit_code, 0) << init.output;
-    worktree = repo / ".loopr/worktrees/code-001";
-  }
+  BuildCachesTest()
+      : RepoWithLoopWorktreeTest(
+            "loopr-build-caches",
+            {{"go.mod", "module example.com/fx\n\ngo 1.19\n"},
+             {"calc.go", "package calc\n\nfunc Add(a, b int) int { return a + b }\n"},
+             {"calc_test.go",
+              "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n"
+              "\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n"}}) {}
 
   std::unique_ptr<exec::Executor> executor() {
     exec::ExecutorOptions o{RepoPaths(repo)};
@@ -49,13 +39,12 @@ class BuildCachesTest : public ::testing::Test {
 TEST_F(BuildCachesTest, EachCommandSeesTheRepositorysCachesAtTheirVariables) {
   auto e = executor();
   if (auto why = e->unavailable()) GTEST_SKIP() << *why;
-  exec::Command c = exec::Command::shell(
+  auto r = run_shell(
+      *e, worktree,
       "for v in GOCACHE GOMODCACHE CARGO_HOME npm_config_cache PIP_CACHE_DIR UV_CACHE_DIR "
       "CCACHE_DIR GRADLE_USER_HOME; do eval d=\\$$v; test -d \"$d\" && test -w \"$d\" && "
       "echo \"$v=$d\"; done",
-      worktree);
-  c.timeout = 30s;
-  auto r = e->run(c);
+      30s);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const auto& m : exec::cache_mounts(RepoPaths(repo), fs::canonical(dir.path()) / "home"))
     EXPECT_NE(r.output.find(m.env + "=" + m.inside.string()), std::string::npos)
@@ -69,11 +58,7 @@ TEST_F(BuildCachesTest, AGoModulesSecondTestRunInTheWorktreeIsWarm) {
   if (run_command("command -v go").exit_code != 0) GTEST_SKIP() << "go is not installed";
   auto e = executor();
   if (auto why = e->unavailable()) GTEST_SKIP() << *why;
-  auto go_test = [&] {
-    exec::Command c = exec::Command::shell("go test ./...", worktree);
-    c.timeout = 300s;
-    return e->run(c);
-  };
+  auto go_test = [&] { return run_shell(*e, worktree, "go test ./...", 300s); };
   auto first = go_test();
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_EQ(first.output.find("(cached)"), std::string::npos) << first.output;

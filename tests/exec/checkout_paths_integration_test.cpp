@@ -8,37 +8,28 @@
 #include <loopr/exec/executor.hpp>
 
 #include "support/command_env.hpp"
-#include "support/git_repo.hpp"
+#include "support/sandbox_fixture.hpp"
 #include "support/subprocess.hpp"
-#include "support/temp_dir.hpp"
 
 using namespace loopr;
 using namespace loopr::exec;
+using namespace loopr::testing;
 using namespace std::chrono_literals;
-using loopr::testing::read_file;
-using loopr::testing::git_init_with_loop_worktree;
-using loopr::testing::run_command;
-using loopr::testing::TempDir;
-using loopr::testing::write_file;
-namespace fs = std::filesystem;
 
 namespace {
 
-class CheckoutPathsTest : public ::testing::Test {
+class CheckoutPathsTest : public RepoWithLoopWorktreeTest {
  protected:
-  TempDir dir{"loopr-checkout-paths"};
-  fs::path repo, worktree;
-  SandboxConfig config;
+  CheckoutPathsTest()
+      : RepoWithLoopWorktreeTest("loopr-checkout-paths",
+                                 {{"README", "hello\n"},
+                                  {"vendor/lib.txt", "tracked vendor\n"},
+                                  {".gitignore", "/node_modules/\n/.venv/\n/local.env\n"}}) {}
   std::unique_ptr<Executor> executor;
 
   void SetUp() override {
-    repo = fs::canonical(dir.path()) / "repo";
-    write_file(repo / "README", "hello\n");
-    write_file(repo / "vendor/lib.txt", "tracked vendor\n");
-    write_file(repo / ".gitignore", "/node_modules/\n/.venv/\n/local.env\n");
-    auto init = git_init_with_loop_worktree(repo);
-    ASSERT_EQ(init.exit_code, 0) << init.output;
-    worktree = repo / ".loopr/worktrees/code-001";
+    RepoWithLoopWorktreeTest::SetUp();
+    if (HasFatalFailure()) return;
     // What the user installed in the checkout, not in git.
     write_file(repo / "node_modules/lib/index.js", "module.exports = 42;\n");
     write_file(repo / ".venv/pyvenv.cfg", "home = /usr/bin\n");
@@ -56,9 +47,7 @@ class CheckoutPathsTest : public ::testing::Test {
   }
 
   ProcessResult sh(const std::string& command) {
-    Command c = Command::shell(command, worktree);
-    c.timeout = 20s;
-    return executor->run(c);
+    return run_shell(*executor, worktree, command, 20s);
   }
 
   fs::path admin() const { return repo / ".git/worktrees/code-001"; }

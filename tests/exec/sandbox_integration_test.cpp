@@ -9,43 +9,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <thread>
 
 #include <loopr/exec/executor.hpp>
 
 #include "exec/bwrap_executor.hpp"
+#include "support/command_env.hpp"
 #include "support/listener.hpp"
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace loopr;
 using namespace loopr::exec;
+using namespace loopr::testing;
 using namespace std::chrono_literals;
-using loopr::testing::Listener;
-using loopr::testing::read_file;
-using loopr::testing::run_command;
-using loopr::testing::shell_quote;
-using loopr::testing::TempDir;
-using loopr::testing::write_file;
 namespace fs = std::filesystem;
 
 namespace {
-
-// Processes whose command line contains `marker` (anywhere on the machine).
-int processes_with(const std::string& marker) {
-  int n = 0;
-  std::error_code ec;
-  for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
-       it.increment(ec)) {
-    std::ifstream in(it->path() / "cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(in)), {});
-    if (cmd.find(marker) != std::string::npos &&
-        it->path().filename() != std::to_string(::getpid()))
-      ++n;
-  }
-  return n;
-}
 
 bool wait_until_accepted(Listener& l) {
   return loopr::testing::wait_until([&] { return l.accepted() > 0; }, 5s);
@@ -87,12 +67,7 @@ class SandboxTest : public ::testing::Test {
 
   void build() {
     ExecutorOptions o{RepoPaths(repo)};
-    auto values = env_values;
-    o.env = [values](const char* name) -> std::optional<std::string> {
-      auto it = values.find(name);
-      if (it == values.end()) return std::nullopt;
-      return it->second;
-    };
+    o.env = fake_env(env_values);
     executor = make_executor(config, o);
   }
 

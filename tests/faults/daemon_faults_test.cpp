@@ -3,14 +3,13 @@
 // command, the control socket — no work is lost, nothing is done twice, and the daemon serves on.
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 
-#include <cstring>
 #include <fstream>
 #include <random>
 #include <thread>
 
 #include "daemon/daemon_fixture.hpp"
+#include "support/unix_socket.hpp"
 
 using namespace loopr;
 using namespace loopr::testing;
@@ -26,21 +25,17 @@ long proc_status_kb(pid_t pid, const std::string& field) {
   return -1;
 }
 
-int connect_unix(const std::filesystem::path& path) {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-const std::set<std::string> kTreeIds = {"001",         "001-001",          "001-002",          "001-001-001",
-                                        "001-001-002", "001-002-001",      "001-002-002",      "code-001-001-001",
-                                        "code-001-001-002", "code-001-002-001", "code-001-002-002"};
+const std::set<std::string> kTreeIds = {"001",
+                                        "001-001",
+                                        "001-002",
+                                        "001-001-001",
+                                        "001-001-002",
+                                        "001-002-001",
+                                        "001-002-002",
+                                        "code-001-001-001",
+                                        "code-001-001-002",
+                                        "code-001-002-001",
+                                        "code-001-002-002"};
 
 }  // namespace
 
@@ -53,8 +48,10 @@ class FaultTest : public DaemonFixture {
       if (r["headers"].value("x-loopr-loop-id", "") != id) continue;
       std::string body = r["body"].dump();
       auto at = body.find("(iteration ");
-      out += std::to_string(r.value("t_ms", 0LL)) + " " + (r["rule"].is_string() ? r["rule"].get<std::string>() : "-") + " " +
-             (at == std::string::npos ? "" : body.substr(at, 20)) + " status=" + r["status"].dump() + "\n";
+      out += std::to_string(r.value("t_ms", 0LL)) + " " +
+             (r["rule"].is_string() ? r["rule"].get<std::string>() : "-") + " " +
+             (at == std::string::npos ? "" : body.substr(at, 20)) +
+             " status=" + r["status"].dump() + "\n";
     }
     return out;
   }
@@ -73,21 +70,27 @@ class FaultTest : public DaemonFixture {
       int expected = l["type"] == "code" ? code_iterations : 1;
       EXPECT_EQ(l["iteration"], expected) << id << "\n" << its.dump() << "\n" << model_calls(id);
       ASSERT_EQ(static_cast<int>(its.size()), expected) << id << ": " << its.dump();
-      for (std::size_t i = 0; i < its.size(); ++i) EXPECT_EQ(its[i]["n"], static_cast<int>(i + 1)) << id;
+      for (std::size_t i = 0; i < its.size(); ++i)
+        EXPECT_EQ(its[i]["n"], static_cast<int>(i + 1)) << id;
       EXPECT_EQ(its.back()["status"], "passed") << id;
     }
-    ASSERT_TRUE(wait_until([&] { return git("show main:code/code-001-002-002.txt").find("made by") != std::string::npos; },
-                           std::chrono::seconds(30)));
+    ASSERT_TRUE(wait_until(
+        [&] {
+          return git("show main:code/code-001-002-002.txt").find("made by") != std::string::npos;
+        },
+        std::chrono::seconds(30)));
     for (const auto& id : kTreeIds)
       if (id.rfind("code-", 0) == 0) {
         EXPECT_EQ(git("show main:code/" + id + ".txt"), "made by " + id + "\n");
       }
     auto fsck = run_command("git fsck --strict", dir.str());
     EXPECT_EQ(fsck.exit_code, 0) << fsck.output;
-    EXPECT_EQ(git("worktree list").find(".loopr/worktrees"), std::string::npos) << git("worktree list");
+    EXPECT_EQ(git("worktree list").find(".loopr/worktrees"), std::string::npos)
+        << git("worktree list");
     std::error_code ec;
     std::size_t left = 0;
-    for (auto it = std::filesystem::directory_iterator(paths().worktrees_dir(), ec); !ec && it != std::filesystem::directory_iterator(); ++it)
+    for (auto it = std::filesystem::directory_iterator(paths().worktrees_dir(), ec);
+         !ec && it != std::filesystem::directory_iterator(); ++it)
       ++left;
     EXPECT_EQ(left, 0u) << "stray worktree folders";
   }
@@ -96,13 +99,16 @@ class FaultTest : public DaemonFixture {
 TEST_F(FaultTest, ModelFaultsOnATwentiethOfRepliesChangeNothingInTheResultOrTheCosts) {
   make_repo();
   TreeScript script;
-  script.faults = "faults:\n  rate: 0.2\n  seed: 11\n  kinds: [429, 500, 529, cut_stream, malformed_json]\n  retry_after: 1\n";
+  script.faults =
+      "faults:\n  rate: 0.2\n  seed: 11\n  kinds: [429, 500, 529, cut_stream, malformed_json]\n  "
+      "retry_after: 1\n";
   start_mock(script);
   start_daemon();
   submit("Faulty service");
   ASSERT_TRUE(wait_status("001", "awaiting_approval", std::chrono::seconds(90))) << dump_loops();
   ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
-  ASSERT_TRUE(wait_loops([](auto& l) { return count_status(l, "complete") == 11; }, std::chrono::seconds(240)))
+  ASSERT_TRUE(wait_loops([](auto& l) { return count_status(l, "complete") == 11; },
+                         std::chrono::seconds(240)))
       << dump_loops();
   expect_clean_result(1);
 
@@ -110,8 +116,10 @@ TEST_F(FaultTest, ModelFaultsOnATwentiethOfRepliesChangeNothingInTheResultOrTheC
   // two successful calls per iteration (1,000 input + 200 output tokens at $2/$10 per million).
   std::size_t faults = 0, answered = 0;
   for (auto& r : mock->requests()) {
-    if (!r["fault"].is_null()) ++faults;
-    else if (r["status"] == 200) ++answered;
+    if (!r["fault"].is_null())
+      ++faults;
+    else if (r["status"] == 200)
+      ++answered;
   }
   EXPECT_GE(faults, 3u) << "the script injected too few faults to prove anything";
   EXPECT_EQ(answered, 22u);
@@ -138,7 +146,8 @@ TEST_F(FaultTest, KilledFiveTimesAtRandomMomentsTheTreeCompletesAndNothingIsLost
     kill_daemon();
     start_daemon();
   }
-  ASSERT_TRUE(wait_loops([](auto& l) { return count_status(l, "complete") == 11; }, std::chrono::seconds(120)))
+  ASSERT_TRUE(wait_loops([](auto& l) { return count_status(l, "complete") == 11; },
+                         std::chrono::seconds(120)))
       << dump_loops();
   expect_clean_result(2);
 }
@@ -149,21 +158,27 @@ TEST_F(FaultTest, GarbageArtifactsBecomeFeedbackAndThePlanFailsCleanlyAtMaxItera
   std::string big;
   for (int i = 0; i < 5 * 1024; ++i) big += std::string(1023, 'x') + "\\n";
   script.extra_rules =
-      "  - name: wrong-sections\n    match: {loop_type: plan, first_user: \"iteration 1 of\", turn: 1}\n"
-      "    reply:\n      tool_use: {name: write_file, input: {path: \".loopr/plans/001-garbage.plan.md\", "
+      "  - name: wrong-sections\n    match: {loop_type: plan, first_user: \"iteration 1 of\", "
+      "turn: 1}\n"
+      "    reply:\n      tool_use: {name: write_file, input: {path: "
+      "\".loopr/plans/001-garbage.plan.md\", "
       "content: \"# Plan\\n\\n## Intro\\nno sections\\n\\n## Specs\\n- spec-x: y\\n\"}}\n"
       "  - name: binary\n    match: {loop_type: plan, first_user: \"iteration 2 of\", turn: 1}\n"
-      "    reply:\n      tool_use: {name: write_file, input: {path: \".loopr/plans/001-garbage.plan.md\", "
+      "    reply:\n      tool_use: {name: write_file, input: {path: "
+      "\".loopr/plans/001-garbage.plan.md\", "
       "content: \"\\0\\x01\\x02\\xff\\xfe binary \\x00\\x7f\"}}\n"
       "  - name: huge\n    match: {loop_type: plan, first_user: \"iteration 3 of\", turn: 1}\n"
-      "    reply:\n      tool_use: {name: write_file, input: {path: \".loopr/plans/001-garbage.plan.md\", "
-      "content: \"" + big + "\"}}\n";
+      "    reply:\n      tool_use: {name: write_file, input: {path: "
+      "\".loopr/plans/001-garbage.plan.md\", "
+      "content: \"" +
+      big + "\"}}\n";
   start_mock(script);
   start_daemon();
   submit("Garbage");
   ASSERT_TRUE(wait_status("001", "failed", std::chrono::seconds(60))) << dump_loops();
   auto plan = api("GET", "/v1/loops/001");
-  EXPECT_NE(plan.body["status_reason"].get<std::string>().find("maximum of 3 iterations"), std::string::npos)
+  EXPECT_NE(plan.body["status_reason"].get<std::string>().find("maximum of 3 iterations"),
+            std::string::npos)
       << plan.body["status_reason"];
   ASSERT_EQ(plan.body["iterations"].size(), 3u);
   for (const auto& it : plan.body["iterations"]) EXPECT_EQ(it["status"], "failed") << it.dump();
@@ -173,7 +188,7 @@ TEST_F(FaultTest, GarbageArtifactsBecomeFeedbackAndThePlanFailsCleanlyAtMaxItera
     if (r["headers"].value("x-loopr-loop-id", "") == "001") prompts += r["body"].dump();
   EXPECT_NE(prompts.find("Previous Iteration Feedback"), std::string::npos);
   EXPECT_NE(prompts.find("Overview"), std::string::npos);  // the missing section is named
-  EXPECT_EQ(loops(true).size(), 1u);  // no children from garbage
+  EXPECT_EQ(loops(true).size(), 1u);                       // no children from garbage
   EXPECT_EQ(api("GET", "/v1/health").status, 200);
 }
 
@@ -191,26 +206,32 @@ TEST_F(FaultTest, HostileValidationCommandsAreKilledCappedAndTheDaemonStaysSmall
   TreeScript script;
   start_mock(script);
   std::string cfg = read_file(dir / ".loopr/config.yml");
-  cfg.replace(cfg.find("{max_iterations: 6, validation: \"sh check.sh\", iteration_timeout: 1m}"),
-              std::string("{max_iterations: 6, validation: \"sh check.sh\", iteration_timeout: 1m}").size(),
-              "{max_iterations: 1, validation: \"sh v.sh\", iteration_timeout: 3s}");
+  cfg.replace(
+      cfg.find("{max_iterations: 6, validation: \"sh check.sh\", iteration_timeout: 1m}"),
+      std::string("{max_iterations: 6, validation: \"sh check.sh\", iteration_timeout: 1m}").size(),
+      "{max_iterations: 1, validation: \"sh v.sh\", iteration_timeout: 3s}");
   write_file(dir / ".loopr/config.yml", cfg);
   start_daemon();
   ASSERT_NO_FATAL_FAILURE(submit_and_approve("Hostile validation"));
   // Each hostile loop fails twice (a fresh retry, then for good); the well-behaved one completes.
-  ASSERT_TRUE(wait_loops([](auto& l) {
-    return l.count("code-001-002-002") && l["code-001-001-001"]["status"] == "failed" &&
-           l["code-001-001-002"]["status"] == "failed" && l["code-001-002-001"]["status"] == "failed" &&
-           l["code-001-002-002"]["status"] == "complete";
-  }, std::chrono::seconds(120)))
+  ASSERT_TRUE(wait_loops(
+      [](auto& l) {
+        return l.count("code-001-002-002") && l["code-001-001-001"]["status"] == "failed" &&
+               l["code-001-001-002"]["status"] == "failed" &&
+               l["code-001-002-001"]["status"] == "failed" &&
+               l["code-001-002-002"]["status"] == "complete";
+      },
+      std::chrono::seconds(120)))
       << dump_loops();
   auto hang = api("GET", "/v1/loops/code-001-001-001");
-  EXPECT_NE(hang.body["iterations"][0]["summary"].get<std::string>().find("timed out"), std::string::npos)
+  EXPECT_NE(hang.body["iterations"][0]["summary"].get<std::string>().find("timed out"),
+            std::string::npos)
       << hang.body["iterations"].dump();
   auto big = api("GET", "/v1/loops/code-001-002-001");
   EXPECT_LE(big.body["validation_output"].get<std::string>().size(), 8192u);
   // The whole process group went: nothing of ours still sleeps.
-  EXPECT_TRUE(wait_until([] { return run_command("pgrep -f 'sleep 600\\.[25]'").exit_code != 0; }, std::chrono::seconds(5)))
+  EXPECT_TRUE(wait_until([] { return run_command("pgrep -f 'sleep 600\\.[25]'").exit_code != 0; },
+                         std::chrono::seconds(5)))
       << run_command("pgrep -af 'sleep 600'").output;
   long peak_kb = proc_status_kb(daemon_pid, "VmHWM");
   EXPECT_GT(peak_kb, 0);
@@ -242,8 +263,9 @@ TEST_F(FaultTest, SocketAbuseLeavesTheDaemonServingOtherClients) {
   {
     int fd = connect_unix(paths().socket());
     ASSERT_GE(fd, 0);
-    std::string head = "POST /v1/plans HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
-                       std::to_string(100u << 20) + "\r\n\r\n";
+    std::string head =
+        "POST /v1/plans HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+        std::to_string(100u << 20) + "\r\n\r\n";
     ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
     std::string chunk(1 << 20, 'a');
     std::size_t sent = 0;
@@ -257,7 +279,8 @@ TEST_F(FaultTest, SocketAbuseLeavesTheDaemonServingOtherClients) {
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     ssize_t got = ::recv(fd, buf, sizeof buf - 1, 0);
     ::close(fd);
-    EXPECT_TRUE(got > 0 && std::string(buf).find(" 413 ") != std::string::npos) << buf << " after " << sent << " bytes";
+    EXPECT_TRUE(got > 0 && std::string(buf).find(" 413 ") != std::string::npos)
+        << buf << " after " << sent << " bytes";
   }
   // A client that disconnects in the middle of the event stream.
   submit("something to stream");

@@ -55,6 +55,21 @@ void commit_on(const TestRepo& repo, const std::string& branch, const std::strin
   run_git(repo.root(), "checkout -q trunk");
 }
 
+// Spec loop 001-001's worktree in a test repository, and the file its artifact is written to.
+class ArtifactReaderTest : public ::testing::Test {
+ protected:
+  TestRepo repo;
+  LoopWorktrees wt{repo.root()};
+  Loop spec = prepared_spec(wt);
+  const fs::path file = fs::path(spec.worktree) / spec.output_artifacts.front();
+
+  /// The artifact written with `content` and committed on the loop's branch.
+  void commit_artifact(const std::string& content) {
+    write_file(file, content);
+    repo.commit_all("spec", fs::path(spec.worktree));
+  }
+};
+
 git::ArtifactPlace place_of(const TestRepo& repo, const Loop& l) {
   return {repo.root(), l.worktree, l.output_artifacts.front(), git::artifact_branches(l)};
 }
@@ -82,15 +97,12 @@ std::optional<T> unless_blocked(F read, const fs::path& fifo) {
 
 }  // namespace
 
-TEST(ArtifactReaderTest, TheWorktreeFirstThenTheLoopsBranchItsArchiveAndItsPlansIntegrationBranch) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
-  Loop spec = prepared_spec(wt);
+TEST_F(ArtifactReaderTest,
+       TheWorktreeFirstThenTheLoopsBranchItsArchiveAndItsPlansIntegrationBranch) {
   const std::string rel = spec.output_artifacts.front();
   EXPECT_EQ(git::artifact_branches(spec),
             (std::vector<std::string>{spec.branch, "loopr/archive/001-001", "loopr/001"}));
-  write_file(fs::path(spec.worktree) / rel, "# on the loop's branch\n");
-  repo.commit_all("spec", fs::path(spec.worktree));
+  commit_artifact("# on the loop's branch\n");
   commit_on(repo, "loopr/archive/001-001", rel, "# archived\n");
   commit_on(repo, "loopr/001", rel, "# on the integration branch\n");
   write_file(fs::path(spec.worktree) / rel, "# in the worktree\n");
@@ -119,14 +131,9 @@ TEST(ArtifactReaderTest, TheWorktreeFirstThenTheLoopsBranchItsArchiveAndItsPlans
 }
 
 // proves S1.12
-TEST(ArtifactReaderTest, ASymlinkAtTheArtifactOrAFolderOnTheWayIsNeverFollowed) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
-  Loop spec = prepared_spec(wt);
+TEST_F(ArtifactReaderTest, ASymlinkAtTheArtifactOrAFolderOnTheWayIsNeverFollowed) {
   const std::string rel = spec.output_artifacts.front();
-  const fs::path file = fs::path(spec.worktree) / rel;
-  write_file(file, "# committed\n");
-  repo.commit_all("spec", fs::path(spec.worktree));
+  commit_artifact("# committed\n");
   const fs::path secret = secret_file(repo);
 
   // The artifact a symlink to the person's key: the one reader, the manager's read (the children
@@ -166,13 +173,8 @@ TEST(ArtifactReaderTest, ASymlinkAtTheArtifactOrAFolderOnTheWayIsNeverFollowed) 
 }
 
 // proves S1.12
-TEST(ArtifactReaderTest, AFifoAtTheArtifactsPathIsNeitherReadNorWaitedOn) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
-  Loop spec = prepared_spec(wt);
-  const fs::path file = fs::path(spec.worktree) / spec.output_artifacts.front();
-  write_file(file, "# committed\n");
-  repo.commit_all("spec", fs::path(spec.worktree));
+TEST_F(ArtifactReaderTest, AFifoAtTheArtifactsPathIsNeitherReadNorWaitedOn) {
+  commit_artifact("# committed\n");
   fs::remove(file);
   ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
 
@@ -193,13 +195,8 @@ TEST(ArtifactReaderTest, AFifoAtTheArtifactsPathIsNeitherReadNorWaitedOn) {
       << engines->worktree_problem;
 }
 
-TEST(ArtifactReaderTest, OverTheCapItIsCutAndSaysSo) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
-  Loop spec = prepared_spec(wt);
-  const fs::path file = fs::path(spec.worktree) / spec.output_artifacts.front();
-  write_file(file, "0123456789");
-  repo.commit_all("spec", fs::path(spec.worktree));
+TEST_F(ArtifactReaderTest, OverTheCapItIsCutAndSaysSo) {
+  commit_artifact("0123456789");
   git::ArtifactPlace where = place_of(repo, spec);
   ArtifactText read = git::read_loop_artifact(where, 4);
   EXPECT_EQ(read.bytes, "0123");

@@ -25,6 +25,17 @@ Worktree loop_worktree(const TestRepo& t, const std::string& loop_id = "001-002"
   return std::move(wt).value();
 }
 
+// A test repository with loop 001-002's worktree on its own branch made from `trunk`.
+class LoopWorktreeTest : public ::testing::Test {
+ protected:
+  TestRepo t;
+  Worktree wt = loop_worktree(t);
+};
+using CheckpointTest = LoopWorktreeTest;
+using StatusTest = LoopWorktreeTest;
+using DiffTest = LoopWorktreeTest;
+using LogTest = LoopWorktreeTest;
+
 // Sets (or unsets) an environment variable for a scope and puts the old value back.
 class ScopedEnv {
  public:
@@ -84,9 +95,7 @@ class NoGitIdentity {
 
 }  // namespace
 
-TEST(CheckpointTest, CommitsNewModifiedAndDeletedFilesHonouringGitignore) {
-  TestRepo t;
-  Worktree wt = loop_worktree(t);
+TEST_F(CheckpointTest, CommitsNewModifiedAndDeletedFilesHonouringGitignore) {
   write_file(wt.path() / "new/file.txt", "new\n");
   write_file(wt.path() / "shared.txt", "line 1\nchanged\nline 3\n");
   std::filesystem::remove(wt.path() / "README.md");
@@ -108,9 +117,7 @@ TEST(CheckpointTest, CommitsNewModifiedAndDeletedFilesHonouringGitignore) {
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 
-TEST(CheckpointTest, NothingToCommitIsItsOwnOutcomeAndMakesNoCommit) {
-  TestRepo t;
-  Worktree wt = loop_worktree(t);
+TEST_F(CheckpointTest, NothingToCommitIsItsOwnOutcomeAndMakesNoCommit) {
   std::string before = git_line(wt.path(), "rev-parse HEAD");
   ASSERT_OK_AND_ASSIGN(CommitOutcome c, wt.checkpoint("nothing"));
   EXPECT_EQ(c.kind, CommitOutcome::Kind::nothing_to_commit);
@@ -126,9 +133,7 @@ TEST(CheckpointTest, NothingToCommitIsItsOwnOutcomeAndMakesNoCommit) {
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 
-TEST(CheckpointTest, EmptyMessageIsRefused) {
-  TestRepo t;
-  Worktree wt = loop_worktree(t);
+TEST_F(CheckpointTest, EmptyMessageIsRefused) {
   write_file(wt.path() / "a.txt", "a\n");
   auto c = wt.checkpoint("  \n");
   ASSERT_FALSE(c.ok());
@@ -138,9 +143,7 @@ TEST(CheckpointTest, EmptyMessageIsRefused) {
 }
 
 // The engine's one-open checkpoint: the same commit as open + checkpoint, and the same refusals.
-TEST(CheckpointTest, CheckpointAtCommitsTheWorkTreeAtAPath) {
-  TestRepo t;
-  Worktree wt = loop_worktree(t);
+TEST_F(CheckpointTest, CheckpointAtCommitsTheWorkTreeAtAPath) {
   write_file(wt.path() / "new.txt", "new\n");
   ASSERT_OK_AND_ASSIGN(CommitOutcome c, Worktree::checkpoint_at(wt.path(), "iteration 1"));
   EXPECT_EQ(c.kind, CommitOutcome::Kind::committed);
@@ -154,9 +157,7 @@ TEST(CheckpointTest, CheckpointAtCommitsTheWorkTreeAtAPath) {
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 
-TEST(CheckpointTest, NeverCommitsLooprPrivateFoldersEvenWhenNotIgnored) {
-  TestRepo t;
-  Worktree wt = loop_worktree(t);
+TEST_F(CheckpointTest, NeverCommitsLooprPrivateFoldersEvenWhenNotIgnored) {
   write_file(wt.path() / ".gitignore", "");  // a repository that forgot loopr's folders
   write_file(wt.path() / ".loopr/state/000001.log", "rocksdb\n");
   write_file(wt.path() / ".loopr/logs/loop.txt", "log\n");
@@ -174,12 +175,11 @@ TEST(CheckpointTest, NeverCommitsLooprPrivateFoldersEvenWhenNotIgnored) {
 // local.env]`) leave an empty folder or file (or, with `sandbox: none`, a link) as their mount
 // point; the executor lists them in the worktree's git admin folder, and no checkpoint commits
 // them. Other new files are committed as ever; a tracked file of that name stays tracked.
-TEST(CheckpointTest, NeverCommitsTheCheckoutPathsShownInTheWorktree) {
-  TestRepo t;
-  Worktree wt = loop_worktree(t);
+TEST_F(CheckpointTest, NeverCommitsTheCheckoutPathsShownInTheWorktree) {
   std::string admin = run_git(wt.path(), "rev-parse --git-dir");
   while (!admin.empty() && admin.back() == '\n') admin.pop_back();
-  write_file(std::filesystem::path(admin) / kWorktreeMountsFile, "local.env\nnode_modules\n.venv\n");
+  write_file(std::filesystem::path(admin) / kWorktreeMountsFile,
+             "local.env\nnode_modules\n.venv\n");
   write_file(wt.path() / "local.env", "");
   std::filesystem::create_directories(wt.path() / ".venv");
   std::filesystem::create_symlink("/nonexistent/checkout/node_modules", wt.path() / "node_modules");
@@ -191,9 +191,7 @@ TEST(CheckpointTest, NeverCommitsTheCheckoutPathsShownInTheWorktree) {
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 
-TEST(CheckpointTest, AuthorAndCommitterComeFromGitConfig) {
-  TestRepo t;
-  Worktree wt = loop_worktree(t);
+TEST_F(CheckpointTest, AuthorAndCommitterComeFromGitConfig) {
   run_git(t.root(), "config user.name 'Ada Lovelace'");
   run_git(t.root(), "config user.email ada@example.org");
   write_file(wt.path() / "a.txt", "a\n");
@@ -203,9 +201,7 @@ TEST(CheckpointTest, AuthorAndCommitterComeFromGitConfig) {
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 
-TEST(CheckpointTest, FallsBackToLooprIdentityWithoutGitConfig) {
-  TestRepo t;
-  Worktree wt = loop_worktree(t);
+TEST_F(CheckpointTest, FallsBackToLooprIdentityWithoutGitConfig) {
   run_git(t.root(), "config --unset user.name");
   run_git(t.root(), "config --unset user.email");
   write_file(wt.path() / "a.txt", "a\n");
@@ -232,9 +228,7 @@ TEST(CheckpointTest, FallsBackToLooprIdentityWithoutGitConfig) {
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 
-TEST(StatusTest, AgreesWithGitStatusPorcelain) {
-  TestRepo t;
-  Worktree wt = loop_worktree(t);
+TEST_F(StatusTest, AgreesWithGitStatusPorcelain) {
   const auto& p = wt.path();
   write_file(p / "tracked/a.txt", "a\n");
   write_file(p / "tracked/b.txt", "b\n");
@@ -265,9 +259,7 @@ TEST(StatusTest, AgreesWithGitStatusPorcelain) {
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 
-TEST(StatusTest, AgreesWithGitOnConflictsLeftByAManualMerge) {
-  TestRepo t;
-  Worktree wt = loop_worktree(t);
+TEST_F(StatusTest, AgreesWithGitOnConflictsLeftByAManualMerge) {
   const auto& p = wt.path();
   write_file(p / "gone-there.txt", "x\n");
   write_file(p / "gone-here.txt", "y\n");
@@ -295,9 +287,7 @@ TEST(StatusTest, AgreesWithGitOnConflictsLeftByAManualMerge) {
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 
-TEST(StatusTest, MainWorkTreeWithLoopWorktreesInsideAgreesWithGit) {
-  TestRepo t;
-  Worktree wt = loop_worktree(t);
+TEST_F(StatusTest, MainWorkTreeWithLoopWorktreesInsideAgreesWithGit) {
   t.write("user-edit.txt", "the user works here too\n");
   ASSERT_OK_AND_ASSIGN(std::string status, t.open().main_worktree().status());
   EXPECT_EQ(status, run_git(t.root(), "status --porcelain"));
@@ -305,9 +295,7 @@ TEST(StatusTest, MainWorkTreeWithLoopWorktreesInsideAgreesWithGit) {
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 
-TEST(DiffTest, ShowsTrackedChangesLikeGitDiffHeadAndNewFilesToo) {
-  TestRepo t;
-  Worktree wt = loop_worktree(t);
+TEST_F(DiffTest, ShowsTrackedChangesLikeGitDiffHeadAndNewFilesToo) {
   write_file(wt.path() / "shared.txt", "line 1\nline two\nline 3\n");
   std::filesystem::remove(wt.path() / "README.md");
   ASSERT_OK_AND_ASSIGN(std::string tracked_only, wt.diff());
@@ -324,9 +312,7 @@ TEST(DiffTest, ShowsTrackedChangesLikeGitDiffHeadAndNewFilesToo) {
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 
-TEST(DiffTest, LongDiffIsCutWithAMarkerCountingTheRest) {
-  TestRepo t;
-  Worktree wt = loop_worktree(t);
+TEST_F(DiffTest, LongDiffIsCutWithAMarkerCountingTheRest) {
   std::string big;
   for (int i = 0; i < 1000; ++i) big += "generated line " + std::to_string(i) + "\n";
   write_file(wt.path() / "big.txt", big);
@@ -347,9 +333,7 @@ TEST(DiffTest, LongDiffIsCutWithAMarkerCountingTheRest) {
   EXPECT_TRUE(fsck_clean(t.root()));
 }
 
-TEST(LogTest, HeadShaAndLogMatchTheCli) {
-  TestRepo t;
-  Worktree wt = loop_worktree(t);
+TEST_F(LogTest, HeadShaAndLogMatchTheCli) {
   for (int i = 1; i <= 3; ++i) {
     write_file(wt.path() / "f.txt", std::to_string(i) + "\n");
     ASSERT_OK(wt.checkpoint("loop 001-002 iteration " + std::to_string(i)));

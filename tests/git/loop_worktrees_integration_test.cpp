@@ -43,6 +43,20 @@ Loop prepared(const LoopWorktrees& wt, const std::string& id) {
   return l;
 }
 
+// A repository with loop worktrees made from `trunk` as the daemon makes them.
+class LoopWorktreesTest : public ::testing::Test {
+ protected:
+  TestRepo repo;
+  LoopWorktrees wt{repo.root()};
+
+  /// `rel` written with `content` in `loop`'s worktree and committed there; the new sha.
+  std::string commit_in(const Loop& loop, const std::string& rel, const std::string& content,
+                        const std::string& message) {
+    write_file(std::filesystem::path(loop.worktree) / rel, content);
+    return repo.commit_all(message, std::filesystem::path(loop.worktree));
+  }
+};
+
 bool cli_has_branch(const TestRepo& repo, const std::string& branch) {
   return run_command("git rev-parse --verify -q refs/heads/" + branch, repo.root().string())
              .exit_code == 0;
@@ -50,9 +64,7 @@ bool cli_has_branch(const TestRepo& repo, const std::string& branch) {
 
 }  // namespace
 
-TEST(LoopWorktreesTest, PrepareMakesTheIntegrationBranchTheLoopBranchAndTheWorktree) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, PrepareMakesTheIntegrationBranchTheLoopBranchAndTheWorktree) {
   Loop spec = prepared(wt, "001-001");
   EXPECT_EQ(spec.worktree, (repo.root() / ".loopr/worktrees/001-001").string());
   EXPECT_EQ(spec.branch, "loopr/001-loops/001-001");
@@ -68,9 +80,7 @@ TEST(LoopWorktreesTest, PrepareMakesTheIntegrationBranchTheLoopBranchAndTheWorkt
   EXPECT_TRUE(fsck_clean(repo.root()));
 }
 
-TEST(LoopWorktreesTest, PlanBranchesAndTheBaseBranchCheck) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, PlanBranchesAndTheBaseBranchCheck) {
   EXPECT_TRUE(wt.check_base("trunk").ok());
   auto missing = wt.check_base("main");
   ASSERT_FALSE(missing.ok());
@@ -82,9 +92,7 @@ TEST(LoopWorktreesTest, PlanBranchesAndTheBaseBranchCheck) {
   EXPECT_TRUE(cli_has_branch(repo, "loopr/001"));
 }
 
-TEST(LoopWorktreesTest, AStrayFolderIsSetAsideAndTheWorktreeMade) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, AStrayFolderIsSetAsideAndTheWorktreeMade) {
   RepoPaths paths(repo.root());
   write_file(paths.worktree("001-001") / "half.txt", "a checkout killed half way\n");
   Loop spec = prepared(wt, "001-001");
@@ -95,9 +103,7 @@ TEST(LoopWorktreesTest, AStrayFolderIsSetAsideAndTheWorktreeMade) {
   EXPECT_TRUE(kept) << "nothing of the stray folder is lost";
 }
 
-TEST(LoopWorktreesTest, AWorktreeTheRecordDoesNotNameIsMadeAgain) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, AWorktreeTheRecordDoesNotNameIsMadeAgain) {
   Loop spec = prepared(wt, "001-001");
   write_file(std::filesystem::path(spec.worktree) / "partial.txt", "x\n");
   Loop forgotten = spec;
@@ -108,9 +114,7 @@ TEST(LoopWorktreesTest, AWorktreeTheRecordDoesNotNameIsMadeAgain) {
   EXPECT_TRUE(fsck_clean(repo.root()));
 }
 
-TEST(LoopWorktreesTest, AHalfMadeRegistrationIsDroppedAndTheWorktreeMade) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, AHalfMadeRegistrationIsDroppedAndTheWorktreeMade) {
   ASSERT_OK(wt.start_plan("001", "trunk"));
   // What a kill inside the registration leaves: the record's folder without its files.
   std::filesystem::create_directories(repo.root() / ".git/worktrees/001-001");
@@ -120,15 +124,11 @@ TEST(LoopWorktreesTest, AHalfMadeRegistrationIsDroppedAndTheWorktreeMade) {
   EXPECT_NE(run_git(repo.root(), "worktree list").find("001-001"), std::string::npos);
 }
 
-TEST(LoopWorktreesTest, AFinishedLoopMergesIntoTheIntegrationBranchAndOthersRebaseOntoIt) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, AFinishedLoopMergesIntoTheIntegrationBranchAndOthersRebaseOntoIt) {
   Loop a = prepared(wt, "001-001");
   Loop b = prepared(wt, "001-002");
-  write_file(std::filesystem::path(a.worktree) / "a.txt", "from a\n");
-  repo.commit_all("a's work", std::filesystem::path(a.worktree));
-  write_file(std::filesystem::path(b.worktree) / "b.txt", "from b\n");
-  repo.commit_all("b's work", std::filesystem::path(b.worktree));
+  commit_in(a, "a.txt", "from a\n", "a's work");
+  commit_in(b, "b.txt", "from b\n", "b's work");
 
   auto merged = wt.merge_into_integration(a, false, "trunk", "loopr(001-001): merge");
   ASSERT_TRUE(merged.ok()) << merged.error().message;
@@ -147,15 +147,11 @@ TEST(LoopWorktreesTest, AFinishedLoopMergesIntoTheIntegrationBranchAndOthersReba
   EXPECT_TRUE(fsck_clean(repo.root()));
 }
 
-TEST(LoopWorktreesTest, AMergeOverAMovedIntegrationBranchRebasesTheLoopFirst) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, AMergeOverAMovedIntegrationBranchRebasesTheLoopFirst) {
   Loop a = prepared(wt, "001-001");
   Loop b = prepared(wt, "001-002");
-  write_file(std::filesystem::path(a.worktree) / "shared.txt", "line 1\nline 2 by a\nline 3\n");
-  repo.commit_all("a", std::filesystem::path(a.worktree));
-  write_file(std::filesystem::path(b.worktree) / "b.txt", "b\n");
-  repo.commit_all("b", std::filesystem::path(b.worktree));
+  commit_in(a, "shared.txt", "line 1\nline 2 by a\nline 3\n", "a");
+  commit_in(b, "b.txt", "b\n", "b");
   ASSERT_TRUE(wt.merge_into_integration(a, false, "trunk", "merge a").ok());
   auto merged = wt.merge_into_integration(b, false, "trunk", "merge b");
   ASSERT_TRUE(merged.ok()) << merged.error().message;
@@ -164,15 +160,11 @@ TEST(LoopWorktreesTest, AMergeOverAMovedIntegrationBranchRebasesTheLoopFirst) {
   EXPECT_EQ(run_git(repo.root(), "show loopr/001:shared.txt"), "line 1\nline 2 by a\nline 3\n");
 }
 
-TEST(LoopWorktreesTest, ConflictingWorkIsReportedWithThePathsAndNothingMoves) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, ConflictingWorkIsReportedWithThePathsAndNothingMoves) {
   Loop a = prepared(wt, "001-001");
   Loop b = prepared(wt, "001-002");
-  write_file(std::filesystem::path(a.worktree) / "shared.txt", "a\n");
-  repo.commit_all("a", std::filesystem::path(a.worktree));
-  write_file(std::filesystem::path(b.worktree) / "shared.txt", "b\n");
-  std::string b_tip = repo.commit_all("b", std::filesystem::path(b.worktree));
+  commit_in(a, "shared.txt", "a\n", "a");
+  std::string b_tip = commit_in(b, "shared.txt", "b\n", "b");
   ASSERT_TRUE(wt.merge_into_integration(a, false, "trunk", "merge a").ok());
   std::string tip = *wt.integration_tip("001");
   auto merged = wt.merge_into_integration(b, false, "trunk", "merge b");
@@ -185,13 +177,10 @@ TEST(LoopWorktreesTest, ConflictingWorkIsReportedWithThePathsAndNothingMoves) {
   EXPECT_EQ(rebased->kind, RebaseOutcome::Kind::conflict);
 }
 
-TEST(LoopWorktreesTest, ANewGenerationRebuildsTheIntegrationBranchFromTheBase) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, ANewGenerationRebuildsTheIntegrationBranchFromTheBase) {
   Loop plan = prepared(wt, "001");  // made at submit, before any child
   Loop old = prepared(wt, "001-001");
-  write_file(std::filesystem::path(old.worktree) / "old.txt", "old generation\n");
-  repo.commit_all("old", std::filesystem::path(old.worktree));
+  commit_in(old, "old.txt", "old generation\n", "old");
   ASSERT_TRUE(wt.merge_into_integration(old, false, "trunk", "merge old").ok());
   ASSERT_TRUE(wt.archive(old.id, "loopr(001-001): invalidated").ok());
   auto merged = wt.merge_into_integration(plan, true, "trunk", "merge plan");
@@ -200,12 +189,9 @@ TEST(LoopWorktreesTest, ANewGenerationRebuildsTheIntegrationBranchFromTheBase) {
       << "nothing of the invalidated generation is left";
 }
 
-TEST(LoopWorktreesTest, ATreeMergesIntoTheBaseBranchAndTheUsersWorkTreeFollows) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, ATreeMergesIntoTheBaseBranchAndTheUsersWorkTreeFollows) {
   Loop a = prepared(wt, "001-001");
-  write_file(std::filesystem::path(a.worktree) / "feature.txt", "done\n");
-  repo.commit_all("feature", std::filesystem::path(a.worktree));
+  commit_in(a, "feature.txt", "done\n", "feature");
   ASSERT_TRUE(wt.merge_into_integration(a, false, "trunk", "merge a").ok());
   auto merged = wt.merge_plan_into_base("001", "trunk", "loopr(001): merge plan 001");
   ASSERT_TRUE(merged.ok()) << merged.error().message;
@@ -214,9 +200,7 @@ TEST(LoopWorktreesTest, ATreeMergesIntoTheBaseBranchAndTheUsersWorkTreeFollows) 
   EXPECT_EQ(git_line(repo.root(), "rev-parse trunk"), merged->sha);
 }
 
-TEST(LoopWorktreesTest, RetireRemovesTheFolderKeepsTheBranchAndRefusesUncommittedWork) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, RetireRemovesTheFolderKeepsTheBranchAndRefusesUncommittedWork) {
   Loop a = prepared(wt, "001-001");
   write_file(std::filesystem::path(a.worktree) / "dirty.txt", "not committed\n");
   auto refused = wt.retire(a.id);
@@ -229,9 +213,7 @@ TEST(LoopWorktreesTest, RetireRemovesTheFolderKeepsTheBranchAndRefusesUncommitte
   EXPECT_EQ(wt.retire(a.id).error().code, ErrorCode::not_found);
 }
 
-TEST(LoopWorktreesTest, ArchiveKeepsTheCommitsAndLeftoversOnTheArchiveBranch) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, ArchiveKeepsTheCommitsAndLeftoversOnTheArchiveBranch) {
   Loop a = prepared(wt, "code-001-001-001");
   write_file(std::filesystem::path(a.worktree) / "attempt.txt", "first attempt\n");
   auto kept = wt.archive(a.id, "loopr(code-001-001-001): attempt 1 failed");
@@ -245,13 +227,10 @@ TEST(LoopWorktreesTest, ArchiveKeepsTheCommitsAndLeftoversOnTheArchiveBranch) {
   EXPECT_EQ(*none, "") << "no worktree: nothing archived";
 }
 
-TEST(LoopWorktreesTest, AnArtifactIsReadFromTheWorktreeOrAsCommittedOnTheBranch) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, AnArtifactIsReadFromTheWorktreeOrAsCommittedOnTheBranch) {
   Loop spec = prepared(wt, "001-001");
   const std::string rel = spec.output_artifacts.front();
-  write_file(std::filesystem::path(spec.worktree) / rel, "# Spec\ncommitted\n");
-  repo.commit_all("spec", std::filesystem::path(spec.worktree));
+  commit_in(spec, rel, "# Spec\ncommitted\n", "spec");
   write_file(std::filesystem::path(spec.worktree) / rel, "# Spec\nin the worktree\n");
   EXPECT_EQ(*wt.read_artifact(spec, 1000), "# Spec\nin the worktree\n");
   Loop gone = spec;
@@ -264,9 +243,7 @@ TEST(LoopWorktreesTest, AnArtifactIsReadFromTheWorktreeOrAsCommittedOnTheBranch)
   EXPECT_EQ(wt.read_artifact(other, 1000).error().code, ErrorCode::not_found);
 }
 
-TEST(LoopWorktreesTest, AKilledDaemonsLocksAreClearedOnlyForTheLoopsNamed) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, AKilledDaemonsLocksAreClearedOnlyForTheLoopsNamed) {
   Loop a = prepared(wt, "001-001");
   const auto git_dir = repo.root() / ".git";
   write_file(git_dir / "refs/heads/loopr/001-loops/001-001.lock", "");
@@ -280,14 +257,11 @@ TEST(LoopWorktreesTest, AKilledDaemonsLocksAreClearedOnlyForTheLoopsNamed) {
   EXPECT_TRUE(std::filesystem::exists(git_dir / "refs/heads/trunk.lock"));
   std::filesystem::remove(git_dir / "refs/heads/trunk.lock");
   // The loop's branch can move again.
-  write_file(std::filesystem::path(a.worktree) / "x.txt", "x\n");
-  repo.commit_all("after the kill", std::filesystem::path(a.worktree));
+  commit_in(a, "x.txt", "x\n", "after the kill");
   EXPECT_TRUE(fsck_clean(repo.root()));
 }
 
-TEST(LoopWorktreesTest, StrayFoldersOfLoopsThatNeedNoneAreSetAside) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, StrayFoldersOfLoopsThatNeedNoneAreSetAside) {
   RepoPaths paths(repo.root());
   Loop running = prepared(wt, "001-001");
   write_file(paths.worktree("001-002") / "left.txt", "from a kill\n");  // not registered
@@ -300,9 +274,7 @@ TEST(LoopWorktreesTest, StrayFoldersOfLoopsThatNeedNoneAreSetAside) {
   EXPECT_FALSE(std::filesystem::exists(paths.worktree("001-002")));
 }
 
-TEST(LoopWorktreesTest, CheckpointCommitsWhatAStoppedRunLeft) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, CheckpointCommitsWhatAStoppedRunLeft) {
   Loop a = prepared(wt, "001-001");
   EXPECT_FALSE(*wt.checkpoint(a.worktree, "nothing"));
   write_file(std::filesystem::path(a.worktree) / "wip.txt", "half\n");
@@ -314,9 +286,7 @@ TEST(LoopWorktreesTest, CheckpointCommitsWhatAStoppedRunLeft) {
 
 // A merge that conflicts but a rebase that does not: the integration branch already has the
 // loop's first change (the same patch), and the loop changed those lines again since.
-TEST(LoopWorktreesTest, WorkRebasedAtMergeTimeCanBeLeftUnmergedForItsValidationToRunAgain) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, WorkRebasedAtMergeTimeCanBeLeftUnmergedForItsValidationToRunAgain) {
   Loop a = prepared(wt, "code-001-001-001");
   Loop b = prepared(wt, "code-001-001-002");
   const auto aw = std::filesystem::path(a.worktree), bw = std::filesystem::path(b.worktree);
@@ -342,12 +312,9 @@ TEST(LoopWorktreesTest, WorkRebasedAtMergeTimeCanBeLeftUnmergedForItsValidationT
   EXPECT_EQ(run_git(repo.root(), "show loopr/001:f.txt"), "two\n");
 }
 
-TEST(LoopWorktreesTest, TheGateChecksOutTheIntegrationTipInAWorktreeOfItsOwnAndRemovesIt) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, TheGateChecksOutTheIntegrationTipInAWorktreeOfItsOwnAndRemovesIt) {
   Loop a = prepared(wt, "code-001-001-001");
-  write_file(std::filesystem::path(a.worktree) / "a.txt", "a\n");
-  repo.commit_all("a", std::filesystem::path(a.worktree));
+  commit_in(a, "a.txt", "a\n", "a");
   ASSERT_TRUE(wt.merge_into_integration(a, false, "trunk", "merge a").ok());
   auto gate = wt.prepare_gate("001");
   ASSERT_TRUE(gate.ok()) << gate.error().message;
@@ -372,9 +339,7 @@ TEST(LoopWorktreesTest, TheGateChecksOutTheIntegrationTipInAWorktreeOfItsOwnAndR
 
 // Issue 27: a daemon killed while it made the baseline check's checkout left git's locks of its
 // branch and worktree record; the check at the next start makes it all the same.
-TEST(LoopWorktreesTest, TheBaselineCheckoutIsMadeOverTheLocksAKilledDaemonLeft) {
-  TestRepo repo;
-  LoopWorktrees wt(repo.root());
+TEST_F(LoopWorktreesTest, TheBaselineCheckoutIsMadeOverTheLocksAKilledDaemonLeft) {
   prepared(wt, "code-001-001-001");  // the plan's integration branch
   const auto git_dir = repo.root() / ".git";
   auto first = wt.prepare_baseline("001");
@@ -397,11 +362,9 @@ TEST(LoopWorktreesTest, TheBaselineCheckoutIsMadeOverTheLocksAKilledDaemonLeft) 
   EXPECT_TRUE(fsck_clean(repo.root()));
 }
 
-TEST(LoopWorktreesTest, HeldChangesNameLooprsOwnFilesTheHarnessAndAutoRunFiles) {
-  TestRepo repo;
+TEST_F(LoopWorktreesTest, HeldChangesNameLooprsOwnFilesTheHarnessAndAutoRunFiles) {
   repo.write("package.json", R"({"name": "x", "scripts": {"test": "sh t.sh"}})");
   repo.commit_all("package");
-  LoopWorktrees wt(repo.root());
   Loop a = prepared(wt, "code-001-001-001");
   const auto aw = std::filesystem::path(a.worktree);
   const std::vector<std::string> harness = {"/tests/run.sh", "/package.json#scripts.test"};
@@ -447,13 +410,11 @@ TEST(LoopWorktreesTest, HeldChangesNameLooprsOwnFilesTheHarnessAndAutoRunFiles) 
   EXPECT_EQ(held()->size(), 6u);
 }
 
-TEST(LoopWorktreesTest, PathChangesTellRenamesDeletionsAndModeChangesApart) {
-  TestRepo repo;
+TEST_F(LoopWorktreesTest, PathChangesTellRenamesDeletionsAndModeChangesApart) {
   repo.write("tests/t_a.sh", "test a, long enough to be found again after a rename\n");
   repo.write("tests/t_b.sh", "test b\n");
   repo.write("tests/t_c.sh", "test c\n");
   repo.commit_all("tests");
-  LoopWorktrees wt(repo.root());
   Loop a = prepared(wt, "code-001-001-001");
   const auto aw = std::filesystem::path(a.worktree);
   std::filesystem::rename(aw / "tests/t_a.sh", aw / "tests/t_moved.sh");

@@ -3,15 +3,12 @@
 // become the answer and the transcript (messages, commands and their output, usage), and how
 // their failures are classified. The real CLIs: agent_cli_e2e_test.cpp.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
-
-#include <sstream>
 
 #include <loopr/core/loop.hpp>
 
 #include "llm/login_refresh.hpp"
-#include "mock_llm_process.hpp"
 #include "security/token_server.hpp"
+#include "support/fake_agent_cli.hpp"
 #include "support/subprocess.hpp"
 
 using namespace loopr;
@@ -27,25 +24,18 @@ std::string codex_login(const std::string& jwt, const std::string& rt) {
          jwt + "\",\"refresh_token\":\"" + rt + "\"},\"last_refresh\":\"2026-11-01T00:00:00Z\"}";
 }
 
-class AgentCliTest : public ::testing::Test {
+class AgentCliTest : public FakeAgentCliTest {
  protected:
-  loopr::testing::TempDir dir{"loopr-agent-cli"};
-  loopr::testing::TempDir worktree{"loopr-worktree"};
+  AgentCliTest() : FakeAgentCliTest("loopr-agent-cli") {}
   loopr::testing::TempDir home{"loopr-home"};
 
-  /// An executable that records its argv, cwd, environment and private folder, then runs `body`.
+  /// A fake CLI that also keeps a copy of the private configuration loopr wrote for it.
   std::string fake(const std::string& name, const std::string& body) {
     std::string d = loopr::testing::shell_quote(dir.str());
-    std::string script = "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > " + d +
-                         "/argv\npwd > " + d + "/cwd\nenv > " + d + "/env\n" +
-                         "[ -n \"$CODEX_HOME\" ] && cp \"$CODEX_HOME/config.toml\" " + d +
-                         "/config.toml\n[ -n \"$GEMINI_CLI_HOME\" ] && cp "
-                         "\"$GEMINI_CLI_HOME/.gemini/settings.json\" " +
-                         d + "/settings.json\n" + body;
-    auto path = dir / name;
-    loopr::testing::write_file(path, script);
-    ::chmod(path.c_str(), 0755);
-    return path.string();
+    return write_fake_cli(name, "[ -n \"$CODEX_HOME\" ] && cp \"$CODEX_HOME/config.toml\" " + d +
+                                    "/config.toml\n[ -n \"$GEMINI_CLI_HOME\" ] && cp "
+                                    "\"$GEMINI_CLI_HOME/.gemini/settings.json\" " +
+                                    d + "/settings.json\n" + body);
   }
 
   Config config(const std::string& provider, const std::string& command) {
@@ -62,19 +52,7 @@ class AgentCliTest : public ::testing::Test {
     return c;
   }
 
-  Request request() {
-    Request r = user_request("Implement the phase.", "code-001-001-001", "code");
-    r.system = "Say \"done\"\nwhen done.";
-    r.working_dir = worktree.str();
-    return r;
-  }
-
-  std::vector<std::string> lines(const std::string& file) {
-    std::vector<std::string> out;
-    std::istringstream in(loopr::testing::read_file(dir / file));
-    for (std::string l; std::getline(in, l);) out.push_back(l);
-    return out;
-  }
+  Request request() { return code_request("Implement the phase.", "Say \"done\"\nwhen done."); }
 
   EnvLookup env(std::map<std::string, std::string> vars) {
     vars["HOME"] = home.str();

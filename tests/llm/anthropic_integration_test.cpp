@@ -3,12 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "llm/providers.hpp"
-#include "mock_llm_process.hpp"
+#include "support/llm_wire_fixture.hpp"
 
 using namespace loopr;
 using namespace loopr::llm;
 using namespace loopr::llm::testing;
-using namespace std::chrono_literals;
 using nlohmann::json;
 
 namespace {
@@ -65,14 +64,10 @@ rules:
     reply: {fault: {status: 429, error_code: enforced_spend_limit_reached, message: "limit"}}
 )";
 
-class AnthropicIntegrationTest : public ::testing::TestWithParam<bool> {
+class AnthropicIntegrationTest : public MockWireTest {
  protected:
-  void SetUp() override { LOOPR_REQUIRE_MOCK(); }
-  bool stream() const { return GetParam(); }
-  Config config(const MockLlm& mock) const {
-    return mock_config("anthropic", mock.url(), stream());
-  }
-  EnvLookup env() const { return env_with({{"ANTHROPIC_API_KEY", "sk-ant-test-key"}}); }
+  AnthropicIntegrationTest()
+      : MockWireTest("anthropic", "claude-opus-5-5", "ANTHROPIC_API_KEY", "sk-ant-test-key") {}
 };
 
 }  // namespace
@@ -128,9 +123,7 @@ TEST_P(AnthropicIntegrationTest, ToolUseRoundTripEchoesThinkingExactly) {
   EXPECT_EQ(r1.content[0].type, ContentBlock::Type::thinking);
   EXPECT_EQ(r1.content[1].type, ContentBlock::Type::redacted_thinking);
 
-  req.messages.push_back(r1.to_message());
-  req.messages.push_back(
-      Message{Role::user, {ContentBlock::make_tool_result(call.id, "main.cpp\nutil.cpp")}});
+  answer_tools(req, r1, "main.cpp\nutil.cpp");
   Outcome second = h.call(req);
   ASSERT_TRUE(second.ok()) << second.error().describe() << "\n" << mock.output();
   EXPECT_EQ(second.response().text(), "There is main.cpp.");
@@ -158,51 +151,26 @@ TEST_P(AnthropicIntegrationTest, ToolUseRoundTripEchoesThinkingExactly) {
 TEST_P(AnthropicIntegrationTest, RateLimitWaitsWhatRetryAfterSays) {
   MockLlm mock(kScript);
   ClientHarness h(config(mock), env());
-  std::vector<std::pair<ErrorKind, std::chrono::milliseconds>> waits;
-  auto start = std::chrono::steady_clock::now();
-  Outcome o = h.call_with_retries(user_request("rate limit me"), RetryPolicy{},
-                                  [&](const LlmError& e, int, std::chrono::milliseconds wait) {
-                                    waits.emplace_back(e.kind, wait);
-                                  });
-  auto elapsed = std::chrono::steady_clock::now() - start;
-  ASSERT_TRUE(o.ok()) << o.error().describe();
-  EXPECT_EQ(o.response().text(), "after the wait");
-  ASSERT_EQ(waits.size(), 1u);
-  EXPECT_EQ(waits[0].first, ErrorKind::rate_limited);
-  EXPECT_EQ(waits[0].second, 1000ms);
-  EXPECT_GE(elapsed, 1000ms);
+  ASSERT_NO_FATAL_FAILURE(expect_rate_limit_waits_what_retry_after_says(h, mock, "rate limit me"));
   auto log = mock.requests();
-  ASSERT_EQ(log.size(), 2u);
-  EXPECT_EQ(log[0]["status"], 429);
   EXPECT_GE(log[1]["t_ms"].get<std::int64_t>() - log[0]["t_ms"].get<std::int64_t>(), 1000);
 }
 
 TEST_P(AnthropicIntegrationTest, ServerErrorsAreRetriedThenSucceed) {
   MockLlm mock(kScript);
   ClientHarness h(config(mock), env());
-  RetryPolicy fast;
-  fast.initial_backoff = 10ms;
   std::vector<ErrorKind> seen;
-  Outcome o = h.call_with_retries(user_request("flaky"), fast,
-                                  [&](const LlmError& e, int, auto) { seen.push_back(e.kind); });
-  ASSERT_TRUE(o.ok()) << o.error().describe();
-  EXPECT_EQ(o.response().text(), "third time lucky");
+  ASSERT_NO_FATAL_FAILURE(expect_retried_until_answered(h, "flaky", "third time lucky", seen));
   EXPECT_EQ(seen, (std::vector<ErrorKind>{ErrorKind::server, ErrorKind::overloaded}));
 }
 
 TEST_P(AnthropicIntegrationTest, CutStreamIsARetryableErrorNeverAHalfAnswer) {
   MockLlm mock(kScript);
   ClientHarness h(config(mock), env());
-  Outcome o = h.call(user_request("cut"));
-  ASSERT_FALSE(o.ok());
-  EXPECT_TRUE(o.error().retryable);
-  EXPECT_EQ(o.error().kind, ErrorKind::network);
-  EXPECT_NE(o.error().message.find(stream() ? "message_stop" : "cut"), std::string::npos)
-      << o.error().message;
-  EXPECT_FALSE(o.error().request_id.empty());
-  Outcome again = h.call(user_request("cut"));
-  ASSERT_TRUE(again.ok()) << again.error().describe();
-  EXPECT_EQ(again.response().text(), "whole answer");
+  LlmError cut;
+  ASSERT_NO_FATAL_FAILURE(
+      expect_cut_answer_is_a_retryable_error(h, stream() ? "message_stop" : "cut", cut));
+  EXPECT_FALSE(cut.request_id.empty());
 }
 
 TEST_P(AnthropicIntegrationTest, ErrorEventAfter200IsRetryable) {
@@ -220,11 +188,9 @@ TEST_P(AnthropicIntegrationTest, ErrorEventAfter200IsRetryable) {
 TEST_P(AnthropicIntegrationTest, MalformedJsonIsARetryableProtocolError) {
   MockLlm mock(kScript);
   ClientHarness h(config(mock), env());
-  Outcome o = h.call(user_request("malformed"));
-  ASSERT_FALSE(o.ok());
-  EXPECT_EQ(o.error().kind, ErrorKind::protocol);
-  EXPECT_TRUE(o.error().retryable);
-  EXPECT_NE(o.error().message.find("malformed"), std::string::npos);
+  LlmError malformed;
+  ASSERT_NO_FATAL_FAILURE(expect_malformed_answer_is_a_retryable_protocol_error(h, malformed));
+  EXPECT_NE(malformed.message.find("malformed"), std::string::npos);
 }
 
 TEST_P(AnthropicIntegrationTest, RefusalCarriesStopDetails) {
@@ -298,4 +264,4 @@ TEST_P(AnthropicIntegrationTest, ConnectionIsReusedAcrossCalls) {
 }
 
 INSTANTIATE_TEST_SUITE_P(StreamedAndNot, AnthropicIntegrationTest, ::testing::Bool(),
-                         [](const auto& info) { return info.param ? "stream" : "plain"; });
+                         stream_or_plain);

@@ -2,14 +2,12 @@
 // recorded stream-json, others fail, hang or end without a result.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/stat.h>
 
 #include <atomic>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
-#include "mock_llm_process.hpp"
+#include "support/fake_agent_cli.hpp"
 #include "support/subprocess.hpp"
 
 using namespace loopr;
@@ -19,29 +17,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
-class ClaudeCodeTest : public ::testing::Test {
+class ClaudeCodeTest : public FakeAgentCliTest {
  protected:
-  loopr::testing::TempDir dir{"loopr-claude"};
-  loopr::testing::TempDir worktree{"loopr-worktree"};
+  ClaudeCodeTest() : FakeAgentCliTest("loopr-claude") {}
 
-  /// Writes an executable `claude` whose body first records its argv, cwd and environment.
-  std::string fake_claude(const std::string& body) {
-    std::string d = loopr::testing::shell_quote(dir.str());
-    std::string script =
-        "#!/bin/sh\n"
-        "for a in \"$@\"; do printf '%s\\n' \"$a\"; done > " +
-        d +
-        "/argv\n"
-        "pwd > " +
-        d +
-        "/cwd\n"
-        "env > " +
-        d + "/env\n" + body;
-    auto path = dir / "claude";
-    loopr::testing::write_file(path, script);
-    ::chmod(path.c_str(), 0755);
-    return path.string();
-  }
+  std::string fake_claude(const std::string& body) { return write_fake_cli("claude", body); }
 
   Config config(const std::string& command, bool skip_permissions = false) {
     Config c;
@@ -55,17 +35,7 @@ class ClaudeCodeTest : public ::testing::Test {
   }
 
   Request request(const std::string& prompt = "Implement the phase.") {
-    Request r = user_request(prompt, "code-001-001-001", "code");
-    r.system = "";
-    r.working_dir = worktree.str();
-    return r;
-  }
-
-  std::vector<std::string> lines(const std::string& file) {
-    std::vector<std::string> out;
-    std::istringstream in(loopr::testing::read_file(dir / file));
-    for (std::string l; std::getline(in, l);) out.push_back(l);
-    return out;
+    return code_request(prompt, "");
   }
 
   static std::string fixture_path() {
@@ -232,20 +202,22 @@ TEST_F(ClaudeCodeTest, InTheSandboxTheCliSeesItsWorktreeAndAPrivateConfigButNotT
       "env > env.txt\npwd > cwd.txt\ncat ~/.ssh/id_rsa > ssh.txt 2>&1\n"
       "mkdir -p ~/.claude; echo hook > ~/.claude/settings.json\n"
       "cat ~/.claude.json > home-config.txt 2>&1\n"
-      "cat \"$CLAUDE_CONFIG_DIR/.claude.json\" \"$CLAUDE_CONFIG_DIR/.credentials.json\" > private.txt\n"
+      "cat \"$CLAUDE_CONFIG_DIR/.claude.json\" \"$CLAUDE_CONFIG_DIR/.credentials.json\" > "
+      "private.txt\n"
       "echo state > \"$CLAUDE_CONFIG_DIR/touched\"\n"
-      "cat " + loopr::testing::shell_quote((worktree / "reply.jsonl").string()) + "\n";
-  auto path = dir / "claude";
-  loopr::testing::write_file(path, "#!/bin/sh\n" + body);
-  ::chmod(path.c_str(), 0755);
-  auto vars = std::map<std::string, std::string>{{"HOME", home.string()}, {"PATH", "/usr/bin:/bin"},
-                                                 {"ANTHROPIC_API_KEY", "sk-ant-secret"}, {"GITHUB_TOKEN", "ghp-x"}};
+      "cat " +
+      loopr::testing::shell_quote((worktree / "reply.jsonl").string()) + "\n";
+  std::string path = write_executable("claude", "#!/bin/sh\n" + body);
+  auto vars = std::map<std::string, std::string>{{"HOME", home.string()},
+                                                 {"PATH", "/usr/bin:/bin"},
+                                                 {"ANTHROPIC_API_KEY", "sk-ant-secret"},
+                                                 {"GITHUB_TOKEN", "ghp-x"}};
   EnvLookup env = env_with(vars);
   exec::ExecutorOptions eo{RepoPaths(worktree.path())};
   eo.env = env;
   auto executor = exec::make_executor(SandboxConfig{}, eo);
   ASSERT_FALSE(executor->unavailable()) << *executor->unavailable();
-  ClientHarness h(config(path.string()), env, executor.get());
+  ClientHarness h(config(path), env, executor.get());
   Outcome o = h.call(request());
   ASSERT_TRUE(o.ok()) << o.error().describe();
   EXPECT_EQ(o.response().text(), "Hello from the fake.");
@@ -268,8 +240,9 @@ TEST_F(ClaudeCodeTest, InTheSandboxTheCliSeesItsWorktreeAndAPrivateConfigButNotT
   EXPECT_NE(seen.find("CLAUDE_CONFIG_DIR="), std::string::npos) << seen;
   EXPECT_EQ(seen.find("CLAUDE_CONFIG_DIR=" + home.string()), std::string::npos) << seen;
   // The copy of the login went with the command: nothing is left in the private folder.
-  auto left = loopr::testing::run_command("find " + loopr::testing::shell_quote((h.run_dir.path() / "claude").string()) +
-                          " -mindepth 1 ! -name 'proxy-*.sock'");
+  auto left = loopr::testing::run_command(
+      "find " + loopr::testing::shell_quote((h.run_dir.path() / "claude").string()) +
+      " -mindepth 1 ! -name 'proxy-*.sock'");
   EXPECT_EQ(left.output, "") << "left after the command ended";
 }
 
@@ -279,5 +252,6 @@ TEST_F(ClaudeCodeTest, InTheSandboxAMissingCliIsStillAClearError) {
   ClientHarness h(config((dir / "no-such-claude").string()), env_with({}), executor.get());
   Outcome o = h.call(request());
   ASSERT_FALSE(o.ok());
-  EXPECT_NE(o.error().message.find("llm.claude_code.command"), std::string::npos) << o.error().message;
+  EXPECT_NE(o.error().message.find("llm.claude_code.command"), std::string::npos)
+      << o.error().message;
 }

@@ -2,7 +2,7 @@
 // and not: answers, a tool-call round trip, usage, errors.
 #include <gtest/gtest.h>
 
-#include "mock_llm_process.hpp"
+#include "support/llm_wire_fixture.hpp"
 
 using namespace loopr;
 using namespace loopr::llm;
@@ -31,15 +31,14 @@ rules:
     reply: {fault: {status: 400, message: "messages: invalid"}}
 )";
 
-class OpenAiIntegrationTest : public ::testing::TestWithParam<bool> {
+class OpenAiIntegrationTest : public MockWireTest {
  protected:
-  void SetUp() override { LOOPR_REQUIRE_MOCK(); }
+  OpenAiIntegrationTest() : MockWireTest("openai", "gpt-9", "OPENAI_API_KEY", "sk-local") {}
   Config config(const MockLlm& mock) const {
-    Config c = mock_config("openai", mock.url(), GetParam());
+    Config c = MockWireTest::config(mock);
     c.llm.max_tokens_field = "max_tokens";  // as for a local server
     return c;
   }
-  EnvLookup env() const { return env_with({{"OPENAI_API_KEY", "sk-local"}}); }
 };
 
 }  // namespace
@@ -82,9 +81,7 @@ TEST_P(OpenAiIntegrationTest, ToolCallRoundTrip) {
   EXPECT_EQ(call.name, "run_command");
   EXPECT_EQ(call.input, json({{"command", "make"}}));
 
-  req.messages.push_back(first.response().to_message());
-  req.messages.push_back(
-      Message{Role::user, {ContentBlock::make_tool_result(call.id, "build ok")}});
+  answer_tools(req, first.response(), "build ok");
   Outcome second = h.call(req);
   ASSERT_TRUE(second.ok()) << second.error().describe() << "\n" << mock.output();
   EXPECT_EQ(second.response().text(), "The build passed.");
@@ -106,5 +103,4 @@ TEST_P(OpenAiIntegrationTest, BadRequestIsFatalWithTheServerMessage) {
   EXPECT_NE(o.error().message.find("messages: invalid"), std::string::npos) << o.error().message;
 }
 
-INSTANTIATE_TEST_SUITE_P(StreamedAndNot, OpenAiIntegrationTest, ::testing::Bool(),
-                         [](const auto& info) { return info.param ? "stream" : "plain"; });
+INSTANTIATE_TEST_SUITE_P(StreamedAndNot, OpenAiIntegrationTest, ::testing::Bool(), stream_or_plain);

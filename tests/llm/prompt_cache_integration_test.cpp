@@ -6,7 +6,7 @@
 
 #include "llm/prompt_cache.hpp"
 #include "llm/providers.hpp"
-#include "mock_llm_process.hpp"
+#include "support/llm_wire_fixture.hpp"
 
 using namespace loopr;
 using namespace loopr::llm;
@@ -47,15 +47,6 @@ Request opening() {
   r.loop_type = "code";
   r.working_dir = "/repo/.loopr/worktrees/code-001-001-001";
   return r;
-}
-
-void answer_tools(Request& r, const Response& resp, const std::string& content) {
-  r.messages.push_back(resp.to_message());
-  Message results;
-  results.role = Role::user;
-  for (const ContentBlock* use : resp.tool_uses())
-    results.content.push_back(ContentBlock::make_tool_result(use->id, content));
-  r.messages.push_back(results);
 }
 
 }  // namespace

@@ -193,3 +193,9 @@ TEST(PromptCacheWire, OpenAiKeyIsTheLoopsAndNotAnotherRepositorys) {
 }
 
 }  // namespace
+
+TEST(PromptCacheWire, TheCacheKeyIsAStableHashOfTheWorktreeAndTheLoop) {
+  // Pinned: a key that changed between loopr versions would cost every running loop its cache.
+  EXPECT_EQ(prompt_cache_key("/repo", "code-001"), "loopr-9e5a7d945c480423");
+  EXPECT_NE(prompt_cache_key("/repo", "code-001"), prompt_cache_key("/repo/code-00", "1"));
+}

@@ -4,12 +4,11 @@
 // errors retried, cut streams, error events, malformed JSON, refusals, fatal errors).
 #include <gtest/gtest.h>
 
-#include "mock_llm_process.hpp"
+#include "support/llm_wire_fixture.hpp"
 
 using namespace loopr;
 using namespace loopr::llm;
 using namespace loopr::llm::testing;
-using namespace std::chrono_literals;
 using nlohmann::json;
 
 namespace {
@@ -62,16 +61,10 @@ rules:
     reply: {text: "cut at the lim", stop_reason: max_tokens}
 )";
 
-class ResponsesIntegrationTest : public ::testing::TestWithParam<bool> {
+class ResponsesIntegrationTest : public MockWireTest {
  protected:
-  void SetUp() override { LOOPR_REQUIRE_MOCK(); }
-  bool stream() const { return GetParam(); }
-  Config config(const MockLlm& mock) const {
-    Config c = mock_config("openai-responses", mock.url(), stream());
-    c.llm.model = "gpt-9";
-    return c;
-  }
-  EnvLookup env() const { return env_with({{"OPENAI_API_KEY", "sk-responses-test"}}); }
+  ResponsesIntegrationTest()
+      : MockWireTest("openai-responses", "gpt-9", "OPENAI_API_KEY", "sk-responses-test") {}
 };
 
 }  // namespace
@@ -125,9 +118,7 @@ TEST_P(ResponsesIntegrationTest, ToolLoopEchoesReasoningAndAnswersByCallId) {
   EXPECT_EQ(call.input, json({{"path", "src"}}));
   EXPECT_EQ(call.id.rfind("call_", 0), 0u) << call.id;
 
-  req.messages.push_back(first.response().to_message());
-  req.messages.push_back(
-      Message{Role::user, {ContentBlock::make_tool_result(call.id, "main.cpp\nutil.cpp")}});
+  answer_tools(req, first.response(), "main.cpp\nutil.cpp");
   Outcome second = h.call(req);
   ASSERT_TRUE(second.ok()) << second.error().describe() << "\n" << mock.output();
   EXPECT_EQ(second.response().text(), "There is main.cpp.");
@@ -173,49 +164,22 @@ TEST_P(ResponsesIntegrationTest, AnUnansweredCallIsRefusedAsTheServiceWould) {
 TEST_P(ResponsesIntegrationTest, RateLimitWaitsWhatRetryAfterSays) {
   MockLlm mock(kScript);
   ClientHarness h(config(mock), env());
-  std::vector<std::pair<ErrorKind, std::chrono::milliseconds>> waits;
-  auto start = std::chrono::steady_clock::now();
-  Outcome o = h.call_with_retries(user_request("rate limit me"), RetryPolicy{},
-                                  [&](const LlmError& e, int, std::chrono::milliseconds wait) {
-                                    waits.emplace_back(e.kind, wait);
-                                  });
-  auto elapsed = std::chrono::steady_clock::now() - start;
-  ASSERT_TRUE(o.ok()) << o.error().describe();
-  EXPECT_EQ(o.response().text(), "after the wait");
-  ASSERT_EQ(waits.size(), 1u);
-  EXPECT_EQ(waits[0].first, ErrorKind::rate_limited);
-  EXPECT_EQ(waits[0].second, 1000ms);
-  EXPECT_GE(elapsed, 1000ms);
-  auto log = mock.requests();
-  ASSERT_EQ(log.size(), 2u);
-  EXPECT_EQ(log[0]["status"], 429);
+  expect_rate_limit_waits_what_retry_after_says(h, mock, "rate limit me");
 }
 
 TEST_P(ResponsesIntegrationTest, ServerErrorsAreRetriedThenSucceed) {
   MockLlm mock(kScript);
   ClientHarness h(config(mock), env());
-  RetryPolicy fast;
-  fast.initial_backoff = 10ms;
   std::vector<ErrorKind> seen;
-  Outcome o = h.call_with_retries(user_request("flaky"), fast,
-                                  [&](const LlmError& e, int, auto) { seen.push_back(e.kind); });
-  ASSERT_TRUE(o.ok()) << o.error().describe();
-  EXPECT_EQ(o.response().text(), "third time lucky");
+  ASSERT_NO_FATAL_FAILURE(expect_retried_until_answered(h, "flaky", "third time lucky", seen));
   EXPECT_EQ(seen.size(), 2u);
 }
 
 TEST_P(ResponsesIntegrationTest, CutStreamIsARetryableErrorNeverAHalfAnswer) {
   MockLlm mock(kScript);
   ClientHarness h(config(mock), env());
-  Outcome o = h.call(user_request("cut"));
-  ASSERT_FALSE(o.ok());
-  EXPECT_TRUE(o.error().retryable);
-  EXPECT_EQ(o.error().kind, ErrorKind::network);
-  EXPECT_NE(o.error().message.find(stream() ? "response.completed" : "cut"), std::string::npos)
-      << o.error().message;
-  Outcome again = h.call(user_request("cut"));
-  ASSERT_TRUE(again.ok()) << again.error().describe();
-  EXPECT_EQ(again.response().text(), "whole answer");
+  LlmError cut;
+  expect_cut_answer_is_a_retryable_error(h, stream() ? "response.completed" : "cut", cut);
 }
 
 TEST_P(ResponsesIntegrationTest, ErrorEventAfter200IsRetryable) {
@@ -232,10 +196,8 @@ TEST_P(ResponsesIntegrationTest, ErrorEventAfter200IsRetryable) {
 TEST_P(ResponsesIntegrationTest, MalformedJsonIsARetryableProtocolError) {
   MockLlm mock(kScript);
   ClientHarness h(config(mock), env());
-  Outcome o = h.call(user_request("malformed"));
-  ASSERT_FALSE(o.ok());
-  EXPECT_EQ(o.error().kind, ErrorKind::protocol);
-  EXPECT_TRUE(o.error().retryable);
+  LlmError malformed;
+  expect_malformed_answer_is_a_retryable_protocol_error(h, malformed);
 }
 
 TEST_P(ResponsesIntegrationTest, RefusalAndIncompleteMapOntoStopReasons) {
@@ -262,4 +224,4 @@ TEST_P(ResponsesIntegrationTest, WrongKeyIsFatalWithAMessage) {
 }
 
 INSTANTIATE_TEST_SUITE_P(StreamedAndNot, ResponsesIntegrationTest, ::testing::Bool(),
-                         [](const auto& info) { return info.param ? "stream" : "plain"; });
+                         stream_or_plain);

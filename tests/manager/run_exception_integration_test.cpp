@@ -4,13 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 
-#include <stdexcept>
-
 #include <loopr/manager/loop_manager.hpp>
+#include <loopr/store/store_writes.hpp>
 
-#include "engine/harness.hpp"
+#include "support/fakes/engine_kit.hpp"
 
 using namespace loopr;
 using namespace loopr::testing;
@@ -40,7 +40,7 @@ awaitable<void> store_into(awaitable<T> work, std::optional<T>* out) {
 // Runs `work` on the harness's io_context to its end (Results have no default value, so not
 // through a future of their own).
 template <typename T>
-T drive(EngineHarness& h, awaitable<T> work) {
+T drive(EngineKit& h, awaitable<T> work) {
   std::optional<T> out;
   auto fut = net::co_spawn(h.io, store_into(std::move(work), &out), net::use_future);
   h.drive_until(fut);
@@ -48,13 +48,13 @@ T drive(EngineHarness& h, awaitable<T> work) {
   return std::move(*out);
 }
 
-void drive(EngineHarness& h, awaitable<void> work) {
+void drive(EngineKit& h, awaitable<void> work) {
   auto fut = net::co_spawn(h.io, std::move(work), net::use_future);
   h.drive_until(fut);
   fut.get();
 }
 
-Loop wait_for(EngineHarness& h, const std::string& id, LoopStatus status) {
+Loop wait_for(EngineKit& h, const std::string& id, LoopStatus status) {
   // Until a deadline: the run's work comes back to the io_context from the pool, so an io
   // context with nothing queued right now is not done (run_for would return at once).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -74,7 +74,7 @@ Loop wait_for(EngineHarness& h, const std::string& id, LoopStatus status) {
 }  // namespace
 
 TEST(RunException, ThePlanIsPausedWithTheErrorAlsoAfterARestart) {
-  EngineHarness h("rules: []\n", {{"README.md", "x\n"}});
+  EngineKit h(kOverLoopback, "rules: []\n", {{"README.md", "x\n"}});
   h.config->base_branch = "main";
   engine::EngineContext& real = h.engine();
   ThrowingClient throwing;
@@ -98,7 +98,7 @@ TEST(RunException, ThePlanIsPausedWithTheErrorAlsoAfterARestart) {
   // throws again, and the loop is paused again.
   Loop l = h.store->get_loop("001").value();
   l.status = LoopStatus::running;
-  ASSERT_TRUE(h.store->update_loop(l).ok());
+  ASSERT_TRUE(update_loop(*h.store, l).ok());
   manager::LoopManager again(ctx);
   ASSERT_TRUE(drive(h, again.start()).ok());
   Loop after = wait_for(h, "001", LoopStatus::paused);

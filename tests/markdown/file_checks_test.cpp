@@ -5,13 +5,11 @@
 
 #include <loopr/markdown/artifacts.hpp>
 
-#include "markdown/problem_matchers.hpp"
+#include "support/artifact_checks.hpp"
 
 using namespace loopr;
 using namespace loopr::markdown;
-using loopr::markdown::test::count_rule;
-using loopr::markdown::test::dump;
-using loopr::markdown::test::find_problem;
+using namespace loopr::testing;
 
 namespace {
 
@@ -26,11 +24,9 @@ TEST(FileChecksTest, OverTheSizeLimitIsReportedAlongsideTheOtherProblems) {
   std::string text = kPhase + std::string(1024, 'x') + "\n";
   text.replace(text.find("## Task"), 7, "## Job");
   auto phase = check_phase(text, limits);
-  const Problem* p = find_problem(phase.problems, Rule::too_large, 1);
-  ASSERT_NE(p, nullptr) << dump(phase.problems);
-  EXPECT_NE(p->message.find(std::to_string(text.size()) + " bytes, more than the limit of 1024"),
-            std::string::npos)
-      << p->message;
+  ASSERT_NO_FATAL_FAILURE(
+      expect_problem(phase.problems, Rule::too_large, 1,
+                     std::to_string(text.size()) + " bytes, more than the limit of 1024"));
   EXPECT_NE(find_problem(phase.problems, Rule::missing_section, 1), nullptr);  // all at once
   limits.max_bytes = text.size();
   EXPECT_EQ(count_rule(check_phase(text, limits).problems, Rule::too_large), 0);
@@ -42,12 +38,10 @@ TEST(FileChecksTest, InvalidUtf8IsReportedPerLineWithByteAndColumn) {
   text.replace(text.find("- w"), 3, "- caf\xE9");
   text.replace(text.rfind("- c"), 3, "- \xC0\xAF and \xFF");
   auto phase = check_phase(text);
-  const Problem* p = find_problem(phase.problems, Rule::not_utf8, 10);
-  ASSERT_NE(p, nullptr) << dump(phase.problems);
-  EXPECT_NE(p->message.find("byte 0xE9 at column 6"), std::string::npos) << p->message;
-  const Problem* q = find_problem(phase.problems, Rule::not_utf8, 13);
-  ASSERT_NE(q, nullptr) << dump(phase.problems);
-  EXPECT_NE(q->message.find("byte 0xC0 at column 3"), std::string::npos) << q->message;
+  ASSERT_NO_FATAL_FAILURE(
+      expect_problem(phase.problems, Rule::not_utf8, 10, "byte 0xE9 at column 6"));
+  ASSERT_NO_FATAL_FAILURE(
+      expect_problem(phase.problems, Rule::not_utf8, 13, "byte 0xC0 at column 3"));
   EXPECT_EQ(count_rule(phase.problems, Rule::not_utf8), 2);  // one per line
   // The rest of the file is still read (the bad bytes become U+FFFD).
   EXPECT_EQ(phase.doc.specific_work.line, 9);

@@ -3,13 +3,11 @@
 
 #include <loopr/markdown/artifacts.hpp>
 
-#include "markdown/problem_matchers.hpp"
+#include "support/artifact_checks.hpp"
 
 using namespace loopr;
 using namespace loopr::markdown;
-using loopr::markdown::test::count_rule;
-using loopr::markdown::test::dump;
-using loopr::markdown::test::find_problem;
+using namespace loopr::testing;
 
 namespace {
 
@@ -30,13 +28,6 @@ const std::string kPlan = R"(# Add a --shout flag to greet
 - spec-shout-flag: Parse `--shout` and **upper-case** the greeting.
 - spec-shout-tests: Test the flag.
 )";
-
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
 
 }  // namespace
 
@@ -64,7 +55,7 @@ TEST(PlanArtifactTest, ValidPlanGivesEveryFieldWithItsLine) {
 }
 
 TEST(PlanArtifactTest, MissingSectionNamesItAndWhatToWrite) {
-  auto plan = check_plan(replace(kPlan, "## Success Criteria\n", "## Checks\n"));
+  auto plan = check_plan(replace_once(kPlan, "## Success Criteria\n", "## Checks\n"));
   const Problem* p = find_problem(plan.problems, Rule::missing_section, 1);
   ASSERT_NE(p, nullptr) << dump(plan.problems);
   EXPECT_NE(p->message.find("`## Success Criteria`"), std::string::npos) << p->message;
@@ -83,50 +74,43 @@ TEST(PlanArtifactTest, EveryMissingSectionIsReportedAtOnce) {
 }
 
 TEST(PlanArtifactTest, EmptySectionIsReportedAtItsHeading) {
-  auto plan = check_plan(replace(kPlan, "`greet` prints a greeting. Users want it *louder*.\n",
-                                 "<!-- to do -->\n\n---\n"));
-  const Problem* p = find_problem(plan.problems, Rule::empty_section, 3);
-  ASSERT_NE(p, nullptr) << dump(plan.problems);
-  EXPECT_NE(p->message.find("under it, write two to five sentences"), std::string::npos);
+  auto plan = check_plan(replace_once(kPlan, "`greet` prints a greeting. Users want it *louder*.\n",
+                                      "<!-- to do -->\n\n---\n"));
+  expect_problem(plan.problems, Rule::empty_section, 3, "under it, write two to five sentences");
 }
 
 TEST(PlanArtifactTest, SectionAtTheWrongLevelSaysToUseTwoHashes) {
-  auto plan = check_plan(replace(kPlan, "## Phases", "### Phases"));
-  const Problem* p = find_problem(plan.problems, Rule::misplaced_section, 6);
-  ASSERT_NE(p, nullptr) << dump(plan.problems);
-  EXPECT_NE(p->message.find("write it as `## Phases`"), std::string::npos) << p->message;
+  auto plan = check_plan(replace_once(kPlan, "## Phases", "### Phases"));
+  expect_problem(plan.problems, Rule::misplaced_section, 6, "write it as `## Phases`");
 }
 
 TEST(PlanArtifactTest, RepeatedSectionPointsToTheFirst) {
   auto plan = check_plan(kPlan + "\n## Overview\nAgain.\n");
-  const Problem* p = find_problem(plan.problems, Rule::duplicate_section, 17);
-  ASSERT_NE(p, nullptr) << dump(plan.problems);
-  EXPECT_NE(p->message.find("first at line 3"), std::string::npos) << p->message;
+  expect_problem(plan.problems, Rule::duplicate_section, 17, "first at line 3");
 }
 
 TEST(PlanArtifactTest, MissingOrEmptyTitle) {
-  auto untitled = check_plan(replace(kPlan, "# Add a --shout flag to greet\n", ""));
+  auto untitled = check_plan(replace_once(kPlan, "# Add a --shout flag to greet\n", ""));
   EXPECT_NE(find_problem(untitled.problems, Rule::missing_title, 1), nullptr)
       << dump(untitled.problems);
-  auto empty = check_plan(replace(kPlan, "# Add a --shout flag to greet\n", "\n#\n"));
+  auto empty = check_plan(replace_once(kPlan, "# Add a --shout flag to greet\n", "\n#\n"));
   EXPECT_NE(find_problem(empty.problems, Rule::missing_title, 2), nullptr) << dump(empty.problems);
 }
 
 TEST(PlanArtifactTest, SpecsSectionWithoutListItemsHasNoItems) {
-  auto plan =
-      check_plan(replace(kPlan,
-                         "- spec-shout-flag: Parse `--shout` and **upper-case** the greeting.\n"
-                         "- spec-shout-tests: Test the flag.\n",
-                         "spec-shout-flag: written as a paragraph\n"));
-  const Problem* p = find_problem(plan.problems, Rule::no_items, 13);
-  ASSERT_NE(p, nullptr) << dump(plan.problems);
-  EXPECT_NE(p->message.find("`- spec-<name>: <description>`"), std::string::npos);
+  auto plan = check_plan(
+      replace_once(kPlan,
+                   "- spec-shout-flag: Parse `--shout` and **upper-case** the greeting.\n"
+                   "- spec-shout-tests: Test the flag.\n",
+                   "spec-shout-flag: written as a paragraph\n"));
+  ASSERT_NO_FATAL_FAILURE(
+      expect_problem(plan.problems, Rule::no_items, 13, "`- spec-<name>: <description>`"));
   EXPECT_TRUE(plan.doc.specs.empty());
 }
 
 TEST(PlanArtifactTest, ItemWithoutSpecPrefixIsMalformedWithASuggestedName) {
-  auto plan =
-      check_plan(replace(kPlan, "- spec-shout-tests: Test the flag.", "- Tests: cover the flag"));
+  auto plan = check_plan(
+      replace_once(kPlan, "- spec-shout-tests: Test the flag.", "- Tests: cover the flag"));
   const Problem* p = find_problem(plan.problems, Rule::malformed_item, 15);
   ASSERT_NE(p, nullptr) << dump(plan.problems);
   EXPECT_NE(p->message.find("`Tests: cover the flag` is not a spec item"), std::string::npos);
@@ -136,48 +120,46 @@ TEST(PlanArtifactTest, ItemWithoutSpecPrefixIsMalformedWithASuggestedName) {
 
 TEST(PlanArtifactTest, SpecNameOutsideTheAlphabetIsABadName) {
   for (const char* name : {"Shout_Tests", "shout tests", "shöut", ""}) {
-    auto plan = check_plan(replace(kPlan, "spec-shout-tests:", std::string("spec-") + name + ":"));
+    auto plan =
+        check_plan(replace_once(kPlan, "spec-shout-tests:", std::string("spec-") + name + ":"));
     const Problem* p = find_problem(plan.problems, Rule::bad_name, 15);
     ASSERT_NE(p, nullptr) << name << "\n" << dump(plan.problems);
     EXPECT_NE(p->message.find("lower-case letters, digits and dashes"), std::string::npos);
   }
-  auto plan = check_plan(replace(kPlan, "spec-shout-tests:", "spec-Shout_Tests:"));
+  auto plan = check_plan(replace_once(kPlan, "spec-shout-tests:", "spec-Shout_Tests:"));
   EXPECT_NE(plan.problems[0].message.find("write `- spec-shout-tests: …`"), std::string::npos)
       << plan.problems[0].message;
   // The exact alphabet is allowed, digits and dashes included.
-  EXPECT_TRUE(check_plan(replace(kPlan, "spec-shout-tests:", "spec-3-x-9:")).valid());
+  EXPECT_TRUE(check_plan(replace_once(kPlan, "spec-shout-tests:", "spec-3-x-9:")).valid());
 }
 
 TEST(PlanArtifactTest, ItemWithoutColonOrDescription) {
-  auto no_colon = check_plan(replace(kPlan, "spec-shout-tests: Test", "spec-shout-tests Test"));
+  auto no_colon =
+      check_plan(replace_once(kPlan, "spec-shout-tests: Test", "spec-shout-tests Test"));
   EXPECT_NE(find_problem(no_colon.problems, Rule::malformed_item, 15), nullptr)
       << dump(no_colon.problems);
   auto no_desc =
-      check_plan(replace(kPlan, "spec-shout-tests: Test the flag.", "spec-shout-tests:"));
-  const Problem* p = find_problem(no_desc.problems, Rule::missing_description, 15);
-  ASSERT_NE(p, nullptr) << dump(no_desc.problems);
-  EXPECT_NE(p->message.find("`- spec-shout-tests: <one sentence"), std::string::npos) << p->message;
+      check_plan(replace_once(kPlan, "spec-shout-tests: Test the flag.", "spec-shout-tests:"));
+  expect_problem(no_desc.problems, Rule::missing_description, 15,
+                 "`- spec-shout-tests: <one sentence");
 }
 
 TEST(PlanArtifactTest, EmptyItemsAndItemsThatAreNotTextAreMalformed) {
-  auto empty = check_plan(replace(kPlan, "- spec-shout-tests: Test the flag.", "-"));
-  const Problem* p = find_problem(empty.problems, Rule::malformed_item, 15);
-  ASSERT_NE(p, nullptr) << dump(empty.problems);
-  EXPECT_NE(p->message.find("empty list item"), std::string::npos) << p->message;
+  auto empty = check_plan(replace_once(kPlan, "- spec-shout-tests: Test the flag.", "-"));
+  ASSERT_NO_FATAL_FAILURE(
+      expect_problem(empty.problems, Rule::malformed_item, 15, "empty list item"));
   // A heading inside an item is not a spec line, even when its words look like one.
   auto heading = check_plan(
-      replace(kPlan, "- spec-shout-tests: Test the flag.", "- ## spec-shout-tests: Test"));
-  const Problem* q = find_problem(heading.problems, Rule::malformed_item, 15);
-  ASSERT_NE(q, nullptr) << dump(heading.problems);
-  EXPECT_NE(q->message.find("write it as plain text"), std::string::npos) << q->message;
+      replace_once(kPlan, "- spec-shout-tests: Test the flag.", "- ## spec-shout-tests: Test"));
+  ASSERT_NO_FATAL_FAILURE(
+      expect_problem(heading.problems, Rule::malformed_item, 15, "write it as plain text"));
   EXPECT_EQ(heading.doc.specs.size(), 1u);
 }
 
 TEST(PlanArtifactTest, DuplicateSpecNamesPointToTheFirst) {
-  auto plan = check_plan(replace(kPlan, "spec-shout-tests:", "spec-shout-flag:"));
-  const Problem* p = find_problem(plan.problems, Rule::duplicate_name, 15);
-  ASSERT_NE(p, nullptr) << dump(plan.problems);
-  EXPECT_NE(p->message.find("first at line 14"), std::string::npos) << p->message;
+  auto plan = check_plan(replace_once(kPlan, "spec-shout-tests:", "spec-shout-flag:"));
+  ASSERT_NO_FATAL_FAILURE(
+      expect_problem(plan.problems, Rule::duplicate_name, 15, "first at line 14"));
   EXPECT_EQ(plan.doc.specs.size(), 1u);
 }
 
@@ -185,16 +167,15 @@ TEST(PlanArtifactTest, MoreSpecsThanTheLimitIsReportedOnceAtTheFirstExtraItem) {
   std::string items;
   for (int i = 1; i <= 5; ++i)
     items += "- spec-s" + std::to_string(i) + ": Part " + std::to_string(i) + ".\n";
-  std::string text = replace(kPlan,
-                             "- spec-shout-flag: Parse `--shout` and **upper-case** the greeting.\n"
-                             "- spec-shout-tests: Test the flag.\n",
-                             items);
+  std::string text =
+      replace_once(kPlan,
+                   "- spec-shout-flag: Parse `--shout` and **upper-case** the greeting.\n"
+                   "- spec-shout-tests: Test the flag.\n",
+                   items);
   ArtifactsConfig limits;
   limits.max_items = 4;
   auto plan = check_plan(text, limits);
-  const Problem* p = find_problem(plan.problems, Rule::too_many_items, 18);
-  ASSERT_NE(p, nullptr) << dump(plan.problems);
-  EXPECT_NE(p->message.find("at most 4"), std::string::npos);
+  ASSERT_NO_FATAL_FAILURE(expect_problem(plan.problems, Rule::too_many_items, 18, "at most 4"));
   EXPECT_EQ(plan.problems.size(), 1u);
   limits.max_items = 5;
   EXPECT_TRUE(check_plan(text, limits).valid());
@@ -215,10 +196,10 @@ TEST(PlanArtifactTest, AllProblemsAreReportedSortedByLine) {
 }
 
 TEST(PlanArtifactTest, NestedContentOfAnItemBecomesItsDetails) {
-  auto plan = check_plan(replace(kPlan, "- spec-shout-tests: Test the flag.\n",
-                                 "- spec-shout-tests: Test the flag.\n"
-                                 "  - with a name\n"
-                                 "  - without one\n"));
+  auto plan = check_plan(replace_once(kPlan, "- spec-shout-tests: Test the flag.\n",
+                                      "- spec-shout-tests: Test the flag.\n"
+                                      "  - with a name\n"
+                                      "  - without one\n"));
   ASSERT_TRUE(plan.valid()) << dump(plan.problems);
   ASSERT_EQ(plan.doc.specs.size(), 2u);
   EXPECT_EQ(plan.doc.specs[1].description, "Test the flag.");

@@ -4,13 +4,11 @@
 
 #include <loopr/markdown/artifacts.hpp>
 
-#include "markdown/problem_matchers.hpp"
+#include "support/artifact_checks.hpp"
 
 using namespace loopr;
 using namespace loopr::markdown;
-using loopr::markdown::test::count_rule;
-using loopr::markdown::test::dump;
-using loopr::markdown::test::find_problem;
+using namespace loopr::testing;
 
 namespace {
 
@@ -29,13 +27,6 @@ Adds `--shout` to `greet`.
 2. **Shout the greeting**
    Upper-case the greeting.
 )";
-
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
 
 std::string numbered_phases(const std::vector<int>& numbers) {
   std::string text =
@@ -76,13 +67,13 @@ TEST(SpecArtifactTest, ValidSpecGivesEveryFieldWithItsLine) {
 
 TEST(SpecArtifactTest, EachRequiredSectionIsChecked) {
   for (const char* section : {"## Parent Plan", "## Overview", "## Phases"}) {
-    auto spec = check_spec(replace(kSpec, section, "## Something else"));
+    auto spec = check_spec(replace_once(kSpec, section, "## Something else"));
     const Problem* p = find_problem(spec.problems, Rule::missing_section, 1);
     ASSERT_NE(p, nullptr) << section << "\n" << dump(spec.problems);
     EXPECT_NE(p->message.find(std::string("`") + section + "`"), std::string::npos) << p->message;
   }
   auto empty =
-      check_spec(replace(kSpec, "`.loopr/plans/001-add-a-shout-flag-to-greet.plan.md`\n", ""));
+      check_spec(replace_once(kSpec, "`.loopr/plans/001-add-a-shout-flag-to-greet.plan.md`\n", ""));
   EXPECT_NE(find_problem(empty.problems, Rule::empty_section, 3), nullptr) << dump(empty.problems);
 }
 
@@ -90,9 +81,8 @@ TEST(SpecArtifactTest, PhaseNumbersMustBeOneToNInOrder) {
   EXPECT_TRUE(check_spec(numbered_phases({1, 2, 3})).valid());
 
   auto gap = check_spec(numbered_phases({1, 2, 4}));
-  const Problem* p = find_problem(gap.problems, Rule::bad_number, 14);
-  ASSERT_NE(p, nullptr) << dump(gap.problems);
-  EXPECT_NE(p->message.find("phase number 4 should be 3"), std::string::npos) << p->message;
+  ASSERT_NO_FATAL_FAILURE(
+      expect_problem(gap.problems, Rule::bad_number, 14, "phase number 4 should be 3"));
 
   // cmark renumbers `1. 1. 1.` as 1, 2, 3; the numbers as written are what is checked.
   auto repeated = check_spec(numbered_phases({1, 1, 1}));
@@ -115,51 +105,44 @@ TEST(SpecArtifactTest, NumbersContinueAcrossListsInTheSection) {
   EXPECT_TRUE(spec.valid()) << dump(spec.problems);
   EXPECT_EQ(spec.doc.phases.size(), 3u);
   // A `)` delimiter is another list too, and is read the same way.
-  auto paren = check_spec(replace(numbered_phases({1, 2}), "2. **", "2) **"));
+  auto paren = check_spec(replace_once(numbered_phases({1, 2}), "2. **", "2) **"));
   EXPECT_TRUE(paren.valid()) << dump(paren.problems);
 }
 
 TEST(SpecArtifactTest, ItemWithoutBoldNameIsMalformedWithASuggestion) {
-  auto spec = check_spec(replace(kSpec, "2. **Shout the greeting**\n   Upper-case",
-                                 "2. Shout the greeting: upper-case"));
-  const Problem* p = find_problem(spec.problems, Rule::malformed_item, 13);
-  ASSERT_NE(p, nullptr) << dump(spec.problems);
-  EXPECT_NE(p->message.find("write `2. **Shout the greeting**`"), std::string::npos) << p->message;
+  auto spec = check_spec(replace_once(kSpec, "2. **Shout the greeting**\n   Upper-case",
+                                      "2. Shout the greeting: upper-case"));
+  ASSERT_NO_FATAL_FAILURE(
+      expect_problem(spec.problems, Rule::malformed_item, 13, "write `2. **Shout the greeting**`"));
   EXPECT_EQ(spec.doc.phases.size(), 1u);
 }
 
 TEST(SpecArtifactTest, ItemThatIsNotTextIsMalformed) {
-  auto spec = check_spec(replace(kSpec, "2. **Shout the greeting**\n   Upper-case the greeting.\n",
-                                 "2. ```\n   **Shout**\n   ```\n"));
-  const Problem* p = find_problem(spec.problems, Rule::malformed_item, 13);
-  ASSERT_NE(p, nullptr) << dump(spec.problems);
-  EXPECT_NE(p->message.find("phase 2 `**Shout**` is not text"), std::string::npos) << p->message;
+  auto spec =
+      check_spec(replace_once(kSpec, "2. **Shout the greeting**\n   Upper-case the greeting.\n",
+                              "2. ```\n   **Shout**\n   ```\n"));
+  expect_problem(spec.problems, Rule::malformed_item, 13, "phase 2 `**Shout**` is not text");
 }
 
 TEST(SpecArtifactTest, ItemWithoutDescriptionIsReported) {
-  auto spec = check_spec(replace(kSpec, "   Upper-case the greeting.\n", ""));
-  const Problem* p = find_problem(spec.problems, Rule::missing_description, 13);
-  ASSERT_NE(p, nullptr) << dump(spec.problems);
-  EXPECT_NE(p->message.find("`2. **Shout the greeting**`"), std::string::npos) << p->message;
+  auto spec = check_spec(replace_once(kSpec, "   Upper-case the greeting.\n", ""));
+  ASSERT_NO_FATAL_FAILURE(
+      expect_problem(spec.problems, Rule::missing_description, 13, "`2. **Shout the greeting**`"));
   // A Files line alone is not a description either.
   auto files_only =
-      check_spec(replace(kSpec, "   Upper-case the greeting.\n", "   - Files: greet\n"));
+      check_spec(replace_once(kSpec, "   Upper-case the greeting.\n", "   - Files: greet\n"));
   EXPECT_NE(find_problem(files_only.problems, Rule::missing_description, 13), nullptr);
 }
 
 TEST(SpecArtifactTest, DuplicatePhaseNamesIgnoringCase) {
-  auto spec = check_spec(replace(kSpec, "**Shout the greeting**", "**parse the FLAG**"));
-  const Problem* p = find_problem(spec.problems, Rule::duplicate_name, 13);
-  ASSERT_NE(p, nullptr) << dump(spec.problems);
-  EXPECT_NE(p->message.find("first at line 10"), std::string::npos);
+  auto spec = check_spec(replace_once(kSpec, "**Shout the greeting**", "**parse the FLAG**"));
+  expect_problem(spec.problems, Rule::duplicate_name, 13, "first at line 10");
 }
 
 TEST(SpecArtifactTest, BulletedPhasesAreNoItemsWithAHintToNumberThem) {
-  auto spec =
-      check_spec(replace(replace(kSpec, "1. **Parse", "- **Parse"), "2. **Shout", "- **Shout"));
-  const Problem* p = find_problem(spec.problems, Rule::no_items, 9);
-  ASSERT_NE(p, nullptr) << dump(spec.problems);
-  EXPECT_NE(p->message.find("the list at line 10 uses bullets"), std::string::npos) << p->message;
+  auto spec = check_spec(
+      replace_once(replace_once(kSpec, "1. **Parse", "- **Parse"), "2. **Shout", "- **Shout"));
+  expect_problem(spec.problems, Rule::no_items, 9, "the list at line 10 uses bullets");
 }
 
 TEST(SpecArtifactTest, MorePhasesThanTheLimit) {

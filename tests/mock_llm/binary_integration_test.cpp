@@ -13,12 +13,7 @@ namespace loopr::mock_llm {
 namespace {
 
 using namespace loopr::mock_llm::testing;
-using loopr::testing::read_file;
-using loopr::testing::run_command;
-using loopr::testing::shell_quote;
-using loopr::testing::TempDir;
-using loopr::testing::wait_until;
-using loopr::testing::write_file;
+using namespace loopr::testing;
 
 const char* kScript = R"Y(
 defaults: {thinking: true}

@@ -13,19 +13,6 @@ namespace {
 
 std::string q(const fs::path& p) { return shell_quote(p.string()); }
 
-// Processes on this machine whose command line contains `marker`.
-int processes_with(const std::string& marker) {
-  int n = 0;
-  std::error_code ec;
-  for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
-       it.increment(ec)) {
-    std::ifstream in(it->path() / "cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
-    if (cmdline.find(marker) != std::string::npos) ++n;
-  }
-  return n;
-}
-
 }  // namespace
 
 // 1. Approve a plan through the control socket (directly and from a setsid background job).

@@ -11,6 +11,7 @@
 #include <random>
 #include <thread>
 
+#include <loopr/store/store_writes.hpp>
 #include <loopr/store/task_store.hpp>
 
 #include "support/temp_dir.hpp"
@@ -34,7 +35,7 @@ std::string loop_id(int i) { return "code-001-001-00" + std::to_string(i + 1); }
       Loop l;
       l.id = loop_id(i);
       l.type = LoopType::code;
-      if (!store->create_loop(l)) _exit(4);
+      if (!create_loop(*store, l)) _exit(4);
     }
   }
   for (long n = 0;; ++n) {
@@ -52,7 +53,7 @@ std::string loop_id(int i) { return "code-001-001-00" + std::to_string(i + 1); }
     ev.loop_id = l.id;
     ev.type = "iteration_finished";
     ev.data = {{"n", rec.n}};
-    if (!store->commit_iteration(l, rec, {ev})) _exit(5);
+    if (!commit_iteration(*store, l, rec, {ev})) _exit(5);
     if (n == 0 && ::write(ready, "w", 1) != 1) _exit(6);
   }
 }

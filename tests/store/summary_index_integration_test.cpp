@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/store/store_writes.hpp>
 #include <loopr/store/task_store.hpp>
 
 #include "support/temp_dir.hpp"
@@ -156,7 +157,7 @@ TEST(StoreSummaryIndexTest, AStoreOfAnEarlierLooprGetsItsIndexAtItsFirstOpen) {
   expect_index_matches_records(**store);
   Loop changed = *(*store)->get_loop("003");
   changed.status_reason = "changed after the upgrade";
-  ASSERT_TRUE((*store)->update_loop(changed).ok());
+  ASSERT_TRUE(update_loop(*(*store), changed).ok());
   expect_index_matches_records(**store);
 }
 
@@ -196,11 +197,11 @@ TEST(StoreSummaryIndexTest, EveryWriteKeepsTheIndexAcrossReopens) {
     IterationRecord rec;
     rec.loop_id = l.id;
     rec.n = l.iteration;
-    ASSERT_TRUE((*store)->commit_iteration(l, rec).ok());
+    ASSERT_TRUE(commit_iteration(*(*store), l, rec).ok());
     Loop fresh;
     fresh.id = "004";
     fresh.plan_id = "004";
-    ASSERT_TRUE((*store)->create_loop(fresh).ok());
+    ASSERT_TRUE(create_loop(*(*store), fresh).ok());
     expect_index_matches_records(**store);
   }
   {
@@ -209,7 +210,7 @@ TEST(StoreSummaryIndexTest, EveryWriteKeepsTheIndexAcrossReopens) {
     ASSERT_TRUE(store.ok());
     Loop l = *(*store)->get_loop("002");
     l.worktree.clear();
-    ASSERT_TRUE((*store)->update_loop(l).ok());
+    ASSERT_TRUE(update_loop(*(*store), l).ok());
   }
   auto store = TaskStore::open(path);
   ASSERT_TRUE(store.ok());

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/store/store_writes.hpp>
 #include <loopr/store/task_store.hpp>
 
 #include "support/temp_dir.hpp"
@@ -39,14 +40,14 @@ std::unique_ptr<TaskStore> open_store(const TempDir& dir, StoreOptions o = {}) {
 TEST(TaskStoreTest, CreateGetAndRefuseDuplicates) {
   TempDir dir;
   auto store = open_store(dir);
-  auto created = store->create_loop(make_loop("001", LoopType::plan, "", 0));
+  auto created = create_loop(*store, make_loop("001", LoopType::plan, "", 0));
   ASSERT_TRUE(created.ok());
   EXPECT_EQ(created->version, 1u);
   EXPECT_GT(created->created_at, 0);
   auto got = store->get_loop("001");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(to_store_json(*got), to_store_json(*created));
-  auto again = store->create_loop(make_loop("001", LoopType::plan, "", 0));
+  auto again = create_loop(*store, make_loop("001", LoopType::plan, "", 0));
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().code, ErrorCode::already_exists);
   auto missing = store->get_loop("002");
@@ -57,37 +58,37 @@ TEST(TaskStoreTest, CreateGetAndRefuseDuplicates) {
 TEST(TaskStoreTest, StaleUpdateIsRefusedNotLost) {
   TempDir dir;
   auto store = open_store(dir);
-  Loop v1 = *store->create_loop(make_loop("001", LoopType::plan, "", 0));
+  Loop v1 = *create_loop(*store, make_loop("001", LoopType::plan, "", 0));
   Loop a = v1, b = v1;
   a.progress = "from writer a";
-  auto a2 = store->update_loop(a);
+  auto a2 = update_loop(*store, a);
   ASSERT_TRUE(a2.ok());
   EXPECT_EQ(a2->version, 2u);
   b.progress = "from writer b";
-  auto b2 = store->update_loop(b);
+  auto b2 = update_loop(*store, b);
   ASSERT_FALSE(b2.ok());
   EXPECT_EQ(b2.error().code, ErrorCode::conflict);
   EXPECT_EQ(store->get_loop("001")->progress, "from writer a");
   Loop fresh = *store->get_loop("001");
   fresh.progress = "b retried";
-  ASSERT_TRUE(store->update_loop(fresh).ok());
+  ASSERT_TRUE(update_loop(*store, fresh).ok());
   EXPECT_EQ(store->get_loop("001")->version, 3u);
 }
 
 TEST(TaskStoreTest, ChildrenStatusAndPlanQueries) {
   TempDir dir;
   auto store = open_store(dir);
-  ASSERT_TRUE(store->create_loop(make_loop("001", LoopType::plan, "", 0)).ok());
-  ASSERT_TRUE(store->create_loop(make_loop("001-002", LoopType::spec, "001", 2)).ok());
-  ASSERT_TRUE(store->create_loop(make_loop("001-001", LoopType::spec, "001", 1)).ok());
-  ASSERT_TRUE(store->create_loop(make_loop("001-001-001", LoopType::phase, "001-001", 1)).ok());
+  ASSERT_TRUE(create_loop(*store, make_loop("001", LoopType::plan, "", 0)).ok());
+  ASSERT_TRUE(create_loop(*store, make_loop("001-002", LoopType::spec, "001", 2)).ok());
+  ASSERT_TRUE(create_loop(*store, make_loop("001-001", LoopType::spec, "001", 1)).ok());
+  ASSERT_TRUE(create_loop(*store, make_loop("001-001-001", LoopType::phase, "001-001", 1)).ok());
   ASSERT_TRUE(
-      store->create_loop(make_loop("code-001-001-001", LoopType::code, "001-001-001", 1)).ok());
-  ASSERT_TRUE(store->create_loop(make_loop("0010", LoopType::plan, "", 0)).ok());
-  ASSERT_TRUE(store->create_loop(make_loop("002", LoopType::plan, "", 0)).ok());
+      create_loop(*store, make_loop("code-001-001-001", LoopType::code, "001-001-001", 1)).ok());
+  ASSERT_TRUE(create_loop(*store, make_loop("0010", LoopType::plan, "", 0)).ok());
+  ASSERT_TRUE(create_loop(*store, make_loop("002", LoopType::plan, "", 0)).ok());
   Loop running = *store->get_loop("001-002");
   running.status = LoopStatus::running;
-  ASSERT_TRUE(store->update_loop(running).ok());
+  ASSERT_TRUE(update_loop(*store, running).ok());
 
   auto specs = store->children("001");
   ASSERT_TRUE(specs.ok());
@@ -115,11 +116,12 @@ TEST(TaskStoreTest, LoopsOfPlanKeepsTreesWithSimilarIdsApart) {
   auto store = open_store(dir);
   for (const char* plan : {"001", "0010", "002"}) {
     std::string p = plan;
-    ASSERT_TRUE(store->create_loop(make_loop(p, LoopType::plan, "", 0)).ok());
-    ASSERT_TRUE(store->create_loop(make_loop(p + "-001", LoopType::spec, p, 1)).ok());
-    ASSERT_TRUE(store->create_loop(make_loop(p + "-001-001", LoopType::phase, p + "-001", 1)).ok());
+    ASSERT_TRUE(create_loop(*store, make_loop(p, LoopType::plan, "", 0)).ok());
+    ASSERT_TRUE(create_loop(*store, make_loop(p + "-001", LoopType::spec, p, 1)).ok());
     ASSERT_TRUE(
-        store->create_loop(make_loop("code-" + p + "-001-001", LoopType::code, p + "-001-001", 1))
+        create_loop(*store, make_loop(p + "-001-001", LoopType::phase, p + "-001", 1)).ok());
+    ASSERT_TRUE(
+        create_loop(*store, make_loop("code-" + p + "-001-001", LoopType::code, p + "-001-001", 1))
             .ok());
   }
   auto ids = [&](const std::string& plan) {
@@ -143,18 +145,18 @@ TEST(TaskStoreTest, CountByStatusMatchesTheRecords) {
   TempDir dir;
   auto store = open_store(dir);
   EXPECT_TRUE(store->count_by_status()->empty());
-  ASSERT_TRUE(store->create_loop(make_loop("001", LoopType::plan, "", 0)).ok());
-  ASSERT_TRUE(store->create_loop(make_loop("001-001", LoopType::spec, "001", 1)).ok());
+  ASSERT_TRUE(create_loop(*store, make_loop("001", LoopType::plan, "", 0)).ok());
+  ASSERT_TRUE(create_loop(*store, make_loop("001-001", LoopType::spec, "001", 1)).ok());
   Loop spec = make_loop("001-002", LoopType::spec, "001", 2);
   spec.status = LoopStatus::complete;
   spec.unknown_marks["status"] = "failed";  // stored under "context", like every mark
   spec.unknown_marks["nested"] = {{"status", "blocked"}, {"list", {{{"status", "paused"}}}}};
   spec.task = "quotes \\\"status\\\":\\\"stopped\\\" and \\\\ in the text\"status\":\"failed\"";
   spec.progress = "{\"status\": \"failed\"} [\"status\"]";
-  ASSERT_TRUE(store->create_loop(spec).ok());
+  ASSERT_TRUE(create_loop(*store, spec).ok());
   Loop running = *store->get_loop("001");
   ASSERT_TRUE(running.transition_to(LoopStatus::running).ok());
-  ASSERT_TRUE(store->update_loop(running).ok());
+  ASSERT_TRUE(update_loop(*store, running).ok());
 
   auto counts = store->count_by_status();
   ASSERT_TRUE(counts.ok());
@@ -166,7 +168,7 @@ TEST(TaskStoreTest, CountByStatusMatchesTheRecords) {
 TEST(TaskStoreTest, CommitIterationWritesLoopRecordAndEventsTogether) {
   TempDir dir;
   auto store = open_store(dir);
-  Loop loop = *store->create_loop(make_loop("code-001-001-001", LoopType::code, "001-001-001", 1));
+  Loop loop = *create_loop(*store, make_loop("code-001-001-001", LoopType::code, "001-001-001", 1));
   loop.iteration = 1;
   loop.usage.cost_usd = 0.5;
   IterationRecord rec;
@@ -178,7 +180,7 @@ TEST(TaskStoreTest, CommitIterationWritesLoopRecordAndEventsTogether) {
   Event ev;
   ev.loop_id = loop.id;
   ev.type = "iteration_finished";
-  auto stored = store->commit_iteration(loop, rec, {ev});
+  auto stored = commit_iteration(*store, loop, rec, {ev});
   ASSERT_TRUE(stored.ok()) << stored.error().message;
   EXPECT_EQ(stored->iteration, 1);
   auto recs = store->iterations(loop.id);
@@ -193,7 +195,7 @@ TEST(TaskStoreTest, CommitIterationWritesLoopRecordAndEventsTogether) {
   Loop stale = loop;  // still version 1
   stale.iteration = 2;
   rec.n = 2;
-  auto refused = store->commit_iteration(stale, rec, {ev});
+  auto refused = commit_iteration(*store, stale, rec, {ev});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::conflict);
   EXPECT_EQ(store->iterations(loop.id)->size(), 1u);
@@ -208,7 +210,7 @@ TEST(TaskStoreTest, EventsAreNumberedMonotonicallyAcrossReopen) {
     auto store = open_store(dir);
     std::vector<Event> batch(3);
     for (auto& e : batch) e.type = "tick";
-    auto stored = store->append_events(batch);
+    auto stored = append_events(*store, batch);
     ASSERT_TRUE(stored.ok());
     EXPECT_EQ((*stored)[0].seq, 1u);
     EXPECT_EQ((*stored)[2].seq, 3u);
@@ -217,7 +219,7 @@ TEST(TaskStoreTest, EventsAreNumberedMonotonicallyAcrossReopen) {
   EXPECT_EQ(store->last_event_seq(), 3u);
   Event e;
   e.type = "after-reopen";
-  EXPECT_EQ((*store->append_events({e}))[0].seq, 4u);
+  EXPECT_EQ((*append_events(*store, {e}))[0].seq, 4u);
   auto since = store->events_since(2);
   ASSERT_EQ(since->size(), 2u);
   EXPECT_EQ((*since)[0].seq, 3u);
@@ -231,7 +233,7 @@ TEST(TaskStoreTest, EventSequenceStaysOrderedPast255) {
   auto store = open_store(dir, {.sync = false});
   std::vector<Event> many(600);
   for (auto& e : many) e.type = "x";
-  ASSERT_TRUE(store->append_events(many).ok());
+  ASSERT_TRUE(append_events(*store, many).ok());
   auto all = store->events_since(0, 100000);
   ASSERT_EQ(all->size(), 600u);
   for (std::size_t i = 0; i < all->size(); ++i) EXPECT_EQ((*all)[i].seq, i + 1);
@@ -243,7 +245,7 @@ TEST(TaskStoreTest, ApprovalsAndPlanCounterSurviveReopen) {
     auto store = open_store(dir);
     EXPECT_EQ(*store->next_plan_number(), 1);
     EXPECT_EQ(*store->next_plan_number(), 2);
-    ASSERT_TRUE(store->put_approval({"001", "iterate", "split spec 2", 5}).ok());
+    ASSERT_TRUE(put_approval(*store, {"001", "iterate", "split spec 2", 5}).ok());
     EXPECT_FALSE(store->get_approval("002")->has_value());
   }
   auto store = open_store(dir);
@@ -277,7 +279,7 @@ TEST(TaskStoreTest, SecondOpenSaysTheStoreIsInUse) {
 TEST(TaskStoreTest, ConcurrentWritersNeverLoseAnUpdate) {
   TempDir dir;
   auto store = open_store(dir, {.sync = false});
-  ASSERT_TRUE(store->create_loop(make_loop("001", LoopType::plan, "", 0)).ok());
+  ASSERT_TRUE(create_loop(*store, make_loop("001", LoopType::plan, "", 0)).ok());
   constexpr int kThreads = 4, kIncrements = 50;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
@@ -285,7 +287,7 @@ TEST(TaskStoreTest, ConcurrentWritersNeverLoseAnUpdate) {
       for (int i = 0; i < kIncrements;) {
         Loop l = *store->get_loop("001");
         l.iteration += 1;
-        if (store->update_loop(l).ok()) ++i;  // a conflict means: read again and retry
+        if (update_loop(*store, l).ok()) ++i;  // a conflict means: read again and retry
       }
     });
   }
@@ -352,7 +354,7 @@ TEST(TaskStoreTest, LoopSummariesFollowEveryWrite) {
     plan.progress = "feedback of earlier iterations";
     plan.tree.based_on = "abc";
     plan.run.feedback.push_back({1, FeedbackSource::validation, "failed", "the output"});
-    ASSERT_TRUE(store->create_loop(plan).ok());
+    ASSERT_TRUE(create_loop(*store, plan).ok());
     expect_summaries_match(*store);
 
     Loop stored = *store->get_loop("001");
@@ -363,7 +365,7 @@ TEST(TaskStoreTest, LoopSummariesFollowEveryWrite) {
     rec.loop_id = "001";
     rec.n = 1;
     stored.iteration = 1;
-    ASSERT_TRUE(store->commit_iteration(stored, rec).ok());
+    ASSERT_TRUE(commit_iteration(*store, stored, rec).ok());
     expect_summaries_match(*store);
     EXPECT_EQ(store->list_loop_summaries()->front().iteration, 1);
     EXPECT_EQ(store->list_loop_summaries()->front().status, LoopStatus::running);
@@ -384,7 +386,7 @@ TEST(TaskStoreTest, LoopSummariesFollowEveryWrite) {
     // A refused write (stale version) changes nothing in the summaries either.
     Loop stale = stored;
     stale.status_reason = "never stored";
-    EXPECT_FALSE(store->update_loop(stale).ok());
+    EXPECT_FALSE(update_loop(*store, stale).ok());
     expect_summaries_match(*store);
   }
   auto reopened = open_store(dir);
@@ -399,7 +401,7 @@ TEST(TaskStoreTest, LoopSummariesStayExactUnderConcurrentWriters) {
   auto store = open_store(dir, {.sync = false});
   for (int i = 1; i <= 4; ++i) {
     ASSERT_TRUE(
-        store->create_loop(make_loop("00" + std::to_string(i), LoopType::plan, "", 0)).ok());
+        create_loop(*store, make_loop("00" + std::to_string(i), LoopType::plan, "", 0)).ok());
   }
   constexpr int kIncrements = 100;
   std::atomic<bool> done{false};
@@ -411,7 +413,7 @@ TEST(TaskStoreTest, LoopSummariesStayExactUnderConcurrentWriters) {
         Loop l = *store->get_loop(id);
         l.iteration += 1;
         l.task = "iteration " + std::to_string(l.iteration);
-        if (store->update_loop(l).ok()) ++n;
+        if (update_loop(*store, l).ok()) ++n;
       }
     });
   }
@@ -446,7 +448,7 @@ TEST(TaskStoreTest, MemtablesAreBoundedSoALongRunningStoreFlushesToTableFiles) {
   for (int batch = 0; batch < 60; ++batch) {
     std::vector<Event> events;
     for (int i = 0; i < 100; ++i) events.push_back(Event{0, 0, "001", "log", {{"text", text}}});
-    ASSERT_TRUE(store->append_events(std::move(events)).ok());
+    ASSERT_TRUE(append_events(*store, std::move(events)).ok());
   }
   namespace fs = std::filesystem;
   int tables = 0;

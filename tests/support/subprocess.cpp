@@ -8,6 +8,9 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 namespace loopr::testing {
@@ -21,6 +24,21 @@ std::string shell_quote(const std::string& s) {
       out += c;
   }
   return out + "'";
+}
+
+int processes_with(const std::string& marker) {
+  namespace fs = std::filesystem;
+  int n = 0;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::ifstream in(it->path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    if (cmdline.find(marker) != std::string::npos &&
+        it->path().filename() != std::to_string(::getpid()))
+      ++n;
+  }
+  return n;
 }
 
 CommandOutput run_command(const std::string& command, const std::string& cwd) {

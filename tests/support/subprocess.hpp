@@ -1,5 +1,6 @@
-// Child processes for tests: a shell command with its output captured, and a program started in
-// the background (the real loopr-mock-llm, a daemon) that is killed and reaped with its handle.
+// Child processes for tests: a shell command with its output captured, a program started in
+// the background (the real loopr-mock-llm, a daemon) that is killed and reaped with its handle,
+// and a count of the processes still running a command (what a sandbox must not leave behind).
 #pragma once
 
 #include <sys/types.h>
@@ -20,6 +21,10 @@ CommandOutput run_command(const std::string& command, const std::string& cwd = {
 
 /// Quotes a string for `sh` (single quotes).
 std::string shell_quote(const std::string& s);
+
+/// How many processes on this machine, other than this test, have `marker` in their command
+/// line (/proc/<pid>/cmdline: arguments separated by NUL bytes, which `marker` may hold).
+int processes_with(const std::string& marker);
 
 /// A program running in the background. It dies with the test process (PR_SET_PDEATHSIG), and
 /// with this handle (SIGKILL, then reaped) unless it was waited for.

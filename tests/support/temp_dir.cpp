@@ -13,17 +13,12 @@ namespace loopr::testing {
 // LOOPR_SOURCE_DIR is defined for this file only (tests/CMakeLists.txt, loopr_file_define).
 std::filesystem::path source_tree() { return LOOPR_SOURCE_DIR; }
 
-
-namespace {
-
-std::filesystem::path default_base() {
+std::filesystem::path disk_temp_base() {
   const char* base = std::getenv("TMPDIR");
   return base && *base ? base : "/tmp";
 }
 
-}  // namespace
-
-TempDir::TempDir(const std::string& prefix) : TempDir(prefix, default_base()) {}
+TempDir::TempDir(const std::string& prefix) : TempDir(prefix, disk_temp_base()) {}
 
 TempDir::TempDir(const std::string& prefix, const std::filesystem::path& base) {
   std::string tmpl = (base / (prefix + "-XXXXXX")).string();
@@ -33,7 +28,7 @@ TempDir::TempDir(const std::string& prefix, const std::filesystem::path& base) {
 
 std::filesystem::path memory_temp_base() {
   if (access("/dev/shm", W_OK | X_OK) == 0) return "/dev/shm";
-  return default_base();
+  return disk_temp_base();
 }
 
 TempDir::~TempDir() {

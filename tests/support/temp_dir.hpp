@@ -29,6 +29,9 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+/// $TMPDIR (or /tmp): where a TempDir is made by default.
+std::filesystem::path disk_temp_base();
+
 /// /dev/shm when this user may write there (files in memory: fast tests of many small files),
 /// else $TMPDIR (or /tmp).
 std::filesystem::path memory_temp_base();

@@ -7,8 +7,7 @@
 
 using namespace loopr;
 using namespace loopr::tools;
-using loopr::testing::TempDir;
-using loopr::testing::write_file;
+using namespace loopr::testing;
 namespace fs = std::filesystem;
 
 class SandboxTest : public ::testing::Test {

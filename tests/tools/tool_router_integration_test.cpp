@@ -9,10 +9,8 @@
 
 using namespace loopr;
 using namespace loopr::tools;
+using namespace loopr::testing;
 using namespace std::chrono_literals;
-using loopr::testing::read_file;
-using loopr::testing::TempDir;
-using loopr::testing::write_file;
 namespace fs = std::filesystem;
 
 class ToolRouterTest : public ::testing::Test {
@@ -21,8 +19,10 @@ class ToolRouterTest : public ::testing::Test {
   TempDir outside{"loopr-outside"};
   ConcurrencyConfig concurrency;
   RunnerSlots slots{concurrency};
-  std::unique_ptr<exec::Executor> executor = exec::make_executor(SandboxConfig{}, {RepoPaths(dir.path())});
-  ToolRouter router{Sandbox(dir.path()), slots, *executor, policy_for(LoopType::code, Config{}, "")};
+  std::unique_ptr<exec::Executor> executor =
+      exec::make_executor(SandboxConfig{}, {RepoPaths(dir.path())});
+  ToolRouter router{Sandbox(dir.path()), slots, *executor,
+                    policy_for(LoopType::code, Config{}, "")};
 
   ToolResult call(const std::string& name, nlohmann::json input) {
     return router.call({"toolu_1", name, std::move(input)});
@@ -33,14 +33,16 @@ TEST_F(ToolRouterTest, DefinitionsAreTheEightSchemasVerbatim) {
   const auto& defs = tool_definitions();
   std::vector<std::string> names;
   for (const auto& d : defs) names.push_back(d.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"ask_user", "edit_file", "list_dir", "read_file", "run_command", "search",
-                                             "share_note", "write_file"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"ask_user", "edit_file", "list_dir", "read_file",
+                                             "run_command", "search", "share_note", "write_file"}));
   for (const auto& d : defs) {
-    auto on_disk = nlohmann::json::parse(read_file(fs::path(LOOPR_SOURCE_DIR) / "schemas/tools" / (d.name + ".json")));
+    auto on_disk = nlohmann::json::parse(
+        read_file(fs::path(LOOPR_SOURCE_DIR) / "schemas/tools" / (d.name + ".json")));
     EXPECT_EQ(d.input_schema, on_disk["input_schema"]) << d.name;
     EXPECT_EQ(d.description, on_disk["description"]);
   }
-  auto& read = *std::find_if(defs.begin(), defs.end(), [](auto& d) { return d.name == "read_file"; });
+  auto& read =
+      *std::find_if(defs.begin(), defs.end(), [](auto& d) { return d.name == "read_file"; });
   EXPECT_TRUE(read.input_schema["properties"].contains("offset"));
   EXPECT_EQ(read.input_schema["required"], nlohmann::json::array({"path"}));
 }
@@ -55,14 +57,16 @@ TEST_F(ToolRouterTest, WriteThenReadThenEdit) {
   ASSERT_FALSE(r.is_error);
   EXPECT_EQ(r.content, "echo hello\necho bye\n");
 
-  auto e = call("edit_file", {{"path", "src/greet.sh"}, {"old_string", "hello"}, {"new_string", "HELLO"}});
+  auto e = call("edit_file",
+                {{"path", "src/greet.sh"}, {"old_string", "hello"}, {"new_string", "HELLO"}});
   ASSERT_FALSE(e.is_error) << e.content;
   EXPECT_EQ(read_file(dir / "src/greet.sh"), "echo HELLO\necho bye\n");
 }
 
 TEST_F(ToolRouterTest, EditNeedsExactlyOneOccurrence) {
   write_file(dir / "f.txt", "x = 1\nx = 1\n");
-  auto twice = call("edit_file", {{"path", "f.txt"}, {"old_string", "x = 1"}, {"new_string", "x = 2"}});
+  auto twice =
+      call("edit_file", {{"path", "f.txt"}, {"old_string", "x = 1"}, {"new_string", "x = 2"}});
   EXPECT_TRUE(twice.is_error);
   EXPECT_NE(twice.content.find("occurs 2 times"), std::string::npos) << twice.content;
   auto none = call("edit_file", {{"path", "f.txt"}, {"old_string", "y"}, {"new_string", "z"}});
@@ -84,15 +88,20 @@ TEST_F(ToolRouterTest, ReadWithOffsetAndLimit) {
 }
 
 TEST_F(ToolRouterTest, BadInputIsAReadableErrorResult) {
-  EXPECT_NE(call("read_file", nlohmann::json::object()).content.find("needs `path`"), std::string::npos);
-  EXPECT_NE(call("write_file", {{"path", 5}, {"content", ""}}).content.find("must be a string"), std::string::npos);
+  EXPECT_NE(call("read_file", nlohmann::json::object()).content.find("needs `path`"),
+            std::string::npos);
+  EXPECT_NE(call("write_file", {{"path", 5}, {"content", ""}}).content.find("must be a string"),
+            std::string::npos);
   EXPECT_TRUE(router.call({"t", "read_file", "not an object"}).is_error);
   auto unknown = call("delete_everything", nlohmann::json::object());
   EXPECT_TRUE(unknown.is_error);
   EXPECT_NE(unknown.content.find("run_command"), std::string::npos);
-  write_file(dir / "bin.dat", std::string("\x7f" "ELF\0\0\0", 7));
+  write_file(dir / "bin.dat", std::string("\x7f"
+                                          "ELF\0\0\0",
+                                          7));
   EXPECT_NE(call("read_file", {{"path", "bin.dat"}}).content.find("binary"), std::string::npos);
-  EXPECT_NE(call("read_file", {{"path", "nope.txt"}}).content.find("does not exist"), std::string::npos);
+  EXPECT_NE(call("read_file", {{"path", "nope.txt"}}).content.find("does not exist"),
+            std::string::npos);
   EXPECT_NE(call("read_file", {{"path", "."}}).content.find("list_dir"), std::string::npos);
 }
 
@@ -128,7 +137,8 @@ TEST_F(ToolRouterTest, ListDirAndSearch) {
   auto s = call("search", {{"pattern", "helper\\("}});
   ASSERT_FALSE(s.is_error) << s.content;
   EXPECT_EQ(s.content, "src/a.c:2:   return helper();\nsrc/b.c:1: int helper() { return 0; }\n");
-  EXPECT_EQ(call("search", {{"pattern", "helper"}, {"path", "README"}}).content, "README:1: helper docs\n");
+  EXPECT_EQ(call("search", {{"pattern", "helper"}, {"path", "README"}}).content,
+            "README:1: helper docs\n");
   auto bad = call("search", {{"pattern", "(unclosed"}});
   EXPECT_TRUE(bad.is_error);
   EXPECT_NE(bad.content.find("bad pattern"), std::string::npos);
@@ -206,7 +216,8 @@ TEST_F(ToolRouterTest, RunCommandEndsAtTheIterationsDeadline) {
   ToolRouter timed{Sandbox(dir.path()), slots, *executor, policy_for(LoopType::code, Config{}, ""),
                    limits};
   auto started = std::chrono::steady_clock::now();
-  auto r = timed.call({"t", "run_command", {{"command", "sleep 100 & sleep 100"}, {"timeout_s", 600}}});
+  auto r =
+      timed.call({"t", "run_command", {{"command", "sleep 100 & sleep 100"}, {"timeout_s", 600}}});
   EXPECT_TRUE(r.is_error);
   EXPECT_NE(r.content.find("iteration_max_runtime"), std::string::npos) << r.content;
   EXPECT_LT(std::chrono::steady_clock::now() - started, 20s);
@@ -252,7 +263,8 @@ class ToolPolicyTest : public ::testing::Test {
   TempDir dir{"loopr-tool-policy"};
   ConcurrencyConfig concurrency;
   RunnerSlots slots{concurrency};
-  std::unique_ptr<exec::Executor> executor = exec::make_executor(SandboxConfig{}, {RepoPaths(dir.path())});
+  std::unique_ptr<exec::Executor> executor =
+      exec::make_executor(SandboxConfig{}, {RepoPaths(dir.path())});
   const std::string artifact = ".loopr/plans/001-x.plan.md";
 
   ToolRouter router_for(LoopType type, const Config& config = {}) {
@@ -268,15 +280,17 @@ class ToolPolicyTest : public ::testing::Test {
 
 TEST_F(ToolPolicyTest, CodeLoopsGetAllEightDocumentLoopsNoCommands) {
   EXPECT_EQ(names(router_for(LoopType::code)),
-            (std::vector<std::string>{"ask_user", "edit_file", "list_dir", "read_file", "run_command", "search",
-                                      "share_note", "write_file"}));
+            (std::vector<std::string>{"ask_user", "edit_file", "list_dir", "read_file",
+                                      "run_command", "search", "share_note", "write_file"}));
   for (LoopType t : {LoopType::spec, LoopType::phase})
-    EXPECT_EQ(names(router_for(t)), (std::vector<std::string>{"ask_user", "edit_file", "list_dir", "read_file",
-                                                              "search", "share_note", "write_file"}))
+    EXPECT_EQ(names(router_for(t)),
+              (std::vector<std::string>{"ask_user", "edit_file", "list_dir", "read_file", "search",
+                                        "share_note", "write_file"}))
         << to_string(t);
   // A plan has no siblings to share a note with.
   EXPECT_EQ(names(router_for(LoopType::plan)),
-            (std::vector<std::string>{"ask_user", "edit_file", "list_dir", "read_file", "search", "write_file"}));
+            (std::vector<std::string>{"ask_user", "edit_file", "list_dir", "read_file", "search",
+                                      "write_file"}));
   // Called outside a loop's conversation (where the engine answers them), they are refused.
   auto r = router_for(LoopType::code).call({"t", "share_note", {{"text", "x"}}});
   EXPECT_TRUE(r.is_error);
@@ -298,7 +312,8 @@ TEST_F(ToolPolicyTest, DocumentLoopsWriteOnlyTheirArtifact) {
   auto other = router.call({"t", "write_file", {{"path", "src/main.c"}, {"content", "x"}}});
   EXPECT_TRUE(other.is_error);
   EXPECT_NE(other.content.find("writes only its artifact"), std::string::npos) << other.content;
-  auto edit = router.call({"t", "edit_file", {{"path", "README"}, {"old_string", "a"}, {"new_string", "b"}}});
+  auto edit = router.call(
+      {"t", "edit_file", {{"path", "README"}, {"old_string", "a"}, {"new_string", "b"}}});
   EXPECT_TRUE(edit.is_error);
   EXPECT_FALSE(fs::exists(dir / "src/main.c"));
   // Reading anything in the worktree is fine.
@@ -307,14 +322,17 @@ TEST_F(ToolPolicyTest, DocumentLoopsWriteOnlyTheirArtifact) {
 
 TEST_F(ToolPolicyTest, CodeLoopsCannotWriteLooprsFolderOrGit) {
   auto router = router_for(LoopType::code);
-  for (const char* p : {".loopr/config.yml", ".loopr/prompts/code.md", ".loopr/plans/001-x.plan.md", ".git/config",
-                        "a/../.git/hooks/pre-commit"}) {
+  for (const char* p : {".loopr/config.yml", ".loopr/prompts/code.md", ".loopr/plans/001-x.plan.md",
+                        ".git/config", "a/../.git/hooks/pre-commit"}) {
     auto r = router.call({"t", "write_file", {{"path", p}, {"content", "evil"}}});
     EXPECT_TRUE(r.is_error) << p;
     EXPECT_FALSE(fs::exists(dir / p)) << p;
   }
   write_file(dir / ".loopr/config.yml", "merge: auto\n");
-  auto e = router.call({"t", "edit_file", {{"path", ".loopr/config.yml"}, {"old_string", "auto"}, {"new_string", "x"}}});
+  auto e =
+      router.call({"t",
+                   "edit_file",
+                   {{"path", ".loopr/config.yml"}, {"old_string", "auto"}, {"new_string", "x"}}});
   EXPECT_TRUE(e.is_error);
   EXPECT_NE(e.content.find(".loopr/ belongs to loopr"), std::string::npos) << e.content;
   EXPECT_EQ(read_file(dir / ".loopr/config.yml"), "merge: auto\n");

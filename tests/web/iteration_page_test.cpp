@@ -5,6 +5,7 @@
 
 #include <loopr/daemon/loop_files.hpp>
 
+#include "support/iteration_folders.hpp"
 #include "support/temp_dir.hpp"
 #include "web/pages.hpp"
 
@@ -17,13 +18,7 @@ using namespace loopr::testing;
 TEST(WebIterationTest, EveryFileTheEngineWritesIsShown) {
   TempDir dir;
   RepoPaths paths(dir.path());
-  for (const auto& spec : kIterationFiles) {
-    const std::string marker = std::string("marker of ") + spec.name;
-    write_iteration_file(paths, "001", 1, spec.file,
-                         spec.file == IterationFile::conversation
-                             ? nlohmann::json{{"role", "user"}, {"content", marker}}.dump() + "\n"
-                             : marker + "\n");
-  }
+  write_every_iteration_file(paths, "001", 1);
   const std::string html = iteration_body(read_iteration(paths, "001", 1));
   for (const auto& spec : kIterationFiles)
     EXPECT_NE(html.find(std::string("marker of ") + spec.name), std::string::npos) << html;
@@ -33,21 +28,8 @@ TEST(WebIterationTest, EveryFileTheEngineWritesIsShown) {
 TEST(WebIterationTest, AHostileIterationFolderShowsNoSecretAndNeverThrows) {
   TempDir dir;
   RepoPaths paths(dir.path());
-  const std::string secret = "SECRET-KEY-do-not-show";
-  write_file(dir / "secret.txt", secret);
-  const auto d = paths.iteration_dir("code-001-001-001", 1);
-  std::filesystem::create_directories(d);
-  std::filesystem::create_symlink(dir / "secret.txt", d / "prompt.md");
-  std::filesystem::create_symlink(dir / "secret.txt", d / "review.md");
-  ASSERT_EQ(::mkfifo((d / "validation.log").c_str(), 0600), 0);
-  write_file(
-      d / "conversation.jsonl",
-      R"({"role":"assistant","content":[{"type":"text","text":7},{"type":"tool_use","name":{}},)"
-      R"({"type":"tool_result","is_error":"yes"},{"type":"text","text":"</pre><script>x()</script>"}]})"
-      "\n"
-      R"({"role":42})"
-      "\nbad \xff\xfe <b>\n" +
-          std::string(kIterationFilePageBytes, 'x'));
+  const std::string secret = kIterationSecret;
+  write_hostile_iteration(dir.path(), kIterationFilePageBytes);
   std::string html;
   ASSERT_NO_THROW(html = iteration_body(read_iteration(paths, "code-001-001-001", 1)));
   EXPECT_EQ(html.find(secret), std::string::npos);

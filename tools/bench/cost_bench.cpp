@@ -26,6 +26,7 @@
 #include <loopr/git/branches.hpp>
 #include <loopr/git/repository.hpp>
 #include <loopr/llm/pricing.hpp>
+#include <loopr/store/store_writes.hpp>
 
 using namespace loopr;
 namespace fs = std::filesystem;
@@ -158,7 +159,7 @@ rules:
   loop.max_iterations = 1;
   loop.worktree = wt.path().string();
   loop.validation_command = "true";
-  store->create_loop(loop).value();
+  create_loop(*store, loop).value();
   engine::LoopRunner runner(ctx);
   auto fut = net::co_spawn(io, runner.run(loop.id, std::make_shared<engine::LoopControl>()),
                            net::use_future);

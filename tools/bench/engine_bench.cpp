@@ -19,6 +19,7 @@
 #include <loopr/engine/repo_prompts.hpp>
 #include <loopr/git/branches.hpp>
 #include <loopr/git/repository.hpp>
+#include <loopr/store/store_writes.hpp>
 
 using namespace loopr;
 namespace fs = std::filesystem;
@@ -114,7 +115,7 @@ rules:
   loop.plan_id = "001";
   loop.max_iterations = iterations;
   loop.worktree = wt.path().string();
-  store->create_loop(loop).value();
+  create_loop(*store, loop).value();
 
   engine::LoopRunner runner(ctx);
   auto fut = net::co_spawn(io, runner.run(loop.id, std::make_shared<engine::LoopControl>()),

@@ -6,6 +6,7 @@
 #include <string>
 
 #include <loopr/core/ids.hpp>
+#include <loopr/store/store_writes.hpp>
 #include <loopr/store/task_store.hpp>
 
 using namespace loopr;
@@ -22,12 +23,12 @@ static void bench(const std::string& dir, bool sync, int n) {
   loop.id = "code-001-001-001";
   loop.type = LoopType::code;
   loop.progress = std::string(2000, 'p');  // a realistic record carries feedback text
-  loop = *store->create_loop(loop);
+  loop = *create_loop(*store, loop);
 
   auto t = Clock::now();
   for (int i = 0; i < n; ++i) {
     loop.iteration = i;
-    loop = *store->update_loop(loop);
+    loop = *update_loop(*store, loop);
   }
   double updates = n / seconds_since(t);
 
@@ -42,7 +43,7 @@ static void bench(const std::string& dir, bool sync, int n) {
     Event ev;
     ev.loop_id = loop.id;
     ev.type = "iteration_finished";
-    loop = *store->commit_iteration(loop, rec, {ev});
+    loop = *commit_iteration(*store, loop, rec, {ev});
   }
   double appends = n / seconds_since(t);
   std::printf("%-10s loop updates/s %10.0f   iteration appends/s (loop+record+event) %10.0f\n",

@@ -237,6 +237,7 @@ nlohmann::json to_json(const IterationRow& it);
 IterationRow iteration_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const LoopDetail& d);
 LoopDetail loop_detail_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const PrView& p);
 nlohmann::json to_json(const ForecastView& f);
 ForecastView forecast_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const ActualView& a);

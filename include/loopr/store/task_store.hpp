@@ -144,11 +144,7 @@ class TaskStore {
   Result<void> resume_writes();
 
   // -- loops
-  /// Stores a new loop (version 1, created_at/updated_at set if zero). already_exists if there.
-  Result<Loop> create_loop(Loop loop);
   Result<Loop> get_loop(const std::string& id) const;
-  /// Compare-and-set: `loop.version` must be the stored version, else ErrorCode::conflict.
-  Result<Loop> update_loop(const Loop& loop);
   Result<std::vector<Loop>> list_loops() const;
   /// Direct children (specs of a plan, phases of a spec, the code loop of a phase), by index.
   Result<std::vector<Loop>> children(const std::string& parent_id) const;
@@ -170,20 +166,15 @@ class TaskStore {
   Result<std::map<LoopStatus, std::size_t>> count_by_status() const;
 
   // -- iterations
-  /// The loop's new state (CAS) and its iteration record (+ events) in ONE atomic write.
-  Result<Loop> commit_iteration(const Loop& loop, const IterationRecord& record,
-                                std::vector<Event> events = {});
   Result<std::vector<IterationRecord>> iterations(const std::string& loop_id) const;
   Result<IterationRecord> get_iteration(const std::string& loop_id, int n) const;
 
   // -- events
-  Result<std::vector<Event>> append_events(std::vector<Event> events);
   /// Events with seq > `after`, oldest first, at most `limit`.
   Result<std::vector<Event>> events_since(std::uint64_t after, std::size_t limit = 10000) const;
   std::uint64_t last_event_seq() const;
 
   // -- approvals
-  Result<void> put_approval(const Approval& approval);
   Result<std::optional<Approval>> get_approval(const std::string& loop_id) const;
 
   // -- meta
@@ -195,7 +186,9 @@ class TaskStore {
   Result<std::vector<std::pair<std::string, std::string>>> meta_with_prefix(
       const std::string& prefix) const;
 
-  /// The general atomic write every helper above uses.
+  /// The one writer (besides the meta keys and the plan counter): every change of loops,
+  /// iterations, events and approvals is one WriteSet, applied atomically. The single-purpose
+  /// writes of tests and benchmarks are loopr/store/store_writes.hpp, over this.
   Result<WriteResult> apply(WriteSet set);
 
  private:

@@ -26,12 +26,8 @@
 
 using namespace loopr;
 using namespace loopr::exec;
+using namespace loopr::testing;
 using namespace std::chrono_literals;
-using loopr::testing::run_command;
-using loopr::testing::TempDir;
-using loopr::testing::wait_until;
-using loopr::testing::write_file;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -78,8 +74,9 @@ std::vector<std::string> groups(const fs::path& parent, bool with_members_only) 
   return out;
 }
 
-// Processes whose command line holds `text` (NULs between arguments count as spaces).
-int processes_with(const std::string& text) {
+// Processes whose command line holds `text` (NULs between arguments count as spaces), zombies
+// not counted.
+int live_processes_with(const std::string& text) {
   int n = 0;
   std::error_code ec;
   for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
@@ -133,9 +130,7 @@ class CommandGroupTest : public loopr::testing::LoopWorktreeTest {
   }
 
   ProcessResult sh(Executor& e, const std::string& command) {
-    Command c = Command::shell(command, worktree);
-    c.timeout = 30s;
-    return e.run(c);
+    return loopr::testing::run_shell(e, worktree, command);
   }
 
   // Runs `command` (which must wait for the file `go`) in a thread; calls `during` while it
@@ -254,14 +249,15 @@ TEST_F(CommandGroupTest, ABackgroundProcessDoesNotOutliveItsCommand) {
   EXPECT_NE(r.output.find("left"), std::string::npos) << r.output;
   EXPECT_TRUE(wait_until(
       [] {
-        return processes_with("sleep " + mine(7702)) + processes_with("sleep " + mine(7703)) +
-                   processes_with("sleep " + mine(7704)) ==
+        return live_processes_with("sleep " + mine(7702)) +
+                   live_processes_with("sleep " + mine(7703)) +
+                   live_processes_with("sleep " + mine(7704)) ==
                0;
       },
       10s))
       << "a process the command left is still running";
   auto next = while_running(*executor, parent, kWaitForGo, [&](const std::string& g) {
-    for (int line : {7702, 7703, 7704}) EXPECT_EQ(processes_with("sleep " + mine(line)), 0);
+    for (int line : {7702, 7703, 7704}) EXPECT_EQ(live_processes_with("sleep " + mine(line)), 0);
     std::istringstream members(slurp(parent / g / "cgroup.procs"));
     for (std::string pid; members >> pid;) {
       std::string cmdline = slurp("/proc/" + pid + "/cmdline");
@@ -287,12 +283,12 @@ TEST_F(CommandGroupTest, AKilledDaemonLeavesNothingRunningAndItsGroupsGo) {
     // made at its release); killed then.
     auto executor = make_executor(config, ExecutorOptions{RepoPaths(repo)});
     std::thread t([&] { sh(*executor, sleeper); });
-    wait_until([&] { return processes_with(sleeper) > 0; }, 20s);
+    wait_until([&] { return live_processes_with(sleeper) > 0; }, 20s);
     sh(*executor, "true");
     t.join();
     _exit(0);
   }
-  ASSERT_TRUE(wait_until([&] { return processes_with(sleeper) > 0; }, 20s));
+  ASSERT_TRUE(wait_until([&] { return live_processes_with(sleeper) > 0; }, 20s));
   fs::path left;
   ASSERT_TRUE(wait_until(
       [&] {
@@ -303,7 +299,7 @@ TEST_F(CommandGroupTest, AKilledDaemonLeavesNothingRunningAndItsGroupsGo) {
       << "the running command's group and the one made ahead";
   ::kill(daemon, SIGKILL);
   ::waitpid(daemon, nullptr, 0);
-  EXPECT_TRUE(wait_until([&] { return processes_with(sleeper) == 0; }, 10s))
+  EXPECT_TRUE(wait_until([&] { return live_processes_with(sleeper) == 0; }, 10s))
       << "the sandboxed command outlived its daemon";
   EXPECT_TRUE(wait_until([&] { return groups(left, true).empty(); }, 10s))
       << "a process is still in a group of the killed daemon";

@@ -16,8 +16,6 @@
 
 using namespace loopr;
 using namespace loopr::testing;
-using namespace std::chrono_literals;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -40,12 +38,6 @@ class MachinesSandboxTest : public LoopWorktreeTest {
     return exec::make_executor(config, o);
   }
 
-  ProcessResult sh(exec::Executor& e, const fs::path& workdir, const std::string& command) {
-    exec::Command c = exec::Command::shell(command, workdir);
-    c.timeout = 30s;
-    return e.run(c);
-  }
-
   // A second repository of the same person, with its own loop worktree.
   fs::path other_repo() {
     fs::path other = fs::canonical(dir.path()) / "other";
@@ -60,27 +52,29 @@ class MachinesSandboxTest : public LoopWorktreeTest {
 TEST_F(MachinesSandboxTest, ABuildCacheIsNeverSharedBetweenRepositoriesNorWithThePersonsOwn) {
   auto a = executor_for(repo);
   if (auto why = a->unavailable()) GTEST_SKIP() << *why;
-  auto planted = sh(*a, worktree,
-                    "printf '#!/bin/sh\\necho planted\\n' > \"$GOCACHE/planted\" && "
-                    "chmod +x \"$GOCACHE/planted\" && echo \"$GOCACHE\"");
+  auto planted = run_shell(*a, worktree,
+                           "printf '#!/bin/sh\\necho planted\\n' > \"$GOCACHE/planted\" && "
+                           "chmod +x \"$GOCACHE/planted\" && echo \"$GOCACHE\"");
   ASSERT_EQ(planted.exit_code, 0) << planted.output;
   // Kept in this repository's cache, for its later commands.
   EXPECT_TRUE(fs::exists(exec::caches_dir(RepoPaths(repo)) / "go-build/planted"));
-  auto again = sh(*a, worktree, "\"$GOCACHE/planted\"");
+  auto again = run_shell(*a, worktree, "\"$GOCACHE/planted\"");
   EXPECT_EQ(again.output, "planted\n") << "the repository's next command sees its cache";
   // Another repository's sandbox does not see it, and has its own cache.
   fs::path other = other_repo();
   auto b = executor_for(other);
-  auto seen = sh(*b, other / ".loopr/worktrees/code-001",
-                 "ls \"$GOCACHE\"; test -e \"$GOCACHE/planted\" && echo SHARED; "
-                 "ls " + (repo / ".loopr/cache/go-build").string() + " 2>&1 | head -1");
+  auto seen = run_shell(*b, other / ".loopr/worktrees/code-001",
+                        "ls \"$GOCACHE\"; test -e \"$GOCACHE/planted\" && echo SHARED; "
+                        "ls " +
+                            (repo / ".loopr/cache/go-build").string() + " 2>&1 | head -1");
   EXPECT_EQ(seen.output.find("SHARED"), std::string::npos) << seen.output;
   EXPECT_EQ(seen.output.find("planted"), std::string::npos) << seen.output;
   EXPECT_FALSE(fs::exists(exec::caches_dir(RepoPaths(other)) / "go-build/planted"));
   // Never the person's own caches: nothing written there, and theirs is not what commands use.
   EXPECT_FALSE(fs::exists(home() / ".cache/go-build/planted"));
-  auto own = sh(*a, worktree, "cat " + (home() / ".cache/go-build/users-own").string() +
-                                  " 2>&1; ls \"$GOCACHE\"");
+  auto own = run_shell(
+      *a, worktree,
+      "cat " + (home() / ".cache/go-build/users-own").string() + " 2>&1; ls \"$GOCACHE\"");
   EXPECT_EQ(own.output.find("the person's own cache"), std::string::npos) << own.output;
   // Out of git: the cache folder ignores itself, so nothing in it is committed or merged.
   auto status = run_command("git status --porcelain --ignored=no", repo.string());
@@ -91,8 +85,9 @@ TEST_F(MachinesSandboxTest, ABuildCacheIsNeverSharedBetweenRepositoriesNorWithTh
 TEST_F(MachinesSandboxTest, TheCachesShowNothingElseOfTheHome) {
   auto e = executor_for(repo);
   if (auto why = e->unavailable()) GTEST_SKIP() << *why;
-  auto r = sh(*e, worktree,
-              "cd \"$HOME\" && find . -mindepth 1 | sort; cat .ssh/id_ed25519 2>&1 | head -1");
+  auto r =
+      run_shell(*e, worktree,
+                "cd \"$HOME\" && find . -mindepth 1 | sort; cat .ssh/id_ed25519 2>&1 | head -1");
   EXPECT_EQ(r.output.find("SECRET-SSH-KEY-41"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("users-own"), std::string::npos) << r.output;
   std::istringstream lines(r.output);
@@ -105,13 +100,12 @@ TEST_F(MachinesSandboxTest, TheCachesShowNothingElseOfTheHome) {
 
 // proves S1.42
 TEST_F(MachinesSandboxTest, ASecretLocationIsRefusedByNameAndNeverShownThroughALink) {
-  for (const char* entry : {"~/.ssh", "~/.aws", "~/.config/gh", "~/.netrc", "~/.npmrc",
-                            "~/.docker", "~/.git-credentials", "~/.gnupg", "~/Library/Keychains",
+  for (const char* entry : {"~/.ssh", "~/.aws", "~/.config/gh", "~/.netrc", "~/.npmrc", "~/.docker",
+                            "~/.git-credentials", "~/.gnupg", "~/Library/Keychains",
                             "~/.local/share/keyrings", "~", "/home"}) {
     auto c = parse_config(std::string("sandbox:\n  read_only: [\"") + entry + "\"]\n", "c.yml");
     ASSERT_FALSE(c) << entry << " was accepted";
-    EXPECT_NE(c.error().message.find("sandbox.read_only"), std::string::npos)
-        << c.error().message;
+    EXPECT_NE(c.error().message.find("sandbox.read_only"), std::string::npos) << c.error().message;
   }
   // A link that resolves into one, and a toolchain folder holding a credentials file.
   fs::create_directory_symlink(home() / ".ssh", fs::canonical(dir.path()) / "innocent");
@@ -121,15 +115,15 @@ TEST_F(MachinesSandboxTest, ASecretLocationIsRefusedByNameAndNeverShownThroughAL
                       (home() / ".cargo").string()};
   auto e = executor_for(repo);
   if (auto why = e->unavailable()) GTEST_SKIP() << *why;
-  auto r = sh(*e, worktree,
-              "cat " + (fs::canonical(dir.path()) / "innocent/id_ed25519").string() + " " +
-                  (home() / ".ssh/id_ed25519").string() + " " +
-                  (home() / ".cargo/credentials.toml").string() + " 2>&1; ls " +
-                  (home() / ".cargo/bin").string());
+  auto r = run_shell(*e, worktree,
+                     "cat " + (fs::canonical(dir.path()) / "innocent/id_ed25519").string() + " " +
+                         (home() / ".ssh/id_ed25519").string() + " " +
+                         (home() / ".cargo/credentials.toml").string() + " 2>&1; ls " +
+                         (home() / ".cargo/bin").string());
   EXPECT_EQ(r.output.find("SECRET-SSH-KEY-41"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("SECRET-CARGO-TOKEN-41"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("cargo"), std::string::npos) << "the toolchain folder is shown: "
-                                                        << r.output;
+  EXPECT_NE(r.output.find("cargo"), std::string::npos)
+      << "the toolchain folder is shown: " << r.output;
 }
 
 // proves S1.43

@@ -20,11 +20,8 @@
 
 using namespace loopr;
 using namespace loopr::exec;
+using namespace loopr::testing;
 using namespace std::chrono_literals;
-using loopr::testing::run_command;
-using loopr::testing::TempDir;
-using loopr::testing::write_file;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -36,12 +33,6 @@ class SandboxStartTest : public loopr::testing::LoopWorktreeTest {
     ExecutorOptions o{RepoPaths(repo)};
     o.start_ahead = start_ahead;
     return make_executor(config, o);
-  }
-
-  static ProcessResult sh(Executor& e, const fs::path& workdir, const std::string& command) {
-    Command c = Command::shell(command, workdir);
-    c.timeout = 30s;
-    return e.run(c);
   }
 };
 
@@ -61,11 +52,12 @@ TEST_F(SandboxStartTest, EachCommandGetsAFreshNetworkNamespaceWithOnlyLoopback) 
   ASSERT_FALSE(executor->unavailable().has_value()) << *executor->unavailable();
   std::set<std::string> seen;
   for (int i = 0; i < 6; ++i) {
-    auto r = sh(*executor, worktree,
-                "echo ns=$(readlink /proc/self/ns/net); "
-                "echo ifs=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ,); "
-                "python3 -c \"import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); "
-                "s.listen(1); c=socket.create_connection(s.getsockname()); print('lo-ok')\"");
+    auto r =
+        run_shell(*executor, worktree,
+                  "echo ns=$(readlink /proc/self/ns/net); "
+                  "echo ifs=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ,); "
+                  "python3 -c \"import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); "
+                  "s.listen(1); c=socket.create_connection(s.getsockname()); print('lo-ok')\"");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("ifs=lo,\n"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("lo-ok"), std::string::npos) << r.output;
@@ -86,27 +78,28 @@ TEST_F(SandboxStartTest, AServerLeftOnLoopbackReachesNoOtherCommand) {
   const std::string port = "47311";
   ProcessResult server;
   std::thread t([&] {
-    server = sh(*executor, worktree,
-                "python3 -c \"import socket, os, time\n"
-                "s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
-                "s.bind(('127.0.0.1', " +
-                    port +
-                    ")); s.listen(5); open('ready', 'w').close()\n"
-                    "end=time.time()+20\n"
-                    "while not os.path.exists('stop') and time.time()<end: time.sleep(0.05)\n"
-                    "print('served')\"");
+    server =
+        run_shell(*executor, worktree,
+                  "python3 -c \"import socket, os, time\n"
+                  "s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+                  "s.bind(('127.0.0.1', " +
+                      port +
+                      ")); s.listen(5); open('ready', 'w').close()\n"
+                      "end=time.time()+20\n"
+                      "while not os.path.exists('stop') and time.time()<end: time.sleep(0.05)\n"
+                      "print('served')\"");
   });
   ASSERT_TRUE(loopr::testing::wait_until([&] { return fs::exists(worktree / "ready"); }, 20s));
   const std::string probe =
       "python3 -c \"import socket\ntry:\n socket.create_connection(("
       "'127.0.0.1', " +
       port + "), 2); print('reached')\nexcept OSError: print('refused')\"";
-  auto during = sh(*executor, worktree, probe);
+  auto during = run_shell(*executor, worktree, probe);
   write_file(worktree / "stop", "");
   t.join();
   EXPECT_NE(server.output.find("served"), std::string::npos) << server.output;
   EXPECT_NE(during.output.find("refused"), std::string::npos) << during.output;
-  auto after = sh(*executor, worktree, probe);
+  auto after = run_shell(*executor, worktree, probe);
   EXPECT_NE(after.output.find("refused"), std::string::npos) << after.output;
 }
 
@@ -134,7 +127,7 @@ TEST_F(SandboxStartTest, ThePoolHandsOutEachNamespaceOnce) {
 TEST_F(SandboxStartTest, TheStartAsBeforeStillWorks) {
   auto executor = make(false);
   ASSERT_FALSE(executor->unavailable().has_value()) << *executor->unavailable();
-  auto r = sh(*executor, worktree, "echo ns=$(readlink /proc/self/ns/net); echo done");
+  auto r = run_shell(*executor, worktree, "echo ns=$(readlink /proc/self/ns/net); echo done");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("done"), std::string::npos);
   EXPECT_EQ(r.output.find(own_netns()), std::string::npos) << r.output;

@@ -20,10 +20,8 @@
 
 using namespace loopr;
 using namespace loopr::exec;
+using namespace loopr::testing;
 using namespace std::chrono_literals;
-using loopr::testing::shell_quote;
-using loopr::testing::write_file;
-namespace fs = std::filesystem;
 
 namespace {
 

@@ -22,12 +22,8 @@
 
 using namespace loopr;
 using namespace loopr::exec;
+using namespace loopr::testing;
 using namespace std::chrono_literals;
-using loopr::testing::LoopWorktreeTest;
-using loopr::testing::run_command;
-using loopr::testing::wait_until;
-using loopr::testing::write_file;
-namespace fs = std::filesystem;
 
 namespace {
 

@@ -10,6 +10,7 @@
 #include <loopr/core/repo_paths.hpp>
 #include <loopr/git/branches.hpp>
 #include <loopr/git/repository.hpp>
+#include <loopr/store/store_writes.hpp>
 #include <loopr/store/task_store.hpp>
 
 namespace loopr::testing {
@@ -36,7 +37,7 @@ inline Loop add_loop_with_worktree(TaskStore& store, const std::filesystem::path
   l.worktree = wt->path().string();
   l.branch = branch;
   if (type != LoopType::code) l.output_artifacts = {artifact_path(type, id, task)};
-  return store.create_loop(l).value();
+  return create_loop(store, l).value();
 }
 
 }  // namespace loopr::testing
