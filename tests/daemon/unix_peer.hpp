@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,20 +14,15 @@
 #include <string>
 #include <utility>
 
+#include "support/unix_socket.hpp"
+
 namespace loopr::testing {
 
 class UnixPeer {
  public:
   /// Connects (blocking) to `path`; ok() is false if that failed.
   explicit UnixPeer(const std::filesystem::path& path) {
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
-    if (fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      ::close(fd_);
-      fd_ = -1;
-    }
+    fd_ = connect_unix(path);
     if (fd_ >= 0) ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
   }
   UnixPeer(UnixPeer&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}

@@ -13,7 +13,8 @@ namespace loopr::testing {
 
 /// A blocking stream socket connected to `path`, for the caller to close; -1 if that failed.
 inline int connect_unix(const std::filesystem::path& path) {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
