@@ -124,15 +124,6 @@ std::string expand_env_value(std::string_view value, const std::map<std::string,
   return out;
 }
 
-void take_process_io(const Command& c, ProcessSpec& spec) {
-  spec.stdin_data = c.stdin_data;
-  spec.timeout = c.timeout;
-  spec.output_cap = c.output_cap;
-  spec.merge_stderr = c.merge_stderr;
-  spec.on_line = c.on_line;
-  spec.cancel = c.cancel;
-}
-
 void apply_env_values(std::map<std::string, std::string>& env,
                       const std::map<std::string, std::string>& values, const fs::path& workdir) {
   if (values.empty()) return;

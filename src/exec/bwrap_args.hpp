@@ -73,10 +73,6 @@ void apply_env_values(std::map<std::string, std::string>& env,
                       const std::map<std::string, std::string>& values,
                       const std::filesystem::path& workdir);
 
-/// Copies what the caller asks of the command's process as it is (input, timeout, output cap,
-/// stderr, line callback, cancel flag) from `c` to `spec`: the executors that run it here.
-void take_process_io(const Command& c, ProcessSpec& spec);
-
 /// Writes `<git dir of workdir>/loopr-mounts` (kWorktreeMountsFile) listing `rels`, when `workdir`
 /// is a linked git worktree and the file does not say so already: git never commits them there.
 void note_checkout_mounts(const std::filesystem::path& workdir, const std::vector<std::string>& rels);

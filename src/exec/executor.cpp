@@ -26,6 +26,22 @@ Command Command::shell(std::string text, fs::path workdir) {
 }
 
 namespace {
+// Command and ProcessSpec name these fields alike: one list of them for both directions.
+template <typename From, typename To>
+void copy_process_io(const From& from, To& to) {
+  to.stdin_data = from.stdin_data;
+  to.timeout = from.timeout;
+  to.output_cap = from.output_cap;
+  to.merge_stderr = from.merge_stderr;
+  to.on_line = from.on_line;
+  to.cancel = from.cancel;
+}
+}  // namespace
+
+void take_process_io(const Command& c, ProcessSpec& spec) { copy_process_io(c, spec); }
+void take_process_io(const ProcessSpec& spec, Command& c) { copy_process_io(spec, c); }
+
+namespace {
 
 // `sandbox: none` has no mounts: the checkout's paths (`sandbox.read_only: [node_modules]`)
 // are links in each worktree instead, which git never commits there (note_checkout_mounts).

@@ -202,11 +202,7 @@ class AgentCliClient final : public LlmClient {
     c.runner_class = dialect_->runner_class();
     c.stays_local = true;
     c.env = spec.env_set;
-    c.timeout = spec.timeout;
-    c.cancel = spec.cancel;
-    c.merge_stderr = spec.merge_stderr;
-    c.output_cap = spec.output_cap;
-    c.on_line = spec.on_line;
+    exec::take_process_io(spec, c);
     if (settings_.private_root.empty())
       return make_error(ErrorCode::internal, "the " + provider() +
                                                  " CLI has no private folder for its login (a bug "

@@ -1,4 +1,5 @@
-// TaskStore against a real RocksDB in a temp dir.
+// TaskStore against a real RocksDB in a temp dir, and its contract also against the store in
+// memory (StoreContract).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -35,11 +36,28 @@ std::unique_ptr<TaskStore> open_store(const TempDir& dir, StoreOptions o = {}) {
   return s.ok() ? std::move(s).value() : nullptr;
 }
 
+// The contract both kinds of store keep (issue 44 R5: the engine's and the manager's fast tests
+// run on the store in memory, so it must answer as RocksDB's does): each test runs on a real
+// RocksDB in a temp dir and on TaskStore::in_memory().
+enum class Tables { rocksdb, memory };
+
+class StoreContract : public ::testing::TestWithParam<Tables> {
+ protected:
+  std::unique_ptr<TaskStore> open(StoreOptions o = {}) {
+    return GetParam() == Tables::memory ? TaskStore::in_memory() : open_store(dir, o);
+  }
+  TempDir dir;
+};
+
+INSTANTIATE_TEST_SUITE_P(Tables, StoreContract, ::testing::Values(Tables::rocksdb, Tables::memory),
+                         [](const ::testing::TestParamInfo<Tables>& info) {
+                           return info.param == Tables::memory ? "memory" : "rocksdb";
+                         });
+
 }  // namespace
 
-TEST(TaskStoreTest, CreateGetAndRefuseDuplicates) {
-  TempDir dir;
-  auto store = open_store(dir);
+TEST_P(StoreContract, CreateGetAndRefuseDuplicates) {
+  auto store = open();
   auto created = create_loop(*store, make_loop("001", LoopType::plan, "", 0));
   ASSERT_TRUE(created.ok());
   EXPECT_EQ(created->version, 1u);
@@ -55,9 +73,8 @@ TEST(TaskStoreTest, CreateGetAndRefuseDuplicates) {
   EXPECT_EQ(missing.error().code, ErrorCode::not_found);
 }
 
-TEST(TaskStoreTest, StaleUpdateIsRefusedNotLost) {
-  TempDir dir;
-  auto store = open_store(dir);
+TEST_P(StoreContract, StaleUpdateIsRefusedNotLost) {
+  auto store = open();
   Loop v1 = *create_loop(*store, make_loop("001", LoopType::plan, "", 0));
   Loop a = v1, b = v1;
   a.progress = "from writer a";
@@ -75,9 +92,8 @@ TEST(TaskStoreTest, StaleUpdateIsRefusedNotLost) {
   EXPECT_EQ(store->get_loop("001")->version, 3u);
 }
 
-TEST(TaskStoreTest, ChildrenStatusAndPlanQueries) {
-  TempDir dir;
-  auto store = open_store(dir);
+TEST_P(StoreContract, ChildrenStatusAndPlanQueries) {
+  auto store = open();
   ASSERT_TRUE(create_loop(*store, make_loop("001", LoopType::plan, "", 0)).ok());
   ASSERT_TRUE(create_loop(*store, make_loop("001-002", LoopType::spec, "001", 2)).ok());
   ASSERT_TRUE(create_loop(*store, make_loop("001-001", LoopType::spec, "001", 1)).ok());
@@ -111,9 +127,8 @@ TEST(TaskStoreTest, ChildrenStatusAndPlanQueries) {
 }
 
 // loops_of_plan reads the tree's key ranges only; plans whose ids share a prefix stay apart.
-TEST(TaskStoreTest, LoopsOfPlanKeepsTreesWithSimilarIdsApart) {
-  TempDir dir;
-  auto store = open_store(dir);
+TEST_P(StoreContract, LoopsOfPlanKeepsTreesWithSimilarIdsApart) {
+  auto store = open();
   for (const char* plan : {"001", "0010", "002"}) {
     std::string p = plan;
     ASSERT_TRUE(create_loop(*store, make_loop(p, LoopType::plan, "", 0)).ok());
@@ -141,9 +156,8 @@ TEST(TaskStoreTest, LoopsOfPlanKeepsTreesWithSimilarIdsApart) {
 }
 
 // count_by_status reads only the top-level status: a "status" inside the context is not it.
-TEST(TaskStoreTest, CountByStatusMatchesTheRecords) {
-  TempDir dir;
-  auto store = open_store(dir);
+TEST_P(StoreContract, CountByStatusMatchesTheRecords) {
+  auto store = open();
   EXPECT_TRUE(store->count_by_status()->empty());
   ASSERT_TRUE(create_loop(*store, make_loop("001", LoopType::plan, "", 0)).ok());
   ASSERT_TRUE(create_loop(*store, make_loop("001-001", LoopType::spec, "001", 1)).ok());
@@ -165,9 +179,8 @@ TEST(TaskStoreTest, CountByStatusMatchesTheRecords) {
                 {LoopStatus::pending, 1}, {LoopStatus::running, 1}, {LoopStatus::complete, 1}}));
 }
 
-TEST(TaskStoreTest, CommitIterationWritesLoopRecordAndEventsTogether) {
-  TempDir dir;
-  auto store = open_store(dir);
+TEST_P(StoreContract, CommitIterationWritesLoopRecordAndEventsTogether) {
+  auto store = open();
   Loop loop = *create_loop(*store, make_loop("code-001-001-001", LoopType::code, "001-001-001", 1));
   loop.iteration = 1;
   loop.usage.cost_usd = 0.5;
@@ -228,15 +241,43 @@ TEST(TaskStoreTest, EventsAreNumberedMonotonicallyAcrossReopen) {
   EXPECT_TRUE(store->events_since(4)->empty());
 }
 
-TEST(TaskStoreTest, EventSequenceStaysOrderedPast255) {
-  TempDir dir;
-  auto store = open_store(dir, {.sync = false});
+TEST_P(StoreContract, EventSequenceStaysOrderedPast255) {
+  auto store = open({.sync = false});
   std::vector<Event> many(600);
   for (auto& e : many) e.type = "x";
   ASSERT_TRUE(append_events(*store, many).ok());
   auto all = store->events_since(0, 100000);
   ASSERT_EQ(all->size(), 600u);
   for (std::size_t i = 0; i < all->size(); ++i) EXPECT_EQ((*all)[i].seq, i + 1);
+  auto page = store->events_since(255, 3);  // across the byte boundary of the key
+  ASSERT_EQ(page->size(), 3u);
+  EXPECT_EQ((*page)[0].seq, 256u);
+  EXPECT_EQ((*page)[2].seq, 258u);
+  EXPECT_TRUE(store->events_since(600)->empty());
+  EXPECT_TRUE(store->events_since(0, 0)->empty());
+  EXPECT_EQ(store->last_event_seq(), 600u);
+}
+
+TEST_P(StoreContract, PlanNumbersApprovalsAndMetaKeys) {
+  auto store = open();
+  EXPECT_EQ(*store->next_plan_number(), 1);
+  EXPECT_EQ(*store->next_plan_number(), 2);
+  ASSERT_TRUE(put_approval(*store, {"001", "reject", "too wide", 5}).ok());
+  auto a = store->get_approval("001");
+  ASSERT_TRUE(a.ok() && a->has_value());
+  EXPECT_EQ((*a)->decision, "reject");
+  EXPECT_EQ((*a)->text, "too wide");
+  EXPECT_FALSE(store->get_approval("002")->has_value());
+  ASSERT_TRUE(store->put_meta("note/001/b", "2").ok());
+  ASSERT_TRUE(store->put_meta("note/001/a", "1").ok());
+  ASSERT_TRUE(store->put_meta("note/0010/a", "other plan").ok());
+  ASSERT_TRUE(store->put_meta("notes", "not a note").ok());
+  EXPECT_EQ(*store->get_meta("note/001/a"), std::optional<std::string>("1"));
+  EXPECT_FALSE(store->get_meta("note/001/c")->has_value());
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(*store->meta_with_prefix("note/001/"),
+            (Pairs{{"note/001/a", "1"}, {"note/001/b", "2"}}));
+  EXPECT_TRUE(store->resume_writes().ok());
 }
 
 TEST(TaskStoreTest, ApprovalsAndPlanCounterSurviveReopen) {
@@ -276,9 +317,8 @@ TEST(TaskStoreTest, SecondOpenSaysTheStoreIsInUse) {
   EXPECT_NE(second.error().message.find("in use"), std::string::npos);
 }
 
-TEST(TaskStoreTest, ConcurrentWritersNeverLoseAnUpdate) {
-  TempDir dir;
-  auto store = open_store(dir, {.sync = false});
+TEST_P(StoreContract, ConcurrentWritersNeverLoseAnUpdate) {
+  auto store = open({.sync = false});
   ASSERT_TRUE(create_loop(*store, make_loop("001", LoopType::plan, "", 0)).ok());
   constexpr int kThreads = 4, kIncrements = 50;
   std::vector<std::thread> threads;
@@ -396,9 +436,8 @@ TEST(TaskStoreTest, LoopSummariesFollowEveryWrite) {
 
 // Listings while writers run: every listing is a state the store was in (no torn summary), and
 // the last one shows every update.
-TEST(TaskStoreTest, LoopSummariesStayExactUnderConcurrentWriters) {
-  TempDir dir;
-  auto store = open_store(dir, {.sync = false});
+TEST_P(StoreContract, LoopSummariesStayExactUnderConcurrentWriters) {
+  auto store = open({.sync = false});
   for (int i = 1; i <= 4; ++i) {
     ASSERT_TRUE(
         create_loop(*store, make_loop("00" + std::to_string(i), LoopType::plan, "", 0)).ok());

@@ -49,6 +49,12 @@ struct Command {
   static Command shell(std::string text, std::filesystem::path workdir);
 };
 
+/// Copies what the caller asks of a run's process as it is (input, time limit, output cap,
+/// stderr, line callback, cancel flag) between the two shapes of a run: from a command to the
+/// process an executor starts here, and from a process to the command that runs it sandboxed.
+void take_process_io(const Command& c, ProcessSpec& spec);
+void take_process_io(const ProcessSpec& spec, Command& c);
+
 /// Commands an executor has handed to a cluster and not yet seen end (for `daemon status`).
 struct ExecutorLoad {
   int queued = 0;   ///< submitted, not started on a node yet

@@ -134,6 +134,10 @@ class TaskStore {
   /// Opens (creating if needed) the store in `dir`. Refuses a store written by a newer schema;
   /// a store of schema 1 gets its summary index at this open (every record decoded once).
   static Result<std::unique_ptr<TaskStore>> open(const std::string& dir, StoreOptions options = {});
+  /// An empty store in this process's memory, gone with it: the same records, checks and
+  /// numbering as open()'s over ordered maps instead of RocksDB (src/store/tables.hpp), for the
+  /// tests of the engine and the manager; the database's own tests open a real one.
+  static std::unique_ptr<TaskStore> in_memory();
   ~TaskStore();
   TaskStore(const TaskStore&) = delete;
   TaskStore& operator=(const TaskStore&) = delete;

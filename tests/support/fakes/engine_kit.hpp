@@ -2,11 +2,13 @@
 //
 // - In process (the default, for fast tests): the model is mock-llm's script engine answering
 //   the real client in process (ScriptedModel), commands go to a FakeExecutor, the repository
-//   and the RocksDB store live in memory (/dev/shm), git is the real libgit2. No socket, no
-//   child process: a loop's whole run takes milliseconds.
+//   lives in memory (/dev/shm) and the store in this process (TaskStore::in_memory: no
+//   RocksDB), git is the real libgit2. No socket, no child process: a loop's whole run takes
+//   milliseconds.
 // - Over loopback (`EngineKit(kOverLoopback, …)`, for what needs a real process: a model call
 //   cut by a stop, a killed tool, the sandbox): the real mock-llm server, the real client over
-//   HTTP, the configured sandbox (bubblewrap by default), the repository and store on disk.
+//   HTTP, the configured sandbox (bubblewrap by default), the repository and the RocksDB store
+//   on disk.
 #pragma once
 
 #include <boost/asio/use_future.hpp>
@@ -241,9 +243,13 @@ struct EngineKit {
 
   // After the repository's first commit (which must not hold the store).
   void open_store() {
-    auto s = TaskStore::open((dir / ".loopr/state").string(), {.sync = false});
-    if (!s) throw std::runtime_error(s.error().message);
-    store = std::move(s).value();
+    if (loopback) {
+      auto s = TaskStore::open((dir / ".loopr/state").string(), {.sync = false});
+      if (!s) throw std::runtime_error(s.error().message);
+      store = std::move(s).value();
+    } else {
+      store = TaskStore::in_memory();
+    }
     journal = std::make_unique<engine::LoopJournal>(*store, pool, bus);
   }
 
