@@ -261,6 +261,21 @@ class DaemonFixture : public ::testing::Test {
 
   std::string git(const std::string& args) { return run_command("git " + args + " 2>&1", dir.str()).output; }
 
+  /// The repository passes `git fsck --strict`, and no loop's worktree outlives its tree: none
+  /// registered with git, no folder left under `.loopr/worktrees`.
+  void expect_sound_repo_and_no_worktree_left() {
+    auto fsck = run_command("git fsck --strict", dir.str());
+    EXPECT_EQ(fsck.exit_code, 0) << fsck.output;
+    EXPECT_EQ(git("worktree list").find(".loopr/worktrees"), std::string::npos)
+        << git("worktree list");
+    std::error_code ec;
+    std::size_t left = 0;
+    for (auto it = std::filesystem::directory_iterator(paths().worktrees_dir(), ec);
+         !ec && it != std::filesystem::directory_iterator(); ++it)
+      ++left;
+    EXPECT_EQ(left, 0u) << "stray worktree folders";
+  }
+
   std::string submit(const std::string& request) {
     auto r = api("POST", "/v1/plans", {{"request", request}});
     EXPECT_EQ(r.status, 201) << r.body.dump();

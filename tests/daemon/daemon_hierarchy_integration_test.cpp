@@ -15,6 +15,24 @@ std::string lines(int changed_line, const std::string& text) {
   return out;
 }
 
+/// Mock rules for the two code loops of spec 001-001: B (code-001-001-002) waits 3.5 s in its
+/// first iteration, then makes `b_tools` (YAML list items) and writes a WIP file, so it fails
+/// and goes on after A landed; A (code-001-001-001) waits a second, changes line 1 of
+/// shared.txt and writes its code file.
+std::string b_slow_a_edits_line_1(const std::string& b_tools = {}) {
+  return "  - name: b-first\n    match: {loop_id: \"^code-001-001-002$\", first_user: \"iteration "
+         "1 of\", turn: 1}\n"
+         "    reply:\n      fault: {delay: 3500ms}\n      tool_use:\n" +
+         b_tools +
+         "        - {name: write_file, input: {path: wip/code-001-001-002.txt, content: "
+         "\"WIP\\n\"}}\n"
+         "  - name: a-first\n    match: {loop_id: \"^code-001-001-001$\", turn: 1}\n"
+         "    reply:\n      fault: {delay: 1000ms}\n      tool_use:\n"
+         "        - {name: edit_file, input: {path: shared.txt, old_string: \"line 1\\n\", "
+         "new_string: \"line 1 by A\\n\"}}\n"
+         "        - {name: write_file, input: {path: code/code-001-001-001.txt, content: \"made by "
+         "A\\n\"}}\n";
+}
 
 }  // namespace
 
@@ -84,14 +102,8 @@ TEST_P(DaemonRebaseTest, ALoopRebasesWhenTheIntegrationBranchMoves) {
   std::string b_new = collide ? "line 1 by B\\n" : "line 20 by B\\n";
   std::string b_text = collide ? lines(1, "line 1 by B") : lines(20, "line 20 by B");
   script.extra_rules =
-      "  - name: b-first\n    match: {loop_id: \"^code-001-001-002$\", first_user: \"iteration 1 of\", turn: 1}\n"
-      "    reply:\n      fault: {delay: 3500ms}\n      tool_use:\n"
-      "        - {name: edit_file, input: {path: shared.txt, old_string: \"" + b_old + "\", new_string: \"" + b_new + "\"}}\n"
-      "        - {name: write_file, input: {path: wip/code-001-001-002.txt, content: \"WIP\\n\"}}\n"
-      "  - name: a-first\n    match: {loop_id: \"^code-001-001-001$\", turn: 1}\n"
-      "    reply:\n      fault: {delay: 1000ms}\n      tool_use:\n"
-      "        - {name: edit_file, input: {path: shared.txt, old_string: \"line 1\\n\", new_string: \"line 1 by A\\n\"}}\n"
-      "        - {name: write_file, input: {path: code/code-001-001-001.txt, content: \"made by A\\n\"}}\n";
+      b_slow_a_edits_line_1("        - {name: edit_file, input: {path: shared.txt, old_string: \"" +
+                            b_old + "\", new_string: \"" + b_new + "\"}}\n");
   start_mock(script);
   start_daemon();
   ASSERT_NO_FATAL_FAILURE(submit_and_approve("Edit shared.txt twice"));
@@ -262,14 +274,7 @@ TEST_F(DaemonHierarchyTest, ALoopWhoseWorkMeetsNothingThatLandedIsNotRebased) {
   make_repo();
   TreeScript script;
   script.specs = {"alpha"};
-  script.extra_rules =
-      "  - name: b-first\n    match: {loop_id: \"^code-001-001-002$\", first_user: \"iteration 1 of\", turn: 1}\n"
-      "    reply:\n      fault: {delay: 3500ms}\n      tool_use:\n"
-      "        - {name: write_file, input: {path: wip/code-001-001-002.txt, content: \"WIP\\n\"}}\n"
-      "  - name: a-first\n    match: {loop_id: \"^code-001-001-001$\", turn: 1}\n"
-      "    reply:\n      fault: {delay: 1000ms}\n      tool_use:\n"
-      "        - {name: edit_file, input: {path: shared.txt, old_string: \"line 1\\n\", new_string: \"line 1 by A\\n\"}}\n"
-      "        - {name: write_file, input: {path: code/code-001-001-001.txt, content: \"made by A\\n\"}}\n";
+  script.extra_rules = b_slow_a_edits_line_1();
   start_mock(script);
   start_daemon();
   ASSERT_NO_FATAL_FAILURE(submit_and_approve("Write two files"));

@@ -71,9 +71,7 @@ TEST_F(DaemonTreeTest, SubmitApproveAndTheWholeTreeLandsOnTheBaseBranch) {
   EXPECT_EQ(run_command("sh check.sh", dir.str()).exit_code, 0);
 
   // Finished loops leave no worktrees behind; the repository is sound.
-  EXPECT_EQ(git("worktree list").find(".loopr/worktrees"), std::string::npos) << git("worktree list");
-  auto fsck = run_command("git fsck --strict", dir.str());
-  EXPECT_EQ(fsck.exit_code, 0) << fsck.output;
+  expect_sound_repo_and_no_worktree_left();
 
   // The event stream replays the history (a loop_created per loop, the merges).
   std::vector<daemon::SseMessage> events;

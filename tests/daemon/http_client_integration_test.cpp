@@ -37,9 +37,12 @@ void expect_not_found(const std::filesystem::path& socket) {
   EXPECT_EQ(s.error().code, ErrorCode::not_found) << s.error().message;
 }
 
+// Every test but the first talks to the test server.
+class HttpClientTest : public WithTestServer {};
+
 }  // namespace
 
-TEST(HttpClientTest, NothingListeningIsNotFound) {
+TEST_F(HttpClientTest, NothingListeningIsNotFound) {
   TempDir dir("loopr-client");
   expect_not_found(dir / "loopr.sock");              // no file
   expect_not_found(dir / "no-such-dir/loopr.sock");  // no folder
@@ -61,9 +64,7 @@ TEST(HttpClientTest, NothingListeningIsNotFound) {
   expect_not_found(dir / std::string(120, 'x') / "loopr.sock");
 }
 
-TEST(HttpClientTest, CallTimesOut) {
-  TestServer server;
-  ASSERT_TRUE(server.listening());
+TEST_F(HttpClientTest, CallTimesOut) {
   auto start = Clock::now();
   auto r = Client(server.socket()).call("GET", "/slow?ms=1000", nullptr, 200ms);
   auto elapsed = Clock::now() - start;
@@ -73,9 +74,7 @@ TEST(HttpClientTest, CallTimesOut) {
   EXPECT_LT(elapsed, 1s);
 }
 
-TEST(HttpClientTest, SseMessagesArriveInOrderThenTheStreamEnds) {
-  TestServer server;
-  ASSERT_TRUE(server.listening());
+TEST_F(HttpClientTest, SseMessagesArriveInOrderThenTheStreamEnds) {
   std::vector<SseMessage> got;
   auto r = Client(server.socket()).stream("/events?n=5", [&](const SseMessage& m) {
     got.push_back(m);
@@ -95,9 +94,7 @@ TEST(HttpClientTest, SseMessagesArriveInOrderThenTheStreamEnds) {
   EXPECT_TRUE(wait_until([&] { return server.log().streams_ended == 1; }));
 }
 
-TEST(HttpClientTest, ConcurrentSendersKeepMessagesWholeAndInOrder) {
-  TestServer server;
-  ASSERT_TRUE(server.listening());
+TEST_F(HttpClientTest, ConcurrentSendersKeepMessagesWholeAndInOrder) {
   std::vector<int> next(3, 0);
   int total = 0;
   bool whole = true;
@@ -119,9 +116,7 @@ TEST(HttpClientTest, ConcurrentSendersKeepMessagesWholeAndInOrder) {
   EXPECT_EQ(next, (std::vector<int>{40, 40, 40}));
 }
 
-TEST(HttpClientTest, StreamIsChunkedEventStream) {
-  TestServer server;
-  ASSERT_TRUE(server.listening());
+TEST_F(HttpClientTest, StreamIsChunkedEventStream) {
   UnixPeer peer(server.socket());
   peer.send("GET /events?n=2 HTTP/1.1\r\nHost: x\r\n\r\n");
   auto text = peer.read_to_eof();
@@ -136,9 +131,7 @@ TEST(HttpClientTest, StreamIsChunkedEventStream) {
   EXPECT_TRUE(peer.saw_eof());
 }
 
-TEST(HttpClientTest, Http10StreamIsCloseDelimited) {
-  TestServer server;
-  ASSERT_TRUE(server.listening());
+TEST_F(HttpClientTest, Http10StreamIsCloseDelimited) {
   UnixPeer peer(server.socket());
   peer.send("GET /events?n=2 HTTP/1.0\r\n\r\n");
   auto text = peer.read_to_eof();
@@ -149,9 +142,7 @@ TEST(HttpClientTest, Http10StreamIsCloseDelimited) {
             "id: 2\nevent: tick\ndata: first line\ndata: second line\n\n");
 }
 
-TEST(HttpClientTest, OnMessageFalseEndsTheStreamAndTheServerNotices) {
-  TestServer server;
-  ASSERT_TRUE(server.listening());
+TEST_F(HttpClientTest, OnMessageFalseEndsTheStreamAndTheServerNotices) {
   int seen = 0;
   auto r = Client(server.socket()).stream("/events/forever", [&](const SseMessage& m) {
     EXPECT_EQ(m.id, std::to_string(++seen));
@@ -163,9 +154,7 @@ TEST(HttpClientTest, OnMessageFalseEndsTheStreamAndTheServerNotices) {
   EXPECT_TRUE(wait_until([&] { return server.connections() == 0; }, 2s));
 }
 
-TEST(HttpClientTest, CancelEndsTheStreamPromptly) {
-  TestServer server;
-  ASSERT_TRUE(server.listening());
+TEST_F(HttpClientTest, CancelEndsTheStreamPromptly) {
   StreamOnThread watcher(server.socket(), "/events/idle");
   bool started = wait_until([&] { return server.log().streams_started == 1; });
   auto cancelled_at = Clock::now();
@@ -181,9 +170,7 @@ TEST(HttpClientTest, CancelEndsTheStreamPromptly) {
   EXPECT_TRUE(wait_until([&] { return server.log().streams_ended == 1; }, 2s));
 }
 
-TEST(HttpClientTest, CancelledBeforeTheFirstMessage) {
-  TestServer server;
-  ASSERT_TRUE(server.listening());
+TEST_F(HttpClientTest, CancelledBeforeTheFirstMessage) {
   std::atomic<bool> cancel{true};
   auto start = Clock::now();
   auto r = Client(server.socket())
@@ -193,9 +180,7 @@ TEST(HttpClientTest, CancelledBeforeTheFirstMessage) {
   EXPECT_LT(Clock::now() - start, 200ms);
 }
 
-TEST(HttpClientTest, ClientThatHangsUpMidStreamIsNoticed) {
-  TestServer server;
-  ASSERT_TRUE(server.listening());
+TEST_F(HttpClientTest, ClientThatHangsUpMidStreamIsNoticed) {
   for (const char* route : {"/events/idle", "/events/forever"}) {
     int before = server.log().streams_ended;
     UnixPeer peer(server.socket());
@@ -209,9 +194,7 @@ TEST(HttpClientTest, ClientThatHangsUpMidStreamIsNoticed) {
   EXPECT_TRUE(answers_200(server.socket(), "/echo"));
 }
 
-TEST(HttpClientTest, StreamRefusedByTheDaemonCarriesItsMessage) {
-  TestServer server;
-  ASSERT_TRUE(server.listening());
+TEST_F(HttpClientTest, StreamRefusedByTheDaemonCarriesItsMessage) {
   auto r = Client(server.socket()).stream("/missing", [](const SseMessage&) { return true; });
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);  // not not_found: that means "no daemon"
@@ -223,9 +206,7 @@ TEST(HttpClientTest, StreamRefusedByTheDaemonCarriesItsMessage) {
   EXPECT_NE(not_sse.error().message.find("event stream"), std::string::npos);
 }
 
-TEST(HttpClientTest, ManyClientsAtOnce) {
-  TestServer server;
-  ASSERT_TRUE(server.listening());
+TEST_F(HttpClientTest, ManyClientsAtOnce) {
   std::atomic<int> good{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {

@@ -2,6 +2,8 @@
 // io_context run by one thread (as in the daemon).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <future>
 #include <memory>
@@ -187,6 +189,13 @@ class TestServer {
   std::string error_;
   std::atomic<bool> finished_{false};
   std::thread thread_;
+};
+
+/// A transport suite's fixture: the test server up (`server`), its listen checked first.
+class WithTestServer : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(server.listening()) << server.error(); }
+  TestServer server;
 };
 
 }  // namespace

@@ -67,108 +67,68 @@ void expect_detected(const nlohmann::json& doc, const Fixture& f, const std::str
       << f.config();
 }
 
+/// `loopr init` in a repository of `files` alone detects `command` from `source_part`.
+void expect_init_detects(const std::vector<std::pair<std::string, std::string>>& files,
+                         const std::string& command, const std::string& source_part) {
+  Fixture f;
+  expect_detected(f.init(files), f, command, source_part);
+}
+
+/// `loopr init` in a repository of `files` alone detects no test command.
+void expect_init_detects_nothing(const std::vector<std::pair<std::string, std::string>>& files) {
+  Fixture f;
+  auto doc = f.init(files);
+  EXPECT_TRUE(doc["validation"]["command"].is_null()) << doc.dump();
+}
+
 const char* kPackageJson = R"({"name":"x","scripts":{"test":"node --test"}})";
 
 }  // namespace
 
 TEST(InitDetectTest, NodeUsesTheLockfilesPackageManager) {
-  {
-    Fixture f;
-    auto doc = f.init({{"package.json", kPackageJson}, {"package-lock.json", "{}"}});
-    expect_detected(doc, f, "npm test", "package-lock.json");
-  }
-  {
-    Fixture f;
-    auto doc = f.init({{"package.json", kPackageJson}, {"pnpm-lock.yaml", "lockfileVersion: 6\n"}});
-    expect_detected(doc, f, "pnpm test", "pnpm-lock.yaml");
-  }
-  {
-    Fixture f;
-    auto doc = f.init({{"package.json", kPackageJson}, {"yarn.lock", "# yarn\n"}});
-    expect_detected(doc, f, "yarn test", "yarn.lock");
-  }
-  {
-    Fixture f;  // no lockfile: npm
-    auto doc = f.init({{"package.json", kPackageJson}});
-    expect_detected(doc, f, "npm test", "package.json scripts.test");
-  }
+  expect_init_detects({{"package.json", kPackageJson}, {"package-lock.json", "{}"}}, "npm test",
+                      "package-lock.json");
+  expect_init_detects({{"package.json", kPackageJson}, {"pnpm-lock.yaml", "lockfileVersion: 6\n"}},
+                      "pnpm test", "pnpm-lock.yaml");
+  expect_init_detects({{"package.json", kPackageJson}, {"yarn.lock", "# yarn\n"}}, "yarn test",
+                      "yarn.lock");
+  // No lockfile: npm.
+  expect_init_detects({{"package.json", kPackageJson}}, "npm test", "package.json scripts.test");
 }
 
 TEST(InitDetectTest, NpmsPlaceholderTestScriptIsNotATestCommand) {
-  Fixture f;
-  auto doc = f.init(
+  expect_init_detects_nothing(
       {{"package.json", R"({"scripts":{"test":"echo \"Error: no test specified\" && exit 1"}})"}});
-  EXPECT_TRUE(doc["validation"]["command"].is_null()) << doc.dump();
 }
 
 TEST(InitDetectTest, CargoGoAndElixir) {
-  {
-    Fixture f;
-    expect_detected(f.init({{"Cargo.toml", "[package]\nname = \"x\"\n"}}), f, "cargo test",
-                    "Cargo.toml");
-  }
-  {
-    Fixture f;
-    expect_detected(f.init({{"go.mod", "module example.com/x\n"}}), f, "go test ./...", "go.mod");
-  }
-  {
-    Fixture f;
-    expect_detected(f.init({{"mix.exs", "defmodule X.MixProject do\nend\n"}}), f, "mix test",
-                    "mix.exs");
-  }
+  expect_init_detects({{"Cargo.toml", "[package]\nname = \"x\"\n"}}, "cargo test", "Cargo.toml");
+  expect_init_detects({{"go.mod", "module example.com/x\n"}}, "go test ./...", "go.mod");
+  expect_init_detects({{"mix.exs", "defmodule X.MixProject do\nend\n"}}, "mix test", "mix.exs");
 }
 
 TEST(InitDetectTest, PythonPrefersConfiguredPytestThenToxThenAssumesPytest) {
-  {
-    Fixture f;
-    expect_detected(f.init({{"pyproject.toml", "[tool.pytest.ini_options]\naddopts = \"-q\"\n"},
-                            {"tox.ini", "[tox]\nenvlist = py3\n"}}),
-                    f, "pytest", "[tool.pytest.ini_options]");
-  }
-  {
-    Fixture f;
-    expect_detected(f.init({{"setup.cfg", "[tool:pytest]\ntestpaths = tests\n"}}), f, "pytest",
-                    "setup.cfg");
-  }
-  {
-    Fixture f;
-    expect_detected(f.init({{"pytest.ini", "[pytest]\n"}}), f, "pytest", "pytest.ini");
-  }
-  {
-    Fixture f;
-    expect_detected(f.init({{"tox.ini", "[tox]\nenvlist = py3\n"}}), f, "tox", "tox.ini");
-  }
-  {
-    Fixture f;
-    expect_detected(f.init({{"pyproject.toml", "[project]\nname = \"x\"\n"}}), f, "pytest",
-                    "pytest assumed");
-  }
+  expect_init_detects({{"pyproject.toml", "[tool.pytest.ini_options]\naddopts = \"-q\"\n"},
+                       {"tox.ini", "[tox]\nenvlist = py3\n"}},
+                      "pytest", "[tool.pytest.ini_options]");
+  expect_init_detects({{"setup.cfg", "[tool:pytest]\ntestpaths = tests\n"}}, "pytest", "setup.cfg");
+  expect_init_detects({{"pytest.ini", "[pytest]\n"}}, "pytest", "pytest.ini");
+  expect_init_detects({{"tox.ini", "[tox]\nenvlist = py3\n"}}, "tox", "tox.ini");
+  expect_init_detects({{"pyproject.toml", "[project]\nname = \"x\"\n"}}, "pytest",
+                      "pytest assumed");
 }
 
 TEST(InitDetectTest, MakefileWithATestTargetAndWithout) {
-  {
-    Fixture f;
-    expect_detected(f.init({{"Makefile", "all:\n\tcc -o x x.c\n\ntest: all\n\t./x --self-test\n"}}),
-                    f, "make test", "Makefile");
-  }
-  {
-    Fixture f;  // a variable named test is no target
-    auto doc = f.init({{"Makefile", "test := yes\nall:\n\techo $(test)\n"}});
-    EXPECT_TRUE(doc["validation"]["command"].is_null()) << doc.dump();
-  }
+  expect_init_detects({{"Makefile", "all:\n\tcc -o x x.c\n\ntest: all\n\t./x --self-test\n"}},
+                      "make test", "Makefile");
+  // A variable named test is no target.
+  expect_init_detects_nothing({{"Makefile", "test := yes\nall:\n\techo $(test)\n"}});
 }
 
 TEST(InitDetectTest, MesonGradleMavenAndRake) {
-  {
-    Fixture f;
-    expect_detected(f.init({{"meson.build", "project('x', 'c')\n"}}), f,
-                    "(test -d build || meson setup build) && meson test -C build", "meson.build");
-  }
-  {
-    Fixture f;
-    expect_detected(f.init({{"build.gradle", "plugins { id 'java' }\n"}}), f, "gradle test",
-                    "build.gradle");
-  }
+  expect_init_detects({{"meson.build", "project('x', 'c')\n"}},
+                      "(test -d build || meson setup build) && meson test -C build", "meson.build");
+  expect_init_detects({{"build.gradle", "plugins { id 'java' }\n"}}, "gradle test", "build.gradle");
   {
     Fixture f;  // the project's wrapper wins
     write_file(f.dir / "gradlew", "#!/bin/sh\n");
@@ -176,28 +136,16 @@ TEST(InitDetectTest, MesonGradleMavenAndRake) {
     expect_detected(f.init({{"build.gradle.kts", "plugins { java }\n"}}), f, "./gradlew test",
                     "gradlew");
   }
-  {
-    Fixture f;
-    expect_detected(f.init({{"pom.xml", "<project/>\n"}}), f, "mvn test", "pom.xml");
-  }
-  {
-    Fixture f;
-    expect_detected(
-        f.init({{"Gemfile", "source 'https://rubygems.org'\n"}, {"Rakefile", "task :test\n"}}), f,
-        "bundle exec rake test", "Gemfile + Rakefile");
-  }
-  {
-    Fixture f;  // a Gemfile alone says nothing about tests
-    auto doc = f.init({{"Gemfile", "source 'https://rubygems.org'\n"}});
-    EXPECT_TRUE(doc["validation"]["command"].is_null()) << doc.dump();
-  }
+  expect_init_detects({{"pom.xml", "<project/>\n"}}, "mvn test", "pom.xml");
+  expect_init_detects(
+      {{"Gemfile", "source 'https://rubygems.org'\n"}, {"Rakefile", "task :test\n"}},
+      "bundle exec rake test", "Gemfile + Rakefile");
+  // A Gemfile alone says nothing about tests.
+  expect_init_detects_nothing({{"Gemfile", "source 'https://rubygems.org'\n"}});
 }
 
 TEST(InitDetectTest, TestScriptsRunWithShOrDirectly) {
-  {
-    Fixture f;
-    expect_detected(f.init({{"tests/run.sh", "echo ok\n"}}), f, "sh tests/run.sh", "tests/run.sh");
-  }
+  expect_init_detects({{"tests/run.sh", "echo ok\n"}}, "sh tests/run.sh", "tests/run.sh");
   {
     Fixture f;
     write_file(f.dir / "run_tests.sh", "#!/bin/sh\necho ok\n");

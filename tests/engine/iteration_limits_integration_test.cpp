@@ -7,6 +7,7 @@
 
 #include "support/fakes/engine_kit.hpp"
 #include "support/fakes/model_scripts.hpp"
+#include "support/loop_end.hpp"
 
 using namespace loopr;
 using namespace loopr::testing;
@@ -44,8 +45,7 @@ TEST(IterationMaxRuntimeTest, CutsALongToolCommandAndTheLoopGoesOn) {
   const auto took = std::chrono::steady_clock::now() - started;
   // Two iterations, each cut at 2 s: far from one `sleep 120`.
   EXPECT_LT(took, 60s) << "the command was not cut at the iteration's limit";
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.end_reason, EndReason::max_iterations) << l.status_reason;
+  expect_ended(l, LoopStatus::failed, EndReason::max_iterations);
   auto recs = h.iterations(l.id);
   ASSERT_EQ(recs.size(), 2u);
   for (const auto& r : recs) {
@@ -60,22 +60,13 @@ TEST(IterationMaxRuntimeTest, CutsALongToolCommandAndTheLoopGoesOn) {
 // A model call that takes 30 s under a 2-second limit: abandoned at the limit, not an error and
 // not a stop; the iteration is judged.
 TEST(IterationMaxRuntimeTest, CutsASlowModelCall) {
-  const char* script = R"(
-rules:
-  - name: slow
-    match: {loop_type: code}
-    reply:
-      text: "too late"
-      fault: {delay: 30s}
-)";
-  EngineKit h(kOverLoopback, script, kProject);
+  EngineKit h(kOverLoopback, kSlowModel, kProject);
   setup(h, 1);
   h.config->loops[LoopType::code].iteration_max_runtime = 2s;
   const auto started = std::chrono::steady_clock::now();
   Loop l = h.run(kLoopId);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 25s);
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.end_reason, EndReason::max_iterations) << l.status_reason;
+  expect_ended(l, LoopStatus::failed, EndReason::max_iterations);
   auto recs = h.iterations(l.id);
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].status, IterationOutcome::failed);
@@ -110,8 +101,7 @@ TEST(MaxSameFailuresTest, TheSameFailingTestEndsTheLoop) {
   setup(h, 10);
   h.config->limits.max_same_failures = 3;
   Loop l = h.run(kLoopId);
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.end_reason, EndReason::same_failures) << l.status_reason;
+  expect_ended(l, LoopStatus::failed, EndReason::same_failures);
   EXPECT_EQ(l.iteration, 3);
   EXPECT_TRUE(contains(l.status_reason, "limits.max_same_failures: 3")) << l.status_reason;
   EXPECT_TRUE(contains(l.status_reason, "tests/test_calc.py::test_add")) << l.status_reason;
@@ -128,7 +118,6 @@ TEST(MaxSameFailuresTest, ChangingFailuresDoNotTripIt) {
   setup(h, 4);
   h.config->limits.max_same_failures = 2;
   Loop l = h.run(kLoopId);
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.end_reason, EndReason::max_iterations) << l.status_reason;
+  expect_ended(l, LoopStatus::failed, EndReason::max_iterations);
   EXPECT_EQ(l.iteration, 4);
 }

@@ -10,6 +10,7 @@
 #include <loopr/store/store_writes.hpp>
 
 #include "support/fakes/engine_kit.hpp"
+#include "support/loop_end.hpp"
 #include "support/subprocess.hpp"
 
 using namespace loopr;
@@ -79,8 +80,7 @@ TEST(ProtectionTest, RewritingTheRunnerFailsTheIterationWithoutRunningTheTests) 
   EngineKit h(code_script(write_call("check.sh", "exit 0\\n")), project(""));
   setup(h, 2);
   Loop l = h.run(kCodeId);
-  EXPECT_EQ(l.status, LoopStatus::failed) << l.status_reason;
-  EXPECT_EQ(l.end_reason, EndReason::max_iterations) << to_string(l.end_reason);
+  expect_ended(l, LoopStatus::failed, EndReason::max_iterations);
   EXPECT_EQ(h.executor.count("check.sh"), 0) << "a changed harness must not decide";
   auto recs = h.iterations(kCodeId);
   ASSERT_EQ(recs.size(), 2u);
@@ -244,8 +244,7 @@ TEST(ReviewTest, ReviewRoundsAreBoundedThenThePersonDecides) {
   enable_review(h, 2);
   setup(h, 10);
   Loop l = h.run(kCodeId);
-  EXPECT_EQ(l.status, LoopStatus::paused) << l.status_reason;
-  EXPECT_EQ(l.end_reason, EndReason::review_rejected) << to_string(l.end_reason);
+  expect_ended(l, LoopStatus::paused, EndReason::review_rejected);
   EXPECT_EQ(l.iteration, 2);
   EXPECT_EQ(l.run.attended_passed, 2);
   EXPECT_NE(l.status_reason.find("not good"), std::string::npos) << l.status_reason;
@@ -258,8 +257,7 @@ TEST(ReviewTest, AReviewerThatCannotBeAskedHandsTheLoopToThePerson) {
   enable_review(h, 2, 2);
   setup(h);
   Loop l = h.run(kCodeId);
-  EXPECT_EQ(l.status, LoopStatus::paused) << l.status_reason;
-  EXPECT_EQ(l.end_reason, EndReason::review_error) << to_string(l.end_reason);
+  expect_ended(l, LoopStatus::paused, EndReason::review_error);
   EXPECT_EQ(l.iteration, 1);
   auto recs = h.iterations(kCodeId);
   ASSERT_EQ(recs.size(), 1u);

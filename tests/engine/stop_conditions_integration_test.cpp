@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/code_loop_fixture.hpp"
+#include "support/loop_end.hpp"
 
 using namespace loopr;
 using namespace loopr::testing;
@@ -18,10 +19,8 @@ TEST(StopConditionsTest, MaxIterationsFailsTheLoop) {
   EngineKit h(kOverLoopback, script, kProject);
   code_setup(h, "sh check.sh", 3);
   Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.end_reason, EndReason::max_iterations) << to_string(l.end_reason);
+  expect_ended(l, LoopStatus::failed, EndReason::max_iterations, "maximum of 3 iterations");
   EXPECT_EQ(l.iteration, 3);
-  EXPECT_NE(l.status_reason.find("maximum of 3 iterations"), std::string::npos) << l.status_reason;
   EXPECT_EQ(h.iterations(l.id).size(), 3u);
 }
 
@@ -36,8 +35,7 @@ TEST(StopConditionsTest, NoProgressSeesThroughTimingsTempPathsAndPids) {
              "echo \"=== 2 errors in 0.$(date +%N | cut -c1-2)s ===\"; exit 1",
              10);
   Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.end_reason, EndReason::no_progress) << l.status_reason;
+  expect_ended(l, LoopStatus::failed, EndReason::no_progress);
   EXPECT_EQ(l.iteration, 3);
 }
 
@@ -46,21 +44,11 @@ TEST(StopConditionsTest, StopScriptExitZeroStopsWithItsOutputAsReason) {
   h.config->limits.stop_scripts = {"grep -q 'still failing' && echo \"giving up on $LOOPR_LOOP_ID\"", "exit 1"};
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::stopped);
-  EXPECT_EQ(l.end_reason, EndReason::stop_script) << to_string(l.end_reason);
-  EXPECT_NE(l.status_reason.find("giving up on code-001-001-001"), std::string::npos) << l.status_reason;
+  expect_ended(l, LoopStatus::stopped, EndReason::stop_script, "giving up on code-001-001-001");
 }
 
 TEST(StopConditionsTest, StopCancelsAnInFlightModelCallWithinTwoSeconds) {
-  const char* script = R"(
-rules:
-  - name: slow
-    match: {loop_type: code}
-    reply:
-      text: "too late"
-      fault: {delay: 30s}
-)";
-  EngineKit h(kOverLoopback, script, kProject);
+  EngineKit h(kOverLoopback, kSlowModel, kProject);
   code_setup(h, "sh check.sh");
   auto control = std::make_shared<engine::LoopControl>();
   net::steady_timer stopper(h.io, 300ms);
@@ -68,8 +56,7 @@ rules:
   auto started = std::chrono::steady_clock::now();
   Loop l = h.run("code-001-001-001", control);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
-  EXPECT_EQ(l.status, LoopStatus::stopped);
-  EXPECT_EQ(l.end_reason, EndReason::stopped_by_user) << to_string(l.end_reason);
+  expect_ended(l, LoopStatus::stopped, EndReason::stopped_by_user);
   auto recs = h.iterations(l.id);
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].status, IterationOutcome::stopped);
@@ -89,23 +76,12 @@ TEST(StopConditionsTest, StopKillsARunningToolCommand) {
   auto started = std::chrono::steady_clock::now();
   Loop l = h.run("code-001-001-001", control);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 3s);
-  EXPECT_EQ(l.status, LoopStatus::stopped);
-  EXPECT_EQ(l.end_reason, EndReason::stopped_by_user) << to_string(l.end_reason);
+  expect_ended(l, LoopStatus::stopped, EndReason::stopped_by_user);
   EXPECT_EQ(h.iterations(l.id).back().status, IterationOutcome::stopped);
 }
 
 TEST(RetryTest, ServerErrorThenSuccessRetriesTheSameIteration) {
-  const char* script = R"(
-rules:
-  - name: flaky
-    match: {loop_type: code}
-    times: 1
-    reply: {fault: {status: 500}}
-  - name: ok
-    match: {loop_type: code}
-    reply: {text: "done"}
-)";
-  EngineKit h(kOverLoopback, script, {{"ok.sh", "exit 0\n"}});
+  EngineKit h(kOverLoopback, fails_once_model("{status: 500}"), {{"ok.sh", "exit 0\n"}});
   code_setup(h, "sh ok.sh");
   Loop l = h.run("code-001-001-001");
   EXPECT_EQ(l.status, LoopStatus::complete) << l.status_reason;
@@ -119,21 +95,11 @@ rules:
 }
 
 TEST(RetryTest, RateLimitWaitsRetryAfter) {
-  const char* script = R"(
-rules:
-  - name: limited
-    match: {loop_type: code}
-    times: 1
-    reply: {fault: {status: 429, retry_after: 1}}
-  - name: ok
-    match: {loop_type: code}
-    reply: {text: "done"}
-)";
-  EngineKit h(kOverLoopback, script, {{"ok.sh", "exit 0\n"}});
+  EngineKit h(kOverLoopback, fails_once_model("{status: 429, retry_after: 1}"),
+              {{"ok.sh", "exit 0\n"}});
   code_setup(h, "sh ok.sh");
   Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::complete);
-  EXPECT_EQ(l.end_reason, EndReason::validation_passed) << to_string(l.end_reason);
+  expect_ended(l, LoopStatus::complete, EndReason::validation_passed);
   auto reqs = h.requests_of(l.id);
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_GE(reqs[1]["t_ms"].get<long long>() - reqs[0]["t_ms"].get<long long>(), 950);

@@ -10,19 +10,33 @@
 #include <loopr/api/events.hpp>
 
 #include "engine/code_loop_fixture.hpp"
+#include "support/loop_end.hpp"
 
 using namespace loopr;
 using namespace loopr::testing;
 using namespace std::chrono_literals;
+
+namespace {
+
+/// Runs loop code-001-001-001 with the model `script`, validated by a passing `sh ok.sh`: the
+/// loop completes after two model calls, whose requests `reqs` gets.
+void run_to_completion_in_two_calls(const std::string& script, std::vector<nlohmann::json>& reqs) {
+  EngineKit h(script, {{"ok.sh", "exit 0\n"}});
+  code_setup(h, "sh ok.sh");
+  Loop l = h.run("code-001-001-001");
+  EXPECT_EQ(l.status, LoopStatus::complete);
+  reqs = h.requests_of(l.id);
+  ASSERT_EQ(reqs.size(), 2u);
+}
+
+}  // namespace
 
 TEST(StopConditionsTest, NoProgressEndsALoopThatChangesNothing) {
   EngineKit h(kIdleModel, kProject);
   h.config->limits.no_progress_iterations = 2;
   code_setup(h, "sh check.sh", 10);
   Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.end_reason, EndReason::no_progress) << to_string(l.end_reason);
-  EXPECT_NE(l.status_reason.find("no progress"), std::string::npos) << l.status_reason;
+  expect_ended(l, LoopStatus::failed, EndReason::no_progress, "no progress");
   EXPECT_EQ(l.iteration, 3);  // the first failure sets the baseline, two identical ones follow
 }
 
@@ -39,8 +53,7 @@ rules:
   EngineKit h(script, kProject);
   code_setup(h, "");
   Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::complete) << l.status_reason;
-  EXPECT_EQ(l.end_reason, EndReason::completion_signal) << to_string(l.end_reason);
+  expect_ended(l, LoopStatus::complete, EndReason::completion_signal);
   EXPECT_EQ(l.iteration, 2);
   EXPECT_EQ(l.status_reason, "completion signal matched");
 }
@@ -55,8 +68,7 @@ rules:
   EngineKit h(script, kProject);
   code_setup(h, "sh check.sh", 2);
   Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.end_reason, EndReason::max_iterations) << to_string(l.end_reason);
+  expect_ended(l, LoopStatus::failed, EndReason::max_iterations);
   EXPECT_EQ(h.iterations(l.id).front().status, IterationOutcome::failed);
 }
 
@@ -65,10 +77,8 @@ TEST(StopConditionsTest, LoopCostLimit) {
   h.config->limits.max_loop_cost_usd = 0.0001;  // one call of the default usage costs more
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.end_reason, EndReason::loop_cost_limit) << to_string(l.end_reason);
+  expect_ended(l, LoopStatus::failed, EndReason::loop_cost_limit, "max_loop_cost_usd");
   EXPECT_EQ(l.iteration, 1);
-  EXPECT_NE(l.status_reason.find("max_loop_cost_usd"), std::string::npos) << l.status_reason;
 }
 
 TEST(StopConditionsTest, PlanTreeCostLimit) {
@@ -77,9 +87,7 @@ TEST(StopConditionsTest, PlanTreeCostLimit) {
   h.config->limits.pause_at_limit = false;  // limits.at_cost_limit: fail
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.end_reason, EndReason::cost_limit) << to_string(l.end_reason);
-  EXPECT_NE(l.status_reason.find("limits.max_cost_usd"), std::string::npos) << l.status_reason;
+  expect_ended(l, LoopStatus::failed, EndReason::cost_limit, "limits.max_cost_usd");
 }
 
 TEST(StopConditionsTest, PlanTreeCostLimitPausesByDefaultWithACostLimitEvent) {
@@ -87,9 +95,7 @@ TEST(StopConditionsTest, PlanTreeCostLimitPausesByDefaultWithACostLimitEvent) {
   h.config->limits.max_cost_usd = 0.0001;
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::paused) << l.status_reason;
-  EXPECT_EQ(l.end_reason, EndReason::cost_limit) << to_string(l.end_reason);
-  EXPECT_NE(l.status_reason.find("loopr resume"), std::string::npos) << l.status_reason;
+  expect_ended(l, LoopStatus::paused, EndReason::cost_limit, "loopr resume");
   auto events = h.store->events_since(0).value();
   auto it = std::find_if(events.begin(), events.end(),
                          [](const Event& e) { return e.type == "cost_limit"; });
@@ -109,10 +115,8 @@ TEST(StopConditionsTest, MaxRuntime) {
   code_setup(h, "sh check.sh");
   std::this_thread::sleep_for(5ms);  // let the plan's clock pass its 1 ms budget
   Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.end_reason, EndReason::runtime_limit) << to_string(l.end_reason);
+  expect_ended(l, LoopStatus::failed, EndReason::runtime_limit, "max_runtime");
   EXPECT_EQ(l.iteration, 0);
-  EXPECT_NE(l.status_reason.find("max_runtime"), std::string::npos) << l.status_reason;
 }
 
 TEST(StopConditionsTest, StopPatternInValidationOutput) {
@@ -121,10 +125,8 @@ TEST(StopConditionsTest, StopPatternInValidationOutput) {
   code_setup(h, "sh check.sh");
   h.executor.answer("check.sh", 1, "LICENSE VIOLATION in x.c\n");
   Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::stopped);
-  EXPECT_EQ(l.end_reason, EndReason::stop_pattern) << to_string(l.end_reason);
+  expect_ended(l, LoopStatus::stopped, EndReason::stop_pattern, "LICENSE");
   EXPECT_EQ(l.iteration, 1);
-  EXPECT_NE(l.status_reason.find("LICENSE"), std::string::npos);
 }
 
 TEST(StopConditionsTest, AttendedModePausesAfterEachIterationUntilResumed) {
@@ -132,8 +134,7 @@ TEST(StopConditionsTest, AttendedModePausesAfterEachIterationUntilResumed) {
   h.config->attended = true;
   code_setup(h, "sh check.sh", 3);
   Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::paused);
-  EXPECT_EQ(l.end_reason, EndReason::attended) << to_string(l.end_reason);
+  expect_ended(l, LoopStatus::paused, EndReason::attended);
   EXPECT_EQ(l.iteration, 1);
   l = h.run("code-001-001-001");  // resume
   EXPECT_EQ(l.status, LoopStatus::paused);
@@ -159,8 +160,7 @@ TEST(StopConditionsTest, PauseTakesEffectAtTheNextBoundary) {
     if (e.type == "tool_called") control->request_pause();
   });
   Loop l = h.run("code-001-001-001", control);
-  EXPECT_EQ(l.status, LoopStatus::paused);
-  EXPECT_EQ(l.end_reason, EndReason::paused_by_user) << to_string(l.end_reason);
+  expect_ended(l, LoopStatus::paused, EndReason::paused_by_user);
   EXPECT_EQ(l.iteration, 1);  // the iteration in flight finished and was recorded
   EXPECT_EQ(h.iterations(l.id).size(), 1u);
   l = h.run("code-001-001-001");  // resume with a fresh control: it runs on to its limit
@@ -169,38 +169,23 @@ TEST(StopConditionsTest, PauseTakesEffectAtTheNextBoundary) {
 }
 
 TEST(RetryTest, CircuitBreakerAfterConsecutiveErrors) {
-  const char* script = R"(
-rules:
-  - name: down
-    match: {loop_type: code}
-    reply: {fault: {status: 529}}
-)";
-  EngineKit h(script, kProject);
+  EngineKit h(failing_model("{status: 529}"), kProject);
   h.config->llm.max_retries = 1;
   h.config->limits.circuit_breaker = 3;
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.end_reason, EndReason::circuit_breaker) << to_string(l.end_reason);
-  EXPECT_NE(l.status_reason.find("circuit breaker: 3 consecutive errors"), std::string::npos) << l.status_reason;
+  expect_ended(l, LoopStatus::failed, EndReason::circuit_breaker,
+               "circuit breaker: 3 consecutive errors");
   EXPECT_EQ(l.iteration, 0);  // errors are not iterations
   EXPECT_TRUE(h.iterations(l.id).empty());
   EXPECT_EQ(h.requests_of(l.id).size(), 6u);  // 3 attempts × (1 try + 1 retry)
 }
 
 TEST(RetryTest, FatalErrorFailsAtOnceWithTheProvidersMessage) {
-  const char* script = R"(
-rules:
-  - name: refused
-    match: {loop_type: code}
-    reply: {fault: {status: 401}}
-)";
-  EngineKit h(script, kProject);
+  EngineKit h(failing_model("{status: 401}"), kProject);
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.end_reason, EndReason::model_error) << to_string(l.end_reason);
-  EXPECT_NE(l.status_reason.find("401"), std::string::npos) << l.status_reason;
+  expect_ended(l, LoopStatus::failed, EndReason::model_error, "401");
   EXPECT_EQ(h.requests_of(l.id).size(), 1u);
 }
 
@@ -217,9 +202,7 @@ rules:
   EngineKit h(script, kProject);
   code_setup(h, "sh check.sh");
   Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::failed);
-  EXPECT_EQ(l.end_reason, EndReason::model_refused) << to_string(l.end_reason);
-  EXPECT_NE(l.status_reason.find("refused (cyber)"), std::string::npos) << l.status_reason;
+  expect_ended(l, LoopStatus::failed, EndReason::model_refused, "refused (cyber)");
 }
 
 TEST(ModelTurnsTest, MaxTokensAsksToContinue) {
@@ -232,12 +215,8 @@ rules:
     match: {loop_type: code, turn: 2}
     reply: {text: "continue and finish."}
 )";
-  EngineKit h(script, {{"ok.sh", "exit 0\n"}});
-  code_setup(h, "sh ok.sh");
-  Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::complete);
-  auto reqs = h.requests_of(l.id);
-  ASSERT_EQ(reqs.size(), 2u);
+  std::vector<nlohmann::json> reqs;
+  ASSERT_NO_FATAL_FAILURE(run_to_completion_in_two_calls(script, reqs));
   auto last = reqs[1]["body"]["messages"].back();
   EXPECT_EQ(last["role"], "user");
   EXPECT_NE(last.dump().find("Continue from where you stopped"), std::string::npos);
@@ -263,12 +242,8 @@ rules:
 TEST(ModelTurnsTest, ToolFailuresAreResultsTheModelReads) {
   const std::string script =
       code_turns(R"([{name: read_file, input: {path: "../../etc/passwd"}}])", "ok");
-  EngineKit h(script, {{"ok.sh", "exit 0\n"}});
-  code_setup(h, "sh ok.sh");
-  Loop l = h.run("code-001-001-001");
-  EXPECT_EQ(l.status, LoopStatus::complete);
-  auto reqs = h.requests_of(l.id);
-  ASSERT_EQ(reqs.size(), 2u);
+  std::vector<nlohmann::json> reqs;
+  ASSERT_NO_FATAL_FAILURE(run_to_completion_in_two_calls(script, reqs));
   auto result = reqs[1]["body"]["messages"][2]["content"][0];
   EXPECT_EQ(result["type"], "tool_result");
   EXPECT_EQ(result["is_error"], true);

@@ -83,16 +83,7 @@ class FaultTest : public DaemonFixture {
       if (id.rfind("code-", 0) == 0) {
         EXPECT_EQ(git("show main:code/" + id + ".txt"), "made by " + id + "\n");
       }
-    auto fsck = run_command("git fsck --strict", dir.str());
-    EXPECT_EQ(fsck.exit_code, 0) << fsck.output;
-    EXPECT_EQ(git("worktree list").find(".loopr/worktrees"), std::string::npos)
-        << git("worktree list");
-    std::error_code ec;
-    std::size_t left = 0;
-    for (auto it = std::filesystem::directory_iterator(paths().worktrees_dir(), ec);
-         !ec && it != std::filesystem::directory_iterator(); ++it)
-      ++left;
-    EXPECT_EQ(left, 0u) << "stray worktree folders";
+    expect_sound_repo_and_no_worktree_left();
   }
 };
 

@@ -95,17 +95,9 @@ TEST_P(TreeEndFaultTest, ARestartAfterAKillAtThisStepFinishesTheTreeOnce) {
     EXPECT_EQ(commits_with("main", "loopr(" + id + "): merge"), 1) << git("log --oneline main");
   std::string tip = git("rev-parse main");
   EXPECT_EQ(plan_row().value("merged_into_base", std::string()), tip.substr(0, tip.find('\n')));
-  auto fsck = run_command("git fsck --strict", dir.str());
-  EXPECT_EQ(fsck.exit_code, 0) << fsck.output;
-  // No loop's worktree, and not the integration gate's, outlives the tree.
-  EXPECT_EQ(git("worktree list").find(".loopr/worktrees"), std::string::npos)
-      << git("worktree list");
-  std::error_code ec;
-  std::size_t left = 0;
-  for (auto it = std::filesystem::directory_iterator(paths().worktrees_dir(), ec);
-       !ec && it != std::filesystem::directory_iterator(); ++it)
-    ++left;
-  EXPECT_EQ(left, 0u) << "stray worktree folders";
+  // The repository is sound, and no loop's worktree, nor the integration gate's, outlives the
+  // tree.
+  expect_sound_repo_and_no_worktree_left();
   // The person's checkout of main has the merged files, and nothing uncommitted.
   EXPECT_TRUE(std::filesystem::exists(dir / "code" / "code-001-002-002.txt"));
   EXPECT_EQ(git("status --porcelain --untracked-files=no"), "");

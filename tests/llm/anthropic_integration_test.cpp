@@ -5,9 +5,9 @@
 #include "llm/providers.hpp"
 #include "support/llm_wire_fixture.hpp"
 
-using namespace loopr;
-using namespace loopr::llm;
-using namespace loopr::llm::testing;
+// In the fixture's namespace: the suite uses its helpers and the llm types unqualified.
+namespace loopr::llm::testing {
+
 using nlohmann::json;
 
 namespace {
@@ -67,14 +67,14 @@ rules:
 class AnthropicIntegrationTest : public MockWireTest {
  protected:
   AnthropicIntegrationTest()
-      : MockWireTest("anthropic", "claude-opus-5-5", "ANTHROPIC_API_KEY", "sk-ant-test-key") {}
+      : MockWireTest("anthropic", "claude-opus-5-5", "ANTHROPIC_API_KEY", "sk-ant-test-key",
+                     kScript) {}
 };
 
 }  // namespace
 
 TEST_P(AnthropicIntegrationTest, PlainAnswerWithUsageCostAndHeaders) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   Outcome o = h.call(user_request("say hello", "001-002", "spec"));
   ASSERT_TRUE(o.ok()) << o.error().describe() << "\n" << mock.output();
   const Response& r = o.response();
@@ -104,21 +104,16 @@ TEST_P(AnthropicIntegrationTest, PlainAnswerWithUsageCostAndHeaders) {
 }
 
 TEST_P(AnthropicIntegrationTest, ToolUseRoundTripEchoesThinkingExactly) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   Request req = user_request("list the files", "code-001-001-001", "code");
   req.tools = {
       {"list_dir", "Lists a folder",
        json::parse(
            R"({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]})")}};
-  Outcome first = h.call(req);
-  ASSERT_TRUE(first.ok()) << first.error().describe();
-  const Response& r1 = first.response();
-  EXPECT_EQ(r1.stop_reason, StopReason::tool_use);
-  ASSERT_EQ(r1.tool_uses().size(), 1u);
+  Response r1;
+  ASSERT_NO_FATAL_FAILURE(
+      expect_one_tool_call(h, mock, req, "list_dir", json({{"path", "src"}}), r1));
   const ContentBlock& call = *r1.tool_uses()[0];
-  EXPECT_EQ(call.name, "list_dir");
-  EXPECT_EQ(call.input, json({{"path", "src"}}));
   ASSERT_EQ(r1.content.size(), 4u);
   EXPECT_EQ(r1.content[0].type, ContentBlock::Type::thinking);
   EXPECT_EQ(r1.content[1].type, ContentBlock::Type::redacted_thinking);
@@ -149,24 +144,21 @@ TEST_P(AnthropicIntegrationTest, ToolUseRoundTripEchoesThinkingExactly) {
 }
 
 TEST_P(AnthropicIntegrationTest, RateLimitWaitsWhatRetryAfterSays) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   ASSERT_NO_FATAL_FAILURE(expect_rate_limit_waits_what_retry_after_says(h, mock, "rate limit me"));
   auto log = mock.requests();
   EXPECT_GE(log[1]["t_ms"].get<std::int64_t>() - log[0]["t_ms"].get<std::int64_t>(), 1000);
 }
 
 TEST_P(AnthropicIntegrationTest, ServerErrorsAreRetriedThenSucceed) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   std::vector<ErrorKind> seen;
   ASSERT_NO_FATAL_FAILURE(expect_retried_until_answered(h, "flaky", "third time lucky", seen));
   EXPECT_EQ(seen, (std::vector<ErrorKind>{ErrorKind::server, ErrorKind::overloaded}));
 }
 
 TEST_P(AnthropicIntegrationTest, CutStreamIsARetryableErrorNeverAHalfAnswer) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   LlmError cut;
   ASSERT_NO_FATAL_FAILURE(
       expect_cut_answer_is_a_retryable_error(h, stream() ? "message_stop" : "cut", cut));
@@ -174,8 +166,7 @@ TEST_P(AnthropicIntegrationTest, CutStreamIsARetryableErrorNeverAHalfAnswer) {
 }
 
 TEST_P(AnthropicIntegrationTest, ErrorEventAfter200IsRetryable) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   Outcome o = h.call(user_request("error event"));
   ASSERT_FALSE(o.ok());
   EXPECT_TRUE(o.error().retryable);
@@ -186,16 +177,14 @@ TEST_P(AnthropicIntegrationTest, ErrorEventAfter200IsRetryable) {
 }
 
 TEST_P(AnthropicIntegrationTest, MalformedJsonIsARetryableProtocolError) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   LlmError malformed;
   ASSERT_NO_FATAL_FAILURE(expect_malformed_answer_is_a_retryable_protocol_error(h, malformed));
   EXPECT_NE(malformed.message.find("malformed"), std::string::npos);
 }
 
 TEST_P(AnthropicIntegrationTest, RefusalCarriesStopDetails) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   Outcome o = h.call(user_request("refuse"));
   ASSERT_TRUE(o.ok()) << o.error().describe();
   EXPECT_EQ(o.response().stop_reason, StopReason::refusal);
@@ -204,8 +193,7 @@ TEST_P(AnthropicIntegrationTest, RefusalCarriesStopDetails) {
 }
 
 TEST_P(AnthropicIntegrationTest, WrongKeyIsFatalWithAMessageAndRequestId) {
-  MockLlm mock(kScript, MockLlm::Options::key("sk-ant-right"));
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start(MockLlm::Options::key("sk-ant-right"));
   int waits = 0;
   Outcome o = h.call_with_retries(user_request("say hello"), RetryPolicy{},
                                   [&](const LlmError&, int, auto) { ++waits; });
@@ -227,8 +215,7 @@ TEST_P(AnthropicIntegrationTest, WrongKeyIsFatalWithAMessageAndRequestId) {
 }
 
 TEST_P(AnthropicIntegrationTest, SpendLimitStopsWithoutRetry) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   int waits = 0;
   Outcome o = h.call_with_retries(user_request("spend"), RetryPolicy{},
                                   [&](const LlmError&, int, auto) { ++waits; });
@@ -265,3 +252,5 @@ TEST_P(AnthropicIntegrationTest, ConnectionIsReusedAcrossCalls) {
 
 INSTANTIATE_TEST_SUITE_P(StreamedAndNot, AnthropicIntegrationTest, ::testing::Bool(),
                          stream_or_plain);
+
+}  // namespace loopr::llm::testing

@@ -4,9 +4,9 @@
 
 #include "support/llm_wire_fixture.hpp"
 
-using namespace loopr;
-using namespace loopr::llm;
-using namespace loopr::llm::testing;
+// In the fixture's namespace: the suite uses its helpers and the llm types unqualified.
+namespace loopr::llm::testing {
+
 using nlohmann::json;
 
 namespace {
@@ -33,8 +33,9 @@ rules:
 
 class OpenAiIntegrationTest : public MockWireTest {
  protected:
-  OpenAiIntegrationTest() : MockWireTest("openai", "gpt-9", "OPENAI_API_KEY", "sk-local") {}
-  Config config(const MockLlm& mock) const {
+  OpenAiIntegrationTest()
+      : MockWireTest("openai", "gpt-9", "OPENAI_API_KEY", "sk-local", kScript) {}
+  Config config(const MockLlm& mock) const override {
     Config c = MockWireTest::config(mock);
     c.llm.max_tokens_field = "max_tokens";  // as for a local server
     return c;
@@ -44,8 +45,7 @@ class OpenAiIntegrationTest : public MockWireTest {
 }  // namespace
 
 TEST_P(OpenAiIntegrationTest, PlainAnswerAndUsage) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   Outcome o = h.call(user_request("say hello", "001", "plan"));
   ASSERT_TRUE(o.ok()) << o.error().describe() << "\n" << mock.output();
   EXPECT_EQ(o.response().text(), "Hello from the chat endpoint.");
@@ -68,20 +68,16 @@ TEST_P(OpenAiIntegrationTest, PlainAnswerAndUsage) {
 }
 
 TEST_P(OpenAiIntegrationTest, ToolCallRoundTrip) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   Request req = user_request("run make", "code-001-001-001", "code");
   req.tools = {{"run_command", "Runs a shell command",
                 json::parse(R"({"type":"object","properties":{"command":{"type":"string"}}})")}};
-  Outcome first = h.call(req);
-  ASSERT_TRUE(first.ok()) << first.error().describe() << "\n" << mock.output();
-  EXPECT_EQ(first.response().stop_reason, StopReason::tool_use);
-  ASSERT_EQ(first.response().tool_uses().size(), 1u);
-  const ContentBlock& call = *first.response().tool_uses()[0];
-  EXPECT_EQ(call.name, "run_command");
-  EXPECT_EQ(call.input, json({{"command", "make"}}));
+  Response first;
+  ASSERT_NO_FATAL_FAILURE(
+      expect_one_tool_call(h, mock, req, "run_command", json({{"command", "make"}}), first));
+  const ContentBlock& call = *first.tool_uses()[0];
 
-  answer_tools(req, first.response(), "build ok");
+  answer_tools(req, first, "build ok");
   Outcome second = h.call(req);
   ASSERT_TRUE(second.ok()) << second.error().describe() << "\n" << mock.output();
   EXPECT_EQ(second.response().text(), "The build passed.");
@@ -94,8 +90,7 @@ TEST_P(OpenAiIntegrationTest, ToolCallRoundTrip) {
 }
 
 TEST_P(OpenAiIntegrationTest, BadRequestIsFatalWithTheServerMessage) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   Outcome o = h.call(user_request("bad"));
   ASSERT_FALSE(o.ok());
   EXPECT_FALSE(o.error().retryable);
@@ -104,3 +99,5 @@ TEST_P(OpenAiIntegrationTest, BadRequestIsFatalWithTheServerMessage) {
 }
 
 INSTANTIATE_TEST_SUITE_P(StreamedAndNot, OpenAiIntegrationTest, ::testing::Bool(), stream_or_plain);
+
+}  // namespace loopr::llm::testing

@@ -8,9 +8,9 @@
 #include "llm/providers.hpp"
 #include "support/llm_wire_fixture.hpp"
 
-using namespace loopr;
-using namespace loopr::llm;
-using namespace loopr::llm::testing;
+// In the fixture's namespace: the suite uses its helpers and the llm types unqualified.
+namespace loopr::llm::testing {
+
 using nlohmann::json;
 
 namespace {
@@ -128,3 +128,5 @@ TEST(PromptCacheIntegrationTest, ARequestForAnotherProviderReachesItsApi) {
             prompt_cache_key("/repo/.loopr/worktrees/001", "001"));
   EXPECT_EQ(log[1]["path"], "/v1/messages");
 }
+
+}  // namespace loopr::llm::testing

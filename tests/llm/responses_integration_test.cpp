@@ -6,9 +6,9 @@
 
 #include "support/llm_wire_fixture.hpp"
 
-using namespace loopr;
-using namespace loopr::llm;
-using namespace loopr::llm::testing;
+// In the fixture's namespace: the suite uses its helpers and the llm types unqualified.
+namespace loopr::llm::testing {
+
 using nlohmann::json;
 
 namespace {
@@ -64,14 +64,13 @@ rules:
 class ResponsesIntegrationTest : public MockWireTest {
  protected:
   ResponsesIntegrationTest()
-      : MockWireTest("openai-responses", "gpt-9", "OPENAI_API_KEY", "sk-responses-test") {}
+      : MockWireTest("openai-responses", "gpt-9", "OPENAI_API_KEY", "sk-responses-test", kScript) {}
 };
 
 }  // namespace
 
 TEST_P(ResponsesIntegrationTest, PlainAnswerWithUsageCachedTokensAndHeaders) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   Outcome o = h.call(user_request("say hello", "001", "plan"));
   ASSERT_TRUE(o.ok()) << o.error().describe() << "\n" << mock.output();
   const Response& r = o.response();
@@ -103,22 +102,18 @@ TEST_P(ResponsesIntegrationTest, PlainAnswerWithUsageCachedTokensAndHeaders) {
 }
 
 TEST_P(ResponsesIntegrationTest, ToolLoopEchoesReasoningAndAnswersByCallId) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   Request req = user_request("list the files", "code-001", "code");
   req.tools = {{"list_dir", "Lists a folder",
                 json::parse(R"({"type":"object","properties":{"path":{"type":"string"}}})")}};
-  Outcome first = h.call(req);
-  ASSERT_TRUE(first.ok()) << first.error().describe() << "\n" << mock.output();
-  EXPECT_EQ(first.response().stop_reason, StopReason::tool_use);
-  EXPECT_EQ(first.response().text(), "Let me look.");
-  ASSERT_EQ(first.response().tool_uses().size(), 1u);
-  const ContentBlock& call = *first.response().tool_uses()[0];
-  EXPECT_EQ(call.name, "list_dir");
-  EXPECT_EQ(call.input, json({{"path", "src"}}));
+  Response first;
+  ASSERT_NO_FATAL_FAILURE(
+      expect_one_tool_call(h, mock, req, "list_dir", json({{"path", "src"}}), first));
+  EXPECT_EQ(first.text(), "Let me look.");
+  const ContentBlock& call = *first.tool_uses()[0];
   EXPECT_EQ(call.id.rfind("call_", 0), 0u) << call.id;
 
-  answer_tools(req, first.response(), "main.cpp\nutil.cpp");
+  answer_tools(req, first, "main.cpp\nutil.cpp");
   Outcome second = h.call(req);
   ASSERT_TRUE(second.ok()) << second.error().describe() << "\n" << mock.output();
   EXPECT_EQ(second.response().text(), "There is main.cpp.");
@@ -134,7 +129,7 @@ TEST_P(ResponsesIntegrationTest, ToolLoopEchoesReasoningAndAnswersByCallId) {
   ASSERT_EQ(input.size(), 5u) << input.dump(1);
   EXPECT_EQ(input[1]["type"], "reasoning");
   EXPECT_TRUE(input[1].contains("encrypted_content"));
-  EXPECT_EQ(input[1]["encrypted_content"], first.response().content[0].raw["encrypted_content"]);
+  EXPECT_EQ(input[1]["encrypted_content"], first.content[0].raw["encrypted_content"]);
   EXPECT_EQ(input[2]["type"], "message");
   EXPECT_FALSE(input[2].contains("id"));  // a stateless request names no stored item
   EXPECT_EQ(input[3]["type"], "function_call");
@@ -147,8 +142,7 @@ TEST_P(ResponsesIntegrationTest, ToolLoopEchoesReasoningAndAnswersByCallId) {
 }
 
 TEST_P(ResponsesIntegrationTest, AnUnansweredCallIsRefusedAsTheServiceWould) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   Request req = user_request("list the files");
   Outcome first = h.call(req);
   ASSERT_TRUE(first.ok()) << first.error().describe();
@@ -162,29 +156,25 @@ TEST_P(ResponsesIntegrationTest, AnUnansweredCallIsRefusedAsTheServiceWould) {
 }
 
 TEST_P(ResponsesIntegrationTest, RateLimitWaitsWhatRetryAfterSays) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   expect_rate_limit_waits_what_retry_after_says(h, mock, "rate limit me");
 }
 
 TEST_P(ResponsesIntegrationTest, ServerErrorsAreRetriedThenSucceed) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   std::vector<ErrorKind> seen;
   ASSERT_NO_FATAL_FAILURE(expect_retried_until_answered(h, "flaky", "third time lucky", seen));
   EXPECT_EQ(seen.size(), 2u);
 }
 
 TEST_P(ResponsesIntegrationTest, CutStreamIsARetryableErrorNeverAHalfAnswer) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   LlmError cut;
   expect_cut_answer_is_a_retryable_error(h, stream() ? "response.completed" : "cut", cut);
 }
 
 TEST_P(ResponsesIntegrationTest, ErrorEventAfter200IsRetryable) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   Outcome o = h.call(user_request("error event"));
   ASSERT_FALSE(o.ok());
   EXPECT_TRUE(o.error().retryable);
@@ -194,15 +184,13 @@ TEST_P(ResponsesIntegrationTest, ErrorEventAfter200IsRetryable) {
 }
 
 TEST_P(ResponsesIntegrationTest, MalformedJsonIsARetryableProtocolError) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   LlmError malformed;
   expect_malformed_answer_is_a_retryable_protocol_error(h, malformed);
 }
 
 TEST_P(ResponsesIntegrationTest, RefusalAndIncompleteMapOntoStopReasons) {
-  MockLlm mock(kScript);
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start();
   Outcome refused = h.call(user_request("refuse"));
   ASSERT_TRUE(refused.ok()) << refused.error().describe();
   EXPECT_EQ(refused.response().stop_reason, StopReason::refusal);
@@ -214,8 +202,7 @@ TEST_P(ResponsesIntegrationTest, RefusalAndIncompleteMapOntoStopReasons) {
 }
 
 TEST_P(ResponsesIntegrationTest, WrongKeyIsFatalWithAMessage) {
-  MockLlm mock(kScript, MockLlm::Options::key("sk-the-right-one"));
-  ClientHarness h(config(mock), env());
+  auto [mock, h] = start(MockLlm::Options::key("sk-the-right-one"));
   Outcome o = h.call(user_request("say hello"));
   ASSERT_FALSE(o.ok());
   EXPECT_EQ(o.error().kind, ErrorKind::auth);
@@ -225,3 +212,5 @@ TEST_P(ResponsesIntegrationTest, WrongKeyIsFatalWithAMessage) {
 
 INSTANTIATE_TEST_SUITE_P(StreamedAndNot, ResponsesIntegrationTest, ::testing::Bool(),
                          stream_or_plain);
+
+}  // namespace loopr::llm::testing

@@ -82,8 +82,7 @@ TEST(DriverTest, SubmitApproveAndTheWholeTreeMergesIntoMain) {
 TEST(DriverTest, RejectAtTheGateEndsThePlanAndSpawnsNothing) {
   DemoTree t;
   manager::LoopManager& m = t.manager();
-  ASSERT_TRUE(t.kit.wait(m.submit("Add a --shout flag to greet")).ok());
-  ASSERT_TRUE(t.reach("001", LoopStatus::awaiting_approval));
+  ASSERT_NO_FATAL_FAILURE(t.submit_to_the_gate());
   auto rejected = t.kit.wait(m.reject("001", "not now"));
   ASSERT_TRUE(rejected.ok()) << rejected.error().message;
   EXPECT_EQ(rejected->status, LoopStatus::failed);
@@ -95,10 +94,7 @@ TEST(DriverTest, RejectAtTheGateEndsThePlanAndSpawnsNothing) {
 TEST(DriverTest, AStoppedTreeCarriesTheUsersEndReasonAndResumesToTheEnd) {
   DemoTree t(MergeMode::manual);
   manager::LoopManager& m = t.manager();
-  ASSERT_TRUE(t.kit.wait(m.submit("Add a --shout flag to greet")).ok());
-  ASSERT_TRUE(t.reach("001", LoopStatus::awaiting_approval));
-  ASSERT_TRUE(t.kit.wait(m.approve("001")).ok());
-  ASSERT_TRUE(t.kit.drive_while_not([&] { return t.kit.store->get_loop("001-002").ok(); }));
+  ASSERT_NO_FATAL_FAILURE(t.approve_until_stored("001-002"));
   auto stopped = t.kit.wait(m.stop("001-002"));
   ASSERT_TRUE(stopped.ok()) << stopped.error().message;
   ASSERT_TRUE(t.reach("001-002", LoopStatus::stopped));
@@ -126,10 +122,7 @@ using Action = net::awaitable<manager::ActionResult> (*)(manager::LoopManager&);
 void act_while_the_stopped_run_leaves(Action action) {
   DemoTree t(MergeMode::manual);
   manager::LoopManager& m = t.manager();
-  ASSERT_TRUE(t.kit.wait(m.submit("Add a --shout flag to greet")).ok());
-  ASSERT_TRUE(t.reach("001", LoopStatus::awaiting_approval));
-  ASSERT_TRUE(t.kit.wait(m.approve("001")).ok());
-  ASSERT_TRUE(t.kit.drive_while_not([&] { return t.kit.store->get_loop("001-002").ok(); }));
+  ASSERT_NO_FATAL_FAILURE(t.approve_until_stored("001-002"));
 
   std::optional<manager::ActionResult> answer;
   bool fired = false;
@@ -180,8 +173,7 @@ TEST(DriverTest, FeedbackWhileTheStoppedRunLeavesTheTableIteratesTheLoop) {
 TEST(DriverTest, AnApprovalReadsThePlanRecordAtMostTwice) {
   DemoTree t;
   manager::LoopManager& m = t.manager();
-  ASSERT_TRUE(t.kit.wait(m.submit("Add a --shout flag to greet")).ok());
-  ASSERT_TRUE(t.reach("001", LoopStatus::awaiting_approval));
+  ASSERT_NO_FATAL_FAILURE(t.submit_to_the_gate());
   // What the gate does in the background (the forecast, the baseline check) is done: the plan
   // is read here only by what the approval makes happen.
   ASSERT_TRUE(t.kit.drive_while_not(

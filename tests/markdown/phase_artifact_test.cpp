@@ -3,12 +3,11 @@
 
 #include <loopr/markdown/artifacts.hpp>
 
-#include "markdown/problem_matchers.hpp"
+#include "support/artifact_checks.hpp"
 
 using namespace loopr;
 using namespace loopr::markdown;
-using loopr::markdown::test::dump;
-using loopr::markdown::test::find_problem;
+using namespace loopr::testing;
 
 namespace {
 
@@ -34,15 +33,11 @@ TEST(PhaseArtifactTest, ValidPhaseGivesEveryFieldWithItsLine) {
   auto phase = check_phase(kPhase);
   ASSERT_TRUE(phase.valid()) << dump(phase.problems);
   EXPECT_EQ(phase.doc.title.text, "Parse the flag");
-  EXPECT_EQ(phase.doc.parent_spec.text, ".loopr/specs/001-001-shout-flag.spec.md");
-  EXPECT_EQ(phase.doc.parent_spec.line, 3);
-  EXPECT_EQ(phase.doc.task.text, "Make `greet` accept `--shout`.");
-  EXPECT_EQ(phase.doc.task.line, 6);
-  EXPECT_EQ(phase.doc.specific_work.text,
-            "- Set `shout=0` before the loop.\n- `--shout` sets `shout=1`.");
-  EXPECT_EQ(phase.doc.specific_work.line, 9);
-  EXPECT_EQ(phase.doc.success_criteria.text, "- `make test` passes.");
-  EXPECT_EQ(phase.doc.success_criteria.line, 13);
+  EXPECT_TRUE(section_is(phase.doc.parent_spec, ".loopr/specs/001-001-shout-flag.spec.md", 3));
+  EXPECT_TRUE(section_is(phase.doc.task, "Make `greet` accept `--shout`.", 6));
+  EXPECT_TRUE(section_is(phase.doc.specific_work,
+                         "- Set `shout=0` before the loop.\n- `--shout` sets `shout=1`.", 9));
+  EXPECT_TRUE(section_is(phase.doc.success_criteria, "- `make test` passes.", 13));
 }
 
 TEST(PhaseArtifactTest, EachSectionMissingOrEmptyIsReported) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <loopr/markdown/artifacts.hpp>
+
 #include "markdown/problem_matchers.hpp"
 
 namespace loopr::testing {
@@ -24,6 +26,14 @@ inline std::string replace_once(std::string text, const std::string& from, const
   EXPECT_NE(at, std::string::npos) << from;
   if (at != std::string::npos) text.replace(at, from.size(), to);
   return text;
+}
+
+/// Success when the section (or title) `s` holds `text` under its heading on `line`.
+inline ::testing::AssertionResult section_is(const markdown::SectionText& s,
+                                             const std::string& text, int line) {
+  if (s.text == text && s.line == line) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "line " << s.line << ": \"" << s.text
+                                       << "\"; expected line " << line << ": \"" << text << "\"";
 }
 
 /// `problems` hold one by `rule` at `line` (fatal when not: they are all printed), and its

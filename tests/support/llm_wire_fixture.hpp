@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,24 +19,43 @@ namespace loopr::llm::testing {
 /// A wire client's suite against the mock, its parameter saying whether the client streams.
 class MockWireTest : public ::testing::TestWithParam<bool> {
  protected:
-  /// `provider` with `model`, its key `key` in the environment variable `key_env`.
-  MockWireTest(std::string provider, std::string model, std::string key_env, std::string key)
+  /// `provider` with `model`, its key `key` in the environment variable `key_env`; the mock
+  /// runs `script`, the suite's rules.
+  MockWireTest(std::string provider, std::string model, std::string key_env, std::string key,
+               std::string script)
       : provider_(std::move(provider)),
         model_(std::move(model)),
         key_env_(std::move(key_env)),
-        key_(std::move(key)) {}
+        key_(std::move(key)),
+        script_(std::move(script)) {}
 
   void SetUp() override { LOOPR_REQUIRE_MOCK(); }
   bool stream() const { return GetParam(); }
-  Config config(const MockLlm& mock) const {
+  /// A suite changes this to set what its provider's server needs.
+  virtual Config config(const MockLlm& mock) const {
     Config c = mock_config(provider_, mock.url(), stream());
     c.llm.model = model_;
     return c;
   }
   EnvLookup env() const { return env_with({{key_env_, key_}}); }
 
+  /// The mock and a client of it, what every test starts with: `auto [mock, h] = start();`.
+  struct Started {
+    MockLlm& mock;
+    ClientHarness& h;
+  };
+  /// Starts the mock on the suite's script with `options` and a client with the suite's config
+  /// and key; both live until the test ends.
+  Started start(MockLlm::Options options = {}) {
+    mock_.emplace(script_, std::move(options));
+    client_.emplace(config(*mock_), env());
+    return {*mock_, *client_};
+  }
+
  private:
-  std::string provider_, model_, key_env_, key_;
+  std::string provider_, model_, key_env_, key_, script_;
+  std::optional<MockLlm> mock_;
+  std::optional<ClientHarness> client_;
 };
 
 /// Names a MockWireTest suite's two runs `stream` and `plain`.
@@ -52,6 +72,20 @@ inline void answer_tools(Request& request, const Response& resp, const std::stri
   for (const ContentBlock* use : resp.tool_uses())
     results.content.push_back(ContentBlock::make_tool_result(use->id, content));
   request.messages.push_back(results);
+}
+
+/// Calls `request`, whose rule answers with one call of the tool `name` with `input`: the answer
+/// stops for tool use with that one call, and `first` gets it.
+inline void expect_one_tool_call(ClientHarness& h, const MockLlm& mock, const Request& request,
+                                 const std::string& name, const nlohmann::json& input,
+                                 Response& first) {
+  Outcome o = h.call(request);
+  ASSERT_TRUE(o.ok()) << o.error().describe() << "\n" << mock.output();
+  first = o.response();
+  EXPECT_EQ(first.stop_reason, StopReason::tool_use);
+  ASSERT_EQ(first.tool_uses().size(), 1u);
+  EXPECT_EQ(first.tool_uses()[0]->name, name);
+  EXPECT_EQ(first.tool_uses()[0]->input, input);
 }
 
 /// Calls `prompt`, whose rule first answers 429 with `retry-after: 1`, with retries: the one

@@ -6,10 +6,9 @@
 # opt-in because of the download: LOOPR_CLAUDE_CLI_TEST=1 installs one here, else it skips (77).
 # Usage: run_claude_cli_test.sh MOCK_LLM_BIN CACHE_DIR
 set -u
-SKIP=77
 here=$(cd "$(dirname "$0")" && pwd)
-bin=$1
-cache=$2
+. "$here/../mock_llm_server.sh"
+mock_llm_test_args "$@"
 # The CLI tools/install-deps.sh installed with the other agent CLIs (tests/agent_clis, the same
 # pinned version) is used when it is there; else the opt-in install below.
 agent_clis=$(cd "$here/../../agent_clis" && pwd)
@@ -21,40 +20,15 @@ else
   command -v npm >/dev/null 2>&1 || { echo "SKIP: npm is not installed"; exit $SKIP; }
   claude=$cache/node_modules/.bin/claude
 fi
-# Absolute paths: the checks run from other folders.
-mkdir -p "$cache" && cache=$(cd "$cache" && pwd)
-case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
-mkdir -p "$cache"
 if [ "$claude" = "$cache/node_modules/.bin/claude" ] && { ! cmp -s "$here/package.json" "$cache/package.json" || [ ! -x "$claude" ]; }; then
-  echo "installing the claude CLI into $cache"
-  cp "$here/package.json" "$cache/package.json"
-  if ! (cd "$cache" && npm install --no-audit --no-fund --loglevel=error >npm-install.log 2>&1); then
-    echo "SKIP: npm install failed (log: $cache/npm-install.log):"
-    tail -n 5 "$cache/npm-install.log"
-    rm -f "$cache/package.json"
-    exit $SKIP
-  fi
+  npm_install_or_skip "the claude CLI"
 fi
 
-work=$(mktemp -d)
-pid=
-cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+start_mock_llm
 mkdir -p "$work/home" "$work/project"
-"$bin" --script "$here/script.yml" --port-file "$work/port" --log "$work/requests.jsonl" 2>"$work/server.log" &
-pid=$!
-tries=0
-while [ ! -s "$work/port" ]; do
-  tries=$((tries + 1))
-  if [ $tries -gt 500 ] || ! kill -0 "$pid" 2>/dev/null; then echo "loopr-mock-llm did not start"; cat "$work/server.log"; exit 1; fi
-  sleep 0.02
-done
 
 # The prompt names the project folder so the script can put the file there ({{user.1}}).
-(cd "$work/project" && ANTHROPIC_BASE_URL="http://127.0.0.1:$(cat "$work/port")" ANTHROPIC_API_KEY=test-key \
+(cd "$work/project" && ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=test-key \
   HOME="$work/home" DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 \
   timeout 120 "$claude" -p "write the greeting file in ($work/project)" \
   --output-format stream-json --verbose --max-turns 3 --permission-mode acceptEdits) >"$work/out.jsonl" 2>&1

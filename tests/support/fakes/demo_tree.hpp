@@ -66,6 +66,20 @@ struct DemoTree {
       return l && l->status == status;
     });
   }
+
+  /// Submits the demo's request and drives until plan 001 waits at its gate. Call it inside
+  /// ASSERT_NO_FATAL_FAILURE: a failed step ends the test.
+  void submit_to_the_gate() {
+    ASSERT_TRUE(kit.wait(manager().submit("Add a --shout flag to greet")).ok());
+    ASSERT_TRUE(reach("001", LoopStatus::awaiting_approval));
+  }
+
+  /// The same, then approves the plan and drives until loop `id` of its tree is stored.
+  void approve_until_stored(const std::string& id) {
+    ASSERT_NO_FATAL_FAILURE(submit_to_the_gate());
+    ASSERT_TRUE(kit.wait(manager().approve("001")).ok());
+    ASSERT_TRUE(kit.drive_while_not([&] { return kit.store->get_loop(id).ok(); }));
+  }
 };
 
 }  // namespace loopr::testing

@@ -1,7 +1,8 @@
 // Model scripts (mock-llm's YAML, tools/mock-llm/README.md) that many engine tests share: the
-// code loop that does nothing, and the code loop whose first turn makes some tool calls and
-// whose next turn ends the iteration. A test whose model does something of its own writes its
-// script in full, where it is read.
+// code loop that does nothing, the one whose model is too slow to answer, models whose calls
+// fail (always, or once and then answer), and the code loop whose first turn makes some tool
+// calls and whose next turn ends the iteration. A test whose model does something of its own
+// writes its script in full, where it is read.
 #pragma once
 
 #include <string>
@@ -17,6 +18,34 @@ rules:
     match: {loop_type: code}
     reply: {text: "I looked around."}
 )";
+
+/// A model whose every code turn answers only after 30 s: a call that a stop or an iteration's
+/// time limit cuts.
+inline constexpr const char* kSlowModel = R"(
+rules:
+  - name: slow
+    match: {loop_type: code}
+    reply:
+      text: "too late"
+      fault: {delay: 30s}
+)";
+
+/// A model whose every code call fails with the mock-llm fault `fault` (a YAML flow map such as
+/// `{status: 529}`).
+inline std::string failing_model(const std::string& fault) {
+  return "rules:\n"
+         "  - name: fault\n    match: {loop_type: code}\n    reply: {fault: " +
+         fault + "}\n";
+}
+
+/// A model whose first code call fails with `fault` and whose later ones answer "done".
+inline std::string fails_once_model(const std::string& fault) {
+  return "rules:\n"
+         "  - name: fault\n    match: {loop_type: code}\n    times: 1\n    reply: {fault: " +
+         fault +
+         "}\n"
+         "  - name: ok\n    match: {loop_type: code}\n    reply: {text: \"done\"}\n";
+}
 
 /// Every iteration of a code loop: its first turn makes the tool calls `calls` (a YAML flow
 /// list, `{{n}}` is the iteration), its next turn answers `end` and so ends the iteration.
