@@ -44,6 +44,28 @@ class SlurmExecutorTest : public ::testing::Test {
     return make_executor(SandboxConfig{}, o);
   }
 
+  /// `bin/<name>` made of `script`, and the other Slurm commands there the real ones: a
+  /// cluster whose `name` behaves as the test wants (executor.slurm.bin_dir: `bin`).
+  static void fake_slurm_command(const std::filesystem::path& bin, const std::string& name,
+                                 const std::string& script) {
+    write_file(bin / name, script);
+    std::filesystem::permissions(bin / name, std::filesystem::perms::owner_all);
+    for (const char* t : {"srun", "scancel", "squeue", "sinfo"})
+      if (name != t) std::filesystem::create_symlink(std::string("/usr/bin/") + t, bin / t);
+  }
+
+  /// Runs `command` with `e` on its own thread (`running` gets its result), under a long
+  /// timeout and cancelled by `cancel`, and returns once its job runs.
+  void start_running(Executor& e, const std::string& command, std::atomic<bool>& cancel,
+                     std::future<ProcessResult>& running) {
+    Command c = Command::shell(command, worktree);
+    c.timeout = std::chrono::seconds(600);
+    c.cancel = &cancel;
+    running = std::async(std::launch::async, [&e, c] { return e.run(c); });
+    ASSERT_TRUE(wait_until([&] { return e.load().running == 1; }, kSlowCluster))
+        << cluster->queue();
+  }
+
   // Nothing of ours is queued or running (polled: scancel is asynchronous in Slurm).
   bool queue_empty() {
     return wait_until([&] { return cluster->queue().find("loopr-") == std::string::npos; },
@@ -127,11 +149,8 @@ TEST_F(SlurmExecutorTest, ATimeoutEndsTheCommandAndLeavesNoJob) {
 TEST_F(SlurmExecutorTest, ACancelScancelsTheJob) {
   auto e = executor();
   std::atomic<bool> cancel{false};
-  Command c = Command::shell("sleep 300", worktree);
-  c.timeout = std::chrono::seconds(600);
-  c.cancel = &cancel;
-  auto running = std::async(std::launch::async, [&] { return e->run(c); });
-  ASSERT_TRUE(wait_until([&] { return e->load().running == 1; }, kSlowCluster)) << cluster->queue();
+  std::future<ProcessResult> running;
+  ASSERT_NO_FATAL_FAILURE(start_running(*e, "sleep 300", cancel, running));
   EXPECT_NE(cluster->queue().find("RUNNING"), std::string::npos) << cluster->queue();
   cancel = true;
   ASSERT_EQ(running.wait_for(kSlowCluster + std::chrono::seconds(60)), std::future_status::ready);
@@ -152,25 +171,20 @@ TEST_F(SlurmExecutorTest, AJobTheClusterIsSlowToRemoveIsCountedAsCleaningNotGone
   // tool returns only once the delayed cancel runs in that session (its marker file): `setsid -f`
   // alone returns after the fork, and a kill of the group could come before the child's setsid()
   // (a loaded run of the suite saw the job never cancelled, once).
-  write_file(bin / "scancel",
-             "#!/bin/sh\n# the cluster acts on the cancel a few seconds late\n"
-             "M=$(mktemp -u /tmp/loopr-scancel.XXXXXX); export M\n"
-             "setsid -f sh -c 'touch \"$M\"; sleep 4; rm -f \"$M\"; exec /usr/bin/scancel \"$@\"' "
-             "scancel \"$@\" >/dev/null 2>&1 </dev/null\n"
-             "while [ ! -e \"$M\" ]; do sleep 0.05; done\n");
-  std::filesystem::permissions(bin / "scancel", std::filesystem::perms::owner_all);
-  for (const char* t : {"srun", "squeue", "sinfo"})
-    std::filesystem::create_symlink(std::string("/usr/bin/") + t, bin / t);
+  fake_slurm_command(
+      bin.path(), "scancel",
+      "#!/bin/sh\n# the cluster acts on the cancel a few seconds late\n"
+      "M=$(mktemp -u /tmp/loopr-scancel.XXXXXX); export M\n"
+      "setsid -f sh -c 'touch \"$M\"; sleep 4; rm -f \"$M\"; exec /usr/bin/scancel \"$@\"' "
+      "scancel \"$@\" >/dev/null 2>&1 </dev/null\n"
+      "while [ ! -e \"$M\" ]; do sleep 0.05; done\n");
   SlurmConfig s;
   s.bin_dir = bin.str();
   s.cancel_timeout = std::chrono::seconds(1);
   auto e = executor(s);
   std::atomic<bool> cancel{false};
-  Command c = Command::shell("sleep 300", worktree);
-  c.timeout = std::chrono::seconds(600);
-  c.cancel = &cancel;
-  auto running = std::async(std::launch::async, [&] { return e->run(c); });
-  ASSERT_TRUE(wait_until([&] { return e->load().running == 1; }, kSlowCluster)) << cluster->queue();
+  std::future<ProcessResult> running;
+  ASSERT_NO_FATAL_FAILURE(start_running(*e, "sleep 300", cancel, running));
   cancel = true;
   ASSERT_EQ(running.wait_for(kSlowCluster), std::future_status::ready);
   EXPECT_TRUE(running.get().cancelled);
@@ -194,11 +208,8 @@ TEST_F(SlurmExecutorTest, AJobTheClusterIsSlowToRemoveIsCountedAsCleaningNotGone
 TEST_F(SlurmExecutorTest, TheSandboxDiesWithTheStepsTimeout) {
   auto e = executor();
   std::atomic<bool> cancel{false};
-  Command c = Command::shell("sleep 313", worktree);
-  c.timeout = std::chrono::seconds(600);
-  c.cancel = &cancel;
-  auto running = std::async(std::launch::async, [&] { return e->run(c); });
-  ASSERT_TRUE(wait_until([&] { return e->load().running == 1; }, kSlowCluster)) << cluster->queue();
+  std::future<ProcessResult> running;
+  ASSERT_NO_FATAL_FAILURE(start_running(*e, "sleep 313", cancel, running));
   auto count = [](const std::string& pattern) {
     return run_command("pgrep -f -c " + shell_quote(pattern) + " || true", "/").output;
   };
@@ -247,16 +258,14 @@ TEST_F(SlurmExecutorTest, NodesThatDoNotSeeTheWorktreeRootAreAClearProbeError) {
   // step in its own mount namespace with an empty tmpfs over the worktree root.
   TempDir bin{"loopr-slurm-bin"};
   std::string root = std::filesystem::canonical(repo / ".loopr/worktrees").string();
-  write_file(bin / "srun",
-             "#!/bin/bash\nargs=()\nfor a in \"$@\"; do\n"
-             "  if [ \"$a\" = /bin/sh ] && [ -z \"$seen\" ]; then seen=1; args+=(unshare -m sh -c "
-             "'mount -t tmpfs none \"$0\" && exec \"$@\"' " +
-                 shell_quote(root) +
-                 "); fi\n"
-                 "  args+=(\"$a\")\ndone\nexec /usr/bin/srun \"${args[@]}\"\n");
-  std::filesystem::permissions(bin / "srun", std::filesystem::perms::owner_all);
-  for (const char* t : {"scancel", "squeue", "sinfo"})
-    std::filesystem::create_symlink(std::string("/usr/bin/") + t, bin / t);
+  fake_slurm_command(
+      bin.path(), "srun",
+      "#!/bin/bash\nargs=()\nfor a in \"$@\"; do\n"
+      "  if [ \"$a\" = /bin/sh ] && [ -z \"$seen\" ]; then seen=1; args+=(unshare -m sh -c "
+      "'mount -t tmpfs none \"$0\" && exec \"$@\"' " +
+          shell_quote(root) +
+          "); fi\n"
+          "  args+=(\"$a\")\ndone\nexec /usr/bin/srun \"${args[@]}\"\n");
   SlurmConfig s;
   s.bin_dir = bin.str();
   s.max_attempts = 1;
