@@ -4,7 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstring>
+#include <cstdio>
 #include <mutex>
 
 #include <loopr/core/ids.hpp>
