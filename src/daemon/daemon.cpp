@@ -194,6 +194,15 @@ struct Daemon {
     manager->set_forge_token(secrets.get(config->forge.token_env).value_or(""));
     bus.subscribe([this](const Event& e) { append_loop_event(paths, e); });
     notifier = std::make_unique<Notifier>(*ctx);
+    api = std::make_unique<Api>(*ctx, *manager, api_info());
+    ServerOptions options;
+    options.admit = admit("control socket");
+    server = std::make_unique<HttpServer>(io, api->routes(), options);
+    return ok();
+  }
+
+  // What the control API asks of this daemon (its process, its web page, its disk).
+  ApiInfo api_info() {
     ApiInfo info;
     info.pid = ::getpid();
     info.started_at = started_at;
@@ -221,11 +230,7 @@ struct Daemon {
           {"full", disk.full()},
           {"paused_loops", disk.paused}};
     };
-    api = std::make_unique<Api>(*ctx, *manager, info);
-    ServerOptions options;
-    options.admit = admit("control socket");
-    server = std::make_unique<HttpServer>(io, api->routes(), options);
-    return ok();
+    return info;
   }
 
   // Every connection, on either listener: a process in a loopr sandbox is refused, with an
