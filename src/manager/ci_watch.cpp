@@ -68,7 +68,7 @@ Loop forge_fix_loop(const Loop& plan, const std::vector<Loop>& tree, const std::
 
 awaitable<void> ci_verdict(State s, std::string plan, std::string sha, forge::CiState ci,
                            bool timed_out) {
-  auto guard = co_await s->tree_lock.lock();
+  auto guard = co_await s->plan_locks.lock(plan);
   const Config& config = *s->ctx.config;
   Loop fix;
   bool made_fix = false;
@@ -128,7 +128,7 @@ awaitable<void> ci_verdict(State s, std::string plan, std::string sha, forge::Ci
 // The team merged or closed the PR while its checks were awaited: nothing more to wait for. The
 // tree is complete (checks `skipped`); a closed PR's plan gets a new one with `loopr merge`.
 awaitable<void> ended_on_forge(State s, std::string plan, std::string sha, PullRequestState state) {
-  auto guard = co_await s->tree_lock.lock();
+  auto guard = co_await s->plan_locks.lock(plan);
   co_await s->journal.edit(plan, [&](Loop& p, WriteSet& w) -> std::optional<Error> {
     if (!still_waiting(p, sha)) return make_error(ErrorCode::conflict, "moved on");
     if (p.tree.pr_state != state)
@@ -246,7 +246,7 @@ awaitable<ActionResult> iterate_from_pr(State s, std::string plan) {
   for (const forge::ReviewComment& c : *comments)
     feedback += "\n- " + c.path + (c.line > 0 ? ":" + std::to_string(c.line) : "") + " (" +
                 c.author + "): " + c.body;
-  auto guard = co_await s->tree_lock.lock();
+  auto guard = co_await s->plan_locks.lock(plan);
   const Config& config = *s->ctx.config;
   Loop fix, out;
   auto stored = co_await s->journal.edit_tree(

@@ -24,7 +24,7 @@ using engine::first_line;
 
 namespace {
 
-// Counted before the tree lock is taken: completions queued behind this one make the tree check
+// Counted before the plan's lock is taken: completions queued behind this one make the tree check
 // wait for the last of them.
 struct Completing {
   std::map<std::string, int>& count;
@@ -253,7 +253,7 @@ awaitable<void> check_tree(State state, std::string plan) {
   // Skipping the read here keeps a tree of 1,000 code loops from decoding the whole tree at each
   // of its 1,000 completions.
   if (s.runs.any_of_plan(plan)) co_return;
-  // Another completion of this tree waits for the tree lock: it checks after its own merge.
+  // Another completion of this tree waits for the plan's lock: it checks after its own merge.
   if (auto it = s.completing.find(plan); it != s.completing.end() && it->second > 1) co_return;
   auto loops = co_await s.journal.tree(plan);
   if (!loops) co_return;
@@ -266,8 +266,9 @@ awaitable<void> check_tree(State state, std::string plan) {
 }  // namespace
 
 awaitable<void> on_complete(State s, std::string id) {
-  Completing completing(s->completing, root_plan_id(id));
-  auto guard = co_await s->tree_lock.lock();
+  const std::string plan = root_plan_id(id);
+  Completing completing(s->completing, plan);
+  auto guard = co_await s->plan_locks.lock(plan);
   // Read once, under the lock; each step then passes this record along and stores from it
   // (journal.edit(Loop, …): read again only when someone wrote the loop meanwhile).
   auto loaded = co_await s->journal.load(id);

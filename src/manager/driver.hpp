@@ -12,8 +12,9 @@
 //   ci_watch.cpp        merge: pr: the PR's CI polled, CI fix loops, review comments back
 //   pr_state.cpp        merge: pr: the PR's state (merged, closed) asked of the forge
 //   recovery.cpp        start after a crash, graceful shutdown
-// Everything runs on the io thread of the EngineContext; `tree_lock` orders the steps that
-// change a tree's shape (completion, failure, submit, iterate, merge).
+// Everything runs on the io thread of the EngineContext; `plan_locks` orders the steps that
+// change a tree's shape (completion, failure, iterate, merge), one plan at a time
+// (plan_locks.hpp): the steps of other plans go on meanwhile.
 #pragma once
 
 #include <atomic>
@@ -33,6 +34,7 @@
 #include <loopr/manager/loop_manager.hpp>
 #include <loopr/net/async.hpp>
 
+#include "manager/plan_locks.hpp"
 #include "manager/runs.hpp"
 
 namespace loopr::manager {
@@ -43,7 +45,7 @@ struct ManagerState : std::enable_shared_from_this<ManagerState> {
         journal(c.journal),
         worktrees(c.paths.root),
         runs(c.io.get_executor(), c.config->concurrency.max_loops),
-        tree_lock(c.io.get_executor()),
+        plan_locks(c.io.get_executor()),
         worktree_makers(c.io.get_executor(), kWorktreeMakers) {}
 
   /// Worktrees made at once (each is a checkout on the pool).
@@ -53,11 +55,11 @@ struct ManagerState : std::enable_shared_from_this<ManagerState> {
   engine::LoopJournal& journal;
   git::LoopWorktrees worktrees;  ///< blocking: use on ctx.pool
   RunTable runs;
-  AsyncMutex tree_lock;
+  PlanLocks plan_locks;
   AsyncSemaphore worktree_makers;
   /// Loops the user paused: children spawned under them meanwhile start paused too.
   std::set<std::string> paused_roots;
-  /// Completions under way (waiting for the tree lock or holding it), per plan.
+  /// Completions under way (waiting for their plan's lock or holding it), per plan.
   std::map<std::string, int> completing;
   bool stopping = false;
   /// `daemon stop --drain`: the iterations in flight finish, none starts (iteration_gate.cpp).
@@ -110,8 +112,8 @@ struct GateRun {
   std::string log;  ///< the full output's file, relative to the repository
 };
 awaitable<GateRun> run_gate(ManagerState& s, std::string plan_id);
-/// Every loop of the tree is finished (tree_lock held): check the tip unless it passed already,
-/// then mark the tree complete (and merge), make a fix loop, or block the plan.
+/// Every loop of the tree is finished (its plan's lock held): check the tip unless it passed
+/// already, then mark the tree complete (and merge), make a fix loop, or block the plan.
 awaitable<void> check_integration(State s, std::string plan_id);
 /// A person's `loopr merge` of a tip changed since its last check: the check now, stored;
 /// true when it passed (a gate-blocked plan stays blocked either way).
@@ -128,8 +130,9 @@ awaitable<Result<Loop>> reopen_gate(ManagerState& s, std::string plan_id, GateRe
 /// at the gate, when its children wait for it. Its end stores the result and finishes an
 /// approved plan (its children, or the block).
 void start_baseline(const State& s, const std::string& plan_id);
-/// Before an approved plan's children are made (tree_lock held): true when the baseline allows
-/// it; else a check is started or waited for, or the plan is stored blocked (`baseline_failed`).
+/// Before an approved plan's children are made (its plan's lock held): true when the baseline
+/// allows it; else a check is started or waited for, or the plan is stored blocked
+/// (`baseline_failed`).
 awaitable<bool> baseline_ready(State s, Loop& plan);
 /// `resume` of a plan its baseline check blocked: the base branch merged into the integration
 /// branch, the plan complete again, the check run again.
@@ -174,7 +177,7 @@ awaitable<void> forecast_at_gate(State s, Loop plan);
 awaitable<ActionResult> answer(State s, std::string id, std::string text);
 
 // gc_step.cpp
-/// `loopr gc` in the daemon: tree by tree under the tree lock; loops with a run are left alone.
+/// `loopr gc` in the daemon: tree by tree under each plan's lock; loops with a run are left alone.
 awaitable<GcReport> gc(State s, GcOptions options);
 
 // recovery.cpp

@@ -60,7 +60,7 @@ std::vector<Loop> ancestors_of(const std::string& id, const std::vector<Loop>& t
 }  // namespace
 
 awaitable<void> on_failed(State s, std::string id) {
-  auto guard = co_await s->tree_lock.lock();
+  auto guard = co_await s->plan_locks.lock(root_plan_id(id));
   auto loaded = co_await s->journal.load(id);
   if (!loaded || loaded->status != LoopStatus::failed) co_return;
   const Loop loop = std::move(*loaded);

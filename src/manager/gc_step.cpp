@@ -1,6 +1,7 @@
 // `loopr gc` in the daemon (POST /v1/gc, and `gc.every`): the same decisions and removals as on a
-// store the CLI holds (gc.cpp, gc_clean.cpp), tree by tree under the tree lock, so no completion,
-// failure or user action of that tree runs meanwhile, and never on a loop that has a run.
+// store the CLI holds (gc.cpp, gc_clean.cpp), tree by tree under that plan's lock, so no
+// completion, failure or user action of that tree runs meanwhile, and never on a loop that has a
+// run.
 #include <spdlog/spdlog.h>
 
 #include "manager/driver.hpp"
@@ -19,7 +20,7 @@ awaitable<GcReport> gc(State s, GcOptions options) {
   const MergeMode mode = s->ctx.config->merge;
   for (const GcTarget& first_look : gc_targets(*loops, options, mode, base)) {
     if (s->stopping) break;
-    auto guard = co_await s->tree_lock.lock();
+    auto guard = co_await s->plan_locks.lock(first_look.plan_id);
     // The tree as it is now, under the lock: it may have been resumed or iterated meanwhile.
     auto tree = co_await s->journal.tree(first_look.plan_id);
     if (!tree) continue;

@@ -22,12 +22,12 @@ awaitable<Result<std::unique_ptr<forge::ForgeClient>>> forge_client(ManagerState
 /// failed and how to retry. Nothing else changes: the integration branch stays as it is.
 awaitable<void> block_for_forge(ManagerState& s, std::string plan, std::string step, int status,
                                 std::string message);
-/// The gate passed (tree_lock held): held files stop it (unless `by_person`), else push, open
+/// The gate passed (its plan's lock held): held files stop it (unless `by_person`), else push, open
 /// (or find) the PR, store it; then wait for CI, or mark the tree complete.
 awaitable<void> publish_pr(State s, std::string plan, bool by_person);
 /// The gate had passed before a restart (same tip): CI awaited again, or publish.
 awaitable<void> resume_pr(State s, Loop plan, std::string tip);
-/// `loopr merge <plan>` under merge: pr (tree_lock held): reopen a blocked plan and publish.
+/// `loopr merge <plan>` under merge: pr (its plan's lock held): reopen a blocked plan and publish.
 awaitable<Result<MergeInfo>> retry_pr(State s, std::string plan);
 /// Polls the PR's head commit until a verdict (at most one watch per plan).
 void start_ci_watch(const State& s, const std::string& plan);

@@ -138,7 +138,8 @@ awaitable<ActionResult> submit(State s, std::string request, bool dry_run, Reque
   if (request.empty())
     co_return make_error(ErrorCode::invalid_argument, "the request is empty (say what to build)");
   if (s->stopping) co_return shutting_down();
-  auto guard = co_await s->tree_lock.lock();
+  // No plan's lock: the new plan has no step yet, and each submit takes its own number from the
+  // store's counter; so a submit never waits for another plan's step (an integration check).
   std::shared_ptr<const Config> config = tree_config(s->ctx.config, budget);
   auto make = [wt = s->worktrees, &journal = s->journal, request, config, dry_run,
                budget]() -> Result<Loop> {
@@ -238,7 +239,7 @@ awaitable<ActionResult> iterate(State s, std::string id, std::string feedback) {
   trim_end(feedback);
   if (feedback.empty())
     co_return make_error(ErrorCode::invalid_argument, "the feedback is empty (say what to change)");
-  auto guard = co_await s->tree_lock.lock();
+  auto guard = co_await s->plan_locks.lock(root_plan_id(id));
   auto loaded = co_await s->journal.load(id);
   if (!loaded) co_return loaded.take_error();
   const Loop loop = std::move(*loaded);
@@ -358,12 +359,12 @@ awaitable<ActionResult> resume(State s, std::string id, RequestBudget raised) {
       loaded->tree.tree_complete)
     co_return not_allowed(*loaded, "its tree is complete and waits for `loopr merge " + id + "`");
   if (baseline_blocked(*loaded)) {
-    auto guard = co_await s->tree_lock.lock();
+    auto guard = co_await s->plan_locks.lock(id);
     co_return co_await resume_baseline(s, *loaded);
   }
   if (gate_blocked(*loaded)) {
     // The person fixed the integration branch (or wants another fix loop): check it again.
-    auto guard = co_await s->tree_lock.lock();
+    auto guard = co_await s->plan_locks.lock(id);
     auto reopened = co_await reopen_gate(
         *s, id, GateResult::none, "resumed by the user: the integration branch is checked again",
         false);
@@ -448,7 +449,7 @@ awaitable<Result<MergeInfo>> merge(State s, std::string plan, bool force) {
   if (loaded->type != LoopType::plan)
     co_return make_error(ErrorCode::invalid_argument,
                          loaded->id + " is not a plan (give a plan id such as 001)");
-  auto guard = co_await s->tree_lock.lock();
+  auto guard = co_await s->plan_locks.lock(plan);
   auto fresh = co_await s->journal.load(plan);
   if (!fresh) co_return fresh.take_error();
   if (const std::string& sha = fresh->tree.merged_into_base; !sha.empty())

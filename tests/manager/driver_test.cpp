@@ -5,7 +5,12 @@
 // merged, with the decisions asserted as data (statuses, end reasons, marks, events).
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
 
 #include <loopr/api/events.hpp>
 #include <loopr/core/config.hpp>
@@ -168,7 +173,7 @@ TEST(DriverTest, FeedbackWhileTheStoppedRunLeavesTheTableIteratesTheLoop) {
 }
 
 // Issue 44 R4: from the approval until the plan's children exist, the plan's record is read at
-// most twice (the approval's check, then once more by its completion under the tree lock) and
+// most twice (the approval's check, then once more by its completion under its plan's lock) and
 // each step passes the record it holds along. Counted in the real store (record_probe.hpp).
 TEST(DriverTest, AnApprovalReadsThePlanRecordAtMostTwice) {
   DemoTree t;
@@ -199,4 +204,101 @@ TEST(DriverTest, AnApprovalReadsThePlanRecordAtMostTwice) {
   EXPECT_TRUE(plan.worktree.empty()) << "retired in the children's write";
   EXPECT_EQ(plan.tree.spawned_iteration, plan.iteration);
   EXPECT_EQ(plan.tree.merged_iteration, plan.iteration);
+}
+
+// Issue 44 R4: one lock per plan. Plan 001's integration check (the project's whole test run,
+// under 001's lock from its last completion to the tree's mark) is held open here. Meanwhile a
+// second request is submitted, reaches its gate, is approved and makes its children: with one
+// lock for every plan, the submit itself waited for the check. Then the check ends, and 001
+// merges into main as it always did.
+namespace {
+
+/// The test command of one plan's integration check, held until `release`; every other run of
+/// the project's tests runs for real at once.
+class HeldCheck {
+ public:
+  explicit HeldCheck(std::string plan) : plan_(std::move(plan)) {}
+
+  ProcessResult run(const exec::Command& c) {
+    auto env = [&](const char* key) {
+      auto it = c.env.find(key);
+      return it == c.env.end() ? std::string() : it->second;
+    };
+    if (env("LOOPR_LOOP_TYPE") == "integration" && env("LOOPR_PLAN_ID") == plan_) {
+      std::unique_lock lock(mutex_);
+      entered_ = true;
+      // Until released, or the daemon's stop cancels the check (which nothing notifies here).
+      while (!released_ && !(c.cancel && c.cancel->load()))
+        changed_.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    return FakeExecutor::run_unconfined(c);
+  }
+  bool entered() {
+    std::lock_guard lock(mutex_);
+    return entered_;
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    released_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  const std::string plan_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool entered_ = false;
+  bool released_ = false;
+};
+
+awaitable<void> submit_into(manager::LoopManager* m, std::string request,
+                            std::optional<manager::ActionResult>* out) {
+  out->emplace(co_await m->submit(std::move(request)));
+}
+
+}  // namespace
+
+TEST(DriverTest, OnePlansIntegrationCheckHoldsNoOtherPlan) {
+  DemoTree t;
+  auto held = std::make_shared<HeldCheck>("001");
+  t.kit.executor.on("tests/run.sh", [held](const exec::Command& c) { return held->run(c); });
+  // Released before the kit shuts down, also when an assertion ends the test early.
+  std::unique_ptr<HeldCheck, void (*)(HeldCheck*)> release_at_end(
+      held.get(), [](HeldCheck* h) { h->release(); });
+  manager::LoopManager& m = t.manager();
+  ASSERT_NO_FATAL_FAILURE(t.submit_to_the_gate());
+  ASSERT_TRUE(t.kit.wait(m.approve("001")).ok());
+  ASSERT_TRUE(t.kit.drive_while_not([&] { return held->entered(); }, std::chrono::seconds(60)))
+      << t.loop("001").status_reason;
+
+  // While 001's check runs: a second plan from its submit to its children.
+  std::optional<manager::ActionResult> second;
+  net::co_spawn(t.kit.io, submit_into(&m, "Add a --quiet flag to greet", &second), net::detached);
+  ASSERT_TRUE(t.kit.drive_while_not([&] { return second.has_value(); }))
+      << "the submit waited for another plan's integration check";
+  ASSERT_TRUE(second->ok()) << second->error().message;
+  EXPECT_EQ((*second)->id, "002");
+  ASSERT_TRUE(t.reach("002", LoopStatus::awaiting_approval)) << t.loop("002").status_reason;
+  ASSERT_TRUE(t.kit.wait(m.approve("002")).ok());
+  ASSERT_TRUE(t.kit.drive_while_not([&] {
+    return t.kit.store->get_loop("002-001").ok() && t.kit.store->get_loop("002-002").ok();
+  })) << "002's completion waited for 001's check: "
+      << t.loop("002").status_reason;
+  const Loop first = t.loop("001");
+  EXPECT_FALSE(first.tree.tree_complete) << "001's check is still running";
+  EXPECT_TRUE(first.tree.merged_into_base.empty());
+  // The demo's model has no answers for 002's specs: its tree ends here (stopped, or failed
+  // already when the model's refusal came first).
+  (void)t.kit.wait(m.stop("002"));
+
+  held->release();
+  ASSERT_TRUE(t.kit.drive_while_not([&] { return !t.loop("001").tree.merged_into_base.empty(); },
+                                    std::chrono::seconds(60)))
+      << t.loop("001").status_reason;
+  EXPECT_EQ(t.loop("001").tree.gate_result, GateResult::passed);
+  ASSERT_TRUE(t.kit.drive_while_not([&] { return t.kit.manager().active_runs() == 0; }));
+  const std::vector<Loop> second_tree = t.kit.store->loops_of_plan("002").value();
+  for (const Loop& l : second_tree)
+    EXPECT_TRUE(l.status != LoopStatus::pending && l.status != LoopStatus::running)
+        << l.id << " is " << to_string(l.status);
 }

@@ -13,16 +13,16 @@ void FakeExecutor::answer(std::string text, int exit_code, std::string output) {
   on(std::move(text), [exit_code, output](const exec::Command&) { return result(exit_code, output); });
 }
 
-void FakeExecutor::run_for_real(std::string text) {
-  on(std::move(text), [](const exec::Command& c) {
-    ProcessSpec spec = shell(text_of(c), c.workdir.string());
-    for (const auto& [k, v] : c.env) spec.env_set[k] = v;
-    spec.timeout = c.timeout;
-    spec.output_cap = c.output_cap;
-    spec.cancel = c.cancel;
-    if (c.stdin_data) spec.stdin_data = *c.stdin_data;
-    return run_process(spec);
-  });
+void FakeExecutor::run_for_real(std::string text) { on(std::move(text), run_unconfined); }
+
+ProcessResult FakeExecutor::run_unconfined(const exec::Command& c) {
+  ProcessSpec spec = shell(text_of(c), c.workdir.string());
+  for (const auto& [k, v] : c.env) spec.env_set[k] = v;
+  spec.timeout = c.timeout;
+  spec.output_cap = c.output_cap;
+  spec.cancel = c.cancel;
+  if (c.stdin_data) spec.stdin_data = *c.stdin_data;
+  return run_process(spec);
 }
 
 std::vector<std::string> FakeExecutor::commands() const {

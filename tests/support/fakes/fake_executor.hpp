@@ -25,6 +25,8 @@ class FakeExecutor final : public exec::Executor {
   /// Commands containing `text` really run, unconfined (`sh -c` in their workdir): for a test
   /// project's own test script.
   void run_for_real(std::string text);
+  /// What `run_for_real` does with one command (for a rule that runs it after a wait).
+  static ProcessResult run_unconfined(const exec::Command& command);
 
   /// Every command run so far (their shell text), oldest first.
   std::vector<std::string> commands() const;
