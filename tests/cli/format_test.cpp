@@ -1,12 +1,13 @@
 // The CLI's formatting: INTERFACE.md's --json shapes, the aligned tree, costs and ages, event
 // lines, tree completion, and the API error → exit code mapping.
 #include "cli/format.hpp"
-#include "cli/baseline_view.hpp"
 
 #include <gtest/gtest.h>
 
+#include "cli/baseline_view.hpp"
 #include "cli/daemon_client.hpp"
 #include "cli/wire.hpp"
+#include "support/cache_usage.hpp"
 
 using namespace loopr;
 using namespace loopr::cli;
@@ -166,13 +167,7 @@ TEST(FormatTest, LoopDetailsShowFieldsArtifactsValidationAndIterations) {
 
 TEST(FormatTest, ShowPrintsOneCacheLineForTheLoopAndItsTree) {
   json d = api_loop("001", "plan", "complete");
-  d["input_tokens"] = 1000;
-  d["cache_read_tokens"] = 7000;
-  d["cache_write_tokens"] = 2000;
-  d["uncached_cost_usd"] = 0.5;
-  d["tree_usage"] = {{"input_tokens", 3000},        {"output_tokens", 900},
-                     {"cache_read_tokens", 45000},  {"cache_write_tokens", 12000},
-                     {"uncached_cost_usd", 2.25}};
+  loopr::testing::set_cache_usage(d);
   const TimestampMs now = *parse_timestamp("2026-11-21T08:10:00.000Z");
   std::string out = render_loop_details(detail_of(d), Style{false}, now);
   // Hit share: read / (input + read + write) = 7000/10000 and 45000/60000.

@@ -31,16 +31,20 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+// Writes `text` to `p` and gives it `mode`, setuid and setgid bits included.
+void write_file_with_mode(const fs::path& p, const std::string& text, mode_t mode) {
+  write_file(p, text);
+  ::chmod(p.c_str(), mode);
+}
+
 }  // namespace
 
 TEST(WorktreeSweep, RemovesFifosSocketsAndClearsSetuidBits) {
   TempDir dir("loopr-sweep");
   fs::path root = dir.path();
   write_file(root / "keep.txt", "kept\n");
-  write_file(root / "src/tool", "#!/bin/sh\n");
-  ::chmod((root / "src/tool").c_str(), 06755);
-  write_file(root / "sgid", "x");
-  ::chmod((root / "sgid").c_str(), 02750);
+  write_file_with_mode(root / "src/tool", "#!/bin/sh\n", 06755);
+  write_file_with_mode(root / "sgid", "x", 02750);
   ASSERT_EQ(::mkfifo((root / ".gitignore").c_str(), 0644), 0);
   fs::create_directories(root / "deep/a");
   ASSERT_EQ(::mkfifo((root / "deep/a/b").c_str(), 0644), 0);
@@ -88,8 +92,7 @@ TEST(WorktreeSweep, ASetuidFileWithAnotherLinkLosesOnlyItsNameHere) {
   TempDir dir("loopr-sweep");
   fs::path outside = dir.path() / "outside";
   fs::path root = dir.path() / "wt";
-  write_file(outside / "passwd", "binary");
-  ::chmod((outside / "passwd").c_str(), 04755);
+  write_file_with_mode(outside / "passwd", "binary", 04755);
   fs::create_directories(root);
   fs::create_hard_link(outside / "passwd", root / "x");
   SweepReport r = sweep_worktree(root);
@@ -151,8 +154,7 @@ TEST(WorktreeSweep, ListsWhatItLeavesFolderFirstWithTheStatDataAfterItsChanges) 
   TempDir dir("loopr-sweep");
   fs::path root = dir.path();
   write_file(root / "a/b/file.txt", "x\n");
-  write_file(root / "suid", "#!/bin/sh\n");
-  ::chmod((root / "suid").c_str(), 04755);
+  write_file_with_mode(root / "suid", "#!/bin/sh\n", 04755);
   ASSERT_EQ(::mkfifo((root / "a/pipe").c_str(), 0644), 0);
   fs::create_symlink("a/b/file.txt", root / "link");
   write_file(root / ".git/HEAD", "ref: refs/heads/x\n");

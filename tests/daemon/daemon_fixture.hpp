@@ -87,6 +87,14 @@ struct TreeScript {
   }
 };
 
+/// The smallest tree's script: a plan with one spec (alpha) of one phase, so one code loop.
+inline TreeScript one_part_script() {
+  TreeScript script;
+  script.specs = {"alpha"};
+  script.phases = 1;
+  return script;
+}
+
 class DaemonFixture : public ::testing::Test {
  protected:
   TempDir dir{"loopr-daemon"};
@@ -118,6 +126,14 @@ class DaemonFixture : public ::testing::Test {
   void start_mock(const TreeScript& script, std::vector<std::string> args = {}) {
     mock = std::make_unique<MockLlm>(script.yaml(), std::move(args));
     write_config();
+  }
+
+  /// How most tests start: the repository (make_repo with `config_extra`), the mock playing
+  /// `script`, and the daemon.
+  void start_tree_daemon(const TreeScript& script, const std::string& config_extra = {}) {
+    make_repo(config_extra);
+    start_mock(script);
+    start_daemon();
   }
 
   void write_config() {

@@ -38,13 +38,12 @@ std::string b_slow_a_edits_line_1(const std::string& b_tools = {}) {
 
 class DaemonHierarchyTest : public DaemonFixture {};
 
-TEST_F(DaemonHierarchyTest, IteratingThePlanAfterItsSpecsStartedInvalidatesThemAndOnlyTheNewPlanLands) {
-  make_repo();
+TEST_F(DaemonHierarchyTest,
+       IteratingThePlanAfterItsSpecsStartedInvalidatesThemAndOnlyTheNewPlanLands) {
   TreeScript script;
   // Spec 001-002 is still thinking when the plan iterates.
   script.extra_rules = "  - name: slow-beta\n    match: {loop_id: \"^001-002$\"}\n    reply: {text: slow, fault: {delay: 60s}}\n";
-  start_mock(script);
-  start_daemon();
+  start_tree_daemon(script);
   ASSERT_NO_FATAL_FAILURE(submit_and_approve("Write files"));
   // Spec alpha's whole subtree lands in the integration branch; beta is in flight.
   ASSERT_TRUE(wait_loops([](auto& l) {
@@ -93,7 +92,6 @@ class DaemonRebaseTest : public DaemonFixture, public ::testing::WithParamInterf
 // (colliding) in a slow first iteration that fails, so it meets A's merge at its next boundary.
 TEST_P(DaemonRebaseTest, ALoopRebasesWhenTheIntegrationBranchMoves) {
   const bool collide = GetParam();
-  make_repo();
   TreeScript script;
   script.specs = {"alpha"};
   // Edits (not whole-file writes), so each loop changes only its own line; A waits a second so
@@ -104,8 +102,7 @@ TEST_P(DaemonRebaseTest, ALoopRebasesWhenTheIntegrationBranchMoves) {
   script.extra_rules =
       b_slow_a_edits_line_1("        - {name: edit_file, input: {path: shared.txt, old_string: \"" +
                             b_old + "\", new_string: \"" + b_new + "\"}}\n");
-  start_mock(script);
-  start_daemon();
+  start_tree_daemon(script);
   ASSERT_NO_FATAL_FAILURE(submit_and_approve("Edit shared.txt twice"));
   ASSERT_TRUE(wait_status("code-001-001-001", "complete")) << dump_loops();
 
@@ -211,12 +208,10 @@ TEST_F(DaemonHierarchyTest, AFailedCodeLoopIsRetriedOnceFreshThenItsAncestorsFai
 }
 
 TEST_F(DaemonHierarchyTest, PauseResumeAndStopActOnALoopAndItsDescendants) {
-  make_repo();
   TreeScript script;
   script.code_iterations = 3;
   script.code_delay = "300ms";
-  start_mock(script);
-  start_daemon();
+  start_tree_daemon(script);
   submit("Slow code");
   ASSERT_TRUE(wait_status("001", "awaiting_approval"));
   // Not allowed at the gate: pause/resume/stop of nothing running → 409; unknown → 404.
@@ -271,12 +266,10 @@ TEST_F(DaemonHierarchyTest, PauseResumeAndStopActOnALoopAndItsDescendants) {
 // Issue 32: a loop whose work meets nothing that landed is not moved at its boundary (no
 // `rebasing`, no checkout of the others' work per iteration); its merge joins the two.
 TEST_F(DaemonHierarchyTest, ALoopWhoseWorkMeetsNothingThatLandedIsNotRebased) {
-  make_repo();
   TreeScript script;
   script.specs = {"alpha"};
   script.extra_rules = b_slow_a_edits_line_1();
-  start_mock(script);
-  start_daemon();
+  start_tree_daemon(script);
   ASSERT_NO_FATAL_FAILURE(submit_and_approve("Write two files"));
   ASSERT_TRUE(wait_until([&] { return git("show main:code/code-001-001-002.txt").find("made by") != std::string::npos; },
                          std::chrono::seconds(60)))

@@ -177,10 +177,7 @@ TEST_F(IntegrationGateTest, MergeForceLandsARedTipOnlyWhenThePersonSaysSo) {
 
 // Issue 14: a tree whose changes touch loopr's own settings or prompts is not merged on its own.
 TEST_F(IntegrationGateTest, ATreeThatChangesLooprsOwnPromptsWaitsForThePersonsMerge) {
-  make_repo();
-  TreeScript script;
-  script.specs = {"alpha"};
-  script.phases = 1;
+  TreeScript script = one_part_script();
   script.extra_rules =
       "  - name: code-sneaky\n    match: {loop_type: code, turn: 1}\n    reply:\n"
       "      tool_use:\n"
@@ -188,8 +185,7 @@ TEST_F(IntegrationGateTest, ATreeThatChangesLooprsOwnPromptsWaitsForThePersonsMe
       "          input: {command: \"mkdir -p .loopr/prompts && echo '# obey the file' > .loopr/prompts/code.md\"}\n"
       "        - name: write_file\n"
       "          input: {path: \"code/{{loop_id}}.txt\", content: \"made by {{loop_id}}\\n\"}\n";
-  start_mock(script);
-  start_daemon();
+  start_tree_daemon(script);
   ASSERT_EQ(submit("Write the file"), "001");
   ASSERT_TRUE(wait_status("001", "awaiting_approval")) << dump_loops();
   ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);

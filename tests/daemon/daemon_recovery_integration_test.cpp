@@ -38,15 +38,13 @@ class DaemonRecoveryTest : public DaemonFixture {
 };
 
 TEST_F(DaemonRecoveryTest, KilledAtFourMomentsTheTreeStillCompletesWithEveryIterationOnce) {
-  make_repo();
   TreeScript script;
   script.phases = 3;  // 2 specs × 3 phases: 6 code loops at once
   script.code_iterations = 3;
   script.code_delay = "400ms";
   script.spec_delay = "1500ms";
   script.phase_delay = "800ms";
-  start_mock(script);
-  start_daemon();
+  start_tree_daemon(script);
   submit("Six code loops");
 
   // Moment 0: at the gate. The pending approval survives.

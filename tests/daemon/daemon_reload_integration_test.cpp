@@ -14,12 +14,8 @@ class DaemonReloadTest : public DaemonFixture {};
 }  // namespace
 
 TEST_F(DaemonReloadTest, ANewModelUrlIsUsedByTheNextCallAndRestartKeysAreNamed) {
-  make_repo();
-  TreeScript script;
-  script.specs = {"alpha"};
-  script.phases = 1;
-  start_mock(script);
-  start_daemon();
+  TreeScript script = one_part_script();
+  start_tree_daemon(script);
   auto first = submit("First plan");
   ASSERT_TRUE(wait_status(first, "awaiting_approval")) << dump_loops();
   std::size_t calls_on_first = mock->requests().size();

@@ -33,9 +33,7 @@ TEST_F(SetupTest, AFailingSetupBlocksTheCodeLoopBeforeAnyModelCallAndResumeRunsI
              ".loopr/state/\n.loopr/run/\n.loopr/worktrees/\n.loopr/archive/\n"
              ".loopr/logs/\ngenerated.txt\n");
   ASSERT_EQ(run_command("git commit -qam 'ignore generated'", dir.str()).exit_code, 0);
-  TreeScript script;
-  script.specs = {"alpha"};
-  script.phases = 1;
+  TreeScript script = one_part_script();
   start_mock(script);
   // The validation needs the generated file, so it passes only in a worktree set up.
   std::string config = read_file(dir / ".loopr/config.yml");

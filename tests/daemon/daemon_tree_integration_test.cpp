@@ -203,12 +203,10 @@ TEST_F(DaemonTreeTest, SighupReloadsTheConfigAndManualMergeWaitsForTheMergeComma
 }
 
 TEST_F(DaemonTreeTest, SigtermWhileLoopsRunExitsWithinFiveSecondsAndTheNextStartResumes) {
-  make_repo();
   TreeScript script;
   script.code_iterations = 3;
   script.code_delay = "1500ms";
-  start_mock(script);
-  start_daemon();
+  start_tree_daemon(script);
   ASSERT_NO_FATAL_FAILURE(submit_and_approve("Slow"));
   ASSERT_TRUE(wait_loops([](auto& l) {
     std::size_t running = 0;

@@ -53,12 +53,8 @@ class TreeRepairTest : public DaemonFixture {
 
   // A plan with one spec of one phase, submitted with `config_extra` and waiting at the gate.
   void one_part_at_the_gate(const std::string& config_extra, const std::string& request) {
-    make_repo(config_extra);
-    TreeScript script;
-    script.specs = {"alpha"};
-    script.phases = 1;
-    start_mock(script);
-    start_daemon();
+    TreeScript script = one_part_script();
+    start_tree_daemon(script, config_extra);
     ASSERT_EQ(submit(request), "001");
     ASSERT_TRUE(wait_status("001", "awaiting_approval")) << dump_loops();
   }

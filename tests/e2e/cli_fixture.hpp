@@ -179,6 +179,14 @@ class CliE2E : public ::testing::Test {
         timeout);
   }
 
+  /// `loopr submit <args>`, then `loopr approve 001` once the plan waits at the gate. Call it in
+  /// ASSERT_NO_FATAL_FAILURE.
+  void submit_and_approve(const std::string& args) {
+    ASSERT_EQ(loopr("submit " + args).exit_code, 0);
+    ASSERT_TRUE(wait_status("001", "awaiting_approval"));
+    ASSERT_EQ(loopr("approve 001").exit_code, 0);
+  }
+
   std::string git(const std::string& args) {
     return run_command("git " + args + " 2>&1", dir.str()).output;
   }

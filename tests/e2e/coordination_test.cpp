@@ -123,9 +123,7 @@ TEST_F(CoordinationE2E, ALoopAsksWaitsAcrossARestartIsAnsweredAndUsesTheAnswer) 
   std::string notify = "notify:\n  - command: 'echo \"$LOOPR_EVENT $LOOPR_LOOP_ID\" >> " +
                        (notes / "events.txt").string() + "'\n    events: [awaiting_answer]\n";
   make_repo_with(script({"alpha"}, rules), kCheck, config_tail() + notify);
-  ASSERT_EQ(loopr("submit --yes 'Greet'").exit_code, 0);
-  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
-  ASSERT_EQ(loopr("approve 001").exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(submit_and_approve("--yes 'Greet'"));
   const std::string id = "code-001-001-001";
   ASSERT_TRUE(wait_status(id, "awaiting_answer"));
 
@@ -176,9 +174,7 @@ TEST_F(CoordinationE2E, StopAndPauseWorkOnAWaitingLoop) {
       "  - name: code-asks\n    match: {loop_type: code}\n    reply:\n"
       "      tool_use:\n        - name: ask_user\n          input: {question: \"Q?\"}\n";
   make_repo_with(script({"alpha", "beta"}, rules), kCheck, config_tail());
-  ASSERT_EQ(loopr("submit --yes 'Two'").exit_code, 0);
-  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
-  ASSERT_EQ(loopr("approve 001").exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(submit_and_approve("--yes 'Two'"));
   ASSERT_TRUE(wait_status("code-001-001-001", "awaiting_answer"));
   ASSERT_TRUE(wait_status("code-001-002-001", "awaiting_answer"));
 

@@ -51,9 +51,7 @@ TEST_F(CostLimitE2E, AtTheCapTheTreePausesAndResumeMaxCostFinishesIt) {
           "\"\n    events: [cost_limit]\n"
           "limits:\n  no_progress_iterations: 3\nloops:\n  code: {max_iterations: 3, "
           "max_turns_per_iteration: 40, validation: \"sh check.sh\", iteration_timeout: 1m}\n");
-  ASSERT_EQ(loopr("submit --max-cost 5 'Costly code'").exit_code, 0);
-  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
-  ASSERT_EQ(loopr("approve 001").exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(submit_and_approve("--max-cost 5 'Costly code'"));
   const std::string code = "code-001-001-001";
   ASSERT_TRUE(wait_status(code, "paused", std::chrono::seconds(120))) << loopr("list --all").out;
 
@@ -139,9 +137,7 @@ TEST_F(CostLimitE2E, TheModelCannotRaiseItsOwnBudget) {
       "limits:\n  no_progress_iterations: 3\nloops:\n  code: {max_iterations: 3, "
       "max_turns_per_iteration: 40, validation: \"sh check.sh\", iteration_timeout: 1m}\n");
   const std::string config_before = read_file(dir / ".loopr/config.yml");
-  ASSERT_EQ(loopr("submit --max-cost 5 'Costly code'").exit_code, 0);
-  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
-  ASSERT_EQ(loopr("approve 001").exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(submit_and_approve("--max-cost 5 'Costly code'"));
   const std::string code = "code-001-001-001";
   ASSERT_TRUE(wait_status(code, "paused", std::chrono::seconds(120))) << loopr("list --all").out;
   EXPECT_EQ(show(code)["end_reason"], "cost_limit");

@@ -139,9 +139,7 @@ TEST_F(DiskFullE2E, AModelCommandThatFillsTheDiskLosesNothingAndTheTreeFinishesO
   make_repo_with(filling_script(), "echo ok\n",
                  "limits:\n  min_free_space: 16M\nloops:\n  code: {max_iterations: 3, "
                  "validation: \"sh check.sh\", iteration_timeout: 1m}\n");
-  ASSERT_EQ(loopr("submit 'Fill it'").exit_code, 0);
-  ASSERT_TRUE(wait_status("001", "awaiting_approval"));
-  ASSERT_EQ(loopr("approve 001").exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(submit_and_approve("'Fill it'"));
 
   // The code loop's command fills the disk; the daemon notices and keeps serving.
   const std::string code = "code-001-001-001";

@@ -48,11 +48,7 @@ class DrainE2E : public CliE2E {
     return started && !finished;
   }
 
-  void start_tree() {
-    ASSERT_EQ(loopr("submit 'Slow code'").exit_code, 0);
-    ASSERT_TRUE(wait_status("001", "awaiting_approval"));
-    ASSERT_EQ(loopr("approve 001").exit_code, 0);
-  }
+  void start_tree() { ASSERT_NO_FATAL_FAILURE(submit_and_approve("'Slow code'")); }
 };
 
 TEST_F(DrainE2E, ADrainedStopFinishesTheIterationInFlightAndTheNextStartRunsTheNextOne) {

@@ -49,6 +49,17 @@ std::vector<std::string> git_log(const std::string& worktree) {
   return out;
 }
 
+// `done` ended `status` in its second iteration, the first having failed; `recs` gets the two
+// iterations' records. Call it in ASSERT_NO_FATAL_FAILURE.
+void expect_ended_on_the_second_try(EngineKit& h, const Loop& done, LoopStatus status,
+                                    std::vector<IterationRecord>& recs) {
+  EXPECT_EQ(done.status, status) << done.status_reason;
+  EXPECT_EQ(done.iteration, 2);
+  recs = h.iterations(done.id);
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].status, IterationOutcome::failed);
+}
+
 }  // namespace
 
 TEST(LoopRunnerTest, CodeLoopFailsThenFixesWithFeedbackInAFreshPrompt) {
@@ -57,12 +68,8 @@ TEST(LoopRunnerTest, CodeLoopFailsThenFixesWithFeedbackInAFreshPrompt) {
   Loop loop = h.add_loop("code-001-001-001", LoopType::code, "Make add.sh add its two arguments");
 
   Loop done = h.run(loop.id);
-  EXPECT_EQ(done.status, LoopStatus::complete) << done.status_reason;
-  EXPECT_EQ(done.iteration, 2);
-
-  auto recs = h.iterations(loop.id);
-  ASSERT_EQ(recs.size(), 2u);
-  EXPECT_EQ(recs[0].status, IterationOutcome::failed);
+  std::vector<IterationRecord> recs;
+  ASSERT_NO_FATAL_FAILURE(expect_ended_on_the_second_try(h, done, LoopStatus::complete, recs));
   EXPECT_EQ(recs[0].exit_code, 1);
   EXPECT_NE(recs[0].output_excerpt.find("expected 5, got -1"), std::string::npos);
   EXPECT_EQ(recs[1].status, IterationOutcome::passed);
@@ -124,11 +131,9 @@ TEST(LoopRunnerTest, PlanLoopWritesItsArtifactAndFixesFormatProblems) {
   ASSERT_EQ(loop.output_artifacts.front(), ".loopr/plans/001-add-a-shout-flag-to-greet.plan.md");
 
   Loop done = h.run(loop.id);
-  EXPECT_EQ(done.status, LoopStatus::awaiting_approval) << done.status_reason;
-  EXPECT_EQ(done.iteration, 2);
-  auto recs = h.iterations(loop.id);
-  ASSERT_EQ(recs.size(), 2u);
-  EXPECT_EQ(recs[0].status, IterationOutcome::failed);
+  std::vector<IterationRecord> recs;
+  ASSERT_NO_FATAL_FAILURE(
+      expect_ended_on_the_second_try(h, done, LoopStatus::awaiting_approval, recs));
   EXPECT_NE(recs[0].output_excerpt.find(".loopr/plans/001-add-a-shout-flag-to-greet.plan.md:"),
             std::string::npos)
       << recs[0].output_excerpt;

@@ -88,13 +88,11 @@ class FaultTest : public DaemonFixture {
 };
 
 TEST_F(FaultTest, ModelFaultsOnATwentiethOfRepliesChangeNothingInTheResultOrTheCosts) {
-  make_repo();
   TreeScript script;
   script.faults =
       "faults:\n  rate: 0.2\n  seed: 11\n  kinds: [429, 500, 529, cut_stream, malformed_json]\n  "
       "retry_after: 1\n";
-  start_mock(script);
-  start_daemon();
+  start_tree_daemon(script);
   submit("Faulty service");
   ASSERT_TRUE(wait_status("001", "awaiting_approval", std::chrono::seconds(90))) << dump_loops();
   ASSERT_EQ(api("POST", "/v1/loops/001/approve").status, 200);
@@ -122,14 +120,12 @@ TEST_F(FaultTest, ModelFaultsOnATwentiethOfRepliesChangeNothingInTheResultOrTheC
 }
 
 TEST_F(FaultTest, KilledFiveTimesAtRandomMomentsTheTreeCompletesAndNothingIsLostOrDoubled) {
-  make_repo();
   TreeScript script;
   script.code_iterations = 2;
   script.code_delay = "300ms";
   script.spec_delay = "500ms";
   script.phase_delay = "300ms";
-  start_mock(script);
-  start_daemon();
+  start_tree_daemon(script);
   ASSERT_NO_FATAL_FAILURE(submit_and_approve("Crashy daemon"));
   std::mt19937 rng(static_cast<unsigned>(::getpid()));
   for (int kill = 0; kill < 5; ++kill) {
@@ -144,7 +140,6 @@ TEST_F(FaultTest, KilledFiveTimesAtRandomMomentsTheTreeCompletesAndNothingIsLost
 }
 
 TEST_F(FaultTest, GarbageArtifactsBecomeFeedbackAndThePlanFailsCleanlyAtMaxIterations) {
-  make_repo("  plan: {max_iterations: 3}\n");  // appended inside the config's `loops:` block
   TreeScript script;
   std::string big;
   for (int i = 0; i < 5 * 1024; ++i) big += std::string(1023, 'x') + "\\n";
@@ -163,8 +158,8 @@ TEST_F(FaultTest, GarbageArtifactsBecomeFeedbackAndThePlanFailsCleanlyAtMaxItera
       "\".loopr/plans/001-garbage.plan.md\", "
       "content: \"" +
       big + "\"}}\n";
-  start_mock(script);
-  start_daemon();
+  // The config's tail is appended inside its `loops:` block.
+  start_tree_daemon(script, "  plan: {max_iterations: 3}\n");
   submit("Garbage");
   ASSERT_TRUE(wait_status("001", "failed", std::chrono::seconds(60))) << dump_loops();
   auto plan = api("GET", "/v1/loops/001");

@@ -12,14 +12,12 @@ std::string repo(const std::string& url, bool all = false) {
 }
 
 TEST(RepoFromUrl, ReadsEveryFormGitAccepts) {
-  EXPECT_EQ(repo("https://github.com/acme/widgets.git"), "acme/widgets");
-  EXPECT_EQ(repo("https://github.com/acme/widgets"), "acme/widgets");
-  EXPECT_EQ(repo("https://user:secret@github.com/acme/widgets.git/"), "acme/widgets");
-  EXPECT_EQ(repo("git@github.com:acme/widgets.git"), "acme/widgets");
-  EXPECT_EQ(repo("ssh://git@github.com:22/acme/widgets.git"), "acme/widgets");
-  EXPECT_EQ(repo("file:///srv/git/acme/widgets.git"), "acme/widgets");
-  EXPECT_EQ(repo("/srv/git/acme/widgets.git"), "acme/widgets");
-  EXPECT_EQ(repo("../remotes/acme/widgets"), "acme/widgets");
+  for (const char* url :
+       {"https://github.com/acme/widgets.git", "https://github.com/acme/widgets",
+        "https://user:secret@github.com/acme/widgets.git/", "git@github.com:acme/widgets.git",
+        "ssh://git@github.com:22/acme/widgets.git", "file:///srv/git/acme/widgets.git",
+        "/srv/git/acme/widgets.git", "../remotes/acme/widgets"})
+    EXPECT_EQ(repo(url), "acme/widgets") << url;
   // GitLab: every group of the path.
   EXPECT_EQ(repo("https://gitlab.com/group/sub/widgets.git", true), "group/sub/widgets");
 }

@@ -265,16 +265,19 @@ TEST_F(StatusTest, AgreesWithGitOnConflictsLeftByAManualMerge) {
   write_file(p / "gone-here.txt", "y\n");
   ASSERT_OK(wt.checkpoint("base"));
   run_git(p, "branch other");
-  write_file(p / "shared.txt", "ours\n");
-  std::filesystem::remove(p / "gone-here.txt");
-  write_file(p / "gone-there.txt", "edited here\n");
-  write_file(p / "both-added.txt", "ours\n");
+  // One side's work: `side` in shared.txt and both-added.txt, `removed` deleted, `edited`
+  // rewritten to `edit`; each side removes the file the other one edits.
+  auto change_side = [&](const std::string& side, const char* removed, const char* edited,
+                         const std::string& edit) {
+    write_file(p / "shared.txt", side + "\n");
+    std::filesystem::remove(p / removed);
+    write_file(p / edited, edit);
+    write_file(p / "both-added.txt", side + "\n");
+  };
+  change_side("ours", "gone-here.txt", "gone-there.txt", "edited here\n");
   ASSERT_OK(wt.checkpoint("ours"));
   run_git(p, "checkout -q other");
-  write_file(p / "shared.txt", "theirs\n");
-  std::filesystem::remove(p / "gone-there.txt");
-  write_file(p / "gone-here.txt", "edited there\n");
-  write_file(p / "both-added.txt", "theirs\n");
+  change_side("theirs", "gone-there.txt", "gone-here.txt", "edited there\n");
   t.commit_all("theirs", p);
   run_git(p, "checkout -q " + git::loop_branch("001", "001-002"));
   run_command("git merge other", p.string());  // fails with conflicts, on purpose

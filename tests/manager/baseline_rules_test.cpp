@@ -10,6 +10,22 @@ using namespace loopr;
 using namespace loopr::manager;
 using namespace loopr::manager::test;
 
+namespace {
+
+// A baseline check of `sha` that failed, saying `summary` with `output`, its whole log at `log`.
+BaselineState failed_baseline(const std::string& sha, const std::string& summary,
+                              const std::string& output, const std::string& log) {
+  BaselineState b;
+  b.result = manager::BaselineResult::failed;
+  b.sha = sha;
+  b.summary = summary;
+  b.output = output;
+  b.log = log;
+  return b;
+}
+
+}  // namespace
+
 TEST(BaselineRulesTest, ChildrenWaitForTheCheckAndAFailureBlocksOnlyUnderBlock) {
   BaselineState b;
   EXPECT_EQ(baseline_step(b, BaselineMode::block, false), BaselineStep::check)
@@ -33,12 +49,9 @@ TEST(BaselineRulesTest, ChildrenWaitForTheCheckAndAFailureBlocksOnlyUnderBlock) 
 TEST(BaselineRulesTest, ABaselineBlockedPlanEndsItsTreeAsFailedWithTheReasonAndWhatToDo) {
   Loop plan = loop("001", LoopStatus::blocked);
   plan.end_reason = EndReason::baseline_failed;
-  BaselineState b;
-  b.result = manager::BaselineResult::failed;
-  b.sha = "0123456789abcdef0123";
-  b.summary = "`npm test` failed with exit code 1";
-  b.output = "Error: Cannot find module 'left-pad'\n";
-  b.log = ".loopr/logs/loops/001/baseline-0123456789ab.log";
+  BaselineState b = failed_baseline("0123456789abcdef0123", "`npm test` failed with exit code 1",
+                                    "Error: Cannot find module 'left-pad'\n",
+                                    ".loopr/logs/loops/001/baseline-0123456789ab.log");
   EXPECT_TRUE(baseline_blocked(plan));
   std::vector<Loop> tree = {plan};
   EXPECT_EQ(tree_verdict(tree, "001", MergeMode::automatic), TreeVerdict::failed);
@@ -52,12 +65,8 @@ TEST(BaselineRulesTest, ABaselineBlockedPlanEndsItsTreeAsFailedWithTheReasonAndW
 }
 
 TEST(BaselineRulesTest, TheStateIsStoredApartFromThePlansRecordAndReadsBackTheSame) {
-  BaselineState b;
-  b.result = manager::BaselineResult::failed;
-  b.sha = "abc";
-  b.summary = "`make test` failed with exit code 2";
-  b.output = "1 failed\n";
-  b.log = ".loopr/logs/loops/001/baseline-abc.log";
+  BaselineState b = failed_baseline("abc", "`make test` failed with exit code 2", "1 failed\n",
+                                    ".loopr/logs/loops/001/baseline-abc.log");
   b.ms = 1200;
   b.setup_ms = 300;
   b.fingerprint = "00ff";

@@ -47,6 +47,13 @@ Json messages_body(Json messages, bool stream = false) {
 
 Json user(const std::string& text) { return {{"role", "user"}, {"content", text}}; }
 
+// `engine` refuses `body` as the service would: a 400 whose body says `why`.
+void expect_refused(Engine& engine, const Json& body, const std::string& why) {
+  ResponsePlan p = engine.handle(anthropic_request(body));
+  EXPECT_EQ(p.status, 400) << why;
+  EXPECT_NE(p.body.find(why), std::string::npos) << p.body;
+}
+
 const char* kToolScript = R"Y(
 defaults:
   thinking: true
@@ -97,35 +104,25 @@ TEST(EngineTest, ToolUseRoundTripWithThinkingEchoed) {
   // The same turn with the thinking text altered, dropped, or its signature made up: 400.
   Json altered = turn2;
   altered["messages"][1]["content"][0]["thinking"] = "something else";
-  ResponsePlan p3 = engine.handle(anthropic_request(altered));
-  EXPECT_EQ(p3.status, 400);
-  EXPECT_NE(p3.body.find("cannot be modified"), std::string::npos) << p3.body;
+  expect_refused(engine, altered, "cannot be modified");
 
   Json dropped = turn2;
   dropped["messages"][1]["content"].erase(0);
-  ResponsePlan p4 = engine.handle(anthropic_request(dropped));
-  EXPECT_EQ(p4.status, 400);
-  EXPECT_NE(p4.body.find("must remain as they were"), std::string::npos) << p4.body;
+  expect_refused(engine, dropped, "must remain as they were");
 
   Json forged = turn2;
   forged["messages"][1]["content"][0]["signature"] = "Zm9yZ2Vk";
-  ResponsePlan p5 = engine.handle(anthropic_request(forged));
-  EXPECT_EQ(p5.status, 400);
-  EXPECT_NE(p5.body.find("Invalid `signature`"), std::string::npos) << p5.body;
+  expect_refused(engine, forged, "Invalid `signature`");
 
   // Echoed under a changed first message (not append-only): bound to a different conversation.
   Json moved = turn2;
   moved["messages"][0]["content"] = "Write `.loopr/plans/001-x.plan.md` now";
-  ResponsePlan p6 = engine.handle(anthropic_request(moved));
-  EXPECT_EQ(p6.status, 400);
-  EXPECT_NE(p6.body.find("bound to a different conversation"), std::string::npos) << p6.body;
+  expect_refused(engine, moved, "bound to a different conversation");
 
   // A tool_use left unanswered.
   Json unanswered = messages_body(
       {first_user, {{"role", "assistant"}, {"content", m1["content"]}}, user("and?")});
-  ResponsePlan p7 = engine.handle(anthropic_request(unanswered));
-  EXPECT_EQ(p7.status, 400);
-  EXPECT_NE(p7.body.find("without `tool_result`"), std::string::npos) << p7.body;
+  expect_refused(engine, unanswered, "without `tool_result`");
 }
 
 TEST(EngineTest, MovedCacheBreakpointsAndStringContentAreTheSameConversation) {
@@ -177,10 +174,8 @@ TEST(EngineTest, PauseTurnMayBeResentAsTheLastMessage) {
       messages_body({user("go"), {{"role", "assistant"}, {"content", m1["content"]}}})));
   EXPECT_EQ(again.status, 200) << again.body;
   // Any other trailing assistant message is a prefill.
-  ResponsePlan prefill = engine.handle(
-      anthropic_request(messages_body({user("go"), {{"role", "assistant"}, {"content", "Sure"}}})));
-  EXPECT_EQ(prefill.status, 400);
-  EXPECT_NE(prefill.body.find("prefill"), std::string::npos);
+  expect_refused(engine, messages_body({user("go"), {{"role", "assistant"}, {"content", "Sure"}}}),
+                 "prefill");
 }
 
 TEST(EngineTest, UnmatchedRequestIsA400NamingIt) {

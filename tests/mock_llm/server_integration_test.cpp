@@ -376,6 +376,12 @@ TEST_F(ServerFixture, RefusalStopReason) {
 TEST_F(ServerFixture, RefusedRequestsGetTheServiceErrors) {
   auto h = anthropic_headers("load", "001");
   Json ok = messages({user("hi")});
+  // A request the service refuses: a 400 whose body names `what`.
+  auto expect_400_naming = [&](const Json& body, const std::string& what) {
+    HttpResponse refused = post(port_, "/v1/messages", h, body);
+    EXPECT_EQ(refused.status, 400) << what;
+    EXPECT_NE(refused.body.find(what), std::string::npos) << refused.body;
+  };
 
   Json temperature = ok;
   temperature["temperature"] = 0.2;
@@ -389,9 +395,7 @@ TEST_F(ServerFixture, RefusedRequestsGetTheServiceErrors) {
   EXPECT_EQ(post(port_, "/v1/messages", h, forced).status, 400);
 
   Json prefill = messages({user("hi"), {{"role", "assistant"}, {"content", "Sure"}}});
-  r = post(port_, "/v1/messages", h, prefill);
-  EXPECT_EQ(r.status, 400);
-  EXPECT_NE(r.body.find("prefill"), std::string::npos);
+  expect_400_naming(prefill, "prefill");
 
   Json unanswered = messages(
       {user("hi"),
@@ -399,18 +403,14 @@ TEST_F(ServerFixture, RefusedRequestsGetTheServiceErrors) {
         {"content",
          {{{"type", "tool_use"}, {"id", "toolu_x"}, {"name", "run"}, {"input", Json::object()}}}}},
        user("go on")});
-  r = post(port_, "/v1/messages", h, unanswered);
-  EXPECT_EQ(r.status, 400);
-  EXPECT_NE(r.body.find("toolu_x"), std::string::npos);
+  expect_400_naming(unanswered, "toolu_x");
 
   Json altered = messages(
       {user("hi"),
        {{"role", "assistant"},
         {"content", {{{"type", "thinking"}, {"thinking", ""}, {"signature", "bm90IG91cnM="}}}}},
        user("more")});
-  r = post(port_, "/v1/messages", h, altered);
-  EXPECT_EQ(r.status, 400);
-  EXPECT_NE(r.body.find("signature"), std::string::npos);
+  expect_400_naming(altered, "signature");
 
   auto no_version = h;
   no_version.erase("anthropic-version");

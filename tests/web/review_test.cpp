@@ -8,6 +8,7 @@
 #include <loopr/api/comments.hpp>
 #include <loopr/api/views.hpp>
 
+#include "support/cache_usage.hpp"
 #include "web/html.hpp"
 #include "web/pages.hpp"
 
@@ -268,13 +269,7 @@ TEST(WebActionsTest, TheForecastWarnsOnlyAtTheGate) {
 
 TEST(WebActionsTest, TheLoopPageShowsTheCacheOfTheLoopAndOfItsTree) {
   json plan = row("001", "plan", "complete");
-  plan["input_tokens"] = 1000;
-  plan["cache_read_tokens"] = 7000;
-  plan["cache_write_tokens"] = 2000;
-  plan["uncached_cost_usd"] = 0.5;
-  plan["tree_usage"] = {{"input_tokens", 3000},       {"output_tokens", 900},
-                        {"cache_read_tokens", 45000}, {"cache_write_tokens", 12000},
-                        {"uncached_cost_usd", 2.25}};
+  loopr::testing::set_cache_usage(plan);
   const std::string html = loop_summary_section(view_of(plan), kToken);
   EXPECT_TRUE(has(html, "<tr><th>cache</th><td>7,000 read, 2,000 written (70% of input read), "
                         "$0.50 without the cache; whole tree 45,000 read, 12,000 written (75% of "

@@ -64,9 +64,7 @@ class WebUiTest : public DaemonFixture {
   }
 
   void start_tree(TreeScript script = {}) {
-    make_repo();
-    start_mock(script);
-    start_daemon();
+    start_tree_daemon(script);
     start_web();
   }
 };
@@ -210,7 +208,7 @@ TEST_F(WebUiTest, PagesAssetsAndTheEventStream) {
 }
 
 TEST_F(WebUiTest, DecisionsFromThePageAreTheApisCalls) {
-  TreeScript script;
+  TreeScript script = one_part_script();
   script.extra_rules =
       "  - name: code-uses-answer\n    match: {loop_type: code, first_user: \"The user "
       "answered:\\\\s+(PORT-\\\\d+)\"}\n    reply:\n"
@@ -224,8 +222,6 @@ TEST_F(WebUiTest, DecisionsFromThePageAreTheApisCalls) {
       "      tool_use:\n        - name: write_file\n          input: {path: "
       "\"wip/{{loop_id}}.txt\", content: \"WIP\\n\"}\n"
       "        - name: ask_user\n          input: {question: \"Which <port>?\"}\n";
-  script.specs = {"alpha"};
-  script.phases = 1;
   start_tree(script);
 
   // iterate: the plan runs again with the feedback.
@@ -290,9 +286,7 @@ TEST_F(WebUiTest, DecisionsFromThePageAreTheApisCalls) {
 // Issue 43: comments on two lines of a failed code loop's diff, kept across a daemon restart,
 // become ONE iteration whose prompt names file and line of each, in order.
 TEST_F(WebUiTest, CommentsOnTwoLinesBecomeOneIterationsFeedbackAcrossARestart) {
-  TreeScript script;
-  script.specs = {"alpha"};
-  script.phases = 1;
+  TreeScript script = one_part_script();
   // The code loop keeps its work WIP (the validation fails) until the comments reach it.
   script.extra_rules =
       "  - name: code-commented\n    match: {loop_type: code, turn: 1, first_user: \"Comments on "
@@ -365,9 +359,7 @@ TEST_F(WebUiTest, CommentsOnTwoLinesBecomeOneIterationsFeedbackAcrossARestart) {
 }
 
 TEST_F(WebUiTest, TwoSendsAtOnceSendTheCommentsOnce) {
-  TreeScript script;
-  script.specs = {"alpha"};
-  script.phases = 1;
+  TreeScript script = one_part_script();
   // The code loop's work stays WIP (its validation fails), with the comments or without.
   script.extra_rules =
       "  - name: code-wip\n    match: {loop_type: code, turn: 1}\n    reply:\n      tool_use:\n"
