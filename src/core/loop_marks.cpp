@@ -49,4 +49,12 @@ PullRequestState parse_pull_request_state(std::string_view text) {
   return value_of(kPrStates, text, PullRequestState::none);
 }
 
+void add_feedback(RunMarks& marks, FeedbackEntry entry, std::size_t max_entries) {
+  marks.feedback.push_back(std::move(entry));
+  if (marks.feedback.size() > max_entries)
+    marks.feedback.erase(
+        marks.feedback.begin(),
+        marks.feedback.begin() + static_cast<std::ptrdiff_t>(marks.feedback.size() - max_entries));
+}
+
 }  // namespace loopr

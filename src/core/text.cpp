@@ -198,4 +198,27 @@ std::string json_text(const nlohmann::json& value) {
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string first_line(const std::string& text, std::size_t max_len) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r' || line.back() == '\t'))
+      line.pop_back();
+    std::size_t lead = line.find_first_not_of(" \t");
+    if (lead != std::string::npos) {
+      line = line.substr(lead);
+      if (line.size() > max_len) {
+        std::size_t cut = max_len;
+        while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+        line = line.substr(0, cut) + "…";
+      }
+      return line;
+    }
+    start = end + 1;
+  }
+  return {};
+}
+
 }  // namespace loopr

@@ -11,14 +11,6 @@ constexpr int kEditAttempts = 8;
 
 }  // namespace
 
-Result<void> transition(Loop& loop, LoopStatus to, EndReason end, std::string reason,
-                        std::vector<Event>& out) {
-  const LoopStatus from = loop.status;
-  LOOPR_TRY(loop.transition_to(to, reason, end));
-  out.push_back(api::encode(loop.id, api::StatusChanged{from, to, std::move(reason), loop.end_reason}));
-  return ok();
-}
-
 awaitable<Result<Loop>> LoopJournal::load(std::string id) {
   auto get = [this, &id] { return store_.get_loop(id); };
   co_return co_await run_blocking(pool_, get);

@@ -1,6 +1,6 @@
-#include <loopr/manager/baseline_state.hpp>
-
 #include <loopr/core/enum_texts.hpp>
+#include <loopr/manager/baseline_state.hpp>
+#include <loopr/store/task_store.hpp>
 
 namespace loopr::manager {
 

@@ -24,19 +24,6 @@ using engine::first_line;
 
 namespace {
 
-// Counted before the plan's lock is taken: completions queued behind this one make the tree check
-// wait for the last of them.
-struct Completing {
-  std::map<std::string, int>& count;
-  std::string plan;
-  Completing(std::map<std::string, int>& c, std::string p) : count(c), plan(std::move(p)) {
-    ++count[plan];
-  }
-  ~Completing() {
-    if (--count[plan] == 0) count.erase(plan);
-  }
-};
-
 // A code loop whose work had to be rebased onto a moved integration tip at merge time: its
 // validation runs again in its worktree before the merge. True when it passes; otherwise the loop
 // goes back to running with the output in its feedback (and has at least one more iteration).
@@ -254,7 +241,7 @@ awaitable<void> check_tree(State state, std::string plan) {
   // of its 1,000 completions.
   if (s.runs.any_of_plan(plan)) co_return;
   // Another completion of this tree waits for the plan's lock: it checks after its own merge.
-  if (auto it = s.completing.find(plan); it != s.completing.end() && it->second > 1) co_return;
+  if (s.plan_locks.completions(plan) > 1) co_return;
   auto loops = co_await s.journal.tree(plan);
   if (!loops) co_return;
   const MergeMode mode = s.ctx.config->merge;
@@ -267,8 +254,7 @@ awaitable<void> check_tree(State state, std::string plan) {
 
 awaitable<void> on_complete(State s, std::string id) {
   const std::string plan = root_plan_id(id);
-  Completing completing(s->completing, plan);
-  auto guard = co_await s->plan_locks.lock(plan);
+  auto guard = co_await s->plan_locks.lock_for_completion(plan);
   // Read once, under the lock; each step then passes this record along and stores from it
   // (journal.edit(Loop, …): read again only when someone wrote the loop meanwhile).
   auto loaded = co_await s->journal.load(id);

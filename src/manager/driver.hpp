@@ -59,8 +59,6 @@ struct ManagerState : std::enable_shared_from_this<ManagerState> {
   AsyncSemaphore worktree_makers;
   /// Loops the user paused: children spawned under them meanwhile start paused too.
   std::set<std::string> paused_roots;
-  /// Completions under way (waiting for their plan's lock or holding it), per plan.
-  std::map<std::string, int> completing;
   bool stopping = false;
   /// `daemon stop --drain`: the iterations in flight finish, none starts (iteration_gate.cpp).
   bool draining = false;

@@ -1,21 +1,20 @@
 #include "manager/tree_rules.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <loopr/api/events.hpp>
+#include <loopr/api/transition.hpp>
+#include <loopr/core/branch_names.hpp>
 #include <loopr/core/ids.hpp>
 #include <loopr/core/repo_paths.hpp>
 #include <loopr/core/stable_hash.hpp>
-#include <loopr/engine/event_bus.hpp>
-#include <loopr/engine/feedback.hpp>
-#include <loopr/engine/loop_journal.hpp>
-#include <loopr/git/branches.hpp>
+#include <loopr/core/text.hpp>
 #include <loopr/markdown/artifacts.hpp>
 
 namespace loopr::manager {
 
-using engine::first_line;
-using engine::transition;
+using api::transition;
 
 // ---------------------------------------------------------------- children
 
@@ -148,18 +147,83 @@ TreeVerdict tree_verdict(std::span<const Loop> tree, std::string_view plan_id, M
 }
 
 TreeStep next_tree_step(std::span<const Loop> tree, std::string_view plan_id, MergeMode mode) {
-  const Loop* root = nullptr;
-  for (const Loop& l : tree) {
-    if (l.status == LoopStatus::invalidated) continue;
-    if (!finished(l)) return TreeStep::none;
-    if (l.id == plan_id) root = &l;
+  for (const OwedStep& o : owed_steps(tree, mode)) {
+    if (o.loop_id != plan_id) continue;
+    if (o.step == Owed::check_gate) return TreeStep::check_integration;
+    if (o.step == Owed::merge_into_base) return TreeStep::merge_into_base;
   }
-  if (!root) return TreeStep::none;
-  if (!root->tree.tree_complete) return TreeStep::check_integration;
-  if (mode == MergeMode::automatic && root->tree.merged_into_base.empty() &&
-      root->tree.merge_error.empty())
-    return TreeStep::merge_into_base;
   return TreeStep::none;
+}
+
+// ---------------------------------------------------------------- what is owed
+
+const char* to_string(Owed step) {
+  switch (step) {
+    case Owed::run:
+      return "run";
+    case Owed::merge_into_integration:
+      return "merge_into_integration";
+    case Owed::spawn_children:
+      return "spawn_children";
+    case Owed::retire_folder:
+      return "retire_folder";
+    case Owed::end_dry_run:
+      return "end_dry_run";
+    case Owed::handle_failure:
+      return "handle_failure";
+    case Owed::archive_folder:
+      return "archive_folder";
+    case Owed::check_gate:
+      return "check_gate";
+    case Owed::merge_into_base:
+      return "merge_into_base";
+  }
+  return "unknown";
+}
+
+std::vector<OwedStep> owed_steps(std::span<const Loop> loops, MergeMode mode) {
+  // A plan's tree is at its end when every loop of it (but the invalidated) is finished.
+  std::map<std::string, bool> all_finished;
+  for (const Loop& l : loops) {
+    if (l.status == LoopStatus::invalidated) continue;
+    auto [it, fresh] = all_finished.try_emplace(root_plan_id(l.id), true);
+    it->second = it->second && finished(l);
+  }
+  std::vector<OwedStep> out;
+  auto owe = [&out](const Loop& l, Owed step) { out.push_back(OwedStep{l.id, step}); };
+  for (const Loop& l : loops) {
+    switch (l.status) {
+      case LoopStatus::running:
+      case LoopStatus::rebasing:
+      case LoopStatus::pending:
+        owe(l, Owed::run);
+        break;
+      case LoopStatus::complete: {
+        if (!merged(l)) owe(l, Owed::merge_into_integration);
+        if (!spawned(l)) owe(l, Owed::spawn_children);
+        if (!l.worktree.empty()) owe(l, Owed::retire_folder);
+        if (l.type != LoopType::plan || !all_finished[l.id]) break;
+        if (!l.tree.tree_complete)
+          owe(l, Owed::check_gate);
+        else if (mode == MergeMode::automatic && l.tree.merged_into_base.empty() &&
+                 l.tree.merge_error.empty())
+          owe(l, Owed::merge_into_base);
+        break;
+      }
+      case LoopStatus::awaiting_approval:
+        if (l.tree.dry_run) owe(l, Owed::end_dry_run);
+        break;
+      case LoopStatus::failed:
+        if (failure_pending(l)) owe(l, Owed::handle_failure);
+        break;
+      case LoopStatus::invalidated:
+        if (!l.tree.invalidated_worktree.empty()) owe(l, Owed::archive_folder);
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------- the integration gate
@@ -196,10 +260,10 @@ Loop make_fix_loop(const Loop& plan, int number, const std::string& check_summar
   c.validation_command = command;
   c.max_iterations = config.integration.max_fix_iterations;
   c.status = LoopStatus::pending;
-  engine::add_feedback(
-      c.run, FeedbackEntry{0, FeedbackSource::integration,
-                           "the integration branch fails: " + first_line(check_summary, 100),
-                           check_feedback});
+  add_feedback(c.run,
+               FeedbackEntry{0, FeedbackSource::integration,
+                             "the integration branch fails: " + first_line(check_summary, 100),
+                             check_feedback});
   return c;
 }
 
@@ -237,7 +301,7 @@ std::string baseline_block_reason(const BaselineState& b, const std::string& pla
   return "the tests fail before any change (baseline check of " + base_branch + " at " +
          b.sha.substr(0, 12) + "): " + b.summary + "\n" + head +
          "\n(no code loop ran. Make the tests pass on " + base_branch + " (or on branch " +
-         git::integration_branch(plan_id) + "), or fix `setup:`/`sandbox:`/`loops.code.validation`" +
+         integration_branch(plan_id) + "), or fix `setup:`/`sandbox:`/`loops.code.validation`" +
          " in .loopr/config.yml, then `loopr resume " + plan_id +
          "`; `baseline: warn` lets code loops run anyway. The whole output: " + b.log + ")";
 }
@@ -257,52 +321,21 @@ std::string baseline_meta_key(const std::string& sha, const Config& config) {
 
 RecoveryPlan plan_recovery(std::span<const Loop> all, MergeMode mode) {
   RecoveryPlan plan;
+  std::map<std::string, std::vector<Owed>> owed;  // loop id → its steps
+  for (OwedStep& o : owed_steps(all, mode)) owed[o.loop_id].push_back(o.step);
   for (const Loop& l : all) {
-    bool interrupted = false;
-    switch (l.status) {
-      case LoopStatus::running:
-      case LoopStatus::rebasing:
-      case LoopStatus::pending:
-        plan.run.push_back(l.id);
-        interrupted = true;
-        break;
-      case LoopStatus::complete: {
-        const bool is_plan = l.type == LoopType::plan;
-        // A plan killed between storing tree_complete and storing the merge into the base
-        // branch still owes that merge (made again, it is up to date if it happened).
-        const bool merge_owed = is_plan && mode == MergeMode::automatic &&
-                                l.tree.merged_into_base.empty() && l.tree.merge_error.empty();
-        if (!finished(l) || !l.worktree.empty() || (is_plan && !l.tree.tree_complete) ||
-            merge_owed) {
-          plan.finish.push_back(l.id);
-          interrupted = true;
-        }
-        break;
-      }
-      case LoopStatus::awaiting_approval:
-        if (l.tree.dry_run) {  // killed before it ended at the gate
-          plan.finish.push_back(l.id);
-          interrupted = true;
-        }
-        break;
-      case LoopStatus::failed:
-        if (failure_pending(l)) {
-          plan.finish.push_back(l.id);
-          interrupted = true;
-        }
-        break;
-      case LoopStatus::invalidated:
-        if (!l.tree.invalidated_worktree.empty()) {
-          plan.archive.push_back(l.id);
-          interrupted = true;
-        }
-        break;
-      default:
-        break;
-    }
     if (l.status != LoopStatus::complete && l.status != LoopStatus::invalidated)
       plan.may_have_folder.insert(l.id);
-    if (interrupted) plan.interrupted.push_back(l);
+    auto it = owed.find(l.id);
+    if (it == owed.end()) continue;
+    const Owed first = it->second.front();
+    if (first == Owed::run)
+      plan.run.push_back(l.id);
+    else if (first == Owed::archive_folder)
+      plan.archive.push_back(l.id);
+    else  // its completion, failure or dry run is finished from the record
+      plan.finish.push_back(l.id);
+    plan.interrupted.push_back(l);
   }
   return plan;
 }
@@ -331,7 +364,7 @@ Result<void> make_retry(Loop& l, const std::string& kept, int max_iterations,
           "\nThis is a fresh attempt from the integration branch" +
           (kept.empty() ? std::string(".")
                         : "; the first attempt's commits are on branch " + kept + ".")};
-  engine::add_feedback(fresh.run, fb);
+  add_feedback(fresh.run, fb);
   fresh.tree.attempt = 2;
   fresh.tree.based_on.clear();
   fresh.run.no_progress = 0;
@@ -386,10 +419,10 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id,
     if (l.parent_id == parent_id) max_index = std::max(max_index, l.index);
 
   Invalidation out;
-  std::vector<Event>& events = out.write.events;
+  std::vector<Event>& events = out.events;
   const std::string why = "invalidated: " + parent_id + " iterates again";
-  engine::add_feedback(parent.run,
-                       FeedbackEntry{0, FeedbackSource::user, first_line(feedback, 100), feedback});
+  add_feedback(parent.run,
+               FeedbackEntry{0, FeedbackSource::user, first_line(feedback, 100), feedback});
   parent.tree.children_base = std::max(parent.tree.children_base, max_index);
   parent.tree.spawned_iteration.reset();
   parent.tree.tree_complete = false;
@@ -411,8 +444,8 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id,
                       "loop " + parent_id + " is " + to_string(found->status) + ": cannot iterate");
   events.push_back(api::encode(parent_id, api::ApprovalEvent{"iterate", feedback}));
   if (parent.type == LoopType::plan)
-    out.write.approvals.push_back(Approval{parent_id, "iterate", feedback, now_ms()});
-  out.write.updates.push_back(std::move(parent));
+    out.approval = Approval{parent_id, "iterate", feedback, now_ms()};
+  out.updates.push_back(std::move(parent));
 
   for (const Loop& l : tree) {
     if (!is_descendant(l.id, parent_id) || l.status == LoopStatus::invalidated) continue;
@@ -421,7 +454,7 @@ Result<Invalidation> invalidate_descendants(const std::string& parent_id,
     d.tree.invalidated_worktree = d.worktree;
     d.worktree.clear();
     if (transition(d, LoopStatus::invalidated, EndReason::invalidated, why, events))
-      out.write.updates.push_back(std::move(d));
+      out.updates.push_back(std::move(d));
   }
   return out;
 }

@@ -1,11 +1,14 @@
 // The tree's rules, as plain functions over loop records: which children an artifact asks for,
 // where a tree stands, what a restarted daemon must finish, what follows a failure, and what
-// invalidating a parent's descendants changes. No coroutine, store, git or clock of its own:
+// invalidating a parent's descendants changes. No coroutine, store, git or clock of its own, and
+// no header of the engine, git or the store (CMakeLists.txt compiles them with only core, api and
+// markdown to be sure):
 // the driver (the rest of this folder) loads the records, asks these, and carries the answer
 // out. src/manager/README.md explains the rules; tests/manager/ checks each of them.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -16,8 +19,8 @@
 #include <loopr/core/event.hpp>
 #include <loopr/core/loop.hpp>
 #include <loopr/manager/baseline_state.hpp>
+#include <loopr/manager/owed_steps.hpp>
 #include <loopr/manager/tree_verdict.hpp>
-#include <loopr/store/task_store.hpp>
 
 namespace loopr::manager {
 
@@ -47,7 +50,8 @@ bool failure_pending(const Loop& loop);
 // ---------------------------------------------------------------- the tree
 // (tree_verdict: include/loopr/manager/tree_verdict.hpp)
 
-/// What the tree needs after one of its loops finished.
+/// What the tree needs after one of its loops finished: the plan's `check_gate` or
+/// `merge_into_base` of owed_steps (owed_steps.hpp).
 enum class TreeStep {
   none,               ///< not every loop is finished, or nothing is left to do
   check_integration,  ///< every loop finished: check the integration tip (the gate), then
@@ -99,7 +103,8 @@ std::string baseline_meta_key(const std::string& sha, const Config& config);
 
 // ---------------------------------------------------------------- after a crash
 
-/// What a starting daemon does with the loops in the store.
+/// What a starting daemon does with the loops in the store: each loop that owes a step
+/// (owed_steps.hpp) is run, finished or archived.
 struct RecoveryPlan {
   std::vector<std::string> run;      ///< running, rebasing or pending: run again from the record
   std::vector<std::string> finish;   ///< complete with a step owed, or a failure not handled
@@ -145,9 +150,11 @@ RollUp roll_up(Loop failed, std::span<const Loop> ancestors,
 /// `parent` iterates again after it had children: its descendants become `invalidated` (their
 /// worktrees to be archived, artifacts and branches kept), its children_base moves past every
 /// index used, its tree marks for the old generation go, the user's feedback is added, and it
-/// moves to `next`. The whole change is one write.
+/// moves to `next`. The caller stores the whole change in one write.
 struct Invalidation {
-  WriteSet write;                       ///< the parent and every newly invalidated descendant
+  std::vector<Loop> updates;            ///< the parent and every newly invalidated descendant
+  std::vector<Event> events;            ///< their status changes and the `approval` event
+  std::optional<Approval> approval;     ///< a plan's `iterate` decision, kept with the plan
   std::vector<std::string> to_archive;  ///< descendants that had a worktree
 };
 Result<Invalidation> invalidate_descendants(const std::string& parent_id,

@@ -38,6 +38,16 @@ bool has_live_children(const std::vector<Loop>& tree, const std::string& id) {
   return false;
 }
 
+// An invalidation (tree_rules) as the one write that stores it; its worktrees to `to_archive`.
+WriteSet as_write(Invalidation change, std::vector<std::string>& to_archive) {
+  WriteSet w;
+  w.updates = std::move(change.updates);
+  w.events = std::move(change.events);
+  if (change.approval) w.approvals.push_back(std::move(*change.approval));
+  to_archive = std::move(change.to_archive);
+  return w;
+}
+
 // A loop below the plan iterates again (`budget`: the iterations it gets when its own ran out).
 // In ONE write: its descendants invalidated when it has children (tree_rules:
 // invalidate_descendants), the feedback added, and ancestors that failed only through its
@@ -51,8 +61,7 @@ void iterate_below_plan(std::vector<Loop>& tree, const Loop& loop, const Feedbac
       refused = change.take_error();
       return;
     }
-    w = std::move(change->write);
-    to_archive = std::move(change->to_archive);
+    w = as_write(std::move(*change), to_archive);
   } else {
     Loop l = loop;
     for (const Loop& t : tree)
@@ -102,8 +111,7 @@ awaitable<ActionResult> invalidate_and_iterate(State s, Loop parent, std::string
         }
         auto change = invalidate_descendants(parent.id, tree, feedback, next);
         if (!change) return change.take_error();
-        w = std::move(change->write);
-        to_archive = std::move(change->to_archive);
+        w = as_write(std::move(*change), to_archive);
         return std::nullopt;
       });
   if (!stored) co_return stored.take_error();

@@ -7,6 +7,9 @@
 
 #include <csignal>
 
+#include <loopr/manager/owed_steps.hpp>
+#include <loopr/store/task_store.hpp>
+
 #include "daemon/daemon_fixture.hpp"
 
 using namespace loopr;
@@ -17,6 +20,25 @@ namespace {
 
 const std::vector<std::string> kCodeLoops = {"code-001-001-001", "code-001-001-002",
                                              "code-001-002-001", "code-001-002-002"};
+
+using manager::Owed;
+
+// What the store says the tree owes after a kill at each step (manager/owed_steps.hpp): the
+// step the kill cut short, by kind (which of the last code loops is the eleventh varies).
+const std::map<std::string, std::set<Owed>> kOwedAfterTheKill = {
+    {"loop-complete#11", {Owed::merge_into_integration, Owed::retire_folder}},
+    {"integration-merged#11", {Owed::merge_into_integration, Owed::retire_folder}},
+    {"worktree-retired#11", {Owed::retire_folder, Owed::check_gate}},
+    {"gate-started", {Owed::check_gate}},
+    {"gate-worktree", {Owed::check_gate}},
+    {"gate-passed", {Owed::check_gate}},
+    {"tree-complete", {Owed::merge_into_base}},
+    {"base-merged", {Owed::merge_into_base}},
+    {"loop-complete#1", {Owed::merge_into_integration, Owed::spawn_children, Owed::retire_folder}},
+    {"integration-merged#1",
+     {Owed::merge_into_integration, Owed::spawn_children, Owed::retire_folder}},
+    {"worktree-retired#1", {Owed::spawn_children, Owed::retire_folder}},
+};
 
 }  // namespace
 
@@ -37,6 +59,22 @@ class TreeEndFaultTest : public DaemonFixture, public ::testing::WithParamInterf
       at += prefix.size();
     }
     return n;
+  }
+
+  // The kinds of step plan 001's tree owes, read from the store of a daemon that is not running
+  // (an empty set with the text of an error when the store cannot be read).
+  std::pair<std::set<Owed>, std::string> owed_by_the_tree() {
+    auto store = TaskStore::open((dir / ".loopr" / "state").string());
+    if (!store) return {{}, "the store: " + store.error().message};
+    auto tree = (*store)->loops_of_plan("001");
+    if (!tree) return {{}, "the tree: " + tree.error().message};
+    std::set<Owed> kinds;
+    std::string named;
+    for (const auto& o : manager::owed_steps(*tree, MergeMode::automatic)) {
+      kinds.insert(o.step);
+      named += o.loop_id + ": " + manager::to_string(o.step) + "\n";
+    }
+    return {kinds, named};
   }
 
   // The daemon ends by its own SIGKILL at the crash point; returns how it ended.
@@ -68,6 +106,10 @@ TEST_P(TreeEndFaultTest, ARestartAfterAKillAtThisStepFinishesTheTreeOnce) {
   if (std::string(GetParam()) != "base-merged") {
     EXPECT_EQ(git("show main:code/code-001-002-002.txt").find("made by"), std::string::npos);
   }
+
+  // What is owed is that step, as the records say, before any restart.
+  auto [owed, named] = owed_by_the_tree();
+  EXPECT_EQ(owed, kOwedAfterTheKill.at(GetParam())) << "owed after the kill:\n" << named;
 
   crash_at.clear();
   start_daemon();
@@ -101,6 +143,10 @@ TEST_P(TreeEndFaultTest, ARestartAfterAKillAtThisStepFinishesTheTreeOnce) {
   // The person's checkout of main has the merged files, and nothing uncommitted.
   EXPECT_TRUE(std::filesystem::exists(dir / "code" / "code-001-002-002.txt"));
   EXPECT_EQ(git("status --porcelain --untracked-files=no"), "");
+  // And the store agrees: the tree owes nothing once the daemon has stopped.
+  EXPECT_EQ(stop_daemon().first, 0);
+  auto [left, left_named] = owed_by_the_tree();
+  EXPECT_TRUE(left.empty() && left_named.empty()) << "still owed:\n" << left_named;
 }
 
 std::string step_name(const ::testing::TestParamInfo<const char*>& info) {

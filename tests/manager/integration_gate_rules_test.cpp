@@ -97,7 +97,7 @@ TEST(IntegrationGateRulesTest, IteratingThePlanForgetsTheGateOfTheOldGeneration)
   plan.tree.gate_fixes = 1;
   auto change = invalidate_descendants("001", tree, "try again", LoopStatus::running);
   ASSERT_TRUE(change) << change.error().message;
-  const Loop& updated = change->write.updates.front();
+  const Loop& updated = change->updates.front();
   EXPECT_EQ(updated.id, "001");
   EXPECT_EQ(updated.status, LoopStatus::running);
   EXPECT_EQ(updated.tree.gate_result, GateResult::none);

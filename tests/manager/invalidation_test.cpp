@@ -22,7 +22,7 @@ std::vector<Loop> tree_with_worktrees() {
 }
 
 const Loop* updated(const Invalidation& inv, const std::string& id) {
-  for (const Loop& l : inv.write.updates)
+  for (const Loop& l : inv.updates)
     if (l.id == id) return &l;
   return nullptr;
 }
@@ -33,7 +33,7 @@ TEST(InvalidationTest, EveryDescendantIsInvalidatedInTheSameWriteAsTheParent) {
   auto inv =
       invalidate_descendants("001", tree_with_worktrees(), "Split spec 2", LoopStatus::running);
   ASSERT_TRUE(inv.ok()) << inv.error().message;
-  ASSERT_EQ(inv->write.updates.size(), 5u);
+  ASSERT_EQ(inv->updates.size(), 5u);
   for (const char* id : {"001-001", "001-001-001", "code-001-001-001", "001-002"}) {
     const Loop* l = updated(*inv, id);
     ASSERT_NE(l, nullptr) << id;
@@ -79,10 +79,10 @@ TEST(InvalidationTest, TheParentForgetsTheOldGenerationAndCarriesTheFeedback) {
   ASSERT_EQ(plan->run.feedback.size(), 1u);
   EXPECT_EQ(plan->run.feedback[0].source, FeedbackSource::user);
   EXPECT_EQ(plan->run.feedback[0].summary, "Split spec 2");
-  ASSERT_EQ(inv->write.approvals.size(), 1u) << "a plan's iterate is a gate decision";
-  EXPECT_EQ(inv->write.approvals[0].decision, "iterate");
+  ASSERT_TRUE(inv->approval.has_value()) << "a plan's iterate is a gate decision";
+  EXPECT_EQ(inv->approval->decision, "iterate");
   bool approval_event = false;
-  for (const Event& e : inv->write.events) approval_event = approval_event || e.type == "approval";
+  for (const Event& e : inv->events) approval_event = approval_event || e.type == "approval";
   EXPECT_TRUE(approval_event);
 }
 
@@ -90,10 +90,10 @@ TEST(InvalidationTest, OnlyTheParentsOwnSubtreeIsTouched) {
   auto tree = tree_with_worktrees();
   auto inv = invalidate_descendants("001-001", tree, "again", LoopStatus::running);
   ASSERT_TRUE(inv.ok());
-  EXPECT_EQ(inv->write.updates.size(), 3u);  // 001-001, its phase and code loop
+  EXPECT_EQ(inv->updates.size(), 3u);  // 001-001, its phase and code loop
   EXPECT_EQ(updated(*inv, "001-002"), nullptr);
   EXPECT_EQ(updated(*inv, "001"), nullptr);
-  EXPECT_TRUE(inv->write.approvals.empty()) << "only plans are decided at the gate";
+  EXPECT_TRUE(!inv->approval.has_value()) << "only plans are decided at the gate";
 }
 
 TEST(InvalidationTest, AParentThatCannotMoveToTheNextStatusRefusesAndWritesNothing) {

@@ -1,6 +1,7 @@
 // One lock per plan (manager/plan_locks.hpp, issue 44 R4) on a real io_context: steps of one
 // plan run one at a time in the order they asked, steps of another plan are not held by them,
-// and a plan's entry is gone once no one holds or waits for its lock.
+// and a plan's entry is gone once no one holds or waits for its lock. The entry also counts the
+// loop completions among them (what on_complete's tree check asks, in place of a map of its own).
 #include "manager/plan_locks.hpp"
 
 #include <gtest/gtest.h>
@@ -13,10 +14,17 @@ using namespace loopr::manager;
 
 namespace {
 
+/// `plan`'s lock, as a completion or not. (Not `co_await (completion ? … : …)`: g++ 12
+/// destroys the temporary awaitable of a conditional expression twice.)
+awaitable<PlanLocks::Guard> take(PlanLocks& locks, std::string plan, bool completion) {
+  if (completion) co_return co_await locks.lock_for_completion(plan);
+  co_return co_await locks.lock(plan);
+}
+
 /// Takes `plan`'s lock, notes `name`, and keeps the lock until `done` is set.
 awaitable<void> step(PlanLocks& locks, std::string plan, std::string name,
-                     std::vector<std::string>& order, AsyncEvent& done) {
-  auto guard = co_await locks.lock(plan);
+                     std::vector<std::string>& order, AsyncEvent& done, bool completion = false) {
+  auto guard = co_await take(locks, plan, completion);
   order.push_back(name);
   co_await done.wait_until(std::chrono::steady_clock::time_point::max());
 }
@@ -83,4 +91,31 @@ TEST(PlanLocksTest, ALockTakenAgainAfterItsEntryWasDroppedIsFree) {
   ASSERT_TRUE(run_until(io, [&] { return taken == 1 && locks.size() == 0; }));
   net::co_spawn(io, take(locks, taken), net::detached);
   ASSERT_TRUE(run_until(io, [&] { return taken == 2 && locks.size() == 0; }));
+}
+
+TEST(PlanLocksTest, ThePlansEntryCountsTheCompletionsThatHoldOrWaitForIt) {
+  net::io_context io;
+  PlanLocks locks(io.get_executor());
+  std::vector<std::string> order;
+  AsyncEvent first(io.get_executor()), second(io.get_executor()), other(io.get_executor());
+  AsyncEvent merge(io.get_executor());
+  net::co_spawn(io, step(locks, "001", "first", order, first, true), net::detached);
+  net::co_spawn(io, step(locks, "001", "merge", order, merge), net::detached);
+  net::co_spawn(io, step(locks, "001", "second", order, second, true), net::detached);
+  net::co_spawn(io, step(locks, "002", "other", order, other, true), net::detached);
+  ASSERT_TRUE(run_until(io, [&] { return order.size() == 2; }));
+  EXPECT_EQ(locks.completions("001"), 2) << "the holder and the completion behind it; not merge";
+  EXPECT_EQ(locks.completions("002"), 1);
+  EXPECT_EQ(locks.completions("003"), 0);
+  first.set();
+  ASSERT_TRUE(run_until(io, [&] { return order.size() == 3; }));
+  EXPECT_EQ(order.back(), "merge");
+  EXPECT_EQ(locks.completions("001"), 1) << "the last completion of 001 checks the tree itself";
+  merge.set();
+  ASSERT_TRUE(run_until(io, [&] { return order.size() == 4; }));
+  EXPECT_EQ(locks.completions("001"), 1);
+  second.set();
+  other.set();
+  ASSERT_TRUE(run_until(io, [&] { return locks.size() == 0; }));
+  EXPECT_EQ(locks.completions("001"), 0);
 }

@@ -121,4 +121,12 @@ inline constexpr const char* kApiLoopFields[] = {
 /// INTERFACE.md's `--json` shape of a loop (the fields of kApiLoopFields).
 nlohmann::json to_api_json(const Loop& loop);
 
+/// A person's decision at the plan gate (stored with the plan: store/task_store.hpp).
+struct Approval {
+  std::string loop_id;
+  std::string decision;  ///< approve | reject | iterate
+  std::string text;      ///< reject reason / iterate feedback
+  TimestampMs at = 0;
+};
+
 }  // namespace loopr

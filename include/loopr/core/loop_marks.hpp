@@ -5,11 +5,12 @@
 // (`to_store_json` / `loop_from_store_json` in loop.cpp), so stores load without a migration.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <chrono>
 #include <vector>
 
 namespace loopr {
@@ -152,5 +153,8 @@ struct RunMarks {
 
   bool operator==(const RunMarks&) const = default;
 };
+
+/// Appends one entry to `marks.feedback`, keeping at most `max_entries` (the oldest go first).
+void add_feedback(RunMarks& marks, FeedbackEntry entry, std::size_t max_entries = 50);
 
 }  // namespace loopr

@@ -55,4 +55,7 @@ nlohmann::json valid_utf8_json(const nlohmann::json& value);
 /// (the store, the wire, events, transcripts) goes through this.
 std::string json_text(const nlohmann::json& value);
 
+/// First non-empty line of `text`, at most `max_len` bytes (for summaries and commit messages).
+std::string first_line(const std::string& text, std::size_t max_len = 120);
+
 }  // namespace loopr

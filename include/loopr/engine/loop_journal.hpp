@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <loopr/api/transition.hpp>
 #include <loopr/core/event.hpp>
 #include <loopr/core/loop.hpp>
 #include <loopr/engine/event_bus.hpp>
@@ -21,11 +22,8 @@
 
 namespace loopr::engine {
 
-/// The one status change: checks the transition table, then moves `loop` to `to` and appends
-/// its `status_changed` event to `out`. The loop and `out` are untouched when it is illegal.
-/// `end`: why it stops working (EndReason::none for the statuses that hold none).
-Result<void> transition(Loop& loop, LoopStatus to, EndReason end, std::string reason,
-                        std::vector<Event>& out);
+/// The one status change (api/transition.hpp).
+using api::transition;
 
 class LoopJournal {
  public:

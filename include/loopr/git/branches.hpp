@@ -1,22 +1,13 @@
-// Branch names loopr uses, in one place. Git stores `refs/heads/a` as a file, so `loopr/001`
-// and `loopr/001/001-002` cannot both exist; loop branches therefore live under
-// `loopr/<plan>-loops/`.
+// Branch names loopr uses, for the git module and its callers: the names are made in
+// core/branch_names.hpp (plain strings), and are the same functions here.
 #pragma once
 
-#include <string>
-#include <string_view>
+#include <loopr/core/branch_names.hpp>
 
 namespace loopr::git {
 
-/// The integration branch of a plan: `loopr/<plan-id>` (DESIGN.md "Git model").
-std::string integration_branch(std::string_view plan_id);
-
-/// The branch a loop works on: `loopr/<plan-id>-loops/<loop-id>`. Not `loopr/<plan-id>/<loop-id>`:
-/// git refuses a ref below another ref ("'refs/heads/loopr/001' exists; cannot create
-/// 'refs/heads/loopr/001/001-002'"), and the integration branch must keep its plain name.
-std::string loop_branch(std::string_view plan_id, std::string_view loop_id);
-
-/// Where an archived loop's commits are kept: `loopr/archive/<loop-id>`.
-std::string archive_branch(std::string_view loop_id);
+using loopr::archive_branch;
+using loopr::integration_branch;
+using loopr::loop_branch;
 
 }  // namespace loopr::git

@@ -11,7 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include <loopr/store/task_store.hpp>
+namespace loopr {
+class TaskStore;  // store/task_store.hpp: only baseline_of reads it (the rules need no store)
+}
 
 namespace loopr::manager {
 

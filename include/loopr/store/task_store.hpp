@@ -81,13 +81,7 @@ struct IterationRecord {
 nlohmann::json to_json(const IterationRecord& record);
 Result<IterationRecord> iteration_from_json(const nlohmann::json& json);
 
-/// A user's decision at the plan gate.
-struct Approval {
-  std::string loop_id;
-  std::string decision;  ///< approve | reject | iterate
-  std::string text;      ///< reject reason / iterate feedback
-  TimestampMs at = 0;
-};
+/// A user's decision at the plan gate: Approval (core/loop_marks.hpp).
 nlohmann::json to_json(const Approval& approval);
 
 /// Everything one atomic write does. Loops in `updates` must carry the version they were read

@@ -1,17 +1,6 @@
-#include <loopr/git/branches.hpp>
 #include <loopr/git/types.hpp>
 
 namespace loopr::git {
-
-std::string integration_branch(std::string_view plan_id) { return "loopr/" + std::string(plan_id); }
-
-std::string loop_branch(std::string_view plan_id, std::string_view loop_id) {
-  return "loopr/" + std::string(plan_id) + "-loops/" + std::string(loop_id);
-}
-
-std::string archive_branch(std::string_view loop_id) {
-  return "loopr/archive/" + std::string(loop_id);
-}
 
 const char* to_string(CommitOutcome::Kind kind) {
   switch (kind) {
