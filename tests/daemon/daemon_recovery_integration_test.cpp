@@ -119,6 +119,17 @@ TEST_F(DaemonRecoveryTest, KilledBetweenTreeCompleteAndTheMergeIntoMainTheNextDa
   start_daemon();
   ASSERT_NO_FATAL_FAILURE(submit_and_approve("Finish me"));
   ASSERT_TRUE(main_has_code_of("code-001-002-002", std::chrono::seconds(60))) << dump_loops();
+  // The merge moves main before the plan's record says so (the crash point `base-merged` is
+  // between): wait for the record too, so the kill does not land in between.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        auto rows = loops(true);
+        if (!rows.count("001")) return false;
+        const auto& merged = rows["001"]["merged_into_base"];  // null until it is stored
+        return merged.is_string() && !merged.get<std::string>().empty();
+      },
+      std::chrono::seconds(30)))
+      << dump_loops();
   kill_daemon();
 
   // Put the repository and the store back to that moment: main before the merge, the plan's
