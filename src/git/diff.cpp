@@ -33,14 +33,14 @@ Result<git_oid> start_commit(git_repository* repo, const std::string& since, con
     start = *tip;
   }
   git_oid base{};
-  if (git_merge_base(&base, repo, &head, &start) != 0) return head;
+  if (kept_merge_base(&base, repo, head, start) != 0) return head;
   return base;
 }
 
 Result<ForkDiff> fork_diff(git_repository* repo, const git_oid& a, const git_oid& b,
                            const std::string& what, const git_diff_options& opts) {
   git_oid base{};
-  int rc = git_merge_base(&base, repo, &a, &b);
+  int rc = kept_merge_base(&base, repo, a, b);
   if (rc == GIT_ENOTFOUND)
     base = a;  // unrelated histories: everything `b` has differs
   else

@@ -159,6 +159,16 @@ Result<ObjectRepoLease> lease_object_repo(const std::filesystem::path& root) {
   return lease;
 }
 
+int kept_merge_base(git_oid* out, git_repository* repo, const git_oid& a, const git_oid& b) {
+  std::string common = git_repository_commondir(repo) ? git_repository_commondir(repo) : "";
+  while (common.size() > 1 && common.back() == '/') common.pop_back();
+  std::filesystem::path dir(common);
+  if (dir.filename() != ".git") return git_merge_base(out, repo, &a, &b);
+  auto objects = lease_object_repo(dir.parent_path());
+  if (!objects) return git_merge_base(out, repo, &a, &b);
+  return git_merge_base(out, objects->get(), &a, &b);
+}
+
 std::string to_hex(const git_oid& id) {
   char buf[GIT_OID_HEXSZ + 1] = {};
   git_oid_tostr(buf, sizeof buf, &id);

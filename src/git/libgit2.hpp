@@ -128,6 +128,15 @@ class ObjectRepoLease {
 /// if needed. Do not call with the lease of another repository held (one lease at a time).
 Result<ObjectRepoLease> lease_object_repo(const std::filesystem::path& root);
 
+/// git_merge_base(out, repo, a, b), the history walked on the kept object handle of the
+/// repository `repo` belongs to (its main work tree or any linked one): the walk from an
+/// integration tip back to a loop's fork visits every merge made since, and on a fresh handle
+/// each of them is a loose object opened and inflated again (RESULTS.md, issue 47 item 2: 93 %
+/// of the daemon's loose-object reads). The same return codes (GIT_ENOTFOUND: no common
+/// history). An unusual layout (no `<root>/.git/objects`) walks on `repo` itself. Do not call
+/// with a lease held.
+int kept_merge_base(git_oid* out, git_repository* repo, const git_oid& a, const git_oid& b);
+
 /// 40 hex digits.
 std::string to_hex(const git_oid& id);
 Result<git_oid> parse_oid(const std::string& hex);

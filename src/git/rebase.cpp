@@ -76,7 +76,7 @@ Result<RebaseOutcome> Worktree::rebase_onto(const std::string& onto) const {
   LOOPR_ASSIGN(git_oid base, branch_tip(repo.get(), onto));
 
   git_oid merge_base;
-  int rc = git_merge_base(&merge_base, repo.get(), &tip, &base);
+  int rc = kept_merge_base(&merge_base, repo.get(), tip, base);
   if (rc == GIT_ENOTFOUND) {
     return make_error(ErrorCode::invalid_argument,
                       ref_name + " and " + onto + " share no history; cannot rebase");

@@ -22,6 +22,43 @@ std::optional<R> role_of(const std::vector<HeldPath>& held, const std::string& p
   return std::nullopt;
 }
 
+// Moves the loose objects of `shas` out of the object folder (so no handle can read them from
+// disk) and puts them back when it goes.
+class HiddenObjects {
+ public:
+  HiddenObjects(const std::filesystem::path& root, const std::vector<std::string>& shas)
+      : objects_(root / ".git" / "objects"), aside_(root.parent_path() / "aside") {
+    std::filesystem::create_directories(aside_);
+    for (const std::string& sha : shas) {
+      std::filesystem::path file = objects_ / sha.substr(0, 2) / sha.substr(2);
+      EXPECT_TRUE(std::filesystem::exists(file)) << sha << " is not a loose object";
+      std::filesystem::rename(file, aside_ / sha);
+      hidden_.push_back(sha);
+    }
+  }
+  ~HiddenObjects() {
+    for (const std::string& sha : hidden_)
+      std::filesystem::rename(aside_ / sha, objects_ / sha.substr(0, 2) / sha.substr(2));
+  }
+
+ private:
+  std::filesystem::path objects_;
+  std::filesystem::path aside_;
+  std::vector<std::string> hidden_;
+};
+
+// `trunk` moves on by `n` commits after `work` forked from it; returns the commits strictly
+// between its new tip and the fork (what a merge-base walk from the tip goes through).
+std::vector<std::string> move_trunk_on(const TestRepo& repo, int n) {
+  std::vector<std::string> between;
+  for (int i = 0; i < n; ++i) {
+    repo.write("landed/" + std::to_string(i) + ".txt", "landed " + std::to_string(i) + "\n");
+    between.push_back(repo.commit_all("landed " + std::to_string(i)));
+  }
+  between.pop_back();  // the tip itself is read to resolve the branch
+  return between;
+}
+
 }  // namespace
 
 // proves S3.1 S3.2 S3.4 S3.5 S3.7
@@ -82,4 +119,60 @@ TEST(MergePolicyIntegrationTest, ALoopsRefusedWorkIsNotMergedIntoTheIntegrationB
   EXPECT_EQ(out.refused[0].path, "key");
   ASSERT_OK_AND_ASSIGN(const std::string tip_after, wt.integration_tip("001"));
   EXPECT_EQ(tip_after, tip_before);
+}
+
+// The merge policy's read of what a loop's branch commits walks the integration branch back to
+// the fork: every merge made since. That walk is made on the repository's kept object handle
+// (git::detail::kept_merge_base), so the next merge's walk reads memory, not each of those
+// commits from disk again (issue 47 item 2: 93 % of the daemon's loose-object reads). Shown by
+// taking the walked commits off the disk: the second read still finds the same.
+TEST(MergePolicyIntegrationTest, TheForkWalkReadsTheHistoryItWalkedBeforeFromMemory) {
+  TestRepo repo;
+  run_git(repo.root(), "checkout -q -b work");
+  repo.write(".githooks/pre-commit", "#!/bin/sh\nevil\n");
+  repo.write("src/work.txt", "the loop's work\n");
+  repo.commit_all("the loop's work");
+  run_git(repo.root(), "checkout -q trunk");
+  std::vector<std::string> walked = move_trunk_on(repo, 20);
+  MergeRules rules;
+  rules.tree = false;
+  ASSERT_OK_AND_ASSIGN(auto first, repo.open().merge_findings("trunk", "work", rules));
+  ASSERT_OK_AND_ASSIGN(auto paths, repo.open().changed_since_fork("trunk", "work"));
+  EXPECT_EQ(paths, (std::vector<std::string>{".githooks/pre-commit", "src/work.txt"}));
+  {
+    HiddenObjects gone(repo.root(), walked);
+    ASSERT_OK_AND_ASSIGN(auto again, repo.open().merge_findings("trunk", "work", rules));
+    EXPECT_EQ(describe_held(again), describe_held(first));
+    ASSERT_OK_AND_ASSIGN(auto paths_again, repo.open().changed_since_fork("trunk", "work"));
+    EXPECT_EQ(paths_again, paths);
+  }
+  EXPECT_TRUE(fsck_clean(repo.root()));
+}
+
+// The same for a loop's worktree: its work since the branch it started from is measured from
+// their merge base, walked on the main repository's kept handle (the worktree shares its
+// objects), so a prompt's or the protection check's read does not re-read the history either.
+TEST(MergePolicyIntegrationTest, ALinkedWorktreesStartIsWalkedOnTheKeptHandleToo) {
+  TestRepo repo;
+  ASSERT_OK_AND_ASSIGN(git::Repository r, git::Repository::open(repo.root()));
+  ASSERT_OK(r.create_branch("work", "trunk"));
+  ASSERT_OK_AND_ASSIGN(git::Worktree wt, r.add_worktree("code-1", "work"));
+  write_file(wt.path() / "src/work.txt", "the loop's work\n");
+  repo.commit_all("the loop's work", wt.path());
+  std::vector<std::string> walked = move_trunk_on(repo, 20);
+  auto listed = [&]() -> std::vector<std::string> {
+    auto changes = wt.path_changes_since("trunk");
+    EXPECT_TRUE(changes.ok()) << (changes.ok() ? "" : changes.error().message);
+    std::vector<std::string> out;
+    if (changes.ok())
+      for (const PathChange& c : *changes) out.push_back(c.path);
+    return out;
+  };
+  std::vector<std::string> first = listed();
+  EXPECT_EQ(first, (std::vector<std::string>{"src/work.txt"}));
+  {
+    HiddenObjects gone(repo.root(), walked);
+    EXPECT_EQ(listed(), first);
+  }
+  EXPECT_TRUE(fsck_clean(repo.root()));
 }
