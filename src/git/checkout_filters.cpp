@@ -19,19 +19,10 @@ bool present(const std::filesystem::path& p) {
   return std::filesystem::exists(p, ec) || ec;  // unsure counts as there
 }
 
-// `file` in any folder of libgit2's search path for that config level (':'-separated).
+// `file` in any folder of libgit2's search path for that config level.
 bool in_search_path(int level, std::string_view file) {
-  Buf dirs;
-  if (git_libgit2_opts(GIT_OPT_GET_SEARCH_PATH, level, &dirs.buf) != 0) return true;
-  std::string all = dirs.str();
-  std::size_t start = 0;
-  while (start <= all.size()) {
-    std::size_t end = all.find(GIT_PATH_LIST_SEPARATOR, start);
-    if (end == std::string::npos) end = all.size();
-    std::string dir = all.substr(start, end - start);
-    if (!dir.empty() && present(std::filesystem::path(dir) / file)) return true;
-    start = end + 1;
-  }
+  for (const auto& path : search_path_files(level, file))
+    if (present(path)) return true;
   return false;
 }
 

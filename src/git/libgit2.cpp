@@ -82,21 +82,6 @@ Result<void> check(int rc, std::string_view what) {
   return error_from(rc, what);
 }
 
-Result<RepoPtr> open_repo(const std::filesystem::path& path, OpenMode mode) {
-  ensure_libgit2();
-  unsigned flags = mode == OpenMode::exact ? GIT_REPOSITORY_OPEN_NO_SEARCH : 0;
-  git_repository* raw = nullptr;
-  int rc = git_repository_open_ext(&raw, path.c_str(), flags, nullptr);
-  RepoPtr repo(raw);
-  if (rc == GIT_ENOTFOUND) {
-    return make_error(ErrorCode::not_found, mode == OpenMode::exact
-                                                ? path.string() + " is not a git work tree"
-                                                : "no git repository at or above " + path.string());
-  }
-  LOOPR_TRY(check(rc, "opening " + path.string()));
-  return repo;
-}
-
 namespace {
 
 struct KeptRepo {
@@ -159,10 +144,29 @@ Result<ObjectRepoLease> lease_object_repo(const std::filesystem::path& root) {
   return lease;
 }
 
+std::filesystem::path without_trailing_slash(const char* p) {
+  std::string s = p ? p : "";
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+std::vector<std::filesystem::path> search_path_files(int level, std::string_view file) {
+  std::vector<std::filesystem::path> files;
+  Buf dirs;
+  if (git_libgit2_opts(GIT_OPT_GET_SEARCH_PATH, level, &dirs.buf) != 0) return files;
+  std::string all = dirs.str();
+  std::size_t start = 0;
+  while (start <= all.size()) {
+    std::size_t end = all.find(GIT_PATH_LIST_SEPARATOR, start);
+    if (end == std::string::npos) end = all.size();
+    if (end > start) files.push_back(std::filesystem::path(all.substr(start, end - start)) / file);
+    start = end + 1;
+  }
+  return files;
+}
+
 int kept_merge_base(git_oid* out, git_repository* repo, const git_oid& a, const git_oid& b) {
-  std::string common = git_repository_commondir(repo) ? git_repository_commondir(repo) : "";
-  while (common.size() > 1 && common.back() == '/') common.pop_back();
-  std::filesystem::path dir(common);
+  std::filesystem::path dir = without_trailing_slash(git_repository_commondir(repo));
   if (dir.filename() != ".git") return git_merge_base(out, repo, &a, &b);
   auto objects = lease_object_repo(dir.parent_path());
   if (!objects) return git_merge_base(out, repo, &a, &b);

@@ -4,6 +4,7 @@
 
 #include <git2.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -39,10 +40,13 @@ struct Deleter {
   void operator()(T* p) const { Free(p); }
 };
 
+/// Gives a handle from open_repo() back to its pool (repo_pool.cpp); frees any other.
+void release_repo(git_repository* repo);
+
 // Owning handles; nothing else in loopr calls a *_free function.
 template <typename T, void (*Free)(T*)>
 using Owned = std::unique_ptr<T, Deleter<T, Free>>;
-using RepoPtr = Owned<git_repository, git_repository_free>;
+using RepoPtr = Owned<git_repository, release_repo>;
 using IndexPtr = Owned<git_index, git_index_free>;
 using TreePtr = Owned<git_tree, git_tree_free>;
 using TreeEntryPtr = Owned<git_tree_entry, git_tree_entry_free>;
@@ -95,9 +99,15 @@ Result<Ptr> make(std::string_view what, Fn fn, Args&&... args) {
 /// repository by accident), or discovery from any folder inside a repository.
 enum class OpenMode { exact, discover };
 
-/// Opens a fresh git_repository for the calling thread. Each operation opens its own and frees
-/// it before returning: this is what makes the git module thread-safe (see repository.hpp).
+/// A git_repository for the calling thread alone: each operation opens its own and gives it back
+/// before returning, which is what makes the git module thread-safe (see repository.hpp). An
+/// exact open takes back a handle released moments ago (repo_pool.cpp) when every file the open
+/// read (`.git`, the config files) is unchanged, with its index dropped: what a fresh open would
+/// give, without the ~70 file calls of one.
 Result<RepoPtr> open_repo(const std::filesystem::path& path, OpenMode mode);
+
+/// How many times this process really opened a repository (git_repository_open_ext), for tests.
+std::uint64_t repository_opens();
 
 /// A git_repository kept open across operations for object-database work only: reading commits
 /// and trees, walking history, writing objects. Each operation that opens a fresh repository
@@ -157,6 +167,13 @@ Result<SignaturePtr> default_signature(git_repository* repo);
 
 /// The paths of every conflict in `index` (ours, else theirs, else ancestor path), sorted.
 Result<std::vector<std::string>> conflict_paths(git_index* index);
+
+/// `p` (a path libgit2 gives, often ending in '/') without trailing slashes; "" for null.
+std::filesystem::path without_trailing_slash(const char* p);
+
+/// `file` in each folder of libgit2's search path for a config level (GIT_CONFIG_LEVEL_GLOBAL,
+/// _XDG, _SYSTEM), in its order: where libgit2 looks for that level's file.
+std::vector<std::filesystem::path> search_path_files(int level, std::string_view file);
 
 /// The workdir of `repo` without a trailing slash.
 std::filesystem::path workdir_of(git_repository* repo);

@@ -11,16 +11,6 @@ namespace loopr::git {
 
 using namespace detail;
 
-namespace {
-
-std::filesystem::path without_trailing_slash(const char* p) {
-  std::string s = p ? p : "";
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  return s;
-}
-
-}  // namespace
-
 Result<Repository> Repository::open(const std::filesystem::path& inside) {
   LOOPR_ASSIGN(RepoPtr repo, open_repo(inside, OpenMode::discover));
   if (git_repository_is_worktree(repo.get())) {

@@ -1,9 +1,10 @@
 // The git layer (libgit2): a user's repository, its branches, loopr's worktrees, merges.
 // Blocking calls meant for a thread pool; every call is safe from any thread at any time.
 //
-// Thread safety: a Repository holds only paths. Every call opens its own git_repository on the
-// calling thread and frees it before returning, so no libgit2 handle is ever shared between
-// threads (libgit2 objects are not thread-safe; its object database is). What several threads
+// Thread safety: a Repository holds only paths. Every call takes a git_repository of its own on
+// the calling thread (opened, or one an earlier call gave back while nothing the open read has
+// changed: src/git/repo_pool.cpp) and gives it back before returning, so no libgit2 handle is
+// ever used by two threads at once (libgit2 objects are not thread-safe). What several threads
 // or processes share on disk (refs, index files) is guarded by git's own lock files, and every
 // branch move is a compare-and-swap on the old tip: a lost race is reported, never a lost commit.
 // Adding, archiving and removing worktrees, and a merge's update of a checked-out target, are

@@ -35,7 +35,7 @@ struct WorkStateOptions {
 };
 
 /// A handle on a work tree folder: just its path, so it is cheap to copy and safe to use from
-/// any thread (each call opens its own libgit2 repository, see repository.hpp).
+/// any thread (each call takes a libgit2 repository of its own, see repository.hpp).
 class Worktree {
  public:
   /// The work tree whose top folder is exactly `path` (no search upwards, so a typo can never
