@@ -21,7 +21,9 @@ bool present(const std::filesystem::path& p) {
 
 // `file` in any folder of libgit2's search path for that config level.
 bool in_search_path(int level, std::string_view file) {
-  for (const auto& path : search_path_files(level, file))
+  auto files = search_path_files(level, file);
+  if (!files) return true;  // unsure counts as there
+  for (const auto& path : *files)
     if (present(path)) return true;
   return false;
 }

@@ -150,10 +150,11 @@ std::filesystem::path without_trailing_slash(const char* p) {
   return s;
 }
 
-std::vector<std::filesystem::path> search_path_files(int level, std::string_view file) {
+std::optional<std::vector<std::filesystem::path>> search_path_files(int level,
+                                                                    std::string_view file) {
   std::vector<std::filesystem::path> files;
   Buf dirs;
-  if (git_libgit2_opts(GIT_OPT_GET_SEARCH_PATH, level, &dirs.buf) != 0) return files;
+  if (git_libgit2_opts(GIT_OPT_GET_SEARCH_PATH, level, &dirs.buf) != 0) return std::nullopt;
   std::string all = dirs.str();
   std::size_t start = 0;
   while (start <= all.size()) {
@@ -259,11 +260,7 @@ Result<std::vector<std::string>> conflict_paths(git_index* index) {
 }
 
 std::filesystem::path workdir_of(git_repository* repo) {
-  const char* wd = git_repository_workdir(repo);
-  if (!wd) return {};
-  std::string s = wd;
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  return s;
+  return without_trailing_slash(git_repository_workdir(repo));
 }
 
 bool is_loopr_private_path(std::string_view path) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -172,8 +173,10 @@ Result<std::vector<std::string>> conflict_paths(git_index* index);
 std::filesystem::path without_trailing_slash(const char* p);
 
 /// `file` in each folder of libgit2's search path for a config level (GIT_CONFIG_LEVEL_GLOBAL,
-/// _XDG, _SYSTEM), in its order: where libgit2 looks for that level's file.
-std::vector<std::filesystem::path> search_path_files(int level, std::string_view file);
+/// _XDG, _SYSTEM), in its order: where libgit2 looks for that level's file; nullopt when libgit2
+/// cannot say.
+std::optional<std::vector<std::filesystem::path>> search_path_files(int level,
+                                                                    std::string_view file);
 
 /// The workdir of `repo` without a trailing slash.
 std::filesystem::path workdir_of(git_repository* repo);

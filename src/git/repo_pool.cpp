@@ -13,6 +13,7 @@
 // dropped at release, so the next use reads the index file again; refs are read from disk at each
 // lookup (packed-refs when its stamp changes); objects are immutable. One thread uses a handle at
 // a time: released handles are in this pool, lent ones in no one else's hands.
+#include <fcntl.h>
 #include <git2/sys/repository.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -20,14 +21,16 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <fstream>
-#include <iterator>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include <loopr/core/fd.hpp>
+#include <loopr/core/file_read.hpp>
 
 #include "git/libgit2.hpp"
 
@@ -77,12 +80,12 @@ Stamp identity_of(const std::string& path) {
   return s;
 }
 
-std::string read_small(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string text;
-  if (!in) return text;
-  text.assign(std::istreambuf_iterator<char>(in), {});
-  return text;
+// A work tree's `.git` file, through the one reader of files a model may write: a FIFO or a
+// symlink put there is neither waited on nor followed (its stamp alone then tells it apart).
+std::string dot_git_text(const std::string& tree) {
+  Fd dir(::open(tree.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  FileBytes read = read_file_at(dir.get(), ".git", 4096, ".git");
+  return read.bytes.value_or("");
 }
 
 // Everything an open of `path` reads that could make its handle differ, as it is now.
@@ -103,7 +106,7 @@ Seen look(const std::string& path, const std::vector<std::string>& config_files)
     s.dot_git = identity_of(dot);
   } else {
     s.dot_git = dot_stamp;
-    if (dot_stamp.exists) s.dot_text = read_small(dot);
+    if (S_ISREG(dot_stamp.mode)) s.dot_text = dot_git_text(path);
   }
   s.configs.reserve(config_files.size());
   for (const std::string& f : config_files) s.configs.emplace_back(f, stamp_of(f, true));
@@ -111,8 +114,9 @@ Seen look(const std::string& path, const std::vector<std::string>& config_files)
 }
 
 // The config files a handle of `repo` reads: the repository's (and a worktree's own), then
-// the global, XDG and system ones libgit2 would look for now.
-std::vector<std::string> config_files_of(git_repository* repo) {
+// the global, XDG and system ones libgit2 would look for now; nullopt if its search path is
+// unknown (such a handle is used once, not kept).
+std::optional<std::vector<std::string>> config_files_of(git_repository* repo) {
   std::vector<std::string> files;
   if (const char* common = git_repository_commondir(repo))
     files.push_back(std::string(common) + "/config");
@@ -121,7 +125,10 @@ std::vector<std::string> config_files_of(git_repository* repo) {
   for (auto [level, name] :
        {std::pair{GIT_CONFIG_LEVEL_GLOBAL, ".gitconfig"}, std::pair{GIT_CONFIG_LEVEL_XDG, "config"},
         std::pair{GIT_CONFIG_LEVEL_SYSTEM, "gitconfig"}})
-    for (const auto& file : search_path_files(level, name)) files.push_back(file.string());
+    if (auto found = search_path_files(level, name))
+      for (const auto& file : *found) files.push_back(file.string());
+    else
+      return std::nullopt;
   return files;
 }
 
@@ -271,7 +278,9 @@ Result<RepoPtr> open_repo(const std::filesystem::path& path, OpenMode mode) {
   const std::int64_t started = now_ns();
   Seen before = look(key, {});
   LOOPR_ASSIGN(RepoPtr repo, open_fresh(path, mode));
-  entry.config_files = config_files_of(repo.get());
+  auto config_files = config_files_of(repo.get());
+  if (!config_files) return repo;
+  entry.config_files = std::move(*config_files);
   entry.seen = look(key, entry.config_files);
   if (entry.seen.tree != before.tree || entry.seen.dot_git != before.dot_git ||
       entry.seen.dot_text != before.dot_text || changed_since(entry.seen, started)) {

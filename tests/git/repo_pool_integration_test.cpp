@@ -1,8 +1,13 @@
 // Repository handles taken back from the pool (git/repo_pool.cpp): fewer opens, and never an
 // answer a fresh open would not give — after the config, the index, the `.git` file or the work
 // tree itself changed behind the handle's back. Real repositories changed with the git CLI.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <string>
 #include <thread>
 
@@ -168,4 +173,32 @@ TEST(RepoPoolIntegrationTest, AWorkTreeRemovedOrMadeAgainAtTheSamePathIsNotServe
   EXPECT_EQ(branch, "second");
   ASSERT_OK_AND_ASSIGN(std::string head, wt.head_sha());
   EXPECT_EQ(head, git_line(p, "rev-parse HEAD"));
+}
+
+// The `.git` file sits in the folder a model writes (the sandbox pins it, S1.5; this is the wall
+// behind that one): a FIFO put there is not waited on when a kept handle is checked, and the
+// work tree no longer opens, as with a fresh open.
+// proves S3.42
+TEST(RepoPoolIntegrationTest, AFifoInPlaceOfAWorktreesGitFileIsNotWaitedOn) {
+  TestRepo t;
+  run_git(t.root(), "branch first");
+  std::filesystem::path p = t.dir().path() / "wt";
+  run_git(t.root(), "worktree add -q " + p.string() + " first");
+  ASSERT_TRUE(pool_serves(p));
+  ASSERT_OK_AND_ASSIGN(Worktree wt, Worktree::open(p));
+
+  std::filesystem::remove(p / ".git");
+  ASSERT_EQ(::mkfifo((p / ".git").c_str(), 0600), 0);
+  auto read = std::async(std::launch::async, [&] { return wt.head_sha(); });
+  if (read.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    // Let each stuck open go (a writer end, as often as a reader waits), then fail.
+    while (read.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+      int w = ::open((p / ".git").c_str(), O_WRONLY | O_NONBLOCK);
+      if (w >= 0) ::close(w);
+    }
+    FAIL() << "reading a work tree whose .git is a FIFO waited on the FIFO";
+  }
+  auto head = read.get();
+  ASSERT_FALSE(head.ok()) << "read " << *head << " through a FIFO .git";
+  EXPECT_EQ(head.error().code, ErrorCode::not_found) << head.error().message;
 }
