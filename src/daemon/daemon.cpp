@@ -494,7 +494,16 @@ static void wind_down(Daemon& daemon, const RepoPaths& paths) {
   spdlog::default_logger()->flush();
 }
 
+void bound_malloc_arenas() {
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (std::getenv("MALLOC_ARENA_MAX") ||
+      (tunables && std::strstr(tunables, "glibc.malloc.arena_max")))
+    return;
+  mallopt(M_ARENA_MAX, kMallocArenas);
+}
+
 Result<void> run_daemon(const DaemonOptions& options) {
+  bound_malloc_arenas();
   // First of all: no provider key stays in this process's environment, where a command (or
   // anything that can read /proc/<pid>/environ) could find it.
   std::vector<std::string> secret_names(std::begin(exec::kSecretVariables), std::end(exec::kSecretVariables));

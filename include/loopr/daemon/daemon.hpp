@@ -36,4 +36,14 @@ struct DaemonOptions {
 /// the store or the socket (ErrorCode::io).
 Result<void> run_daemon(const DaemonOptions& options);
 
+/// At most this many malloc arenas (glibc) in the daemon: the main one and one more.
+inline constexpr int kMallocArenas = 2;
+
+/// Called by run_daemon before it starts a thread: glibc gives each new thread an arena of its
+/// own (up to 8 per core), a loop's work is allocated on one pool thread and freed on another,
+/// and a non-main arena hands back only the pages at its top, so a daemon serving tree after
+/// tree kept ~24 KiB more per tree than it used (tools/bench/RESULTS.md, the soak). The
+/// person's own MALLOC_ARENA_MAX (or glibc.malloc.arena_max in GLIBC_TUNABLES) is left to glibc.
+void bound_malloc_arenas();
+
 }  // namespace loopr::daemon
