@@ -179,28 +179,62 @@ Forecast make_forecast(int specs, double plan_cost, std::span<const LoopSample> 
 }
 
 std::vector<LoopSample> history_samples(const TaskStore& store, const std::string& plan_id) {
+  // Two passes over the store's kept summaries that copy none of them (a daemon that ran a
+  // thousand trees holds ~5,000: a copy of all, once per tree, was a growing transient block).
+  // The first keeps the kSamplesPerType newest finished loops of each type, as the few fields a
+  // sample needs; the second counts the phases of the picked specs.
+  struct Pick {
+    TimestampMs at = 0;
+    std::string id;
+    LoopType type = LoopType::code;
+    Usage usage;
+    int iterations = 0;
+  };
+  auto newer = [](const Pick& a, const Pick& b) {  // newest first; ids settle equal times
+    return a.at != b.at ? a.at > b.at : a.id > b.id;
+  };
+  std::map<LoopType, std::vector<Pick>> newest;  // per type: a heap whose top is the oldest kept
+  auto pick = [&](const Loop& l) {
+    if (l.status != LoopStatus::complete || l.plan_id == plan_id || l.type == LoopType::plan)
+      return false;
+    auto& heap = newest[l.type];
+    Pick p{l.updated_at, {}, l.type, l.usage, l.iteration};
+    if (heap.size() == kSamplesPerType && !newer(p, heap.front())) return false;
+    p.id = l.id;
+    heap.push_back(std::move(p));
+    std::push_heap(heap.begin(), heap.end(), newer);
+    if (heap.size() > kSamplesPerType) {
+      std::pop_heap(heap.begin(), heap.end(), newer);
+      heap.pop_back();
+    }
+    return false;
+  };
+  if (!store.list_loop_summaries(pick)) return {};
+  std::map<std::string, int, std::less<>> phases_of;  // picked spec id → its phases
+  if (auto it = newest.find(LoopType::spec); it != newest.end())
+    for (const Pick& p : it->second) phases_of.emplace(p.id, 0);
+  if (!phases_of.empty()) {
+    auto count = [&](const Loop& l) {
+      if (l.type != LoopType::phase || l.status == LoopStatus::invalidated) return false;
+      if (auto it = phases_of.find(l.parent_id); it != phases_of.end()) ++it->second;
+      return false;
+    };
+    if (!store.list_loop_summaries(count)) return {};
+  }
+  std::vector<Pick> picked;
+  for (auto& [type, heap] : newest)
+    for (Pick& p : heap) picked.push_back(std::move(p));
+  std::sort(picked.begin(), picked.end(), newer);
   std::vector<LoopSample> out;
-  auto all = store.list_loop_summaries();
-  if (!all) return out;
-  std::map<std::string, int> phases_of;  // spec id → its phases (not invalidated)
-  for (const auto& l : *all)
-    if (l.type == LoopType::phase && l.status != LoopStatus::invalidated) ++phases_of[l.parent_id];
-  std::vector<const Loop*> finished;
-  for (const auto& l : *all)
-    if (l.status == LoopStatus::complete && l.plan_id != plan_id && l.type != LoopType::plan)
-      finished.push_back(&l);
-  std::sort(finished.begin(), finished.end(),
-            [](const Loop* a, const Loop* b) { return a->updated_at > b->updated_at; });
-  std::map<LoopType, std::size_t> taken;
-  for (const Loop* l : finished) {
-    if (taken[l->type]++ >= kSamplesPerType) continue;
+  out.reserve(picked.size());
+  for (const Pick& p : picked) {
     LoopSample s;
-    s.type = l->type;
-    s.cost_usd = l->usage.cost_usd;
-    s.usage = l->usage;
-    s.iterations = l->iteration;
-    if (l->type == LoopType::spec) s.children = phases_of.count(l->id) ? phases_of[l->id] : 0;
-    if (auto its = store.iterations(l->id))
+    s.type = p.type;
+    s.cost_usd = p.usage.cost_usd;
+    s.usage = p.usage;
+    s.iterations = p.iterations;
+    if (p.type == LoopType::spec) s.children = phases_of[p.id];
+    if (auto its = store.iterations(p.id))
       for (const auto& it : *its) {
         s.duration_ms += it.duration_ms;
         s.model_calls += it.details.turns;

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string_view>
 
+#include <loopr/core/loop.hpp>
 #include <loopr/store/record_probe.hpp>
 
 namespace loopr {
@@ -58,6 +59,11 @@ void note_record_read(const TaskStore& store, std::string_view id) {
 
 void note_record_write(const TaskStore& store, std::string_view id) {
   note(store, id, [](RecordCounts& c) { ++c.writes; });
+}
+
+void note_summaries_listed(const TaskStore& store, const std::vector<Loop>& summaries) {
+  if (watched.load(std::memory_order_relaxed) == 0) return;
+  for (const Loop& l : summaries) note(store, l.id, [](RecordCounts& c) { ++c.listed; });
 }
 
 }  // namespace store_detail

@@ -232,7 +232,10 @@ Result<std::vector<Loop>> TaskStore::list_loops() const {
 }
 
 Result<std::vector<Loop>> TaskStore::list_loop_summaries() const {
-  if (auto copy = impl_->summaries.sorted(nullptr)) return std::move(*copy);
+  if (auto copy = impl_->summaries.sorted(nullptr)) {
+    store_detail::note_summaries_listed(*this, *copy);
+    return std::move(*copy);
+  }
   // First call: one scan of the index with writes held off, so the copy starts exactly at the
   // stored state. count_by_status() and other readers meanwhile read the store themselves
   // instead of waiting for the scan.
@@ -254,13 +257,19 @@ Result<std::vector<Loop>> TaskStore::list_loop_summaries() const {
   }));
   if (err) return *err;
   impl_->summaries.install(std::move(made));
-  return std::move(*impl_->summaries.sorted(nullptr));
+  auto copy = impl_->summaries.sorted(nullptr);
+  store_detail::note_summaries_listed(*this, *copy);
+  return std::move(*copy);
 }
 
 Result<std::vector<Loop>> TaskStore::list_loop_summaries(
     const std::function<bool(const Loop&)>& keep) const {
-  if (auto copy = impl_->summaries.sorted(&keep)) return std::move(*copy);
-  LOOPR_ASSIGN(std::vector<Loop> all, list_loop_summaries());  // the first call makes them
+  if (auto copy = impl_->summaries.sorted(&keep)) {
+    store_detail::note_summaries_listed(*this, *copy);
+    return std::move(*copy);
+  }
+  // The first call makes them (and counts its copy of all as listed: it is one).
+  LOOPR_ASSIGN(std::vector<Loop> all, list_loop_summaries());
   std::erase_if(all, [&](const Loop& l) { return !keep(l); });
   return all;
 }

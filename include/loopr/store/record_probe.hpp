@@ -7,14 +7,17 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace loopr {
 
 class TaskStore;
+struct Loop;
 
 struct RecordCounts {
   std::size_t reads = 0;   ///< records decoded for a caller (get_loop, a tree or a listing)
   std::size_t writes = 0;  ///< atomic writes that stored the record (create or update)
+  std::size_t listed = 0;  ///< copies of its summary a listing handed out (list_loop_summaries)
 };
 
 /// Starts counting loop `id` in `store` from zero (one loop per store; a second call restarts).
@@ -28,6 +31,8 @@ namespace store_detail {
 /// Called by the store (task_store.cpp): a record of loop `id` was read, or written.
 void note_record_read(const TaskStore& store, std::string_view id);
 void note_record_write(const TaskStore& store, std::string_view id);
+/// A listing handed out `summaries`: counts the watched loop's among them.
+void note_summaries_listed(const TaskStore& store, const std::vector<Loop>& summaries);
 }  // namespace store_detail
 
 }  // namespace loopr
