@@ -180,9 +180,11 @@ Forecast make_forecast(int specs, double plan_cost, std::span<const LoopSample> 
 
 std::vector<LoopSample> history_samples(const TaskStore& store, const std::string& plan_id) {
   // Two passes over the store's kept summaries that copy none of them (a daemon that ran a
-  // thousand trees holds ~5,000: a copy of all, once per tree, was a growing transient block).
-  // The first keeps the kSamplesPerType newest finished loops of each type, as the few fields a
-  // sample needs; the second counts the phases of the picked specs.
+  // thousand trees holds ~4,000: a copy of all, once per tree, was a growing transient block).
+  // Each pass is the filtered listing with a predicate that keeps nothing: it sees every summary
+  // under the store's read lock and calls nothing back. The first keeps the kSamplesPerType
+  // newest finished loops of each type, as the few fields a sample needs; the second counts the
+  // phases of the picked specs.
   struct Pick {
     TimestampMs at = 0;
     std::string id;
