@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <memory>
+#include <optional>
 
 #include <loopr/api/requests.hpp>
 #include <loopr/daemon/offline.hpp>
@@ -31,8 +33,17 @@ std::uintmax_t tree_bytes(const std::filesystem::path& dir) {
 // Each cache folder is renamed away first, so a command starting meanwhile gets a new empty one
 // (the executor makes it) rather than a half-removed one; links inside are removed, never
 // followed. A command running in an old one meanwhile may miss a file once.
-nlohmann::json clear_caches(const RepoPaths& paths, bool dry_run,
-                            std::vector<std::string>& errors) {
+/// What `gc --caches` cleared (or would clear): printed, and put in the `--json` answer.
+struct CachesCleared {
+  std::filesystem::path dir;
+  std::uintmax_t bytes = 0;
+  bool dry_run = false;
+  nlohmann::json to_json() const {
+    return {{"dir", dir.string()}, {"bytes", bytes}, {"dry_run", dry_run}};
+  }
+};
+
+CachesCleared clear_caches(const RepoPaths& paths, bool dry_run, std::vector<std::string>& errors) {
   const std::filesystem::path dir = exec::caches_dir(paths);
   std::uintmax_t bytes = 0;
   std::error_code ec;
@@ -47,7 +58,7 @@ nlohmann::json clear_caches(const RepoPaths& paths, bool dry_run,
     if (!e) std::filesystem::remove_all(old, e);
     if (e) errors.push_back("cannot clear " + entry.path().string() + ": " + e.message());
   }
-  return {{"dir", dir.string()}, {"bytes", bytes}, {"dry_run", dry_run}};
+  return CachesCleared{dir, bytes, dry_run};
 }
 
 }  // namespace
@@ -81,15 +92,18 @@ int run_gc(Session& s, bool dry_run, const std::string& older_than, bool caches)
   }
   const api::GcView view = api::gc_from_json(report);
   std::vector<std::string> cache_errors;
-  if (caches) report["caches"] = clear_caches(paths, dry_run, cache_errors);
+  std::optional<CachesCleared> cleared;
+  if (caches) {
+    cleared = clear_caches(paths, dry_run, cache_errors);
+    report["caches"] = cleared->to_json();
+  }
   if (opts.json)
     std::cout << report.dump() << "\n";
   else if (!opts.quiet)
     std::cout << render_gc(view, Style{stdout_color(opts)});
-  if (caches && !opts.json && !opts.quiet)
+  if (cleared && !opts.json && !opts.quiet)
     std::cout << (dry_run ? "would clear" : "cleared") << " the build caches in "
-              << report["caches"]["dir"].get<std::string>() << " ("
-              << report["caches"]["bytes"].get<std::uintmax_t>() / (1024 * 1024) << " MiB)\n";
+              << cleared->dir.string() << " (" << cleared->bytes / (1024 * 1024) << " MiB)\n";
   for (const auto& e : cache_errors) std::cerr << "loopr: " << e << "\n";
   return view.errors.empty() && cache_errors.empty() ? kOk : kFailed;
 }
