@@ -158,11 +158,11 @@ json DaemonClient::post(const std::string& target, const json& body,
   return call_or_throw(paths_, "POST", target, body.is_null() ? json::object() : body, timeout);
 }
 
-std::optional<json> DaemonClient::health(std::chrono::milliseconds timeout) const {
+std::optional<api::Health> DaemonClient::health(std::chrono::milliseconds timeout) const {
   daemon::Client client(paths_.socket());
   auto r = client.call("GET", "/v1/health", nullptr, timeout);
   if (!r || r->status != 200 || !r->body.is_object()) return std::nullopt;
-  return std::move(r->body);
+  return api::health_from_json(r->body);
 }
 
 Result<void> DaemonClient::stream(const std::string& target,
@@ -185,7 +185,7 @@ DaemonClient connect(const RepoPaths& paths) {
 
 DaemonStart start_daemon(const RepoPaths& paths, bool force) {
   DaemonClient api(paths);
-  if (auto h = api.health()) return {h->value("pid", 0L), false};
+  if (auto h = api.health()) return {h->pid, false};
 
   std::filesystem::path out = daemon_out_file(paths);
   std::error_code ec;
@@ -208,10 +208,10 @@ DaemonStart start_daemon(const RepoPaths& paths, bool force) {
   auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (auto h = api.health(std::chrono::seconds(2)))
-      return {h->value("pid", static_cast<long>(pid)), true};
+      return {h->pid != 0 ? h->pid : static_cast<long>(pid), true};
     if (!process_alive(pid)) {
       // It ended: another daemon may have won a race to start (then that one answers).
-      if (auto h = api.health()) return {h->value("pid", 0L), false};
+      if (auto h = api.health()) return {h->pid, false};
       std::string tail = tail_since(out, start_size, 3);
       throw CommandError{kDaemonUnreachable,
                          "the daemon did not start" + (tail.empty() ? std::string() : ": " + tail),

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include <loopr/api/views.hpp>
 #include <loopr/core/repo_paths.hpp>
 #include <loopr/core/result.hpp>
 #include <loopr/core/url.hpp>
@@ -41,8 +42,9 @@ class DaemonClient {
   nlohmann::json post(const std::string& target, const nlohmann::json& body = nullptr,
                       std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
 
-  /// `GET /v1/health`, or nullopt when no daemon answers (nothing listens, or it is shutting down).
-  std::optional<nlohmann::json> health(
+  /// `GET /v1/health` as its view, or nullopt when no daemon answers (nothing listens, or it is
+  /// shutting down).
+  std::optional<api::Health> health(
       std::chrono::milliseconds timeout = std::chrono::seconds(5)) const;
 
   /// Reads the SSE stream `target` until `on_message` returns false or `cancel` becomes true

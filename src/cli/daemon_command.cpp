@@ -66,7 +66,7 @@ int run_daemon_status(Session& s) {
   const GlobalOptions& opts = s.opts;
   const RepoPaths& paths = s.paths();
   DaemonClient api(paths);
-  auto h = daemon_health(api);
+  auto h = api.health();
   if (!h) {
     if (opts.json) std::cout << json{{"running", false}}.dump() << "\n";
     throw daemon_not_running(paths);
@@ -94,7 +94,7 @@ int run_daemon_stop(Session& s, bool drain, const std::string& timeout) {
     limit = *d;
   }
   DaemonClient api(paths);
-  auto h = daemon_health(api);
+  auto h = api.health();
   if (!h) throw daemon_not_running(paths);
   long pid = h->pid;
   if (drain) {

@@ -314,7 +314,7 @@ Check check_daemon(const std::optional<fs::path>& root) {
   if (!root) return skip("daemon", "no repository, so no daemon");
   RepoPaths paths(*root);
   DaemonClient api(paths);
-  if (auto h = daemon_health(api, std::chrono::seconds(2))) {
+  if (auto h = api.health(std::chrono::seconds(2))) {
     auto total = h->loops.find(api::kTotal);
     const int loops = total == h->loops.end() ? 0 : total->second;
     // limits.min_free_space: the daemon's last look at the disk.

@@ -46,13 +46,6 @@ bool stop_web(const DaemonClient& api) {
   return api::web_stopped_from_json(api.post("/v1/web/stop")).stopped;
 }
 
-std::optional<api::Health> daemon_health(const DaemonClient& api,
-                                         std::chrono::milliseconds timeout) {
-  auto h = api.health(timeout);
-  if (!h) return std::nullopt;
-  return api::health_from_json(*h);
-}
-
 std::optional<api::TypedEvent> event_of(const json& j) {
   auto e = event_from_json(j);
   if (!e) return std::nullopt;

@@ -45,10 +45,6 @@ api::WebStarted start_web(const DaemonClient& api, int port);
 /// `POST /v1/web/stop`: false when it was not running.
 bool stop_web(const DaemonClient& api);
 
-/// `GET /v1/health`, or nullopt when no daemon answers.
-std::optional<api::Health> daemon_health(
-    const DaemonClient& api, std::chrono::milliseconds timeout = std::chrono::seconds(5));
-
 /// One message of `GET /v1/events`; nullopt when its data is not an event.
 std::optional<api::TypedEvent> event_of(const StreamMessage& message);
 /// The same from an event's JSON (`{"seq","time","loop_id","type","data"}`).

@@ -300,21 +300,24 @@ TEST(HouseRulesTest, EventTypesAndStatusesAreComparedAsStringsOnlyInTheApi) {
 
 // What the daemon answers is read through src/api's views (api::*_from_json), never by a
 // field's name in the CLI or the web module; they only write JSON (`out["x"] = …`). A URL's
-// query and a route's path parameters (`req.query["since"]`, `c.p.at("id")`) are not answers.
+// query and a route's path parameters (`req.query["since"]`, `c.p.at("id")`,
+// `params->at("id")`) are not answers.
 TEST(HouseRulesTest, CliAndWebReadNoAnswerByName) {
   // On the text with the literals' contents blanked, so `"[" + s + "]"` is no subscript.
-  const std::regex read(R"((\w*)(\["\s*"\](?!\s*=[^=])|\.(at|value|contains)\("))");
+  const std::regex read(R"((\w*)(\["\s*"\](?!\s*=[^=])|(\.|->)(at|value|contains)\("))");
+  // The URL's parts, by the names the web module gives them (ui.cpp): not answers.
+  static const std::set<std::string> kNotAnswers = {"query", "p", "params"};
   auto reads = [&](const std::string& source) {
     const std::string code = blank(source, true);
     std::vector<std::size_t> at;
     for (std::sregex_iterator m(code.begin(), code.end(), read), end; m != end; ++m)
-      if ((*m)[1].str() != "query" && (*m)[1].str() != "p")
-        at.push_back(static_cast<std::size_t>(m->position()));
+      if (!kNotAnswers.count((*m)[1].str())) at.push_back(static_cast<std::size_t>(m->position()));
     return at;
   };
   EXPECT_EQ(reads("auto d = answer[\"dir\"].get<std::string>();").size(), 1u);
   EXPECT_EQ(reads("if (answer.contains(\"pid\")) x = 1;").size(), 1u);
   EXPECT_EQ(reads("int n = answer.value(\"n\", 0);").size(), 1u);
+  EXPECT_EQ(reads("return {h->value(\"pid\", 0L), false};").size(), 1u);
   EXPECT_EQ(reads("out[\"dir\"] = d; q = req.query[\"since\"]; i = c.p.at(\"id\");").size(), 0u);
   EXPECT_EQ(reads("return o ? s : \"[\" + s + \"]\";").size(), 0u);
   for (const auto& f : product_sources()) {
