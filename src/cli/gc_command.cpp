@@ -30,9 +30,6 @@ std::uintmax_t tree_bytes(const std::filesystem::path& dir) {
   return total;
 }
 
-// Each cache folder is renamed away first, so a command starting meanwhile gets a new empty one
-// (the executor makes it) rather than a half-removed one; links inside are removed, never
-// followed. A command running in an old one meanwhile may miss a file once.
 /// What `gc --caches` cleared (or would clear): printed, and put in the `--json` answer.
 struct CachesCleared {
   std::filesystem::path dir;
@@ -43,6 +40,9 @@ struct CachesCleared {
   }
 };
 
+// Each cache folder is renamed away first, so a command starting meanwhile gets a new empty one
+// (the executor makes it) rather than a half-removed one; links inside are removed, never
+// followed. A command running in an old one meanwhile may miss a file once.
 CachesCleared clear_caches(const RepoPaths& paths, bool dry_run, std::vector<std::string>& errors) {
   const std::filesystem::path dir = exec::caches_dir(paths);
   std::uintmax_t bytes = 0;

@@ -29,9 +29,13 @@ namespace {
 
 const fs::path kRoot = LOOPR_SOURCE_DIR;
 
+std::string blank(const std::string& src, bool literals);
+
 struct SourceFile {
   std::string path;  ///< relative to the source root: `src/cli/app.cpp`
   std::string text;
+  std::string code;  ///< the text with its comments blanked
+  std::string bare;  ///< and the literals' contents and the preprocessor's lines too
 };
 
 std::string read_text(const fs::path& p) {
@@ -49,7 +53,10 @@ const std::vector<SourceFile>& product_sources() {
       for (const auto& e : fs::recursive_directory_iterator(kRoot / dir)) {
         const auto ext = e.path().extension();
         if (!e.is_regular_file() || (ext != ".cpp" && ext != ".hpp")) continue;
-        out.push_back({fs::relative(e.path(), kRoot).generic_string(), read_text(e.path())});
+        std::string text = read_text(e.path());
+        std::string code = blank(text, false), bare = blank(text, true);
+        out.push_back({fs::relative(e.path(), kRoot).generic_string(), std::move(text),
+                       std::move(code), std::move(bare)});
       }
     std::sort(out.begin(), out.end(),
               [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });
@@ -157,8 +164,7 @@ bool opens_function(std::string head) {
 
 /// The bodies of the functions defined in a C++ file (members defined in a class included;
 /// lambdas count toward the function they are in).
-std::vector<FunctionSpan> functions(const std::string& source) {
-  const std::string s = blank(source, true);
+std::vector<FunctionSpan> function_spans(const std::string& s) {
   enum class Kind { scope, function, block };
   std::vector<std::pair<Kind, std::size_t>> open;
   std::vector<FunctionSpan> out;
@@ -187,6 +193,10 @@ std::vector<FunctionSpan> functions(const std::string& source) {
     }
   }
   return out;
+}
+
+std::vector<FunctionSpan> functions(const std::string& source) {
+  return function_spans(blank(source, true));
 }
 
 // The scanner itself, on a sample with what trips naive ones: braces in comments, strings, raw
@@ -243,7 +253,7 @@ TEST(HouseRulesTest, NoFunctionOver80LinesNorAFrontDoorOver60) {
   for (const auto& f : product_sources()) {
     const bool front_door = starts_with_any(f.path, {"src/cli/", "src/web/"});
     const int limit = front_door ? 60 : 80;
-    for (const auto& fn : functions(f.text)) {
+    for (const auto& fn : function_spans(f.bare)) {
       ++counted;
       for (int k = 0; k <= (front_door ? 1 : 0); ++k)
         if (fn.lines > longest[k].first)
@@ -289,9 +299,8 @@ TEST(HouseRulesTest, EventTypesAndStatusesAreComparedAsStringsOnlyInTheApi) {
   for (const auto& f : product_sources()) {
     if (starts_with_any(f.path, {"src/api/", "include/loopr/api/", "src/llm/", "src/forge/"}))
       continue;
-    const std::string code = blank(f.text, false);
-    for (std::sregex_iterator m(code.begin(), code.end(), compare), end; m != end; ++m)
-      ADD_FAILURE() << f.path << ":" << line_of(code, static_cast<std::size_t>(m->position()))
+    for (std::sregex_iterator m(f.code.begin(), f.code.end(), compare), end; m != end; ++m)
+      ADD_FAILURE() << f.path << ":" << line_of(f.code, static_cast<std::size_t>(m->position()))
                     << ": `" << m->str()
                     << "`: build the typed event (api::encode) or compare the decoded type or "
                        "the LoopStatus";
@@ -307,13 +316,13 @@ TEST(HouseRulesTest, CliAndWebReadNoAnswerByName) {
   const std::regex read(R"((\w*)(\["\s*"\](?!\s*=[^=])|(\.|->)(at|value|contains)\("))");
   // The URL's parts, by the names the web module gives them (ui.cpp): not answers.
   static const std::set<std::string> kNotAnswers = {"query", "p", "params"};
-  auto reads = [&](const std::string& source) {
-    const std::string code = blank(source, true);
+  auto reads_in = [&](const std::string& code) {
     std::vector<std::size_t> at;
     for (std::sregex_iterator m(code.begin(), code.end(), read), end; m != end; ++m)
       if (!kNotAnswers.count((*m)[1].str())) at.push_back(static_cast<std::size_t>(m->position()));
     return at;
   };
+  auto reads = [&](const std::string& source) { return reads_in(blank(source, true)); };
   EXPECT_EQ(reads("auto d = answer[\"dir\"].get<std::string>();").size(), 1u);
   EXPECT_EQ(reads("if (answer.contains(\"pid\")) x = 1;").size(), 1u);
   EXPECT_EQ(reads("int n = answer.value(\"n\", 0);").size(), 1u);
@@ -322,7 +331,7 @@ TEST(HouseRulesTest, CliAndWebReadNoAnswerByName) {
   EXPECT_EQ(reads("return o ? s : \"[\" + s + \"]\";").size(), 0u);
   for (const auto& f : product_sources()) {
     if (!starts_with_any(f.path, {"src/cli/", "src/web/"})) continue;
-    for (std::size_t at : reads(f.text))
+    for (std::size_t at : reads_in(f.bare))
       ADD_FAILURE() << f.path << ":" << line_of(f.text, at)
                     << ": reads JSON by a field's name: read the answer through its api view";
   }
@@ -333,7 +342,7 @@ std::vector<std::string> files_with_literal(const std::string& literal) {
   std::vector<std::string> out;
   const std::string quoted = "\"" + literal + "\"";
   for (const auto& f : product_sources())
-    if (blank(f.text, false).find(quoted) != std::string::npos) out.push_back(f.path);
+    if (f.code.find(quoted) != std::string::npos) out.push_back(f.path);
   return out;
 }
 
